@@ -1,0 +1,36 @@
+/*
+ * The vc command: shared declarations of its subcommand files.
+ */
+#ifndef VC_CLI_H
+#define VC_CLI_H
+
+#include "vc_config.h"
+
+/* Options every subcommand understands, resolved once in main.c. */
+typedef struct cli {
+    const char *argv0;
+    char *data_dir; /* absolute or as given: --data, VC_DATA, ./var */
+    char *conf_dir; /* --conf, VC_CONF, ./etc if it exists; NULL: none */
+    char *bin_dir;  /* where vc and the daemons live */
+    int json;
+} cli_t;
+
+int cmd_up(cli_t *cli, int argc, char **argv);
+int cmd_status(cli_t *cli, int argc, char **argv);
+int cmd_stop(cli_t *cli, int argc, char **argv);
+int cmd_reload(cli_t *cli, int argc, char **argv);
+int cmd_events(cli_t *cli, int argc, char **argv);
+int cmd_configtest(cli_t *cli, int argc, char **argv);
+/* ensite, dissite, enconf, disconf: which = "site" or "conf", on = 1/0. */
+int cmd_enable(cli_t *cli, const char *which, int on, int argc, char **argv);
+/* Sends one verb to a daemon's control endpoint and prints the reply. */
+int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **argv);
+
+/* The configuration of the suite running under cli->data_dir, or NULL after
+ * printing "no suite runs under ..." to stderr. Caller destroys. */
+vc_config_t *cli_running_config(cli_t *cli);
+
+/* The daemons `vc up` runs, in start order. */
+extern const char *const cli_daemons[];
+
+#endif

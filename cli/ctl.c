@@ -1,0 +1,224 @@
+/*
+ * vc status, vc stop, vc reload: clients of the control endpoints.
+ */
+#include "cli.h"
+#include "vc_ctl.h"
+#include "vc_proc.h"
+#include "vc_util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define CALL_TIMEOUT_MS 3000
+
+static int call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb,
+                const char *const *args, size_t nargs, Vc__Reply **out)
+{
+    char *name = vc_asprintf("ctl-%s", daemon);
+    char *ep = vc_config_endpoint(cfg, name);
+    int r = vc_ctl_call(zctx, ep, verb, args, nargs, CALL_TIMEOUT_MS, out);
+    free(ep);
+    free(name);
+    return r;
+}
+
+static void print_json_fields(Vc__Field *const *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        printf("%s\"", i ? "," : "");
+        vc_json_escape(stdout, f[i]->key, strlen(f[i]->key));
+        printf("\":\"");
+        vc_json_escape(stdout, f[i]->value, strlen(f[i]->value));
+        printf("\"");
+    }
+}
+
+static const char *or_dash(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+/* One round of status: the supervisor's list, then a ping of each daemon.
+ * Returns 1 when every daemon is healthy. */
+static int status_once(void *zctx, const vc_config_t *cfg, int json, int print)
+{
+    Vc__Reply *sup = NULL;
+    int r = call(zctx, cfg, "vc", "status", NULL, 0, &sup);
+    if (r < 0) {
+        if (print)
+            fprintf(stderr, "vc: the supervisor does not answer: %s\n", vc_strerror(r));
+        return 0;
+    }
+    int healthy = 1;
+    if (print && json)
+        printf("{\"supervisor\":{");
+    if (print && json)
+        print_json_fields(sup->fields, sup->n_fields);
+    if (print && json)
+        printf("},\"daemons\":[");
+    if (print && !json)
+        printf("%-10s %8s %-10s %10s %8s %-8s %s\n", "DAEMON", "PID", "STATE", "UPTIME", "RESTARTS",
+               "VERSION", "HEALTH");
+    for (size_t i = 0; i < sup->n_records; i++) {
+        Vc__Record *rec = sup->records[i];
+        const char *name = vc_record_get(rec, "daemon");
+        const char *state = vc_record_get(rec, "state");
+        Vc__Reply *d = NULL;
+        int dr = name ? call(zctx, cfg, name, "status", NULL, 0, &d) : -VC_ERR_NOTFOUND;
+        const char *health = dr < 0 ? vc_strerror(dr) : or_dash(vc_reply_get(d, "health"));
+        int ok = dr == 0 && d->ok && state && !strcmp(state, "running") &&
+                 (!vc_reply_get(d, "health") || !strcmp(vc_reply_get(d, "health"), "ok"));
+        healthy &= ok;
+        if (print && json) {
+            printf("%s{", i ? "," : "");
+            print_json_fields(rec->fields, rec->n_fields);
+            printf(",\"healthy\":%s", ok ? "true" : "false");
+            if (d) {
+                printf(",\"status\":{");
+                print_json_fields(d->fields, d->n_fields);
+                printf("},\"workers\":[");
+                for (size_t w = 0; w < d->n_records; w++) {
+                    printf("%s{", w ? "," : "");
+                    print_json_fields(d->records[w]->fields, d->records[w]->n_fields);
+                    printf("}");
+                }
+                printf("]");
+            } else {
+                printf(",\"error\":\"%s\"", health);
+            }
+            printf("}");
+        } else if (print) {
+            const char *up = vc_record_get(rec, "uptime_ms");
+            char upbuf[32] = "-";
+            if (up)
+                snprintf(upbuf, sizeof(upbuf), "%.1fs", atof(up) / 1000.0);
+            printf("%-10s %8s %-10s %10s %8s %-8s %s\n", or_dash(name), or_dash(vc_record_get(rec, "pid")),
+                   or_dash(state), upbuf, or_dash(vc_record_get(rec, "restarts")),
+                   d ? or_dash(vc_reply_get(d, "version")) : "-", health);
+            for (size_t w = 0; d && w < d->n_records; w++) {
+                printf("  ");
+                for (size_t f = 0; f < d->records[w]->n_fields; f++)
+                    printf("%s%s=%s", f ? " " : "", d->records[w]->fields[f]->key, d->records[w]->fields[f]->value);
+                printf("\n");
+            }
+        }
+        if (d)
+            vc__reply__free_unpacked(d, NULL);
+    }
+    if (print && json)
+        printf("],\"healthy\":%s}\n", healthy ? "true" : "false");
+    vc__reply__free_unpacked(sup, NULL);
+    return healthy && sup != NULL;
+}
+
+int cmd_status(cli_t *cli, int argc, char **argv)
+{
+    int json = 0;
+    double wait_s = -1;
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"wait", required_argument, NULL, 'w'}, {NULL, 0, NULL, 0}};
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'j')
+            json = 1;
+        else if (c == 'w')
+            wait_s = atof(optarg);
+        else
+            return 2;
+    }
+    void *zctx = zmq_ctx_new();
+    int rc = 1;
+    if (wait_s >= 0) {
+        /* Poll until healthy: a suite that is still starting is not an
+         * error until the time is up. */
+        uint64_t deadline = vc_mono_ms() + (uint64_t)(wait_s * 1000);
+        for (;;) {
+            vc_config_t *cfg = NULL;
+            char *pid = vc_asprintf("%s/run/vc.pid", cli->data_dir);
+            if (vc_proc_pidfile_alive(pid) > 0)
+                cfg = cli_running_config(cli);
+            free(pid);
+            int ok = cfg && status_once(zctx, cfg, json, 0);
+            if (ok) {
+                status_once(zctx, cfg, json, 1);
+                vc_config_destroy(&cfg);
+                rc = 0;
+                break;
+            }
+            vc_config_destroy(&cfg);
+            if (vc_mono_ms() >= deadline) {
+                fprintf(stderr, "vc status: not healthy after %.1f s\n", wait_s);
+                if ((cfg = cli_running_config(cli)) != NULL)
+                    status_once(zctx, cfg, json, 1);
+                vc_config_destroy(&cfg);
+                break;
+            }
+            usleep(100000);
+        }
+    } else {
+        vc_config_t *cfg = cli_running_config(cli);
+        if (cfg)
+            rc = status_once(zctx, cfg, json, 1) ? 0 : 1;
+        vc_config_destroy(&cfg);
+    }
+    zmq_ctx_term(zctx);
+    return rc;
+}
+
+int cmd_stop(cli_t *cli, int argc, char **argv)
+{
+    char *pidfile = vc_asprintf("%s/run/vc.pid", cli->data_dir);
+    pid_t pid = vc_proc_pidfile_alive(pidfile);
+    free(pidfile);
+    if (pid <= 0) {
+        fprintf(stderr, "vc: no suite runs under %s\n", cli->data_dir);
+        return 1;
+    }
+    if (kill(pid, SIGTERM) != 0) {
+        perror("vc stop: kill");
+        return 1;
+    }
+    uint64_t deadline = vc_mono_ms() + 15000;
+    while (vc_mono_ms() < deadline) {
+        if (kill(pid, 0) != 0) {
+            printf("stopped\n");
+            return 0;
+        }
+        usleep(50000);
+    }
+    fprintf(stderr, "vc stop: the supervisor (pid %d) is still running after 15 s\n", (int)pid);
+    return 1;
+}
+
+int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **argv)
+{
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    void *zctx = zmq_ctx_new();
+    Vc__Reply *r = NULL;
+    int rc = call(zctx, cfg, daemon, verb, (const char *const *)argv, (size_t)argc, &r);
+    int status = 1;
+    if (rc < 0) {
+        fprintf(stderr, "vc %s: %s does not answer: %s\n", verb, daemon, vc_strerror(rc));
+    } else {
+        if (r->ok)
+            printf("%s\n", r->message);
+        else
+            fprintf(stderr, "vc %s: %s\n", verb, r->message);
+        status = r->ok ? 0 : 1;
+        vc__reply__free_unpacked(r, NULL);
+    }
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    return status;
+}
+
+int cmd_reload(cli_t *cli, int argc, char **argv)
+{
+    return cmd_ctl(cli, "vc", "reload", 0, NULL);
+}

@@ -1,0 +1,156 @@
+/*
+ * vc: runs the suite (`vc up`) and controls it, apache2ctl-style.
+ */
+#include "cli.h"
+#include "vc_confstore.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+const char *const cli_daemons[] = {"vc-bus", NULL};
+
+static void usage(FILE *out)
+{
+    fputs("usage: vc [--data DIR] [--conf DIR] COMMAND [ARGS]\n"
+          "\n"
+          "Run the suite:\n"
+          "  up [-d] [--root DIR] [--listen ADDR] [--tls-listen ADDR] [--mode MODE]\n"
+          "     [--workers N] [--worker-script FILE]\n"
+          "                      run every daemon in the foreground (-d: background)\n"
+          "  stop                stop a running suite\n"
+          "  reload              load the configuration again; the running one stays if\n"
+          "                      the new one is refused\n"
+          "  status [--json] [--wait SECONDS]\n"
+          "                      every daemon: pid, uptime, version, health\n"
+          "  events [--json] [--since DURATION] [--follow] [TOPIC-PREFIX]\n"
+          "                      print events from the bus\n"
+          "Configuration:\n"
+          "  configtest          check the configuration directory\n"
+          "  ensite NAME | dissite NAME | enconf NAME | disconf NAME\n"
+          "  version\n"
+          "\n"
+          "DIR defaults: --data $VC_DATA or ./var; --conf $VC_CONF or ./etc if it exists.\n",
+          out);
+}
+
+/* The directory of the running executable, so `vc up` finds the daemons
+ * next to it. */
+static char *self_dir(void)
+{
+    char buf[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+    if (n <= 0)
+        return vc_strdup(".");
+    buf[n] = '\0';
+    char *slash = strrchr(buf, '/');
+    if (slash)
+        *slash = '\0';
+    return vc_strdup(buf);
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+vc_config_t *cli_running_config(cli_t *cli)
+{
+    char *data = realpath(cli->data_dir, NULL);
+    if (data == NULL) {
+        fprintf(stderr, "vc: no suite runs under %s (the directory does not exist)\n", cli->data_dir);
+        return NULL;
+    }
+    char *pidfile = vc_asprintf("%s/run/vc.pid", data);
+    char err[1024];
+    vc_config_t *cfg = NULL;
+    struct stat st;
+    if (stat(pidfile, &st) != 0)
+        fprintf(stderr, "vc: no suite runs under %s (start one with `vc up`)\n", data);
+    else if ((cfg = vc_confstore_load(data, err, sizeof(err))) == NULL)
+        fprintf(stderr, "vc: no suite runs under %s: %s\n", data, err);
+    free(pidfile);
+    free(data);
+    return cfg;
+}
+
+int main(int argc, char **argv)
+{
+    cli_t cli = {.argv0 = argv[0]};
+    vc_log_init("vc", VC_LOG_INFO, 0, 2);
+    const char *data = getenv("VC_DATA"), *conf = getenv("VC_CONF");
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        if (!strcmp(argv[i], "--data") && i + 1 < argc)
+            data = argv[++i];
+        else if (!strncmp(argv[i], "--data=", 7))
+            data = argv[i] + 7;
+        else if (!strcmp(argv[i], "--conf") && i + 1 < argc)
+            conf = argv[++i];
+        else if (!strncmp(argv[i], "--conf=", 7))
+            conf = argv[i] + 7;
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--version")) {
+            printf("vc %s\n", VC_VERSION);
+            return 0;
+        } else {
+            fprintf(stderr, "vc: unknown option %s\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    cli.data_dir = vc_strdup(data && *data ? data : "./var");
+    if (conf && *conf)
+        cli.conf_dir = vc_strdup(conf);
+    else if (is_dir("./etc"))
+        cli.conf_dir = vc_strdup("./etc");
+    cli.bin_dir = self_dir();
+
+    const char *cmd = argv[i];
+    int sub_argc = argc - i;
+    char **sub_argv = argv + i;
+    int rc;
+    if (!strcmp(cmd, "up"))
+        rc = cmd_up(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "status"))
+        rc = cmd_status(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "stop"))
+        rc = cmd_stop(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "reload"))
+        rc = cmd_reload(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "events"))
+        rc = cmd_events(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "configtest"))
+        rc = cmd_configtest(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "ensite") || !strcmp(cmd, "dissite"))
+        rc = cmd_enable(&cli, "site", cmd[0] == 'e', sub_argc, sub_argv);
+    else if (!strcmp(cmd, "enconf") || !strcmp(cmd, "disconf"))
+        rc = cmd_enable(&cli, "conf", cmd[0] == 'e', sub_argc, sub_argv);
+    else if (!strcmp(cmd, "version")) {
+        printf("vc %s\n", VC_VERSION);
+        rc = 0;
+    } else if (!strcmp(cmd, "help")) {
+        usage(stdout);
+        rc = 0;
+    } else {
+        fprintf(stderr, "vc: unknown command \"%s\"\n", cmd);
+        usage(stderr);
+        rc = 2;
+    }
+    free(cli.data_dir);
+    free(cli.conf_dir);
+    free(cli.bin_dir);
+    return rc;
+}

@@ -1,0 +1,606 @@
+/*
+ * vc up: the supervisor. Loads the configuration into the store, starts
+ * every daemon, restarts one that dies (with backoff, announced on the
+ * bus), reloads on request, and on SIGTERM or Ctrl-C stops them all.
+ */
+#include "cli.h"
+#include "vc_bus.h"
+#include "vc_confstore.h"
+#include "vc_ctl.h"
+#include "vc_log.h"
+#include "vc_msg.h"
+#include "vc_proc.h"
+#include "vc_store.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* Restart backoff: the first restart is quick, a crash loop slows down. */
+#define BACKOFF_MIN_MS 100
+#define BACKOFF_MAX_MS 30000
+/* A daemon that ran this long is healthy again: its backoff resets. */
+#define STABLE_MS 10000
+/* How long a daemon may take to say it is ready. */
+#define READY_TIMEOUT_MS 15000
+/* How long daemons get to stop on SIGTERM before SIGKILL. */
+#define STOP_GRACE_MS 3000
+
+typedef struct child {
+    const char *name;
+    pid_t pid;
+    int ready_fd;  /* read end of the readiness pipe, -1 once ready */
+    int ready;
+    uint64_t started_ms;
+    uint64_t restart_at_ms; /* 0: not waiting to restart */
+    unsigned backoff_ms;
+    unsigned restarts;
+    int restart_pending; /* announce the restart once it is ready */
+    int last_status;
+} child_t;
+
+typedef struct sup {
+    cli_t *cli;
+    char *data_dir;
+    char *conf_dir; /* absolute, or NULL */
+    char **overrides; /* key, value pairs from the command line */
+    size_t noverrides;
+    vc_config_t *cfg;
+    vc_store_t *store;
+    int sigfd;
+    void *zctx;
+    vc_ctl_t *ctl;
+    vc_bus_t *bus;
+    char *pidfile;
+    child_t kids[8];
+    size_t nkids;
+    int stopping;
+    uint64_t started_ms;
+} sup_t;
+
+/* ---- configuration ------------------------------------------------------ */
+
+/* Gathers, validates and stores a new configuration version. On refusal the
+ * reason ("file:line: ...") is in err and the store is unchanged. */
+static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
+{
+    Vc__ConfigVersion *v = vc_config_gather(s->conf_dir, err, errlen);
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i + 1 < s->noverrides; i += 2)
+        vc_config_version_override(v, s->overrides[i], s->overrides[i + 1]);
+    vc_config_t *cfg = vc_config_parse(v, s->data_dir, err, errlen);
+    if (cfg != NULL && s->store != NULL) {
+        int64_t n = vc_confstore_put(s->store, v, 20);
+        if (n < 0) {
+            snprintf(err, errlen, "cannot store the configuration: %s", vc_strerror((int)n));
+            vc_config_destroy(&cfg);
+        } else {
+            cfg->version = (uint64_t)n;
+        }
+    }
+    vc_config_version_free(&v);
+    return cfg;
+}
+
+/* ---- children ------------------------------------------------------------ */
+
+static void spawn(sup_t *s, child_t *k)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        vc_log(VC_LOG_ERR, "up", "pipe() failed while starting \"%s\": %m", k->name);
+        k->restart_at_ms = vc_mono_ms() + 1000;
+        return;
+    }
+    char *path = vc_asprintf("%s/%s", s->cli->bin_dir, k->name);
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        vc_proc_die_with_parent(SIGTERM, parent);
+        vc_proc_unblock_signals();
+        /* The write end must survive exec; everything else is CLOEXEC. */
+        int fd = dup(p[1]);
+        char fdstr[16];
+        snprintf(fdstr, sizeof(fdstr), "%d", fd);
+        setenv("VC_READY_FD", fdstr, 1);
+        setenv("VC_DATA", s->data_dir, 1);
+        execl(path, k->name, "--data", s->data_dir, (char *)NULL);
+        fprintf(stderr, "vc: execl() failed while starting \"%s\": %s\n", path, strerror(errno));
+        _exit(127);
+    }
+    free(path);
+    close(p[1]);
+    if (pid < 0) {
+        vc_log(VC_LOG_ERR, "up", "fork() failed while starting \"%s\": %m", k->name);
+        close(p[0]);
+        k->restart_at_ms = vc_mono_ms() + 1000;
+        return;
+    }
+    k->pid = pid;
+    k->ready_fd = p[0];
+    k->ready = 0;
+    k->started_ms = vc_mono_ms();
+    k->restart_at_ms = 0;
+    vc_log(VC_LOG_INFO, "up", "started %s (pid %d)", k->name, (int)pid);
+}
+
+/* Waits until the child says it is ready (or dies, or times out). Used at
+ * start-up so each daemon finds the ones before it running. */
+static int wait_ready(child_t *k)
+{
+    struct timeval tv = {READY_TIMEOUT_MS / 1000, 0};
+    fd_set rd;
+    FD_ZERO(&rd);
+    FD_SET(k->ready_fd, &rd);
+    char c;
+    if (select(k->ready_fd + 1, &rd, NULL, NULL, &tv) <= 0 || read(k->ready_fd, &c, 1) != 1)
+        return -1;
+    close(k->ready_fd);
+    k->ready_fd = -1;
+    k->ready = 1;
+    return 0;
+}
+
+static child_t *child_by_pid(sup_t *s, pid_t pid)
+{
+    for (size_t i = 0; i < s->nkids; i++)
+        if (s->kids[i].pid == pid)
+            return &s->kids[i];
+    return NULL;
+}
+
+static void describe_status(int status, char *buf, size_t len)
+{
+    if (WIFEXITED(status))
+        snprintf(buf, len, "exit %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, len, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "status %d", status);
+}
+
+static void reap(sup_t *s)
+{
+    int status;
+    for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
+        child_t *k = child_by_pid(s, pid);
+        if (k == NULL)
+            continue;
+        char how[64], pidstr[16];
+        describe_status(status, how, sizeof(how));
+        snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+        k->pid = 0;
+        k->last_status = status;
+        if (k->ready_fd >= 0) {
+            close(k->ready_fd);
+            k->ready_fd = -1;
+        }
+        if (s->stopping) {
+            vc_log(VC_LOG_INFO, "up", "%s (pid %d) stopped: %s", k->name, (int)pid, how);
+            continue;
+        }
+        uint64_t now = vc_mono_ms();
+        if (now - k->started_ms >= STABLE_MS)
+            k->backoff_ms = BACKOFF_MIN_MS;
+        else
+            k->backoff_ms = k->backoff_ms ? k->backoff_ms * 2 : BACKOFF_MIN_MS;
+        if (k->backoff_ms > BACKOFF_MAX_MS)
+            k->backoff_ms = BACKOFF_MAX_MS;
+        k->restart_at_ms = now + k->backoff_ms;
+        vc_log(VC_LOG_ERR, "up", "%s (pid %d) died: %s; restarting in %u ms", k->name, (int)pid, how,
+               k->backoff_ms);
+        char backoff[16];
+        snprintf(backoff, sizeof(backoff), "%u", k->backoff_ms);
+        vc_bus_publish(s->bus, "vc.daemon.exited", VC__SEVERITY__ERROR, "daemon", k->name, "pid", pidstr,
+                       "status", how, "restart_in_ms", backoff, NULL);
+    }
+}
+
+static void restart_due(sup_t *s)
+{
+    uint64_t now = vc_mono_ms();
+    for (size_t i = 0; i < s->nkids; i++) {
+        child_t *k = &s->kids[i];
+        if (k->pid != 0 || k->restart_at_ms == 0 || k->restart_at_ms > now)
+            continue;
+        spawn(s, k);
+        if (k->pid == 0)
+            continue;
+        k->restarts++;
+        k->restart_pending = 1;
+    }
+}
+
+/* A restarted daemon is ready: say so on the bus. */
+static void announce_restart(sup_t *s, child_t *k)
+{
+    k->restart_pending = 0;
+    char pidstr[16], n[16];
+    snprintf(pidstr, sizeof(pidstr), "%d", (int)k->pid);
+    snprintf(n, sizeof(n), "%u", k->restarts);
+    vc_log(VC_LOG_NOTICE, "up", "%s is back (pid %d, restart %u)", k->name, (int)k->pid, k->restarts);
+    vc_bus_publish(s->bus, "vc.daemon.restarted", VC__SEVERITY__WARNING, "daemon", k->name, "pid", pidstr,
+                   "restarts", n, NULL);
+}
+
+static long next_timeout(sup_t *s)
+{
+    long t = 1000;
+    uint64_t now = vc_mono_ms();
+    for (size_t i = 0; i < s->nkids; i++)
+        if (s->kids[i].restart_at_ms) {
+            long d = s->kids[i].restart_at_ms > now ? (long)(s->kids[i].restart_at_ms - now) : 0;
+            if (d < t)
+                t = d;
+        }
+    return t;
+}
+
+/* SIGTERM to every child, newest first, then SIGKILL after the grace. */
+static void stop_children(sup_t *s)
+{
+    s->stopping = 1;
+    for (size_t i = s->nkids; i-- > 0;)
+        if (s->kids[i].pid > 0)
+            kill(s->kids[i].pid, SIGTERM);
+    uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
+    for (;;) {
+        reap(s);
+        int alive = 0;
+        for (size_t i = 0; i < s->nkids; i++)
+            alive += s->kids[i].pid > 0;
+        if (alive == 0)
+            return;
+        if (vc_mono_ms() >= deadline)
+            break;
+        usleep(20000);
+    }
+    for (size_t i = 0; i < s->nkids; i++)
+        if (s->kids[i].pid > 0) {
+            vc_log(VC_LOG_WARN, "up", "%s (pid %d) did not stop in %d ms: killing it", s->kids[i].name,
+                   (int)s->kids[i].pid, STOP_GRACE_MS);
+            kill(s->kids[i].pid, SIGKILL);
+        }
+    while (waitpid(-1, NULL, 0) > 0)
+        ;
+}
+
+/* ---- control ------------------------------------------------------------- */
+
+/* Reload: a new version into the store, then each daemon is told. A refused
+ * configuration leaves the running one in place. */
+static int reload(sup_t *s, char *err, size_t errlen)
+{
+    vc_config_t *cfg = load_config(s, err, errlen);
+    if (cfg == NULL) {
+        vc_log(VC_LOG_ERR, "up", "reload refused: %s", err);
+        vc_bus_publish(s->bus, "config.refused", VC__SEVERITY__ERROR, "reason", err, NULL);
+        return -1;
+    }
+    vc_config_destroy(&s->cfg);
+    s->cfg = cfg;
+    char ver[24];
+    snprintf(ver, sizeof(ver), "%llu", (unsigned long long)cfg->version);
+    vc_log(VC_LOG_NOTICE, "up", "configuration version %s loaded", ver);
+    vc_bus_publish(s->bus, "config.changed", VC__SEVERITY__NOTICE, "version", ver, NULL);
+    for (size_t i = 0; i < s->nkids; i++) {
+        if (s->kids[i].pid <= 0)
+            continue;
+        char *name = vc_asprintf("ctl-%s", s->kids[i].name);
+        char *ep = vc_config_endpoint(s->cfg, name);
+        Vc__Reply *r = NULL;
+        int rc = vc_ctl_call(s->zctx, ep, "reload", NULL, 0, 5000, &r);
+        if (rc < 0 || !r->ok)
+            vc_log(VC_LOG_WARN, "up", "%s did not take the reload: %s", s->kids[i].name,
+                   rc < 0 ? vc_strerror(rc) : r->message);
+        if (r)
+            vc__reply__free_unpacked(r, NULL);
+        free(ep);
+        free(name);
+    }
+    snprintf(err, errlen, "configuration version %s loaded", ver);
+    return 0;
+}
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    sup_t *s = arg;
+    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping")) {
+        vc_reply_field(reply, "health", "ok");
+        vc_reply_field(reply, "data", "%s", s->data_dir);
+        vc_reply_field(reply, "config_version", "%llu", (unsigned long long)s->cfg->version);
+        uint64_t now = vc_mono_ms();
+        for (size_t i = 0; i < s->nkids; i++) {
+            child_t *k = &s->kids[i];
+            Vc__Record *rec = vc_reply_record(reply);
+            vc_record_field(rec, "daemon", "%s", k->name);
+            vc_record_field(rec, "pid", "%d", (int)k->pid);
+            vc_record_field(rec, "state", "%s", k->pid <= 0 ? "restarting" : k->ready ? "running" : "starting");
+            vc_record_field(rec, "restarts", "%u", k->restarts);
+            vc_record_field(rec, "uptime_ms", "%llu",
+                            (unsigned long long)(k->pid > 0 ? now - k->started_ms : 0));
+        }
+    } else if (!strcmp(cmd->verb, "reload")) {
+        char msg[1024];
+        if (reload(s, msg, sizeof(msg)) == 0)
+            vc_reply_ok(reply, "%s", msg);
+        else
+            vc_reply_fail(reply, "%s", msg);
+    } else if (!strcmp(cmd->verb, "stop")) {
+        s->stopping = 1;
+        vc_reply_ok(reply, "stopping");
+    }
+}
+
+/* ---- the command --------------------------------------------------------- */
+
+static char *find_example_root(const char *bin_dir)
+{
+    /* Installed: PREFIX/bin/vc and PREFIX/share/velocity/examples/hello.
+     * In the build tree: build/bin/vc and examples/hello in the source. */
+    const char *candidates[] = {"../share/velocity/examples/hello/public", "../../examples/hello/public"};
+    for (size_t i = 0; i < VC_ARRAY_SIZE(candidates); i++) {
+        char *p = vc_asprintf("%s/%s", bin_dir, candidates[i]);
+        char *real = realpath(p, NULL);
+        free(p);
+        if (real)
+            return real;
+    }
+    return NULL;
+}
+
+static void add_override(sup_t *s, const char *key, const char *value)
+{
+    s->overrides = vc_realloc(s->overrides, (s->noverrides + 2) * sizeof(char *));
+    s->overrides[s->noverrides++] = vc_strdup(key);
+    s->overrides[s->noverrides++] = vc_strdup(value);
+}
+
+static void up_usage(FILE *out)
+{
+    fputs("usage: vc up [-d] [--root DIR] [--listen ADDR] [--tls-listen ADDR]\n"
+          "             [--mode classic|worker|fork] [--workers N] [--worker-script FILE]\n"
+          "  Serves --root (default ./public if it exists, else the bundled example app)\n"
+          "  on :8080 and :8443, with state, logs and sockets under --data (./var).\n",
+          out);
+}
+
+/* -d: the parent waits until the suite is up, then returns. */
+static int daemonize(const char *log_path)
+{
+    int p[2];
+    if (pipe(p) != 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid > 0) {
+        close(p[1]);
+        char c = 0;
+        ssize_t n = read(p[0], &c, 1);
+        close(p[0]);
+        if (n == 1 && c == 'R')
+            exit(0);
+        fprintf(stderr, "vc: the suite did not start; see %s\n", log_path);
+        exit(1);
+    }
+    close(p[0]);
+    setsid();
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    int null = open("/dev/null", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, 1);
+        dup2(fd, 2);
+        close(fd);
+    }
+    if (null >= 0) {
+        dup2(null, 0);
+        close(null);
+    }
+    return p[1];
+}
+
+int cmd_up(cli_t *cli, int argc, char **argv)
+{
+    sup_t s = {.cli = cli, .sigfd = -1};
+    int background = 0;
+    const char *root = getenv("VC_ROOT");
+    static const struct option opts[] = {
+        {"root", required_argument, NULL, 'r'},        {"listen", required_argument, NULL, 'l'},
+        {"tls-listen", required_argument, NULL, 't'},  {"mode", required_argument, NULL, 'm'},
+        {"workers", required_argument, NULL, 'w'},     {"worker-script", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+    };
+    optind = 1;
+    for (int c; (c = getopt_long(argc, argv, "dh", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'd': background = 1; break;
+        case 'r': root = optarg; break;
+        case 'l': add_override(&s, "listen", optarg); break;
+        case 't': add_override(&s, "tls_listen", optarg); break;
+        case 'm': add_override(&s, "php.mode", optarg); break;
+        case 'w': add_override(&s, "php.workers", optarg); break;
+        case 's': {
+            char *real = realpath(optarg, NULL);
+            add_override(&s, "php.worker_script", real ? real : optarg);
+            free(real);
+            break;
+        }
+        case 'h': up_usage(stdout); return 0;
+        default: up_usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "vc up: unexpected argument \"%s\"\n", argv[optind]);
+        return 2;
+    }
+
+    /* The document root of the embedded default site. */
+    char *root_real = NULL;
+    struct stat st;
+    if (root && *root)
+        root_real = realpath(root, NULL);
+    else if (stat("./public", &st) == 0 && S_ISDIR(st.st_mode))
+        root_real = realpath("./public", NULL);
+    else
+        root_real = find_example_root(cli->bin_dir);
+    if (root_real == NULL) {
+        fprintf(stderr, "vc up: no document root: %s\n", root ? root : "pass --root DIR");
+        return 1;
+    }
+    add_override(&s, "root", root_real);
+    free(root_real);
+    /* The file wins over the environment for VC_ROOT: it was applied above. */
+    unsetenv("VC_ROOT");
+
+    if (vc_mkdirs(cli->data_dir, 0750) < 0 || (s.data_dir = realpath(cli->data_dir, NULL)) == NULL) {
+        fprintf(stderr, "vc up: cannot create the data directory %s: %s\n", cli->data_dir, strerror(errno));
+        return 1;
+    }
+    s.conf_dir = cli->conf_dir ? realpath(cli->conf_dir, NULL) : NULL;
+    if (cli->conf_dir && s.conf_dir == NULL) {
+        fprintf(stderr, "vc up: configuration directory %s: %s\n", cli->conf_dir, strerror(errno));
+        return 1;
+    }
+    char *run = vc_asprintf("%s/run", s.data_dir), *logd = vc_asprintf("%s/log", s.data_dir);
+    vc_mkdirs(run, 0700);
+    vc_mkdirs(logd, 0750);
+    s.pidfile = vc_asprintf("%s/vc.pid", run);
+    pid_t other = vc_proc_pidfile_alive(s.pidfile);
+    if (other > 0) {
+        fprintf(stderr, "vc up: a suite already runs under %s (pid %d)\n", s.data_dir, (int)other);
+        return 1;
+    }
+
+    /* Validate before anything starts; an error names file and line. */
+    char err[1024] = "";
+    s.cfg = load_config(&s, err, sizeof(err));
+    if (s.cfg == NULL) {
+        fprintf(stderr, "vc up: %s\n", err);
+        return 1;
+    }
+    vc_log_set_level(s.cfg->log_level);
+    vc_log_set_json(s.cfg->log_json);
+
+    int ready_fd = -1;
+    if (background) {
+        char *log_path = vc_asprintf("%s/vc.log", logd);
+        ready_fd = daemonize(log_path);
+        free(log_path);
+    }
+    free(run);
+    free(logd);
+
+    s.store = vc_store_open(s.cfg->state_dir, (size_t)s.cfg->store.map_size, err, sizeof(err));
+    if (s.store == NULL) {
+        vc_log(VC_LOG_CRIT, "up", "%s", err);
+        return 1;
+    }
+    vc_config_destroy(&s.cfg);
+    if ((s.cfg = load_config(&s, err, sizeof(err))) == NULL) {
+        vc_log(VC_LOG_CRIT, "up", "%s", err);
+        return 1;
+    }
+    s.sigfd = vc_proc_signalfd();
+    vc_proc_pidfile_write(s.pidfile);
+    s.zctx = zmq_ctx_new();
+    char *ctl_ep = vc_config_endpoint(s.cfg, "ctl-vc");
+    s.ctl = vc_ctl_new(s.zctx, ctl_ep, "vc", on_command, &s);
+    free(ctl_ep);
+    if (s.ctl == NULL)
+        return 1;
+    s.started_ms = vc_mono_ms();
+
+    for (size_t i = 0; cli_daemons[i]; i++) {
+        child_t *k = &s.kids[s.nkids++];
+        k->name = cli_daemons[i];
+        k->ready_fd = -1;
+        spawn(&s, k);
+        if (k->pid <= 0 || wait_ready(k) < 0) {
+            vc_log(VC_LOG_CRIT, "up", "%s did not start; stopping", k->name);
+            s.stopping = 1;
+            break;
+        }
+        /* The bus is up: join it before the others start. */
+        if (i == 0) {
+            char *bus_ep = vc_config_endpoint(s.cfg, "bus-in");
+            s.bus = vc_bus_new(s.zctx, bus_ep, "vc");
+            free(bus_ep);
+        }
+    }
+    if (!s.stopping) {
+        vc_bus_publish(s.bus, "vc.started", VC__SEVERITY__INFO, "data", s.data_dir, NULL);
+        vc_log(VC_LOG_NOTICE, "up", "suite running: http %s, https %s, root %s", s.cfg->listen[0],
+               s.cfg->ntls_listen ? s.cfg->tls_listen[0] : "off", s.cfg->sites[0].root);
+        if (ready_fd >= 0) {
+            ssize_t unused = write(ready_fd, "R", 1);
+            (void)unused;
+            close(ready_fd);
+            ready_fd = -1;
+        }
+    }
+
+    while (!s.stopping) {
+        zmq_pollitem_t items[12];
+        size_t n = 0;
+        items[n++] = (zmq_pollitem_t){vc_ctl_socket(s.ctl), 0, ZMQ_POLLIN, 0};
+        items[n++] = (zmq_pollitem_t){NULL, s.sigfd, ZMQ_POLLIN, 0};
+        size_t first_kid = n;
+        for (size_t i = 0; i < s.nkids; i++)
+            items[n++] = (zmq_pollitem_t){NULL, s.kids[i].ready_fd, s.kids[i].ready_fd >= 0 ? ZMQ_POLLIN : 0, 0};
+        if (zmq_poll(items, (int)n, next_timeout(&s)) < 0 && errno != EINTR)
+            break;
+        if (items[0].revents & ZMQ_POLLIN)
+            vc_ctl_handle(s.ctl);
+        if (items[1].revents & ZMQ_POLLIN) {
+            for (int sig; (sig = vc_proc_read_signal(s.sigfd)) != 0;) {
+                if (sig == SIGCHLD)
+                    reap(&s);
+                else if (sig == SIGHUP)
+                    reload(&s, err, sizeof(err));
+                else
+                    s.stopping = 1;
+            }
+        }
+        for (size_t i = 0; i < s.nkids; i++) {
+            child_t *k = &s.kids[i];
+            if (k->ready_fd >= 0 && (items[first_kid + i].revents & ZMQ_POLLIN)) {
+                char c;
+                if (read(k->ready_fd, &c, 1) == 1)
+                    k->ready = 1;
+                close(k->ready_fd);
+                k->ready_fd = -1;
+                if (k->ready && k->restart_pending)
+                    announce_restart(&s, k);
+            }
+        }
+        restart_due(&s);
+    }
+
+    vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
+    stop_children(&s);
+    if (ready_fd >= 0)
+        close(ready_fd);
+    vc_bus_destroy(&s.bus);
+    vc_ctl_destroy(&s.ctl);
+    zmq_ctx_term(s.zctx);
+    unlink(s.pidfile);
+    free(s.pidfile);
+    vc_config_destroy(&s.cfg);
+    vc_store_destroy(&s.store);
+    for (size_t i = 0; i < s.noverrides; i++)
+        free(s.overrides[i]);
+    free(s.overrides);
+    free(s.data_dir);
+    free(s.conf_dir);
+    vc_log(VC_LOG_NOTICE, "up", "stopped");
+    return 0;
+}

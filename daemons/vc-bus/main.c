@@ -1,0 +1,149 @@
+/*
+ * vc-bus: the event bus. Every daemon pushes its events into "bus-in" (a
+ * PULL socket: see vc_bus.h for why not XSUB), every subscriber reads from
+ * "bus-out" (XPUB, filtered by topic prefix), and each event is also kept
+ * in a bounded journal in LMDB for `vc events --since`.
+ */
+#include "journal.h"
+#include "vc_daemon.h"
+#include "vc_log.h"
+#include "vc_msg.h"
+#include "vc_proc.h"
+#include "vc_store.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct bus {
+    vc_daemon_t d;
+    void *in, *out;
+    vc_store_t *store;
+    journal_t *journal;
+    uint64_t forwarded, malformed;
+    vc_frames_t fr;
+} bus_t;
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    bus_t *b = arg;
+    if (strcmp(cmd->verb, "status") == 0 || strcmp(cmd->verb, "ping") == 0 ||
+        strcmp(cmd->verb, "stats") == 0) {
+        vc_reply_ok(reply, "vc-bus is running");
+        vc_reply_field(reply, "health", "ok");
+        vc_reply_field(reply, "forwarded", "%llu", (unsigned long long)b->forwarded);
+        vc_reply_field(reply, "malformed", "%llu", (unsigned long long)b->malformed);
+        vc_reply_field(reply, "journaled", "%llu", (unsigned long long)journal_appended(b->journal));
+        vc_reply_field(reply, "journal_entries", "%llu", (unsigned long long)journal_count(b->journal));
+    }
+}
+
+/* One event from a publisher: [topic][Envelope]. Forwarded as it is, and
+ * journaled if the envelope decodes. */
+static void on_event(bus_t *b)
+{
+    vc_frames_t *fr = &b->fr;
+    if (vc_frames_recv(b->in, fr, ZMQ_DONTWAIT) < 0)
+        return;
+    Vc__Envelope *env = NULL;
+    if (fr->n == 2)
+        env = vc__envelope__unpack(NULL, zmq_msg_size(&fr->f[1]), zmq_msg_data(&fr->f[1]));
+    if (env == NULL) {
+        if (b->malformed++ % 1000 == 0)
+            vc_log(VC_LOG_WARN, "proxy", "dropped a malformed event (%zu frames)", fr->n);
+        vc_frames_close(fr);
+        return;
+    }
+    int r = journal_append(b->journal, env->time_us, zmq_msg_data(&fr->f[1]), zmq_msg_size(&fr->f[1]));
+    if (r < 0)
+        vc_log(VC_LOG_WARN, "journal", "mdb_put() failed while journaling \"%s\": %s", env->topic,
+               vc_strerror(r));
+    vc__envelope__free_unpacked(env, NULL);
+    /* XPUB drops for slow subscribers past their high-water mark rather
+     * than blocking the bus. */
+    vc_frames_send(b->out, fr, 0, 0);
+    vc_frames_close(fr);
+    b->forwarded++;
+}
+
+/* Subscriptions arrive on the XPUB as messages; XPUB filters by itself, so
+ * they are only read to keep the queue empty. */
+static void on_subscription(bus_t *b)
+{
+    vc_frames_t *fr = &b->fr;
+    while (vc_frames_recv(b->out, fr, ZMQ_DONTWAIT) > 0)
+        vc_frames_close(fr);
+}
+
+int main(int argc, char **argv)
+{
+    bus_t b = {0};
+    vc_daemon_load(&b.d, "vc-bus", argc, argv);
+    char err[512] = "";
+    b.store = vc_store_open(b.d.cfg->state_dir, (size_t)b.d.cfg->store.map_size, err, sizeof(err));
+    if (b.store == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "%s", err);
+        return 1;
+    }
+    /* The journal is history, not a ledger: losing the last second of it to
+     * a power cut is fine, an fsync per event is not. */
+    mdb_env_set_flags(vc_store_env(b.store), MDB_NOSYNC, 1);
+    b.journal = journal_new(b.store, (uint64_t)b.d.cfg->bus.journal_max);
+
+    vc_daemon_start(&b.d, on_command, &b);
+    char *in_ep = vc_config_endpoint(b.d.cfg, "bus-in");
+    char *out_ep = vc_config_endpoint(b.d.cfg, "bus-out");
+    b.in = vc_socket(b.d.zctx, ZMQ_PULL, in_ep, 1);
+    b.out = vc_socket(b.d.zctx, ZMQ_XPUB, out_ep, 1);
+    if (b.in == NULL || b.out == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\" and \"%s\": %s", in_ep,
+               out_ep, zmq_strerror(errno));
+        return 1;
+    }
+    free(in_ep);
+    free(out_ep);
+    vc_daemon_ready(&b.d);
+
+    uint64_t last_sync = vc_mono_ms();
+    for (int running = 1; running;) {
+        zmq_pollitem_t items[] = {
+            {b.in, 0, ZMQ_POLLIN, 0},
+            {b.out, 0, ZMQ_POLLIN, 0},
+            {vc_ctl_socket(b.d.ctl), 0, ZMQ_POLLIN, 0},
+            {NULL, b.d.sigfd, ZMQ_POLLIN, 0},
+        };
+        int n = zmq_poll(items, 4, 1000);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (items[0].revents & ZMQ_POLLIN)
+            for (int i = 0; i < 256; i++) {
+                uint64_t before = b.forwarded + b.malformed;
+                on_event(&b);
+                if (b.forwarded + b.malformed == before)
+                    break;
+            }
+        if (items[1].revents & ZMQ_POLLIN)
+            on_subscription(&b);
+        if (items[2].revents & ZMQ_POLLIN)
+            vc_ctl_handle(b.d.ctl);
+        if (items[3].revents & ZMQ_POLLIN)
+            for (int sig; (sig = vc_proc_read_signal(b.d.sigfd)) != 0;)
+                if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+                    running = 0;
+        if (vc_mono_ms() - last_sync >= 1000) {
+            mdb_env_sync(vc_store_env(b.store), 1);
+            last_sync = vc_mono_ms();
+        }
+    }
+    vc_log(VC_LOG_INFO, "main", "stopping");
+    /* Sockets close before the context terminates, or it waits for them. */
+    zmq_close(b.in);
+    zmq_close(b.out);
+    vc_daemon_fini(&b.d);
+    mdb_env_sync(vc_store_env(b.store), 1);
+    journal_destroy(&b.journal);
+    vc_store_destroy(&b.store);
+    vc_frames_fini(&b.fr);
+    return 0;
+}

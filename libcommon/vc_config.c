@@ -1,0 +1,734 @@
+#include "vc_config.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <libconfig.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* ---- the schema: every setting a file may contain --------------------- */
+
+enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT };
+
+struct spec {
+    const char *path; /* dotted: "php.workers" */
+    enum type type;
+    size_t off;
+    int64_t min, max;
+};
+
+#define G(field) offsetof(vc_config_t, field)
+#define S(field) offsetof(vc_site_t, field)
+#define BIG INT64_MAX
+
+static const struct spec global_specs[] = {
+    {"listen", T_LIST, G(listen), 0, 0},
+    {"tls_listen", T_LIST, G(tls_listen), 0, 0},
+    {"admin_listen", T_STR, G(admin_listen), 0, 0},
+    {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
+    {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
+    {"php.mode", T_STR, G(php.mode), 0, 0},
+    {"php.workers", T_INT, G(php.workers), 1, 1024},
+    {"php.max_requests", T_INT, G(php.max_requests), 0, BIG},
+    {"php.ini_file", T_STR, G(php.ini_file), 0, 0},
+    {"php.ini", T_LIST, G(php.ini), 0, 0},
+    {"php.worker_script", T_STR, G(php.worker_script), 0, 0},
+    {"php.queue_limit", T_INT, G(php.queue_limit), 0, 1000000},
+    {"php.queue_timeout", T_DURATION, G(php.queue_timeout_ms), 1, 3600000},
+    {"php.kill_grace", T_DURATION, G(php.kill_grace_ms), 0, 3600000},
+    {"front.processes", T_INT, G(front.processes), 1, 64},
+    {"front.max_body", T_SIZE, G(front.max_body), 0, BIG},
+    {"front.max_header_bytes", T_SIZE, G(front.max_header_bytes), 1024, 1 << 24},
+    {"front.idle_timeout", T_DURATION, G(front.idle_timeout_ms), 100, 3600000},
+    {"front.gzip", T_BOOL, G(front.gzip), 0, 0},
+    {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
+    {"bus.journal_max", T_INT, G(bus.journal_max), 1, 10000000},
+};
+
+static const struct spec site_specs[] = {
+    {"site.hosts", T_LIST, S(hosts), 0, 0},
+    {"site.root", T_STR, S(root), 0, 0},
+    {"site.default", T_BOOL, S(is_default), 0, 0},
+    {"site.tls_cert", T_STR, S(tls_cert), 0, 0},
+    {"site.tls_key", T_STR, S(tls_key), 0, 0},
+    {"site.front_controller", T_BOOL, S(front_controller), 0, 0},
+    {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0},
+    {"site.hsts", T_DURATION, S(hsts_max_age), 0, BIG},
+    {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG},
+    {"site.gzip", T_BOOL, S(gzip), 0, 0},
+    {"site.worker_restore", T_BOOL, S(worker_restore), 0, 0},
+};
+
+/* Environment variables and the settings they set. */
+static const struct {
+    const char *env, *path;
+} env_map[] = {
+    {"VC_LISTEN", "listen"},          {"VC_TLS_LISTEN", "tls_listen"},
+    {"VC_ADMIN_LISTEN", "admin_listen"}, {"VC_MODE", "php.mode"},
+    {"VC_WORKERS", "php.workers"},    {"VC_WORKER_SCRIPT", "php.worker_script"},
+    {"VC_PHP_INI", "php.ini"},        {"VC_PHP_INI_FILE", "php.ini_file"},
+    {"VC_MAX_REQUESTS", "php.max_requests"}, {"VC_LOG_LEVEL", "log.level"},
+    {"VC_LOG_FORMAT", "log.format"},  {"VC_FRONT_PROCESSES", "front.processes"},
+    {"VC_ROOT", "root"},
+};
+
+const char *const vc_config_env_names[] = {
+    "VC_LISTEN", "VC_TLS_LISTEN", "VC_ADMIN_LISTEN", "VC_MODE", "VC_WORKERS",
+    "VC_WORKER_SCRIPT", "VC_PHP_INI", "VC_PHP_INI_FILE", "VC_MAX_REQUESTS",
+    "VC_LOG_LEVEL", "VC_LOG_FORMAT", "VC_FRONT_PROCESSES", "VC_ROOT", NULL};
+
+/* ---- errors ----------------------------------------------------------- */
+
+struct ctx {
+    char *err;
+    size_t errlen;
+    const char *file; /* the source being read */
+};
+
+static int fail(struct ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct ctx *c, int line, const char *fmt, ...)
+{
+    int n = line > 0 ? snprintf(c->err, c->errlen, "%s:%d: ", c->file, line)
+                     : snprintf(c->err, c->errlen, "%s: ", c->file);
+    if (n < 0 || (size_t)n >= c->errlen)
+        return -VC_ERR_CONFIG;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    return -VC_ERR_CONFIG;
+}
+
+/* ---- values ----------------------------------------------------------- */
+
+static void free_list(char ***list, size_t *n)
+{
+    for (size_t i = 0; i < *n; i++)
+        free((*list)[i]);
+    free(*list);
+    *list = NULL;
+    *n = 0;
+}
+
+/* "8M", "512k", "1G", "1048576" -> bytes; -1 on error. */
+static int64_t parse_size(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -1;
+    int64_t mul = 1;
+    if (*end == 'k' || *end == 'K')
+        mul = 1024, end++;
+    else if (*end == 'm' || *end == 'M')
+        mul = 1024 * 1024, end++;
+    else if (*end == 'g' || *end == 'G')
+        mul = 1024LL * 1024 * 1024, end++;
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end != '\0' || v > INT64_MAX / mul)
+        return -1;
+    return v * mul;
+}
+
+/* Stores a textual value (from a file string, the environment or `vc up`)
+ * into the field a spec names. */
+static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, const char *text)
+{
+    char *field = (char *)base + sp->off;
+    int64_t v;
+    switch (sp->type) {
+    case T_STR:
+        free(*(char **)field);
+        *(char **)field = vc_strdup(text);
+        return 0;
+    case T_LIST: {
+        /* From the environment a list is comma separated (php.ini: ';'). */
+        char ***list = (char ***)field;
+        size_t *n = (size_t *)(field + sizeof(char **));
+        free_list(list, n);
+        const char *sep = strcmp(sp->path, "php.ini") == 0 ? ";" : ",";
+        char *copy = vc_strdup(text), *save = NULL;
+        for (char *tok = strtok_r(copy, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
+            while (isspace((unsigned char)*tok))
+                tok++;
+            size_t len = strlen(tok);
+            while (len && isspace((unsigned char)tok[len - 1]))
+                tok[--len] = '\0';
+            if (len == 0)
+                continue;
+            *list = vc_realloc(*list, (*n + 1) * sizeof(char *));
+            (*list)[(*n)++] = vc_strdup(tok);
+        }
+        free(copy);
+        return 0;
+    }
+    case T_BOOL:
+        if (!strcasecmp(text, "true") || !strcmp(text, "1") || !strcasecmp(text, "on") || !strcasecmp(text, "yes"))
+            *(int *)field = 1;
+        else if (!strcasecmp(text, "false") || !strcmp(text, "0") || !strcasecmp(text, "off") || !strcasecmp(text, "no"))
+            *(int *)field = 0;
+        else
+            return fail(c, line, "%s: expected true or false, got \"%s\"", sp->path, text);
+        return 0;
+    case T_LOGLEVEL:
+        if ((*(int *)field = vc_log_level_parse(text)) < 0)
+            return fail(c, line, "%s: unknown level \"%s\" (debug, info, notice, warn, error)", sp->path, text);
+        return 0;
+    case T_LOGFORMAT:
+        if (strcmp(text, "text") == 0)
+            *(int *)field = 0;
+        else if (strcmp(text, "json") == 0)
+            *(int *)field = 1;
+        else
+            return fail(c, line, "%s: expected \"text\" or \"json\", got \"%s\"", sp->path, text);
+        return 0;
+    case T_INT: {
+        char *end;
+        errno = 0;
+        long long n = strtoll(text, &end, 10);
+        if (errno || end == text || *end)
+            return fail(c, line, "%s: expected a number, got \"%s\"", sp->path, text);
+        v = n;
+        break;
+    }
+    case T_SIZE:
+        if ((v = parse_size(text)) < 0)
+            return fail(c, line, "%s: expected a size like 8M, got \"%s\"", sp->path, text);
+        break;
+    case T_DURATION:
+        if (strcmp(text, "-1") == 0)
+            v = -1;
+        else if ((v = vc_parse_duration_ms(text)) < 0)
+            return fail(c, line, "%s: expected a duration like 30s, got \"%s\"", sp->path, text);
+        /* Site durations are kept in seconds (they end up in headers). */
+        else if (sp->off == S(hsts_max_age) || sp->off == S(static_max_age))
+            if (strncmp(sp->path, "site.", 5) == 0)
+                v /= 1000;
+        break;
+    default:
+        VC_ASSERT(0);
+    }
+    if (v < sp->min || v > sp->max)
+        return fail(c, line, "%s: %lld is out of range [%lld, %lld]", sp->path, (long long)v,
+                    (long long)sp->min, (long long)sp->max);
+    if (sp->type == T_INT || sp->type == T_SIZE || sp->type == T_DURATION)
+        *(int64_t *)field = v;
+    return 0;
+}
+
+/* Stores a libconfig setting through set_text, checking its type first. */
+static int set_setting(struct ctx *c, const struct spec *sp, void *base, config_setting_t *s)
+{
+    int line = (int)config_setting_source_line(s);
+    int t = config_setting_type(s);
+    char buf[64];
+    switch (sp->type) {
+    case T_LIST: {
+        if (t == CONFIG_TYPE_STRING)
+            return set_text(c, line, sp, base, config_setting_get_string(s));
+        if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
+            return fail(c, line, "%s: expected a list of strings like [\"a\", \"b\"]", sp->path);
+        char ***list = (char ***)((char *)base + sp->off);
+        size_t *n = (size_t *)((char *)base + sp->off + sizeof(char **));
+        free_list(list, n);
+        for (int i = 0; i < config_setting_length(s); i++) {
+            config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+            if (config_setting_type(e) != CONFIG_TYPE_STRING)
+                return fail(c, line, "%s: element %d is not a string", sp->path, i + 1);
+            *list = vc_realloc(*list, (*n + 1) * sizeof(char *));
+            (*list)[(*n)++] = vc_strdup(config_setting_get_string(e));
+        }
+        return 0;
+    }
+    case T_BOOL:
+        if (t != CONFIG_TYPE_BOOL)
+            return fail(c, line, "%s: expected true or false", sp->path);
+        return set_text(c, line, sp, base, config_setting_get_bool(s) ? "true" : "false");
+    case T_INT:
+        if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
+            return fail(c, line, "%s: expected a whole number", sp->path);
+        snprintf(buf, sizeof(buf), "%lld", config_setting_get_int64(s));
+        return set_text(c, line, sp, base, buf);
+    case T_SIZE:
+    case T_DURATION:
+        if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
+            /* A bare number is bytes for sizes, seconds for durations. */
+            snprintf(buf, sizeof(buf), "%lld", config_setting_get_int64(s));
+            return set_text(c, line, sp, base, buf);
+        }
+        /* "8M", "30s" */
+        __attribute__((fallthrough));
+    default:
+        if (t != CONFIG_TYPE_STRING)
+            return fail(c, line, "%s: expected a string", sp->path);
+        return set_text(c, line, sp, base, config_setting_get_string(s));
+    }
+}
+
+static const struct spec *find_spec(const struct spec *specs, size_t n, const char *path)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(specs[i].path, path) == 0)
+            return &specs[i];
+    return NULL;
+}
+
+/* Walks a group, setting every leaf; unknown names are errors, so a typo
+ * never passes silently. */
+static int walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix,
+                const struct spec *specs, size_t nspecs, void *base)
+{
+    for (int i = 0; i < config_setting_length(group); i++) {
+        config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
+        const char *name = config_setting_name(s);
+        char path[128];
+        snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", name);
+        int line = (int)config_setting_source_line(s);
+        if (strcmp(path, "endpoints") == 0 && cfg != NULL) {
+            if (!config_setting_is_group(s))
+                return fail(c, line, "endpoints: expected a group like { php = \"tcp://...\"; }");
+            for (int j = 0; j < config_setting_length(s); j++) {
+                config_setting_t *e = config_setting_get_elem(s, (unsigned)j);
+                const char *uri = config_setting_get_string(e);
+                if (uri == NULL || (strncmp(uri, "ipc://", 6) && strncmp(uri, "tcp://", 6)))
+                    return fail(c, (int)config_setting_source_line(e),
+                                "endpoints.%s: expected \"ipc://PATH\" or \"tcp://HOST:PORT\"",
+                                config_setting_name(e));
+                cfg->endpoints = vc_realloc(cfg->endpoints, (cfg->nendpoints + 1) * sizeof(*cfg->endpoints));
+                cfg->endpoints[cfg->nendpoints].name = vc_strdup(config_setting_name(e));
+                cfg->endpoints[cfg->nendpoints++].uri = vc_strdup(uri);
+            }
+            continue;
+        }
+        const struct spec *sp = find_spec(specs, nspecs, path);
+        if (sp != NULL) {
+            int r = set_setting(c, sp, base, s);
+            if (r < 0)
+                return r;
+        } else if (config_setting_is_group(s)) {
+            int r = walk(c, cfg, s, path, specs, nspecs, base);
+            if (r < 0)
+                return r;
+        } else {
+            return fail(c, line, "unknown setting \"%s\"", path);
+        }
+    }
+    return 0;
+}
+
+static void site_defaults(vc_site_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->front_controller = 1;
+    s->static_max_age = -1;
+    s->gzip = 1;
+    s->worker_restore = 1;
+}
+
+static void site_fini(vc_site_t *s)
+{
+    free(s->name);
+    free_list(&s->hosts, &s->nhosts);
+    free(s->root);
+    free(s->tls_cert);
+    free(s->tls_key);
+    free(s->source);
+}
+
+static int read_source(struct ctx *c, const Vc__ConfigSource *src, vc_config_t *cfg)
+{
+    c->file = src->name;
+    char *text = vc_strndup((const char *)src->text.data, src->text.len);
+    config_t lc;
+    config_init(&lc);
+    int r = 0;
+    if (config_read_string(&lc, text) != CONFIG_TRUE) {
+        r = fail(c, config_error_line(&lc), "%s", config_error_text(&lc));
+        goto done;
+    }
+    config_setting_t *root = config_root_setting(&lc);
+    if (!src->site) {
+        r = walk(c, cfg, root, "", global_specs, VC_ARRAY_SIZE(global_specs), cfg);
+        goto done;
+    }
+    config_setting_t *site = config_setting_get_member(root, "site");
+    if (site == NULL || !config_setting_is_group(site)) {
+        r = fail(c, 0, "a site file holds one group: site = { hosts = [...]; root = \"...\"; };");
+        goto done;
+    }
+    if (config_setting_length(root) != 1) {
+        config_setting_t *other = config_setting_get_elem(root, 0);
+        if (other == site)
+            other = config_setting_get_elem(root, 1);
+        r = fail(c, (int)config_setting_source_line(other), "unknown setting \"%s\" outside site",
+                 config_setting_name(other));
+        goto done;
+    }
+    cfg->sites = vc_realloc(cfg->sites, (cfg->nsites + 1) * sizeof(vc_site_t));
+    vc_site_t *s = &cfg->sites[cfg->nsites++];
+    site_defaults(s);
+    const char *base = strrchr(src->name, '/');
+    base = base ? base + 1 : src->name;
+    size_t blen = strlen(base);
+    if (blen > 5 && strcmp(base + blen - 5, ".conf") == 0)
+        blen -= 5;
+    s->name = vc_strndup(base, blen);
+    s->source = vc_strdup(src->name);
+    s->line = (int)config_setting_source_line(site);
+    r = walk(c, NULL, root, "", site_specs, VC_ARRAY_SIZE(site_specs), s);
+done:
+    config_destroy(&lc);
+    free(text);
+    return r;
+}
+
+static void defaults(vc_config_t *cfg, const char *data_dir)
+{
+    cfg->data_dir = vc_strdup(data_dir);
+    cfg->run_dir = vc_asprintf("%s/run", data_dir);
+    cfg->state_dir = vc_asprintf("%s/state", data_dir);
+    cfg->log_dir = vc_asprintf("%s/log", data_dir);
+    cfg->listen = vc_malloc(sizeof(char *));
+    cfg->listen[0] = vc_strdup(":8080");
+    cfg->nlisten = 1;
+    cfg->tls_listen = vc_malloc(sizeof(char *));
+    cfg->tls_listen[0] = vc_strdup(":8443");
+    cfg->ntls_listen = 1;
+    cfg->admin_listen = vc_strdup("127.0.0.1:8081");
+    cfg->log_level = VC_LOG_INFO;
+    cfg->php.mode = vc_strdup("classic");
+    cfg->php.workers = 4;
+    cfg->php.max_requests = 0;
+    cfg->php.queue_limit = 1024;
+    cfg->php.queue_timeout_ms = 30000;
+    cfg->php.kill_grace_ms = 5000;
+    cfg->front.processes = 1;
+    cfg->front.max_body = 8 * 1024 * 1024;
+    cfg->front.max_header_bytes = 64 * 1024;
+    cfg->front.idle_timeout_ms = 60000;
+    cfg->front.gzip = 1;
+    cfg->store.map_size = 256LL * 1024 * 1024;
+    cfg->bus.journal_max = 10000;
+}
+
+/* Applies one "path = text" from the environment or the command line. The
+ * pseudo setting "root" sets the document root of the default site. */
+static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, const char *text,
+                          char **root)
+{
+    if (strcmp(path, "root") == 0) {
+        free(*root);
+        *root = vc_strdup(text);
+        return 0;
+    }
+    const struct spec *sp = find_spec(global_specs, VC_ARRAY_SIZE(global_specs), path);
+    if (sp == NULL)
+        return fail(c, 0, "unknown setting \"%s\"", path);
+    return set_text(c, 0, sp, cfg, text);
+}
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int validate(struct ctx *c, vc_config_t *cfg)
+{
+    c->file = "configuration";
+    if (strcmp(cfg->php.mode, "classic") && strcmp(cfg->php.mode, "worker") && strcmp(cfg->php.mode, "fork"))
+        return fail(c, 0, "php.mode: \"%s\" is not one of classic, worker, fork", cfg->php.mode);
+    if (strcmp(cfg->php.mode, "worker") == 0 && (cfg->php.worker_script == NULL || !*cfg->php.worker_script))
+        return fail(c, 0, "php.mode is worker but php.worker_script (VC_WORKER_SCRIPT) is not set");
+    for (size_t i = 0; i < cfg->php.nini; i++)
+        if (strchr(cfg->php.ini[i], '=') == NULL)
+            return fail(c, 0, "php.ini: \"%s\" is not a name=value directive", cfg->php.ini[i]);
+    if (cfg->nlisten + cfg->ntls_listen == 0)
+        return fail(c, 0, "listen and tls_listen are both empty: nothing to serve");
+    int ndefault = 0;
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        vc_site_t *s = &cfg->sites[i];
+        c->file = s->source;
+        if (s->root == NULL)
+            return fail(c, s->line, "site \"%s\" has no root", s->name);
+        if (s->root[0] != '/')
+            return fail(c, s->line, "site \"%s\": root \"%s\" is not an absolute path", s->name, s->root);
+        if (!is_dir(s->root))
+            return fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
+        if ((s->tls_cert == NULL) != (s->tls_key == NULL))
+            return fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);
+        if (s->nhosts == 0 && !s->is_default)
+            return fail(c, s->line, "site \"%s\" has no hosts and is not the default", s->name);
+        for (size_t h = 0; h < s->nhosts; h++) {
+            for (char *p = s->hosts[h]; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+            for (size_t j = 0; j < i; j++)
+                for (size_t k = 0; k < cfg->sites[j].nhosts; k++)
+                    if (strcmp(cfg->sites[j].hosts[k], s->hosts[h]) == 0)
+                        return fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)",
+                                    s->hosts[h], cfg->sites[j].name, cfg->sites[j].source);
+        }
+        if (s->is_default && ndefault++)
+            return fail(c, s->line, "site \"%s\" is a second default site", s->name);
+    }
+    return 0;
+}
+
+vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen)
+{
+    struct ctx c = {err, errlen, "configuration"};
+    vc_config_t *cfg = vc_calloc(1, sizeof(*cfg));
+    defaults(cfg, data_dir);
+    cfg->version = v->version;
+    char *root = NULL;
+    for (size_t i = 0; i < v->n_files; i++)
+        if (read_source(&c, v->files[i], cfg) < 0)
+            goto fail;
+    for (size_t i = 0; i < v->n_env; i++) {
+        char origin[96];
+        snprintf(origin, sizeof(origin), "environment %s", v->env[i]->key);
+        c.file = origin;
+        const char *path = NULL;
+        for (size_t j = 0; j < VC_ARRAY_SIZE(env_map); j++)
+            if (strcmp(env_map[j].env, v->env[i]->key) == 0)
+                path = env_map[j].path;
+        if (path == NULL || apply_override(&c, cfg, path, v->env[i]->value, &root) < 0) {
+            if (path == NULL)
+                fail(&c, 0, "not a known variable");
+            goto fail;
+        }
+    }
+    for (size_t i = 0; i < v->n_overrides; i++) {
+        char origin[96];
+        snprintf(origin, sizeof(origin), "option --%s", v->overrides[i]->key);
+        c.file = origin;
+        if (apply_override(&c, cfg, v->overrides[i]->key, v->overrides[i]->value, &root) < 0)
+            goto fail;
+    }
+    /* No site enabled: the embedded default serves `root` for every host. */
+    if (cfg->nsites == 0) {
+        cfg->sites = vc_malloc(sizeof(vc_site_t));
+        vc_site_t *s = &cfg->sites[cfg->nsites++];
+        site_defaults(s);
+        s->name = vc_strdup("default");
+        s->is_default = 1;
+        s->source = vc_strdup("built-in default site");
+        s->root = root ? root : vc_strdup("/var/www/html");
+        root = NULL;
+    } else if (root != NULL) {
+        for (size_t i = 0; i < cfg->nsites; i++)
+            if (cfg->sites[i].is_default || cfg->nsites == 1) {
+                free(cfg->sites[i].root);
+                cfg->sites[i].root = root;
+                root = NULL;
+                break;
+            }
+    }
+    free(root);
+    root = NULL;
+    /* Resolve roots once, so the front compares real paths. */
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        char *real = cfg->sites[i].root ? realpath(cfg->sites[i].root, NULL) : NULL;
+        if (real) {
+            free(cfg->sites[i].root);
+            cfg->sites[i].root = real;
+        }
+    }
+    if (validate(&c, cfg) < 0)
+        goto fail;
+    return cfg;
+fail:
+    free(root);
+    vc_config_destroy(&cfg);
+    return NULL;
+}
+
+void vc_config_destroy(vc_config_t **pcfg)
+{
+    vc_config_t *cfg = *pcfg;
+    if (cfg == NULL)
+        return;
+    free(cfg->data_dir);
+    free(cfg->run_dir);
+    free(cfg->state_dir);
+    free(cfg->log_dir);
+    free_list(&cfg->listen, &cfg->nlisten);
+    free_list(&cfg->tls_listen, &cfg->ntls_listen);
+    free(cfg->admin_listen);
+    free(cfg->php.mode);
+    free(cfg->php.ini_file);
+    free_list(&cfg->php.ini, &cfg->php.nini);
+    free(cfg->php.worker_script);
+    for (size_t i = 0; i < cfg->nendpoints; i++) {
+        free(cfg->endpoints[i].name);
+        free(cfg->endpoints[i].uri);
+    }
+    free(cfg->endpoints);
+    for (size_t i = 0; i < cfg->nsites; i++)
+        site_fini(&cfg->sites[i]);
+    free(cfg->sites);
+    free(cfg);
+    *pcfg = NULL;
+}
+
+/* ---- gathering files and environment ---------------------------------- */
+
+static void add_source(Vc__ConfigVersion *v, const char *name, char *text, size_t len, int site)
+{
+    Vc__ConfigSource *s = vc_malloc(sizeof(*s));
+    vc__config_source__init(s);
+    s->name = vc_strdup(name);
+    s->text.data = (uint8_t *)text;
+    s->text.len = len;
+    s->site = site;
+    v->files = vc_realloc(v->files, (v->n_files + 1) * sizeof(*v->files));
+    v->files[v->n_files++] = s;
+}
+
+static Vc__Field *new_field(const char *key, const char *value)
+{
+    Vc__Field *f = vc_malloc(sizeof(*f));
+    vc__field__init(f);
+    f->key = vc_strdup(key);
+    f->value = vc_strdup(value);
+    return f;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the .conf files of dir in name order; a missing dir is fine. */
+static int gather_dir(Vc__ConfigVersion *v, const char *dir, int site, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (d == NULL)
+        return errno == ENOENT ? 0 : (snprintf(err, errlen, "%s: %s", dir, strerror(errno)), -1);
+    char **names = NULL;
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (e->d_name[0] == '.' || len <= 5 || strcmp(e->d_name + len - 5, ".conf") != 0)
+            continue;
+        names = vc_realloc(names, (n + 1) * sizeof(char *));
+        names[n++] = vc_asprintf("%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    qsort(names, n, sizeof(char *), cmp_str);
+    int r = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len;
+        char *text = r == 0 ? vc_read_file(names[i], &len) : NULL;
+        if (r == 0 && text == NULL) {
+            snprintf(err, errlen, "%s: %s", names[i], strerror(errno));
+            r = -1;
+        } else if (text) {
+            add_source(v, names[i], text, len, site);
+        }
+        free(names[i]);
+    }
+    free(names);
+    return r;
+}
+
+Vc__ConfigVersion *vc_config_gather(const char *confdir, char *err, size_t errlen)
+{
+    Vc__ConfigVersion *v = vc_malloc(sizeof(*v));
+    vc__config_version__init(v);
+    v->loaded_us = vc_now_us();
+    if (confdir != NULL) {
+        char *main_path = vc_asprintf("%s/vc.conf", confdir);
+        size_t len;
+        char *text = vc_read_file(main_path, &len);
+        if (text)
+            add_source(v, main_path, text, len, 0);
+        else if (errno != ENOENT) {
+            snprintf(err, errlen, "%s: %s", main_path, strerror(errno));
+            free(main_path);
+            vc_config_version_free(&v);
+            return NULL;
+        }
+        free(main_path);
+        char *conf = vc_asprintf("%s/conf-enabled", confdir);
+        char *sites = vc_asprintf("%s/sites-enabled", confdir);
+        int r = gather_dir(v, conf, 0, err, errlen);
+        if (r == 0)
+            r = gather_dir(v, sites, 1, err, errlen);
+        free(conf);
+        free(sites);
+        if (r < 0) {
+            vc_config_version_free(&v);
+            return NULL;
+        }
+    }
+    for (size_t i = 0; vc_config_env_names[i]; i++) {
+        const char *val = getenv(vc_config_env_names[i]);
+        if (val == NULL || *val == '\0')
+            continue;
+        v->env = vc_realloc(v->env, (v->n_env + 1) * sizeof(*v->env));
+        v->env[v->n_env++] = new_field(vc_config_env_names[i], val);
+    }
+    return v;
+}
+
+void vc_config_version_override(Vc__ConfigVersion *v, const char *key, const char *value)
+{
+    v->overrides = vc_realloc(v->overrides, (v->n_overrides + 1) * sizeof(*v->overrides));
+    v->overrides[v->n_overrides++] = new_field(key, value);
+}
+
+void vc_config_version_free(Vc__ConfigVersion **pv)
+{
+    /* Everything in a gathered version was malloc'd, as are the versions
+     * protobuf-c unpacks with the default allocator, so one free path. */
+    if (*pv)
+        vc__config_version__free_unpacked(*pv, NULL);
+    *pv = NULL;
+}
+
+/* ---- lookups ---------------------------------------------------------- */
+
+char *vc_config_endpoint(const vc_config_t *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        if (strcmp(cfg->endpoints[i].name, name) == 0)
+            return vc_strdup(cfg->endpoints[i].uri);
+    return vc_asprintf("ipc://%s/%s.sock", cfg->run_dir, name);
+}
+
+const vc_site_t *vc_config_site_for_host(const vc_config_t *cfg, const char *host, size_t len)
+{
+    /* Strip a port, but not the colons of a bracketed IPv6 literal. */
+    const char *end = host + len;
+    if (len && host[0] == '[') {
+        const char *rb = memchr(host, ']', len);
+        if (rb)
+            end = rb + 1;
+    } else {
+        const char *colon = memchr(host, ':', len);
+        if (colon)
+            end = colon;
+    }
+    size_t hlen = (size_t)(end - host);
+    if (hlen && host[hlen - 1] == '.')
+        hlen--; /* "example.com." is example.com */
+    const vc_site_t *fallback = NULL;
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        for (size_t h = 0; h < s->nhosts; h++)
+            if (strlen(s->hosts[h]) == hlen && strncasecmp(s->hosts[h], host, hlen) == 0)
+                return s;
+        if (s->is_default)
+            fallback = s;
+    }
+    return fallback ? fallback : &cfg->sites[0];
+}

@@ -1,0 +1,230 @@
+#include "vc_ctl.h"
+#include "vc_log.h"
+#include "vc_msg.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct vc_ctl {
+    void *sock;
+    char *daemon;
+    vc_ctl_fn fn;
+    void *ctx;
+    uint64_t started_ms;
+    vc_frames_t fr;
+};
+
+vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ctl_fn fn, void *ctx)
+{
+    void *s = vc_socket(zctx, ZMQ_ROUTER, endpoint, 1);
+    if (s == NULL) {
+        vc_log(VC_LOG_ERR, "ctl", "zmq_bind() failed while opening the control endpoint \"%s\": %s",
+               endpoint, zmq_strerror(errno));
+        return NULL;
+    }
+    vc_ctl_t *c = vc_calloc(1, sizeof(*c));
+    c->sock = s;
+    c->daemon = vc_strdup(daemon);
+    c->fn = fn;
+    c->ctx = ctx;
+    c->started_ms = vc_mono_ms();
+    return c;
+}
+
+void vc_ctl_destroy(vc_ctl_t **pc)
+{
+    vc_ctl_t *c = *pc;
+    if (c == NULL)
+        return;
+    zmq_close(c->sock);
+    vc_frames_fini(&c->fr);
+    free(c->daemon);
+    free(c);
+    *pc = NULL;
+}
+
+void *vc_ctl_socket(vc_ctl_t *c)
+{
+    return c->sock;
+}
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        VC_ASSERT(!"out of memory");
+    return s;
+}
+
+static void set_message(Vc__Reply *r, int ok, const char *fmt, va_list ap)
+{
+    if (r->message && r->message != protobuf_c_empty_string)
+        free(r->message);
+    r->ok = ok;
+    r->message = vfmt(fmt, ap);
+}
+
+void vc_reply_ok(Vc__Reply *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(r, 1, fmt, ap);
+    va_end(ap);
+}
+
+void vc_reply_fail(Vc__Reply *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    set_message(r, 0, fmt, ap);
+    va_end(ap);
+}
+
+static void add_field(Vc__Field ***fields, size_t *n, const char *key, const char *fmt, va_list ap)
+{
+    Vc__Field *f = vc_malloc(sizeof(*f));
+    vc__field__init(f);
+    f->key = vc_strdup(key);
+    f->value = vfmt(fmt, ap);
+    *fields = vc_realloc(*fields, (*n + 1) * sizeof(**fields));
+    (*fields)[(*n)++] = f;
+}
+
+void vc_reply_field(Vc__Reply *r, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_field(&r->fields, &r->n_fields, key, fmt, ap);
+    va_end(ap);
+}
+
+Vc__Record *vc_reply_record(Vc__Reply *r)
+{
+    Vc__Record *rec = vc_malloc(sizeof(*rec));
+    vc__record__init(rec);
+    r->records = vc_realloc(r->records, (r->n_records + 1) * sizeof(*r->records));
+    r->records[r->n_records++] = rec;
+    return rec;
+}
+
+void vc_record_field(Vc__Record *rec, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    add_field(&rec->fields, &rec->n_fields, key, fmt, ap);
+    va_end(ap);
+}
+
+static const char *get(Vc__Field *const *fields, size_t n, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(fields[i]->key, key) == 0)
+            return fields[i]->value;
+    return NULL;
+}
+
+const char *vc_reply_get(const Vc__Reply *r, const char *key)
+{
+    return get(r->fields, r->n_fields, key);
+}
+
+const char *vc_record_get(const Vc__Record *rec, const char *key)
+{
+    return get(rec->fields, rec->n_fields, key);
+}
+
+/* One command: [identity][empty][Command] in, [identity][empty][Reply] out. */
+static void handle_one(vc_ctl_t *c)
+{
+    vc_frames_t *fr = &c->fr;
+    Vc__Reply *reply = vc_malloc(sizeof(*reply));
+    vc__reply__init(reply);
+    Vc__Command *cmd = NULL;
+    if (fr->n != 3 || zmq_msg_size(&fr->f[1]) != 0) {
+        vc_log(VC_LOG_WARN, "ctl", "dropped a control message of %zu frames: not [id][][command]", fr->n);
+        vc__reply__free_unpacked(reply, NULL);
+        return;
+    }
+    cmd = vc__command__unpack(NULL, zmq_msg_size(&fr->f[2]), zmq_msg_data(&fr->f[2]));
+    if (cmd == NULL) {
+        vc_reply_fail(reply, "malformed command");
+    } else if (strcmp(cmd->verb, "ping") == 0 || strcmp(cmd->verb, "status") == 0) {
+        vc_reply_ok(reply, "%s is running", c->daemon);
+        vc_reply_field(reply, "daemon", "%s", c->daemon);
+        vc_reply_field(reply, "pid", "%d", (int)getpid());
+        vc_reply_field(reply, "version", "%s", VC_VERSION);
+        vc_reply_field(reply, "uptime_ms", "%llu", (unsigned long long)(vc_mono_ms() - c->started_ms));
+        c->fn(c->ctx, cmd, reply);
+    } else {
+        vc_reply_fail(reply, "unknown command \"%s\"", cmd->verb);
+        c->fn(c->ctx, cmd, reply);
+    }
+    /* Send the envelope back: identity and delimiter, then the reply. */
+    if (zmq_msg_send(&fr->f[0], c->sock, ZMQ_SNDMORE) < 0 || zmq_msg_send(&fr->f[1], c->sock, ZMQ_SNDMORE) < 0 ||
+        vc_send_proto(c->sock, &reply->base, 0) < 0)
+        vc_log(VC_LOG_WARN, "ctl", "zmq_send() failed while answering \"%s\": %s",
+               cmd ? cmd->verb : "?", zmq_strerror(errno));
+    if (cmd)
+        vc__command__free_unpacked(cmd, NULL);
+    vc__reply__free_unpacked(reply, NULL);
+}
+
+int vc_ctl_handle(vc_ctl_t *c)
+{
+    int handled = 0;
+    for (;;) {
+        int n = vc_frames_recv(c->sock, &c->fr, ZMQ_DONTWAIT);
+        if (n < 0)
+            break;
+        /* The first two frames are sent back as they are; the command frame
+         * is closed with the rest. */
+        handle_one(c);
+        vc_frames_close(&c->fr);
+        handled++;
+    }
+    return handled;
+}
+
+int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args,
+                size_t nargs, long timeout_ms, Vc__Reply **out)
+{
+    *out = NULL;
+    /* ZeroMQ connects lazily and would wait for a socket that never comes:
+     * a missing ipc file means nobody listens. */
+    if (strncmp(endpoint, "ipc://", 6) == 0) {
+        struct stat st;
+        if (stat(endpoint + 6, &st) != 0)
+            return -VC_ERR_NOTRUNNING;
+    }
+    void *s = vc_socket(zctx, ZMQ_REQ, endpoint, 0);
+    if (s == NULL)
+        return -errno;
+    Vc__Command cmd = VC__COMMAND__INIT;
+    cmd.verb = (char *)verb;
+    cmd.args = (char **)args;
+    cmd.n_args = nargs;
+    int r = vc_send_proto(s, &cmd.base, 0);
+    if (r == 0) {
+        r = vc_wait_readable(s, timeout_ms);
+        if (r == 0)
+            r = -VC_ERR_TIMEOUT;
+    }
+    if (r > 0) {
+        zmq_msg_t m;
+        zmq_msg_init(&m);
+        if (zmq_msg_recv(&m, s, 0) < 0) {
+            r = -errno;
+        } else {
+            *out = vc__reply__unpack(NULL, zmq_msg_size(&m), zmq_msg_data(&m));
+            r = *out ? 0 : -VC_ERR_PROTO;
+        }
+        zmq_msg_close(&m);
+    }
+    zmq_close(s);
+    return r;
+}

@@ -1,0 +1,48 @@
+/*
+ * vc_ctl: the control endpoint every daemon answers, and its client.
+ *
+ * A ROUTER socket takes Commands (proto/control.proto) from REQ clients and
+ * answers each with a Reply. "ping" and "status" replies start with the
+ * facts every daemon has (daemon, pid, version, uptime); the daemon's own
+ * handler adds to them and answers its other verbs.
+ */
+#ifndef VC_CTL_H
+#define VC_CTL_H
+
+#include "control.pb-c.h"
+
+typedef struct vc_ctl vc_ctl_t;
+
+/* Called once per command. reply starts as ok=true for ping/status and
+ * ok=false "unknown command" otherwise; set it with the helpers below. The
+ * command is borrowed for the duration of the call. */
+typedef void (*vc_ctl_fn)(void *ctx, const Vc__Command *cmd, Vc__Reply *reply);
+
+vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ctl_fn fn, void *ctx);
+void vc_ctl_destroy(vc_ctl_t **ctl);
+/* The socket to poll for ZMQ_POLLIN. Borrowed. */
+void *vc_ctl_socket(vc_ctl_t *ctl);
+/* Answers every command waiting; never blocks. Returns how many. */
+int vc_ctl_handle(vc_ctl_t *ctl);
+
+/* Reply builders; strings are copied. */
+void vc_reply_ok(Vc__Reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vc_reply_fail(Vc__Reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void vc_reply_field(Vc__Reply *r, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* A new record appended to the reply; borrowed, owned by the reply. */
+Vc__Record *vc_reply_record(Vc__Reply *r);
+void vc_record_field(Vc__Record *rec, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The value of a field, or NULL. Borrowed from r. */
+const char *vc_reply_get(const Vc__Reply *r, const char *key);
+const char *vc_record_get(const Vc__Record *rec, const char *key);
+
+/* Sends one command and waits up to timeout_ms for the reply. On success
+ * *out is a reply the caller frees with vc__reply__free_unpacked(*out,
+ * NULL). Errors: -VC_ERR_NOTRUNNING (no socket there), -VC_ERR_TIMEOUT,
+ * -VC_ERR_PROTO, or a negative errno. */
+int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args,
+                size_t nargs, long timeout_ms, Vc__Reply **out);
+
+#endif

@@ -1,0 +1,127 @@
+#include "vc_daemon.h"
+#include "vc_confstore.h"
+#include "vc_log.h"
+#include "vc_proc.h"
+#include "vc_util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+static void usage(const char *name, FILE *out)
+{
+    fprintf(out,
+            "usage: %s --data DIR\n"
+            "  Runs one daemon of the Velocity suite; `vc up` starts it for you.\n"
+            "  --data DIR   the suite's data directory (or VC_DATA)\n",
+            name);
+}
+
+void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
+{
+    memset(d, 0, sizeof(*d));
+    d->name = name;
+    d->sigfd = -1;
+    const char *data = getenv("VC_DATA");
+    static const struct option opts[] = {
+        {"data", required_argument, NULL, 'd'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+    for (int c; (c = getopt_long(argc, argv, "d:hV", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'd': data = optarg; break;
+        case 'h': usage(name, stdout); exit(0);
+        case 'V': printf("%s %s\n", name, VC_VERSION); exit(0);
+        default: usage(name, stderr); exit(2);
+        }
+    }
+    if (data == NULL) {
+        usage(name, stderr);
+        exit(2);
+    }
+    d->data_dir = realpath(data, NULL);
+    vc_log_init(name, VC_LOG_INFO, getenv("VC_LOG_FORMAT") && !strcmp(getenv("VC_LOG_FORMAT"), "json"), 2);
+    if (d->data_dir == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "realpath() failed while opening the data directory \"%s\"", data);
+        exit(1);
+    }
+    char err[1024] = "";
+    d->cfg = vc_confstore_load(d->data_dir, err, sizeof(err));
+    if (d->cfg == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "cannot load the configuration: %s", err);
+        exit(1);
+    }
+    vc_log_set_level(d->cfg->log_level);
+    vc_log_set_json(d->cfg->log_json);
+}
+
+void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
+{
+    d->sigfd = vc_proc_signalfd();
+    if (d->sigfd < 0) {
+        vc_log(VC_LOG_CRIT, "main", "signalfd() failed: %s", vc_strerror(d->sigfd));
+        exit(1);
+    }
+    vc_mkdirs(d->cfg->run_dir, 0700);
+    d->pidfile = vc_asprintf("%s/%s.pid", d->cfg->run_dir, d->name);
+    pid_t other = vc_proc_pidfile_alive(d->pidfile);
+    if (other > 0 && other != getpid()) {
+        vc_log(VC_LOG_CRIT, "main", "%s already runs as pid %d (%s)", d->name, (int)other, d->pidfile);
+        exit(1);
+    }
+    vc_proc_pidfile_write(d->pidfile);
+    d->zctx = zmq_ctx_new();
+    char *ep = vc_asprintf("ctl-%s", d->name);
+    char *ctl_ep = vc_config_endpoint(d->cfg, ep);
+    d->ctl = vc_ctl_new(d->zctx, ctl_ep, d->name, fn, ctx);
+    free(ep);
+    free(ctl_ep);
+    if (d->ctl == NULL)
+        exit(1);
+    char *bus_ep = vc_config_endpoint(d->cfg, "bus-in");
+    d->bus = vc_bus_new(d->zctx, bus_ep, d->name);
+    free(bus_ep);
+}
+
+/* "vc-php" -> "php": the first part of the daemon's topics. */
+static const char *short_name(const char *name)
+{
+    return strncmp(name, "vc-", 3) == 0 ? name + 3 : name;
+}
+
+void vc_daemon_ready(vc_daemon_t *d)
+{
+    char topic[64], pid[16];
+    snprintf(topic, sizeof(topic), "%s.started", short_name(d->name));
+    snprintf(pid, sizeof(pid), "%d", (int)getpid());
+    vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, "pid", pid, "version",
+                   VC_VERSION, NULL);
+    vc_log(VC_LOG_INFO, "main", "%s %s ready", d->name, VC_VERSION);
+    vc_proc_ready();
+}
+
+void vc_daemon_fini(vc_daemon_t *d)
+{
+    if (d->bus) {
+        char topic[64];
+        snprintf(topic, sizeof(topic), "%s.stopped", short_name(d->name));
+        vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, NULL);
+    }
+    vc_bus_destroy(&d->bus);
+    vc_ctl_destroy(&d->ctl);
+    if (d->zctx)
+        zmq_ctx_term(d->zctx);
+    d->zctx = NULL;
+    if (d->pidfile)
+        unlink(d->pidfile);
+    free(d->pidfile);
+    vc_config_destroy(&d->cfg);
+    free(d->data_dir);
+    if (d->sigfd >= 0)
+        close(d->sigfd);
+}

@@ -1,0 +1,39 @@
+/*
+ * vc_daemon: the start every daemon shares, in two steps so vc-php can fork
+ * its zygote between them:
+ *
+ *   vc_daemon_load()   arguments, configuration from the store, logging.
+ *                      Opens nothing that must not cross a fork.
+ *   vc_daemon_start()  signals, pid file, ZeroMQ context, control endpoint,
+ *                      bus publisher; announces "<daemon>.started".
+ */
+#ifndef VC_DAEMON_H
+#define VC_DAEMON_H
+
+#include "vc_bus.h"
+#include "vc_config.h"
+#include "vc_ctl.h"
+
+typedef struct vc_daemon {
+    const char *name;  /* "vc-bus"; static storage */
+    char *data_dir;    /* absolute */
+    vc_config_t *cfg;  /* owned */
+    int sigfd;
+    void *zctx;
+    vc_ctl_t *ctl;
+    vc_bus_t *bus;
+    char *pidfile;
+} vc_daemon_t;
+
+/* Parses --data DIR (or VC_DATA), --help and --version; loads the current
+ * configuration. Exits with a message on bad usage or no configuration. */
+void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv);
+/* Exits with a logged reason on failure. */
+void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx);
+/* Announces "<daemon>.started" (topic "bus.started" for vc-bus) and tells
+ * the supervisor the daemon is ready. Call once every socket is bound. */
+void vc_daemon_ready(vc_daemon_t *d);
+/* Announces "<daemon>.stopped", closes everything, removes the pid file. */
+void vc_daemon_fini(vc_daemon_t *d);
+
+#endif

@@ -1,0 +1,127 @@
+#include "vc_msg.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+int vc_frames_recv(void *sock, vc_frames_t *fr, int flags)
+{
+    VC_ASSERT(fr->n == 0);
+    int more = 1, overflow = 0;
+    while (more) {
+        if (fr->n == fr->cap) {
+            fr->cap = fr->cap ? fr->cap * 2 : 8;
+            fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
+        }
+        zmq_msg_t *m = &fr->f[fr->n];
+        zmq_msg_init(m);
+        /* Only the first frame may be absent; the rest of a multipart
+         * message is delivered atomically with it. */
+        if (zmq_msg_recv(m, sock, fr->n == 0 ? flags : 0) < 0) {
+            int e = errno;
+            zmq_msg_close(m);
+            vc_frames_close(fr);
+            return -e;
+        }
+        more = zmq_msg_more(m);
+        if (fr->n >= VC_MSG_MAX_FRAMES) {
+            zmq_msg_close(m);
+            overflow = 1;
+            continue;
+        }
+        fr->n++;
+    }
+    if (overflow) {
+        vc_frames_close(fr);
+        return -EMSGSIZE;
+    }
+    return (int)fr->n;
+}
+
+void vc_frames_close(vc_frames_t *fr)
+{
+    for (size_t i = 0; i < fr->n; i++)
+        zmq_msg_close(&fr->f[i]);
+    fr->n = 0;
+}
+
+void vc_frames_fini(vc_frames_t *fr)
+{
+    vc_frames_close(fr);
+    free(fr->f);
+    fr->f = NULL;
+    fr->cap = 0;
+}
+
+int vc_frames_send(void *sock, vc_frames_t *fr, size_t from, int more)
+{
+    for (size_t i = from; i < fr->n; i++) {
+        int fl = (i + 1 < fr->n || more) ? ZMQ_SNDMORE : 0;
+        if (zmq_msg_send(&fr->f[i], sock, fl) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+static void free_buf(void *data, void *hint)
+{
+    (void)hint;
+    free(data);
+}
+
+int vc_send_proto(void *sock, const ProtobufCMessage *m, int flags)
+{
+    size_t len = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = vc_malloc(len ? len : 1);
+    protobuf_c_message_pack(m, buf);
+    zmq_msg_t msg;
+    /* ZeroMQ owns buf from here and frees it with free_buf. */
+    zmq_msg_init_data(&msg, buf, len, free_buf, NULL);
+    if (zmq_msg_send(&msg, sock, flags) < 0) {
+        int e = errno;
+        zmq_msg_close(&msg);
+        return -e;
+    }
+    return 0;
+}
+
+int vc_send_bytes(void *sock, const void *data, size_t len, int flags)
+{
+    return zmq_send(sock, data, len, flags) < 0 ? -errno : 0;
+}
+
+void *vc_socket(void *zctx, int type, const char *endpoint, int bind)
+{
+    void *s = zmq_socket(zctx, type);
+    if (s == NULL)
+        return NULL;
+    int zero = 0;
+    zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
+    if (bind && strncmp(endpoint, "ipc://", 6) == 0) {
+        char *dir = vc_strdup(endpoint + 6);
+        char *slash = strrchr(dir, '/');
+        if (slash && slash != dir) {
+            *slash = '\0';
+            vc_mkdirs(dir, 0700);
+        }
+        free(dir);
+    }
+    int rc = bind ? zmq_bind(s, endpoint) : zmq_connect(s, endpoint);
+    if (rc != 0) {
+        int e = errno;
+        zmq_close(s);
+        errno = e;
+        return NULL;
+    }
+    return s;
+}
+
+int vc_wait_readable(void *sock, long timeout_ms)
+{
+    zmq_pollitem_t it = {sock, 0, ZMQ_POLLIN, 0};
+    int rc = zmq_poll(&it, 1, timeout_ms);
+    if (rc < 0)
+        return -errno;
+    return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * vc_msg: ZeroMQ helpers. Sockets from endpoints, multipart messages held
+ * as zmq_msg_t frames (so bodies pass through without copies), protobuf
+ * frames packed straight into a buffer ZeroMQ then owns.
+ */
+#ifndef VC_MSG_H
+#define VC_MSG_H
+
+#include <protobuf-c/protobuf-c.h>
+#include <stddef.h>
+#include <zmq.h>
+
+/* The frames of one multipart message. */
+typedef struct vc_frames {
+    zmq_msg_t *f;
+    size_t n, cap;
+} vc_frames_t;
+
+/* Receives one whole multipart message into fr (which must be empty or
+ * closed). flags: 0 or ZMQ_DONTWAIT. Returns the frame count, -EAGAIN when
+ * nothing is waiting, or another negative errno. A message of more than
+ * max_frames frames is drained and refused with -EMSGSIZE. */
+int vc_frames_recv(void *sock, vc_frames_t *fr, int flags);
+/* Closes every frame; fr can be reused. */
+void vc_frames_close(vc_frames_t *fr);
+/* Releases the array too. */
+void vc_frames_fini(vc_frames_t *fr);
+/* Sends frames [from, n) and leaves them empty (ZeroMQ owns their content
+ * now). more: ZMQ_SNDMORE if further frames follow. */
+int vc_frames_send(void *sock, vc_frames_t *fr, size_t from, int more);
+
+/* Packs m into a new frame and sends it; ZeroMQ owns the buffer. */
+int vc_send_proto(void *sock, const ProtobufCMessage *m, int flags);
+/* Sends a copy of a small buffer (identities, empty delimiters). */
+int vc_send_bytes(void *sock, const void *data, size_t len, int flags);
+
+/* Creates a socket of the given type, with linger 0, and binds (bind != 0)
+ * or connects it to endpoint. For ipc:// binds the directory is created.
+ * Returns NULL with errno set. */
+void *vc_socket(void *zctx, int type, const char *endpoint, int bind);
+
+/* Wait for one socket to become readable for up to timeout_ms (-1: for
+ * ever). 1 readable, 0 timeout, negative errno. */
+int vc_wait_readable(void *sock, long timeout_ms);
+
+/* Limits on what we accept from a peer. */
+#define VC_MSG_MAX_FRAMES 4096
+
+#endif

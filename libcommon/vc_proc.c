@@ -1,0 +1,104 @@
+#include "vc_proc.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+static sigset_t handled_set(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    sigaddset(&set, SIGCHLD);
+    sigaddset(&set, SIGQUIT);
+    return set;
+}
+
+int vc_proc_signalfd(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    sigset_t set = handled_set();
+    if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+        return -errno;
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int vc_proc_read_signal(int fd)
+{
+    struct signalfd_siginfo si;
+    ssize_t n = read(fd, &si, sizeof(si));
+    return n == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
+}
+
+void vc_proc_unblock_signals(void)
+{
+    sigset_t set = handled_set();
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_DFL);
+}
+
+int vc_proc_pidfile_write(const char *path)
+{
+    char *tmp = vc_asprintf("%s.%d.tmp", path, (int)getpid());
+    FILE *f = fopen(tmp, "w");
+    int r = 0;
+    if (f == NULL) {
+        r = -errno;
+    } else {
+        fprintf(f, "%d\n", (int)getpid());
+        if (fclose(f) != 0)
+            r = -errno;
+        else if (rename(tmp, path) != 0)
+            r = -errno;
+    }
+    if (r < 0)
+        unlink(tmp);
+    free(tmp);
+    return r;
+}
+
+pid_t vc_proc_pidfile_alive(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    int pid = 0;
+    if (fscanf(f, "%d", &pid) != 1)
+        pid = 0;
+    fclose(f);
+    if (pid <= 1)
+        return 0;
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    return pid;
+}
+
+void vc_proc_ready(void)
+{
+    const char *s = getenv("VC_READY_FD");
+    if (s == NULL)
+        return;
+    int fd = atoi(s);
+    unsetenv("VC_READY_FD");
+    if (fd <= 2)
+        return;
+    ssize_t unused = write(fd, "R", 1);
+    (void)unused;
+    close(fd);
+}
+
+void vc_proc_die_with_parent(int sig, pid_t parent)
+{
+    prctl(PR_SET_PDEATHSIG, sig);
+    if (getppid() != parent)
+        _exit(1); /* the parent died before the request took effect */
+}

@@ -1,0 +1,35 @@
+/*
+ * vc_proc: what every daemon does as a process: signals as a file
+ * descriptor, its pid file, telling its supervisor it is ready, and dying
+ * with its supervisor.
+ */
+#ifndef VC_PROC_H
+#define VC_PROC_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+/* Blocks SIGTERM, SIGINT, SIGHUP, SIGCHLD and SIGQUIT and returns a
+ * signalfd (non-blocking, close-on-exec) that delivers them, for a poll
+ * loop. Ignores SIGPIPE. Returns -errno on failure. */
+int vc_proc_signalfd(void);
+/* Reads one pending signal from the fd: its number, or 0 if none. */
+int vc_proc_read_signal(int fd);
+/* Undoes the mask (in a child before exec, or before running PHP). */
+void vc_proc_unblock_signals(void);
+
+/* Writes the pid file atomically (write a temporary, rename). 0 or -errno. */
+int vc_proc_pidfile_write(const char *path);
+/* The pid in a pid file if that process is alive, else 0. */
+pid_t vc_proc_pidfile_alive(const char *path);
+
+/* Tells the supervisor we are ready: writes one byte to the descriptor named
+ * by VC_READY_FD, if set, and closes it. */
+void vc_proc_ready(void);
+
+/* Call in a child right after fork(), with the parent's pid: the kernel
+ * sends sig to the child when the parent dies, so nothing is left behind
+ * when a supervisor is killed. Exits at once if the parent is already gone. */
+void vc_proc_die_with_parent(int sig, pid_t parent);
+
+#endif

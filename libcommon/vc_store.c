@@ -1,0 +1,197 @@
+#include "vc_store.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct vc_store {
+    MDB_env *env;
+    char *dir;
+};
+
+int vc_store_err(int rc)
+{
+    if (rc == 0)
+        return 0;
+    if (rc == MDB_NOTFOUND)
+        return -VC_ERR_NOTFOUND;
+    if (rc == MDB_MAP_FULL)
+        return -ENOSPC; /* vc_store_write grows the map on this one */
+    if (rc > 0 && rc < 1000)
+        return -rc; /* an errno value */
+    return -VC_ERR_STORE;
+}
+
+void vc_store_u64_key(uint64_t v, unsigned char out[8])
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        out[i] = (unsigned char)(v & 0xff);
+}
+
+uint64_t vc_store_u64_from_key(const void *key)
+{
+    const unsigned char *k = key;
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = (v << 8) | k[i];
+    return v;
+}
+
+static int check_schema(MDB_txn *txn, MDB_dbi dbi, void *ctx)
+{
+    char *err = ((char **)ctx)[0];
+    size_t errlen = (size_t)((char **)ctx)[1];
+    MDB_val k = {6, "schema"}, v;
+    int rc = mdb_get(txn, dbi, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        unsigned char buf[8];
+        vc_store_u64_key(VC_STORE_SCHEMA, buf);
+        MDB_val nv = {8, buf};
+        return vc_store_err(mdb_put(txn, dbi, &k, &nv, 0));
+    }
+    if (rc != 0)
+        return vc_store_err(rc);
+    if (v.mv_size != 8 || vc_store_u64_from_key(v.mv_data) != VC_STORE_SCHEMA) {
+        snprintf(err, errlen, "state store has schema %llu, this build reads %d",
+                 v.mv_size == 8 ? (unsigned long long)vc_store_u64_from_key(v.mv_data) : 0ULL,
+                 VC_STORE_SCHEMA);
+        return -VC_ERR_STORE;
+    }
+    return 0;
+}
+
+vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t errlen)
+{
+    int r = vc_mkdirs(dir, 0700);
+    if (r < 0) {
+        snprintf(err, errlen, "mkdir() failed while opening the state store \"%s\": %s", dir, vc_strerror(r));
+        return NULL;
+    }
+    vc_store_t *st = vc_calloc(1, sizeof(*st));
+    st->dir = vc_strdup(dir);
+    int rc = mdb_env_create(&st->env);
+    if (rc == 0)
+        rc = mdb_env_set_maxdbs(st->env, 32);
+    if (rc == 0)
+        rc = mdb_env_set_maxreaders(st->env, 1022);
+    if (rc == 0)
+        rc = mdb_env_set_mapsize(st->env, map_size);
+    /* NOTLS: a read transaction is not tied to a thread, so a ZeroMQ or PHP
+     * thread switch cannot strand a reader slot. */
+    if (rc == 0)
+        rc = mdb_env_open(st->env, dir, MDB_NOTLS, 0600);
+    if (rc != 0) {
+        snprintf(err, errlen, "mdb_env_open() failed while opening the state store \"%s\": %s", dir,
+                 mdb_strerror(rc));
+        vc_store_destroy(&st);
+        return NULL;
+    }
+    /* A process killed inside a read transaction leaves its reader slot
+     * behind; clearing it here keeps old pages from being pinned forever. */
+    int dead = 0;
+    mdb_reader_check(st->env, &dead);
+    if (dead > 0)
+        vc_log(VC_LOG_NOTICE, "store", "cleared %d stale reader slots in \"%s\"", dead, dir);
+    void *ctx[2] = {err, (void *)errlen};
+    if (vc_store_write(st, VC_DB_META, check_schema, ctx) < 0) {
+        if (err[0] == '\0')
+            snprintf(err, errlen, "cannot write the schema version into \"%s\"", dir);
+        vc_store_destroy(&st);
+        return NULL;
+    }
+    return st;
+}
+
+void vc_store_destroy(vc_store_t **pst)
+{
+    vc_store_t *st = *pst;
+    if (st == NULL)
+        return;
+    if (st->env)
+        mdb_env_close(st->env);
+    free(st->dir);
+    free(st);
+    *pst = NULL;
+}
+
+MDB_env *vc_store_env(vc_store_t *st)
+{
+    return st->env;
+}
+
+/* Another process grew the map: adopt its size (0 means "read it from the
+ * file"). Only safe with no transaction open in this process, which holds
+ * because every transaction here is scoped to one call. */
+static int adopt_map_size(vc_store_t *st)
+{
+    return mdb_env_set_mapsize(st->env, 0);
+}
+
+static int begin(vc_store_t *st, unsigned flags, MDB_txn **txn)
+{
+    int rc = mdb_txn_begin(st->env, NULL, flags, txn);
+    if (rc == MDB_MAP_RESIZED) {
+        adopt_map_size(st);
+        rc = mdb_txn_begin(st->env, NULL, flags, txn);
+    }
+    return rc;
+}
+
+int vc_store_write(vc_store_t *st, const char *db, vc_store_write_fn fn, void *ctx)
+{
+    for (int attempt = 0; attempt < 8; attempt++) {
+        MDB_txn *txn;
+        MDB_dbi dbi;
+        int rc = begin(st, 0, &txn);
+        if (rc != 0)
+            return vc_store_err(rc);
+        rc = mdb_dbi_open(txn, db, MDB_CREATE, &dbi);
+        if (rc != 0) {
+            mdb_txn_abort(txn);
+            return vc_store_err(rc);
+        }
+        int r = fn(txn, dbi, ctx);
+        if (r == -ENOSPC) {
+            mdb_txn_abort(txn);
+            rc = MDB_MAP_FULL;
+        } else if (r < 0) {
+            mdb_txn_abort(txn);
+            return r;
+        } else {
+            rc = mdb_txn_commit(txn);
+            if (rc == 0)
+                return r;
+        }
+        if (rc != MDB_MAP_FULL)
+            return vc_store_err(rc);
+        MDB_envinfo info;
+        mdb_env_info(st->env, &info);
+        size_t grown = info.me_mapsize * 2;
+        vc_log(VC_LOG_NOTICE, "store", "map of \"%s\" is full, growing it to %zu MiB", st->dir,
+               grown >> 20);
+        rc = mdb_env_set_mapsize(st->env, grown);
+        if (rc != 0)
+            return vc_store_err(rc);
+    }
+    return -VC_ERR_STORE;
+}
+
+int vc_store_read(vc_store_t *st, const char *db, vc_store_read_fn fn, void *ctx)
+{
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    int rc = begin(st, MDB_RDONLY, &txn);
+    if (rc != 0)
+        return vc_store_err(rc);
+    rc = mdb_dbi_open(txn, db, 0, &dbi);
+    if (rc != 0) {
+        mdb_txn_abort(txn);
+        return vc_store_err(rc);
+    }
+    int r = fn(txn, dbi, ctx);
+    mdb_txn_abort(txn);
+    return r;
+}

@@ -1,0 +1,55 @@
+/*
+ * vc_store: the shared LMDB environment (DATA/state).
+ *
+ * Every named database has exactly one writing daemon; everybody else reads.
+ * Open it after fork(), never before: an LMDB environment must not cross a
+ * fork. Readers never block and never hold a transaction across a blocking
+ * call. The map grows by itself when a write finds it full, and a reader
+ * whose map another process grew picks up the new size.
+ */
+#ifndef VC_STORE_H
+#define VC_STORE_H
+
+#include <lmdb.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Bumped when the layout of any database changes incompatibly. */
+#define VC_STORE_SCHEMA 1
+
+/* The named databases and their writers. */
+#define VC_DB_META "meta"     /* vc: schema version */
+#define VC_DB_CONFIG "config" /* vc: configuration versions */
+#define VC_DB_EVENTS "events" /* vc-bus: the event journal */
+
+typedef struct vc_store vc_store_t;
+
+/* Opens (creating) the environment in dir with the given initial map size.
+ * Returns NULL and writes the reason into err on failure. */
+vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t errlen);
+void vc_store_destroy(vc_store_t **st);
+MDB_env *vc_store_env(vc_store_t *st);
+
+/* Runs fn inside a write transaction on the named database (created if
+ * missing) and commits if fn returns >= 0. A full map is grown (doubled) and
+ * fn run again (fn returns vc_store_err() of its puts, so a full map shows
+ * as -ENOSPC), so fn must be repeatable. Returns fn's result, or a
+ * negative error. */
+typedef int (*vc_store_write_fn)(MDB_txn *txn, MDB_dbi dbi, void *ctx);
+int vc_store_write(vc_store_t *st, const char *db, vc_store_write_fn fn, void *ctx);
+
+/* Runs fn inside a read-only transaction. Values fn sees are pointers into
+ * the map, valid only until fn returns: copy what you keep. A database that
+ * does not exist yet reads as empty (fn is not called, returns
+ * -VC_ERR_NOTFOUND). */
+typedef int (*vc_store_read_fn)(MDB_txn *txn, MDB_dbi dbi, void *ctx);
+int vc_store_read(vc_store_t *st, const char *db, vc_store_read_fn fn, void *ctx);
+
+/* Big-endian u64 keys sort numerically in LMDB's default byte order. */
+void vc_store_u64_key(uint64_t v, unsigned char out[8]);
+uint64_t vc_store_u64_from_key(const void *key);
+
+/* Maps an LMDB return code to our negative error. */
+int vc_store_err(int rc);
+
+#endif

@@ -1,0 +1,187 @@
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+void vc_assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+    fprintf(stderr, "assertion \"%s\" failed at %s:%d in %s()\n", expr, file, line, func);
+    abort();
+}
+
+static void *oom(size_t n)
+{
+    fprintf(stderr, "out of memory allocating %zu bytes\n", n);
+    abort();
+}
+
+void *vc_malloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    return p ? p : oom(n);
+}
+
+void *vc_calloc(size_t count, size_t n)
+{
+    void *p = calloc(count ? count : 1, n ? n : 1);
+    return p ? p : oom(count * n);
+}
+
+void *vc_realloc(void *p, size_t n)
+{
+    void *q = realloc(p, n ? n : 1);
+    return q ? q : oom(n);
+}
+
+char *vc_strdup(const char *s)
+{
+    return vc_strndup(s, strlen(s));
+}
+
+char *vc_strndup(const char *s, size_t n)
+{
+    char *p = vc_malloc(n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *vc_asprintf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *out = NULL;
+    int n = vasprintf(&out, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        oom(strlen(fmt));
+    return out;
+}
+
+const char *vc_strerror(int err)
+{
+    if (err < 0)
+        err = -err;
+    switch (err) {
+    case VC_ERR_CONFIG: return "configuration rejected";
+    case VC_ERR_PROTO: return "malformed message";
+    case VC_ERR_STORE: return "state store error";
+    case VC_ERR_NOTFOUND: return "not found";
+    case VC_ERR_TIMEOUT: return "timed out";
+    case VC_ERR_NOTRUNNING: return "not running";
+    default: return strerror(err);
+    }
+}
+
+uint64_t vc_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+uint64_t vc_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+int64_t vc_parse_duration_ms(const char *s)
+{
+    if (s == NULL || *s == '\0')
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || v < 0)
+        return -1;
+    double mul;
+    if (*end == '\0' || strcmp(end, "s") == 0)
+        mul = 1000;
+    else if (strcmp(end, "ms") == 0)
+        mul = 1;
+    else if (strcmp(end, "m") == 0)
+        mul = 60e3;
+    else if (strcmp(end, "h") == 0)
+        mul = 3600e3;
+    else if (strcmp(end, "d") == 0)
+        mul = 86400e3;
+    else
+        return -1;
+    double ms = v * mul;
+    if (ms > 9.2e15)
+        return -1;
+    return (int64_t)ms;
+}
+
+void vc_json_escape(FILE *out, const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        switch (c) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (c < 0x20 || c == 0x7f)
+                fprintf(out, "\\u%04x", c);
+            else
+                fputc(c, out);
+        }
+    }
+}
+
+int vc_mkdirs(const char *path, int mode)
+{
+    char buf[4096];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof(buf))
+        return -ENAMETOOLONG;
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, mode) != 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, mode) != 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+char *vc_read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = vc_malloc(cap);
+    for (;;) {
+        if (n + 1 >= cap)
+            buf = vc_realloc(buf, cap *= 2);
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int failed = ferror(f);
+    fclose(f);
+    if (failed) {
+        free(buf);
+        errno = EIO;
+        return NULL;
+    }
+    buf[n] = '\0';
+    if (len)
+        *len = n;
+    return buf;
+}

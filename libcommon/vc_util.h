@@ -1,0 +1,66 @@
+/*
+ * vc_util: the pieces every module needs: always-on asserts, allocation
+ * that aborts on exhaustion, error codes, clocks and small string helpers.
+ */
+#ifndef VC_UTIL_H
+#define VC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Invariants of our own code. Stays compiled in under NDEBUG: a broken
+ * invariant is a bug and continuing would corrupt state. Never use it on
+ * anything that came from outside the process. */
+#define VC_ASSERT(cond)                                                        \
+    do {                                                                       \
+        if (!(cond))                                                           \
+            vc_assert_fail(#cond, __FILE__, __LINE__, __func__);               \
+    } while (0)
+
+void vc_assert_fail(const char *expr, const char *file, int line, const char *func)
+    __attribute__((noreturn));
+
+/* Allocation wrappers: abort with a message when memory runs out, so callers
+ * never check for NULL. Budgets we set on purpose are checked elsewhere. */
+void *vc_malloc(size_t n);
+void *vc_calloc(size_t count, size_t n);
+void *vc_realloc(void *p, size_t n);
+char *vc_strdup(const char *s);
+char *vc_strndup(const char *s, size_t n);
+/* Returns a malloc'd string; the caller owns it. */
+char *vc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Error codes beyond errno values, returned negated like errno ones. */
+enum {
+    VC_ERR_BASE = 10000,
+    VC_ERR_CONFIG,    /* configuration rejected */
+    VC_ERR_PROTO,     /* a message did not decode */
+    VC_ERR_STORE,     /* LMDB refused */
+    VC_ERR_NOTFOUND,  /* no such key, site, daemon */
+    VC_ERR_TIMEOUT,   /* a peer did not answer in time */
+    VC_ERR_NOTRUNNING /* the suite (or a daemon) is not running */
+};
+/* A message for a negative error code (errno or VC_ERR_*); static storage. */
+const char *vc_strerror(int err);
+
+/* Clocks: wall time for events and logs, monotonic for timeouts. */
+uint64_t vc_now_us(void);
+uint64_t vc_mono_ms(void);
+
+/* Parses "5m", "30s", "2h", "1d", "1500ms" into milliseconds; -1 on error. */
+int64_t vc_parse_duration_ms(const char *s);
+
+/* Appends s to out as the inside of a JSON string (no quotes added). */
+void vc_json_escape(FILE *out, const char *s, size_t len);
+
+/* mkdir -p with the given mode; 0 or -errno. */
+int vc_mkdirs(const char *path, int mode);
+
+/* Reads a whole file into a malloc'd NUL-terminated buffer (caller frees);
+ * NULL with errno set on failure. */
+char *vc_read_file(const char *path, size_t *len);
+
+#define VC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+#endif

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Installs every Debian package that building, running, testing and
+# benchmarking Velocity needs. Idempotent: packages already present are left
+# alone, and apt is only asked when something is missing.
+set -eu
+
+# Build: compilers, generators and the -dev packages we link against.
+BUILD="build-essential cmake pkg-config clang-format
+  libphp8.2-embed php8.2-dev
+  libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev
+  libnghttp2-dev liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler
+  libconfig-dev"
+# Run: the PHP extensions the example app and the conformance apps load.
+RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
+# Tests and benchmarks: the reference stack and real clients.
+TEST="nginx-light php8.2-fpm curl nghttp2-client wrk
+  python3 python3-pytest python3-h2 python3-websockets python3-requests
+  python3-zmq python3-protobuf
+  clang libclang-rt-14-dev procps psmisc iproute2"
+
+PKGS="$BUILD $RUN $TEST"
+missing=""
+for p in $PKGS; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing="$missing $p"
+    fi
+done
+if [ -z "$missing" ]; then
+    echo "install-deps: all packages present"
+    exit 0
+fi
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+echo "install-deps: installing$missing"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+# shellcheck disable=SC2086
+$SUDO apt-get install -y -qq --no-install-recommends $missing
+# The Debian packages start nginx and php-fpm as system services; the tests
+# and benchmarks run their own instances on loopback ports, so the system
+# copies are stopped to keep port 80 and the CPU free.
+for svc in nginx php8.2-fpm; do
+    if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
+        $SUDO systemctl stop "$svc" || true
+    fi
+done
