@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const cli_daemons[] = {"vc-bus", NULL};
+const char *const cli_daemons[] = {"vc-bus", "vc-php", "vc-front", NULL};
 
 static void usage(FILE *out)
 {

@@ -1,0 +1,321 @@
+#include "backend.h"
+#include "vc_log.h"
+#include "vc_msg.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NBUCKETS 4096
+
+/* One request waiting on PHP. A shared chunk linked to the request's pool:
+ * when h2o frees the request, for any reason, on_dispose runs. */
+typedef struct preq {
+    h2o_generator_t super;
+    backend_t *be;
+    h2o_req_t *req;   /* NULL once disposed */
+    uint64_t id;
+    struct preq *next; /* hash chain */
+    int started;       /* h2o_start_response called */
+    int sending;       /* an h2o_send waits for proceed */
+    int final_seen;    /* the last message arrived */
+    int aborted;       /* the worker died mid-answer */
+    vc_frames_t queue; /* body frames not yet handed to h2o */
+    vc_frames_t inflight;
+} preq_t;
+
+struct backend {
+    front_t *f;
+    void *sock;
+    h2o_socket_t *watch;
+    h2o_timeout_entry_t drain_entry;
+    uint64_t next_id;
+    preq_t *buckets[NBUCKETS];
+    size_t inflight;
+    vc_frames_t fr;
+};
+
+static preq_t **slot(backend_t *be, uint64_t id)
+{
+    preq_t **pp = &be->buckets[id % NBUCKETS];
+    while (*pp && (*pp)->id != id)
+        pp = &(*pp)->next;
+    return pp;
+}
+
+static void unlink_preq(preq_t *p)
+{
+    preq_t **pp = slot(p->be, p->id);
+    if (*pp == p) {
+        *pp = p->next;
+        p->be->inflight--;
+    }
+}
+
+static void schedule_drain(backend_t *be);
+
+/* The request is gone (finished, or the client left). */
+static void on_dispose(void *arg)
+{
+    preq_t *p = arg;
+    unlink_preq(p);
+    if (!p->final_seen) {
+        /* Tell the pool, so a queued request never runs. */
+        Vc__Cancel c = VC__CANCEL__INIT;
+        c.id = p->id;
+        Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+        fm.kind_case = VC__FRONT_MESSAGE__KIND_CANCEL;
+        fm.cancel = &c;
+        vc_send_proto(p->be->sock, &fm.base, ZMQ_DONTWAIT);
+        schedule_drain(p->be);
+    }
+    vc_frames_fini(&p->queue);
+    vc_frames_fini(&p->inflight);
+    p->req = NULL;
+}
+
+static void kick(preq_t *p);
+
+static void on_proceed(h2o_generator_t *g, h2o_req_t *req)
+{
+    preq_t *p = (preq_t *)g;
+    vc_frames_close(&p->inflight);
+    p->sending = 0;
+    kick(p);
+}
+
+static void on_stop(h2o_generator_t *g, h2o_req_t *req)
+{
+    /* The client went away mid-answer; on_dispose follows. */
+}
+
+/* Hands queued body frames to h2o, one h2o_send at a time. */
+static void kick(preq_t *p)
+{
+    if (p->req == NULL || !p->started || p->sending)
+        return;
+    if (p->queue.n == 0 && !p->final_seen)
+        return;
+    /* Move the queue into inflight: its memory must live until proceed. */
+    vc_frames_t tmp = p->inflight;
+    p->inflight = p->queue;
+    p->queue = tmp;
+    h2o_iovec_t vecs[64];
+    size_t n = 0;
+    h2o_iovec_t *bufs = p->inflight.n <= 64 ? vecs : h2o_mem_alloc_pool(&p->req->pool, sizeof(h2o_iovec_t) * p->inflight.n);
+    for (size_t i = 0; i < p->inflight.n; i++)
+        bufs[n++] = h2o_iovec_init(zmq_msg_data(&p->inflight.f[i]), zmq_msg_size(&p->inflight.f[i]));
+    h2o_send_state_t state = !p->final_seen ? H2O_SEND_STATE_IN_PROGRESS
+                             : p->aborted   ? H2O_SEND_STATE_ERROR
+                                            : H2O_SEND_STATE_FINAL;
+    p->sending = 1;
+    /* After a final send h2o may dispose the request (and p) at once. */
+    h2o_send(p->req, bufs, n, state);
+}
+
+static void append_body(preq_t *p, vc_frames_t *fr, size_t from)
+{
+    for (size_t i = from; i < fr->n; i++) {
+        if (p->queue.n == p->queue.cap) {
+            p->queue.cap = p->queue.cap ? p->queue.cap * 2 : 8;
+            p->queue.f = vc_realloc(p->queue.f, p->queue.cap * sizeof(zmq_msg_t));
+        }
+        zmq_msg_init(&p->queue.f[p->queue.n]);
+        zmq_msg_move(&p->queue.f[p->queue.n], &fr->f[i]);
+        p->queue.n++;
+    }
+}
+
+static int is_hop_by_hop(const char *n)
+{
+    return !strcasecmp(n, "content-length") || !strcasecmp(n, "transfer-encoding") || !strcasecmp(n, "connection") ||
+           !strcasecmp(n, "keep-alive");
+}
+
+static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *fr)
+{
+    h2o_req_t *req = p->req;
+    req->res.status = (int)h->status;
+    req->res.reason = h->reason && *h->reason ? h2o_strdup(&req->pool, h->reason, SIZE_MAX).base : "OK";
+    for (size_t i = 0; i < h->n_headers; i++) {
+        const char *name = h->headers[i]->name;
+        size_t nlen = strlen(name);
+        if (is_hop_by_hop(name))
+            continue;
+        char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);
+        for (size_t k = 0; k < nlen; k++)
+            lc[k] = (char)h2o_tolower(name[k]);
+        lc[nlen] = '\0';
+        char *orig = h2o_strdup(&req->pool, name, nlen).base;
+        h2o_iovec_t v = h2o_strdup(&req->pool, (const char *)h->headers[i]->value.data, h->headers[i]->value.len);
+        h2o_add_header_by_str(&req->pool, &req->res.headers, lc, nlen, 1, orig, v.base, v.len);
+    }
+    if (h->final) {
+        /* The whole answer is here: say its length instead of chunking. */
+        size_t total = 0;
+        for (size_t i = 1; i < fr->n; i++)
+            total += zmq_msg_size(&fr->f[i]);
+        req->res.content_length = total;
+        p->final_seen = 1;
+    }
+    if (h->status >= 500)
+        be->f->stats.errors_5xx++;
+    if (h->error && *h->error)
+        vc_log(VC_LOG_WARN, "backend", "%u from the pool for %.*s: %s", h->status, (int)req->path.len,
+               req->path.base, h->error);
+    append_body(p, fr, 1);
+    p->started = 1;
+    h2o_start_response(req, &p->super);
+    kick(p);
+}
+
+static void on_message(backend_t *be, vc_frames_t *fr)
+{
+    Vc__BackMessage *bm = vc__back_message__unpack(NULL, zmq_msg_size(&fr->f[0]), zmq_msg_data(&fr->f[0]));
+    if (bm == NULL) {
+        vc_log(VC_LOG_WARN, "backend", "dropped a malformed answer from the pool");
+        return;
+    }
+    uint64_t id = bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD    ? bm->head->id
+                  : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK ? bm->chunk->id
+                                                                  : 0;
+    preq_t *p = *slot(be, id);
+    if (p == NULL || p->req == NULL) {
+        /* The client left; the answer has nowhere to go. */
+    } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && !p->started) {
+        on_head(be, p, bm->head, fr);
+    } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK && p->started) {
+        append_body(p, fr, 1);
+        if (bm->chunk->final) {
+            p->final_seen = 1;
+            p->aborted = bm->chunk->aborted;
+        }
+        kick(p);
+    }
+    vc__back_message__free_unpacked(bm, NULL);
+}
+
+/* Reads every waiting message. ZMQ_FD is edge-like: after any send or
+ * receive the socket must be drained until ZMQ_EVENTS says empty. */
+static void drain(backend_t *be)
+{
+    for (;;) {
+        int events = 0;
+        size_t len = sizeof(events);
+        zmq_getsockopt(be->sock, ZMQ_EVENTS, &events, &len);
+        if (!(events & ZMQ_POLLIN))
+            return;
+        if (vc_frames_recv(be->sock, &be->fr, ZMQ_DONTWAIT) <= 0)
+            return;
+        on_message(be, &be->fr);
+        vc_frames_close(&be->fr);
+    }
+}
+
+static void on_readable(h2o_socket_t *sock, const char *err)
+{
+    backend_t *be = sock->data;
+    drain(be);
+}
+
+static void on_drain_timer(h2o_timeout_entry_t *entry)
+{
+    backend_t *be = H2O_STRUCT_FROM_MEMBER(backend_t, drain_entry, entry);
+    drain(be);
+}
+
+static void schedule_drain(backend_t *be)
+{
+    if (!h2o_timeout_is_linked(&be->drain_entry))
+        h2o_timeout_link(be->f->ctx.loop, &be->f->ctx.zero_timeout, &be->drain_entry);
+}
+
+int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
+{
+    preq_t *p = h2o_mem_alloc_shared(&req->pool, sizeof(*p), on_dispose);
+    memset(p, 0, sizeof(*p));
+    p->super.proceed = on_proceed;
+    p->super.stop = on_stop;
+    p->be = be;
+    p->req = req;
+    p->id = ++be->next_id;
+    head->id = p->id;
+    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+    fm.kind_case = VC__FRONT_MESSAGE__KIND_REQUEST;
+    fm.request = head;
+    int more = req->entity.base != NULL && req->entity.len > 0;
+    int r = vc_send_proto(be->sock, &fm.base, ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0));
+    if (r == 0 && more) {
+        /* h2o owns the body in the request's pool, which may be freed
+         * before ZeroMQ's I/O thread has written it: copy it once. */
+        zmq_msg_t body;
+        zmq_msg_init_size(&body, req->entity.len);
+        memcpy(zmq_msg_data(&body), req->entity.base, req->entity.len);
+        if (zmq_msg_send(&body, be->sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&body);
+            r = -errno;
+        }
+    }
+    if (r < 0) {
+        vc_log(VC_LOG_ERR, "backend", "zmq_send() failed while passing %.*s to PHP: %s", (int)req->path.len,
+               req->path.base, zmq_strerror(-r));
+        p->final_seen = 1; /* nothing to cancel; the pool frees p */
+        be->f->stats.errors_5xx++;
+        h2o_send_error_502(req, "Bad Gateway", "The PHP pool is not reachable.\n", 0);
+        return -1;
+    }
+    p->next = be->buckets[p->id % NBUCKETS];
+    be->buckets[p->id % NBUCKETS] = p;
+    be->inflight++;
+    schedule_drain(be);
+    return 0;
+}
+
+size_t backend_inflight(backend_t *be)
+{
+    return be->inflight;
+}
+
+backend_t *backend_new(front_t *f, const char *endpoint)
+{
+    void *s = vc_socket(f->d.zctx, ZMQ_DEALER, endpoint, 0);
+    if (s == NULL) {
+        vc_log(VC_LOG_ERR, "backend", "zmq_connect() failed while joining the pool \"%s\": %s", endpoint,
+               zmq_strerror(errno));
+        return NULL;
+    }
+    /* Requests queue here while vc-php restarts, instead of failing. */
+    int hwm = 100000;
+    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+    zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+    backend_t *be = vc_calloc(1, sizeof(*be));
+    be->f = f;
+    be->sock = s;
+    int fd;
+    size_t len = sizeof(fd);
+    zmq_getsockopt(s, ZMQ_FD, &fd, &len);
+    be->watch = h2o_evloop_socket_create(f->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+    be->watch->data = be;
+    h2o_socket_read_start(be->watch, on_readable);
+    be->drain_entry.cb = on_drain_timer;
+    return be;
+}
+
+void backend_destroy(backend_t **pbe)
+{
+    backend_t *be = *pbe;
+    if (be == NULL)
+        return;
+    if (h2o_timeout_is_linked(&be->drain_entry))
+        h2o_timeout_unlink(&be->drain_entry);
+    /* The fd belongs to ZeroMQ: detach it from h2o without closing it. */
+    h2o_socket_read_stop(be->watch);
+    h2o_socket_export_t ex;
+    h2o_socket_export(be->watch, &ex);
+    zmq_close(be->sock);
+    vc_frames_fini(&be->fr);
+    free(be);
+    *pbe = NULL;
+}

@@ -1,0 +1,24 @@
+/*
+ * The path to vc-php: a DEALER socket to the pool's broker, driven by the
+ * h2o event loop (its ZMQ_FD registered with the loop, no polling timer).
+ * A request leaves as [FrontMessage][body]; the answer streams back as
+ * BackMessages and is fed to h2o as it arrives.
+ */
+#ifndef VC_FRONT_BACKEND_H
+#define VC_FRONT_BACKEND_H
+
+#include "front.h"
+#include "request.pb-c.h"
+
+backend_t *backend_new(front_t *f, const char *endpoint);
+void backend_destroy(backend_t **be);
+
+/* Sends the request to PHP and takes charge of answering req. head is
+ * borrowed (its id is set here). Returns 0; on failure answers 502
+ * itself. */
+int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head);
+
+/* Requests waiting for an answer. */
+size_t backend_inflight(backend_t *be);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * vc-front's shared state: the h2o configuration and context, the sites,
+ * and the counters every module updates.
+ */
+#ifndef VC_FRONT_H
+#define VC_FRONT_H
+
+#include <h2o.h>
+
+#include "route.h"
+#include "vc_daemon.h"
+
+typedef struct backend backend_t;
+typedef struct tls tls_t;
+
+/* One site at run time. Its h2o pathconfs are never reachable by h2o's own
+ * host routing (the accept context lists only the front's handler), so
+ * every request passes our checks before a file handler sees it. */
+typedef struct site_rt {
+    const vc_site_t *conf;       /* borrowed from the configuration */
+    route_site_t route;
+    h2o_hostconf_t *hostconf;
+    h2o_pathconf_t *static_conf; /* file handler, expires, compress, log */
+    h2o_pathconf_t *php_conf;    /* compress and log for PHP answers */
+    h2o_handler_t *files;
+} site_rt_t;
+
+typedef struct front_stats {
+    uint64_t requests, php, statics, redirects, refused, errors_5xx, inflight;
+} front_stats_t;
+
+typedef struct front {
+    vc_daemon_t d;
+    h2o_globalconf_t gc;
+    h2o_context_t ctx;
+    h2o_hostconf_t *main_host;
+    h2o_hostconf_t *accept_hosts[2]; /* main_host, NULL */
+    h2o_accept_ctx_t accept_plain, accept_tls;
+    tls_t *tls;
+    site_rt_t *sites;
+    size_t nsites;
+    backend_t *backend;
+    uint16_t tls_port; /* for HTTP -> HTTPS redirects */
+    int running;
+    h2o_timeout_entry_t tick; /* once a second */
+    front_stats_t stats;
+} front_t;
+
+#endif

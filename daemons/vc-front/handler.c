@@ -1,0 +1,197 @@
+#include "handler.h"
+#include "backend.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct handler {
+    h2o_handler_t super;
+    front_t *f;
+} handler_t;
+
+static site_rt_t *site_for(front_t *f, h2o_req_t *req)
+{
+    const vc_site_t *conf = vc_config_site_for_host(f->d.cfg, req->authority.base, req->authority.len);
+    for (size_t i = 0; i < f->nsites; i++)
+        if (f->sites[i].conf == conf)
+            return &f->sites[i];
+    return &f->sites[0];
+}
+
+/* "1.2.3.4" / "::1" and the port of a socket address, in the pool. */
+static char *addr_str(h2o_mem_pool_t *pool, struct sockaddr *sa, uint32_t *port)
+{
+    char buf[INET6_ADDRSTRLEN] = "";
+    *port = 0;
+    if (sa->sa_family == AF_INET) {
+        struct sockaddr_in *a = (struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &a->sin_addr, buf, sizeof(buf));
+        *port = ntohs(a->sin_port);
+    } else if (sa->sa_family == AF_INET6) {
+        struct sockaddr_in6 *a = (struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof(buf));
+        *port = ntohs(a->sin6_port);
+    }
+    return h2o_strdup(pool, buf, SIZE_MAX).base;
+}
+
+static char *pool_str(h2o_mem_pool_t *pool, const char *s, size_t len)
+{
+    return h2o_strdup(pool, s, len).base;
+}
+
+static const char *protocol_of(h2o_req_t *req)
+{
+    if (req->version >= 0x200)
+        return "HTTP/2.0";
+    return req->version == 0x100 ? "HTTP/1.0" : "HTTP/1.1";
+}
+
+/* The host part of the authority, without a port. */
+static h2o_iovec_t host_only(h2o_iovec_t a)
+{
+    size_t n = a.len;
+    if (n && a.base[0] == '[') {
+        const char *rb = memchr(a.base, ']', n);
+        if (rb)
+            n = (size_t)(rb - a.base) + 1;
+    } else {
+        const char *c = memchr(a.base, ':', n);
+        if (c)
+            n = (size_t)(c - a.base);
+    }
+    return h2o_iovec_init(a.base, n);
+}
+
+static void to_php(front_t *f, site_rt_t *s, h2o_req_t *req, const route_t *rt)
+{
+    h2o_mem_pool_t *pool = &req->pool;
+    Vc__RequestHead head = VC__REQUEST_HEAD__INIT;
+    head.method = pool_str(pool, req->method.base, req->method.len);
+    head.scheme = req->scheme == &H2O_URL_SCHEME_HTTPS ? "https" : "http";
+    head.https = req->scheme == &H2O_URL_SCHEME_HTTPS;
+    head.authority = pool_str(pool, req->authority.base, req->authority.len);
+    head.request_uri.data = (uint8_t *)req->path.base;
+    head.request_uri.len = req->path.len;
+    if (req->query_at != SIZE_MAX) {
+        head.query.data = (uint8_t *)req->path.base + req->query_at + 1;
+        head.query.len = req->path.len - req->query_at - 1;
+    }
+    head.protocol = (char *)protocol_of(req);
+    Vc__Header *hs = h2o_mem_alloc_pool(pool, sizeof(Vc__Header) * (req->headers.size + 1));
+    Vc__Header **hp = h2o_mem_alloc_pool(pool, sizeof(Vc__Header *) * (req->headers.size + 1));
+    for (size_t i = 0; i < req->headers.size; i++) {
+        const h2o_header_t *h = &req->headers.entries[i];
+        vc__header__init(&hs[i]);
+        /* HTTP/2 names are lowercase on the wire; HTTP/1 keeps the client's
+         * spelling, as nginx does. */
+        hs[i].name = pool_str(pool, h->orig_name ? h->orig_name : h->name->base, h->name->len);
+        hs[i].value.data = (uint8_t *)h->value.base;
+        hs[i].value.len = h->value.len;
+        hp[i] = &hs[i];
+    }
+    head.headers = hp;
+    head.n_headers = req->headers.size;
+    struct sockaddr_storage ss;
+    if (req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
+        head.remote_addr = addr_str(pool, (struct sockaddr *)&ss, &head.remote_port);
+    if (req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&ss))
+        head.server_addr = addr_str(pool, (struct sockaddr *)&ss, &head.server_port);
+    if (s->conf->nhosts > 0) {
+        head.server_name = s->conf->hosts[0];
+    } else {
+        h2o_iovec_t h = host_only(req->authority);
+        head.server_name = pool_str(pool, h.base, h.len);
+    }
+    head.site = s->conf->name;
+    head.document_root = (char *)s->route.root;
+    head.script_filename = pool_str(pool, rt->file, strlen(rt->file));
+    head.script_name = pool_str(pool, rt->script_name, strlen(rt->script_name));
+    head.path_info.data = (uint8_t *)pool_str(pool, rt->path_info, strlen(rt->path_info));
+    head.path_info.len = strlen(rt->path_info);
+    head.document_uri.data = (uint8_t *)pool_str(pool, rt->document_uri, strlen(rt->document_uri));
+    head.document_uri.len = strlen(rt->document_uri);
+    head.content_length = req->entity.base ? req->entity.len : 0;
+    head.config_version = f->d.cfg->version;
+    f->stats.php++;
+    req->pathconf = s->php_conf;
+    backend_submit(f->backend, req, &head);
+}
+
+static int redirect(front_t *f, h2o_req_t *req, int status, const char *url, size_t len)
+{
+    f->stats.redirects++;
+    h2o_send_redirect(req, status, status == 301 ? "Moved Permanently" : "Found", url, len);
+    return 0;
+}
+
+static int on_req(h2o_handler_t *self, h2o_req_t *req)
+{
+    front_t *f = ((handler_t *)self)->f;
+    f->stats.requests++;
+    site_rt_t *s = site_for(f, req);
+    const vc_site_t *conf = s->conf;
+    int https = req->scheme == &H2O_URL_SCHEME_HTTPS;
+    req->pathconf = s->php_conf;
+
+    if (conf->https_redirect && !https && f->tls_port) {
+        h2o_iovec_t host = host_only(req->authority);
+        char port[16] = "";
+        if (f->tls_port != 443)
+            snprintf(port, sizeof(port), ":%u", f->tls_port);
+        h2o_iovec_t url = h2o_concat(&req->pool, h2o_iovec_init(H2O_STRLIT("https://")), host,
+                                     h2o_iovec_init(port, strlen(port)), req->path);
+        return redirect(f, req, 301, url.base, url.len);
+    }
+    if (https && conf->hsts_max_age > 0) {
+        char v[64];
+        int n = snprintf(v, sizeof(v), "max-age=%lld", (long long)conf->hsts_max_age);
+        h2o_iovec_t val = h2o_strdup(&req->pool, v, (size_t)n);
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_STRICT_TRANSPORT_SECURITY, NULL, val.base, val.len);
+    }
+
+    /* One request at a time per process: the route can live here. */
+    static route_t rt;
+    route_kind_t kind = route_resolve(&s->route, req->path_normalized.base, req->path_normalized.len, &rt);
+    switch (kind) {
+    case ROUTE_PHP:
+        to_php(f, s, req, &rt);
+        return 0;
+    case ROUTE_STATIC:
+        f->stats.statics++;
+        req->pathconf = s->static_conf;
+        return s->files->on_req(s->files, req);
+    case ROUTE_DIR_REDIRECT: {
+        h2o_iovec_t q = req->query_at != SIZE_MAX
+                            ? h2o_iovec_init(req->path.base + req->query_at, req->path.len - req->query_at)
+                            : h2o_iovec_init("", 0);
+        h2o_iovec_t url = h2o_concat(&req->pool, req->path_normalized, h2o_iovec_init(H2O_STRLIT("/")), q);
+        return redirect(f, req, 301, url.base, url.len);
+    }
+    case ROUTE_FORBIDDEN:
+        f->stats.refused++;
+        h2o_send_error_403(req, "Forbidden", "Forbidden\n", 0);
+        return 0;
+    case ROUTE_BAD:
+        f->stats.refused++;
+        vc_log(VC_LOG_NOTICE, "route", "400 for a bad path: %s", rt.why);
+        h2o_send_error_400(req, "Bad Request", "Bad Request\n", 0);
+        return 0;
+    case ROUTE_NOT_FOUND:
+    default:
+        f->stats.refused++;
+        h2o_send_error_404(req, "Not Found", "Not Found\n", 0);
+        return 0;
+    }
+}
+
+void handler_register(front_t *f, h2o_pathconf_t *pathconf)
+{
+    handler_t *h = (handler_t *)h2o_create_handler(pathconf, sizeof(*h));
+    h->super.on_req = on_req;
+    h->f = f;
+}

@@ -1,0 +1,225 @@
+/*
+ * vc-front: the only process that talks to clients. libh2o (evloop):
+ * HTTP/1.1, HTTP/2 (ALPN and prior knowledge), TLS with SNI, static files,
+ * and PHP through vc-php over ZeroMQ, all on one event loop.
+ */
+#include "backend.h"
+#include "front.h"
+#include "handler.h"
+#include "listen.h"
+#include "tls.h"
+#include "vc_log.h"
+#include "vc_proc.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zmq.h>
+
+/* How long SIGTERM waits for requests in flight. */
+#define STOP_GRACE_MS 5000
+
+typedef struct listener {
+    h2o_socket_t *sock;
+    h2o_accept_ctx_t *accept;
+} listener_t;
+
+static listener_t **listeners; /* each its own allocation: sock->data points at it */
+static size_t nlisteners;
+static h2o_socket_t *sig_sock, *ctl_sock;
+
+static void on_accept(h2o_socket_t *listener, const char *err)
+{
+    listener_t *l = listener->data;
+    if (err != NULL)
+        return;
+    /* Accept a batch: one wakeup can carry many connections. */
+    for (int i = 0; i < 64; i++) {
+        h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
+        if (sock == NULL)
+            return;
+        h2o_accept(l->accept, sock);
+    }
+}
+
+static int open_listeners(front_t *f, char **specs, size_t n, h2o_accept_ctx_t *accept, uint16_t *first_port)
+{
+    for (size_t i = 0; i < n; i++) {
+        int *fds = NULL;
+        size_t nfds = 0;
+        if (listen_open(specs[i], &fds, &nfds) < 0) {
+            free(fds);
+            return -1;
+        }
+        const char *colon = strrchr(specs[i], ':');
+        if (first_port && *first_port == 0 && colon)
+            *first_port = (uint16_t)atoi(colon + 1);
+        for (size_t k = 0; k < nfds; k++) {
+            listener_t *l = vc_calloc(1, sizeof(*l));
+            listeners = vc_realloc(listeners, (nlisteners + 1) * sizeof(*listeners));
+            listeners[nlisteners++] = l;
+            l->accept = accept;
+            l->sock = h2o_evloop_socket_create(f->ctx.loop, fds[k], H2O_SOCKET_FLAG_DONT_READ);
+            l->sock->data = l;
+            h2o_socket_read_start(l->sock, on_accept);
+        }
+        free(fds);
+        vc_log(VC_LOG_INFO, "listen", "listening on %s (%s)", specs[i], accept->ssl_ctx ? "https" : "http");
+    }
+    return 0;
+}
+
+static void close_listeners(void)
+{
+    for (size_t i = 0; i < nlisteners; i++)
+        if (listeners[i]->sock) {
+            h2o_socket_read_stop(listeners[i]->sock);
+            h2o_socket_close(listeners[i]->sock);
+            listeners[i]->sock = NULL;
+        }
+}
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    front_t *f = arg;
+    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "stats")) {
+        vc_reply_ok(reply, "vc-front is running");
+        vc_reply_field(reply, "health", "ok");
+        vc_reply_field(reply, "requests", "%llu", (unsigned long long)f->stats.requests);
+        vc_reply_field(reply, "php", "%llu", (unsigned long long)f->stats.php);
+        vc_reply_field(reply, "static", "%llu", (unsigned long long)f->stats.statics);
+        vc_reply_field(reply, "redirects", "%llu", (unsigned long long)f->stats.redirects);
+        vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->stats.refused);
+        vc_reply_field(reply, "errors_5xx", "%llu", (unsigned long long)f->stats.errors_5xx);
+        vc_reply_field(reply, "inflight", "%zu", backend_inflight(f->backend));
+        vc_reply_field(reply, "sites", "%zu", f->nsites);
+    } else if (!strcmp(cmd->verb, "reload")) {
+        vc_reply_ok(reply, "vc-front applies a new configuration when it restarts");
+    }
+}
+
+static void on_control(h2o_socket_t *sock, const char *err)
+{
+    front_t *f = sock->data;
+    vc_ctl_handle(f->d.ctl);
+}
+
+static void on_signal(h2o_socket_t *sock, const char *err)
+{
+    front_t *f = sock->data;
+    for (int sig; (sig = vc_proc_read_signal(f->d.sigfd)) != 0;)
+        if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+            f->running = 0;
+}
+
+/* Once a second: control commands that slipped past the edge-like
+ * ZMQ_FD (a safety net, not the path commands normally take). */
+static void on_tick(h2o_timeout_entry_t *entry)
+{
+    front_t *f = H2O_STRUCT_FROM_MEMBER(front_t, tick, entry);
+    vc_ctl_handle(f->d.ctl);
+    h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
+}
+
+static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf, h2o_access_log_filehandle_t *log)
+{
+    s->conf = conf;
+    s->route.root = conf->root;
+    s->route.root_len = strlen(conf->root);
+    s->route.front_controller = conf->front_controller;
+    char host[300];
+    snprintf(host, sizeof(host), "site.%s.invalid", conf->name);
+    s->hostconf = h2o_config_register_host(&f->gc, h2o_iovec_init(host, strlen(host)), 65535);
+    s->static_conf = h2o_config_register_path(s->hostconf, "/", 0);
+    s->php_conf = h2o_config_register_path(s->hostconf, "/.php-answers", 0);
+    static const char *index_files[] = {"index.html", NULL};
+    h2o_file_handler_t *fh = h2o_file_register(s->static_conf, conf->root, index_files, NULL,
+                                               H2O_FILE_FLAG_SEND_COMPRESSED);
+    s->files = (h2o_handler_t *)fh;
+    if (conf->static_max_age >= 0) {
+        h2o_expires_args_t args = {.mode = H2O_EXPIRES_MODE_MAX_AGE};
+        args.data.max_age = (uint64_t)conf->static_max_age;
+        h2o_expires_register(s->static_conf, &args);
+    }
+    if (conf->gzip && f->d.cfg->front.gzip) {
+        h2o_compress_args_t ca = {.min_size = 256, .gzip = {.quality = 1}, .brotli = {.quality = -1}};
+        h2o_compress_register(s->static_conf, &ca);
+        h2o_compress_register(s->php_conf, &ca);
+    }
+    if (log) {
+        h2o_access_log_register(s->static_conf, log);
+        h2o_access_log_register(s->php_conf, log);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    static front_t f;
+    vc_daemon_load(&f.d, "vc-front", argc, argv);
+    const vc_config_t *cfg = f.d.cfg;
+    signal(SIGPIPE, SIG_IGN);
+
+    h2o_config_init(&f.gc);
+    f.gc.server_name = h2o_iovec_init(H2O_STRLIT("Velocity"));
+    f.gc.max_request_entity_size = (size_t)cfg->front.max_body;
+    f.gc.http1.req_timeout = (uint64_t)cfg->front.idle_timeout_ms;
+    f.gc.http2.idle_timeout = (uint64_t)cfg->front.idle_timeout_ms;
+    f.main_host = h2o_config_register_host(&f.gc, h2o_iovec_init(H2O_STRLIT("vc-front")), 65535);
+    handler_register(&f, h2o_config_register_path(f.main_host, "/", 0));
+    f.accept_hosts[0] = f.main_host;
+    f.accept_hosts[1] = NULL;
+
+    vc_mkdirs(cfg->log_dir, 0750);
+    char *log_path = vc_asprintf("%s/access.log", cfg->log_dir);
+    h2o_access_log_filehandle_t *log = h2o_access_log_open_handle(log_path, NULL, H2O_LOGCONF_ESCAPE_APACHE);
+    free(log_path);
+    f.nsites = cfg->nsites;
+    f.sites = vc_calloc(f.nsites, sizeof(site_rt_t));
+    for (size_t i = 0; i < cfg->nsites; i++)
+        setup_site(&f, &f.sites[i], &cfg->sites[i], log);
+
+    if (cfg->ntls_listen > 0 && (f.tls = tls_new(cfg)) == NULL)
+        return 1;
+
+    vc_daemon_start(&f.d, on_command, &f);
+    h2o_context_init(&f.ctx, h2o_evloop_create(), &f.gc);
+    f.accept_plain = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts};
+    f.accept_tls = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts,
+                                      .ssl_ctx = f.tls ? tls_default_ctx(f.tls) : NULL};
+    if (open_listeners(&f, cfg->listen, cfg->nlisten, &f.accept_plain, NULL) < 0 ||
+        open_listeners(&f, cfg->tls_listen, cfg->ntls_listen, &f.accept_tls, &f.tls_port) < 0)
+        return 1;
+
+    char *php_ep = vc_config_endpoint(cfg, "php");
+    f.backend = backend_new(&f, php_ep);
+    free(php_ep);
+    if (f.backend == NULL)
+        return 1;
+
+    sig_sock = h2o_evloop_socket_create(f.ctx.loop, f.d.sigfd, H2O_SOCKET_FLAG_DONT_READ);
+    sig_sock->data = &f;
+    h2o_socket_read_start(sig_sock, on_signal);
+    int ctl_fd;
+    size_t len = sizeof(ctl_fd);
+    zmq_getsockopt(vc_ctl_socket(f.d.ctl), ZMQ_FD, &ctl_fd, &len);
+    ctl_sock = h2o_evloop_socket_create(f.ctx.loop, ctl_fd, H2O_SOCKET_FLAG_DONT_READ);
+    ctl_sock->data = &f;
+    h2o_socket_read_start(ctl_sock, on_control);
+    f.tick.cb = on_tick;
+    h2o_timeout_link(f.ctx.loop, &f.ctx.one_sec_timeout, &f.tick);
+
+    f.running = 1;
+    vc_daemon_ready(&f.d);
+    while (f.running)
+        h2o_evloop_run(f.ctx.loop, INT32_MAX);
+
+    /* Stop taking connections, let what is in flight finish. */
+    close_listeners();
+    uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
+    while (backend_inflight(f.backend) > 0 && vc_mono_ms() < deadline)
+        h2o_evloop_run(f.ctx.loop, 100);
+    vc_log(VC_LOG_INFO, "main", "stopping");
+    return 0;
+}

@@ -1,0 +1,127 @@
+#include "route.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static route_kind_t refuse(route_t *out, route_kind_t kind, const char *why)
+{
+    out->kind = kind;
+    out->why = why;
+    return kind;
+}
+
+/* rel must begin with '/'. Resolves root + rel and checks, after symlinks,
+ * that the result is inside root. Returns the stat mode (S_IFREG/S_IFDIR),
+ * 0 if missing or outside. */
+static int resolve(const route_site_t *site, const char *rel, size_t rlen, char out[PATH_MAX])
+{
+    char joined[PATH_MAX];
+    if (site->root_len + rlen + 1 > sizeof(joined))
+        return 0;
+    memcpy(joined, site->root, site->root_len);
+    memcpy(joined + site->root_len, rel, rlen);
+    joined[site->root_len + rlen] = '\0';
+    if (realpath(joined, out) == NULL)
+        return 0;
+    size_t n = strlen(out);
+    /* Inside means the root itself or below it, not a sibling such as
+     * "/srv/www2" for the root "/srv/www". */
+    if (n < site->root_len || memcmp(out, site->root, site->root_len) != 0 ||
+        (n > site->root_len && out[site->root_len] != '/'))
+        return 0;
+    struct stat st;
+    if (stat(out, &st) != 0)
+        return 0;
+    if (S_ISREG(st.st_mode))
+        return S_IFREG;
+    if (S_ISDIR(st.st_mode))
+        return S_IFDIR;
+    return 0;
+}
+
+static int copy(char dst[PATH_MAX], const char *src, size_t len)
+{
+    if (len >= PATH_MAX)
+        return -1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+    return 0;
+}
+
+static route_kind_t php(const route_site_t *site, route_t *out, const char *script, size_t slen,
+                        const char *info, size_t ilen, const char *doc_uri, size_t dlen)
+{
+    if (copy(out->script_name, script, slen) || copy(out->path_info, info, ilen) ||
+        copy(out->document_uri, doc_uri, dlen))
+        return refuse(out, ROUTE_BAD, "path too long");
+    if (resolve(site, script, slen, out->file) != S_IFREG)
+        return refuse(out, ROUTE_NOT_FOUND, "no such script");
+    /* The real file must itself be a .php entry: a symlink "x.php" to a
+     * data file is not a script. */
+    size_t flen = strlen(out->file);
+    if (flen < 4 || strcmp(out->file + flen - 4, ".php") != 0)
+        return refuse(out, ROUTE_NOT_FOUND, "script is not a .php file");
+    out->kind = ROUTE_PHP;
+    return ROUTE_PHP;
+}
+
+route_kind_t route_resolve(const route_site_t *site, const char *path, size_t len, route_t *out)
+{
+    out->why = NULL;
+    out->script_name[0] = out->path_info[0] = out->document_uri[0] = out->file[0] = '\0';
+    if (len == 0 || path[0] != '/')
+        return refuse(out, ROUTE_BAD, "path does not start with /");
+    if (memchr(path, '\0', len) != NULL)
+        return refuse(out, ROUTE_BAD, "NUL in path");
+    if (len >= PATH_MAX - 16)
+        return refuse(out, ROUTE_BAD, "path too long");
+    /* No segment may start with a dot: no dotfiles (.htaccess, .user.ini,
+     * .env), no .git/, and no "." or ".." left by a broken normaliser.
+     * RFC 8615's /.well-known/ is the one exception. */
+    for (size_t i = 0; i + 1 < len; i++)
+        if (path[i] == '/' && path[i + 1] == '.') {
+            if (i == 0 && len >= 13 && memcmp(path, "/.well-known/", 13) == 0)
+                continue;
+            return refuse(out, ROUTE_NOT_FOUND, "dotfile");
+        }
+
+    /* fastcgi_split_path_info ^(.+?\.php)(/.*)$ : the first ".php" with at
+     * least one character before it that ends the path or precedes '/'. */
+    for (size_t i = 2; i + 4 <= len; i++) {
+        if (memcmp(path + i, ".php", 4) != 0 || path[i - 1] == '/')
+            continue;
+        size_t end = i + 4;
+        if (end == len)
+            return php(site, out, path, len, "", 0, path, len);
+        if (path[end] == '/')
+            return php(site, out, path, end, path + end, len - end, path, len);
+    }
+
+    char file[PATH_MAX];
+    int kind = resolve(site, path, len, file);
+    if (kind == S_IFREG) {
+        memcpy(out->file, file, strlen(file) + 1);
+        out->kind = ROUTE_STATIC;
+        return ROUTE_STATIC;
+    }
+    if (kind == S_IFDIR) {
+        if (path[len - 1] != '/')
+            return refuse(out, ROUTE_DIR_REDIRECT, "directory");
+        char idx[PATH_MAX];
+        snprintf(idx, sizeof(idx), "%.*sindex.php", (int)len, path);
+        if (resolve(site, idx, strlen(idx), file) == S_IFREG)
+            return php(site, out, idx, strlen(idx), "", 0, idx, strlen(idx));
+        snprintf(idx, sizeof(idx), "%.*sindex.html", (int)len, path);
+        if (resolve(site, idx, strlen(idx), file) == S_IFREG) {
+            memcpy(out->file, file, strlen(file) + 1);
+            out->kind = ROUTE_STATIC;
+            return ROUTE_STATIC;
+        }
+        return refuse(out, ROUTE_FORBIDDEN, "directory without an index");
+    }
+    if (site->front_controller && resolve(site, "/index.php", 10, file) == S_IFREG)
+        return php(site, out, "/index.php", 10, "", 0, "/index.php", 10);
+    return refuse(out, ROUTE_NOT_FOUND, "no such file");
+}

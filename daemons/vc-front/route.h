@@ -1,0 +1,43 @@
+/*
+ * Route: what a request path is, decided once, in the front only.
+ *
+ * Given a site's document root (a real path) and the request's decoded,
+ * normalised path, it answers one of: a PHP script (with SCRIPT_NAME and
+ * PATH_INFO split as nginx's fastcgi_split_path_info "^(.+?\.php)(/.*)$"
+ * does), a static file, a directory redirect, or a refusal. Every file it
+ * returns exists and lies inside the root after symlinks are resolved.
+ */
+#ifndef VC_FRONT_ROUTE_H
+#define VC_FRONT_ROUTE_H
+
+#include <limits.h>
+#include <stddef.h>
+
+typedef enum route_kind {
+    ROUTE_PHP,
+    ROUTE_STATIC,
+    ROUTE_DIR_REDIRECT, /* a directory without its trailing slash: 301 */
+    ROUTE_NOT_FOUND,
+    ROUTE_FORBIDDEN,    /* a directory without an index */
+    ROUTE_BAD,          /* a path no client should send: 400 */
+} route_kind_t;
+
+typedef struct route {
+    route_kind_t kind;
+    char file[PATH_MAX];         /* the real path of the script or file */
+    char script_name[PATH_MAX];  /* PHP: the URI of the script */
+    char path_info[PATH_MAX];    /* PHP: what follows the script, or "" */
+    char document_uri[PATH_MAX]; /* PHP: nginx's $document_uri */
+    const char *why;             /* for refusals: a reason for the log */
+} route_t;
+
+typedef struct route_site {
+    const char *root; /* real path, no trailing slash */
+    size_t root_len;
+    int front_controller; /* try_files $uri $uri/ /index.php */
+} route_site_t;
+
+/* path is not NUL-terminated and may contain anything a client sent. */
+route_kind_t route_resolve(const route_site_t *site, const char *path, size_t len, route_t *out);
+
+#endif

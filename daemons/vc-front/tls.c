@@ -1,0 +1,196 @@
+#include "tls.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <h2o.h>
+#include <h2o/http2.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/x509v3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct tls_entry {
+    char *host; /* lowercase, or NULL for the default */
+    SSL_CTX *ctx;
+} tls_entry_t;
+
+struct tls {
+    tls_entry_t *e;
+    size_t n;
+    SSL_CTX *def;
+};
+
+static void log_ssl_error(const char *what, const char *path)
+{
+    unsigned long e = ERR_get_error();
+    char buf[256];
+    ERR_error_string_n(e, buf, sizeof(buf));
+    vc_log(VC_LOG_ERR, "tls", "%s() failed while loading \"%s\": %s", what, path, buf);
+}
+
+int tls_ensure_selfsigned(const char *dir, char **cert_out, char **key_out)
+{
+    char *cert = vc_asprintf("%s/selfsigned.crt", dir), *key = vc_asprintf("%s/selfsigned.key", dir);
+    *cert_out = cert;
+    *key_out = key;
+    struct stat st;
+    if (stat(cert, &st) == 0 && stat(key, &st) == 0)
+        return 0;
+    vc_mkdirs(dir, 0700);
+    EVP_PKEY *pkey = EVP_EC_gen("P-256");
+    X509 *x = X509_new();
+    int ok = pkey && x;
+    if (ok) {
+        ASN1_INTEGER_set(X509_get_serialNumber(x), (long)(vc_now_us() & 0x7fffffff));
+        X509_gmtime_adj(X509_getm_notBefore(x), -3600);
+        X509_gmtime_adj(X509_getm_notAfter(x), 3650L * 24 * 3600);
+        X509_set_version(x, 2);
+        X509_set_pubkey(x, pkey);
+        X509_NAME *name = X509_get_subject_name(x);
+        X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, (const unsigned char *)"Velocity", -1, -1, 0);
+        X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"localhost", -1, -1, 0);
+        X509_set_issuer_name(x, name);
+        X509V3_CTX v3;
+        X509V3_set_ctx_nodb(&v3);
+        X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
+        X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name,
+                                                  "DNS:localhost,IP:127.0.0.1,IP:::1");
+        if (ext) {
+            X509_add_ext(x, ext, -1);
+            X509_EXTENSION_free(ext);
+        }
+        ok = X509_sign(x, pkey, EVP_sha256()) > 0;
+    }
+    if (ok) {
+        /* The key is written 0600 from the first byte. */
+        mode_t old = umask(077);
+        FILE *kf = fopen(key, "w");
+        umask(old);
+        FILE *cf = fopen(cert, "w");
+        ok = kf && cf && PEM_write_PrivateKey(kf, pkey, NULL, NULL, 0, NULL, NULL) && PEM_write_X509(cf, x);
+        if (kf)
+            fclose(kf);
+        if (cf)
+            fclose(cf);
+        chmod(key, 0600);
+    }
+    X509_free(x);
+    EVP_PKEY_free(pkey);
+    if (!ok) {
+        vc_log(VC_LOG_ERR, "tls", "cannot make a self-signed certificate in \"%s\"", dir);
+        unlink(cert);
+        unlink(key);
+        return -1;
+    }
+    vc_log(VC_LOG_NOTICE, "tls", "made a self-signed certificate for localhost: %s", cert);
+    return 0;
+}
+
+static SSL_CTX *make_ctx(const char *cert, const char *key)
+{
+    SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+    SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
+        log_ssl_error("SSL_CTX_use_certificate_chain_file", cert);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
+        log_ssl_error("SSL_CTX_use_PrivateKey_file", key);
+        SSL_CTX_free(ctx);
+        return NULL;
+    }
+    /* A session belongs to its certificate: the context id is the
+     * certificate's digest, so no session resumes across certificates. */
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned mdlen = 0;
+    X509_digest(SSL_CTX_get0_certificate(ctx), EVP_sha256(), md, &mdlen);
+    SSL_CTX_set_session_id_context(ctx, md, mdlen > SSL_MAX_SID_CTX_LENGTH ? SSL_MAX_SID_CTX_LENGTH : mdlen);
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+    h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
+    return ctx;
+}
+
+static int on_sni(SSL *ssl, int *al, void *arg)
+{
+    tls_t *t = arg;
+    const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    if (name == NULL)
+        return SSL_TLSEXT_ERR_OK;
+    for (size_t i = 0; i < t->n; i++)
+        if (t->e[i].host && strcasecmp(t->e[i].host, name) == 0) {
+            if (t->e[i].ctx != SSL_get_SSL_CTX(ssl))
+                SSL_set_SSL_CTX(ssl, t->e[i].ctx);
+            break;
+        }
+    return SSL_TLSEXT_ERR_OK;
+}
+
+tls_t *tls_new(const vc_config_t *cfg)
+{
+    tls_t *t = vc_calloc(1, sizeof(*t));
+    char *dir = vc_asprintf("%s/tls", cfg->data_dir), *cert = NULL, *key = NULL;
+    int r = tls_ensure_selfsigned(dir, &cert, &key);
+    free(dir);
+    if (r == 0)
+        t->def = make_ctx(cert, key);
+    free(cert);
+    free(key);
+    if (t->def == NULL) {
+        tls_destroy(&t);
+        return NULL;
+    }
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        if (s->tls_cert == NULL)
+            continue;
+        SSL_CTX *ctx = make_ctx(s->tls_cert, s->tls_key);
+        if (ctx == NULL) {
+            tls_destroy(&t);
+            return NULL;
+        }
+        if (s->is_default) {
+            SSL_CTX_free(t->def);
+            t->def = ctx;
+            SSL_CTX_up_ref(ctx);
+        }
+        for (size_t h = 0; h < s->nhosts; h++) {
+            t->e = vc_realloc(t->e, (t->n + 1) * sizeof(*t->e));
+            t->e[t->n].host = vc_strdup(s->hosts[h]);
+            t->e[t->n].ctx = ctx;
+            SSL_CTX_up_ref(ctx);
+            t->n++;
+        }
+        SSL_CTX_free(ctx);
+    }
+    SSL_CTX_set_tlsext_servername_callback(t->def, on_sni);
+    SSL_CTX_set_tlsext_servername_arg(t->def, t);
+    return t;
+}
+
+void tls_destroy(tls_t **pt)
+{
+    tls_t *t = *pt;
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->e[i].host);
+        SSL_CTX_free(t->e[i].ctx);
+    }
+    free(t->e);
+    if (t->def)
+        SSL_CTX_free(t->def);
+    free(t);
+    *pt = NULL;
+}
+
+SSL_CTX *tls_default_ctx(tls_t *t)
+{
+    return t->def;
+}

@@ -1,0 +1,26 @@
+/*
+ * TLS for the front: one SSL_CTX per certificate, chosen by SNI, and a
+ * self-signed certificate made at first start so HTTPS works with no
+ * configuration.
+ */
+#ifndef VC_FRONT_TLS_H
+#define VC_FRONT_TLS_H
+
+#include <openssl/ssl.h>
+
+#include "vc_config.h"
+
+typedef struct tls tls_t;
+
+/* Builds the contexts for every site (sites without a certificate share the
+ * generated one under DATA/tls). NULL with a log line on failure. */
+tls_t *tls_new(const vc_config_t *cfg);
+void tls_destroy(tls_t **t);
+/* The context listeners accept with (SNI switches from it). Borrowed. */
+SSL_CTX *tls_default_ctx(tls_t *t);
+
+/* Makes DATA/tls/selfsigned.{crt,key} if missing (key mode 0600).
+ * 0 or -1 with a log line. */
+int tls_ensure_selfsigned(const char *dir, char **cert, char **key);
+
+#endif

@@ -1,0 +1,606 @@
+#include "dispatch.h"
+#include "vc_log.h"
+#include "vc_msg.h"
+#include "vc_util.h"
+#include "wire.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "request.pb-c.h"
+
+/* Crash-loop guard: this many crashes inside the window slow spawning. */
+#define CRASH_WINDOW_MS 60000
+#define CRASH_BURST 5
+#define SPAWN_BACKOFF_MAX_MS 10000
+
+typedef struct job {
+    vc_frames_t fr;  /* [front-id][FrontMessage][body...] while queued;
+                      * afterwards [front-id] plus, for a retryable
+                      * request, copies of the rest */
+    uint64_t req_id;
+    uint64_t enq_ms;
+    int retries;
+    int idempotent;  /* GET or HEAD: may run again on another worker */
+    char *what;      /* "GET /x.php" for logs */
+    char *script;
+    struct job *next;
+} job_t;
+
+enum wstate { W_STARTING, W_IDLE, W_BUSY, W_FINISHING };
+static const char *const wstate_names[] = {"starting", "idle", "busy", "finishing"};
+
+typedef struct worker {
+    pid_t pid;
+    enum wstate state;
+    job_t *job;        /* set while W_BUSY or W_FINISHING */
+    int started;       /* the response has begun: no retry */
+    int timed_out;     /* killed for running too long */
+    uint64_t since_ms; /* start of the current state */
+    uint64_t served;
+} worker_t;
+
+struct dispatch {
+    const vc_config_t *cfg;
+    void *front, *back;
+    vc_bus_t *bus;
+    worker_t *w;
+    size_t nw, capw;
+    job_t *qhead, *qtail;
+    size_t qlen;
+    int spawning;          /* asked of the zygote, not yet forked */
+    uint64_t crashes[CRASH_BURST];
+    size_t ncrash;
+    uint64_t spawn_after_ms;
+    unsigned backoff_ms;
+    uint64_t run_limit_ms; /* 0: none */
+    /* counters */
+    uint64_t accepted, completed, rejected_503, timed_out_504, failed_502, retried, crashed, killed;
+    vc_frames_t fr;
+};
+
+/* ---- helpers -------------------------------------------------------------- */
+
+static worker_t *by_pid(dispatch_t *d, pid_t pid)
+{
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->w[i].pid == pid)
+            return &d->w[i];
+    return NULL;
+}
+
+static worker_t *by_id(dispatch_t *d, const zmq_msg_t *id)
+{
+    const char *s = zmq_msg_data((zmq_msg_t *)id);
+    size_t n = zmq_msg_size((zmq_msg_t *)id);
+    if (n < 2 || n > 20 || s[0] != 'w')
+        return NULL;
+    char buf[24];
+    memcpy(buf, s + 1, n - 1);
+    buf[n - 1] = '\0';
+    return by_pid(d, (pid_t)atoi(buf));
+}
+
+static void job_free(job_t *j)
+{
+    vc_frames_fini(&j->fr);
+    free(j->what);
+    free(j->script);
+    free(j);
+}
+
+/* An answer from the broker itself: [front-id][BackMessage][text]. The
+ * front-id frame is copied, so the job keeps its own. */
+static void answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigned status, const char *text,
+                   const char *retry_after)
+{
+    Vc__ResponseHead head = VC__RESPONSE_HEAD__INIT;
+    Vc__Header ct = VC__HEADER__INIT, ra = VC__HEADER__INIT;
+    Vc__Header *hdrs[2];
+    head.id = req_id;
+    head.status = status;
+    head.final = 1;
+    head.error = (char *)text;
+    ct.name = "Content-Type";
+    ct.value.data = (uint8_t *)"text/plain; charset=utf-8";
+    ct.value.len = strlen((char *)ct.value.data);
+    hdrs[head.n_headers++] = &ct;
+    if (retry_after) {
+        ra.name = "Retry-After";
+        ra.value.data = (uint8_t *)retry_after;
+        ra.value.len = strlen(retry_after);
+        hdrs[head.n_headers++] = &ra;
+    }
+    head.headers = hdrs;
+    Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
+    bm.kind_case = VC__BACK_MESSAGE__KIND_HEAD;
+    bm.head = &head;
+    zmq_msg_t id;
+    zmq_msg_init(&id);
+    zmq_msg_copy(&id, (zmq_msg_t *)fid);
+    zmq_msg_send(&id, d->front, ZMQ_SNDMORE);
+    zmq_msg_close(&id);
+    vc_send_proto(d->front, &bm.base, ZMQ_SNDMORE);
+    char body[128];
+    int n = snprintf(body, sizeof(body), "%s\n", text);
+    vc_send_bytes(d->front, body, (size_t)n, 0);
+}
+
+/* The worker died after the head went out: the front must cut the
+ * response rather than pass a truncated body off as whole. */
+static void abort_stream(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id)
+{
+    Vc__StreamChunk chunk = VC__STREAM_CHUNK__INIT;
+    chunk.id = req_id;
+    chunk.final = 1;
+    chunk.aborted = 1;
+    Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
+    bm.kind_case = VC__BACK_MESSAGE__KIND_CHUNK;
+    bm.chunk = &chunk;
+    zmq_msg_t id;
+    zmq_msg_init(&id);
+    zmq_msg_copy(&id, (zmq_msg_t *)fid);
+    zmq_msg_send(&id, d->front, ZMQ_SNDMORE);
+    zmq_msg_close(&id);
+    vc_send_proto(d->front, &bm.base, 0);
+}
+
+/* ---- the queue ------------------------------------------------------------ */
+
+static void enqueue(dispatch_t *d, job_t *j, int at_head)
+{
+    j->next = NULL;
+    if (at_head) {
+        j->next = d->qhead;
+        d->qhead = j;
+        if (d->qtail == NULL)
+            d->qtail = j;
+    } else {
+        if (d->qtail)
+            d->qtail->next = j;
+        else
+            d->qhead = j;
+        d->qtail = j;
+    }
+    d->qlen++;
+}
+
+static job_t *dequeue(dispatch_t *d)
+{
+    job_t *j = d->qhead;
+    if (j) {
+        d->qhead = j->next;
+        if (d->qhead == NULL)
+            d->qtail = NULL;
+        d->qlen--;
+        j->next = NULL;
+    }
+    return j;
+}
+
+/* Sends a job to an idle worker. The worker gets the frames themselves;
+ * the job keeps the front-id and, if it may be retried, copies. */
+static void assign(dispatch_t *d, worker_t *w, job_t *j)
+{
+    char id[24];
+    int idlen = snprintf(id, sizeof(id), "w%d", (int)w->pid);
+    vc_frames_t keep = {0};
+    size_t ncopy = j->idempotent ? j->fr.n : 1;
+    for (size_t i = 0; i < ncopy; i++) {
+        if (keep.n == keep.cap) {
+            keep.cap = keep.cap ? keep.cap * 2 : 4;
+            keep.f = vc_realloc(keep.f, keep.cap * sizeof(zmq_msg_t));
+        }
+        zmq_msg_init(&keep.f[keep.n]);
+        zmq_msg_copy(&keep.f[keep.n], &j->fr.f[i]);
+        keep.n++;
+    }
+    vc_send_bytes(d->back, id, (size_t)idlen, ZMQ_SNDMORE);
+    vc_frames_send(d->back, &j->fr, 0, 0);
+    vc_frames_fini(&j->fr);
+    j->fr = keep;
+    w->state = W_BUSY;
+    w->job = j;
+    w->started = 0;
+    w->timed_out = 0;
+    w->since_ms = vc_mono_ms();
+}
+
+/* Hands queued jobs to idle workers. */
+static void pump(dispatch_t *d)
+{
+    for (size_t i = 0; i < d->nw && d->qhead; i++)
+        if (d->w[i].state == W_IDLE)
+            assign(d, &d->w[i], dequeue(d));
+}
+
+/* ---- fronts --------------------------------------------------------------- */
+
+void dispatch_on_front(dispatch_t *d)
+{
+    for (int budget = 0; budget < 512; budget++) {
+        vc_frames_t *fr = &d->fr;
+        int n = vc_frames_recv(d->front, fr, ZMQ_DONTWAIT);
+        if (n < 0)
+            return;
+        Vc__FrontMessage *fm =
+            n >= 2 ? vc__front_message__unpack(NULL, zmq_msg_size(&fr->f[1]), zmq_msg_data(&fr->f[1])) : NULL;
+        if (fm == NULL) {
+            vc_log(VC_LOG_WARN, "dispatch", "dropped a malformed message from a front (%d frames)", n);
+            vc_frames_close(fr);
+            continue;
+        }
+        if (fm->kind_case == VC__FRONT_MESSAGE__KIND_CANCEL) {
+            uint64_t id = fm->cancel->id;
+            /* Still queued: drop it. Running: the worker finishes, its
+             * answer is dropped by the front. */
+            for (job_t **pp = &d->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+                job_t *j = *pp;
+                if (j->req_id == id && zmq_msg_size(&j->fr.f[0]) == zmq_msg_size(&fr->f[0]) &&
+                    !memcmp(zmq_msg_data(&j->fr.f[0]), zmq_msg_data(&fr->f[0]), zmq_msg_size(&fr->f[0]))) {
+                    *pp = j->next;
+                    if (d->qtail == j)
+                        d->qtail = prev;
+                    d->qlen--;
+                    job_free(j);
+                    break;
+                }
+            }
+            vc__front_message__free_unpacked(fm, NULL);
+            vc_frames_close(fr);
+            continue;
+        }
+        if (fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
+            vc__front_message__free_unpacked(fm, NULL);
+            vc_frames_close(fr);
+            continue;
+        }
+        Vc__RequestHead *h = fm->request;
+        d->accepted++;
+        job_t *j = vc_calloc(1, sizeof(*j));
+        j->req_id = h->id;
+        j->enq_ms = vc_mono_ms();
+        j->idempotent = !strcmp(h->method, "GET") || !strcmp(h->method, "HEAD");
+        j->what = vc_asprintf("%s %.*s", h->method, (int)(h->request_uri.len > 200 ? 200 : h->request_uri.len),
+                              (const char *)h->request_uri.data);
+        j->script = vc_strdup(h->script_filename);
+        /* Move the frames into the job (no copies). */
+        j->fr = *fr;
+        memset(fr, 0, sizeof(*fr));
+        vc__front_message__free_unpacked(fm, NULL);
+        if (d->qlen >= (size_t)d->cfg->php.queue_limit) {
+            int idle = 0;
+            for (size_t i = 0; i < d->nw; i++)
+                idle |= d->w[i].state == W_IDLE;
+            if (!idle) {
+                d->rejected_503++;
+                vc_log(VC_LOG_WARN, "dispatch", "queue full (%zu waiting): 503 for %s", d->qlen, j->what);
+                answer(d, &j->fr.f[0], j->req_id, 503, "Service Unavailable: every PHP worker is busy", "1");
+                job_free(j);
+                continue;
+            }
+        }
+        enqueue(d, j, 0);
+        pump(d);
+    }
+}
+
+/* ---- workers -------------------------------------------------------------- */
+
+static void finish_job(dispatch_t *d, worker_t *w)
+{
+    if (w->job) {
+        job_free(w->job);
+        w->job = NULL;
+        d->completed++;
+    }
+}
+
+void dispatch_on_back(dispatch_t *d)
+{
+    for (int budget = 0; budget < 1024; budget++) {
+        vc_frames_t *fr = &d->fr;
+        int n = vc_frames_recv(d->back, fr, ZMQ_DONTWAIT);
+        if (n < 0)
+            return;
+        worker_t *w = by_id(d, &fr->f[0]);
+        if (w == NULL || n < 2 || zmq_msg_size(&fr->f[1]) != 1) {
+            vc_frames_close(fr);
+            continue;
+        }
+        char flag = *(char *)zmq_msg_data(&fr->f[1]);
+        if (flag == WIRE_READY) {
+            finish_job(d, w);
+            w->state = W_IDLE;
+            w->since_ms = vc_mono_ms();
+            vc_frames_close(fr);
+            pump(d);
+            continue;
+        }
+        if (n < 4 || w->job == NULL) {
+            vc_frames_close(fr);
+            continue;
+        }
+        /* [wid][flag][front-id][BackMessage][body...] -> the front, as is. */
+        w->started = 1;
+        if (w->job->fr.n > 1) {
+            /* Started: no retry any more, drop the copies. */
+            for (size_t i = 1; i < w->job->fr.n; i++)
+                zmq_msg_close(&w->job->fr.f[i]);
+            w->job->fr.n = 1;
+        }
+        vc_frames_send(d->front, fr, 2, 0);
+        vc_frames_close(fr);
+        if (flag == WIRE_DONE) {
+            w->served++;
+            finish_job(d, w);
+            w->state = W_IDLE;
+            w->since_ms = vc_mono_ms();
+            pump(d);
+        } else if (flag == WIRE_FINAL) {
+            w->served++;
+            w->state = W_FINISHING;
+        }
+    }
+}
+
+void dispatch_worker_forked(dispatch_t *d, pid_t pid)
+{
+    if (d->spawning > 0)
+        d->spawning--;
+    if (d->nw == d->capw) {
+        d->capw = d->capw ? d->capw * 2 : 8;
+        d->w = vc_realloc(d->w, d->capw * sizeof(worker_t));
+    }
+    worker_t *w = &d->w[d->nw++];
+    memset(w, 0, sizeof(*w));
+    w->pid = pid;
+    w->state = W_STARTING;
+    w->since_ms = vc_mono_ms();
+    char p[16];
+    snprintf(p, sizeof(p), "%d", (int)pid);
+    vc_bus_publish(d->bus, "php.worker.started", VC__SEVERITY__INFO, "pid", p, NULL);
+}
+
+static void note_crash(dispatch_t *d)
+{
+    uint64_t now = vc_mono_ms();
+    d->crashes[d->ncrash++ % CRASH_BURST] = now;
+    if (d->ncrash < CRASH_BURST)
+        return;
+    uint64_t oldest = d->crashes[d->ncrash % CRASH_BURST];
+    if (now - oldest < CRASH_WINDOW_MS) {
+        d->backoff_ms = d->backoff_ms ? d->backoff_ms * 2 : 250;
+        if (d->backoff_ms > SPAWN_BACKOFF_MAX_MS)
+            d->backoff_ms = SPAWN_BACKOFF_MAX_MS;
+        d->spawn_after_ms = now + d->backoff_ms;
+        vc_log(VC_LOG_ERR, "pool", "%d workers crashed within %d s: waiting %u ms before the next fork",
+               CRASH_BURST, CRASH_WINDOW_MS / 1000, d->backoff_ms);
+    } else {
+        d->backoff_ms = 0;
+    }
+}
+
+void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
+{
+    worker_t *w = by_pid(d, pid);
+    if (w == NULL)
+        return;
+    char pidstr[16], how[64];
+    snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
+    if (WIFSIGNALED(status))
+        snprintf(how, sizeof(how), "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else
+        snprintf(how, sizeof(how), "exit %d", WEXITSTATUS(status));
+    int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    job_t *j = w->job;
+    if (j && w->state == W_BUSY) {
+        /* Mid-request. */
+        const char *action;
+        d->crashed++;
+        if (!w->started && !w->timed_out && j->idempotent && j->retries == 0 && j->fr.n >= 2)
+            action = "retried";
+        else if (w->started)
+            action = "aborted";
+        else if (w->timed_out)
+            action = "504";
+        else
+            action = "502";
+        vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) running %s (\"%s\"): %s", (int)pid, how, j->what,
+               j->script, action);
+        vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how, "request",
+                       j->what, "script", j->script, "action", action, NULL);
+        if (action[0] == 'r') {
+            j->retries++;
+            d->retried++;
+            enqueue(d, j, 1);
+        } else {
+            if (w->started) {
+                abort_stream(d, &j->fr.f[0], j->req_id);
+            } else if (w->timed_out) {
+                d->timed_out_504++;
+                answer(d, &j->fr.f[0], j->req_id, 504, "Gateway Timeout: the script ran too long", NULL);
+            } else {
+                d->failed_502++;
+                answer(d, &j->fr.f[0], j->req_id, 502, "Bad Gateway: the PHP worker died", NULL);
+            }
+            job_free(j);
+        }
+        w->job = NULL;
+        note_crash(d);
+    } else {
+        if (j)
+            finish_job(d, w);
+        if (!clean && w->state != W_FINISHING) {
+            d->crashed++;
+            vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) while %s", (int)pid, how, wstate_names[w->state]);
+            vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how,
+                           "action", "none", NULL);
+            note_crash(d);
+        } else {
+            vc_bus_publish(d->bus, "php.worker.exited", VC__SEVERITY__INFO, "pid", pidstr, "status", how, NULL);
+        }
+    }
+    /* Remove from the table (order does not matter). */
+    *w = d->w[--d->nw];
+    pump(d);
+}
+
+int dispatch_wanted(dispatch_t *d)
+{
+    if (vc_mono_ms() < d->spawn_after_ms)
+        return 0;
+    long want = (long)d->cfg->php.workers - (long)d->nw - d->spawning;
+    return want > 0 ? (int)want : 0;
+}
+
+void dispatch_spawn_requested(dispatch_t *d)
+{
+    d->spawning++;
+}
+
+void dispatch_on_tick(dispatch_t *d)
+{
+    uint64_t now = vc_mono_ms();
+    /* The queue is in arrival order: only its head can be the oldest. */
+    while (d->qhead && now - d->qhead->enq_ms >= (uint64_t)d->cfg->php.queue_timeout_ms) {
+        job_t *j = dequeue(d);
+        d->timed_out_504++;
+        vc_log(VC_LOG_WARN, "dispatch", "%s waited %llu ms for a worker: 504", j->what,
+               (unsigned long long)(now - j->enq_ms));
+        answer(d, &j->fr.f[0], j->req_id, 504, "Gateway Timeout: no PHP worker became free", NULL);
+        job_free(j);
+    }
+    if (d->run_limit_ms == 0)
+        return;
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        if (w->state == W_BUSY && !w->timed_out && now - w->since_ms >= d->run_limit_ms) {
+            w->timed_out = 1;
+            d->killed++;
+            vc_log(VC_LOG_ERR, "pool", "worker %d ran \"%s\" (%s) for %llu ms: killing it", (int)w->pid,
+                   w->job ? w->job->what : "", w->job ? w->job->script : "",
+                   (unsigned long long)(now - w->since_ms));
+            kill(w->pid, SIGKILL);
+        }
+    }
+}
+
+long dispatch_next_timeout(dispatch_t *d)
+{
+    long t = 1000;
+    uint64_t now = vc_mono_ms();
+    if (d->qhead) {
+        uint64_t due = d->qhead->enq_ms + (uint64_t)d->cfg->php.queue_timeout_ms;
+        long left = due > now ? (long)(due - now) : 0;
+        if (left < t)
+            t = left;
+    }
+    if (d->spawn_after_ms > now && (long)(d->spawn_after_ms - now) < t)
+        t = (long)(d->spawn_after_ms - now);
+    return t;
+}
+
+/* Proportional set size from /proc/PID/smaps_rollup, in KiB (0 if gone). */
+static long pss_kib(pid_t pid)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+    FILE *f = fopen(path, "r");
+    long kib = 0;
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "Pss: %ld kB", &kib) == 1)
+            break;
+    fclose(f);
+    return kib;
+}
+
+void dispatch_status(dispatch_t *d, Vc__Reply *reply)
+{
+    int idle = 0, busy = 0;
+    for (size_t i = 0; i < d->nw; i++) {
+        idle += d->w[i].state == W_IDLE;
+        busy += d->w[i].state == W_BUSY || d->w[i].state == W_FINISHING;
+    }
+    vc_reply_field(reply, "health", "%s", d->nw > 0 ? "ok" : "no workers");
+    vc_reply_field(reply, "mode", "%s", d->cfg->php.mode);
+    vc_reply_field(reply, "workers", "%zu", d->nw);
+    vc_reply_field(reply, "workers_wanted", "%lld", (long long)d->cfg->php.workers);
+    vc_reply_field(reply, "idle", "%d", idle);
+    vc_reply_field(reply, "busy", "%d", busy);
+    vc_reply_field(reply, "queued", "%zu", d->qlen);
+    vc_reply_field(reply, "accepted", "%llu", (unsigned long long)d->accepted);
+    vc_reply_field(reply, "completed", "%llu", (unsigned long long)d->completed);
+    vc_reply_field(reply, "rejected_503", "%llu", (unsigned long long)d->rejected_503);
+    vc_reply_field(reply, "timeout_504", "%llu", (unsigned long long)d->timed_out_504);
+    vc_reply_field(reply, "failed_502", "%llu", (unsigned long long)d->failed_502);
+    vc_reply_field(reply, "retried", "%llu", (unsigned long long)d->retried);
+    vc_reply_field(reply, "crashed", "%llu", (unsigned long long)d->crashed);
+    vc_reply_field(reply, "killed", "%llu", (unsigned long long)d->killed);
+    uint64_t now = vc_mono_ms();
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        Vc__Record *rec = vc_reply_record(reply);
+        vc_record_field(rec, "pid", "%d", (int)w->pid);
+        vc_record_field(rec, "state", "%s", wstate_names[w->state]);
+        vc_record_field(rec, "served", "%llu", (unsigned long long)w->served);
+        vc_record_field(rec, "pss_kib", "%ld", pss_kib(w->pid));
+        vc_record_field(rec, "uri", "%s", w->job ? w->job->what : "");
+        vc_record_field(rec, "age_ms", "%llu", (unsigned long long)(now - w->since_ms));
+    }
+}
+
+int dispatch_alive(dispatch_t *d)
+{
+    return (int)d->nw;
+}
+
+void dispatch_stop_workers(dispatch_t *d, int sig)
+{
+    for (size_t i = 0; i < d->nw; i++)
+        kill(d->w[i].pid, sig);
+}
+
+/* max_execution_time from the configured directives (php.ini's own value
+ * is not known here; 30 s is PHP's default). */
+static uint64_t run_limit(const vc_config_t *cfg)
+{
+    long met = 30;
+    for (size_t i = 0; i < cfg->php.nini; i++)
+        if (!strncmp(cfg->php.ini[i], "max_execution_time=", 19))
+            met = atol(cfg->php.ini[i] + 19);
+    return met > 0 ? (uint64_t)met * 1000 + (uint64_t)cfg->php.kill_grace_ms : 0;
+}
+
+dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, void *back, vc_bus_t *bus)
+{
+    dispatch_t *d = vc_calloc(1, sizeof(*d));
+    d->cfg = cfg;
+    d->front = front;
+    d->back = back;
+    d->bus = bus;
+    d->run_limit_ms = run_limit(cfg);
+    return d;
+}
+
+void dispatch_destroy(dispatch_t **pd)
+{
+    dispatch_t *d = *pd;
+    if (d == NULL)
+        return;
+    for (job_t *j; (j = dequeue(d)) != NULL;)
+        job_free(j);
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->w[i].job)
+            job_free(d->w[i].job);
+    free(d->w);
+    vc_frames_fini(&d->fr);
+    free(d);
+    *pd = NULL;
+}

@@ -1,0 +1,47 @@
+/*
+ * The broker: the ZeroMQ guide's load-balancing pattern. Fronts send
+ * requests to the "php" ROUTER; a request goes only to an idle worker, or
+ * waits in one queue (bounded: 503 past queue_limit, 504 past
+ * queue_timeout). A worker that dies mid-request costs its client a 502,
+ * or for a GET/HEAD whose answer had not started, a retry elsewhere.
+ */
+#ifndef VC_PHP_DISPATCH_H
+#define VC_PHP_DISPATCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "vc_bus.h"
+#include "vc_config.h"
+#include "vc_ctl.h"
+
+typedef struct dispatch dispatch_t;
+
+/* front and back are bound sockets, borrowed; bus may be NULL. */
+dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, void *back, vc_bus_t *bus);
+void dispatch_destroy(dispatch_t **d);
+
+void dispatch_on_front(dispatch_t *d); /* the front socket is readable */
+void dispatch_on_back(dispatch_t *d);  /* the worker socket is readable */
+/* Timeouts: queued too long (504), running too long (kill). */
+void dispatch_on_tick(dispatch_t *d);
+
+/* The zygote forked a worker / a worker exited (waitpid status). */
+void dispatch_worker_forked(dispatch_t *d, pid_t pid);
+void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status);
+
+/* How many workers should be forked now (the pool is below size and the
+ * crash backoff allows it). The caller asks the zygote and reports each
+ * fork with dispatch_worker_forked. */
+int dispatch_wanted(dispatch_t *d);
+void dispatch_spawn_requested(dispatch_t *d);
+/* Milliseconds until the next timer is due. */
+long dispatch_next_timeout(dispatch_t *d);
+
+/* Adds pool facts and one record per worker to a status reply. */
+void dispatch_status(dispatch_t *d, Vc__Reply *reply);
+/* SIGTERM to every worker; returns how many are alive. */
+int dispatch_alive(dispatch_t *d);
+void dispatch_stop_workers(dispatch_t *d, int sig);
+
+#endif

@@ -1,0 +1,507 @@
+/*
+ * The SAPI module: how PHP sees a request (variables, body, cookies) and
+ * how its output leaves (headers, body, flush). Modelled on what php-fpm
+ * gives a script behind nginx, so scripts cannot tell the difference.
+ */
+#include "sapi.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <php.h>
+#include <php_main.h>
+#include <php_variables.h>
+#include <SAPI.h>
+#include <ext/standard/head.h>
+#include <main/php_output.h>
+#include <zend_exceptions.h>
+
+#include <ctype.h>
+#include <pwd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+/* Output is sent in chunks of this size even without flush(), so a large
+ * response streams instead of growing one buffer. */
+#define OUT_CHUNK (64 * 1024)
+
+/* The request PHP is running now; one at a time per process (NTS). */
+static vc_request_t *current;
+static char *ini_entries;
+static char *user_name, *home_dir;
+
+/* ---- parameters ($_SERVER) ------------------------------------------------ */
+
+static void add_param(vc_request_t *r, const char *name, const char *value, size_t len)
+{
+    r->params = vc_realloc(r->params, (r->nparams + 1) * sizeof(vc_param_t));
+    vc_param_t *p = &r->params[r->nparams++];
+    p->name = vc_strdup(name);
+    p->value = vc_strndup(value ? value : "", value ? len : 0);
+    p->value_len = value ? len : 0;
+}
+
+static void add_param_str(vc_request_t *r, const char *name, const char *value)
+{
+    add_param(r, name, value, value ? strlen(value) : 0);
+}
+
+static const Vc__Header *find_header(const Vc__RequestHead *h, const char *name)
+{
+    for (size_t i = 0; i < h->n_headers; i++)
+        if (strcasecmp(h->headers[i]->name, name) == 0)
+            return h->headers[i];
+    return NULL;
+}
+
+void vc_sapi_build_params(vc_request_t *r)
+{
+    const Vc__RequestHead *h = r->head;
+    char num[32];
+    /* fpm's environment (clear_env = yes keeps USER and HOME). */
+    add_param_str(r, "USER", user_name);
+    add_param_str(r, "HOME", home_dir);
+    /* fastcgi-php.conf, then fastcgi.conf, in their order. */
+    add_param(r, "PATH_INFO", (const char *)h->path_info.data, h->path_info.len);
+    add_param_str(r, "SCRIPT_FILENAME", h->script_filename);
+    add_param(r, "QUERY_STRING", (const char *)h->query.data, h->query.len);
+    add_param_str(r, "REQUEST_METHOD", h->method);
+    const Vc__Header *ct = find_header(h, "content-type");
+    add_param(r, "CONTENT_TYPE", ct ? (const char *)ct->value.data : "", ct ? ct->value.len : 0);
+    const Vc__Header *cl = find_header(h, "content-length");
+    if (cl)
+        add_param(r, "CONTENT_LENGTH", (const char *)cl->value.data, cl->value.len);
+    else if (h->content_length > 0) {
+        /* A chunked body: nginx has read it whole and says its length. */
+        snprintf(num, sizeof(num), "%llu", (unsigned long long)h->content_length);
+        add_param_str(r, "CONTENT_LENGTH", num);
+    } else
+        add_param_str(r, "CONTENT_LENGTH", "");
+    add_param_str(r, "SCRIPT_NAME", h->script_name);
+    add_param(r, "REQUEST_URI", (const char *)h->request_uri.data, h->request_uri.len);
+    add_param(r, "DOCUMENT_URI", (const char *)h->document_uri.data, h->document_uri.len);
+    add_param_str(r, "DOCUMENT_ROOT", h->document_root);
+    add_param_str(r, "SERVER_PROTOCOL", h->protocol);
+    add_param_str(r, "REQUEST_SCHEME", h->scheme);
+    if (h->https)
+        add_param_str(r, "HTTPS", "on");
+    add_param_str(r, "GATEWAY_INTERFACE", "CGI/1.1");
+    add_param_str(r, "SERVER_SOFTWARE", "Velocity/" VC_VERSION);
+    add_param_str(r, "REMOTE_ADDR", h->remote_addr);
+    snprintf(num, sizeof(num), "%u", h->remote_port);
+    add_param_str(r, "REMOTE_PORT", num);
+    add_param_str(r, "REMOTE_USER", "");
+    add_param_str(r, "SERVER_ADDR", h->server_addr);
+    snprintf(num, sizeof(num), "%u", h->server_port);
+    add_param_str(r, "SERVER_PORT", num);
+    add_param_str(r, "SERVER_NAME", h->server_name);
+    add_param_str(r, "REDIRECT_STATUS", "200");
+    /* Request headers as HTTP_*: nginx joins repeated Cookie headers with
+     * "; " and passes other repeats as separate params (PHP keeps the
+     * last). */
+    for (size_t i = 0; i < h->n_headers; i++) {
+        const char *n = h->headers[i]->name;
+        if (!strcasecmp(n, "content-type") || !strcasecmp(n, "content-length"))
+            continue;
+        char name[256] = "HTTP_";
+        size_t j = 5;
+        for (const char *p = n; *p && j + 1 < sizeof(name); p++)
+            name[j++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+        name[j] = '\0';
+        if (!strcmp(name, "HTTP_COOKIE")) {
+            /* Append to an earlier Cookie param. */
+            vc_param_t *prev = NULL;
+            for (size_t k = 0; k < r->nparams; k++)
+                if (!strcmp(r->params[k].name, "HTTP_COOKIE"))
+                    prev = &r->params[k];
+            if (prev) {
+                size_t add = h->headers[i]->value.len;
+                prev->value = vc_realloc(prev->value, prev->value_len + 2 + add + 1);
+                memcpy(prev->value + prev->value_len, "; ", 2);
+                memcpy(prev->value + prev->value_len + 2, h->headers[i]->value.data, add);
+                prev->value_len += 2 + add;
+                prev->value[prev->value_len] = '\0';
+                continue;
+            }
+        }
+        add_param(r, name, (const char *)h->headers[i]->value.data, h->headers[i]->value.len);
+    }
+}
+
+void vc_sapi_free_params(vc_request_t *r)
+{
+    for (size_t i = 0; i < r->nparams; i++) {
+        free(r->params[i].name);
+        free(r->params[i].value);
+    }
+    free(r->params);
+    r->params = NULL;
+    r->nparams = 0;
+}
+
+static const vc_param_t *find_param(const vc_request_t *r, const char *name, size_t len)
+{
+    /* The last wins, as in PHP's own registration. */
+    for (size_t i = r->nparams; i-- > 0;)
+        if (strlen(r->params[i].name) == len && memcmp(r->params[i].name, name, len) == 0)
+            return &r->params[i];
+    return NULL;
+}
+
+/* ---- output ----------------------------------------------------------------- */
+
+static void emit(vc_request_t *r, int final)
+{
+    if (r->final_sent)
+        return;
+    if (!SG(headers_sent) && !final)
+        sapi_send_headers();
+    r->emit(r, final);
+    if (final)
+        r->final_sent = 1;
+}
+
+static size_t on_ub_write(const char *str, size_t len)
+{
+    vc_request_t *r = current;
+    if (r == NULL || r->final_sent)
+        return len; /* after fastcgi_finish_request() output goes nowhere */
+    if (r->out_len + len > r->out_cap) {
+        size_t cap = r->out_cap ? r->out_cap : 8192;
+        while (cap < r->out_len + len)
+            cap *= 2;
+        r->out = vc_realloc(r->out, cap);
+        r->out_cap = cap;
+    }
+    memcpy(r->out + r->out_len, str, len);
+    r->out_len += len;
+    if (r->out_len >= OUT_CHUNK)
+        emit(r, 0);
+    return len;
+}
+
+static void on_flush(void *server_context)
+{
+    vc_request_t *r = server_context;
+    if (r && !r->final_sent)
+        emit(r, 0);
+}
+
+/* Status line reason: from "HTTP/1.1 404 Not Found" or a Status header. */
+static char *reason_from_line(const char *line)
+{
+    const char *sp = line ? strchr(line, ' ') : NULL;
+    if (sp == NULL)
+        return NULL;
+    sp = strchr(sp + 1, ' ');
+    return sp && sp[1] ? vc_strdup(sp + 1) : NULL;
+}
+
+static int on_send_headers(sapi_headers_struct *sh)
+{
+    vc_request_t *r = current;
+    if (r == NULL)
+        return SAPI_HEADER_SENT_SUCCESSFULLY;
+    Vc__ResponseHead *resp = vc_malloc(sizeof(*resp));
+    vc__response_head__init(resp);
+    resp->id = r->head->id;
+    resp->status = sh->http_response_code > 0 ? (uint32_t)sh->http_response_code : 200;
+    char *reason = reason_from_line(sh->http_status_line);
+    zend_llist_position pos;
+    for (sapi_header_struct *h = zend_llist_get_first_ex(&sh->headers, &pos); h;
+         h = zend_llist_get_next_ex(&sh->headers, &pos)) {
+        const char *colon = memchr(h->header, ':', h->header_len);
+        if (colon == NULL)
+            continue;
+        size_t nlen = (size_t)(colon - h->header);
+        const char *v = colon + 1;
+        while (*v == ' ' || *v == '\t')
+            v++;
+        size_t vlen = h->header_len - (size_t)(v - h->header);
+        /* "Status: 404 Not Found" sets the status, as in CGI. */
+        if (nlen == 6 && strncasecmp(h->header, "Status", 6) == 0) {
+            int code = atoi(v);
+            if (code >= 100 && code <= 999) {
+                resp->status = (uint32_t)code;
+                const char *sp = memchr(v, ' ', vlen);
+                free(reason);
+                reason = sp ? vc_strndup(sp + 1, vlen - (size_t)(sp + 1 - v)) : NULL;
+            }
+            continue;
+        }
+        Vc__Header *hd = vc_malloc(sizeof(*hd));
+        vc__header__init(hd);
+        hd->name = vc_strndup(h->header, nlen);
+        hd->value.data = (uint8_t *)vc_strndup(v, vlen);
+        hd->value.len = vlen;
+        resp->headers = vc_realloc(resp->headers, (resp->n_headers + 1) * sizeof(*resp->headers));
+        resp->headers[resp->n_headers++] = hd;
+    }
+    if (reason)
+        resp->reason = reason;
+    if (r->resp)
+        vc__response_head__free_unpacked(r->resp, NULL);
+    r->resp = resp;
+    return SAPI_HEADER_SENT_SUCCESSFULLY;
+}
+
+/* ---- input ----------------------------------------------------------------- */
+
+static size_t on_read_post(char *buf, size_t count)
+{
+    vc_request_t *r = current;
+    size_t done = 0;
+    while (r && done < count && r->body_i < r->nbody) {
+        zmq_msg_t *m = &r->body[r->body_i];
+        size_t avail = zmq_msg_size(m) - r->body_off;
+        size_t n = avail < count - done ? avail : count - done;
+        memcpy(buf + done, (char *)zmq_msg_data(m) + r->body_off, n);
+        done += n;
+        r->body_off += n;
+        if (r->body_off == zmq_msg_size(m)) {
+            r->body_i++;
+            r->body_off = 0;
+        }
+    }
+    return done;
+}
+
+static char *on_read_cookies(void)
+{
+    vc_request_t *r = current;
+    const vc_param_t *p = r ? find_param(r, "HTTP_COOKIE", 11) : NULL;
+    return p ? p->value : NULL;
+}
+
+static void on_register_variables(zval *track_vars_array)
+{
+    vc_request_t *r = current;
+    if (r == NULL)
+        return;
+    for (size_t i = 0; i < r->nparams; i++) {
+        size_t new_len;
+        char *val = r->params[i].value;
+        /* The input filter may rewrite the value (filter extension). */
+        if (sapi_module.input_filter(PARSE_SERVER, r->params[i].name, &val, r->params[i].value_len, &new_len))
+            php_register_variable_safe(r->params[i].name, val, new_len, track_vars_array);
+    }
+    /* PHP_SELF as fpm computes it with cgi.fix_pathinfo=1. */
+    const vc_param_t *sn = find_param(r, "SCRIPT_NAME", 11), *pi = find_param(r, "PATH_INFO", 9);
+    char *self = vc_asprintf("%s%s", sn ? sn->value : "", pi ? pi->value : "");
+    size_t new_len;
+    char *val = self;
+    if (sapi_module.input_filter(PARSE_SERVER, "PHP_SELF", &val, strlen(self), &new_len))
+        php_register_variable_safe("PHP_SELF", val, new_len, track_vars_array);
+    free(self);
+}
+
+static char *on_getenv(const char *name, size_t len)
+{
+    vc_request_t *r = current;
+    const vc_param_t *p = r ? find_param(r, name, len) : NULL;
+    return p ? p->value : NULL;
+}
+
+static void on_log_message(const char *message, int syslog_type)
+{
+    int level = syslog_type <= 3 ? VC_LOG_ERR : syslog_type == 4 ? VC_LOG_WARN : VC_LOG_NOTICE;
+    vc_log(level, "php", "%s", message);
+}
+
+static zend_result on_get_request_time(double *t)
+{
+    /* The front stamps nothing yet; the worker's clock is close enough. */
+    *t = (double)vc_now_us() / 1e6;
+    return SUCCESS;
+}
+
+/* ---- functions fpm provides ----------------------------------------------- */
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_fastcgi_finish_request, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_getallheaders, 0, 0, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+/* Sends the whole response now; the script keeps running, its further
+ * output is discarded. */
+static ZEND_FUNCTION(fastcgi_finish_request)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+    vc_request_t *r = current;
+    if (r == NULL || r->final_sent)
+        RETURN_FALSE;
+    php_output_end_all();
+    php_header();
+    emit(r, 1);
+    RETURN_TRUE;
+}
+
+/* "HTTP_ACCEPT_ENCODING" -> "Accept-Encoding", as fpm's getallheaders(). */
+static ZEND_FUNCTION(getallheaders)
+{
+    ZEND_PARSE_PARAMETERS_NONE();
+    array_init(return_value);
+    vc_request_t *r = current;
+    for (size_t i = 0; r && i < r->nparams; i++) {
+        const char *n = r->params[i].name;
+        const char *src;
+        if (!strncmp(n, "HTTP_", 5))
+            src = n + 5;
+        else if (!strcmp(n, "CONTENT_TYPE") || !strcmp(n, "CONTENT_LENGTH"))
+            src = n;
+        else
+            continue;
+        if ((!strcmp(n, "CONTENT_LENGTH") || !strcmp(n, "CONTENT_TYPE")) && r->params[i].value_len == 0)
+            continue;
+        char name[256];
+        size_t j = 0;
+        int upper = 1;
+        for (const char *p = src; *p && j + 1 < sizeof(name); p++) {
+            if (*p == '_') {
+                name[j++] = '-';
+                upper = 1;
+            } else {
+                name[j++] = upper ? (char)toupper((unsigned char)*p) : (char)tolower((unsigned char)*p);
+                upper = 0;
+            }
+        }
+        name[j] = '\0';
+        add_assoc_stringl_ex(return_value, name, j, r->params[i].value, r->params[i].value_len);
+    }
+}
+
+static const zend_function_entry functions[] = {
+    ZEND_FE(fastcgi_finish_request, arginfo_fastcgi_finish_request)
+    ZEND_FE(getallheaders, arginfo_getallheaders)
+    ZEND_FALIAS(apache_request_headers, getallheaders, arginfo_getallheaders)
+    ZEND_FE_END
+};
+
+/* ---- the module ----------------------------------------------------------- */
+
+static int on_startup(sapi_module_struct *m)
+{
+    return php_module_startup(m, NULL) == SUCCESS ? SUCCESS : FAILURE;
+}
+
+static int on_deactivate(void)
+{
+    return SUCCESS;
+}
+
+/* The name is fpm's: OPcache only runs under SAPIs it knows, and scripts
+ * and extensions that ask php_sapi_name() should see what php-fpm would
+ * say, since that is what we replace. */
+static sapi_module_struct vc_sapi = {
+    .name = "fpm-fcgi",
+    .pretty_name = "Velocity",
+    .startup = on_startup,
+    .shutdown = php_module_shutdown_wrapper,
+    .deactivate = on_deactivate,
+    .ub_write = on_ub_write,
+    .flush = on_flush,
+    .getenv = on_getenv,
+    .sapi_error = php_error,
+    .send_headers = on_send_headers,
+    .read_post = on_read_post,
+    .read_cookies = on_read_cookies,
+    .register_server_variables = on_register_variables,
+    .log_message = on_log_message,
+    .get_request_time = on_get_request_time,
+    .default_post_reader = NULL,
+    .input_filter = NULL,
+};
+
+int vc_sapi_startup(const vc_config_t *cfg)
+{
+    struct passwd *pw = getpwuid(geteuid());
+    user_name = vc_strdup(pw ? pw->pw_name : "");
+    home_dir = vc_strdup(pw ? pw->pw_dir : "/");
+
+    /* Directives from the configuration, after php.ini (they win). */
+    size_t len = 1;
+    for (size_t i = 0; i < cfg->php.nini; i++)
+        len += strlen(cfg->php.ini[i]) + 1;
+    ini_entries = vc_malloc(len);
+    ini_entries[0] = '\0';
+    for (size_t i = 0; i < cfg->php.nini; i++) {
+        strcat(ini_entries, cfg->php.ini[i]);
+        strcat(ini_entries, "\n");
+    }
+    vc_sapi.ini_entries = ini_entries;
+    vc_sapi.additional_functions = functions;
+    if (cfg->php.ini_file && *cfg->php.ini_file)
+        vc_sapi.php_ini_path_override = cfg->php.ini_file;
+    vc_sapi.executable_location = NULL;
+
+    zend_signal_startup();
+    sapi_startup(&vc_sapi);
+    if (vc_sapi.startup(&vc_sapi) == FAILURE) {
+        vc_log(VC_LOG_CRIT, "sapi", "php_module_startup() failed");
+        return -1;
+    }
+    return 0;
+}
+
+void vc_sapi_shutdown(void)
+{
+    php_module_shutdown();
+    sapi_shutdown();
+    free(ini_entries);
+    ini_entries = NULL;
+}
+
+int vc_sapi_run(vc_request_t *r)
+{
+    const Vc__RequestHead *h = r->head;
+    current = r;
+    vc_sapi_build_params(r);
+
+    /* SAPI may rewrite these, so each is our own copy (freed below). */
+    char *method = vc_strdup(h->method);
+    char *query = vc_strndup((const char *)h->query.data, h->query.len);
+    char *uri = vc_strndup((const char *)h->request_uri.data, h->request_uri.len);
+    char *path = vc_strdup(h->script_filename);
+    const vc_param_t *ct = find_param(r, "CONTENT_TYPE", 12);
+    SG(server_context) = r;
+    SG(request_info).request_method = method;
+    SG(request_info).query_string = query;
+    SG(request_info).request_uri = uri;
+    SG(request_info).path_translated = path;
+    SG(request_info).content_type = ct && ct->value_len ? ct->value : NULL;
+    SG(request_info).content_length = (zend_long)h->content_length;
+    SG(request_info).proto_num = strcmp(h->protocol, "HTTP/1.0") == 0 ? 1000 : 1001;
+    SG(sapi_headers).http_response_code = 200;
+    SG(request_info).auth_user = SG(request_info).auth_password = SG(request_info).auth_digest = NULL;
+    const vc_param_t *auth = find_param(r, "HTTP_AUTHORIZATION", 18);
+
+    int rc = 0;
+    if (php_request_startup() == FAILURE) {
+        vc_log(VC_LOG_ERR, "sapi", "php_request_startup() failed while starting \"%s\"", h->script_filename);
+        rc = -1;
+    } else {
+        if (auth)
+            php_handle_auth_data(auth->value);
+        zend_file_handle fh;
+        zend_stream_init_filename(&fh, h->script_filename);
+        php_execute_script(&fh);
+        zend_destroy_file_handle(&fh);
+        php_request_shutdown(NULL);
+        r->ending = 1;
+        emit(r, 1);
+    }
+    SG(server_context) = NULL;
+    SG(request_info).request_method = NULL;
+    SG(request_info).query_string = NULL;
+    SG(request_info).request_uri = NULL;
+    SG(request_info).path_translated = NULL;
+    SG(request_info).content_type = NULL;
+    free(method);
+    free(query);
+    free(uri);
+    free(path);
+    vc_sapi_free_params(r);
+    current = NULL;
+    return rc;
+}

@@ -1,0 +1,64 @@
+/*
+ * Our SAPI over libphp 8.2: module startup in the zygote, one PHP request
+ * per vc_request_t in a worker.
+ *
+ * The SAPI calls its transport through vc_request_t.emit whenever response
+ * bytes must leave (a full buffer, flush(), fastcgi_finish_request(), the
+ * end): the transport sends the response head first, then the buffered
+ * body, and owns nothing of the request.
+ */
+#ifndef VC_PHP_SAPI_H
+#define VC_PHP_SAPI_H
+
+#include <stddef.h>
+#include <zmq.h>
+
+#include "request.pb-c.h"
+#include "vc_config.h"
+
+/* One CGI-style parameter, as nginx's fastcgi_params would send it. */
+typedef struct vc_param {
+    char *name, *value;
+    size_t value_len;
+} vc_param_t;
+
+typedef struct vc_request vc_request_t;
+struct vc_request {
+    const Vc__RequestHead *head; /* borrowed for the request */
+    zmq_msg_t *body;             /* borrowed body frames */
+    size_t nbody;
+    size_t body_i, body_off;     /* read_post cursor */
+
+    vc_param_t *params;          /* the $_SERVER the request sees */
+    size_t nparams;
+
+    /* The response as PHP builds it. */
+    Vc__ResponseHead *resp;      /* set by send_headers, owned here */
+    char *out;                   /* buffered body bytes */
+    size_t out_len, out_cap;
+    int head_sent;               /* emit() sent resp already */
+    int final_sent;              /* fastcgi_finish_request() or the end */
+    int ending;                  /* the final emit is the request's end */
+
+    /* Sends resp (once) and out[0..out_len) and empties out. final: this
+     * is the last of the response. May take out (set it to NULL). */
+    void (*emit)(vc_request_t *r, int final);
+    void *transport;
+};
+
+/* Starts PHP in this process (the zygote): ini from cfg, opcache's shared
+ * memory created here. 0 or -1 with a log line. */
+int vc_sapi_startup(const vc_config_t *cfg);
+void vc_sapi_shutdown(void);
+
+/* Runs the script named by r->head->script_filename as one PHP request and
+ * emits the whole response (final included). Returns 0, or -1 if PHP could
+ * not start the request (the transport answers 500). */
+int vc_sapi_run(vc_request_t *r);
+
+/* Builds r->params from r->head (the same names, values and order as
+ * php-fpm gets from nginx's stock fastcgi_params and fastcgi-php.conf). */
+void vc_sapi_build_params(vc_request_t *r);
+void vc_sapi_free_params(vc_request_t *r);
+
+#endif

@@ -1,0 +1,82 @@
+#include "zygote.h"
+#include "sapi.h"
+#include "vc_log.h"
+#include "vc_proc.h"
+#include "vc_util.h"
+#include "worker.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void note(int sock, int op, pid_t pid, int status)
+{
+    zygote_note_t n = {op, pid, status};
+    if (send(sock, &n, sizeof(n), MSG_NOSIGNAL) != (ssize_t)sizeof(n))
+        _exit(1); /* the broker is gone: so are we */
+}
+
+static pid_t spawn(const vc_config_t *cfg, int sock, int sigfd)
+{
+    pid_t zygote = getpid();
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    /* The worker: nothing of the zygote's plumbing survives. */
+    close(sock);
+    close(sigfd);
+    vc_proc_die_with_parent(SIGKILL, zygote);
+    vc_proc_unblock_signals();
+    worker_main(cfg);
+}
+
+void zygote_main(const vc_config_t *cfg, int sock)
+{
+    int sigfd = vc_proc_signalfd();
+    if (vc_sapi_startup(cfg) < 0) {
+        note(sock, ZYGOTE_FAILED, 0, 0);
+        _exit(1);
+    }
+    vc_log(VC_LOG_INFO, "zygote", "PHP started (%s mode)", cfg->php.mode);
+    note(sock, ZYGOTE_READY, getpid(), 0);
+    for (;;) {
+        struct pollfd p[2] = {{sock, POLLIN, 0}, {sigfd, POLLIN, 0}};
+        if (poll(p, 2, -1) < 0 && errno != EINTR)
+            break;
+        if (p[1].revents & POLLIN) {
+            int stop = 0;
+            for (int sig; (sig = vc_proc_read_signal(sigfd)) != 0;)
+                if (sig != SIGCHLD && sig != SIGHUP)
+                    stop = 1;
+            int status;
+            for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;)
+                note(sock, ZYGOTE_EXITED, pid, status);
+            if (stop)
+                break;
+        }
+        if (p[0].revents & (POLLHUP | POLLERR))
+            break;
+        if (p[0].revents & POLLIN) {
+            zygote_cmd_t cmd;
+            ssize_t n = recv(sock, &cmd, sizeof(cmd), 0);
+            if (n == 0)
+                break; /* the broker closed its end */
+            if (n != (ssize_t)sizeof(cmd) || cmd.op != ZYGOTE_SPAWN)
+                continue;
+            pid_t pid = spawn(cfg, sock, sigfd);
+            if (pid < 0) {
+                vc_log(VC_LOG_ERR, "zygote", "fork() failed while spawning a worker: %s", strerror(errno));
+                note(sock, ZYGOTE_FAILED, 0, errno);
+            } else {
+                note(sock, ZYGOTE_FORKED, pid, 0);
+            }
+        }
+    }
+    /* Workers die with us (PDEATHSIG); the broker drains them first when
+     * it stops gracefully. */
+    _exit(0);
+}

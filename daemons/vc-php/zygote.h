@@ -1,0 +1,34 @@
+/*
+ * The zygote: the process that starts PHP once (module startup, OPcache's
+ * shared memory) and forks every worker from that warm state, so workers
+ * share its pages copy-on-write. It holds no ZeroMQ and no LMDB: those must
+ * not cross a fork.
+ *
+ * It talks to the broker over a SOCK_SEQPACKET socketpair:
+ *   broker -> zygote: zygote_cmd_t  (spawn a worker)
+ *   zygote -> broker: zygote_note_t (forked pid, exited pid + status)
+ */
+#ifndef VC_PHP_ZYGOTE_H
+#define VC_PHP_ZYGOTE_H
+
+#include <sys/types.h>
+
+#include "vc_config.h"
+
+enum { ZYGOTE_SPAWN = 1 };
+enum { ZYGOTE_READY = 1, ZYGOTE_FORKED, ZYGOTE_EXITED, ZYGOTE_FAILED };
+
+typedef struct zygote_cmd {
+    int op;
+} zygote_cmd_t;
+
+typedef struct zygote_note {
+    int op;
+    pid_t pid;
+    int status; /* waitpid() status for ZYGOTE_EXITED */
+} zygote_note_t;
+
+/* Runs the zygote in this (freshly forked) process. Never returns. */
+void zygote_main(const vc_config_t *cfg, int sock) __attribute__((noreturn));
+
+#endif
