@@ -15,8 +15,8 @@
 
 #define CALL_TIMEOUT_MS 3000
 
-static int call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb,
-                const char *const *args, size_t nargs, Vc__Reply **out)
+static int call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb, const char *const *args,
+                size_t nargs, Vc__Reply **out)
 {
     char *name = vc_asprintf("ctl-%s", daemon);
     char *ep = vc_config_endpoint(cfg, name);
@@ -61,8 +61,8 @@ static int status_once(void *zctx, const vc_config_t *cfg, int json, int print)
     if (print && json)
         printf("},\"daemons\":[");
     if (print && !json)
-        printf("%-10s %8s %-10s %10s %8s %-8s %s\n", "DAEMON", "PID", "STATE", "UPTIME", "RESTARTS",
-               "VERSION", "HEALTH");
+        printf("%-10s %8s %-10s %10s %8s %-8s %s\n", "DAEMON", "PID", "STATE", "UPTIME", "RESTARTS", "VERSION",
+               "HEALTH");
     for (size_t i = 0; i < sup->n_records; i++) {
         Vc__Record *rec = sup->records[i];
         const char *name = vc_record_get(rec, "daemon");

@@ -68,8 +68,7 @@ static int journal_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     unsigned char key[12] = {0};
     vc_store_u64_key(c->from_us, key);
     MDB_val k = {sizeof(key), key}, v;
-    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
         /* v points into the map: unpacking copies it out. */
         Vc__Envelope *e = vc__envelope__unpack(NULL, v.mv_size, v.mv_data);
         if (e) {
@@ -95,10 +94,11 @@ int cmd_events(cli_t *cli, int argc, char **argv)
     const char *since = NULL;
     int follow = 0;
     double limit_s = -1;
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},         {"since", required_argument, NULL, 's'},
-        {"follow", no_argument, NULL, 'f'},       {"for", required_argument, NULL, 't'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                         {"since", required_argument, NULL, 's'},
+                                         {"follow", no_argument, NULL, 'f'},
+                                         {"for", required_argument, NULL, 't'},
+                                         {NULL, 0, NULL, 0}};
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "f", opts, NULL)) != -1;) {
         switch (c) {

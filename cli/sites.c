@@ -62,10 +62,12 @@ int cmd_enable(cli_t *cli, const char *which, int on, int argc, char **argv)
     size_t len = strlen(name);
     char *base = len > 5 && !strcmp(name + len - 5, ".conf") ? vc_strndup(name, len - 5) : vc_strdup(name);
     int rc = 1;
-    char *avail = vc_asprintf("%s/%ss-available/%s.conf", cli->conf_dir, which, base);
-    char *enabled_dir = vc_asprintf("%s/%ss-enabled", cli->conf_dir, which);
+    /* Debian's names: sites-available, but conf-available. */
+    const char *dir = strcmp(which, "site") == 0 ? "sites" : "conf";
+    char *avail = vc_asprintf("%s/%s-available/%s.conf", cli->conf_dir, dir, base);
+    char *enabled_dir = vc_asprintf("%s/%s-enabled", cli->conf_dir, dir);
     char *enabled = vc_asprintf("%s/%s.conf", enabled_dir, base);
-    char *target = vc_asprintf("../%ss-available/%s.conf", which, base);
+    char *target = vc_asprintf("../%s-available/%s.conf", dir, base);
     struct stat st;
     if (!valid_name(base)) {
         fprintf(stderr, "vc %s: \"%s\" is not a valid name\n", verb, name);

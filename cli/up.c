@@ -36,7 +36,7 @@
 typedef struct child {
     const char *name;
     pid_t pid;
-    int ready_fd;  /* read end of the readiness pipe, -1 once ready */
+    int ready_fd; /* read end of the readiness pipe, -1 once ready */
     int ready;
     uint64_t started_ms;
     uint64_t restart_at_ms; /* 0: not waiting to restart */
@@ -49,7 +49,7 @@ typedef struct child {
 typedef struct sup {
     cli_t *cli;
     char *data_dir;
-    char *conf_dir; /* absolute, or NULL */
+    char *conf_dir;   /* absolute, or NULL */
     char **overrides; /* key, value pairs from the command line */
     size_t noverrides;
     vc_config_t *cfg;
@@ -195,12 +195,11 @@ static void reap(sup_t *s)
         if (k->backoff_ms > BACKOFF_MAX_MS)
             k->backoff_ms = BACKOFF_MAX_MS;
         k->restart_at_ms = now + k->backoff_ms;
-        vc_log(VC_LOG_ERR, "up", "%s (pid %d) died: %s; restarting in %u ms", k->name, (int)pid, how,
-               k->backoff_ms);
+        vc_log(VC_LOG_ERR, "up", "%s (pid %d) died: %s; restarting in %u ms", k->name, (int)pid, how, k->backoff_ms);
         char backoff[16];
         snprintf(backoff, sizeof(backoff), "%u", k->backoff_ms);
-        vc_bus_publish(s->bus, "vc.daemon.exited", VC__SEVERITY__ERROR, "daemon", k->name, "pid", pidstr,
-                       "status", how, "restart_in_ms", backoff, NULL);
+        vc_bus_publish(s->bus, "vc.daemon.exited", VC__SEVERITY__ERROR, "daemon", k->name, "pid", pidstr, "status", how,
+                       "restart_in_ms", backoff, NULL);
     }
 }
 
@@ -227,8 +226,8 @@ static void announce_restart(sup_t *s, child_t *k)
     snprintf(pidstr, sizeof(pidstr), "%d", (int)k->pid);
     snprintf(n, sizeof(n), "%u", k->restarts);
     vc_log(VC_LOG_NOTICE, "up", "%s is back (pid %d, restart %u)", k->name, (int)k->pid, k->restarts);
-    vc_bus_publish(s->bus, "vc.daemon.restarted", VC__SEVERITY__WARNING, "daemon", k->name, "pid", pidstr,
-                   "restarts", n, NULL);
+    vc_bus_publish(s->bus, "vc.daemon.restarted", VC__SEVERITY__WARNING, "daemon", k->name, "pid", pidstr, "restarts",
+                   n, NULL);
 }
 
 static long next_timeout(sup_t *s)
@@ -325,8 +324,7 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
             vc_record_field(rec, "pid", "%d", (int)k->pid);
             vc_record_field(rec, "state", "%s", k->pid <= 0 ? "restarting" : k->ready ? "running" : "starting");
             vc_record_field(rec, "restarts", "%u", k->restarts);
-            vc_record_field(rec, "uptime_ms", "%llu",
-                            (unsigned long long)(k->pid > 0 ? now - k->started_ms : 0));
+            vc_record_field(rec, "uptime_ms", "%llu", (unsigned long long)(k->pid > 0 ? now - k->started_ms : 0));
         }
     } else if (!strcmp(cmd->verb, "reload")) {
         char msg[1024];
@@ -414,10 +412,14 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     int background = 0;
     const char *root = getenv("VC_ROOT");
     static const struct option opts[] = {
-        {"root", required_argument, NULL, 'r'},        {"listen", required_argument, NULL, 'l'},
-        {"tls-listen", required_argument, NULL, 't'},  {"mode", required_argument, NULL, 'm'},
-        {"workers", required_argument, NULL, 'w'},     {"worker-script", required_argument, NULL, 's'},
-        {"help", no_argument, NULL, 'h'},              {NULL, 0, NULL, 0},
+        {"root", required_argument, NULL, 'r'},
+        {"listen", required_argument, NULL, 'l'},
+        {"tls-listen", required_argument, NULL, 't'},
+        {"mode", required_argument, NULL, 'm'},
+        {"workers", required_argument, NULL, 'w'},
+        {"worker-script", required_argument, NULL, 's'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "dh", opts, NULL)) != -1;) {

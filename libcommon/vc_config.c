@@ -69,19 +69,20 @@ static const struct spec site_specs[] = {
 static const struct {
     const char *env, *path;
 } env_map[] = {
-    {"VC_LISTEN", "listen"},          {"VC_TLS_LISTEN", "tls_listen"},
-    {"VC_ADMIN_LISTEN", "admin_listen"}, {"VC_MODE", "php.mode"},
-    {"VC_WORKERS", "php.workers"},    {"VC_WORKER_SCRIPT", "php.worker_script"},
-    {"VC_PHP_INI", "php.ini"},        {"VC_PHP_INI_FILE", "php.ini_file"},
-    {"VC_MAX_REQUESTS", "php.max_requests"}, {"VC_LOG_LEVEL", "log.level"},
-    {"VC_LOG_FORMAT", "log.format"},  {"VC_FRONT_PROCESSES", "front.processes"},
+    {"VC_LISTEN", "listen"},       {"VC_TLS_LISTEN", "tls_listen"},     {"VC_ADMIN_LISTEN", "admin_listen"},
+    {"VC_MODE", "php.mode"},       {"VC_WORKERS", "php.workers"},       {"VC_WORKER_SCRIPT", "php.worker_script"},
+    {"VC_PHP_INI", "php.ini"},     {"VC_PHP_INI_FILE", "php.ini_file"}, {"VC_MAX_REQUESTS", "php.max_requests"},
+    {"VC_LOG_LEVEL", "log.level"}, {"VC_LOG_FORMAT", "log.format"},     {"VC_FRONT_PROCESSES", "front.processes"},
     {"VC_ROOT", "root"},
 };
 
-const char *const vc_config_env_names[] = {
-    "VC_LISTEN", "VC_TLS_LISTEN", "VC_ADMIN_LISTEN", "VC_MODE", "VC_WORKERS",
-    "VC_WORKER_SCRIPT", "VC_PHP_INI", "VC_PHP_INI_FILE", "VC_MAX_REQUESTS",
-    "VC_LOG_LEVEL", "VC_LOG_FORMAT", "VC_FRONT_PROCESSES", "VC_ROOT", NULL};
+const char *const vc_config_env_names[] = {"VC_LISTEN",       "VC_TLS_LISTEN",
+                                           "VC_ADMIN_LISTEN", "VC_MODE",
+                                           "VC_WORKERS",      "VC_WORKER_SCRIPT",
+                                           "VC_PHP_INI",      "VC_PHP_INI_FILE",
+                                           "VC_MAX_REQUESTS", "VC_LOG_LEVEL",
+                                           "VC_LOG_FORMAT",   "VC_FRONT_PROCESSES",
+                                           "VC_ROOT",         NULL};
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -94,8 +95,8 @@ struct ctx {
 static int fail(struct ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static int fail(struct ctx *c, int line, const char *fmt, ...)
 {
-    int n = line > 0 ? snprintf(c->err, c->errlen, "%s:%d: ", c->file, line)
-                     : snprintf(c->err, c->errlen, "%s: ", c->file);
+    int n =
+        line > 0 ? snprintf(c->err, c->errlen, "%s:%d: ", c->file, line) : snprintf(c->err, c->errlen, "%s: ", c->file);
     if (n < 0 || (size_t)n >= c->errlen)
         return -VC_ERR_CONFIG;
     va_list ap;
@@ -173,7 +174,8 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
     case T_BOOL:
         if (!strcasecmp(text, "true") || !strcmp(text, "1") || !strcasecmp(text, "on") || !strcasecmp(text, "yes"))
             *(int *)field = 1;
-        else if (!strcasecmp(text, "false") || !strcmp(text, "0") || !strcasecmp(text, "off") || !strcasecmp(text, "no"))
+        else if (!strcasecmp(text, "false") || !strcmp(text, "0") || !strcasecmp(text, "off") ||
+                 !strcasecmp(text, "no"))
             *(int *)field = 0;
         else
             return fail(c, line, "%s: expected true or false, got \"%s\"", sp->path, text);
@@ -213,12 +215,11 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
             if (strncmp(sp->path, "site.", 5) == 0)
                 v /= 1000;
         break;
-    default:
-        VC_ASSERT(0);
+    default: VC_ASSERT(0);
     }
     if (v < sp->min || v > sp->max)
-        return fail(c, line, "%s: %lld is out of range [%lld, %lld]", sp->path, (long long)v,
-                    (long long)sp->min, (long long)sp->max);
+        return fail(c, line, "%s: %lld is out of range [%lld, %lld]", sp->path, (long long)v, (long long)sp->min,
+                    (long long)sp->max);
     if (sp->type == T_INT || sp->type == T_SIZE || sp->type == T_DURATION)
         *(int64_t *)field = v;
     return 0;
@@ -283,8 +284,8 @@ static const struct spec *find_spec(const struct spec *specs, size_t n, const ch
 
 /* Walks a group, setting every leaf; unknown names are errors, so a typo
  * never passes silently. */
-static int walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix,
-                const struct spec *specs, size_t nspecs, void *base)
+static int walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix, const struct spec *specs,
+                size_t nspecs, void *base)
 {
     for (int i = 0; i < config_setting_length(group); i++) {
         config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
@@ -300,8 +301,7 @@ static int walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const 
                 const char *uri = config_setting_get_string(e);
                 if (uri == NULL || (strncmp(uri, "ipc://", 6) && strncmp(uri, "tcp://", 6)))
                     return fail(c, (int)config_setting_source_line(e),
-                                "endpoints.%s: expected \"ipc://PATH\" or \"tcp://HOST:PORT\"",
-                                config_setting_name(e));
+                                "endpoints.%s: expected \"ipc://PATH\" or \"tcp://HOST:PORT\"", config_setting_name(e));
                 cfg->endpoints = vc_realloc(cfg->endpoints, (cfg->nendpoints + 1) * sizeof(*cfg->endpoints));
                 cfg->endpoints[cfg->nendpoints].name = vc_strdup(config_setting_name(e));
                 cfg->endpoints[cfg->nendpoints++].uri = vc_strdup(uri);
@@ -421,8 +421,7 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
 
 /* Applies one "path = text" from the environment or the command line. The
  * pseudo setting "root" sets the document root of the default site. */
-static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, const char *text,
-                          char **root)
+static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, const char *text, char **root)
 {
     if (strcmp(path, "root") == 0) {
         free(*root);
@@ -473,8 +472,8 @@ static int validate(struct ctx *c, vc_config_t *cfg)
             for (size_t j = 0; j < i; j++)
                 for (size_t k = 0; k < cfg->sites[j].nhosts; k++)
                     if (strcmp(cfg->sites[j].hosts[k], s->hosts[h]) == 0)
-                        return fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)",
-                                    s->hosts[h], cfg->sites[j].name, cfg->sites[j].source);
+                        return fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)", s->hosts[h],
+                                    cfg->sites[j].name, cfg->sites[j].source);
         }
         if (s->is_default && ndefault++)
             return fail(c, s->line, "site \"%s\" is a second default site", s->name);

@@ -21,10 +21,10 @@
 #include "config.pb-c.h"
 
 typedef struct vc_site {
-    char *name;    /* file name without .conf, or "default" */
-    char **hosts;  /* host names and aliases, lowercase */
+    char *name;   /* file name without .conf, or "default" */
+    char **hosts; /* host names and aliases, lowercase */
     size_t nhosts;
-    char *root;    /* document root, absolute */
+    char *root; /* document root, absolute */
     int is_default;
     char *tls_cert, *tls_key; /* PEM paths; NULL: the generated certificate */
     int front_controller;     /* try_files $uri $uri/ /index.php */
@@ -43,12 +43,12 @@ typedef struct vc_endpoint_override {
 
 typedef struct vc_config {
     uint64_t version;
-    char *data_dir; /* absolute; everything below is derived from it */
-    char *run_dir;  /* DATA/run: sockets, pid files */
-    char *state_dir;/* DATA/state: LMDB */
-    char *log_dir;  /* DATA/log */
+    char *data_dir;  /* absolute; everything below is derived from it */
+    char *run_dir;   /* DATA/run: sockets, pid files */
+    char *state_dir; /* DATA/state: LMDB */
+    char *log_dir;   /* DATA/log */
 
-    char **listen;  /* "host:port" or ":port" */
+    char **listen; /* "host:port" or ":port" */
     size_t nlisten;
     char **tls_listen;
     size_t ntls_listen;
@@ -105,8 +105,7 @@ void vc_config_version_free(Vc__ConfigVersion **v);
 /* Parses and validates a version. data_dir is absolute. On success returns a
  * new config the caller owns (vc_config_destroy). On failure returns NULL
  * and writes "file:line: reason" into err. */
-vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err,
-                             size_t errlen);
+vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen);
 void vc_config_destroy(vc_config_t **cfg);
 
 /* The ZeroMQ endpoint of a named socket ("bus-in", "ctl-vc-php"...):

@@ -108,8 +108,8 @@ vc_config_t *vc_confstore_load(const char *data_dir, char *err, size_t errlen)
     Vc__ConfigVersion *v = vc_confstore_current(st, &r);
     vc_store_destroy(&st);
     if (v == NULL) {
-        snprintf(err, errlen, "no configuration loaded under \"%s\" (%s): start the suite with `vc up`",
-                 data_dir, vc_strerror(r));
+        snprintf(err, errlen, "no configuration loaded under \"%s\" (%s): start the suite with `vc up`", data_dir,
+                 vc_strerror(r));
         return NULL;
     }
     vc_config_t *cfg = vc_config_parse(v, data_dir, err, errlen);

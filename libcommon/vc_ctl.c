@@ -23,8 +23,8 @@ vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ct
 {
     void *s = vc_socket(zctx, ZMQ_ROUTER, endpoint, 1);
     if (s == NULL) {
-        vc_log(VC_LOG_ERR, "ctl", "zmq_bind() failed while opening the control endpoint \"%s\": %s",
-               endpoint, zmq_strerror(errno));
+        vc_log(VC_LOG_ERR, "ctl", "zmq_bind() failed while opening the control endpoint \"%s\": %s", endpoint,
+               zmq_strerror(errno));
         return NULL;
     }
     vc_ctl_t *c = vc_calloc(1, sizeof(*c));
@@ -167,8 +167,8 @@ static void handle_one(vc_ctl_t *c)
     /* Send the envelope back: identity and delimiter, then the reply. */
     if (zmq_msg_send(&fr->f[0], c->sock, ZMQ_SNDMORE) < 0 || zmq_msg_send(&fr->f[1], c->sock, ZMQ_SNDMORE) < 0 ||
         vc_send_proto(c->sock, &reply->base, 0) < 0)
-        vc_log(VC_LOG_WARN, "ctl", "zmq_send() failed while answering \"%s\": %s",
-               cmd ? cmd->verb : "?", zmq_strerror(errno));
+        vc_log(VC_LOG_WARN, "ctl", "zmq_send() failed while answering \"%s\": %s", cmd ? cmd->verb : "?",
+               zmq_strerror(errno));
     if (cmd)
         vc__command__free_unpacked(cmd, NULL);
     vc__reply__free_unpacked(reply, NULL);
@@ -190,8 +190,8 @@ int vc_ctl_handle(vc_ctl_t *c)
     return handled;
 }
 
-int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args,
-                size_t nargs, long timeout_ms, Vc__Reply **out)
+int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
+                long timeout_ms, Vc__Reply **out)
 {
     *out = NULL;
     /* ZeroMQ connects lazily and would wait for a socket that never comes:

@@ -28,12 +28,10 @@ int vc_ctl_handle(vc_ctl_t *ctl);
 /* Reply builders; strings are copied. */
 void vc_reply_ok(Vc__Reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void vc_reply_fail(Vc__Reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void vc_reply_field(Vc__Reply *r, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void vc_reply_field(Vc__Reply *r, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* A new record appended to the reply; borrowed, owned by the reply. */
 Vc__Record *vc_reply_record(Vc__Reply *r);
-void vc_record_field(Vc__Record *rec, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void vc_record_field(Vc__Record *rec, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The value of a field, or NULL. Borrowed from r. */
 const char *vc_reply_get(const Vc__Reply *r, const char *key);
 const char *vc_record_get(const Vc__Record *rec, const char *key);
@@ -42,7 +40,7 @@ const char *vc_record_get(const Vc__Record *rec, const char *key);
  * *out is a reply the caller frees with vc__reply__free_unpacked(*out,
  * NULL). Errors: -VC_ERR_NOTRUNNING (no socket there), -VC_ERR_TIMEOUT,
  * -VC_ERR_PROTO, or a negative errno. */
-int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args,
-                size_t nargs, long timeout_ms, Vc__Reply **out);
+int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
+                long timeout_ms, Vc__Reply **out);
 
 #endif

@@ -99,8 +99,7 @@ void vc_daemon_ready(vc_daemon_t *d)
     char topic[64], pid[16];
     snprintf(topic, sizeof(topic), "%s.started", short_name(d->name));
     snprintf(pid, sizeof(pid), "%d", (int)getpid());
-    vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, "pid", pid, "version",
-                   VC_VERSION, NULL);
+    vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, "pid", pid, "version", VC_VERSION, NULL);
     vc_log(VC_LOG_INFO, "main", "%s %s ready", d->name, VC_VERSION);
     vc_proc_ready();
 }

@@ -15,9 +15,9 @@
 #include "vc_ctl.h"
 
 typedef struct vc_daemon {
-    const char *name;  /* "vc-bus"; static storage */
-    char *data_dir;    /* absolute */
-    vc_config_t *cfg;  /* owned */
+    const char *name; /* "vc-bus"; static storage */
+    char *data_dir;   /* absolute */
+    vc_config_t *cfg; /* owned */
     int sigfd;
     void *zctx;
     vc_ctl_t *ctl;

@@ -25,10 +25,22 @@ void vc_log_init(const char *daemon, int level, int json, int fd)
     L.fd = fd;
 }
 
-void vc_log_set_level(int level) { L.level = level; }
-int vc_log_get_level(void) { return L.level; }
-void vc_log_set_json(int json) { L.json = json; }
-void vc_log_set_context(const char *id) { L.context = id; }
+void vc_log_set_level(int level)
+{
+    L.level = level;
+}
+int vc_log_get_level(void)
+{
+    return L.level;
+}
+void vc_log_set_json(int json)
+{
+    L.json = json;
+}
+void vc_log_set_context(const char *id)
+{
+    L.context = id;
+}
 
 int vc_log_level_parse(const char *name)
 {
@@ -74,8 +86,8 @@ void vc_logv(int level, const char *component, const char *fmt, va_list ap)
     if (out == NULL)
         return;
     if (L.json) {
-        fprintf(out, "{\"time\":\"%s\",\"level\":\"%s\",\"daemon\":\"%s\",\"pid\":%d,\"component\":\"",
-                when, vc_log_level_name(level), L.daemon, (int)getpid());
+        fprintf(out, "{\"time\":\"%s\",\"level\":\"%s\",\"daemon\":\"%s\",\"pid\":%d,\"component\":\"", when,
+                vc_log_level_name(level), L.daemon, (int)getpid());
         vc_json_escape(out, component, strlen(component));
         fputc('"', out);
         if (L.context) {
@@ -87,8 +99,7 @@ void vc_logv(int level, const char *component, const char *fmt, va_list ap)
         vc_json_escape(out, msg, strlen(msg));
         fputs("\"}\n", out);
     } else {
-        fprintf(out, "%s [%s] %s[%d] %s: ", when, vc_log_level_name(level), L.daemon, (int)getpid(),
-                component);
+        fprintf(out, "%s [%s] %s[%d] %s: ", when, vc_log_level_name(level), L.daemon, (int)getpid(), component);
         if (L.context)
             fprintf(out, "[%s] ", L.context);
         fprintf(out, "%s\n", msg);

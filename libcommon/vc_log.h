@@ -32,14 +32,13 @@ const char *vc_log_level_name(int level);
  * string is borrowed until the next call. */
 void vc_log_set_context(const char *id);
 
-void vc_logf(int level, const char *component, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void vc_logf(int level, const char *component, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 void vc_logv(int level, const char *component, const char *fmt, va_list ap);
 
-#define vc_log(level, component, ...)                                          \
-    do {                                                                       \
-        if ((level) <= vc_log_get_level())                                     \
-            vc_logf((level), (component), __VA_ARGS__);                        \
+#define vc_log(level, component, ...)                                                                                  \
+    do {                                                                                                               \
+        if ((level) <= vc_log_get_level())                                                                             \
+            vc_logf((level), (component), __VA_ARGS__);                                                                \
     } while (0)
 
 #endif

@@ -56,8 +56,7 @@ static int check_schema(MDB_txn *txn, MDB_dbi dbi, void *ctx)
         return vc_store_err(rc);
     if (v.mv_size != 8 || vc_store_u64_from_key(v.mv_data) != VC_STORE_SCHEMA) {
         snprintf(err, errlen, "state store has schema %llu, this build reads %d",
-                 v.mv_size == 8 ? (unsigned long long)vc_store_u64_from_key(v.mv_data) : 0ULL,
-                 VC_STORE_SCHEMA);
+                 v.mv_size == 8 ? (unsigned long long)vc_store_u64_from_key(v.mv_data) : 0ULL, VC_STORE_SCHEMA);
         return -VC_ERR_STORE;
     }
     return 0;
@@ -84,8 +83,7 @@ vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t er
     if (rc == 0)
         rc = mdb_env_open(st->env, dir, MDB_NOTLS, 0600);
     if (rc != 0) {
-        snprintf(err, errlen, "mdb_env_open() failed while opening the state store \"%s\": %s", dir,
-                 mdb_strerror(rc));
+        snprintf(err, errlen, "mdb_env_open() failed while opening the state store \"%s\": %s", dir, mdb_strerror(rc));
         vc_store_destroy(&st);
         return NULL;
     }
@@ -170,8 +168,7 @@ int vc_store_write(vc_store_t *st, const char *db, vc_store_write_fn fn, void *c
         MDB_envinfo info;
         mdb_env_info(st->env, &info);
         size_t grown = info.me_mapsize * 2;
-        vc_log(VC_LOG_NOTICE, "store", "map of \"%s\" is full, growing it to %zu MiB", st->dir,
-               grown >> 20);
+        vc_log(VC_LOG_NOTICE, "store", "map of \"%s\" is full, growing it to %zu MiB", st->dir, grown >> 20);
         rc = mdb_env_set_mapsize(st->env, grown);
         if (rc != 0)
             return vc_store_err(rc);

@@ -12,14 +12,13 @@
 /* Invariants of our own code. Stays compiled in under NDEBUG: a broken
  * invariant is a bug and continuing would corrupt state. Never use it on
  * anything that came from outside the process. */
-#define VC_ASSERT(cond)                                                        \
-    do {                                                                       \
-        if (!(cond))                                                           \
-            vc_assert_fail(#cond, __FILE__, __LINE__, __func__);               \
+#define VC_ASSERT(cond)                                                                                                \
+    do {                                                                                                               \
+        if (!(cond))                                                                                                   \
+            vc_assert_fail(#cond, __FILE__, __LINE__, __func__);                                                       \
     } while (0)
 
-void vc_assert_fail(const char *expr, const char *file, int line, const char *func)
-    __attribute__((noreturn));
+void vc_assert_fail(const char *expr, const char *file, int line, const char *func) __attribute__((noreturn));
 
 /* Allocation wrappers: abort with a message when memory runs out, so callers
  * never check for NULL. Budgets we set on purpose are checked elsewhere. */

@@ -28,8 +28,7 @@ typedef struct bus {
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     bus_t *b = arg;
-    if (strcmp(cmd->verb, "status") == 0 || strcmp(cmd->verb, "ping") == 0 ||
-        strcmp(cmd->verb, "stats") == 0) {
+    if (strcmp(cmd->verb, "status") == 0 || strcmp(cmd->verb, "ping") == 0 || strcmp(cmd->verb, "stats") == 0) {
         vc_reply_ok(reply, "vc-bus is running");
         vc_reply_field(reply, "health", "ok");
         vc_reply_field(reply, "forwarded", "%llu", (unsigned long long)b->forwarded);
@@ -57,8 +56,7 @@ static void on_event(bus_t *b)
     }
     int r = journal_append(b->journal, env->time_us, zmq_msg_data(&fr->f[1]), zmq_msg_size(&fr->f[1]));
     if (r < 0)
-        vc_log(VC_LOG_WARN, "journal", "mdb_put() failed while journaling \"%s\": %s", env->topic,
-               vc_strerror(r));
+        vc_log(VC_LOG_WARN, "journal", "mdb_put() failed while journaling \"%s\": %s", env->topic, vc_strerror(r));
     vc__envelope__free_unpacked(env, NULL);
     /* XPUB drops for slow subscribers past their high-water mark rather
      * than blocking the bus. */
@@ -97,8 +95,8 @@ int main(int argc, char **argv)
     b.in = vc_socket(b.d.zctx, ZMQ_PULL, in_ep, 1);
     b.out = vc_socket(b.d.zctx, ZMQ_XPUB, out_ep, 1);
     if (b.in == NULL || b.out == NULL) {
-        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\" and \"%s\": %s", in_ep,
-               out_ep, zmq_strerror(errno));
+        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\" and \"%s\": %s", in_ep, out_ep,
+               zmq_strerror(errno));
         return 1;
     }
     free(in_ep);

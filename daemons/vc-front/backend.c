@@ -15,7 +15,7 @@
 typedef struct preq {
     h2o_generator_t super;
     backend_t *be;
-    h2o_req_t *req;   /* NULL once disposed */
+    h2o_req_t *req; /* NULL once disposed */
     uint64_t id;
     struct preq *next; /* hash chain */
     int started;       /* h2o_start_response called */
@@ -104,7 +104,8 @@ static void kick(preq_t *p)
     p->queue = tmp;
     h2o_iovec_t vecs[64];
     size_t n = 0;
-    h2o_iovec_t *bufs = p->inflight.n <= 64 ? vecs : h2o_mem_alloc_pool(&p->req->pool, sizeof(h2o_iovec_t) * p->inflight.n);
+    h2o_iovec_t *bufs =
+        p->inflight.n <= 64 ? vecs : h2o_mem_alloc_pool(&p->req->pool, sizeof(h2o_iovec_t) * p->inflight.n);
     for (size_t i = 0; i < p->inflight.n; i++)
         bufs[n++] = h2o_iovec_init(zmq_msg_data(&p->inflight.f[i]), zmq_msg_size(&p->inflight.f[i]));
     h2o_send_state_t state = !p->final_seen ? H2O_SEND_STATE_IN_PROGRESS
@@ -163,8 +164,8 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     if (h->status >= 500)
         be->f->stats.errors_5xx++;
     if (h->error && *h->error)
-        vc_log(VC_LOG_WARN, "backend", "%u from the pool for %.*s: %s", h->status, (int)req->path.len,
-               req->path.base, h->error);
+        vc_log(VC_LOG_WARN, "backend", "%u from the pool for %.*s: %s", h->status, (int)req->path.len, req->path.base,
+               h->error);
     append_body(p, fr, 1);
     p->started = 1;
     h2o_start_response(req, &p->super);

@@ -17,7 +17,7 @@ typedef struct tls tls_t;
  * host routing (the accept context lists only the front's handler), so
  * every request passes our checks before a file handler sees it. */
 typedef struct site_rt {
-    const vc_site_t *conf;       /* borrowed from the configuration */
+    const vc_site_t *conf; /* borrowed from the configuration */
     route_site_t route;
     h2o_hostconf_t *hostconf;
     h2o_pathconf_t *static_conf; /* file handler, expires, compress, log */

@@ -158,9 +158,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     static route_t rt;
     route_kind_t kind = route_resolve(&s->route, req->path_normalized.base, req->path_normalized.len, &rt);
     switch (kind) {
-    case ROUTE_PHP:
-        to_php(f, s, req, &rt);
-        return 0;
+    case ROUTE_PHP: to_php(f, s, req, &rt); return 0;
     case ROUTE_STATIC:
         f->stats.statics++;
         req->pathconf = s->static_conf;

@@ -61,7 +61,8 @@ int listen_open(const char *spec, int **fds, size_t *nfds)
     if (hlen == 0 || !strcmp(host, "*")) {
         /* Every address: IPv4 and IPv6 each (IPv6 may be off: tolerated). */
         struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-        struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = in6addr_any};
+        struct sockaddr_in6 a6 = {
+            .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = in6addr_any};
         int fd = open_one((struct sockaddr *)&a4, sizeof(a4), spec);
         if (fd < 0)
             return -1;

@@ -135,8 +135,8 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf, h2o_acce
     s->static_conf = h2o_config_register_path(s->hostconf, "/", 0);
     s->php_conf = h2o_config_register_path(s->hostconf, "/.php-answers", 0);
     static const char *index_files[] = {"index.html", NULL};
-    h2o_file_handler_t *fh = h2o_file_register(s->static_conf, conf->root, index_files, NULL,
-                                               H2O_FILE_FLAG_SEND_COMPRESSED);
+    h2o_file_handler_t *fh =
+        h2o_file_register(s->static_conf, conf->root, index_files, NULL, H2O_FILE_FLAG_SEND_COMPRESSED);
     s->files = (h2o_handler_t *)fh;
     if (conf->static_max_age >= 0) {
         h2o_expires_args_t args = {.mode = H2O_EXPIRES_MODE_MAX_AGE};
@@ -186,8 +186,8 @@ int main(int argc, char **argv)
     vc_daemon_start(&f.d, on_command, &f);
     h2o_context_init(&f.ctx, h2o_evloop_create(), &f.gc);
     f.accept_plain = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts};
-    f.accept_tls = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts,
-                                      .ssl_ctx = f.tls ? tls_default_ctx(f.tls) : NULL};
+    f.accept_tls =
+        (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts, .ssl_ctx = f.tls ? tls_default_ctx(f.tls) : NULL};
     if (open_listeners(&f, cfg->listen, cfg->nlisten, &f.accept_plain, NULL) < 0 ||
         open_listeners(&f, cfg->tls_listen, cfg->ntls_listen, &f.accept_tls, &f.tls_port) < 0)
         return 1;

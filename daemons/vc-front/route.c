@@ -50,8 +50,8 @@ static int copy(char dst[PATH_MAX], const char *src, size_t len)
     return 0;
 }
 
-static route_kind_t php(const route_site_t *site, route_t *out, const char *script, size_t slen,
-                        const char *info, size_t ilen, const char *doc_uri, size_t dlen)
+static route_kind_t php(const route_site_t *site, route_t *out, const char *script, size_t slen, const char *info,
+                        size_t ilen, const char *doc_uri, size_t dlen)
 {
     if (copy(out->script_name, script, slen) || copy(out->path_info, info, ilen) ||
         copy(out->document_uri, doc_uri, dlen))

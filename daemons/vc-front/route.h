@@ -18,8 +18,8 @@ typedef enum route_kind {
     ROUTE_STATIC,
     ROUTE_DIR_REDIRECT, /* a directory without its trailing slash: 301 */
     ROUTE_NOT_FOUND,
-    ROUTE_FORBIDDEN,    /* a directory without an index */
-    ROUTE_BAD,          /* a path no client should send: 400 */
+    ROUTE_FORBIDDEN, /* a directory without an index */
+    ROUTE_BAD,       /* a path no client should send: 400 */
 } route_kind_t;
 
 typedef struct route {

@@ -58,8 +58,7 @@ int tls_ensure_selfsigned(const char *dir, char **cert_out, char **key_out)
         X509V3_CTX v3;
         X509V3_set_ctx_nodb(&v3);
         X509V3_set_ctx(&v3, x, x, NULL, NULL, 0);
-        X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name,
-                                                  "DNS:localhost,IP:127.0.0.1,IP:::1");
+        X509_EXTENSION *ext = X509V3_EXT_conf_nid(NULL, &v3, NID_subject_alt_name, "DNS:localhost,IP:127.0.0.1,IP:::1");
         if (ext) {
             X509_add_ext(x, ext, -1);
             X509_EXTENSION_free(ext);

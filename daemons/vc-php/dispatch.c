@@ -19,14 +19,14 @@
 #define SPAWN_BACKOFF_MAX_MS 10000
 
 typedef struct job {
-    vc_frames_t fr;  /* [front-id][FrontMessage][body...] while queued;
-                      * afterwards [front-id] plus, for a retryable
-                      * request, copies of the rest */
+    vc_frames_t fr; /* [front-id][FrontMessage][body...] while queued;
+                     * afterwards [front-id] plus, for a retryable
+                     * request, copies of the rest */
     uint64_t req_id;
     uint64_t enq_ms;
     int retries;
-    int idempotent;  /* GET or HEAD: may run again on another worker */
-    char *what;      /* "GET /x.php" for logs */
+    int idempotent; /* GET or HEAD: may run again on another worker */
+    char *what;     /* "GET /x.php" for logs */
     char *script;
     struct job *next;
 } job_t;
@@ -52,7 +52,7 @@ struct dispatch {
     size_t nw, capw;
     job_t *qhead, *qtail;
     size_t qlen;
-    int spawning;          /* asked of the zygote, not yet forked */
+    int spawning; /* asked of the zygote, not yet forked */
     uint64_t crashes[CRASH_BURST];
     size_t ncrash;
     uint64_t spawn_after_ms;
@@ -378,8 +378,8 @@ static void note_crash(dispatch_t *d)
         if (d->backoff_ms > SPAWN_BACKOFF_MAX_MS)
             d->backoff_ms = SPAWN_BACKOFF_MAX_MS;
         d->spawn_after_ms = now + d->backoff_ms;
-        vc_log(VC_LOG_ERR, "pool", "%d workers crashed within %d s: waiting %u ms before the next fork",
-               CRASH_BURST, CRASH_WINDOW_MS / 1000, d->backoff_ms);
+        vc_log(VC_LOG_ERR, "pool", "%d workers crashed within %d s: waiting %u ms before the next fork", CRASH_BURST,
+               CRASH_WINDOW_MS / 1000, d->backoff_ms);
     } else {
         d->backoff_ms = 0;
     }
@@ -410,8 +410,8 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
             action = "504";
         else
             action = "502";
-        vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) running %s (\"%s\"): %s", (int)pid, how, j->what,
-               j->script, action);
+        vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) running %s (\"%s\"): %s", (int)pid, how, j->what, j->script,
+               action);
         vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how, "request",
                        j->what, "script", j->script, "action", action, NULL);
         if (action[0] == 'r') {
@@ -438,8 +438,8 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         if (!clean && w->state != W_FINISHING) {
             d->crashed++;
             vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) while %s", (int)pid, how, wstate_names[w->state]);
-            vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how,
-                           "action", "none", NULL);
+            vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how, "action",
+                           "none", NULL);
             note_crash(d);
         } else {
             vc_bus_publish(d->bus, "php.worker.exited", VC__SEVERITY__INFO, "pid", pidstr, "status", how, NULL);
@@ -483,8 +483,7 @@ void dispatch_on_tick(dispatch_t *d)
             w->timed_out = 1;
             d->killed++;
             vc_log(VC_LOG_ERR, "pool", "worker %d ran \"%s\" (%s) for %llu ms: killing it", (int)w->pid,
-                   w->job ? w->job->what : "", w->job ? w->job->script : "",
-                   (unsigned long long)(now - w->since_ms));
+                   w->job ? w->job->what : "", w->job ? w->job->script : "", (unsigned long long)(now - w->since_ms));
             kill(w->pid, SIGKILL);
         }
     }

@@ -371,12 +371,15 @@ static ZEND_FUNCTION(getallheaders)
     }
 }
 
+/* The Zend macros carry their own commas; keep one entry a line. */
+/* clang-format off */
 static const zend_function_entry functions[] = {
     ZEND_FE(fastcgi_finish_request, arginfo_fastcgi_finish_request)
     ZEND_FE(getallheaders, arginfo_getallheaders)
     ZEND_FALIAS(apache_request_headers, getallheaders, arginfo_getallheaders)
     ZEND_FE_END
 };
+/* clang-format on */
 
 /* ---- the module ----------------------------------------------------------- */
 

@@ -27,18 +27,18 @@ struct vc_request {
     const Vc__RequestHead *head; /* borrowed for the request */
     zmq_msg_t *body;             /* borrowed body frames */
     size_t nbody;
-    size_t body_i, body_off;     /* read_post cursor */
+    size_t body_i, body_off; /* read_post cursor */
 
-    vc_param_t *params;          /* the $_SERVER the request sees */
+    vc_param_t *params; /* the $_SERVER the request sees */
     size_t nparams;
 
     /* The response as PHP builds it. */
-    Vc__ResponseHead *resp;      /* set by send_headers, owned here */
-    char *out;                   /* buffered body bytes */
+    Vc__ResponseHead *resp; /* set by send_headers, owned here */
+    char *out;              /* buffered body bytes */
     size_t out_len, out_cap;
-    int head_sent;               /* emit() sent resp already */
-    int final_sent;              /* fastcgi_finish_request() or the end */
-    int ending;                  /* the final emit is the request's end */
+    int head_sent;  /* emit() sent resp already */
+    int final_sent; /* fastcgi_finish_request() or the end */
+    int ending;     /* the final emit is the request's end */
 
     /* Sends resp (once) and out[0..out_len) and empties out. final: this
      * is the last of the response. May take out (set it to NULL). */

@@ -92,8 +92,7 @@ void worker_main(const vc_config_t *cfg)
     int zero = 0;
     zmq_setsockopt(sock, ZMQ_LINGER, &zero, sizeof(zero));
     if (zmq_connect(sock, ep) != 0) {
-        vc_log(VC_LOG_ERR, "worker", "zmq_connect() failed while joining the pool \"%s\": %s", ep,
-               zmq_strerror(errno));
+        vc_log(VC_LOG_ERR, "worker", "zmq_connect() failed while joining the pool \"%s\": %s", ep, zmq_strerror(errno));
         _exit(1);
     }
     free(ep);
@@ -113,8 +112,8 @@ void worker_main(const vc_config_t *cfg)
             vc_frames_close(&fr);
             continue;
         }
-        Vc__FrontMessage *fm = n >= 2 ? vc__front_message__unpack(NULL, zmq_msg_size(&fr.f[1]), zmq_msg_data(&fr.f[1]))
-                                      : NULL;
+        Vc__FrontMessage *fm =
+            n >= 2 ? vc__front_message__unpack(NULL, zmq_msg_size(&fr.f[1]), zmq_msg_data(&fr.f[1])) : NULL;
         if (fm == NULL || fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
             vc_log(VC_LOG_WARN, "worker", "dropped a malformed request of %d frames", n);
             if (fm)

@@ -1,0 +1,185 @@
+"""Fixtures that run the real suite: `vc up` in a temporary directory on
+free loopback ports, waited for with `vc status --wait` (never a sleep),
+and stopped with SIGTERM on teardown, checking no process is left."""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BUILD = os.environ.get("VC_BUILD_DIR", os.path.join(REPO, "build"))
+VC = os.path.join(BUILD, "bin", "vc")
+FIXTURES = os.path.join(REPO, "integration", "fixtures")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def descendants(pid):
+    """Every process below pid, from /proc (children of children too)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, IndexError):
+            continue
+    out, todo = [], [pid]
+    while todo:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        return state not in ("Z", "X")
+    except OSError:
+        return False
+
+
+class Suite:
+    def __init__(self, root=None, conf=None, args=(), env=None):
+        self.dir = tempfile.mkdtemp(prefix="vc-it-", dir="/tmp")
+        self.data = os.path.join(self.dir, "var")
+        self.root = root or os.path.join(FIXTURES, "docroot")
+        self.conf = conf
+        self.http = free_port()
+        self.https = free_port()
+        self.args = list(args)
+        self.env = dict(os.environ, VC_DATA=self.data, **(env or {}))
+        self.env.pop("VC_CONF", None)
+        self.proc = None
+        self.log = None
+
+    def vc(self, *args, timeout=30, check=False):
+        cmd = [VC, "--data", self.data]
+        if self.conf:
+            cmd += ["--conf", self.conf]
+        r = subprocess.run(cmd + list(args), capture_output=True, text=True, timeout=timeout,
+                           env=self.env, cwd=self.dir)
+        if check and r.returncode != 0:
+            raise AssertionError(f"vc {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
+        return r
+
+    def start(self, wait=20):
+        cmd = [VC, "--data", self.data]
+        if self.conf:
+            cmd += ["--conf", self.conf]
+        cmd += ["up", "--root", self.root, "--listen", f"127.0.0.1:{self.http}",
+                "--tls-listen", f"127.0.0.1:{self.https}"] + self.args
+        self.log = open(os.path.join(self.dir, "up.log"), "w")
+        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=self.env,
+                                     cwd=self.dir)
+        r = self.vc("status", "--wait", str(wait), timeout=wait + 10)
+        if r.returncode != 0:
+            self.stop(check=False)
+            raise AssertionError(f"the suite did not become healthy:\n{r.stdout}{r.stderr}\n{self.logs()}")
+        return self
+
+    def status(self):
+        r = self.vc("status", "--json", check=True)
+        return json.loads(r.stdout)
+
+    def daemon_pid(self, name):
+        for d in self.status()["daemons"]:
+            if d["daemon"] == name:
+                return int(d["pid"])
+        raise KeyError(name)
+
+    def url(self, path="/"):
+        return f"http://127.0.0.1:{self.http}{path}"
+
+    def surl(self, path="/"):
+        return f"https://127.0.0.1:{self.https}{path}"
+
+    def logs(self):
+        try:
+            with open(os.path.join(self.dir, "up.log")) as f:
+                return f.read()
+        except OSError:
+            return ""
+
+    def events(self, since="5m"):
+        r = self.vc("events", "--json", "--since", since, check=True)
+        return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
+
+    def stop(self, check=True, timeout=5.0):
+        """SIGTERM to `vc up`; every process it started must be gone in time."""
+        if self.proc is None:
+            return
+        tree = descendants(self.proc.pid)
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=timeout + 5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and any(alive(p) for p in tree):
+            time.sleep(0.05)
+        left = [p for p in tree if alive(p)]
+        for p in left:
+            os.kill(p, signal.SIGKILL)
+        self.proc = None
+        if self.log:
+            self.log.close()
+        if check:
+            assert not left, f"processes left after SIGTERM: {left}\n{self.logs()}"
+            assert "ERROR: AddressSanitizer" not in self.logs(), self.logs()
+
+    def cleanup(self):
+        self.stop(check=False)
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture
+def make_suite():
+    made = []
+
+    def make(**kw):
+        s = Suite(**kw)
+        made.append(s)
+        return s
+
+    yield make
+    for s in made:
+        s.cleanup()
+
+
+@pytest.fixture
+def suite(make_suite):
+    s = make_suite().start()
+    yield s
+    s.stop()
+
+
+def curl(*args, timeout=20):
+    """Runs curl; returns (status line code, headers text, body bytes)."""
+    r = subprocess.run(["curl", "-sS", "-D", "-", "--max-time", str(timeout)] + list(args),
+                       capture_output=True, timeout=timeout + 5)
+    if r.returncode != 0:
+        raise AssertionError(f"curl {' '.join(args)} failed: {r.stderr.decode()}")
+    raw = r.stdout
+    # Skip interim 1xx blocks; the last header block is the answer's.
+    while True:
+        head, _, body = raw.partition(b"\r\n\r\n")
+        code = int(head.split(b" ", 2)[1])
+        if 100 <= code < 200 and body.startswith(b"HTTP/"):
+            raw = body
+            continue
+        return code, head.decode("latin-1"), body

@@ -1,0 +1,90 @@
+"""vc up with no configuration: status, events, the request path."""
+import json
+import os
+import subprocess
+
+from conftest import VC, curl
+
+
+def test_status_wait_and_json(suite):
+    r = suite.vc("status")
+    assert r.returncode == 0, r.stderr
+    for name in ("vc-bus", "vc-php", "vc-front"):
+        assert name in r.stdout
+    st = suite.status()
+    assert st["healthy"] is True
+    names = [d["daemon"] for d in st["daemons"]]
+    assert names == ["vc-bus", "vc-php", "vc-front"]
+    for d in st["daemons"]:
+        assert d["state"] == "running" and int(d["pid"]) > 0
+        assert d["status"]["version"]
+    php = [d for d in st["daemons"] if d["daemon"] == "vc-php"][0]
+    assert len(php["workers"]) == int(php["status"]["workers_wanted"])
+
+
+def test_events_from_every_daemon(suite):
+    topics = {(e["topic"], e["source"]) for e in suite.events()}
+    for want in [("bus.started", "vc-bus"), ("php.started", "vc-php"), ("front.started", "vc-front"),
+                 ("vc.started", "vc")]:
+        assert want in topics, topics
+    # A topic prefix filters.
+    r = suite.vc("events", "--since", "5m", "php.", check=True)
+    assert "php.started" in r.stdout and "bus.started" not in r.stdout
+
+
+def test_serves_php_and_static(suite):
+    code, head, body = curl(suite.url("/hello.php?name=velocity"))
+    assert code == 200 and body == b"hello velocity\n"
+    assert "content-type: text/plain" in head.lower()
+    code, head, body = curl(suite.url("/style.css"))
+    assert code == 200 and body == b"body { color: #123; }\n"
+    code, _, body = curl(suite.url("/no/such/page"))
+    assert code == 200 and body == b"front controller: /no/such/page\n"
+
+
+def test_same_bytes_over_h1_h2_h2c(suite):
+    for path in ("/hello.php?name=h", "/style.css"):
+        _, _, h1 = curl(suite.url(path))
+        _, h2head, h2 = curl("--http2", "-k", suite.surl(path))
+        _, h2chead, h2c = curl("--http2-prior-knowledge", suite.url(path))
+        assert h2head.startswith("HTTP/2") and h2chead.startswith("HTTP/2")
+        assert h1 == h2 == h2c
+
+
+def test_php_sees_the_request(suite):
+    code, _, body = curl("-d", "a=1&b=two", "-b", "c=3", suite.url("/server.php/extra?x=y"))
+    assert code == 200
+    got = json.loads(body)
+    s = got["server"]
+    assert got["post"] == {"a": "1", "b": "two"} and got["get"] == {"x": "y"} and got["cookie"] == {"c": "3"}
+    assert s["SCRIPT_NAME"] == "/server.php" and s["PATH_INFO"] == "/extra"
+    assert s["REQUEST_URI"] == "/server.php/extra?x=y" and s["QUERY_STRING"] == "x=y"
+    assert s["SCRIPT_FILENAME"] == os.path.join(suite.root, "server.php")
+    assert s["REQUEST_METHOD"] == "POST" and s["CONTENT_TYPE"] == "application/x-www-form-urlencoded"
+    assert s["REMOTE_ADDR"] == "127.0.0.1" and s["SERVER_PORT"] == str(suite.http)
+    assert got["sapi"] == "fpm-fcgi"
+
+
+def test_dotfiles_and_escapes_refused(suite):
+    for path in ("/.env", "/.git/config", "/%2e%2e/%2e%2e/etc/passwd", "/hello.php/../.env"):
+        code, _, body = curl("--path-as-is", suite.url(path))
+        # Refused, or normalised inside the root and answered by the front
+        # controller: never the file, never anything outside the root.
+        assert code in (400, 404) or body.startswith(b"front controller: "), (path, code, body)
+        assert b"secret" not in body and b"root:" not in body
+
+
+def test_https_works_with_no_configuration(suite):
+    code, _, body = curl("-k", suite.surl("/hello.php"))
+    assert code == 200 and body == b"hello world\n"
+    key = os.path.join(suite.data, "tls", "selfsigned.key")
+    assert os.stat(key).st_mode & 0o777 == 0o600
+
+
+def test_commands_without_a_running_suite(tmp_path):
+    r = subprocess.run([VC, "--data", str(tmp_path / "none"), "status"], capture_output=True, text=True)
+    assert r.returncode != 0 and "no suite runs" in r.stderr
+    r = subprocess.run([VC, "--data", str(tmp_path / "none"), "stop"], capture_output=True, text=True)
+    assert r.returncode != 0 and "no suite runs" in r.stderr
+    r = subprocess.run([VC, "version"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith("vc ")

@@ -1,0 +1,88 @@
+"""The supervisor: restarts, announcements, clean stops."""
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import VC, alive, curl, descendants
+
+
+@pytest.mark.parametrize("daemon", ["vc-bus", "vc-php", "vc-front"])
+def test_killed_daemon_is_back_within_2s_and_announced(suite, daemon):
+    old = suite.daemon_pid(daemon)
+    os.kill(old, signal.SIGKILL)
+    t0 = time.monotonic()
+    new = None
+    while time.monotonic() - t0 < 2.0:
+        st = suite.status() if suite.vc("status").returncode == 0 else None
+        if st:
+            d = [x for x in st["daemons"] if x["daemon"] == daemon][0]
+            if int(d["pid"]) not in (0, old) and d["state"] == "running":
+                new = int(d["pid"])
+                break
+        time.sleep(0.05)
+    assert new is not None, f"{daemon} was not back within 2 s\n{suite.logs()}"
+    # The restart is on the bus (and in the journal).
+    deadline = time.monotonic() + 3
+    while True:
+        evs = suite.events()
+        restarted = [e for e in evs if e["topic"] == "vc.daemon.restarted" and e["fields"]["daemon"] == daemon]
+        exited = [e for e in evs if e["topic"] == "vc.daemon.exited" and e["fields"]["daemon"] == daemon]
+        if restarted and exited:
+            break
+        assert time.monotonic() < deadline, evs
+        time.sleep(0.1)
+    assert restarted[-1]["fields"]["pid"] == str(new)
+    assert "signal 9" in exited[-1]["fields"]["status"]
+    # And the suite serves again.
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            code, _, body = curl(suite.url("/hello.php"), timeout=5)
+            if code == 200:
+                break
+        except AssertionError:
+            pass
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert body == b"hello world\n"
+
+
+def test_live_events_stream(suite):
+    """`vc events` follows the bus live: a restart shows up as it happens."""
+    p = subprocess.Popen([VC, "--data", suite.data, "events", "--json", "--for", "6", "vc.daemon."],
+                         stdout=subprocess.PIPE, text=True, env=suite.env)
+    time.sleep(0.5)  # let the subscription reach the bus
+    os.kill(suite.daemon_pid("vc-front"), signal.SIGKILL)
+    out, _ = p.communicate(timeout=15)
+    assert "vc.daemon.exited" in out and "vc.daemon.restarted" in out
+
+
+def test_sigterm_leaves_no_process(make_suite):
+    s = make_suite().start()
+    tree = descendants(s.proc.pid)
+    assert len(tree) >= 3 + 1 + 4  # daemons, zygote, workers
+    t0 = time.monotonic()
+    s.stop(timeout=5.0)  # asserts nothing is left
+    assert time.monotonic() - t0 < 5.0
+    assert not any(alive(p) for p in tree)
+
+
+def test_background_up_and_stop(make_suite):
+    s = make_suite()
+    r = subprocess.run([VC, "--data", s.data, "up", "-d", "--root", s.root, "--listen", f"127.0.0.1:{s.http}",
+                        "--tls-listen", f"127.0.0.1:{s.https}"], capture_output=True, text=True, timeout=30,
+                       env=s.env, cwd=s.dir)
+    assert r.returncode == 0, r.stderr
+    try:
+        assert s.vc("status", "--wait", "10").returncode == 0
+        code, _, body = curl(s.url("/hello.php"))
+        assert code == 200
+        again = s.vc("up", "-d", "--root", s.root)
+        assert again.returncode != 0 and "already runs" in again.stderr
+    finally:
+        r = s.vc("stop")
+    assert r.returncode == 0 and "stopped" in r.stdout
+    assert s.vc("status").returncode != 0

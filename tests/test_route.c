@@ -1,0 +1,129 @@
+/* The front's path resolution, on a real directory tree. */
+#include "../daemons/vc-front/route.h"
+#include "vc_test.h"
+
+#include <sys/stat.h>
+
+static route_site_t site;
+
+static route_kind_t go(const char *path, route_t *rt)
+{
+    return route_resolve(&site, path, strlen(path), rt);
+}
+
+int main(void)
+{
+    char *tmp = vc_test_tmpdir();
+    char *root = realpath(tmp, NULL);
+    char outside[4200];
+    snprintf(outside, sizeof(outside), "%s-outside", root);
+    mkdir(outside, 0755);
+    vc_test_write(outside, "secret.php", "<?php echo 'secret';");
+    vc_test_write(outside, "secret.txt", "secret");
+    vc_test_write(root, "index.php", "<?php");
+    vc_test_write(root, "app.php", "<?php");
+    vc_test_write(root, "style.css", "body{}");
+    vc_test_write(root, ".htaccess", "deny");
+    vc_test_write(root, ".user.ini", "x=1");
+    vc_test_write(root, ".git/config", "[core]");
+    vc_test_write(root, "upload.jpg", "GIF89a<?php system('id');");
+    vc_test_write(root, "docs/index.html", "<p>docs");
+    vc_test_write(root, "blog/index.php", "<?php");
+    vc_test_write(root, "empty/keep", "");
+    vc_test_write(root, ".well-known/acme-challenge/tok", "tok");
+    char link[4300];
+    snprintf(link, sizeof(link), "%s/escape.php", root);
+    CHECK(symlink(outside, link) == 0 || 1);
+    unlink(link);
+    snprintf(link, sizeof(link), "%s/evil.php", root);
+    char target[4300];
+    snprintf(target, sizeof(target), "%s/secret.php", outside);
+    CHECK(symlink(target, link) == 0);
+    snprintf(link, sizeof(link), "%s/leak.txt", root);
+    snprintf(target, sizeof(target), "%s/secret.txt", outside);
+    CHECK(symlink(target, link) == 0);
+    snprintf(link, sizeof(link), "%s/data.php", root);
+    snprintf(target, sizeof(target), "%s/style.css", root);
+    CHECK(symlink(target, link) == 0); /* a .php name for a non-.php file */
+
+    site.root = root;
+    site.root_len = strlen(root);
+    site.front_controller = 1;
+    route_t rt;
+    char want[4300];
+
+    CHECK(go("/app.php", &rt) == ROUTE_PHP);
+    snprintf(want, sizeof(want), "%s/app.php", root);
+    CHECK_STR(rt.file, want);
+    CHECK_STR(rt.script_name, "/app.php");
+    CHECK_STR(rt.path_info, "");
+
+    /* PATH_INFO split at the first .php followed by '/'. */
+    CHECK(go("/app.php/users/42", &rt) == ROUTE_PHP);
+    CHECK_STR(rt.script_name, "/app.php");
+    CHECK_STR(rt.path_info, "/users/42");
+    CHECK_STR(rt.document_uri, "/app.php/users/42");
+    CHECK(go("/app.php/x.php/y", &rt) == ROUTE_PHP);
+    CHECK_STR(rt.script_name, "/app.php");
+    CHECK_STR(rt.path_info, "/x.php/y");
+
+    /* CVE-2019-11043 style and upload shapes: a .php that does not exist
+     * is a 404, never the file before it. */
+    CHECK(go("/upload.jpg/x.php", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/upload.jpg", &rt) == ROUTE_STATIC);
+    CHECK(go("/missing.php", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/missing.php/info", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/app.phpx", &rt) == ROUTE_PHP); /* front controller */
+    CHECK_STR(rt.script_name, "/index.php");
+
+    /* Static files, directories, indexes. */
+    CHECK(go("/style.css", &rt) == ROUTE_STATIC);
+    CHECK(go("/docs", &rt) == ROUTE_DIR_REDIRECT);
+    CHECK(go("/docs/", &rt) == ROUTE_STATIC);
+    CHECK(go("/blog/", &rt) == ROUTE_PHP);
+    CHECK_STR(rt.script_name, "/blog/index.php");
+    CHECK(go("/empty/", &rt) == ROUTE_FORBIDDEN);
+    CHECK(go("/", &rt) == ROUTE_PHP);
+    CHECK_STR(rt.script_name, "/index.php");
+
+    /* Front controller for what does not exist; off: 404. */
+    CHECK(go("/some/route", &rt) == ROUTE_PHP);
+    CHECK_STR(rt.script_name, "/index.php");
+    CHECK_STR(rt.document_uri, "/index.php");
+    site.front_controller = 0;
+    CHECK(go("/some/route", &rt) == ROUTE_NOT_FOUND);
+    site.front_controller = 1;
+
+    /* Dotfiles never, /.well-known/ yes. */
+    CHECK(go("/.htaccess", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/.user.ini", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/.git/config", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/docs/.hidden", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/.well-known/acme-challenge/tok", &rt) == ROUTE_STATIC);
+    CHECK(go("/../etc/passwd", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/docs/../../x", &rt) == ROUTE_NOT_FOUND);
+
+    /* Symlinks out of the root: neither executed nor served. */
+    CHECK(go("/evil.php", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/leak.txt", &rt) == ROUTE_PHP); /* not served: falls to index.php */
+    CHECK_STR(rt.script_name, "/index.php");
+    CHECK(go("/data.php", &rt) == ROUTE_NOT_FOUND);
+
+    /* Bytes no client should send. */
+    CHECK(route_resolve(&site, "/app.php\0.jpg", 13, &rt) == ROUTE_BAD);
+    CHECK(go("", &rt) == ROUTE_BAD);
+    CHECK(go("app.php", &rt) == ROUTE_BAD);
+    char longpath[PATH_MAX + 10];
+    memset(longpath, 'a', sizeof(longpath) - 1);
+    longpath[0] = '/';
+    longpath[sizeof(longpath) - 1] = '\0';
+    CHECK(go(longpath, &rt) == ROUTE_BAD);
+
+    /* A sibling directory that shares the root's prefix is outside. */
+    site.root_len = strlen(root);
+    vc_test_rmtree(root);
+    vc_test_rmtree(outside);
+    free(root);
+    free(tmp);
+    return vc_test_result("route");
+}

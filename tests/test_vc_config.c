@@ -1,0 +1,186 @@
+#include "vc_config.h"
+#include "vc_test.h"
+#include "vc_util.h"
+
+static char *root;
+
+static Vc__ConfigVersion *version(void)
+{
+    Vc__ConfigVersion *v = vc_malloc(sizeof(*v));
+    vc__config_version__init(v);
+    return v;
+}
+
+static void add(Vc__ConfigVersion *v, const char *name, const char *text, int site)
+{
+    Vc__ConfigSource *s = vc_malloc(sizeof(*s));
+    vc__config_source__init(s);
+    s->name = vc_strdup(name);
+    s->text.data = (uint8_t *)vc_strdup(text);
+    s->text.len = strlen(text);
+    s->site = site;
+    v->files = vc_realloc(v->files, (v->n_files + 1) * sizeof(*v->files));
+    v->files[v->n_files++] = s;
+}
+
+/* Parses one main file (and optionally a site); returns the error text or
+ * "" on success. */
+static const char *parse(const char *main_text, const char *site_text, vc_config_t **out)
+{
+    static char err[1024];
+    err[0] = '\0';
+    Vc__ConfigVersion *v = version();
+    if (main_text)
+        add(v, "/etc/vc/vc.conf", main_text, 0);
+    if (site_text)
+        add(v, "/etc/vc/sites-enabled/shop.conf", site_text, 1);
+    vc_config_t *cfg = vc_config_parse(v, "/data", err, sizeof(err));
+    vc_config_version_free(&v);
+    if (out)
+        *out = cfg;
+    else
+        vc_config_destroy(&cfg);
+    return cfg ? "" : err;
+}
+
+int main(void)
+{
+    root = vc_test_tmpdir();
+    vc_config_t *cfg;
+
+    /* Defaults with nothing at all. */
+    CHECK_STR(parse(NULL, NULL, &cfg), "");
+    CHECK(cfg->php.workers == 4);
+    CHECK_STR(cfg->php.mode, "classic");
+    CHECK(cfg->nlisten == 1 && !strcmp(cfg->listen[0], ":8080"));
+    CHECK(cfg->front.max_body == 8 * 1024 * 1024);
+    CHECK(cfg->nsites == 1 && cfg->sites[0].is_default);
+    CHECK_STR(cfg->run_dir, "/data/run");
+    char *ep = vc_config_endpoint(cfg, "php");
+    CHECK_STR(ep, "ipc:///data/run/php.sock");
+    free(ep);
+    vc_config_destroy(&cfg);
+    CHECK(cfg == NULL);
+
+    /* Values of every type. */
+    CHECK_STR(parse("listen = [\"127.0.0.1:9000\", \"[::1]:9000\"];\n"
+                    "php: { workers = 8; mode = \"fork\"; ini = [\"memory_limit=64M\"]; queue_timeout = \"2s\"; };\n"
+                    "front: { max_body = \"1M\"; gzip = false; };\n"
+                    "log: { level = \"debug\"; format = \"json\"; };\n"
+                    "endpoints: { php = \"tcp://127.0.0.1:7000\"; };\n",
+                    NULL, &cfg),
+              "");
+    CHECK(cfg->nlisten == 2);
+    CHECK(cfg->php.workers == 8);
+    CHECK_STR(cfg->php.mode, "fork");
+    CHECK(cfg->php.nini == 1);
+    CHECK(cfg->php.queue_timeout_ms == 2000);
+    CHECK(cfg->front.max_body == 1024 * 1024);
+    CHECK(cfg->front.gzip == 0);
+    CHECK(cfg->log_json == 1);
+    ep = vc_config_endpoint(cfg, "php");
+    CHECK_STR(ep, "tcp://127.0.0.1:7000");
+    free(ep);
+    vc_config_destroy(&cfg);
+
+    /* Errors name the file and the line. */
+    CHECK_STR(parse("php: {\n  workers = 4;\n  mode = = \"classic\";\n};\n", NULL, NULL),
+              "/etc/vc/vc.conf:3: syntax error");
+    CHECK_STR(parse("\n\nphp: { wrokers = 4; };\n", NULL, NULL), "/etc/vc/vc.conf:3: unknown setting \"php.wrokers\"");
+    CHECK_STR(parse("php: { workers = \"many\"; };\n", NULL, NULL),
+              "/etc/vc/vc.conf:1: php.workers: expected a whole number");
+    CHECK_STR(parse("php: { workers = 0; };\n", NULL, NULL),
+              "/etc/vc/vc.conf:1: php.workers: 0 is out of range [1, 1024]");
+    CHECK_STR(parse("front: { max_body = \"8 apples\"; };\n", NULL, NULL),
+              "/etc/vc/vc.conf:1: front.max_body: expected a size like 8M, got \"8 apples\"");
+    CHECK_STR(parse("php: { mode = \"turbo\"; };\n", NULL, NULL),
+              "configuration: php.mode: \"turbo\" is not one of classic, worker, fork");
+    CHECK_STR(parse("php: { mode = \"worker\"; };\n", NULL, NULL),
+              "configuration: php.mode is worker but php.worker_script (VC_WORKER_SCRIPT) is not set");
+
+    /* Sites. */
+    char site[512];
+    snprintf(site, sizeof(site), "site: {\n  hosts = [\"Shop.Example\", \"www.shop.example\"];\n  root = \"%s\";\n};\n",
+             root);
+    CHECK_STR(parse(NULL, site, &cfg), "");
+    CHECK(cfg->nsites == 1);
+    CHECK_STR(cfg->sites[0].name, "shop");
+    CHECK_STR(cfg->sites[0].hosts[0], "shop.example");
+    CHECK(vc_config_site_for_host(cfg, "SHOP.example:8080", 17) == &cfg->sites[0]);
+    CHECK(vc_config_site_for_host(cfg, "other", 5) == &cfg->sites[0]); /* the only site */
+    vc_config_destroy(&cfg);
+    CHECK_STR(parse(NULL, "site: {\n  hosts = [\"a\"];\n  root = \"/does/not/exist\";\n};\n", NULL),
+              "/etc/vc/sites-enabled/shop.conf:1: site \"shop\": root \"/does/not/exist\" is not a directory");
+    CHECK_STR(parse(NULL, "site: { root = \"relative\"; hosts = [\"a\"]; };\n", NULL),
+              "/etc/vc/sites-enabled/shop.conf:1: site \"shop\": root \"relative\" is not an absolute path");
+    CHECK_STR(parse(NULL, "site: { hosts = [\"a\"]; };\nextra = 1;\n", NULL),
+              "/etc/vc/sites-enabled/shop.conf:2: unknown setting \"extra\" outside site");
+    CHECK_STR(
+        parse(NULL, "hosts = [\"a\"];\n", NULL),
+        "/etc/vc/sites-enabled/shop.conf: a site file holds one group: site = { hosts = [...]; root = \"...\"; };");
+
+    /* Two sites, one host: refused, naming both. */
+    {
+        char err[1024];
+        Vc__ConfigVersion *v = version();
+        add(v, "/etc/vc/sites-enabled/a.conf", site, 1);
+        add(v, "/etc/vc/sites-enabled/b.conf", site, 1);
+        CHECK(vc_config_parse(v, "/data", err, sizeof(err)) == NULL);
+        CHECK_CONTAINS(err, "/etc/vc/sites-enabled/b.conf:1: host \"shop.example\" is already served by site \"a\"");
+        vc_config_version_free(&v);
+    }
+
+    /* Precedence: files < environment < command line. */
+    {
+        char err[1024];
+        Vc__ConfigVersion *v = version();
+        add(v, "/etc/vc/vc.conf", "php: { workers = 2; mode = \"fork\"; };\n", 0);
+        setenv("VC_WORKERS", "6", 1);
+        setenv("VC_ROOT", root, 1);
+        Vc__ConfigVersion *g = vc_config_gather(NULL, err, sizeof(err));
+        unsetenv("VC_WORKERS");
+        unsetenv("VC_ROOT");
+        CHECK(g != NULL && g->n_env == 2);
+        v->env = g->env;
+        v->n_env = g->n_env;
+        g->env = NULL;
+        g->n_env = 0;
+        vc_config_version_free(&g);
+        cfg = vc_config_parse(v, "/data", err, sizeof(err));
+        CHECK(cfg && cfg->php.workers == 6);
+        CHECK(cfg && !strcmp(cfg->php.mode, "fork"));
+        CHECK(cfg && !strcmp(cfg->sites[0].root, root));
+        vc_config_destroy(&cfg);
+        vc_config_version_override(v, "php.workers", "9");
+        cfg = vc_config_parse(v, "/data", err, sizeof(err));
+        CHECK(cfg && cfg->php.workers == 9);
+        vc_config_destroy(&cfg);
+        vc_config_version_override(v, "php.workers", "lots");
+        CHECK(vc_config_parse(v, "/data", err, sizeof(err)) == NULL);
+        CHECK_STR(err, "option --php.workers: php.workers: expected a number, got \"lots\"");
+        vc_config_version_free(&v);
+    }
+
+    /* Gathering a directory: vc.conf, conf-enabled, sites-enabled. */
+    {
+        char err[1024];
+        char *conf = vc_test_tmpdir();
+        vc_test_write(conf, "vc.conf", "php: { workers = 3; };\n");
+        vc_test_write(conf, "conf-enabled/b.conf", "php: { workers = 5; };\n");
+        vc_test_write(conf, "conf-enabled/a.conf", "php: { workers = 4; };\n");
+        vc_test_write(conf, "conf-enabled/ignored.txt", "garbage");
+        vc_test_write(conf, "sites-enabled/shop.conf", site);
+        Vc__ConfigVersion *v = vc_config_gather(conf, err, sizeof(err));
+        CHECK(v != NULL && v->n_files == 4);
+        cfg = v ? vc_config_parse(v, "/data", err, sizeof(err)) : NULL;
+        CHECK(cfg && cfg->php.workers == 5); /* b.conf is read last */
+        CHECK(cfg && cfg->nsites == 1 && !strcmp(cfg->sites[0].name, "shop"));
+        vc_config_destroy(&cfg);
+        vc_config_version_free(&v);
+        vc_test_rmtree(conf);
+        free(conf);
+    }
+    vc_test_rmtree(root);
+    free(root);
+    return vc_test_result("vc_config");
+}

@@ -1,0 +1,100 @@
+#include "vc_proc.h"
+#include "vc_test.h"
+#include "vc_util.h"
+
+#include <sys/wait.h>
+
+/* Dead, or a zombie nobody has reaped yet. */
+static int is_gone(pid_t pid)
+{
+    if (kill(pid, 0) != 0)
+        return 1;
+    char path[64], state = 0;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 1;
+    int ok = fscanf(f, "%*d %*s %c", &state) == 1;
+    fclose(f);
+    return ok && (state == 'Z' || state == 'X');
+}
+
+int main(void)
+{
+    char *dir = vc_test_tmpdir();
+    char *pidfile = vc_asprintf("%s/x.pid", dir);
+    CHECK(vc_proc_pidfile_alive(pidfile) == 0);
+    CHECK(vc_proc_pidfile_write(pidfile) == 0);
+    CHECK(vc_proc_pidfile_alive(pidfile) == getpid());
+    /* A pid file of a dead process reads as nobody. */
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    waitpid(child, NULL, 0);
+    FILE *f = fopen(pidfile, "w");
+    fprintf(f, "%d\n", (int)child);
+    fclose(f);
+    CHECK(vc_proc_pidfile_alive(pidfile) == 0);
+    vc_test_write(dir, "x.pid", "garbage");
+    CHECK(vc_proc_pidfile_alive(pidfile) == 0);
+
+    /* Signals arrive on the descriptor, not as handlers. */
+    int fd = vc_proc_signalfd();
+    CHECK(fd >= 0);
+    CHECK(vc_proc_read_signal(fd) == 0);
+    kill(getpid(), SIGHUP);
+    CHECK(vc_proc_read_signal(fd) == SIGHUP);
+    child = fork();
+    if (child == 0)
+        _exit(3);
+    usleep(100000);
+    CHECK(vc_proc_read_signal(fd) == SIGCHLD);
+    int status;
+    CHECK(waitpid(child, &status, 0) == child && WEXITSTATUS(status) == 3);
+
+    /* Readiness: one byte on the descriptor named by VC_READY_FD. */
+    int p[2];
+    CHECK(pipe(p) == 0);
+    char num[16];
+    snprintf(num, sizeof(num), "%d", p[1]);
+    setenv("VC_READY_FD", num, 1);
+    vc_proc_ready();
+    char c = 0;
+    CHECK(read(p[0], &c, 1) == 1 && c == 'R');
+    CHECK(getenv("VC_READY_FD") == NULL);
+    close(p[0]);
+
+    /* A child asking to die with its parent dies when the parent does. */
+    int q[2];
+    CHECK(pipe(q) == 0);
+    pid_t mid = fork();
+    if (mid == 0) {
+        pid_t me = getpid();
+        pid_t grandchild = fork();
+        if (grandchild == 0) {
+            vc_proc_die_with_parent(SIGKILL, me);
+            close(q[0]);
+            for (;;)
+                pause();
+        }
+        ssize_t unused = write(q[1], &grandchild, sizeof(grandchild));
+        (void)unused;
+        usleep(50000);
+        _exit(0);
+    }
+    pid_t grandchild = 0;
+    close(q[1]);
+    CHECK(read(q[0], &grandchild, sizeof(grandchild)) == sizeof(grandchild));
+    waitpid(mid, NULL, 0);
+    int gone = 0;
+    for (int i = 0; i < 100 && !gone; i++) {
+        gone = is_gone(grandchild);
+        usleep(10000);
+    }
+    CHECK(gone);
+    close(fd);
+    vc_test_rmtree(dir);
+    free(pidfile);
+    free(dir);
+    return vc_test_result("vc_proc");
+}
