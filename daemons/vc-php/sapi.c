@@ -4,6 +4,7 @@
  * gives a script behind nginx, so scripts cannot tell the difference.
  */
 #include "sapi.h"
+#include "appmode.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -322,6 +323,9 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_fastcgi_finish_request, 0, 0, _I
 ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_getallheaders, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_frankenphp_handle_request, 0, 1, _IS_BOOL, 0)
+ZEND_ARG_TYPE_INFO(0, callback, IS_CALLABLE, 0)
+ZEND_END_ARG_INFO()
 
 /* Sends the whole response now; the script keeps running, its further
  * output is discarded. */
@@ -377,6 +381,9 @@ static const zend_function_entry functions[] = {
     ZEND_FE(fastcgi_finish_request, arginfo_fastcgi_finish_request)
     ZEND_FE(getallheaders, arginfo_getallheaders)
     ZEND_FALIAS(apache_request_headers, getallheaders, arginfo_getallheaders)
+    ZEND_FALIAS(frankenphp_finish_request, fastcgi_finish_request, arginfo_fastcgi_finish_request)
+    ZEND_FALIAS(frankenphp_request_headers, getallheaders, arginfo_getallheaders)
+    ZEND_FE(frankenphp_handle_request, arginfo_frankenphp_handle_request)
     ZEND_FE_END
 };
 /* clang-format on */
@@ -455,56 +462,79 @@ void vc_sapi_shutdown(void)
     ini_entries = NULL;
 }
 
-int vc_sapi_run(vc_request_t *r)
+/* The strings SAPI may rewrite are our own copies, freed in unbind. */
+static struct {
+    char *method, *query, *uri, *path;
+} owned;
+
+void vc_sapi_bind(vc_request_t *r)
 {
     const Vc__RequestHead *h = r->head;
     current = r;
     vc_sapi_build_params(r);
-
-    /* SAPI may rewrite these, so each is our own copy (freed below). */
-    char *method = vc_strdup(h->method);
-    char *query = vc_strndup((const char *)h->query.data, h->query.len);
-    char *uri = vc_strndup((const char *)h->request_uri.data, h->request_uri.len);
-    char *path = vc_strdup(h->script_filename);
+    owned.method = vc_strdup(h->method);
+    owned.query = vc_strndup((const char *)h->query.data, h->query.len);
+    owned.uri = vc_strndup((const char *)h->request_uri.data, h->request_uri.len);
+    owned.path = vc_strdup(h->script_filename);
     const vc_param_t *ct = find_param(r, "CONTENT_TYPE", 12);
     SG(server_context) = r;
-    SG(request_info).request_method = method;
-    SG(request_info).query_string = query;
-    SG(request_info).request_uri = uri;
-    SG(request_info).path_translated = path;
+    SG(request_info).request_method = owned.method;
+    SG(request_info).query_string = owned.query;
+    SG(request_info).request_uri = owned.uri;
+    SG(request_info).path_translated = owned.path;
     SG(request_info).content_type = ct && ct->value_len ? ct->value : NULL;
     SG(request_info).content_length = (zend_long)h->content_length;
     SG(request_info).proto_num = strcmp(h->protocol, "HTTP/1.0") == 0 ? 1000 : 1001;
-    SG(sapi_headers).http_response_code = 200;
     SG(request_info).auth_user = SG(request_info).auth_password = SG(request_info).auth_digest = NULL;
-    const vc_param_t *auth = find_param(r, "HTTP_AUTHORIZATION", 18);
+    SG(sapi_headers).http_response_code = 200;
+}
 
-    int rc = 0;
-    if (php_request_startup() == FAILURE) {
-        vc_log(VC_LOG_ERR, "sapi", "php_request_startup() failed while starting \"%s\"", h->script_filename);
-        rc = -1;
-    } else {
-        if (auth)
-            php_handle_auth_data(auth->value);
-        zend_file_handle fh;
-        zend_stream_init_filename(&fh, h->script_filename);
-        php_execute_script(&fh);
-        zend_destroy_file_handle(&fh);
-        php_request_shutdown(NULL);
-        r->ending = 1;
-        emit(r, 1);
-    }
+void vc_sapi_auth(vc_request_t *r)
+{
+    const vc_param_t *auth = find_param(r, "HTTP_AUTHORIZATION", 18);
+    if (auth)
+        php_handle_auth_data(auth->value);
+}
+
+void vc_sapi_finish(vc_request_t *r)
+{
+    r->ending = 1;
+    emit(r, 1);
+}
+
+void vc_sapi_unbind(vc_request_t *r)
+{
     SG(server_context) = NULL;
     SG(request_info).request_method = NULL;
     SG(request_info).query_string = NULL;
     SG(request_info).request_uri = NULL;
     SG(request_info).path_translated = NULL;
     SG(request_info).content_type = NULL;
-    free(method);
-    free(query);
-    free(uri);
-    free(path);
+    free(owned.method);
+    free(owned.query);
+    free(owned.uri);
+    free(owned.path);
+    memset(&owned, 0, sizeof(owned));
     vc_sapi_free_params(r);
     current = NULL;
+}
+
+int vc_sapi_run(vc_request_t *r)
+{
+    vc_sapi_bind(r);
+    int rc = 0;
+    if (php_request_startup() == FAILURE) {
+        vc_log(VC_LOG_ERR, "sapi", "php_request_startup() failed while starting \"%s\"", r->head->script_filename);
+        rc = -1;
+    } else {
+        vc_sapi_auth(r);
+        zend_file_handle fh;
+        zend_stream_init_filename(&fh, r->head->script_filename);
+        php_execute_script(&fh);
+        zend_destroy_file_handle(&fh);
+        php_request_shutdown(NULL);
+        vc_sapi_finish(r);
+    }
+    vc_sapi_unbind(r);
     return rc;
 }

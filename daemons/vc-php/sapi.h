@@ -56,6 +56,15 @@ void vc_sapi_shutdown(void);
  * not start the request (the transport answers 500). */
 int vc_sapi_run(vc_request_t *r);
 
+/* The pieces of vc_sapi_run, for worker mode, which runs many requests
+ * inside one long PHP request: bind makes r the request PHP sees (params,
+ * SG(request_info)); auth reads its Authorization header (after request
+ * startup); finish sends the end of the response; unbind forgets r. */
+void vc_sapi_bind(vc_request_t *r);
+void vc_sapi_auth(vc_request_t *r);
+void vc_sapi_finish(vc_request_t *r);
+void vc_sapi_unbind(vc_request_t *r);
+
 /* Builds r->params from r->head (the same names, values and order as
  * php-fpm gets from nginx's stock fastcgi_params and fastcgi-php.conf). */
 void vc_sapi_build_params(vc_request_t *r);

@@ -1,4 +1,5 @@
 #include "zygote.h"
+#include "appmode.h"
 #include "sapi.h"
 #include "vc_log.h"
 #include "vc_proc.h"
@@ -20,29 +21,16 @@ static void note(int sock, int op, pid_t pid, int status)
         _exit(1); /* the broker is gone: so are we */
 }
 
-static pid_t spawn(const vc_config_t *cfg, int sock, int sigfd)
+void zygote_boot_failed(int sock)
 {
-    pid_t zygote = getpid();
-    pid_t pid = fork();
-    if (pid != 0)
-        return pid;
-    /* The worker: nothing of the zygote's plumbing survives. */
-    close(sock);
-    close(sigfd);
-    vc_proc_die_with_parent(SIGKILL, zygote);
-    vc_proc_unblock_signals();
-    worker_main(cfg);
+    note(sock, ZYGOTE_FAILED, getpid(), 0);
 }
 
-void zygote_main(const vc_config_t *cfg, int sock)
+void zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
 {
-    int sigfd = vc_proc_signalfd();
-    if (vc_sapi_startup(cfg) < 0) {
-        note(sock, ZYGOTE_FAILED, 0, 0);
-        _exit(1);
-    }
-    vc_log(VC_LOG_INFO, "zygote", "PHP started (%s mode)", cfg->php.mode);
-    note(sock, ZYGOTE_READY, getpid(), 0);
+    pid_t zygote = getpid();
+    vc_log(VC_LOG_INFO, "zygote", "PHP is ready (%s mode): forking workers", cfg->php.mode);
+    note(sock, ZYGOTE_READY, zygote, 0);
     for (;;) {
         struct pollfd p[2] = {{sock, POLLIN, 0}, {sigfd, POLLIN, 0}};
         if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -60,23 +48,44 @@ void zygote_main(const vc_config_t *cfg, int sock)
         }
         if (p[0].revents & (POLLHUP | POLLERR))
             break;
-        if (p[0].revents & POLLIN) {
-            zygote_cmd_t cmd;
-            ssize_t n = recv(sock, &cmd, sizeof(cmd), 0);
-            if (n == 0)
-                break; /* the broker closed its end */
-            if (n != (ssize_t)sizeof(cmd) || cmd.op != ZYGOTE_SPAWN)
-                continue;
-            pid_t pid = spawn(cfg, sock, sigfd);
-            if (pid < 0) {
-                vc_log(VC_LOG_ERR, "zygote", "fork() failed while spawning a worker: %s", strerror(errno));
-                note(sock, ZYGOTE_FAILED, 0, errno);
-            } else {
-                note(sock, ZYGOTE_FORKED, pid, 0);
-            }
+        if (!(p[0].revents & POLLIN))
+            continue;
+        zygote_cmd_t cmd;
+        ssize_t n = recv(sock, &cmd, sizeof(cmd), 0);
+        if (n == 0)
+            break; /* the broker closed its end */
+        if (n != (ssize_t)sizeof(cmd) || cmd.op != ZYGOTE_SPAWN)
+            continue;
+        pid_t pid = fork();
+        if (pid == 0) {
+            /* The worker: nothing of the zygote's plumbing survives. */
+            close(sock);
+            close(sigfd);
+            vc_proc_die_with_parent(SIGKILL, zygote);
+            vc_proc_unblock_signals();
+            return;
+        }
+        if (pid < 0) {
+            vc_log(VC_LOG_ERR, "zygote", "fork() failed while spawning a worker: %s", strerror(errno));
+            note(sock, ZYGOTE_FAILED, 0, errno);
+        } else {
+            note(sock, ZYGOTE_FORKED, pid, 0);
         }
     }
     /* Workers die with us (PDEATHSIG); the broker drains them first when
      * it stops gracefully. */
     _exit(0);
+}
+
+void zygote_main(const vc_config_t *cfg, int sock)
+{
+    int sigfd = vc_proc_signalfd();
+    if (vc_sapi_startup(cfg) < 0) {
+        zygote_boot_failed(sock);
+        _exit(1);
+    }
+    if (cfg->php.worker_script && *cfg->php.worker_script && strcmp(cfg->php.mode, "classic") != 0)
+        appmode_main(cfg, sock, sigfd); /* boots the app, then zygote_serve */
+    zygote_serve(cfg, sock, sigfd);
+    worker_main(cfg);
 }

@@ -1,12 +1,13 @@
 /*
  * The zygote: the process that starts PHP once (module startup, OPcache's
- * shared memory) and forks every worker from that warm state, so workers
- * share its pages copy-on-write. It holds no ZeroMQ and no LMDB: those must
- * not cross a fork.
+ * shared memory, and in worker mode the application's boot) and forks
+ * every worker from that warm state, so workers share its pages
+ * copy-on-write. It holds no ZeroMQ and no LMDB: those must not cross a
+ * fork.
  *
  * It talks to the broker over a SOCK_SEQPACKET socketpair:
  *   broker -> zygote: zygote_cmd_t  (spawn a worker)
- *   zygote -> broker: zygote_note_t (forked pid, exited pid + status)
+ *   zygote -> broker: zygote_note_t (ready, forked pid, exited pid + status)
  */
 #ifndef VC_PHP_ZYGOTE_H
 #define VC_PHP_ZYGOTE_H
@@ -30,5 +31,13 @@ typedef struct zygote_note {
 
 /* Runs the zygote in this (freshly forked) process. Never returns. */
 void zygote_main(const vc_config_t *cfg, int sock) __attribute__((noreturn));
+
+/* Tells the broker PHP is ready, then forks a worker each time it asks.
+ * Returns only in a forked worker (with the zygote's descriptors closed
+ * and signals unblocked); the zygote itself exits from here. */
+void zygote_serve(const vc_config_t *cfg, int sock, int sigfd);
+
+/* Tells the broker the boot failed (before zygote_serve). */
+void zygote_boot_failed(int sock);
 
 #endif

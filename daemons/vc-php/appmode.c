@@ -1,0 +1,467 @@
+#include "appmode.h"
+#include "sapi.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "worker.h"
+#include "zygote.h"
+
+#include <php_main.h>
+#include <php_variables.h>
+#include <SAPI.h>
+#include <main/php_output.h>
+#include <ext/spl/spl_exceptions.h>
+#include <zend_exceptions.h>
+
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct {
+    const vc_config_t *cfg;
+    int zsock, sigfd;
+    int booting;   /* in the zygote, running the worker script */
+    int in_worker; /* forked: serving requests */
+    int restore;   /* reset globals and statics between requests */
+    worker_conn_t *conn;
+    vc_request_t req;
+    int have_req;
+    vc_request_t boot;
+    Vc__RequestHead boot_head;
+} A;
+
+/* ---- the post-boot snapshot ------------------------------------------------ */
+
+typedef struct class_snap {
+    zval *vals; /* UNDEF where the slot is the parent's (INDIRECT) */
+    int n;
+} class_snap_t;
+
+static HashTable global_snap; /* name -> value */
+static HashTable class_snaps; /* (zend_ulong)ce -> class_snap_t* */
+
+static int is_auto_global(zend_string *name)
+{
+    return zend_hash_exists(CG(auto_globals), name);
+}
+
+static void snapshot_take(void)
+{
+    zend_hash_init(&global_snap, 64, NULL, ZVAL_PTR_DTOR, 1);
+    zend_hash_init(&class_snaps, 64, NULL, NULL, 1);
+    zend_string *key;
+    zval *val;
+    ZEND_HASH_FOREACH_STR_KEY_VAL(&EG(symbol_table), key, val)
+    {
+        if (key == NULL || is_auto_global(key))
+            continue;
+        if (Z_TYPE_P(val) == IS_INDIRECT)
+            val = Z_INDIRECT_P(val);
+        if (Z_TYPE_P(val) == IS_UNDEF)
+            continue;
+        ZVAL_DEREF(val);
+        zval copy;
+        ZVAL_COPY(&copy, val);
+        zend_hash_add_new(&global_snap, key, &copy);
+    }
+    ZEND_HASH_FOREACH_END();
+    zend_class_entry *ce;
+    ZEND_HASH_FOREACH_PTR(EG(class_table), ce)
+    {
+        if (ce->type != ZEND_USER_CLASS || ce->default_static_members_count == 0 || CE_STATIC_MEMBERS(ce) == NULL)
+            continue;
+        if (zend_hash_index_exists(&class_snaps, (zend_ulong)(uintptr_t)ce))
+            continue; /* an alias of a class already taken */
+        class_snap_t *s = vc_malloc(sizeof(*s));
+        s->n = ce->default_static_members_count;
+        s->vals = vc_calloc((size_t)s->n, sizeof(zval));
+        zval *table = CE_STATIC_MEMBERS(ce);
+        for (int i = 0; i < s->n; i++) {
+            zval *v = &table[i];
+            if (Z_TYPE_P(v) == IS_INDIRECT) {
+                ZVAL_UNDEF(&s->vals[i]);
+                continue;
+            }
+            ZVAL_DEREF(v);
+            ZVAL_COPY(&s->vals[i], v);
+        }
+        zend_hash_index_add_new_ptr(&class_snaps, (zend_ulong)(uintptr_t)ce, s);
+    }
+    ZEND_HASH_FOREACH_END();
+}
+
+static int same(const zval *a, const zval *b)
+{
+    return Z_TYPE_P(a) == Z_TYPE_P(b) && memcmp(&a->value, &b->value, sizeof(zend_value)) == 0;
+}
+
+/* Puts src's value into slot (dereferenced), releasing the old one last so a
+ * destructor it runs sees the restored state. */
+static void put(zval *slot, zval *src)
+{
+    ZVAL_DEREF(slot);
+    if (same(slot, src))
+        return;
+    zval old;
+    ZVAL_COPY_VALUE(&old, slot);
+    ZVAL_COPY(slot, src);
+    zval_ptr_dtor(&old);
+}
+
+static void snapshot_restore(void)
+{
+    /* Globals: new ones go, changed ones come back. */
+    zend_string *key;
+    zval *val;
+    zend_string *gone[64];
+    int ngone;
+    do {
+        ngone = 0;
+        ZEND_HASH_FOREACH_STR_KEY_VAL(&EG(symbol_table), key, val)
+        {
+            if (key == NULL || is_auto_global(key) || zend_hash_exists(&global_snap, key))
+                continue;
+            if (Z_TYPE_P(val) == IS_INDIRECT) {
+                /* A variable slot of the running worker script: empty it. */
+                zval *cv = Z_INDIRECT_P(val);
+                if (Z_TYPE_P(cv) != IS_UNDEF) {
+                    zval old;
+                    ZVAL_COPY_VALUE(&old, cv);
+                    ZVAL_UNDEF(cv);
+                    zval_ptr_dtor(&old);
+                }
+                continue;
+            }
+            if (ngone < (int)VC_ARRAY_SIZE(gone))
+                gone[ngone++] = zend_string_copy(key);
+        }
+        ZEND_HASH_FOREACH_END();
+        for (int i = 0; i < ngone; i++) {
+            zend_hash_del(&EG(symbol_table), gone[i]);
+            zend_string_release(gone[i]);
+        }
+    } while (ngone == (int)VC_ARRAY_SIZE(gone));
+    ZEND_HASH_FOREACH_STR_KEY_VAL(&global_snap, key, val)
+    {
+        zval *cur = zend_hash_find(&EG(symbol_table), key);
+        if (cur == NULL) {
+            zval copy;
+            ZVAL_COPY(&copy, val);
+            zend_hash_add_new(&EG(symbol_table), key, &copy);
+            continue;
+        }
+        if (Z_TYPE_P(cur) == IS_INDIRECT)
+            cur = Z_INDIRECT_P(cur);
+        put(cur, val);
+    }
+    ZEND_HASH_FOREACH_END();
+
+    /* Static properties: back to the snapshot, or to their defaults for
+     * classes that appeared after the boot. */
+    zend_class_entry *ce;
+    ZEND_HASH_FOREACH_PTR(EG(class_table), ce)
+    {
+        if (ce->type != ZEND_USER_CLASS || ce->default_static_members_count == 0)
+            continue;
+        zval *table = CE_STATIC_MEMBERS(ce);
+        if (table == NULL)
+            continue;
+        class_snap_t *s = zend_hash_index_find_ptr(&class_snaps, (zend_ulong)(uintptr_t)ce);
+        for (int i = 0; i < ce->default_static_members_count; i++) {
+            if (Z_TYPE(table[i]) == IS_INDIRECT)
+                continue;
+            zval *src = s ? &s->vals[i] : &ce->default_static_members_table[i];
+            if (Z_TYPE_P(src) == IS_UNDEF || Z_TYPE_P(src) == IS_CONSTANT_AST)
+                continue;
+            put(&table[i], src);
+        }
+    }
+    ZEND_HASH_FOREACH_END();
+}
+
+/* ---- one request inside the long PHP request ------------------------------ */
+
+/* The modules whose per-request state must be reset between requests. */
+static const char *const reset_modules[] = {"session", "filter", NULL};
+
+static void reset_modules_call(int start)
+{
+    for (const char *const *name = reset_modules; *name; name++) {
+        zend_module_entry *m = zend_hash_str_find_ptr(&module_registry, *name, strlen(*name));
+        if (m == NULL)
+            continue;
+        if (start && m->request_startup_func)
+            m->request_startup_func(m->type, m->module_number);
+        else if (!start && m->request_shutdown_func)
+            m->request_shutdown_func(m->type, m->module_number);
+    }
+}
+
+/* Adapted from php_request_startup(): what a fresh request needs, minus
+ * the engine, which keeps the booted application. */
+static void request_startup(void)
+{
+    for (int i = 0; i < NUM_TRACK_VARS; i++) {
+        zval_ptr_dtor(&PG(http_globals)[i]);
+        ZVAL_UNDEF(&PG(http_globals)[i]);
+    }
+    php_output_activate();
+    PG(header_is_being_sent) = 0;
+    PG(connection_status) = PHP_CONNECTION_NORMAL;
+    sapi_activate();
+    if (PG(expose_php))
+        sapi_add_header(SAPI_PHP_VERSION_HEADER, sizeof(SAPI_PHP_VERSION_HEADER) - 1, 1);
+    if (PG(output_handler) && PG(output_handler)[0]) {
+        zval oh;
+        ZVAL_STRING(&oh, PG(output_handler));
+        php_output_start_user(&oh, 0, PHP_OUTPUT_HANDLER_STDFLAGS);
+        zval_ptr_dtor(&oh);
+    } else if (PG(output_buffering)) {
+        php_output_start_user(NULL, PG(output_buffering) > 1 ? PG(output_buffering) : 0, PHP_OUTPUT_HANDLER_STDFLAGS);
+    } else if (PG(implicit_flush)) {
+        php_output_set_implicit_flush(1);
+    }
+    php_hash_environment();
+    zend_is_auto_global(ZSTR_KNOWN(ZEND_STR_AUTOGLOBAL_SERVER));
+    reset_modules_call(1);
+}
+
+/* Adapted from php_request_shutdown(): flush, send headers, free what the
+ * request read (post data, uploaded files). */
+static void request_shutdown(void)
+{
+    zend_try
+    {
+        php_output_end_all();
+    }
+    zend_end_try();
+    reset_modules_call(0);
+    zend_try
+    {
+        php_output_deactivate();
+    }
+    zend_end_try();
+    zend_try
+    {
+        sapi_deactivate();
+    }
+    zend_end_try();
+    zend_set_memory_limit(PG(memory_limit));
+}
+
+static int next_request(void)
+{
+    if (worker_next(A.conn, &A.req) < 0)
+        return 0;
+    vc_sapi_bind(&A.req);
+    request_startup();
+    vc_sapi_auth(&A.req);
+    A.have_req = 1;
+    return 1;
+}
+
+/* Returns 1 if the worker goes on. */
+static int end_request(void)
+{
+    request_shutdown();
+    vc_sapi_finish(&A.req);
+    vc_sapi_unbind(&A.req);
+    if (A.restore)
+        snapshot_restore();
+    A.have_req = 0;
+    return worker_done(A.conn, &A.req);
+}
+
+/* ---- boot and fork --------------------------------------------------------- */
+
+/* Output of the boot (a worker script that echoes) goes to the log. */
+static void boot_emit(vc_request_t *r, int final)
+{
+    if (r->out_len > 0)
+        vc_log(VC_LOG_NOTICE, "boot", "the worker script printed %zu bytes while booting: %.*s", r->out_len,
+               (int)(r->out_len > 200 ? 200 : r->out_len), r->out);
+    r->out_len = 0;
+}
+
+/* The boot is over: clean the boot's request state, take the snapshot,
+ * and fork. Returns in each worker, connected to the broker. */
+static void fork_point(void)
+{
+    request_shutdown();
+    vc_sapi_unbind(&A.boot);
+    if (A.boot.resp)
+        vc__response_head__free_unpacked(A.boot.resp, NULL);
+    A.boot.resp = NULL;
+    if (A.restore)
+        snapshot_take();
+    A.booting = 0;
+    zygote_serve(A.cfg, A.zsock, A.sigfd); /* returns in the child only */
+    A.in_worker = 1;
+    A.conn = worker_connect(A.cfg);
+}
+
+/* The worker is leaving after a fatal error or exit(): whatever the
+ * request had, it gets its end, and the broker does not count on us. */
+static void __attribute__((noreturn)) leave(int code)
+{
+    if (A.have_req) {
+        worker_set_last(A.conn);
+        zend_try
+        {
+            request_shutdown();
+        }
+        zend_end_try();
+        vc_sapi_finish(&A.req);
+        vc_sapi_unbind(&A.req);
+        A.have_req = 0;
+        worker_done(A.conn, &A.req);
+    }
+    worker_close(&A.conn);
+    _exit(code);
+}
+
+ZEND_FUNCTION(frankenphp_handle_request)
+{
+    zend_fcall_info fci;
+    zend_fcall_info_cache fcc;
+    ZEND_PARSE_PARAMETERS_START(1, 1)
+    Z_PARAM_FUNC(fci, fcc)
+    ZEND_PARSE_PARAMETERS_END();
+
+    if (!A.booting && !A.in_worker) {
+        zend_throw_exception(spl_ce_RuntimeException, "frankenphp_handle_request() called while not in worker mode", 0);
+        RETURN_THROWS();
+    }
+    if (A.booting)
+        fork_point();
+    if (!next_request())
+        RETURN_FALSE;
+    zval retval;
+    ZVAL_UNDEF(&retval);
+    fci.retval = &retval;
+    zend_call_function(&fci, &fcc);
+    zval_ptr_dtor(&retval);
+    if (EG(exception)) {
+        if (zend_is_unwind_exit(EG(exception))) {
+            /* exit() in the handler ends the request and the worker. */
+            zend_clear_exception();
+            leave(0);
+        }
+        /* Shown like any uncaught exception; fatal, so it bails out to
+         * appmode_main, which ends this worker. */
+        zend_exception_error(EG(exception), E_ERROR);
+    }
+    if (!end_request())
+        RETURN_FALSE;
+    RETURN_TRUE;
+}
+
+static int call(zval *fn)
+{
+    zval retval;
+    ZVAL_UNDEF(&retval);
+    int ok = call_user_function(CG(function_table), NULL, fn, &retval, 0, NULL) == SUCCESS;
+    zval_ptr_dtor(&retval);
+    if (EG(exception)) {
+        if (zend_is_unwind_exit(EG(exception))) {
+            zend_clear_exception();
+            leave(0);
+        }
+        zend_exception_error(EG(exception), E_ERROR);
+    }
+    return ok;
+}
+
+/* A worker script that returned its handler: serve with it. */
+static void __attribute__((noreturn)) serve_returned(zval *ret)
+{
+    /* Static: they must survive the longjmp of a fatal error. */
+    static zval *handler, *start;
+    handler = ret;
+    start = NULL;
+    if (Z_TYPE_P(ret) == IS_ARRAY) {
+        handler = zend_hash_str_find(Z_ARRVAL_P(ret), "handler", 7);
+        start = zend_hash_str_find(Z_ARRVAL_P(ret), "on_worker_start", 15);
+    }
+    if (handler == NULL || !zend_is_callable(handler, 0, NULL) || (start && !zend_is_callable(start, 0, NULL))) {
+        vc_log(VC_LOG_CRIT, "boot",
+               "the worker script \"%s\" must call frankenphp_handle_request(), or return a callable, or "
+               "return ['handler' => callable, 'on_worker_start' => callable]",
+               A.cfg->php.worker_script);
+        zygote_boot_failed(A.zsock);
+        _exit(1);
+    }
+    fork_point();
+    int code = 0;
+    zend_try
+    {
+        if (start)
+            call(start);
+        while (next_request()) {
+            call(handler);
+            if (!end_request())
+                break;
+        }
+    }
+    zend_catch
+    {
+        code = 1;
+    }
+    zend_end_try();
+    leave(code);
+}
+
+void appmode_main(const vc_config_t *cfg, int zsock, int sigfd)
+{
+    A.cfg = cfg;
+    A.zsock = zsock;
+    A.sigfd = sigfd;
+    A.restore = cfg->nsites == 0 || cfg->sites[0].worker_restore;
+    const char *script = cfg->php.worker_script;
+
+    /* The boot runs as a request of its own, as FrankenPHP's does. */
+    char *dir = vc_strdup(script);
+    vc__request_head__init(&A.boot_head);
+    A.boot_head.method = "GET";
+    A.boot_head.protocol = "HTTP/1.1";
+    A.boot_head.scheme = "http";
+    A.boot_head.script_filename = (char *)script;
+    A.boot_head.script_name = (char *)script;
+    A.boot_head.document_root = dirname(dir);
+    A.boot.head = &A.boot_head;
+    A.boot.emit = boot_emit;
+    vc_sapi_bind(&A.boot);
+    if (php_request_startup() == FAILURE) {
+        vc_log(VC_LOG_CRIT, "boot", "php_request_startup() failed while booting \"%s\"", script);
+        zygote_boot_failed(zsock);
+        _exit(1);
+    }
+    A.booting = 1;
+    zval ret;
+    ZVAL_UNDEF(&ret);
+    zend_file_handle fh;
+    zend_stream_init_filename(&fh, script);
+    int bailed = 0;
+    zend_try
+    {
+        zend_execute_scripts(ZEND_REQUIRE, &ret, 1, &fh);
+    }
+    zend_catch
+    {
+        bailed = 1;
+    }
+    zend_end_try();
+    zend_destroy_file_handle(&fh);
+
+    if (A.in_worker) {
+        /* A frankenphp_handle_request() loop ended in a worker: recycled,
+         * or a fatal error bailed out of the handler. */
+        leave(bailed ? 1 : 0);
+    }
+    if (bailed || EG(exception)) {
+        vc_log(VC_LOG_CRIT, "boot", "the worker script \"%s\" failed while booting", script);
+        zygote_boot_failed(zsock);
+        _exit(1);
+    }
+    serve_returned(&ret);
+}
