@@ -5,6 +5,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,11 +32,13 @@ typedef struct job {
     struct job *next;
 } job_t;
 
-enum wstate { W_STARTING, W_IDLE, W_BUSY, W_FINISHING };
-static const char *const wstate_names[] = {"starting", "idle", "busy", "finishing"};
+/* W_RETIRED: of an older generation (a reload happened), told to exit. */
+enum wstate { W_STARTING, W_IDLE, W_BUSY, W_FINISHING, W_RETIRED };
+static const char *const wstate_names[] = {"starting", "idle", "busy", "finishing", "retired"};
 
 typedef struct worker {
     pid_t pid;
+    unsigned gen; /* the zygote generation it was forked from */
     enum wstate state;
     job_t *job;        /* set while W_BUSY or W_FINISHING */
     int started;       /* the response has begun: no retry */
@@ -46,6 +49,7 @@ typedef struct worker {
 
 struct dispatch {
     const vc_config_t *cfg;
+    unsigned gen; /* new work goes only to workers of this generation */
     void *front, *back;
     vc_bus_t *bus;
     worker_t *w;
@@ -62,6 +66,8 @@ struct dispatch {
     uint64_t accepted, completed, rejected_503, timed_out_504, failed_502, retried, crashed, killed;
     vc_frames_t fr;
 };
+
+static uint64_t run_limit(const vc_config_t *cfg);
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -210,6 +216,19 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
     w->since_ms = vc_mono_ms();
 }
 
+/* A worker finished its work: idle, or, if a reload made it old, told to
+ * exit (it is never given work again). */
+static void make_idle(dispatch_t *d, worker_t *w)
+{
+    w->since_ms = vc_mono_ms();
+    if (w->gen != d->gen) {
+        w->state = W_RETIRED;
+        kill(w->pid, SIGTERM);
+    } else {
+        w->state = W_IDLE;
+    }
+}
+
 /* Hands queued jobs to idle workers. */
 static void pump(dispatch_t *d)
 {
@@ -315,8 +334,8 @@ void dispatch_on_back(dispatch_t *d)
         char flag = *(char *)zmq_msg_data(&fr->f[1]);
         if (flag == WIRE_READY) {
             finish_job(d, w);
-            w->state = W_IDLE;
-            w->since_ms = vc_mono_ms();
+            if (w->state != W_RETIRED)
+                make_idle(d, w);
             vc_frames_close(fr);
             pump(d);
             continue;
@@ -338,8 +357,7 @@ void dispatch_on_back(dispatch_t *d)
         if (flag == WIRE_DONE) {
             w->served++;
             finish_job(d, w);
-            w->state = W_IDLE;
-            w->since_ms = vc_mono_ms();
+            make_idle(d, w);
             pump(d);
         } else if (flag == WIRE_FINAL) {
             w->served++;
@@ -348,9 +366,9 @@ void dispatch_on_back(dispatch_t *d)
     }
 }
 
-void dispatch_worker_forked(dispatch_t *d, pid_t pid)
+void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen)
 {
-    if (d->spawning > 0)
+    if (d->spawning > 0 && gen == d->gen)
         d->spawning--;
     if (d->nw == d->capw) {
         d->capw = d->capw ? d->capw * 2 : 8;
@@ -359,11 +377,15 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid)
     worker_t *w = &d->w[d->nw++];
     memset(w, 0, sizeof(*w));
     w->pid = pid;
+    w->gen = gen;
     w->state = W_STARTING;
     w->since_ms = vc_mono_ms();
-    char p[16];
-    snprintf(p, sizeof(p), "%d", (int)pid);
-    vc_bus_publish(d->bus, "php.worker.started", VC__SEVERITY__INFO, "pid", p, NULL);
+    /* Fork mode makes a worker per request: not news worth an event. */
+    if (strcmp(d->cfg->php.mode, "fork") != 0) {
+        char p[16];
+        snprintf(p, sizeof(p), "%d", (int)pid);
+        vc_bus_publish(d->bus, "php.worker.started", VC__SEVERITY__INFO, "pid", p, NULL);
+    }
 }
 
 static void note_crash(dispatch_t *d)
@@ -435,13 +457,13 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
     } else {
         if (j)
             finish_job(d, w);
-        if (!clean && w->state != W_FINISHING) {
+        if (!clean && w->state != W_FINISHING && w->state != W_RETIRED) {
             d->crashed++;
             vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) while %s", (int)pid, how, wstate_names[w->state]);
             vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how, "action",
                            "none", NULL);
             note_crash(d);
-        } else {
+        } else if (strcmp(d->cfg->php.mode, "fork") != 0) {
             vc_bus_publish(d->bus, "php.worker.exited", VC__SEVERITY__INFO, "pid", pidstr, "status", how, NULL);
         }
     }
@@ -454,8 +476,34 @@ int dispatch_wanted(dispatch_t *d)
 {
     if (vc_mono_ms() < d->spawn_after_ms)
         return 0;
-    long want = (long)d->cfg->php.workers - (long)d->nw - d->spawning;
+    long have = 0;
+    for (size_t i = 0; i < d->nw; i++)
+        have += d->w[i].gen == d->gen;
+    long want = (long)d->cfg->php.workers - have - d->spawning;
     return want > 0 ? (int)want : 0;
+}
+
+void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg)
+{
+    d->gen = gen;
+    d->cfg = cfg;
+    d->spawning = 0;
+    d->run_limit_ms = run_limit(cfg);
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        if (w->gen != gen && (w->state == W_IDLE || w->state == W_STARTING)) {
+            w->state = W_RETIRED;
+            kill(w->pid, SIGTERM);
+        }
+    }
+}
+
+int dispatch_generation_alive(dispatch_t *d, unsigned gen)
+{
+    int n = 0;
+    for (size_t i = 0; i < d->nw; i++)
+        n += d->w[i].gen == gen;
+    return n;
 }
 
 void dispatch_spawn_requested(dispatch_t *d)
@@ -560,10 +608,17 @@ int dispatch_alive(dispatch_t *d)
     return (int)d->nw;
 }
 
-void dispatch_stop_workers(dispatch_t *d, int sig)
+void dispatch_drain(dispatch_t *d)
+{
+    /* A generation no zygote has: idle workers go now, busy ones when they
+     * finish, and nothing new is forked. */
+    dispatch_new_generation(d, UINT_MAX, d->cfg);
+}
+
+void dispatch_kill_workers(dispatch_t *d)
 {
     for (size_t i = 0; i < d->nw; i++)
-        kill(d->w[i].pid, sig);
+        kill(d->w[i].pid, SIGKILL);
 }
 
 /* max_execution_time from the configured directives (php.ini's own value

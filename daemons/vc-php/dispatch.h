@@ -27,8 +27,15 @@ void dispatch_on_back(dispatch_t *d);  /* the worker socket is readable */
 void dispatch_on_tick(dispatch_t *d);
 
 /* The zygote forked a worker / a worker exited (waitpid status). */
-void dispatch_worker_forked(dispatch_t *d, pid_t pid);
+void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen);
 void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status);
+
+/* A reload: new work goes to workers of generation gen (forked by a new
+ * zygote, with cfg); older idle workers are told to exit now, busy ones
+ * when they finish. cfg is borrowed until the next call. */
+void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg);
+/* Workers of a generation still alive (an old zygote can go at 0). */
+int dispatch_generation_alive(dispatch_t *d, unsigned gen);
 
 /* How many workers should be forked now (the pool is below size and the
  * crash backoff allows it). The caller asks the zygote and reports each
@@ -40,8 +47,11 @@ long dispatch_next_timeout(dispatch_t *d);
 
 /* Adds pool facts and one record per worker to a status reply. */
 void dispatch_status(dispatch_t *d, Vc__Reply *reply);
-/* SIGTERM to every worker; returns how many are alive. */
+/* Workers alive, of any generation. */
 int dispatch_alive(dispatch_t *d);
-void dispatch_stop_workers(dispatch_t *d, int sig);
+/* Stopping: idle workers exit now, busy ones once their request is done. */
+void dispatch_drain(dispatch_t *d);
+/* The grace is over. */
+void dispatch_kill_workers(dispatch_t *d);
 
 #endif

@@ -1,9 +1,12 @@
 /*
  * vc-php: the PHP pool. The main process is the broker (ZeroMQ, dispatch,
- * pool size, control); it forks the zygote before it opens ZeroMQ, and the
- * zygote forks the workers.
+ * pool size, control). It starts each zygote by fork and exec of itself
+ * with --zygote-fd, so a zygote never inherits ZeroMQ or LMDB state, and a
+ * reload can start a new zygote (new code, new configuration) while the
+ * old one's workers finish what they hold.
  */
 #include "dispatch.h"
+#include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
 #include "vc_msg.h"
@@ -12,6 +15,8 @@
 #include "zygote.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -21,86 +26,227 @@
 /* How long SIGTERM waits for busy workers before killing them. */
 #define STOP_GRACE_MS 5000
 
+typedef enum { Z_NONE, Z_BOOTING, Z_CURRENT, Z_RETIRING } zstate_t;
+
+typedef struct zyg {
+    pid_t pid;
+    int sock;
+    unsigned gen;
+    zstate_t state;
+    vc_config_t *cfg; /* the configuration it booted with */
+} zyg_t;
+
 typedef struct php {
     vc_daemon_t d;
-    pid_t zygote;
-    int zsock;
+    zyg_t z[3]; /* current, booting, retiring */
+    unsigned next_gen;
     void *front, *back;
     dispatch_t *dispatch;
+    int reloads;
 } php_t;
 
-static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+static zyg_t *zyg_in(php_t *p, zstate_t st)
 {
-    php_t *p = arg;
-    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "workers")) {
-        vc_reply_ok(reply, "vc-php is running");
-        vc_reply_field(reply, "zygote", "%d", (int)p->zygote);
-        dispatch_status(p->dispatch, reply);
-    } else if (!strcmp(cmd->verb, "reload")) {
-        /* A new zygote per configuration comes with graceful reload; for
-         * now the pool keeps its code and says so. */
-        vc_reply_ok(reply, "vc-php keeps its running configuration until restarted");
-    }
+    for (size_t i = 0; i < VC_ARRAY_SIZE(p->z); i++)
+        if (p->z[i].state == st)
+            return &p->z[i];
+    return NULL;
 }
 
-static void on_zygote(php_t *p)
-{
-    zygote_note_t n;
-    for (;;) {
-        ssize_t got = recv(p->zsock, &n, sizeof(n), MSG_DONTWAIT);
-        if (got != (ssize_t)sizeof(n))
-            return;
-        if (n.op == ZYGOTE_FORKED)
-            dispatch_worker_forked(p->dispatch, n.pid);
-        else if (n.op == ZYGOTE_EXITED)
-            dispatch_worker_exited(p->dispatch, n.pid, n.status);
-    }
-}
-
-static void spawn_wanted(php_t *p)
-{
-    for (int n = dispatch_wanted(p->dispatch); n > 0; n--) {
-        zygote_cmd_t cmd = {ZYGOTE_SPAWN};
-        if (send(p->zsock, &cmd, sizeof(cmd), MSG_NOSIGNAL) != (ssize_t)sizeof(cmd))
-            return;
-        dispatch_spawn_requested(p->dispatch);
-    }
-}
-
-/* Forks the zygote and waits for PHP to start in it. */
-static int start_zygote(php_t *p)
+/* Forks and execs a zygote with cfg's data directory; it reports on sock. */
+static int zygote_start(php_t *p, zyg_t *z, vc_config_t *cfg)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return -1;
     pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
+    if (pid < 0) {
         close(sv[0]);
+        close(sv[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        /* Only the zygote's end crosses the exec. */
         vc_proc_die_with_parent(SIGKILL, parent);
-        zygote_main(p->d.cfg, sv[1]);
+        vc_proc_unblock_signals();
+        int fd = dup(sv[1]);
+        char fdstr[16];
+        snprintf(fdstr, sizeof(fdstr), "%d", fd);
+        execl("/proc/self/exe", "vc-php", "--data", p->d.data_dir, "--zygote-fd", fdstr, (char *)NULL);
+        _exit(127);
     }
     close(sv[1]);
-    p->zygote = pid;
-    p->zsock = sv[0];
+    memset(z, 0, sizeof(*z));
+    z->pid = pid;
+    z->sock = sv[0];
+    z->gen = ++p->next_gen;
+    z->state = Z_BOOTING;
+    z->cfg = cfg;
+    return 0;
+}
+
+static void zygote_stop(zyg_t *z)
+{
+    if (z->pid > 0)
+        kill(z->pid, SIGTERM);
+    if (z->sock >= 0)
+        close(z->sock);
+    z->sock = -1;
+    z->state = Z_NONE;
+    /* Its cfg may still be the dispatcher's: freed by the caller. */
+}
+
+static void spawn_wanted(php_t *p)
+{
+    zyg_t *cur = zyg_in(p, Z_CURRENT);
+    if (cur == NULL)
+        return;
+    for (int n = dispatch_wanted(p->dispatch); n > 0; n--) {
+        zygote_cmd_t cmd = {ZYGOTE_SPAWN};
+        if (send(cur->sock, &cmd, sizeof(cmd), MSG_NOSIGNAL) != (ssize_t)sizeof(cmd))
+            return;
+        dispatch_spawn_requested(p->dispatch);
+    }
+}
+
+/* A booting zygote is ready: it becomes current, the current one retires. */
+static void promote(php_t *p, zyg_t *z)
+{
+    zyg_t *old = zyg_in(p, Z_CURRENT);
+    if (old) {
+        zyg_t *prev = zyg_in(p, Z_RETIRING);
+        if (prev) {
+            /* A reload while another was still draining: that one goes
+             * now. */
+            zygote_stop(prev);
+            vc_config_destroy(&prev->cfg);
+        }
+        old->state = Z_RETIRING;
+    }
+    z->state = Z_CURRENT;
+    dispatch_new_generation(p->dispatch, z->gen, z->cfg);
+    char gen[16];
+    snprintf(gen, sizeof(gen), "%u", z->gen);
+    if (old) {
+        vc_log(VC_LOG_NOTICE, "main", "reloaded: generation %u serves, %u drains", z->gen, old->gen);
+        vc_bus_publish(p->d.bus, "php.reloaded", VC__SEVERITY__NOTICE, "generation", gen, NULL);
+    }
+}
+
+static void on_zygote(php_t *p, zyg_t *z)
+{
     zygote_note_t n;
-    if (recv(p->zsock, &n, sizeof(n), 0) != (ssize_t)sizeof(n) || n.op != ZYGOTE_READY) {
-        vc_log(VC_LOG_CRIT, "main", "the zygote did not start PHP");
+    for (;;) {
+        ssize_t got = recv(z->sock, &n, sizeof(n), MSG_DONTWAIT);
+        if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+            vc_log(VC_LOG_ERR, "main", "zygote %d (generation %u) is gone", (int)z->pid, z->gen);
+            if (z->state == Z_BOOTING) {
+                vc_bus_publish(p->d.bus, "php.reload.failed", VC__SEVERITY__ERROR, "reason",
+                               "the new zygote exited while booting", NULL);
+                vc_config_destroy(&z->cfg);
+            }
+            zygote_stop(z);
+            return;
+        }
+        if (got != (ssize_t)sizeof(n))
+            return;
+        if (n.op == ZYGOTE_READY && z->state == Z_BOOTING)
+            promote(p, z);
+        else if (n.op == ZYGOTE_FORKED)
+            dispatch_worker_forked(p->dispatch, n.pid, z->gen);
+        else if (n.op == ZYGOTE_EXITED)
+            dispatch_worker_exited(p->dispatch, n.pid, n.status);
+        else if (n.op == ZYGOTE_FAILED && z->state == Z_BOOTING) {
+            vc_log(VC_LOG_ERR, "main", "the new PHP code did not boot; generation %u keeps serving",
+                   zyg_in(p, Z_CURRENT) ? zyg_in(p, Z_CURRENT)->gen : 0);
+            vc_bus_publish(p->d.bus, "php.reload.failed", VC__SEVERITY__ERROR, "reason", "the zygote failed to boot",
+                           NULL);
+            zygote_stop(z);
+            vc_config_destroy(&z->cfg);
+        }
+    }
+}
+
+/* Reload: a new zygote with the configuration in force now. */
+static int reload(php_t *p, char *msg, size_t len)
+{
+    if (zyg_in(p, Z_BOOTING)) {
+        snprintf(msg, len, "a reload is already booting");
+        return 0;
+    }
+    zyg_t *slot = zyg_in(p, Z_NONE);
+    char err[1024] = "";
+    vc_config_t *cfg = vc_confstore_load(p->d.data_dir, err, sizeof(err));
+    if (cfg == NULL) {
+        snprintf(msg, len, "cannot load the configuration: %s", err);
         return -1;
     }
+    if (slot == NULL || zygote_start(p, slot, cfg) < 0) {
+        vc_config_destroy(&cfg);
+        snprintf(msg, len, "cannot start a new zygote");
+        return -1;
+    }
+    p->reloads++;
+    snprintf(msg, len, "booting generation %u", slot->gen);
     return 0;
+}
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    php_t *p = arg;
+    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "workers")) {
+        vc_reply_ok(reply, "vc-php is running");
+        zyg_t *cur = zyg_in(p, Z_CURRENT);
+        vc_reply_field(reply, "zygote", "%d", cur ? (int)cur->pid : 0);
+        vc_reply_field(reply, "generation", "%u", cur ? cur->gen : 0);
+        vc_reply_field(reply, "reloads", "%d", p->reloads);
+        dispatch_status(p->dispatch, reply);
+    } else if (!strcmp(cmd->verb, "reload")) {
+        char msg[1200];
+        if (reload(p, msg, sizeof(msg)) == 0)
+            vc_reply_ok(reply, "%s", msg);
+        else
+            vc_reply_fail(reply, "%s", msg);
+    }
+}
+
+/* Drops retiring zygotes whose workers are all gone. */
+static void reap_retired(php_t *p)
+{
+    zyg_t *old = zyg_in(p, Z_RETIRING);
+    if (old && dispatch_generation_alive(p->dispatch, old->gen) == 0) {
+        zygote_stop(old);
+        vc_config_destroy(&old->cfg);
+    }
+}
+
+/* --zygote-fd N: this process is a zygote exec'd by the broker. */
+static int zygote_fd(int *argc, char **argv)
+{
+    for (int i = 1; i + 1 < *argc; i++)
+        if (!strcmp(argv[i], "--zygote-fd")) {
+            int fd = atoi(argv[i + 1]);
+            for (int j = i; j + 2 <= *argc; j++)
+                argv[j] = argv[j + 2];
+            *argc -= 2;
+            return fd;
+        }
+    return -1;
 }
 
 int main(int argc, char **argv)
 {
-    php_t p = {0};
-    p.zsock = -1;
+    static php_t p;
+    int zfd = zygote_fd(&argc, argv);
     vc_daemon_load(&p.d, "vc-php", argc, argv);
-    /* Before any ZeroMQ context or LMDB handle exists in this process. */
-    if (start_zygote(&p) < 0)
-        return 1;
+    if (zfd >= 0) {
+        fcntl(zfd, F_SETFD, FD_CLOEXEC);
+        zygote_main(p.d.cfg, zfd);
+    }
+    for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
+        p.z[i].sock = -1;
+
     vc_daemon_start(&p.d, on_command, &p);
     char *front_ep = vc_config_endpoint(p.d.cfg, "php");
     char *back_ep = vc_config_endpoint(p.d.cfg, "php-workers");
@@ -117,28 +263,48 @@ int main(int argc, char **argv)
     int one = 1;
     zmq_setsockopt(p.front, ZMQ_ROUTER_MANDATORY, &one, sizeof(one));
     p.dispatch = dispatch_new(p.d.cfg, p.front, p.back, p.d.bus);
+
+    /* The first zygote boots before we say we are ready. */
+    /* Each zygote slot owns the configuration it booted with; the daemon's
+     * own copy moves into the first. */
+    vc_config_t *cfg0 = p.d.cfg;
+    p.d.cfg = NULL;
+    if (zygote_start(&p, &p.z[0], cfg0) < 0)
+        return 1;
+    while (p.z[0].state == Z_BOOTING) {
+        zmq_pollitem_t it = {NULL, p.z[0].sock, ZMQ_POLLIN, 0};
+        zmq_poll(&it, 1, 1000);
+        on_zygote(&p, &p.z[0]);
+    }
+    if (p.z[0].state != Z_CURRENT) {
+        vc_log(VC_LOG_CRIT, "main", "PHP did not start");
+        return 1;
+    }
     spawn_wanted(&p);
     vc_daemon_ready(&p.d);
 
     int stopping = 0;
     uint64_t stop_deadline = 0;
     for (;;) {
-        zmq_pollitem_t items[] = {
+        zmq_pollitem_t items[8] = {
             {p.front, 0, stopping ? 0 : ZMQ_POLLIN, 0},
             {p.back, 0, ZMQ_POLLIN, 0},
             {vc_ctl_socket(p.d.ctl), 0, ZMQ_POLLIN, 0},
             {NULL, p.d.sigfd, ZMQ_POLLIN, 0},
-            {NULL, p.zsock, ZMQ_POLLIN, 0},
         };
+        int n = 4;
+        zyg_t *polled[3];
+        for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
+            if (p.z[i].state != Z_NONE) {
+                polled[n - 4] = &p.z[i];
+                items[n++] = (zmq_pollitem_t){NULL, p.z[i].sock, ZMQ_POLLIN, 0};
+            }
         long timeout = stopping ? 50 : dispatch_next_timeout(p.dispatch);
-        if (zmq_poll(items, 5, timeout) < 0 && errno != EINTR)
+        if (zmq_poll(items, n, timeout) < 0 && errno != EINTR)
             break;
-        if (items[4].revents & ZMQ_POLLIN)
-            on_zygote(&p);
-        if (items[4].revents & (ZMQ_POLLERR)) {
-            vc_log(VC_LOG_CRIT, "main", "lost the zygote");
-            break;
-        }
+        for (int i = 4; i < n; i++)
+            if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
+                on_zygote(&p, polled[i - 4]);
         if (items[1].revents & ZMQ_POLLIN)
             dispatch_on_back(p.dispatch);
         if (items[0].revents & ZMQ_POLLIN)
@@ -148,44 +314,51 @@ int main(int argc, char **argv)
         if (items[3].revents & ZMQ_POLLIN) {
             for (int sig; (sig = vc_proc_read_signal(p.d.sigfd)) != 0;) {
                 if (sig == SIGCHLD) {
+                    /* Zygotes are our children; their workers are not. */
                     int status;
                     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;)
-                        if (pid == p.zygote) {
-                            vc_log(VC_LOG_CRIT, "main", "the zygote (pid %d) died", (int)pid);
-                            p.zygote = 0;
-                        }
-                } else if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT) {
-                    if (!stopping) {
-                        /* Finish what runs; take nothing new. */
-                        stopping = 1;
-                        stop_deadline = vc_mono_ms() + STOP_GRACE_MS;
-                        dispatch_stop_workers(p.dispatch, SIGTERM);
-                    }
+                        for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
+                            if (p.z[i].pid == pid)
+                                p.z[i].pid = 0;
+                } else if (sig == SIGHUP) {
+                    char msg[1200];
+                    reload(&p, msg, sizeof(msg));
+                } else if (!stopping) {
+                    /* Finish what runs; take nothing new. */
+                    stopping = 1;
+                    stop_deadline = vc_mono_ms() + STOP_GRACE_MS;
+                    dispatch_drain(p.dispatch);
                 }
             }
         }
-        if (p.zygote == 0)
+        zyg_t *cur = zyg_in(&p, Z_CURRENT);
+        if (cur == NULL || cur->pid == 0) {
+            vc_log(VC_LOG_CRIT, "main", "the zygote died: exiting so the supervisor restarts the pool");
             break;
+        }
         if (stopping) {
-            if (dispatch_alive(p.dispatch) == 0)
-                break;
-            if (vc_mono_ms() >= stop_deadline) {
-                dispatch_stop_workers(p.dispatch, SIGKILL);
+            if (dispatch_alive(p.dispatch) == 0 || vc_mono_ms() >= stop_deadline) {
+                dispatch_kill_workers(p.dispatch);
                 break;
             }
             continue;
         }
         dispatch_on_tick(p.dispatch);
+        reap_retired(&p);
         spawn_wanted(&p);
     }
     vc_log(VC_LOG_INFO, "main", "stopping");
-    if (p.zygote > 0) {
-        kill(p.zygote, SIGTERM);
-        waitpid(p.zygote, NULL, 0);
+    for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++) {
+        pid_t pid = p.z[i].pid;
+        if (p.z[i].state != Z_NONE)
+            zygote_stop(&p.z[i]);
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+        vc_config_destroy(&p.z[i].cfg);
     }
     dispatch_destroy(&p.dispatch);
     zmq_close(p.front);
     zmq_close(p.back);
     vc_daemon_fini(&p.d);
-    return p.zygote == 0 && !stopping ? 1 : 0;
+    return stopping ? 0 : 1;
 }
