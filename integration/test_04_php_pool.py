@@ -1,0 +1,234 @@
+"""vc-php: the three modes, worker scripts, state between requests, OPcache,
+PSS, crashes, timeouts and reloads, through the real vc-front."""
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pytest
+import requests
+
+from conftest import FIXTURES, curl
+
+APP = os.path.join(FIXTURES, "app")
+PUBLIC = os.path.join(APP, "public")
+DOCROOT = os.path.join(FIXTURES, "docroot")
+
+MODES = {
+    "classic": [],
+    "worker": ["--mode", "worker", "--worker-script", os.path.join(APP, "worker-callable.php")],
+    "fork": ["--mode", "fork", "--worker-script", os.path.join(APP, "worker-callable.php")],
+}
+
+
+def exchange(s):
+    """The requests every mode must answer alike."""
+    out = []
+    sess = requests.Session()
+    for i in range(3):
+        r = sess.get(s.url(f"/some/page?i={i}"), cookies={"c": "1"})
+        out.append((r.status_code, r.headers.get("X-App"), r.text))
+    r = sess.post(s.url("/form"), data={"a": "1", "b": "two"})
+    out.append((r.status_code, r.headers.get("X-App"), r.text))
+    r = sess.get(s.url("/missing?status=404"))
+    out.append((r.status_code, r.headers.get("X-App"), r.text))
+    return out
+
+
+def test_same_answers_in_all_three_modes(make_suite):
+    answers = {}
+    for mode, args in MODES.items():
+        s = make_suite(root=PUBLIC, args=args + ["--workers", "2"]).start()
+        answers[mode] = exchange(s)
+        s.stop()
+    assert answers["classic"] == answers["worker"] == answers["fork"], answers
+    # Every request saw fresh state: static and global read 1.
+    for status, app, text in answers["classic"]:
+        assert app == "small" and "static=1 global=1" in text
+    assert answers["classic"][3][2].splitlines()[3] == 'post={"a":"1","b":"two"}'
+    assert answers["classic"][4][0] == 404
+
+
+@pytest.mark.parametrize("script", ["worker-callable.php", "worker-array.php", "worker-franken.php"])
+def test_worker_scripts_restore_state(make_suite, script):
+    s = make_suite(root=PUBLIC, args=["--mode", "worker", "--worker-script", os.path.join(APP, script),
+                                      "--workers", "1"]).start()
+    for i in range(5):
+        code, _, body = curl(s.url(f"/x?i={i}"))
+        assert code == 200
+        assert b"static=1 global=1" in body, body
+        assert f'get={{"i":"{i}"}}'.encode() in body
+
+
+def test_restore_off_counts_up(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "sites-enabled" / "app.conf").write_text(
+        'site: { root = "%s"; default = true; worker_restore = false; };\n' % PUBLIC)
+    s = make_suite(conf=str(conf), args=["--mode", "worker", "--worker-script",
+                                         os.path.join(APP, "worker-franken.php"), "--workers", "1"]).start()
+    seen = []
+    for _ in range(4):
+        _, _, body = curl(s.url("/x"))
+        seen.append(body.decode().splitlines()[-1])
+    assert seen == ["static=1 global=1", "static=2 global=2", "static=3 global=3", "static=4 global=4"]
+
+
+def test_opcache_is_shared_between_workers(make_suite):
+    s = make_suite(root=PUBLIC, args=["--workers", "2"]).start()
+    compiled_by = int(curl(s.url("/compiled.php"))[2])
+    # Hold the first idle worker with a slow request, so the next request
+    # lands on the other worker: it runs compiled.php from the cache the
+    # first one filled.
+    ran_by = None
+    for _ in range(10):
+        t = threading.Thread(target=lambda: requests.get(s.url("/sleep.php?ms=700"), timeout=10))
+        t.start()
+        time.sleep(0.2)
+        pid = int(curl(s.url("/compiled.php"))[2])
+        t.join()
+        if pid != compiled_by:
+            ran_by = pid
+            break
+    assert ran_by is not None, "never reached a second worker"
+    st = json.loads(curl(s.url("/opcache.php"))[2])
+    assert st["enabled"] is True
+    assert st["scripts"].get("compiled.php", 0) >= 1, st
+    assert st["hits"] > 0
+
+
+def test_pss_after_1000_requests(make_suite):
+    s = make_suite(root=DOCROOT, args=["--workers", "2"]).start()
+    sess = requests.Session()
+    for i in range(1000):
+        assert sess.get(s.url("/hello.php")).status_code == 200
+    php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+    pss = [int(w["pss_kib"]) for w in php["workers"]]
+    served = sum(int(w["served"]) for w in php["workers"])
+    assert served >= 1000
+    assert all(0 < p < 64 * 1024 for p in pss), pss
+    print(f"PSS per worker after {served} requests: {pss} KiB")
+
+
+def busy_worker(s, timeout=3.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+        for w in php["workers"]:
+            if w["state"] == "busy" and "sleep.php" in w["uri"]:
+                return int(w["pid"])
+        time.sleep(0.02)
+    raise AssertionError("no worker became busy")
+
+
+def test_killed_worker_costs_its_client_a_502_and_nothing_else(make_suite):
+    s = make_suite(root=DOCROOT, args=["--workers", "3"]).start()
+    result = {}
+
+    def slow_post():
+        t0 = time.monotonic()
+        r = requests.post(s.url("/sleep.php?ms=5000"), data={"x": "1"}, timeout=10)
+        result["slow"] = (r.status_code, time.monotonic() - t0)
+
+    t = threading.Thread(target=slow_post)
+    t.start()
+    pid = busy_worker(s)
+    others = []
+    stop = threading.Event()
+
+    def steady():
+        sess = requests.Session()
+        while not stop.is_set():
+            others.append(sess.get(s.url("/hello.php"), timeout=10).status_code)
+
+    bg = threading.Thread(target=steady)
+    bg.start()
+    time.sleep(0.3)
+    killed_at = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    t.join()
+    # The pool is back to its size quickly.
+    back = None
+    while time.monotonic() - killed_at < 2.0:
+        php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+        if len(php["workers"]) == 3 and all(int(w["pid"]) != pid for w in php["workers"]):
+            back = time.monotonic() - killed_at
+            break
+        time.sleep(0.01)
+    time.sleep(0.3)
+    stop.set()
+    bg.join()
+    status, took = result["slow"]
+    assert status == 502
+    assert took < 5.0  # answered at the crash, not after the sleep
+    assert others and all(c == 200 for c in others), others
+    assert back is not None and back < 0.5, back
+    crashed = [e for e in s.events() if e["topic"] == "php.worker.crashed"]
+    assert crashed and crashed[-1]["fields"]["action"] == "502"
+    assert "sleep.php" in crashed[-1]["fields"]["request"]
+
+
+def test_killed_worker_retries_an_unstarted_get(make_suite):
+    s = make_suite(root=DOCROOT, args=["--workers", "2"]).start()
+    result = {}
+
+    def slow_get():
+        result["r"] = requests.get(s.url("/sleep.php?ms=1500"), timeout=10)
+
+    t = threading.Thread(target=slow_get)
+    t.start()
+    os.kill(busy_worker(s), signal.SIGKILL)
+    t.join()
+    assert result["r"].status_code == 200 and result["r"].text.startswith("slept ")
+    crashed = [e for e in s.events() if e["topic"] == "php.worker.crashed"]
+    assert crashed[-1]["fields"]["action"] == "retried"
+
+
+def test_script_past_its_time_limit_is_killed(make_suite):
+    s = make_suite(root=DOCROOT, args=["--workers", "2"],
+                   env={"VC_PHP_INI": "max_execution_time=1"})
+    # kill_grace comes from a file: one second.
+    os.makedirs(os.path.join(s.dir, "etc"))
+    with open(os.path.join(s.dir, "etc", "vc.conf"), "w") as f:
+        f.write('php: { kill_grace = "1s"; };\n')
+    s.conf = os.path.join(s.dir, "etc")
+    s.start()
+    t0 = time.monotonic()
+    r = requests.get(s.url("/sleep.php?ms=10000"), timeout=15)
+    took = time.monotonic() - t0
+    assert r.status_code in (500, 504)
+    assert took < 4.0, took
+    # The pool replaced the worker and serves.
+    assert requests.get(s.url("/hello.php"), timeout=5).status_code == 200
+
+
+def test_reload_under_load_fails_nothing(make_suite):
+    s = make_suite(root=DOCROOT, args=["--workers", "2"]).start()
+    codes = []
+    stop = threading.Event()
+
+    def load():
+        sess = requests.Session()
+        while not stop.is_set():
+            try:
+                codes.append(sess.get(s.url("/hello.php"), timeout=10).status_code)
+            except requests.RequestException as e:
+                codes.append(str(e))
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for _ in range(10):
+        r = s.vc("reload")
+        assert r.returncode == 0, r.stderr
+        time.sleep(1.0)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(codes) > 100
+    bad = [c for c in codes if c != 200]
+    assert not bad, bad[:10]
+    php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+    assert int(php["status"]["generation"]) >= 5
