@@ -26,6 +26,8 @@ static void usage(FILE *out)
           "  stop                stop a running suite\n"
           "  reload              load the configuration again; the running one stays if\n"
           "                      the new one is refused\n"
+          "  restart [DAEMON]    restart a daemon (front, php, bus) or all; fronts are\n"
+          "                      replaced without closing the ports\n"
           "  status [--json] [--wait SECONDS]\n"
           "                      every daemon: pid, uptime, version, health\n"
           "  events [--json] [--since DURATION] [--follow] [TOPIC-PREFIX]\n"
@@ -130,6 +132,8 @@ int main(int argc, char **argv)
         rc = cmd_stop(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "reload"))
         rc = cmd_reload(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "restart"))
+        rc = cmd_ctl(&cli, "vc", "restart", sub_argc - 1, sub_argv + 1);
     else if (!strcmp(cmd, "events"))
         rc = cmd_events(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "configtest"))

@@ -6,6 +6,7 @@
 #include "cli.h"
 #include "vc_bus.h"
 #include "vc_confstore.h"
+#include "vc_listen.h"
 #include "vc_ctl.h"
 #include "vc_log.h"
 #include "vc_msg.h"
@@ -34,7 +35,9 @@
 #define STOP_GRACE_MS 3000
 
 typedef struct child {
-    const char *name;
+    const char *binary; /* "vc-front" */
+    char name[32];      /* "vc-front", or "vc-front.1" for a second front */
+    int instance;
     pid_t pid;
     int ready_fd; /* read end of the readiness pipe, -1 once ready */
     int ready;
@@ -59,8 +62,12 @@ typedef struct sup {
     vc_ctl_t *ctl;
     vc_bus_t *bus;
     char *pidfile;
-    child_t kids[8];
+    child_t kids[72];
     size_t nkids;
+    pid_t retiring[64]; /* replaced daemons finishing their work */
+    size_t nretiring;
+    vc_listener_t *listeners; /* held here so the ports never close */
+    size_t nlisteners;
     int stopping;
     uint64_t started_ms;
 } sup_t;
@@ -92,7 +99,12 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
 
 /* ---- children ------------------------------------------------------------ */
 
-static void spawn(sup_t *s, child_t *k)
+static int is_front(const child_t *k)
+{
+    return strcmp(k->binary, "vc-front") == 0;
+}
+
+static void spawn_as(sup_t *s, child_t *k, int replacing)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
@@ -100,7 +112,7 @@ static void spawn(sup_t *s, child_t *k)
         k->restart_at_ms = vc_mono_ms() + 1000;
         return;
     }
-    char *path = vc_asprintf("%s/%s", s->cli->bin_dir, k->name);
+    char *path = vc_asprintf("%s/%s", s->cli->bin_dir, k->binary);
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
@@ -112,7 +124,19 @@ static void spawn(sup_t *s, child_t *k)
         snprintf(fdstr, sizeof(fdstr), "%d", fd);
         setenv("VC_READY_FD", fdstr, 1);
         setenv("VC_DATA", s->data_dir, 1);
-        execl(path, k->name, "--data", s->data_dir, (char *)NULL);
+        if (is_front(k)) {
+            /* The listeners cross the exec; the port never closes. */
+            for (size_t i = 0; i < s->nlisteners; i++)
+                fcntl(s->listeners[i].fd, F_SETFD, 0);
+            char *fds = vc_listen_export(s->listeners, s->nlisteners);
+            setenv("VC_LISTEN_FDS", fds, 1);
+            char inst[16];
+            snprintf(inst, sizeof(inst), "%d", k->instance);
+            setenv("VC_INSTANCE", inst, 1);
+        }
+        if (replacing)
+            setenv("VC_REPLACING", "1", 1);
+        execl(path, k->binary, "--data", s->data_dir, (char *)NULL);
         fprintf(stderr, "vc: execl() failed while starting \"%s\": %s\n", path, strerror(errno));
         _exit(127);
     }
@@ -130,6 +154,11 @@ static void spawn(sup_t *s, child_t *k)
     k->started_ms = vc_mono_ms();
     k->restart_at_ms = 0;
     vc_log(VC_LOG_INFO, "up", "started %s (pid %d)", k->name, (int)pid);
+}
+
+static void spawn(sup_t *s, child_t *k)
+{
+    spawn_as(s, k, 0);
 }
 
 /* Waits until the child says it is ready (or dies, or times out). Used at
@@ -172,8 +201,15 @@ static void reap(sup_t *s)
     int status;
     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
         child_t *k = child_by_pid(s, pid);
-        if (k == NULL)
+        if (k == NULL) {
+            for (size_t i = 0; i < s->nretiring; i++)
+                if (s->retiring[i] == pid) {
+                    s->retiring[i] = s->retiring[--s->nretiring];
+                    vc_log(VC_LOG_INFO, "up", "replaced process %d has finished", (int)pid);
+                    break;
+                }
             continue;
+        }
         char how[64], pidstr[16];
         describe_status(status, how, sizeof(how));
         snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
@@ -247,13 +283,15 @@ static long next_timeout(sup_t *s)
 static void stop_children(sup_t *s)
 {
     s->stopping = 1;
+    for (size_t i = 0; i < s->nretiring; i++)
+        kill(s->retiring[i], SIGTERM);
     for (size_t i = s->nkids; i-- > 0;)
         if (s->kids[i].pid > 0)
             kill(s->kids[i].pid, SIGTERM);
     uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
     for (;;) {
         reap(s);
-        int alive = 0;
+        int alive = (int)s->nretiring;
         for (size_t i = 0; i < s->nkids; i++)
             alive += s->kids[i].pid > 0;
         if (alive == 0)
@@ -268,8 +306,41 @@ static void stop_children(sup_t *s)
                    (int)s->kids[i].pid, STOP_GRACE_MS);
             kill(s->kids[i].pid, SIGKILL);
         }
+    for (size_t i = 0; i < s->nretiring; i++)
+        kill(s->retiring[i], SIGKILL);
     while (waitpid(-1, NULL, 0) > 0)
         ;
+}
+
+/* Replaces a running daemon by a fresh process without a gap: the new one
+ * starts (a front shares the listeners, which never close), and once it is
+ * ready the old one gets SIGTERM and finishes what it holds. */
+static int replace(sup_t *s, child_t *k, char *err, size_t errlen)
+{
+    pid_t old = k->pid;
+    uint64_t old_started = k->started_ms;
+    spawn_as(s, k, 1);
+    if (k->pid <= 0 || wait_ready(k) < 0) {
+        if (k->pid > 0) {
+            kill(k->pid, SIGKILL);
+            waitpid(k->pid, NULL, 0);
+        }
+        k->pid = old;
+        k->started_ms = old_started;
+        k->ready = 1;
+        snprintf(err, errlen, "the new %s did not start; the old one keeps running", k->name);
+        return -1;
+    }
+    if (old > 0 && s->nretiring < VC_ARRAY_SIZE(s->retiring)) {
+        s->retiring[s->nretiring++] = old;
+        kill(old, SIGTERM);
+    }
+    char a[16], b[16];
+    snprintf(a, sizeof(a), "%d", (int)old);
+    snprintf(b, sizeof(b), "%d", (int)k->pid);
+    vc_log(VC_LOG_NOTICE, "up", "%s replaced: pid %s -> %s", k->name, a, b);
+    vc_bus_publish(s->bus, "vc.daemon.replaced", VC__SEVERITY__NOTICE, "daemon", k->name, "old_pid", a, "pid", b, NULL);
+    return 0;
 }
 
 /* ---- control ------------------------------------------------------------- */
@@ -293,6 +364,13 @@ static int reload(sup_t *s, char *err, size_t errlen)
     for (size_t i = 0; i < s->nkids; i++) {
         if (s->kids[i].pid <= 0)
             continue;
+        if (is_front(&s->kids[i])) {
+            /* A front applies a configuration by being replaced. */
+            char why[256];
+            if (replace(s, &s->kids[i], why, sizeof(why)) < 0)
+                vc_log(VC_LOG_WARN, "up", "%s", why);
+            continue;
+        }
         char *name = vc_asprintf("ctl-%s", s->kids[i].name);
         char *ep = vc_config_endpoint(s->cfg, name);
         Vc__Reply *r = NULL;
@@ -335,6 +413,33 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     } else if (!strcmp(cmd->verb, "stop")) {
         s->stopping = 1;
         vc_reply_ok(reply, "stopping");
+    } else if (!strcmp(cmd->verb, "restart")) {
+        /* restart [NAME]: "front" is every front; no name is everything. */
+        const char *what = cmd->n_args ? cmd->args[0] : "";
+        size_t wl = strlen(what);
+        int matched = 0, failed = 0;
+        char why[256] = "";
+        for (size_t i = 0; i < s->nkids; i++) {
+            child_t *k = &s->kids[i];
+            const char *shortname = k->name + 3;
+            if (wl && strcmp(what, k->name) && strcmp(what, k->binary) && strcmp(what, shortname) &&
+                strncmp(what, k->binary + 3, wl))
+                continue;
+            matched++;
+            if (is_front(k)) {
+                failed += replace(s, k, why, sizeof(why)) < 0;
+            } else if (k->pid > 0) {
+                /* The others restart through the ordinary path, at once. */
+                k->backoff_ms = 0;
+                kill(k->pid, SIGTERM);
+            }
+        }
+        if (!matched)
+            vc_reply_fail(reply, "no daemon \"%s\"", what);
+        else if (failed)
+            vc_reply_fail(reply, "%s", why);
+        else
+            vc_reply_ok(reply, "restarted %d daemon%s", matched, matched == 1 ? "" : "s");
     }
 }
 
@@ -521,10 +626,28 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         return 1;
     s.started_ms = vc_mono_ms();
 
+    /* The ports are bound here, once, and handed to every front. */
+    for (size_t i = 0; i < s.cfg->nlisten; i++)
+        if (vc_listen_open(s.cfg->listen[i], 0, &s.listeners, &s.nlisteners) < 0)
+            return 1;
+    for (size_t i = 0; i < s.cfg->ntls_listen; i++)
+        if (vc_listen_open(s.cfg->tls_listen[i], 1, &s.listeners, &s.nlisteners) < 0)
+            return 1;
     for (size_t i = 0; cli_daemons[i]; i++) {
-        child_t *k = &s.kids[s.nkids++];
-        k->name = cli_daemons[i];
-        k->ready_fd = -1;
+        int copies = strcmp(cli_daemons[i], "vc-front") == 0 ? (int)s.cfg->front.processes : 1;
+        for (int c = 0; c < copies && s.nkids < VC_ARRAY_SIZE(s.kids); c++) {
+            child_t *k = &s.kids[s.nkids++];
+            k->binary = cli_daemons[i];
+            k->instance = c;
+            if (c == 0)
+                snprintf(k->name, sizeof(k->name), "%s", k->binary);
+            else
+                snprintf(k->name, sizeof(k->name), "%s.%d", k->binary, c);
+            k->ready_fd = -1;
+        }
+    }
+    for (size_t i = 0; i < s.nkids && !s.stopping; i++) {
+        child_t *k = &s.kids[i];
         spawn(&s, k);
         if (k->pid <= 0 || wait_ready(k) < 0) {
             vc_log(VC_LOG_CRIT, "up", "%s did not start; stopping", k->name);
@@ -532,7 +655,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
             break;
         }
         /* The bus is up: join it before the others start. */
-        if (i == 0) {
+        if (i == 0 && !strcmp(k->binary, "vc-bus")) {
             char *bus_ep = vc_config_endpoint(s.cfg, "bus-in");
             s.bus = vc_bus_new(s.zctx, bus_ep, "vc");
             free(bus_ep);
@@ -596,6 +719,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     zmq_ctx_term(s.zctx);
     unlink(s.pidfile);
     free(s.pidfile);
+    vc_listen_free(&s.listeners, &s.nlisteners, 1);
     vc_config_destroy(&s.cfg);
     vc_store_destroy(&s.store);
     for (size_t i = 0; i < s.noverrides; i++)

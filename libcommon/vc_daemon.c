@@ -24,6 +24,14 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
 {
     memset(d, 0, sizeof(*d));
     d->name = name;
+    /* A second copy of a daemon (several fronts) is "vc-front.1": its own
+     * pid file and control endpoint. */
+    const char *inst = getenv("VC_INSTANCE");
+    if (inst && atoi(inst) > 0) {
+        static char named[48];
+        snprintf(named, sizeof(named), "%s.%d", name, atoi(inst));
+        d->name = named;
+    }
     d->sigfd = -1;
     const char *data = getenv("VC_DATA");
     static const struct option opts[] = {
@@ -70,7 +78,11 @@ void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
     vc_mkdirs(d->cfg->run_dir, 0700);
     d->pidfile = vc_asprintf("%s/%s.pid", d->cfg->run_dir, d->name);
     pid_t other = vc_proc_pidfile_alive(d->pidfile);
-    if (other > 0 && other != getpid()) {
+    /* VC_REPLACING: the supervisor starts us to take over from a running
+     * copy, which stops once we are ready. */
+    int replacing = getenv("VC_REPLACING") != NULL;
+    unsetenv("VC_REPLACING");
+    if (other > 0 && other != getpid() && !replacing) {
         vc_log(VC_LOG_CRIT, "main", "%s already runs as pid %d (%s)", d->name, (int)other, d->pidfile);
         exit(1);
     }
@@ -88,16 +100,21 @@ void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
     free(bus_ep);
 }
 
-/* "vc-php" -> "php": the first part of the daemon's topics. */
-static const char *short_name(const char *name)
+/* "vc-php" -> "php", "vc-front.1" -> "front": the first part of the
+ * daemon's topics. */
+static const char *short_name(const char *name, char *buf, size_t len)
 {
-    return strncmp(name, "vc-", 3) == 0 ? name + 3 : name;
+    snprintf(buf, len, "%s", strncmp(name, "vc-", 3) == 0 ? name + 3 : name);
+    char *dot = strchr(buf, '.');
+    if (dot)
+        *dot = '\0';
+    return buf;
 }
 
 void vc_daemon_ready(vc_daemon_t *d)
 {
-    char topic[64], pid[16];
-    snprintf(topic, sizeof(topic), "%s.started", short_name(d->name));
+    char topic[64], pid[16], buf[48];
+    snprintf(topic, sizeof(topic), "%s.started", short_name(d->name, buf, sizeof(buf)));
     snprintf(pid, sizeof(pid), "%d", (int)getpid());
     vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, "pid", pid, "version", VC_VERSION, NULL);
     vc_log(VC_LOG_INFO, "main", "%s %s ready", d->name, VC_VERSION);
@@ -107,8 +124,8 @@ void vc_daemon_ready(vc_daemon_t *d)
 void vc_daemon_fini(vc_daemon_t *d)
 {
     if (d->bus) {
-        char topic[64];
-        snprintf(topic, sizeof(topic), "%s.stopped", short_name(d->name));
+        char topic[64], buf[48];
+        snprintf(topic, sizeof(topic), "%s.stopped", short_name(d->name, buf, sizeof(buf)));
         vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, NULL);
     }
     vc_bus_destroy(&d->bus);
@@ -116,7 +133,8 @@ void vc_daemon_fini(vc_daemon_t *d)
     if (d->zctx)
         zmq_ctx_term(d->zctx);
     d->zctx = NULL;
-    if (d->pidfile)
+    /* A replacement may own the pid file by now. */
+    if (d->pidfile && vc_proc_pidfile_alive(d->pidfile) == getpid())
         unlink(d->pidfile);
     free(d->pidfile);
     vc_config_destroy(&d->cfg);

@@ -6,8 +6,8 @@
 #include "backend.h"
 #include "front.h"
 #include "handler.h"
-#include "listen.h"
 #include "tls.h"
+#include "vc_listen.h"
 #include "vc_log.h"
 #include "vc_proc.h"
 #include "vc_util.h"
@@ -18,8 +18,10 @@
 #include <unistd.h>
 #include <zmq.h>
 
-/* How long SIGTERM waits for requests in flight. */
+/* How long SIGTERM waits for requests in flight, and at least lingers so
+ * answers already handed to h2o leave with their "Connection: close". */
 #define STOP_GRACE_MS 5000
+#define STOP_LINGER_MS 500
 
 typedef struct listener {
     h2o_socket_t *sock;
@@ -44,30 +46,46 @@ static void on_accept(h2o_socket_t *listener, const char *err)
     }
 }
 
-static int open_listeners(front_t *f, char **specs, size_t n, h2o_accept_ctx_t *accept, uint16_t *first_port)
+/* Listeners come from the supervisor (VC_LISTEN_FDS: the port stays open
+ * across our restarts) or, run alone, are bound here. */
+static int open_listeners(front_t *f)
 {
-    for (size_t i = 0; i < n; i++) {
-        int *fds = NULL;
-        size_t nfds = 0;
-        if (listen_open(specs[i], &fds, &nfds) < 0) {
-            free(fds);
+    vc_listener_t *ls = NULL;
+    size_t n = 0;
+    const char *inherited = getenv("VC_LISTEN_FDS");
+    if (inherited && *inherited) {
+        if (vc_listen_import(inherited, &ls, &n) < 0) {
+            vc_log(VC_LOG_CRIT, "listen", "VC_LISTEN_FDS is malformed: \"%s\"", inherited);
             return -1;
         }
-        const char *colon = strrchr(specs[i], ':');
-        if (first_port && *first_port == 0 && colon)
-            *first_port = (uint16_t)atoi(colon + 1);
-        for (size_t k = 0; k < nfds; k++) {
-            listener_t *l = vc_calloc(1, sizeof(*l));
-            listeners = vc_realloc(listeners, (nlisteners + 1) * sizeof(*listeners));
-            listeners[nlisteners++] = l;
-            l->accept = accept;
-            l->sock = h2o_evloop_socket_create(f->ctx.loop, fds[k], H2O_SOCKET_FLAG_DONT_READ);
-            l->sock->data = l;
-            h2o_socket_read_start(l->sock, on_accept);
-        }
-        free(fds);
-        vc_log(VC_LOG_INFO, "listen", "listening on %s (%s)", specs[i], accept->ssl_ctx ? "https" : "http");
+    } else {
+        const vc_config_t *cfg = f->d.cfg;
+        for (size_t i = 0; i < cfg->nlisten; i++)
+            if (vc_listen_open(cfg->listen[i], 0, &ls, &n) < 0)
+                return -1;
+        for (size_t i = 0; i < cfg->ntls_listen; i++)
+            if (vc_listen_open(cfg->tls_listen[i], 1, &ls, &n) < 0)
+                return -1;
     }
+    for (size_t i = 0; i < n; i++) {
+        if (ls[i].tls && f->tls == NULL) {
+            vc_log(VC_LOG_CRIT, "listen", "an HTTPS listener (%s) but no TLS configuration", ls[i].spec);
+            return -1;
+        }
+        const char *colon = strrchr(ls[i].spec, ':');
+        if (ls[i].tls && f->tls_port == 0 && colon)
+            f->tls_port = (uint16_t)atoi(colon + 1);
+        listener_t *l = vc_calloc(1, sizeof(*l));
+        listeners = vc_realloc(listeners, (nlisteners + 1) * sizeof(*listeners));
+        listeners[nlisteners++] = l;
+        l->accept = ls[i].tls ? &f->accept_tls : &f->accept_plain;
+        l->sock = h2o_evloop_socket_create(f->ctx.loop, ls[i].fd, H2O_SOCKET_FLAG_DONT_READ);
+        l->sock->data = l;
+        h2o_socket_read_start(l->sock, on_accept);
+        vc_log(VC_LOG_INFO, "listen", "listening on %s (%s%s)", ls[i].spec, ls[i].tls ? "https" : "http",
+               inherited ? ", from the supervisor" : "");
+    }
+    vc_listen_free(&ls, &n, 0);
     return 0;
 }
 
@@ -188,8 +206,7 @@ int main(int argc, char **argv)
     f.accept_plain = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts};
     f.accept_tls =
         (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts, .ssl_ctx = f.tls ? tls_default_ctx(f.tls) : NULL};
-    if (open_listeners(&f, cfg->listen, cfg->nlisten, &f.accept_plain, NULL) < 0 ||
-        open_listeners(&f, cfg->tls_listen, cfg->ntls_listen, &f.accept_tls, &f.tls_port) < 0)
+    if (open_listeners(&f) < 0)
         return 1;
 
     char *php_ep = vc_config_endpoint(cfg, "php");
@@ -215,11 +232,14 @@ int main(int argc, char **argv)
     while (f.running)
         h2o_evloop_run(f.ctx.loop, INT32_MAX);
 
-    /* Stop taking connections, let what is in flight finish. */
+    /* Stop taking connections (a replacement, or the port's owner, takes
+     * them), tell HTTP/2 clients with GOAWAY and HTTP/1 ones with
+     * "Connection: close", and let what is in flight finish. */
     close_listeners();
-    uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
-    while (backend_inflight(f.backend) > 0 && vc_mono_ms() < deadline)
-        h2o_evloop_run(f.ctx.loop, 100);
+    h2o_context_request_shutdown(&f.ctx);
+    uint64_t start = vc_mono_ms(), deadline = start + STOP_GRACE_MS;
+    while ((backend_inflight(f.backend) > 0 || vc_mono_ms() < start + STOP_LINGER_MS) && vc_mono_ms() < deadline)
+        h2o_evloop_run(f.ctx.loop, 50);
     vc_log(VC_LOG_INFO, "main", "stopping");
     return 0;
 }

@@ -1,8 +1,9 @@
-#include "listen.h"
+#include "vc_listen.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
 #include <arpa/inet.h>
+#include <stdio.h>
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -33,13 +34,16 @@ static int open_one(const struct sockaddr *sa, socklen_t len, const char *spec)
     return fd;
 }
 
-static void push(int **fds, size_t *n, int fd)
+static void push(vc_listener_t **ls, size_t *n, int fd, int tls, const char *spec)
 {
-    *fds = vc_realloc(*fds, (*n + 1) * sizeof(int));
-    (*fds)[(*n)++] = fd;
+    *ls = vc_realloc(*ls, (*n + 1) * sizeof(**ls));
+    (*ls)[*n].fd = fd;
+    (*ls)[*n].tls = tls;
+    (*ls)[*n].spec = vc_strdup(spec);
+    (*n)++;
 }
 
-int listen_open(const char *spec, int **fds, size_t *nfds)
+int vc_listen_open(const char *spec, int tls, vc_listener_t **fds, size_t *nfds)
 {
     const char *colon = strrchr(spec, ':');
     if (colon == NULL || colon[1] == '\0') {
@@ -66,10 +70,10 @@ int listen_open(const char *spec, int **fds, size_t *nfds)
         int fd = open_one((struct sockaddr *)&a4, sizeof(a4), spec);
         if (fd < 0)
             return -1;
-        push(fds, nfds, fd);
+        push(fds, nfds, fd, tls, spec);
         fd = open_one((struct sockaddr *)&a6, sizeof(a6), spec);
         if (fd >= 0)
-            push(fds, nfds, fd);
+            push(fds, nfds, fd, tls, spec);
         return fd >= 0 ? 2 : 1;
     }
     if (host[0] == '[' && hlen > 2 && host[hlen - 1] == ']') {
@@ -89,6 +93,47 @@ int listen_open(const char *spec, int **fds, size_t *nfds)
     }
     if (fd < 0)
         return -1;
-    push(fds, nfds, fd);
+    push(fds, nfds, fd, tls, spec);
     return 1;
+}
+
+char *vc_listen_export(const vc_listener_t *ls, size_t n)
+{
+    char *out = vc_strdup("");
+    for (size_t i = 0; i < n; i++) {
+        char *next = vc_asprintf("%s%s%d:%d:%s", out, i ? ";" : "", ls[i].fd, ls[i].tls, ls[i].spec);
+        free(out);
+        out = next;
+    }
+    return out;
+}
+
+int vc_listen_import(const char *env, vc_listener_t **ls, size_t *n)
+{
+    if (env == NULL || *env == '\0')
+        return 0;
+    char *copy = vc_strdup(env), *save = NULL;
+    int r = 0;
+    for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
+        int fd, tls, off = 0;
+        if (sscanf(tok, "%d:%d:%n", &fd, &tls, &off) != 2 || off == 0 || fd < 0) {
+            r = -1;
+            break;
+        }
+        push(ls, n, fd, tls != 0, tok + off);
+    }
+    free(copy);
+    return r;
+}
+
+void vc_listen_free(vc_listener_t **ls, size_t *n, int close_fds)
+{
+    for (size_t i = 0; i < *n; i++) {
+        if (close_fds)
+            close((*ls)[i].fd);
+        free((*ls)[i].spec);
+    }
+    free(*ls);
+    *ls = NULL;
+    *n = 0;
 }
