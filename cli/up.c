@@ -128,7 +128,13 @@ static void spawn_as(sup_t *s, child_t *k, int replacing)
             /* The listeners cross the exec; the port never closes. */
             for (size_t i = 0; i < s->nlisteners; i++)
                 fcntl(s->listeners[i].fd, F_SETFD, 0);
-            char *fds = vc_listen_export(s->listeners, s->nlisteners);
+            /* The admin listener (metrics) goes to the first front only. */
+            vc_listener_t given[16];
+            size_t ngiven = 0;
+            for (size_t i = 0; i < s->nlisteners && ngiven < 16; i++)
+                if (s->listeners[i].kind != VC_LISTEN_ADMIN || k->instance == 0)
+                    given[ngiven++] = s->listeners[i];
+            char *fds = vc_listen_export(given, ngiven);
             setenv("VC_LISTEN_FDS", fds, 1);
             char inst[16];
             snprintf(inst, sizeof(inst), "%d", k->instance);
@@ -628,11 +634,16 @@ int cmd_up(cli_t *cli, int argc, char **argv)
 
     /* The ports are bound here, once, and handed to every front. */
     for (size_t i = 0; i < s.cfg->nlisten; i++)
-        if (vc_listen_open(s.cfg->listen[i], 0, &s.listeners, &s.nlisteners) < 0)
+        if (vc_listen_open(s.cfg->listen[i], VC_LISTEN_HTTP, &s.listeners, &s.nlisteners) < 0)
             return 1;
     for (size_t i = 0; i < s.cfg->ntls_listen; i++)
-        if (vc_listen_open(s.cfg->tls_listen[i], 1, &s.listeners, &s.nlisteners) < 0)
+        if (vc_listen_open(s.cfg->tls_listen[i], VC_LISTEN_HTTPS, &s.listeners, &s.nlisteners) < 0)
             return 1;
+    /* Metrics are not worth failing the suite for: a taken admin port is
+     * a warning. */
+    if (s.cfg->admin_listen && *s.cfg->admin_listen &&
+        vc_listen_open(s.cfg->admin_listen, VC_LISTEN_ADMIN, &s.listeners, &s.nlisteners) < 0)
+        vc_log(VC_LOG_WARN, "up", "no metrics endpoint: cannot listen on %s", s.cfg->admin_listen);
     for (size_t i = 0; cli_daemons[i]; i++) {
         int copies = strcmp(cli_daemons[i], "vc-front") == 0 ? (int)s.cfg->front.processes : 1;
         for (int c = 0; c < copies && s.nkids < VC_ARRAY_SIZE(s.kids); c++) {

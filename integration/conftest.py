@@ -61,8 +61,9 @@ class Suite:
         self.conf = conf
         self.http = free_port()
         self.https = free_port()
+        self.admin = free_port()
         self.args = list(args)
-        self.env = dict(os.environ, VC_DATA=self.data, **(env or {}))
+        self.env = dict(os.environ, VC_DATA=self.data, VC_ADMIN_LISTEN=f"127.0.0.1:{self.admin}", **(env or {}))
         self.env.pop("VC_CONF", None)
         self.proc = None
         self.log = None

@@ -47,6 +47,8 @@ static const struct spec global_specs[] = {
     {"front.max_header_bytes", T_SIZE, G(front.max_header_bytes), 1024, 1 << 24},
     {"front.idle_timeout", T_DURATION, G(front.idle_timeout_ms), 100, 3600000},
     {"front.gzip", T_BOOL, G(front.gzip), 0, 0},
+    {"front.max_headers", T_INT, G(front.max_headers), 1, 100},
+    {"front.access_log", T_LOGFORMAT, G(front.access_log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
     {"bus.journal_max", T_INT, G(bus.journal_max), 1, 10000000},
 };
@@ -63,6 +65,9 @@ static const struct spec site_specs[] = {
     {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG},
     {"site.gzip", T_BOOL, S(gzip), 0, 0},
     {"site.worker_restore", T_BOOL, S(worker_restore), 0, 0},
+    {"site.canonical_host", T_STR, S(canonical_host), 0, 0},
+    {"site.redirects", T_LIST, S(redirects), 0, 0},
+    {"site.error_pages", T_LIST, S(error_pages), 0, 0},
 };
 
 /* Environment variables and the settings they set. */
@@ -185,7 +190,7 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
             return fail(c, line, "%s: unknown level \"%s\" (debug, info, notice, warn, error)", sp->path, text);
         return 0;
     case T_LOGFORMAT:
-        if (strcmp(text, "text") == 0)
+        if (strcmp(text, "text") == 0 || strcmp(text, "combined") == 0)
             *(int *)field = 0;
         else if (strcmp(text, "json") == 0)
             *(int *)field = 1;
@@ -340,6 +345,9 @@ static void site_fini(vc_site_t *s)
     free(s->root);
     free(s->tls_cert);
     free(s->tls_key);
+    free(s->canonical_host);
+    free_list(&s->redirects, &s->nredirects);
+    free_list(&s->error_pages, &s->nerror_pages);
     free(s->source);
 }
 
@@ -412,8 +420,9 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->php.kill_grace_ms = 5000;
     cfg->front.processes = 1;
     cfg->front.max_body = 8 * 1024 * 1024;
-    cfg->front.max_header_bytes = 64 * 1024;
+    cfg->front.max_header_bytes = 16 * 1024;
     cfg->front.idle_timeout_ms = 60000;
+    cfg->front.max_headers = 64;
     cfg->front.gzip = 1;
     cfg->store.map_size = 256LL * 1024 * 1024;
     cfg->bus.journal_max = 10000;
@@ -474,6 +483,20 @@ static int validate(struct ctx *c, vc_config_t *cfg)
                     if (strcmp(cfg->sites[j].hosts[k], s->hosts[h]) == 0)
                         return fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)", s->hosts[h],
                                     cfg->sites[j].name, cfg->sites[j].source);
+        }
+        for (size_t r = 0; r < s->nredirects; r++) {
+            char from[1024], to[2048];
+            int code = 301, n = sscanf(s->redirects[r], "%1023s %2047s %d", from, to, &code);
+            if (n < 2 || from[0] != '/' || (code != 301 && code != 302 && code != 307 && code != 308))
+                return fail(c, s->line, "site \"%s\": redirect \"%s\" is not \"/FROM TO [301|302|307|308]\"", s->name,
+                            s->redirects[r]);
+        }
+        for (size_t e = 0; e < s->nerror_pages; e++) {
+            int code = 0;
+            char path[1024];
+            if (sscanf(s->error_pages[e], "%d %1023s", &code, path) != 2 || code < 400 || code > 599)
+                return fail(c, s->line, "site \"%s\": error page \"%s\" is not \"CODE /path\"", s->name,
+                            s->error_pages[e]);
         }
         if (s->is_default && ndefault++)
             return fail(c, s->line, "site \"%s\" is a second default site", s->name);

@@ -33,7 +33,12 @@ typedef struct vc_site {
     int64_t static_max_age;   /* seconds for Cache-Control; -1: none */
     int gzip;                 /* compress text responses */
     int worker_restore;       /* worker mode: restore statics between requests */
-    char *source;             /* the file it came from */
+    char *canonical_host;     /* other hosts of the site redirect here (www/bare) */
+    char **redirects;         /* "FROM TO [CODE]": exact path redirects */
+    size_t nredirects;
+    char **error_pages; /* "CODE PATH": pages for the front's own errors */
+    size_t nerror_pages;
+    char *source; /* the file it came from */
     int line;
 } vc_site_t;
 
@@ -75,7 +80,9 @@ typedef struct vc_config {
         int64_t max_body;
         int64_t max_header_bytes;
         int64_t idle_timeout_ms;
+        int64_t max_headers;
         int gzip;
+        int access_log_json;
     } front;
 
     struct {

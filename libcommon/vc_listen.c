@@ -34,16 +34,16 @@ static int open_one(const struct sockaddr *sa, socklen_t len, const char *spec)
     return fd;
 }
 
-static void push(vc_listener_t **ls, size_t *n, int fd, int tls, const char *spec)
+static void push(vc_listener_t **ls, size_t *n, int fd, int kind, const char *spec)
 {
     *ls = vc_realloc(*ls, (*n + 1) * sizeof(**ls));
     (*ls)[*n].fd = fd;
-    (*ls)[*n].tls = tls;
+    (*ls)[*n].kind = kind;
     (*ls)[*n].spec = vc_strdup(spec);
     (*n)++;
 }
 
-int vc_listen_open(const char *spec, int tls, vc_listener_t **fds, size_t *nfds)
+int vc_listen_open(const char *spec, int kind, vc_listener_t **fds, size_t *nfds)
 {
     const char *colon = strrchr(spec, ':');
     if (colon == NULL || colon[1] == '\0') {
@@ -70,10 +70,10 @@ int vc_listen_open(const char *spec, int tls, vc_listener_t **fds, size_t *nfds)
         int fd = open_one((struct sockaddr *)&a4, sizeof(a4), spec);
         if (fd < 0)
             return -1;
-        push(fds, nfds, fd, tls, spec);
+        push(fds, nfds, fd, kind, spec);
         fd = open_one((struct sockaddr *)&a6, sizeof(a6), spec);
         if (fd >= 0)
-            push(fds, nfds, fd, tls, spec);
+            push(fds, nfds, fd, kind, spec);
         return fd >= 0 ? 2 : 1;
     }
     if (host[0] == '[' && hlen > 2 && host[hlen - 1] == ']') {
@@ -93,7 +93,7 @@ int vc_listen_open(const char *spec, int tls, vc_listener_t **fds, size_t *nfds)
     }
     if (fd < 0)
         return -1;
-    push(fds, nfds, fd, tls, spec);
+    push(fds, nfds, fd, kind, spec);
     return 1;
 }
 
@@ -101,7 +101,7 @@ char *vc_listen_export(const vc_listener_t *ls, size_t n)
 {
     char *out = vc_strdup("");
     for (size_t i = 0; i < n; i++) {
-        char *next = vc_asprintf("%s%s%d:%d:%s", out, i ? ";" : "", ls[i].fd, ls[i].tls, ls[i].spec);
+        char *next = vc_asprintf("%s%s%d:%d:%s", out, i ? ";" : "", ls[i].fd, ls[i].kind, ls[i].spec);
         free(out);
         out = next;
     }
@@ -115,12 +115,13 @@ int vc_listen_import(const char *env, vc_listener_t **ls, size_t *n)
     char *copy = vc_strdup(env), *save = NULL;
     int r = 0;
     for (char *tok = strtok_r(copy, ";", &save); tok; tok = strtok_r(NULL, ";", &save)) {
-        int fd, tls, off = 0;
-        if (sscanf(tok, "%d:%d:%n", &fd, &tls, &off) != 2 || off == 0 || fd < 0) {
+        int fd, kind, off = 0;
+        if (sscanf(tok, "%d:%d:%n", &fd, &kind, &off) != 2 || off == 0 || fd < 0 || kind < 0 ||
+            kind > VC_LISTEN_ADMIN) {
             r = -1;
             break;
         }
-        push(ls, n, fd, tls != 0, tok + off);
+        push(ls, n, fd, kind, tok + off);
     }
     free(copy);
     return r;

@@ -10,18 +10,21 @@
 
 #include <stddef.h>
 
+/* What a listener is for. */
+enum { VC_LISTEN_HTTP = 0, VC_LISTEN_HTTPS = 1, VC_LISTEN_ADMIN = 2 };
+
 typedef struct vc_listener {
     int fd;
-    int tls;    /* 1: an HTTPS listener */
+    int kind;   /* VC_LISTEN_* */
     char *spec; /* the "host:port" it came from */
 } vc_listener_t;
 
 /* Binds spec and appends the listeners (one, or two for ":port") to *ls.
  * Returns how many, or -1 with a log line (bad spec, bind failed). The
  * fds are close-on-exec. */
-int vc_listen_open(const char *spec, int tls, vc_listener_t **ls, size_t *n);
+int vc_listen_open(const char *spec, int kind, vc_listener_t **ls, size_t *n);
 
-/* "fd:tls:spec;..." for VC_LISTEN_FDS; caller frees. */
+/* "fd:kind:spec;..." for VC_LISTEN_FDS; caller frees. */
 char *vc_listen_export(const vc_listener_t *ls, size_t n);
 /* Parses VC_LISTEN_FDS (NULL or empty: none); caller frees with
  * vc_listen_free. Returns -1 on a malformed value. */

@@ -54,7 +54,11 @@ static void on_event(bus_t *b)
         vc_frames_close(fr);
         return;
     }
-    int r = journal_append(b->journal, env->time_us, zmq_msg_data(&fr->f[1]), zmq_msg_size(&fr->f[1]));
+    /* Per-second metrics go to live subscribers only: in the journal they
+     * would push out the events worth keeping. */
+    size_t tl = strlen(env->topic);
+    int journal = !(tl >= 8 && strcmp(env->topic + tl - 8, ".metrics") == 0);
+    int r = journal ? journal_append(b->journal, env->time_us, zmq_msg_data(&fr->f[1]), zmq_msg_size(&fr->f[1])) : 0;
     if (r < 0)
         vc_log(VC_LOG_WARN, "journal", "mdb_put() failed while journaling \"%s\": %s", env->topic, vc_strerror(r));
     vc__envelope__free_unpacked(env, NULL);

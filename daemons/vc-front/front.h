@@ -16,8 +16,22 @@ typedef struct tls tls_t;
 /* One site at run time. Its h2o pathconfs are never reachable by h2o's own
  * host routing (the accept context lists only the front's handler), so
  * every request passes our checks before a file handler sees it. */
+typedef struct error_page {
+    int status;
+    h2o_iovec_t body; /* read at start; malloc'd */
+} error_page_t;
+
+typedef struct redirect_rule {
+    char *from, *to;
+    int status;
+} redirect_rule_t;
+
 typedef struct site_rt {
     const vc_site_t *conf; /* borrowed from the configuration */
+    error_page_t *errors;
+    size_t nerrors;
+    redirect_rule_t *redirects;
+    size_t nredirects;
     route_site_t route;
     h2o_hostconf_t *hostconf;
     h2o_pathconf_t *static_conf; /* file handler, expires, compress, log */
@@ -35,7 +49,8 @@ typedef struct front {
     h2o_context_t ctx;
     h2o_hostconf_t *main_host;
     h2o_hostconf_t *accept_hosts[2]; /* main_host, NULL */
-    h2o_accept_ctx_t accept_plain, accept_tls;
+    h2o_accept_ctx_t accept_plain, accept_tls, accept_admin;
+    h2o_hostconf_t *admin_hosts[2]; /* the metrics host, NULL */
     tls_t *tls;
     site_rt_t *sites;
     size_t nsites;
@@ -44,6 +59,7 @@ typedef struct front {
     int running;
     h2o_timeout_entry_t tick; /* once a second */
     front_stats_t stats;
+    front_stats_t last_tick; /* stats one second ago, for rates */
 } front_t;
 
 #endif

@@ -122,10 +122,57 @@ static void to_php(front_t *f, site_rt_t *s, h2o_req_t *req, const route_t *rt)
     backend_submit(f->backend, req, &head);
 }
 
+static const char *reason_of(int status)
+{
+    switch (status) {
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
+    case 400: return "Bad Request";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 431: return "Request Header Fields Too Large";
+    default: return "Error";
+    }
+}
+
 static int redirect(front_t *f, h2o_req_t *req, int status, const char *url, size_t len)
 {
     f->stats.redirects++;
-    h2o_send_redirect(req, status, status == 301 ? "Moved Permanently" : "Found", url, len);
+    h2o_send_redirect(req, status, reason_of(status), url, len);
+    return 0;
+}
+
+/* The front's own error answers, with the site's page for that status if
+ * it has one. */
+static int send_error(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const char *body)
+{
+    f->stats.refused++;
+    for (size_t i = 0; s && i < s->nerrors; i++)
+        if (s->errors[i].status == status) {
+            req->res.status = status;
+            req->res.reason = reason_of(status);
+            h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                           H2O_STRLIT("text/html; charset=utf-8"));
+            h2o_send_inline(req, s->errors[i].body.base, s->errors[i].body.len);
+            return 0;
+        }
+    h2o_send_error_generic(req, status, reason_of(status), body, 0);
+    return 0;
+}
+
+/* Header count and size, checked before anything is dispatched. */
+static int headers_too_large(front_t *f, h2o_req_t *req)
+{
+    size_t bytes = 0;
+    for (size_t i = 0; i < req->headers.size; i++)
+        bytes += req->headers.entries[i].name->len + req->headers.entries[i].value.len + 4;
+    if (req->headers.size > (size_t)f->d.cfg->front.max_headers || bytes > (size_t)f->d.cfg->front.max_header_bytes) {
+        vc_log(VC_LOG_NOTICE, "limits", "431 for %zu headers of %zu bytes (limits %lld, %lld)", req->headers.size,
+               bytes, (long long)f->d.cfg->front.max_headers, (long long)f->d.cfg->front.max_header_bytes);
+        return 1;
+    }
     return 0;
 }
 
@@ -137,6 +184,8 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     const vc_site_t *conf = s->conf;
     int https = req->scheme == &H2O_URL_SCHEME_HTTPS;
     req->pathconf = s->php_conf;
+    if (headers_too_large(f, req))
+        return send_error(f, s, req, 431, "Request Header Fields Too Large\n");
 
     if (conf->https_redirect && !https && f->tls_port) {
         h2o_iovec_t host = host_only(req->authority);
@@ -146,6 +195,23 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         h2o_iovec_t url = h2o_concat(&req->pool, h2o_iovec_init(H2O_STRLIT("https://")), host,
                                      h2o_iovec_init(port, strlen(port)), req->path);
         return redirect(f, req, 301, url.base, url.len);
+    }
+    if (conf->canonical_host && *conf->canonical_host) {
+        /* www to bare, or back: one host name is the site's own. */
+        h2o_iovec_t host = host_only(req->authority);
+        if (!h2o_lcstris(host.base, host.len, conf->canonical_host, strlen(conf->canonical_host))) {
+            const char *port_at = req->authority.base + host.len;
+            size_t port_len = req->authority.len - host.len;
+            h2o_iovec_t url = h2o_concat(&req->pool, h2o_iovec_init(https ? "https://" : "http://", https ? 8 : 7),
+                                         h2o_iovec_init(conf->canonical_host, strlen(conf->canonical_host)),
+                                         h2o_iovec_init(port_at, port_len), req->path);
+            return redirect(f, req, 301, url.base, url.len);
+        }
+    }
+    for (size_t i = 0; i < s->nredirects; i++) {
+        const redirect_rule_t *rr = &s->redirects[i];
+        if (h2o_memis(req->path_normalized.base, req->path_normalized.len, rr->from, strlen(rr->from)))
+            return redirect(f, req, rr->status, rr->to, strlen(rr->to));
     }
     if (https && conf->hsts_max_age > 0) {
         char v[64];
@@ -170,20 +236,12 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         h2o_iovec_t url = h2o_concat(&req->pool, req->path_normalized, h2o_iovec_init(H2O_STRLIT("/")), q);
         return redirect(f, req, 301, url.base, url.len);
     }
-    case ROUTE_FORBIDDEN:
-        f->stats.refused++;
-        h2o_send_error_403(req, "Forbidden", "Forbidden\n", 0);
-        return 0;
+    case ROUTE_FORBIDDEN: return send_error(f, s, req, 403, "Forbidden\n");
     case ROUTE_BAD:
-        f->stats.refused++;
         vc_log(VC_LOG_NOTICE, "route", "400 for a bad path: %s", rt.why);
-        h2o_send_error_400(req, "Bad Request", "Bad Request\n", 0);
-        return 0;
+        return send_error(f, s, req, 400, "Bad Request\n");
     case ROUTE_NOT_FOUND:
-    default:
-        f->stats.refused++;
-        h2o_send_error_404(req, "Not Found", "Not Found\n", 0);
-        return 0;
+    default: return send_error(f, s, req, 404, "Not Found\n");
     }
 }
 

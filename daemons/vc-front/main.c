@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "front.h"
 #include "handler.h"
+#include "metrics.h"
 #include "tls.h"
 #include "vc_listen.h"
 #include "vc_log.h"
@@ -61,28 +62,32 @@ static int open_listeners(front_t *f)
     } else {
         const vc_config_t *cfg = f->d.cfg;
         for (size_t i = 0; i < cfg->nlisten; i++)
-            if (vc_listen_open(cfg->listen[i], 0, &ls, &n) < 0)
+            if (vc_listen_open(cfg->listen[i], VC_LISTEN_HTTP, &ls, &n) < 0)
                 return -1;
         for (size_t i = 0; i < cfg->ntls_listen; i++)
-            if (vc_listen_open(cfg->tls_listen[i], 1, &ls, &n) < 0)
+            if (vc_listen_open(cfg->tls_listen[i], VC_LISTEN_HTTPS, &ls, &n) < 0)
                 return -1;
+        if (cfg->admin_listen && *cfg->admin_listen && vc_listen_open(cfg->admin_listen, VC_LISTEN_ADMIN, &ls, &n) < 0)
+            return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        if (ls[i].tls && f->tls == NULL) {
+        int tls = ls[i].kind == VC_LISTEN_HTTPS;
+        if (tls && f->tls == NULL) {
             vc_log(VC_LOG_CRIT, "listen", "an HTTPS listener (%s) but no TLS configuration", ls[i].spec);
             return -1;
         }
         const char *colon = strrchr(ls[i].spec, ':');
-        if (ls[i].tls && f->tls_port == 0 && colon)
+        if (tls && f->tls_port == 0 && colon)
             f->tls_port = (uint16_t)atoi(colon + 1);
         listener_t *l = vc_calloc(1, sizeof(*l));
         listeners = vc_realloc(listeners, (nlisteners + 1) * sizeof(*listeners));
         listeners[nlisteners++] = l;
-        l->accept = ls[i].tls ? &f->accept_tls : &f->accept_plain;
+        l->accept = tls ? &f->accept_tls : ls[i].kind == VC_LISTEN_ADMIN ? &f->accept_admin : &f->accept_plain;
         l->sock = h2o_evloop_socket_create(f->ctx.loop, ls[i].fd, H2O_SOCKET_FLAG_DONT_READ);
         l->sock->data = l;
         h2o_socket_read_start(l->sock, on_accept);
-        vc_log(VC_LOG_INFO, "listen", "listening on %s (%s%s)", ls[i].spec, ls[i].tls ? "https" : "http",
+        static const char *const kinds[] = {"http", "https", "admin: /metrics"};
+        vc_log(VC_LOG_INFO, "listen", "listening on %s (%s%s)", ls[i].spec, kinds[ls[i].kind],
                inherited ? ", from the supervisor" : "");
     }
     vc_listen_free(&ls, &n, 0);
@@ -138,7 +143,43 @@ static void on_tick(h2o_timeout_entry_t *entry)
 {
     front_t *f = H2O_STRUCT_FROM_MEMBER(front_t, tick, entry);
     vc_ctl_handle(f->d.ctl);
+    metrics_tick(f);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
+}
+
+/* Error pages are read once, at start: "404 /errors/404.html" (relative
+ * to the root) or an absolute path. */
+static int load_site_extras(site_rt_t *s, const vc_site_t *conf)
+{
+    for (size_t i = 0; i < conf->nerror_pages; i++) {
+        int status = 0;
+        char path[1024];
+        if (sscanf(conf->error_pages[i], "%d %1023s", &status, path) != 2)
+            continue;
+        char *full = path[0] == '/' && strncmp(path, conf->root, strlen(conf->root)) != 0
+                         ? vc_asprintf("%s%s", conf->root, path)
+                         : vc_strdup(path);
+        size_t len;
+        char *body = vc_read_file(full, &len);
+        if (body == NULL) {
+            vc_log(VC_LOG_ERR, "site", "open() failed while reading the error page \"%s\" of site \"%s\"", full,
+                   conf->name);
+            free(full);
+            return -1;
+        }
+        free(full);
+        s->errors = vc_realloc(s->errors, (s->nerrors + 1) * sizeof(*s->errors));
+        s->errors[s->nerrors++] = (error_page_t){status, h2o_iovec_init(body, len)};
+    }
+    for (size_t i = 0; i < conf->nredirects; i++) {
+        char from[1024], to[2048];
+        int status = 301;
+        if (sscanf(conf->redirects[i], "%1023s %2047s %d", from, to, &status) < 2)
+            continue;
+        s->redirects = vc_realloc(s->redirects, (s->nredirects + 1) * sizeof(*s->redirects));
+        s->redirects[s->nredirects++] = (redirect_rule_t){vc_strdup(from), vc_strdup(to), status};
+    }
+    return 0;
 }
 
 static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf, h2o_access_log_filehandle_t *log)
@@ -188,15 +229,29 @@ int main(int argc, char **argv)
     handler_register(&f, h2o_config_register_path(f.main_host, "/", 0));
     f.accept_hosts[0] = f.main_host;
     f.accept_hosts[1] = NULL;
+    f.admin_hosts[0] = metrics_register(&f);
+    f.admin_hosts[1] = NULL;
 
     vc_mkdirs(cfg->log_dir, 0750);
     char *log_path = vc_asprintf("%s/access.log", cfg->log_dir);
-    h2o_access_log_filehandle_t *log = h2o_access_log_open_handle(log_path, NULL, H2O_LOGCONF_ESCAPE_APACHE);
+    /* Combined, or one JSON object a line: time, site (host), status, bytes,
+     * total and backend time. */
+    static const char json_fmt[] =
+        "{\"time\":\"%{%Y-%m-%dT%H:%M:%S%z}t\",\"remote\":\"%h\",\"host\":\"%V\",\"method\":\"%m\","
+        "\"uri\":\"%U%q\",\"protocol\":\"%H\",\"status\":%s,\"bytes\":%b,"
+        "\"total_ms\":%{duration}x,\"backend_ms\":%{process-time}x,\"referer\":\"%{Referer}i\","
+        "\"user_agent\":\"%{User-Agent}i\"}";
+    h2o_access_log_filehandle_t *log = cfg->front.access_log_json
+                                           ? h2o_access_log_open_handle(log_path, json_fmt, H2O_LOGCONF_ESCAPE_JSON)
+                                           : h2o_access_log_open_handle(log_path, NULL, H2O_LOGCONF_ESCAPE_APACHE);
     free(log_path);
     f.nsites = cfg->nsites;
     f.sites = vc_calloc(f.nsites, sizeof(site_rt_t));
-    for (size_t i = 0; i < cfg->nsites; i++)
+    for (size_t i = 0; i < cfg->nsites; i++) {
         setup_site(&f, &f.sites[i], &cfg->sites[i], log);
+        if (load_site_extras(&f.sites[i], &cfg->sites[i]) < 0)
+            return 1;
+    }
 
     if (cfg->ntls_listen > 0 && (f.tls = tls_new(cfg)) == NULL)
         return 1;
@@ -204,6 +259,7 @@ int main(int argc, char **argv)
     vc_daemon_start(&f.d, on_command, &f);
     h2o_context_init(&f.ctx, h2o_evloop_create(), &f.gc);
     f.accept_plain = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts};
+    f.accept_admin = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.admin_hosts};
     f.accept_tls =
         (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts, .ssl_ctx = f.tls ? tls_default_ctx(f.tls) : NULL};
     if (open_listeners(&f) < 0)

@@ -269,6 +269,18 @@ void dispatch_on_front(dispatch_t *d)
                     break;
                 }
             }
+            /* Running: tell its worker, so connection_aborted() says so. */
+            for (size_t i = 0; i < d->nw; i++) {
+                worker_t *w = &d->w[i];
+                if (w->state != W_BUSY || w->job == NULL || w->job->req_id != id ||
+                    zmq_msg_size(&w->job->fr.f[0]) != zmq_msg_size(&fr->f[0]) ||
+                    memcmp(zmq_msg_data(&w->job->fr.f[0]), zmq_msg_data(&fr->f[0]), zmq_msg_size(&fr->f[0])))
+                    continue;
+                char wid[24], c = WIRE_CANCEL;
+                int idlen = snprintf(wid, sizeof(wid), "w%d", (int)w->pid);
+                vc_send_bytes(d->back, wid, (size_t)idlen, ZMQ_SNDMORE);
+                vc_send_bytes(d->back, &c, 1, 0);
+            }
             vc__front_message__free_unpacked(fm, NULL);
             vc_frames_close(fr);
             continue;

@@ -161,6 +161,10 @@ static void emit(vc_request_t *r, int final)
     r->emit(r, final);
     if (final)
         r->final_sent = 1;
+    else if (r->aborted)
+        /* As with fpm: connection_aborted() turns true, and the script ends
+         * here unless it asked ignore_user_abort(). */
+        php_handle_aborted_connection();
 }
 
 static size_t on_ub_write(const char *str, size_t len)

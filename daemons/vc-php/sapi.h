@@ -39,6 +39,7 @@ struct vc_request {
     int head_sent;  /* emit() sent resp already */
     int final_sent; /* fastcgi_finish_request() or the end */
     int ending;     /* the final emit is the request's end */
+    int aborted;    /* the client went away */
 
     /* Sends resp (once) and out[0..out_len) and empties out. final: this
      * is the last of the response. May take out (set it to NULL). */

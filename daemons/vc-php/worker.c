@@ -76,6 +76,12 @@ static void on_emit(vc_request_t *r, int final)
     }
     if (flag == WIRE_DONE)
         w->done_sent = 1;
+    /* While busy, the only thing the broker sends is a cancel: the client
+     * went away. */
+    char c;
+    while (!final && zmq_recv(w->sock, &c, 1, ZMQ_DONTWAIT) == 1)
+        if (c == WIRE_CANCEL)
+            r->aborted = 1;
 }
 
 static void send_ready(void *sock)

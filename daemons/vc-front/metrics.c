@@ -1,0 +1,87 @@
+#include "metrics.h"
+#include "backend.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct metrics_handler {
+    h2o_handler_t super;
+    front_t *f;
+} metrics_handler_t;
+
+static const struct {
+    const char *name, *help;
+    size_t off;
+} counters[] = {
+    {"vc_front_requests_total", "Requests received.", offsetof(front_stats_t, requests)},
+    {"vc_front_php_requests_total", "Requests passed to PHP.", offsetof(front_stats_t, php)},
+    {"vc_front_static_requests_total", "Requests served from files.", offsetof(front_stats_t, statics)},
+    {"vc_front_redirects_total", "Redirects answered by the front.", offsetof(front_stats_t, redirects)},
+    {"vc_front_refused_total", "Requests refused by the front (4xx).", offsetof(front_stats_t, refused)},
+    {"vc_front_php_errors_total", "5xx answers from the PHP pool.", offsetof(front_stats_t, errors_5xx)},
+};
+
+static uint64_t get(const front_stats_t *s, size_t off)
+{
+    return *(const uint64_t *)((const char *)s + off);
+}
+
+static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
+{
+    front_t *f = ((metrics_handler_t *)self)->f;
+    if (!h2o_memis(req->path_normalized.base, req->path_normalized.len, H2O_STRLIT("/metrics"))) {
+        h2o_send_error_404(req, "Not Found", "try /metrics\n", 0);
+        return 0;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    for (size_t i = 0; i < VC_ARRAY_SIZE(counters); i++)
+        fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s{front=\"%s\"} %llu\n", counters[i].name, counters[i].help,
+                counters[i].name, counters[i].name, f->d.name, (unsigned long long)get(&f->stats, counters[i].off));
+    fprintf(out,
+            "# HELP vc_front_php_inflight Requests waiting for PHP now.\n# TYPE vc_front_php_inflight gauge\n"
+            "vc_front_php_inflight{front=\"%s\"} %zu\n",
+            f->d.name, backend_inflight(f->backend));
+    fprintf(out,
+            "# HELP vc_front_config_version Configuration version in force.\n"
+            "# TYPE vc_front_config_version gauge\nvc_front_config_version %llu\n",
+            (unsigned long long)f->d.cfg->version);
+    fclose(out);
+    h2o_iovec_t body = h2o_strdup(&req->pool, buf, len);
+    free(buf);
+    req->res.status = 200;
+    req->res.reason = "OK";
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                   H2O_STRLIT("text/plain; version=0.0.4; charset=utf-8"));
+    h2o_send_inline(req, body.base, body.len);
+    return 0;
+}
+
+h2o_hostconf_t *metrics_register(front_t *f)
+{
+    h2o_hostconf_t *host = h2o_config_register_host(&f->gc, h2o_iovec_init(H2O_STRLIT("vc-admin.invalid")), 65535);
+    h2o_pathconf_t *pc = h2o_config_register_path(host, "/", 0);
+    metrics_handler_t *h = (metrics_handler_t *)h2o_create_handler(pc, sizeof(*h));
+    h->super.on_req = on_metrics;
+    h->f = f;
+    return host;
+}
+
+void metrics_tick(front_t *f)
+{
+    front_stats_t now = f->stats, *was = &f->last_tick;
+    uint64_t reqs = now.requests - was->requests;
+    if (reqs > 0 && f->d.bus) {
+        char r[24], php[24], st[24], err[24], inflight[24];
+        snprintf(r, sizeof(r), "%llu", (unsigned long long)reqs);
+        snprintf(php, sizeof(php), "%llu", (unsigned long long)(now.php - was->php));
+        snprintf(st, sizeof(st), "%llu", (unsigned long long)(now.statics - was->statics));
+        snprintf(err, sizeof(err), "%llu", (unsigned long long)(now.errors_5xx - was->errors_5xx));
+        snprintf(inflight, sizeof(inflight), "%zu", backend_inflight(f->backend));
+        vc_bus_publish(f->d.bus, "front.metrics", VC__SEVERITY__DEBUG, "requests", r, "php", php, "static", st,
+                       "errors_5xx", err, "inflight", inflight, NULL);
+    }
+    *was = now;
+}

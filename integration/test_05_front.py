@@ -1,0 +1,265 @@
+"""vc-front with real clients: protocols, TLS, static files, sites,
+streaming, limits and paths."""
+import os
+import re
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+import requests
+
+from conftest import FIXTURES, curl
+
+DOCROOT = os.path.join(FIXTURES, "docroot")
+
+
+def make_cert(tmp_path, name):
+    key, crt = tmp_path / f"{name}.key", tmp_path / f"{name}.crt"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                    "-keyout", str(key), "-out", str(crt), "-days", "2", "-subj", f"/CN={name}",
+                    "-addext", f"subjectAltName=DNS:{name}"], check=True, capture_output=True)
+    return str(crt), str(key)
+
+
+def s_client(port, servername, *extra, stdin=b"", timeout=10):
+    r = subprocess.run(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-servername", servername] +
+                       list(extra), input=stdin, capture_output=True, timeout=timeout)
+    return r.stdout.decode(errors="replace")
+
+
+def test_tls_resumption_is_reused(suite, tmp_path):
+    out = s_client(suite.https, "localhost", "-tls1_2", "-reconnect")
+    assert out.count("Reused, TLSv1.2") >= 4, out
+    # TLS 1.3: a ticket from the first connection resumes the second.
+    sess = str(tmp_path / "sess.pem")
+    p = subprocess.Popen(["openssl", "s_client", "-connect", f"127.0.0.1:{suite.https}", "-servername", "localhost",
+                          "-sess_out", sess], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdin.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    p.stdin.flush()
+    time.sleep(1.0)
+    p.stdin.close()
+    first = p.stdout.read().decode(errors="replace")
+    p.wait(timeout=10)
+    assert "New, TLSv1.3" in first
+    second = s_client(suite.https, "localhost", "-sess_in", sess)
+    assert "Reused, TLSv1.3" in second, second
+
+
+def test_sni_picks_the_site_certificate(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    for name in ("one.test", "two.test"):
+        crt, key = make_cert(tmp_path, name)
+        (conf / "sites-enabled" / f"{name}.conf").write_text(
+            f'site: {{ hosts = ["{name}"]; root = "{DOCROOT}"; tls_cert = "{crt}"; tls_key = "{key}"; }};\n')
+    s = make_suite(conf=str(conf)).start()
+    for name in ("one.test", "two.test"):
+        out = s_client(s.https, name)
+        assert re.search(rf"subject=CN ?= ?{re.escape(name)}", out), out
+    # An unknown name gets the default (generated) certificate.
+    assert "CN = localhost" in s_client(s.https, "other.test") or "CN=localhost" in s_client(s.https, "other.test")
+    code, _, body = curl("-k", "--resolve", f"two.test:{s.https}:127.0.0.1", f"https://two.test:{s.https}/hello.php")
+    assert code == 200 and body == b"hello world\n"
+
+
+def test_static_conditional_range_gzip(suite):
+    r = requests.get(suite.url("/style.css"))
+    assert r.status_code == 200 and r.headers["ETag"] and r.headers["Last-Modified"]
+    assert r.headers["Content-Type"].startswith("text/css")
+    r304 = requests.get(suite.url("/style.css"), headers={"If-None-Match": r.headers["ETag"]})
+    assert r304.status_code == 304 and r304.content == b""
+    r304 = requests.get(suite.url("/style.css"), headers={"If-Modified-Since": r.headers["Last-Modified"]})
+    assert r304.status_code == 304
+    r206 = requests.get(suite.url("/style.css"), headers={"Range": "bytes=0-3"})
+    assert r206.status_code == 206 and r206.content == b"body"
+    assert r206.headers["Content-Range"].startswith("bytes 0-3/")
+    full = open(os.path.join(DOCROOT, "big.txt"), "rb").read()
+    code, head, body = curl("-H", "Accept-Encoding: gzip", suite.url("/big.txt"))
+    assert code == 200 and "content-encoding: gzip" in head.lower() and len(body) < len(full) / 2
+    code, head, body = curl("--compressed", suite.url("/big.txt"))
+    assert body == full
+    # PHP answers are compressed too.
+    code, head, _ = curl("-H", "Accept-Encoding: gzip", suite.url("/sse.php?n=1"))
+    code, head, _ = curl("-H", "Accept-Encoding: gzip", suite.url("/server.php"))
+    assert "content-encoding: gzip" in head.lower()
+
+
+def test_php_source_and_dotfiles_never_served(suite):
+    for path in ("/hello.php", "/hello.php/", "/hello.php/x", "/hello.php%00.txt"):
+        code, _, body = curl("--path-as-is", suite.url(path))
+        assert b"<?php" not in body, path
+    for path in ("/.env", "/.user.ini", "/.htaccess", "/.git/HEAD", "/dir/.hidden"):
+        code, _, body = curl(suite.url(path))
+        assert code == 404, path
+        assert b"secret" not in body
+
+
+def test_paths_that_must_not_execute(make_suite, tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.php").write_text("<?php echo 'EXECUTED';")
+    (outside / "secret.txt").write_text("TOPSECRET")
+    (root / "x.jpg").write_text("<?php echo 'EXECUTED';")
+    (root / "index.php").write_text("<?php echo 'index';")
+    (root / ".user.ini").write_text("auto_prepend_file=/etc/passwd")
+    os.symlink(outside / "evil.php", root / "link.php")
+    os.symlink(outside / "secret.txt", root / "link.txt")
+    os.symlink(outside, root / "linkdir")
+    s = make_suite(root=str(root)).start()
+    for path in ("/x.jpg/y.php", "/x.jpg%00.php", "/link.php", "/linkdir/evil.php", "/%2e%2e/outside/evil.php",
+                 "/x.jpg/.php", "/.user.ini", "/link.txt", "/linkdir/secret.txt"):
+        code, _, body = curl("--path-as-is", s.url(path))
+        assert b"EXECUTED" not in body and b"TOPSECRET" not in body and b"/etc/passwd" not in body, (path, body)
+        assert code in (200, 400, 403, 404), (path, code)
+        if code == 200:
+            assert body == b"index", (path, body)  # only ever the front controller
+    code, _, body = curl(s.url("/x.jpg"))
+    assert code == 200 and b"<?php" in body  # a static file is served as it is, never run
+
+
+def test_redirects_hsts_and_error_pages(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "sites-enabled" / "site.conf").write_text(f'''site: {{
+  hosts = ["example.test", "www.example.test"];
+  root = "{DOCROOT}";
+  default = true;
+  canonical_host = "example.test";
+  hsts = "1d";
+  redirects = ["/old /hello.php 301", "/elsewhere https://other.test/ 302"];
+  error_pages = ["404 /errors/404.html"];
+  front_controller = false;
+}};
+''')
+    (conf / "sites-enabled" / "secure.conf").write_text(
+        f'site: {{ hosts = ["secure.test"]; root = "{DOCROOT}"; https_redirect = true; }};\n')
+    s = make_suite(conf=str(conf)).start()
+    h = {"Host": f"www.example.test:{s.http}"}
+    r = requests.get(s.url("/hello.php?a=1"), headers=h, allow_redirects=False)
+    assert r.status_code == 301 and r.headers["Location"] == f"http://example.test:{s.http}/hello.php?a=1"
+    h = {"Host": "example.test"}
+    r = requests.get(s.url("/old"), headers=h, allow_redirects=False)
+    assert r.status_code == 301 and r.headers["Location"] == "/hello.php"
+    r = requests.get(s.url("/elsewhere"), headers=h, allow_redirects=False)
+    assert r.status_code == 302 and r.headers["Location"] == "https://other.test/"
+    r = requests.get(s.url("/dir"), headers=h, allow_redirects=False)
+    assert r.status_code == 301 and r.headers["Location"] == "/dir/"
+    assert requests.get(s.url("/dir/"), headers=h).text == "<p>index of dir</p>\n"
+    r = requests.get(s.url("/nothing-here"), headers=h)
+    assert r.status_code == 404 and "Custom 404" in r.text
+    r = requests.get(s.url("/hello.php"), headers={"Host": "secure.test"}, allow_redirects=False)
+    assert r.status_code == 301 and r.headers["Location"] == f"https://secure.test:{s.https}/hello.php"
+    code, head, _ = curl("-k", "-H", "Host: example.test", s.surl("/hello.php"))
+    assert code == 200 and "strict-transport-security: max-age=86400" in head.lower()
+    code, head, _ = curl("-H", "Host: example.test", s.url("/hello.php"))
+    assert "strict-transport-security" not in head.lower()  # never over plain HTTP
+
+
+def test_sse_events_arrive_as_flushed(suite):
+    r = requests.get(suite.url("/sse.php?n=5&gap_ms=1000"), stream=True, timeout=20)
+    assert r.headers["Content-Type"].startswith("text/event-stream")
+    lags = []
+    for line in r.iter_lines():
+        if line.startswith(b"data: "):
+            sent = float(line[6:])
+            lags.append(time.time() - sent)
+    assert len(lags) == 5
+    assert max(lags) < 0.2, lags
+
+
+def test_client_abort_reaches_php(suite):
+    tag = f"t{os.getpid()}{time.monotonic_ns()}"
+    log = f"/tmp/vc-aborted-{tag}"
+    with socket.create_connection(("127.0.0.1", suite.http)) as sock:
+        sock.sendall(f"GET /aborted.php?tag={tag} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        sock.recv(4096)
+        time.sleep(0.2)
+    deadline = time.monotonic() + 8
+    while not os.path.exists(log) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert os.path.exists(log)
+    text = open(log).read()
+    os.unlink(log)
+    assert text.startswith("aborted after"), text
+
+
+def test_limits_413_431_408(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { max_body = "64k"; idle_timeout = "1s"; max_headers = 20; };\n')
+    s = make_suite(conf=str(conf)).start()
+    r = requests.post(s.url("/server.php"), data=b"x" * (70 * 1024))
+    assert r.status_code == 413
+    assert requests.post(s.url("/server.php"), data=b"x" * 1000).status_code == 200
+    r = requests.get(s.url("/hello.php"), headers={f"X-H{i}": "v" for i in range(30)})
+    assert r.status_code == 431
+    r = requests.get(s.url("/hello.php"), headers={"X-Big": "a" * 20000})
+    assert r.status_code == 431
+    assert "431 for" in s.logs()
+    # A request that never completes is closed after the timeout.
+    with socket.create_connection(("127.0.0.1", s.http)) as sock:
+        sock.sendall(b"GET /hello.php HTTP/1.1\r\nHost: x\r\n")
+        sock.settimeout(10)
+        t0 = time.monotonic()
+        data = b""
+        while True:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        assert time.monotonic() - t0 < 5
+        assert data == b"" or data.startswith(b"HTTP/1.1 408")
+
+
+def wrk(url, seconds=4, conns=16):
+    r = subprocess.run(["wrk", "-t2", f"-c{conns}", f"-d{seconds}s", url], capture_output=True, text=True,
+                       timeout=seconds + 30)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", r.stdout)
+    total = int(re.search(r"(\d+) requests in", r.stdout).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", r.stdout)
+    return total, [int(x) for x in errors.groups()] if errors else [0, 0, 0, 0], int(non2xx.group(1)) if non2xx else 0
+
+
+def test_restart_front_refuses_no_connection(suite):
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=wrk(suite.url("/style.css"), seconds=5)))
+    t.start()
+    time.sleep(1)
+    for _ in range(3):
+        r = suite.vc("restart", "front")
+        assert r.returncode == 0, r.stderr
+        time.sleep(0.5)
+    t.join()
+    total, (connect, read, write, timeout), non2xx = result["r"]
+    assert total > 1000 and connect == 0 and read == 0 and write == 0 and non2xx == 0, result
+
+
+def test_killed_front_with_a_sibling_refuses_no_connection(make_suite):
+    s = make_suite(env={"VC_FRONT_PROCESSES": "2"}).start()
+    names = [d["daemon"] for d in s.status()["daemons"]]
+    assert "vc-front.1" in names
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=wrk(s.url("/style.css"), seconds=4)))
+    t.start()
+    time.sleep(1)
+    os.kill(s.daemon_pid("vc-front"), 9)
+    t.join()
+    total, (connect, read, write, timeout), non2xx = result["r"]
+    # Connections the killed front held are cut (read errors); none is refused.
+    assert total > 1000 and connect == 0 and non2xx == 0, result
+
+
+def test_metrics_endpoint_and_access_log(suite):
+    for _ in range(3):
+        requests.get(suite.url("/hello.php"))
+    text = requests.get(f"http://127.0.0.1:{suite.admin}/metrics").text
+    m = re.search(r'vc_front_php_requests_total\{front="vc-front"\} (\d+)', text)
+    assert m and int(m.group(1)) >= 3
+    assert "# TYPE vc_front_requests_total counter" in text
+    log = open(os.path.join(suite.data, "log", "access.log")).read()
+    assert '"GET /hello.php HTTP/1.1" 200' in log
