@@ -18,6 +18,7 @@ typedef struct cli {
 int cmd_up(cli_t *cli, int argc, char **argv);
 int cmd_status(cli_t *cli, int argc, char **argv);
 int cmd_stop(cli_t *cli, int argc, char **argv);
+int cmd_workers(cli_t *cli, int argc, char **argv);
 int cmd_reload(cli_t *cli, int argc, char **argv);
 int cmd_events(cli_t *cli, int argc, char **argv);
 int cmd_configtest(cli_t *cli, int argc, char **argv);

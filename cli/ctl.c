@@ -222,3 +222,45 @@ int cmd_reload(cli_t *cli, int argc, char **argv)
 {
     return cmd_ctl(cli, "vc", "reload", 0, NULL);
 }
+
+int cmd_workers(cli_t *cli, int argc, char **argv)
+{
+    int json = argc > 1 && !strcmp(argv[1], "--json");
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    void *zctx = zmq_ctx_new();
+    Vc__Reply *r = NULL;
+    int rc = call(zctx, cfg, "vc-php", "workers", NULL, 0, &r);
+    if (rc < 0) {
+        fprintf(stderr, "vc workers: vc-php does not answer: %s\n", vc_strerror(rc));
+    } else if (json) {
+        printf("{\"pool\":{");
+        print_json_fields(r->fields, r->n_fields);
+        printf("},\"workers\":[");
+        for (size_t w = 0; w < r->n_records; w++) {
+            printf("%s{", w ? "," : "");
+            print_json_fields(r->records[w]->fields, r->records[w]->n_fields);
+            printf("}");
+        }
+        printf("]}\n");
+    } else {
+        printf("pool: %s workers wanted (%s to %s), %s idle, %s busy, %s queued\n",
+               or_dash(vc_reply_get(r, "workers_wanted")), or_dash(vc_reply_get(r, "workers_min")),
+               or_dash(vc_reply_get(r, "workers_max")), or_dash(vc_reply_get(r, "idle")),
+               or_dash(vc_reply_get(r, "busy")), or_dash(vc_reply_get(r, "queued")));
+        printf("%8s %-10s %8s %9s %8s  %s\n", "PID", "STATE", "SERVED", "PSS KiB", "AGE ms", "REQUEST");
+        for (size_t w = 0; w < r->n_records; w++) {
+            const Vc__Record *rec = r->records[w];
+            printf("%8s %-10s %8s %9s %8s  %s\n", or_dash(vc_record_get(rec, "pid")),
+                   or_dash(vc_record_get(rec, "state")), or_dash(vc_record_get(rec, "served")),
+                   or_dash(vc_record_get(rec, "pss_kib")), or_dash(vc_record_get(rec, "age_ms")),
+                   or_dash(vc_record_get(rec, "uri")));
+        }
+    }
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    return rc < 0 ? 1 : 0;
+}

@@ -30,6 +30,8 @@ static void usage(FILE *out)
           "                      replaced without closing the ports\n"
           "  status [--json] [--wait SECONDS]\n"
           "                      every daemon: pid, uptime, version, health\n"
+          "  workers [--json]    the PHP workers: pid, state, requests, PSS, request\n"
+          "  scale N             set the PHP pool to N workers\n"
           "  events [--json] [--since DURATION] [--follow] [TOPIC-PREFIX]\n"
           "                      print events from the bus\n"
           "Configuration:\n"
@@ -132,6 +134,10 @@ int main(int argc, char **argv)
         rc = cmd_stop(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "reload"))
         rc = cmd_reload(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "scale"))
+        rc = cmd_ctl(&cli, "vc-php", "scale", sub_argc - 1, sub_argv + 1);
+    else if (!strcmp(cmd, "workers"))
+        rc = cmd_workers(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "restart"))
         rc = cmd_ctl(&cli, "vc", "restart", sub_argc - 1, sub_argv + 1);
     else if (!strcmp(cmd, "events"))

@@ -232,3 +232,71 @@ def test_reload_under_load_fails_nothing(make_suite):
     assert not bad, bad[:10]
     php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
     assert int(php["status"]["generation"]) >= 5
+
+
+def php_status(s):
+    return [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+
+
+def wait_for(pred, timeout=5.0, step=0.05):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(step)
+    return pred()
+
+
+def test_scale_and_workers_commands(make_suite):
+    s = make_suite(root=DOCROOT, args=["--workers", "2"]).start()
+    r = s.vc("scale", "5")
+    assert r.returncode == 0 and "5 workers" in r.stdout
+    assert wait_for(lambda: len([w for w in php_status(s)["workers"] if w["state"] == "idle"]) == 5)
+    r = s.vc("workers")
+    assert r.returncode == 0 and r.stdout.count(" idle ") == 5 and "5 workers wanted" in r.stdout
+    assert s.vc("scale", "1").returncode == 0
+    assert wait_for(lambda: len(php_status(s)["workers"]) == 1)
+    assert s.vc("scale", "zero").returncode != 0
+    scaled = [e for e in s.events() if e["topic"] == "php.pool.scaled"]
+    assert [e["fields"]["workers"] for e in scaled][-2:] == ["5", "1"]
+    assert requests.get(s.url("/hello.php")).status_code == 200
+
+
+def test_dynamic_pool_grows_under_load_within_its_bounds(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("php: { min_workers = 1; max_workers = 4; };\n")
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    assert php_status(s)["status"]["workers_wanted"] == "1"
+    threads = [threading.Thread(target=lambda: requests.get(s.url("/sleep.php?ms=2500"), timeout=20))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    grown = wait_for(lambda: int(php_status(s)["status"]["workers_wanted"]) == 4, timeout=4)
+    for t in threads:
+        t.join()
+    assert grown
+    assert len(php_status(s)["workers"]) <= 4
+
+
+def test_max_requests_and_memory_ceiling_recycle(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("php: { workers = 2; max_requests = 10; };\n")
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    sess = requests.Session()
+    assert all(sess.get(s.url("/hello.php")).status_code == 200 for _ in range(45))
+    recycled = wait_for(lambda: [e for e in s.events() if e["topic"] == "php.worker.recycled"])
+    assert len(recycled) >= 3
+    s.stop()
+    (conf / "vc.conf").write_text('php: { workers = 2; max_memory = "1M"; };\n')
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    deadline = time.monotonic() + 6
+    while time.monotonic() < deadline:
+        assert sess.get(s.url("/hello.php")).status_code == 200
+        if any(e["topic"] == "php.worker.recycled" for e in s.events()):
+            break
+        time.sleep(0.2)
+    assert any(e["topic"] == "php.worker.recycled" for e in s.events())
+    assert "above php.max_memory" in s.logs()

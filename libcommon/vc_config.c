@@ -14,7 +14,7 @@
 
 /* ---- the schema: every setting a file may contain --------------------- */
 
-enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT };
+enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT, T_WORKERS };
 
 struct spec {
     const char *path; /* dotted: "php.workers" */
@@ -34,7 +34,10 @@ static const struct spec global_specs[] = {
     {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
     {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
     {"php.mode", T_STR, G(php.mode), 0, 0},
-    {"php.workers", T_INT, G(php.workers), 1, 1024},
+    {"php.workers", T_WORKERS, G(php.workers), 0, 1024},
+    {"php.min_workers", T_INT, G(php.min_workers), 0, 1024},
+    {"php.max_workers", T_INT, G(php.max_workers), 0, 4096},
+    {"php.max_memory", T_SIZE, G(php.max_memory), 0, BIG},
     {"php.max_requests", T_INT, G(php.max_requests), 0, BIG},
     {"php.ini_file", T_STR, G(php.ini_file), 0, 0},
     {"php.ini", T_LIST, G(php.ini), 0, 0},
@@ -197,13 +200,24 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
         else
             return fail(c, line, "%s: expected \"text\" or \"json\", got \"%s\"", sp->path, text);
         return 0;
+    case T_WORKERS:
+        /* A number, or "auto": sized from memory (stored as 0). */
+        if (strcmp(text, "auto") == 0) {
+            *(int64_t *)field = 0;
+            return 0;
+        }
+        __attribute__((fallthrough));
     case T_INT: {
         char *end;
         errno = 0;
         long long n = strtoll(text, &end, 10);
         if (errno || end == text || *end)
-            return fail(c, line, "%s: expected a number, got \"%s\"", sp->path, text);
+            return fail(c, line, "%s: expected a number%s, got \"%s\"", sp->path,
+                        sp->type == T_WORKERS ? " or \"auto\"" : "", text);
         v = n;
+        if (sp->type == T_WORKERS && v < 1)
+            return fail(c, line, "%s: %lld is out of range [1, %lld] (or \"auto\")", sp->path, (long long)v,
+                        (long long)sp->max);
         break;
     }
     case T_SIZE:
@@ -225,7 +239,7 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
     if (v < sp->min || v > sp->max)
         return fail(c, line, "%s: %lld is out of range [%lld, %lld]", sp->path, (long long)v, (long long)sp->min,
                     (long long)sp->max);
-    if (sp->type == T_INT || sp->type == T_SIZE || sp->type == T_DURATION)
+    if (sp->type == T_INT || sp->type == T_SIZE || sp->type == T_DURATION || sp->type == T_WORKERS)
         *(int64_t *)field = v;
     return 0;
 }
@@ -258,6 +272,10 @@ static int set_setting(struct ctx *c, const struct spec *sp, void *base, config_
         if (t != CONFIG_TYPE_BOOL)
             return fail(c, line, "%s: expected true or false", sp->path);
         return set_text(c, line, sp, base, config_setting_get_bool(s) ? "true" : "false");
+    case T_WORKERS:
+        if (t == CONFIG_TYPE_STRING)
+            return set_text(c, line, sp, base, config_setting_get_string(s));
+        __attribute__((fallthrough));
     case T_INT:
         if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
             return fail(c, line, "%s: expected a whole number", sp->path);
@@ -459,6 +477,9 @@ static int validate(struct ctx *c, vc_config_t *cfg)
     for (size_t i = 0; i < cfg->php.nini; i++)
         if (strchr(cfg->php.ini[i], '=') == NULL)
             return fail(c, 0, "php.ini: \"%s\" is not a name=value directive", cfg->php.ini[i]);
+    if (cfg->php.min_workers > 0 && cfg->php.max_workers > 0 && cfg->php.min_workers > cfg->php.max_workers)
+        return fail(c, 0, "php.min_workers (%lld) is above php.max_workers (%lld)", (long long)cfg->php.min_workers,
+                    (long long)cfg->php.max_workers);
     if (cfg->nlisten + cfg->ntls_listen == 0)
         return fail(c, 0, "listen and tls_listen are both empty: nothing to serve");
     int ndefault = 0;

@@ -88,9 +88,16 @@ int main(void)
               "/etc/vc/vc.conf:3: syntax error");
     CHECK_STR(parse("\n\nphp: { wrokers = 4; };\n", NULL, NULL), "/etc/vc/vc.conf:3: unknown setting \"php.wrokers\"");
     CHECK_STR(parse("php: { workers = \"many\"; };\n", NULL, NULL),
-              "/etc/vc/vc.conf:1: php.workers: expected a whole number");
+              "/etc/vc/vc.conf:1: php.workers: expected a number or \"auto\", got \"many\"");
     CHECK_STR(parse("php: { workers = 0; };\n", NULL, NULL),
-              "/etc/vc/vc.conf:1: php.workers: 0 is out of range [1, 1024]");
+              "/etc/vc/vc.conf:1: php.workers: 0 is out of range [1, 1024] (or \"auto\")");
+    CHECK_STR(parse("php: { max_requests = \"x\"; };\n", NULL, NULL),
+              "/etc/vc/vc.conf:1: php.max_requests: expected a whole number");
+    CHECK_STR(parse("php: { min_workers = 8; max_workers = 2; };\n", NULL, NULL),
+              "configuration: php.min_workers (8) is above php.max_workers (2)");
+    CHECK_STR(parse("php: { workers = \"auto\"; };\n", NULL, &cfg), "");
+    CHECK(cfg && cfg->php.workers == 0);
+    vc_config_destroy(&cfg);
     CHECK_STR(parse("front: { max_body = \"8 apples\"; };\n", NULL, NULL),
               "/etc/vc/vc.conf:1: front.max_body: expected a size like 8M, got \"8 apples\"");
     CHECK_STR(parse("php: { mode = \"turbo\"; };\n", NULL, NULL),
@@ -157,7 +164,7 @@ int main(void)
         vc_config_destroy(&cfg);
         vc_config_version_override(v, "php.workers", "lots");
         CHECK(vc_config_parse(v, "/data", err, sizeof(err)) == NULL);
-        CHECK_STR(err, "option --php.workers: php.workers: expected a number, got \"lots\"");
+        CHECK_STR(err, "option --php.workers: php.workers: expected a number or \"auto\", got \"lots\"");
         vc_config_version_free(&v);
     }
 

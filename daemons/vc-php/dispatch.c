@@ -1,4 +1,5 @@
 #include "dispatch.h"
+#include "pool.h"
 #include "vc_log.h"
 #include "vc_msg.h"
 #include "vc_util.h"
@@ -43,6 +44,7 @@ typedef struct worker {
     job_t *job;        /* set while W_BUSY or W_FINISHING */
     int started;       /* the response has begun: no retry */
     int timed_out;     /* killed for running too long */
+    int recycle;       /* over the memory ceiling: exits once idle */
     uint64_t since_ms; /* start of the current state */
     uint64_t served;
 } worker_t;
@@ -62,6 +64,9 @@ struct dispatch {
     uint64_t spawn_after_ms;
     unsigned backoff_ms;
     uint64_t run_limit_ms; /* 0: none */
+    pool_size_t size;
+    size_t sample_at; /* round robin of the memory samples */
+    uint64_t last_sample_ms;
     /* counters */
     uint64_t accepted, completed, rejected_503, timed_out_504, failed_502, retried, crashed, killed;
     vc_frames_t fr;
@@ -221,7 +226,7 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
 static void make_idle(dispatch_t *d, worker_t *w)
 {
     w->since_ms = vc_mono_ms();
-    if (w->gen != d->gen) {
+    if (w->gen != d->gen || w->recycle) {
         w->state = W_RETIRED;
         kill(w->pid, SIGTERM);
     } else {
@@ -476,7 +481,11 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
                            "none", NULL);
             note_crash(d);
         } else if (strcmp(d->cfg->php.mode, "fork") != 0) {
-            vc_bus_publish(d->bus, "php.worker.exited", VC__SEVERITY__INFO, "pid", pidstr, "status", how, NULL);
+            /* A worker at max_requests (its last answer was final) or over
+             * the memory ceiling was recycled; others just exited. */
+            int recycled = w->recycle || (w->state == W_FINISHING && d->cfg->php.max_requests > 0);
+            vc_bus_publish(d->bus, recycled ? "php.worker.recycled" : "php.worker.exited", VC__SEVERITY__INFO, "pid",
+                           pidstr, "status", how, NULL);
         }
     }
     /* Remove from the table (order does not matter). */
@@ -491,12 +500,14 @@ int dispatch_wanted(dispatch_t *d)
     long have = 0;
     for (size_t i = 0; i < d->nw; i++)
         have += d->w[i].gen == d->gen;
-    long want = (long)d->cfg->php.workers - have - d->spawning;
+    long want = (long)d->size.target - have - d->spawning;
     return want > 0 ? (int)want : 0;
 }
 
 void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg)
 {
+    if (d->cfg != cfg && gen != UINT_MAX)
+        pool_size_init(&d->size, cfg);
     d->gen = gen;
     d->cfg = cfg;
     d->spawning = 0;
@@ -523,6 +534,83 @@ void dispatch_spawn_requested(dispatch_t *d)
     d->spawning++;
 }
 
+static long pss_kib(pid_t pid);
+
+static long rss_kib(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    long pages = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void publish_size(dispatch_t *d, const char *why)
+{
+    char n[24];
+    snprintf(n, sizeof(n), "%lld", (long long)d->size.target);
+    vc_log(VC_LOG_NOTICE, "pool", "pool size %s to %s", why, n);
+    vc_bus_publish(d->bus, "php.pool.scaled", VC__SEVERITY__INFO, "workers", n, "why", why, NULL);
+}
+
+/* Sizing and the memory ceiling: one worker's memory is read per second
+ * at most, so the cost stays flat however big the pool. */
+static void pool_tick(dispatch_t *d, uint64_t now)
+{
+    int idle = 0, busy = 0;
+    for (size_t i = 0; i < d->nw; i++) {
+        idle += d->w[i].state == W_IDLE;
+        busy += d->w[i].state == W_BUSY || d->w[i].state == W_FINISHING;
+    }
+    long sample = 0;
+    if (d->nw > 0 && now - d->last_sample_ms >= 1000) {
+        d->last_sample_ms = now;
+        worker_t *w = &d->w[d->sample_at++ % d->nw];
+        if (d->size.automatic)
+            sample = pss_kib(w->pid);
+        if (d->cfg->php.max_memory > 0 && !w->recycle && rss_kib(w->pid) * 1024 > d->cfg->php.max_memory) {
+            vc_log(VC_LOG_NOTICE, "pool", "worker %d is above php.max_memory: recycling it", (int)w->pid);
+            w->recycle = 1;
+            if (w->state == W_IDLE)
+                make_idle(d, w);
+        }
+    }
+    int change = pool_size_tick(&d->size, idle, busy, d->qlen, sample, now);
+    if (change > 0) {
+        publish_size(d, "grown");
+    } else if (change < 0) {
+        /* Retire one idle worker of the current generation. */
+        for (size_t i = 0; i < d->nw; i++)
+            if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
+                d->w[i].state = W_RETIRED;
+                kill(d->w[i].pid, SIGTERM);
+                break;
+            }
+        publish_size(d, "shrunk");
+    }
+}
+
+void dispatch_scale(dispatch_t *d, int64_t n)
+{
+    pool_size_set(&d->size, n);
+    /* Too many: idle ones of the current generation go first. */
+    long have = 0;
+    for (size_t i = 0; i < d->nw; i++)
+        have += d->w[i].gen == d->gen && d->w[i].state != W_RETIRED;
+    for (size_t i = 0; i < d->nw && have > n; i++)
+        if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
+            d->w[i].state = W_RETIRED;
+            kill(d->w[i].pid, SIGTERM);
+            have--;
+        }
+    publish_size(d, "set");
+}
+
 void dispatch_on_tick(dispatch_t *d)
 {
     uint64_t now = vc_mono_ms();
@@ -535,6 +623,7 @@ void dispatch_on_tick(dispatch_t *d)
         answer(d, &j->fr.f[0], j->req_id, 504, "Gateway Timeout: no PHP worker became free", NULL);
         job_free(j);
     }
+    pool_tick(d, now);
     if (d->run_limit_ms == 0)
         return;
     for (size_t i = 0; i < d->nw; i++) {
@@ -590,7 +679,9 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
     vc_reply_field(reply, "health", "%s", d->nw > 0 ? "ok" : "no workers");
     vc_reply_field(reply, "mode", "%s", d->cfg->php.mode);
     vc_reply_field(reply, "workers", "%zu", d->nw);
-    vc_reply_field(reply, "workers_wanted", "%lld", (long long)d->cfg->php.workers);
+    vc_reply_field(reply, "workers_wanted", "%lld", (long long)d->size.target);
+    vc_reply_field(reply, "workers_min", "%lld", (long long)d->size.min);
+    vc_reply_field(reply, "workers_max", "%lld", (long long)d->size.max);
     vc_reply_field(reply, "idle", "%d", idle);
     vc_reply_field(reply, "busy", "%d", busy);
     vc_reply_field(reply, "queued", "%zu", d->qlen);
@@ -652,6 +743,7 @@ dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, void *back, vc_bus
     d->back = back;
     d->bus = bus;
     d->run_limit_ms = run_limit(cfg);
+    pool_size_init(&d->size, cfg);
     return d;
 }
 

@@ -37,6 +37,9 @@ void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg
 /* Workers of a generation still alive (an old zygote can go at 0). */
 int dispatch_generation_alive(dispatch_t *d, unsigned gen);
 
+/* `vc scale N`: a fixed pool size from now on. */
+void dispatch_scale(dispatch_t *d, int64_t n);
+
 /* How many workers should be forked now (the pool is below size and the
  * crash backoff allows it). The caller asks the zygote and reports each
  * fork with dispatch_worker_forked. */

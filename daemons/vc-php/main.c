@@ -202,6 +202,14 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "generation", "%u", cur ? cur->gen : 0);
         vc_reply_field(reply, "reloads", "%d", p->reloads);
         dispatch_status(p->dispatch, reply);
+    } else if (!strcmp(cmd->verb, "scale")) {
+        long n = cmd->n_args == 1 ? atol(cmd->args[0]) : 0;
+        if (n < 1 || n > 4096) {
+            vc_reply_fail(reply, "usage: scale N (1 to 4096 workers)");
+        } else {
+            dispatch_scale(p->dispatch, n);
+            vc_reply_ok(reply, "pool size set to %ld workers", n);
+        }
     } else if (!strcmp(cmd->verb, "reload")) {
         char msg[1200];
         if (reload(p, msg, sizeof(msg)) == 0)
