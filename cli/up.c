@@ -7,6 +7,7 @@
 #include "vc_bus.h"
 #include "vc_confstore.h"
 #include "vc_listen.h"
+#include "vc_tickets.h"
 #include "vc_ctl.h"
 #include "vc_log.h"
 #include "vc_msg.h"
@@ -67,6 +68,7 @@ typedef struct sup {
     pid_t retiring[64]; /* replaced daemons finishing their work */
     size_t nretiring;
     vc_listener_t *listeners; /* held here so the ports never close */
+    char *tickets;            /* DATA/tls/tickets */
     size_t nlisteners;
     int stopping;
     uint64_t started_ms;
@@ -632,6 +634,13 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         return 1;
     s.started_ms = vc_mono_ms();
 
+    /* Session ticket keys every front shares, rotated from here. */
+    char *tls_dir = vc_asprintf("%s/tls", s.data_dir);
+    vc_mkdirs(tls_dir, 0700);
+    s.tickets = vc_asprintf("%s/tickets", tls_dir);
+    free(tls_dir);
+    if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) < 0)
+        vc_log(VC_LOG_WARN, "up", "cannot write the TLS ticket keys \"%s\"", s.tickets);
     /* The ports are bound here, once, and handed to every front. */
     for (size_t i = 0; i < s.cfg->nlisten; i++)
         if (vc_listen_open(s.cfg->listen[i], VC_LISTEN_HTTP, &s.listeners, &s.nlisteners) < 0)
@@ -719,6 +728,8 @@ int cmd_up(cli_t *cli, int argc, char **argv)
             }
         }
         restart_due(&s);
+        if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) > 0)
+            vc_log(VC_LOG_INFO, "up", "rotated the TLS session ticket keys");
     }
 
     vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
@@ -731,6 +742,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     unlink(s.pidfile);
     free(s.pidfile);
     vc_listen_free(&s.listeners, &s.nlisteners, 1);
+    free(s.tickets);
     vc_config_destroy(&s.cfg);
     vc_store_destroy(&s.store);
     for (size_t i = 0; i < s.noverrides; i++)

@@ -263,3 +263,20 @@ def test_metrics_endpoint_and_access_log(suite):
     assert "# TYPE vc_front_requests_total counter" in text
     log = open(os.path.join(suite.data, "log", "access.log")).read()
     assert '"GET /hello.php HTTP/1.1" 200' in log
+
+
+def test_tickets_resume_on_every_front(make_suite, tmp_path):
+    """Two fronts share the ticket keys: a ticket from one resumes on both."""
+    s = make_suite(env={"VC_FRONT_PROCESSES": "2"}).start()
+    sess = str(tmp_path / "sess.pem")
+    p = subprocess.Popen(["openssl", "s_client", "-connect", f"127.0.0.1:{s.https}", "-servername", "localhost",
+                          "-sess_out", sess], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    p.stdin.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
+    p.stdin.flush()
+    time.sleep(1.0)
+    p.stdin.close()
+    p.stdout.read()
+    p.wait(timeout=10)
+    reused = sum("Reused, TLSv1.3" in s_client(s.https, "localhost", "-sess_in", sess) for _ in range(12))
+    assert reused == 12
+    assert os.stat(os.path.join(s.data, "tls", "tickets")).st_mode & 0o777 == 0o600

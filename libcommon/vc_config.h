@@ -63,11 +63,11 @@ typedef struct vc_config {
     int log_json;
 
     struct {
-        char *mode; /* "classic", "worker", "fork" */
+        char *mode;          /* "classic", "worker", "fork" */
         int64_t workers;     /* 0: "auto", sized from memory */
         int64_t min_workers; /* with max_workers: grow and shrink between */
         int64_t max_workers;
-        int64_t max_memory;  /* recycle a worker above this RSS (0: never) */
+        int64_t max_memory; /* recycle a worker above this RSS (0: never) */
         int64_t max_requests;
         char *ini_file;
         char **ini; /* "name=value" directives */

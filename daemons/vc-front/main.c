@@ -144,6 +144,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     front_t *f = H2O_STRUCT_FROM_MEMBER(front_t, tick, entry);
     vc_ctl_handle(f->d.ctl);
     metrics_tick(f);
+    tls_tickets_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
 }
 

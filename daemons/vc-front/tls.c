@@ -1,5 +1,6 @@
 #include "tls.h"
 #include "vc_log.h"
+#include "vc_tickets.h"
 #include "vc_util.h"
 
 #include <h2o.h>
@@ -7,6 +8,8 @@
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/x509v3.h>
+#include <openssl/core_names.h>
+#include <openssl/rand.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,67 @@ struct tls {
     tls_entry_t *e;
     size_t n;
     SSL_CTX *def;
+    char *tickets_path;
+    time_t tickets_mtime;
+    vc_ticket_key_t keys[VC_TICKETS_KEEP];
+    int nkeys;
 };
+
+/* One set of ticket keys per process, shared by every context. */
+static tls_t *the_tls;
+
+/* Encrypts new tickets with the newest key; decrypts with any key still
+ * kept, asking for a fresh ticket when the key is not the newest. */
+static int on_ticket(SSL *ssl, unsigned char name[16], unsigned char iv[16], EVP_CIPHER_CTX *cctx, EVP_MAC_CTX *hctx,
+                     int enc)
+{
+    tls_t *t = the_tls;
+    if (t == NULL || t->nkeys == 0)
+        return enc ? -1 : 0;
+    OSSL_PARAM params[3];
+    const vc_ticket_key_t *k = NULL;
+    int ret = 1;
+    if (enc) {
+        k = &t->keys[0];
+        memcpy(name, k->name, 16);
+        if (RAND_bytes(iv, 16) != 1)
+            return -1;
+        if (EVP_EncryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1)
+            return -1;
+    } else {
+        for (int i = 0; i < t->nkeys && k == NULL; i++)
+            if (memcmp(name, t->keys[i].name, 16) == 0) {
+                k = &t->keys[i];
+                ret = i == 0 ? 1 : 2;
+            }
+        if (k == NULL)
+            return 0; /* unknown key: a full handshake */
+        if (EVP_DecryptInit_ex(cctx, EVP_aes_256_cbc(), NULL, k->aes, iv) != 1)
+            return -1;
+    }
+    params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, (void *)k->hmac, sizeof(k->hmac));
+    params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, "sha256", 0);
+    params[2] = OSSL_PARAM_construct_end();
+    if (EVP_MAC_CTX_set_params(hctx, params) != 1)
+        return -1;
+    return ret;
+}
+
+void tls_tickets_refresh(tls_t *t)
+{
+    struct stat st;
+    if (t == NULL || t->tickets_path == NULL || stat(t->tickets_path, &st) != 0 || st.st_mtime == t->tickets_mtime)
+        return;
+    vc_ticket_key_t keys[VC_TICKETS_KEEP];
+    int n = vc_tickets_load(t->tickets_path, keys);
+    if (n > 0) {
+        memcpy(t->keys, keys, sizeof(keys));
+        t->nkeys = n;
+        t->tickets_mtime = st.st_mtime;
+        vc_log(VC_LOG_INFO, "tls", "loaded %d session ticket keys", n);
+    }
+    OPENSSL_cleanse(keys, sizeof(keys));
+}
 
 static void log_ssl_error(const char *what, const char *path)
 {
@@ -113,6 +176,7 @@ static SSL_CTX *make_ctx(const char *cert, const char *key)
     SSL_CTX_set_session_id_context(ctx, md, mdlen > SSL_MAX_SID_CTX_LENGTH ? SSL_MAX_SID_CTX_LENGTH : mdlen);
     SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
     h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
+    SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, on_ticket);
     return ctx;
 }
 
@@ -134,7 +198,12 @@ static int on_sni(SSL *ssl, int *al, void *arg)
 tls_t *tls_new(const vc_config_t *cfg)
 {
     tls_t *t = vc_calloc(1, sizeof(*t));
+    the_tls = t;
     char *dir = vc_asprintf("%s/tls", cfg->data_dir), *cert = NULL, *key = NULL;
+    t->tickets_path = vc_asprintf("%s/tickets", dir);
+    /* Run alone (no supervisor), a front makes the file itself. */
+    vc_tickets_rotate(t->tickets_path, VC_TICKETS_ROTATE_S);
+    tls_tickets_refresh(t);
     int r = tls_ensure_selfsigned(dir, &cert, &key);
     free(dir);
     if (r == 0)
@@ -185,6 +254,10 @@ void tls_destroy(tls_t **pt)
     free(t->e);
     if (t->def)
         SSL_CTX_free(t->def);
+    free(t->tickets_path);
+    OPENSSL_cleanse(t->keys, sizeof(t->keys));
+    if (the_tls == t)
+        the_tls = NULL;
     free(t);
     *pt = NULL;
 }

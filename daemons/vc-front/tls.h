@@ -19,6 +19,10 @@ void tls_destroy(tls_t **t);
 /* The context listeners accept with (SNI switches from it). Borrowed. */
 SSL_CTX *tls_default_ctx(tls_t *t);
 
+/* Re-reads the shared ticket keys if the supervisor rotated them (a stat
+ * a second). */
+void tls_tickets_refresh(tls_t *t);
+
 /* Makes DATA/tls/selfsigned.{crt,key} if missing (key mode 0600).
  * 0 or -1 with a log line. */
 int tls_ensure_selfsigned(const char *dir, char **cert, char **key);
