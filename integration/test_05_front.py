@@ -280,3 +280,27 @@ def test_tickets_resume_on_every_front(make_suite, tmp_path):
     reused = sum("Reused, TLSv1.3" in s_client(s.https, "localhost", "-sess_in", sess) for _ in range(12))
     assert reused == 12
     assert os.stat(os.path.join(s.data, "tls", "tickets")).st_mode & 0o777 == 0o600
+
+
+def test_connection_limit(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("front: { max_connections = 5; };\n")
+    s = make_suite(conf=str(conf)).start()
+    held = [socket.create_connection(("127.0.0.1", s.http)) for _ in range(5)]
+    time.sleep(0.3)
+    extra = socket.create_connection(("127.0.0.1", s.http))
+    extra.settimeout(3)
+    extra.sendall(b"GET /hello.php HTTP/1.1\r\nHost: x\r\n\r\n")
+    try:
+        got = extra.recv(100)
+    except ConnectionResetError:
+        got = b""
+    assert got == b""  # closed at once, no answer
+    held.pop().close()
+    time.sleep(0.3)
+    assert requests.get(s.url("/hello.php"), timeout=5).status_code == 200
+    text = requests.get(f"http://127.0.0.1:{s.admin}/metrics").text
+    assert re.search(r'vc_front_connections_refused_total\{front="vc-front"\} [1-9]', text)
+    for c in held:
+        c.close()

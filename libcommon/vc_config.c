@@ -51,6 +51,8 @@ static const struct spec global_specs[] = {
     {"front.idle_timeout", T_DURATION, G(front.idle_timeout_ms), 100, 3600000},
     {"front.gzip", T_BOOL, G(front.gzip), 0, 0},
     {"front.max_headers", T_INT, G(front.max_headers), 1, 100},
+    {"front.max_connections", T_INT, G(front.max_connections), 1, 1000000},
+    {"front.h2_max_streams", T_INT, G(front.h2_max_streams), 1, 1000},
     {"front.access_log", T_LOGFORMAT, G(front.access_log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
     {"bus.journal_max", T_INT, G(bus.journal_max), 1, 10000000},
@@ -441,6 +443,8 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->front.max_header_bytes = 16 * 1024;
     cfg->front.idle_timeout_ms = 60000;
     cfg->front.max_headers = 64;
+    cfg->front.max_connections = 10000;
+    cfg->front.h2_max_streams = 100;
     cfg->front.gzip = 1;
     cfg->store.map_size = 256LL * 1024 * 1024;
     cfg->bus.journal_max = 10000;

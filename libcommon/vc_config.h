@@ -84,6 +84,8 @@ typedef struct vc_config {
         int64_t max_header_bytes;
         int64_t idle_timeout_ms;
         int64_t max_headers;
+        int64_t max_connections;
+        int64_t h2_max_streams;
         int gzip;
         int access_log_json;
     } front;

@@ -41,6 +41,7 @@ typedef struct site_rt {
 
 typedef struct front_stats {
     uint64_t requests, php, statics, redirects, refused, errors_5xx, inflight;
+    uint64_t connections, connections_refused; /* open now; turned away */
 } front_stats_t;
 
 typedef struct front {

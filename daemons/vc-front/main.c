@@ -27,7 +27,14 @@
 typedef struct listener {
     h2o_socket_t *sock;
     h2o_accept_ctx_t *accept;
+    front_t *f;
 } listener_t;
+
+static void on_conn_close(void *data)
+{
+    front_t *f = data;
+    f->stats.connections--;
+}
 
 static listener_t **listeners; /* each its own allocation: sock->data points at it */
 static size_t nlisteners;
@@ -39,10 +46,25 @@ static void on_accept(h2o_socket_t *listener, const char *err)
     if (err != NULL)
         return;
     /* Accept a batch: one wakeup can carry many connections. */
+    front_t *f = l->f;
     for (int i = 0; i < 64; i++) {
         h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
         if (sock == NULL)
             return;
+        if (l->accept != &f->accept_admin) {
+            if (f->stats.connections >= (uint64_t)f->d.cfg->front.max_connections) {
+                /* Over the limit: closed at once, so the backlog does not
+                 * fill with clients that wait for nothing. */
+                if (f->stats.connections_refused++ % 1000 == 0)
+                    vc_log(VC_LOG_WARN, "limits", "%llu connections open (front.max_connections): closing new ones",
+                           (unsigned long long)f->stats.connections);
+                h2o_socket_close(sock);
+                continue;
+            }
+            f->stats.connections++;
+            sock->on_close.cb = on_conn_close;
+            sock->on_close.data = f;
+        }
         h2o_accept(l->accept, sock);
     }
 }
@@ -80,6 +102,7 @@ static int open_listeners(front_t *f)
         if (tls && f->tls_port == 0 && colon)
             f->tls_port = (uint16_t)atoi(colon + 1);
         listener_t *l = vc_calloc(1, sizeof(*l));
+        l->f = f;
         listeners = vc_realloc(listeners, (nlisteners + 1) * sizeof(*listeners));
         listeners[nlisteners++] = l;
         l->accept = tls ? &f->accept_tls : ls[i].kind == VC_LISTEN_ADMIN ? &f->accept_admin : &f->accept_plain;
@@ -226,6 +249,7 @@ int main(int argc, char **argv)
     f.gc.max_request_entity_size = (size_t)cfg->front.max_body;
     f.gc.http1.req_timeout = (uint64_t)cfg->front.idle_timeout_ms;
     f.gc.http2.idle_timeout = (uint64_t)cfg->front.idle_timeout_ms;
+    f.gc.http2.max_concurrent_requests_per_connection = (size_t)cfg->front.h2_max_streams;
     f.main_host = h2o_config_register_host(&f.gc, h2o_iovec_init(H2O_STRLIT("vc-front")), 65535);
     handler_register(&f, h2o_config_register_path(f.main_host, "/", 0));
     f.accept_hosts[0] = f.main_host;

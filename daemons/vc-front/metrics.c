@@ -20,6 +20,8 @@ static const struct {
     {"vc_front_redirects_total", "Redirects answered by the front.", offsetof(front_stats_t, redirects)},
     {"vc_front_refused_total", "Requests refused by the front (4xx).", offsetof(front_stats_t, refused)},
     {"vc_front_php_errors_total", "5xx answers from the PHP pool.", offsetof(front_stats_t, errors_5xx)},
+    {"vc_front_connections_refused_total", "Connections closed at once: front.max_connections.",
+     offsetof(front_stats_t, connections_refused)},
 };
 
 static uint64_t get(const front_stats_t *s, size_t off)
@@ -44,6 +46,10 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
             "# HELP vc_front_php_inflight Requests waiting for PHP now.\n# TYPE vc_front_php_inflight gauge\n"
             "vc_front_php_inflight{front=\"%s\"} %zu\n",
             f->d.name, backend_inflight(f->backend));
+    fprintf(out,
+            "# HELP vc_front_connections Client connections open now.\n# TYPE vc_front_connections gauge\n"
+            "vc_front_connections{front=\"%s\"} %llu\n",
+            f->d.name, (unsigned long long)f->stats.connections);
     fprintf(out,
             "# HELP vc_front_config_version Configuration version in force.\n"
             "# TYPE vc_front_config_version gauge\nvc_front_config_version %llu\n",
