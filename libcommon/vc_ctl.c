@@ -53,6 +53,7 @@ void *vc_ctl_socket(vc_ctl_t *c)
     return c->sock;
 }
 
+static char *vfmt(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
 static char *vfmt(const char *fmt, va_list ap)
 {
     char *s = NULL;
@@ -61,6 +62,7 @@ static char *vfmt(const char *fmt, va_list ap)
     return s;
 }
 
+static void set_message(Vc__Reply *r, int ok, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 static void set_message(Vc__Reply *r, int ok, const char *fmt, va_list ap)
 {
     if (r->message && r->message != protobuf_c_empty_string)
@@ -85,6 +87,8 @@ void vc_reply_fail(Vc__Reply *r, const char *fmt, ...)
     va_end(ap);
 }
 
+static void add_field(Vc__Field ***fields, size_t *n, const char *key, const char *fmt, va_list ap)
+    __attribute__((format(printf, 4, 0)));
 static void add_field(Vc__Field ***fields, size_t *n, const char *key, const char *fmt, va_list ap)
 {
     Vc__Field *f = vc_malloc(sizeof(*f));

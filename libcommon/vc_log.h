@@ -33,7 +33,7 @@ const char *vc_log_level_name(int level);
 void vc_log_set_context(const char *id);
 
 void vc_logf(int level, const char *component, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-void vc_logv(int level, const char *component, const char *fmt, va_list ap);
+void vc_logv(int level, const char *component, const char *fmt, va_list ap) __attribute__((format(printf, 3, 0)));
 
 #define vc_log(level, component, ...)                                                                                  \
     do {                                                                                                               \

@@ -45,7 +45,8 @@ char *vc_strdup(const char *s)
 char *vc_strndup(const char *s, size_t n)
 {
     char *p = vc_malloc(n + 1);
-    memcpy(p, s, n);
+    if (n > 0) /* s may be NULL for an empty protobuf bytes field */
+        memcpy(p, s, n);
     p[n] = '\0';
     return p;
 }

@@ -20,6 +20,22 @@ echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ./ops/build.sh build-asan Sanitize
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
+echo "== fuzz targets (libFuzzer, 15 s each from the committed corpus)"
+cmake -S . -B build-fuzz -DVC_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang >/dev/null
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_route fuzz_config fuzz_messages
+for t in route config messages; do
+    work=$(mktemp -d)
+    cp fuzz/corpus/$t/* "$work"/
+    if ! LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp ./build-fuzz/fuzz/fuzz_$t -max_total_time=15 \
+        -artifact_prefix="$work/" "$work" >"$work/log" 2>&1; then
+        tail -40 "$work/log"
+        echo "fuzz_$t failed; the input is in $work"
+        exit 1
+    fi
+    grep -E "^Done" "$work/log" || true
+    rm -rf "$work"
+done
+
 echo "== integration tests"
 # Debian's python3 has the python3-* packages the tests use.
 cd integration
