@@ -300,3 +300,53 @@ def test_max_requests_and_memory_ceiling_recycle(make_suite, tmp_path):
         time.sleep(0.2)
     assert any(e["topic"] == "php.worker.recycled" for e in s.events())
     assert "above php.max_memory" in s.logs()
+
+
+def test_uploads_and_fastcgi_finish_request(suite):
+    import hashlib
+    a, b = os.urandom(100000), b"hello file\n"
+    r = requests.post(suite.url("/upload.php"), data={"k": "v"},
+                      files=[("one", ("a.bin", a)), ("many[]", ("b.txt", b)), ("many[]", ("c.txt", b))])
+    got = r.json()
+    assert got["post"] == {"k": "v"}
+    assert got["files"][0] == ["one", "a.bin", 100000, 0, hashlib.md5(a).hexdigest()]
+    assert [f[1] for f in got["files"][1:]] == ["b.txt", "c.txt"]
+    # fastcgi_finish_request(): the client has its answer at once, the
+    # script goes on.
+    tag = f"f{os.getpid()}{time.monotonic_ns()}"
+    t0 = time.monotonic()
+    r = requests.get(suite.url(f"/finish.php?ms=800&tag={tag}"))
+    assert r.text == "answered\n" and time.monotonic() - t0 < 0.6
+    path = f"/tmp/vc-finish-{tag}"
+    assert wait_for(lambda: os.path.exists(path), timeout=5)
+    os.unlink(path)
+
+
+def test_queue_limit_gives_503(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("php: { workers = 1; queue_limit = 2; };\n")
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    codes = []
+    threads = [threading.Thread(target=lambda: codes.append(requests.get(s.url("/sleep.php?ms=1500"),
+                                                                          timeout=20).status_code))
+               for _ in range(6)]
+    for t in threads:
+        t.start()
+        time.sleep(0.05)
+    for t in threads:
+        t.join()
+    assert codes.count(503) >= 2 and codes.count(200) >= 2, codes
+    r = requests.get(s.url("/hello.php"))
+    assert r.status_code == 200
+
+
+def test_crash_loop_backs_off(make_suite):
+    s = make_suite(root=DOCROOT, args=["--workers", "1"]).start()
+    for _ in range(8):
+        requests.post(s.url("/crash.php"), data={"x": 1}, timeout=10)
+    assert wait_for(lambda: "waiting" in s.logs() and "before the next fork" in s.logs(), timeout=5)
+    crashed = [e for e in s.events() if e["topic"] == "php.worker.crashed"]
+    assert len(crashed) >= 5
+    # It comes back once the backoff is over.
+    assert wait_for(lambda: requests.get(s.url("/hello.php"), timeout=15).status_code == 200, timeout=20)

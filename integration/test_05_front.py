@@ -304,3 +304,28 @@ def test_connection_limit(make_suite, tmp_path):
     assert re.search(r'vc_front_connections_refused_total\{front="vc-front"\} [1-9]', text)
     for c in held:
         c.close()
+
+
+def test_precompressed_cache_control_and_json_log(make_suite, tmp_path):
+    import gzip
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "app.js").write_text("console.log('plain');\n" * 50)
+    (root / "app.js.gz").write_bytes(gzip.compress(b"console.log('precompressed');\n" * 50))
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text('front: { access_log = "json"; };\n')
+    (conf / "sites-enabled" / "s.conf").write_text(
+        f'site: {{ root = "{root}"; default = true; static_max_age = "1h"; }};\n')
+    # --root (which the fixture always passes) sets the default site's root.
+    s = make_suite(conf=str(conf), root=str(root)).start()
+    code, head, body = curl("-H", "Accept-Encoding: gzip", s.url("/app.js"))
+    assert code == 200 and "content-encoding: gzip" in head.lower()
+    assert gzip.decompress(body).startswith(b"console.log('precompressed')")
+    assert "cache-control: max-age=3600" in head.lower()
+    code, head, body = curl(s.url("/app.js"))
+    assert body.startswith(b"console.log('plain')")
+    import json as _json
+    line = open(os.path.join(s.data, "log", "access.log")).read().splitlines()[-1]
+    entry = _json.loads(line)
+    assert entry["uri"] == "/app.js" and entry["status"] == 200 and entry["method"] == "GET"

@@ -38,5 +38,7 @@ done
 
 echo "== integration tests"
 # Debian's python3 has the python3-* packages the tests use.
-cd integration
-/usr/bin/python3 -m pytest -q -p no:cacheprovider "$@"
+(cd integration && /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@")
+
+echo "== benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
+./bench/run --quick --out "$(mktemp -d)"
