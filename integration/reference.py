@@ -1,0 +1,162 @@
+"""The reference stack: nginx + php-fpm 8.2 from Debian, configured in a
+temporary directory (nothing global is touched), with the stock Debian
+fastcgi.conf and the PATH_INFO snippet, and the same php.ini as vc-php
+(Debian's embed php.ini and its conf.d). Used by bench/run and by the
+conformance suite."""
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+PHP_INI = "/etc/php/8.2/embed/php.ini"
+PHP_INI_SCAN = "/etc/php/8.2/embed/conf.d"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def tree(pid):
+    """pid and every process below it."""
+    kids = {}
+    for e in os.listdir("/proc"):
+        if e.isdigit():
+            try:
+                with open(f"/proc/{e}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+                kids.setdefault(ppid, []).append(int(e))
+            except (OSError, IndexError, ValueError):
+                pass
+    out, todo = [pid], [pid]
+    while todo:
+        for c in kids.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
+def wait_http(port, path="/", timeout=20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
+                s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
+                if s.recv(12).startswith(b"HTTP/1.1 "):
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing answers on port {port}")
+
+
+class Reference:
+    """nginx + php-fpm 8.2 from Debian, configured here, nothing global."""
+    name = "nginx+fpm"
+
+    def __init__(self, workers, mode, tmp, root, nginx_workers=1, server_name="localhost"):
+        self.dir = tempfile.mkdtemp(prefix="ref-bench-", dir=tmp)
+        d = self.dir
+        self.http, self.https, self.h2c = free_port(), free_port(), free_port()
+        sock = os.path.join(d, "fpm.sock")
+        # Both stacks run as whoever runs them (root included, as on a CI
+        # machine: then fpm needs -R and nginx a user line).
+        me = pwd.getpwuid(os.geteuid()).pw_name
+        as_root = os.geteuid() == 0
+        with open(os.path.join(d, "fpm.conf"), "w") as f:
+            f.write(f"""[global]
+error_log = {d}/fpm.log
+daemonize = no
+[bench]
+{"user = " + me if as_root else ""}
+listen = {sock}
+pm = static
+pm.max_children = {workers}
+clear_env = yes
+catch_workers_output = yes
+""")
+        crt, key = os.path.join(d, "ref.crt"), os.path.join(d, "ref.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-keyout", key, "-out", crt, "-days", "2", "-subj", "/CN=localhost"], check=True,
+                       capture_output=True)
+        php_loc = f"""
+        location ~ [^/]\\.php(/|$) {{
+            fastcgi_split_path_info ^(.+?\\.php)(/.*)$;
+            try_files $fastcgi_script_name =404;
+            set $path_info $fastcgi_path_info;
+            fastcgi_param PATH_INFO $path_info;
+            fastcgi_index index.php;
+            include /etc/nginx/fastcgi.conf;
+            fastcgi_pass unix:{sock};
+        }}
+        location / {{ try_files $uri $uri/ /index.php?$query_string; }}
+"""
+        with open(os.path.join(d, "nginx.conf"), "w") as f:
+            f.write(f"""worker_processes {nginx_workers};
+{"user " + me + ";" if as_root else ""}
+pid {d}/nginx.pid;
+error_log {d}/nginx-error.log;
+daemon off;
+events {{ worker_connections 4096; }}
+http {{
+    include /etc/nginx/mime.types;
+    access_log {d}/access.log;
+    sendfile on;
+    tcp_nopush on;
+    keepalive_requests 100000;
+    client_max_body_size 8m;
+    client_body_temp_path {d}/body;
+    fastcgi_temp_path {d}/fastcgi;
+    proxy_temp_path {d}/proxy;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    gzip on;
+    server {{
+        server_name {server_name};
+        listen 127.0.0.1:{self.http};
+        listen 127.0.0.1:{self.https} ssl http2;
+        ssl_certificate {crt};
+        ssl_certificate_key {key};
+        root {root};
+        index index.php index.html;
+        {php_loc}
+    }}
+    server {{
+        server_name {server_name};
+        listen 127.0.0.1:{self.h2c} http2;
+        root {root};
+        index index.php index.html;
+        {php_loc}
+    }}
+}}
+""")
+        env = dict(os.environ, PHP_INI_SCAN_DIR=PHP_INI_SCAN)
+        self.fpm = subprocess.Popen(["php-fpm8.2", "-F", "-y", os.path.join(d, "fpm.conf"), "-c", PHP_INI] +
+                                    (["-R"] if as_root else []),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        self.nginx = subprocess.Popen(["nginx", "-p", d, "-c", os.path.join(d, "nginx.conf")],
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_http(self.http, "/")
+
+    def pids(self):
+        return tree(self.fpm.pid) + tree(self.nginx.pid)
+
+    def php_workers(self):
+        return [p for p in tree(self.fpm.pid) if p != self.fpm.pid]
+
+    def stop(self):
+        for p in (self.nginx, self.fpm):
+            p.send_signal(signal.SIGTERM)
+        for p in (self.nginx, self.fpm):
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
