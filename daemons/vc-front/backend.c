@@ -139,7 +139,9 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
 {
     h2o_req_t *req = p->req;
     req->res.status = (int)h->status;
-    req->res.reason = h->reason && *h->reason ? h2o_strdup(&req->pool, h->reason, SIZE_MAX).base : "OK";
+    /* PHP's reason phrase, as php-fpm's Status line gives nginx (empty for
+     * codes PHP does not know). */
+    req->res.reason = h->reason ? h2o_strdup(&req->pool, h->reason, SIZE_MAX).base : "";
     for (size_t i = 0; i < h->n_headers; i++) {
         const char *name = h->headers[i]->name;
         size_t nlen = strlen(name);

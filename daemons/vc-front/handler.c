@@ -84,18 +84,30 @@ static void to_php(front_t *f, site_rt_t *s, h2o_req_t *req, const route_t *rt)
     head.protocol = (char *)protocol_of(req);
     Vc__Header *hs = h2o_mem_alloc_pool(pool, sizeof(Vc__Header) * (req->headers.size + 1));
     Vc__Header **hp = h2o_mem_alloc_pool(pool, sizeof(Vc__Header *) * (req->headers.size + 1));
-    for (size_t i = 0; i < req->headers.size; i++) {
+    size_t nh = 0;
+    /* h2o keeps Host (or HTTP/2's :authority) apart from the headers;
+     * nginx passes it first, as HTTP_HOST. */
+    if (req->authority.len) {
+        vc__header__init(&hs[nh]);
+        hs[nh].name = "Host";
+        hs[nh].value.data = (uint8_t *)req->authority.base;
+        hs[nh].value.len = req->authority.len;
+        hp[nh] = &hs[nh];
+        nh++;
+    }
+    for (size_t i = 0; i < req->headers.size && nh <= req->headers.size; i++) {
         const h2o_header_t *h = &req->headers.entries[i];
-        vc__header__init(&hs[i]);
+        vc__header__init(&hs[nh]);
         /* HTTP/2 names are lowercase on the wire; HTTP/1 keeps the client's
          * spelling, as nginx does. */
-        hs[i].name = pool_str(pool, h->orig_name ? h->orig_name : h->name->base, h->name->len);
-        hs[i].value.data = (uint8_t *)h->value.base;
-        hs[i].value.len = h->value.len;
-        hp[i] = &hs[i];
+        hs[nh].name = pool_str(pool, h->orig_name ? h->orig_name : h->name->base, h->name->len);
+        hs[nh].value.data = (uint8_t *)h->value.base;
+        hs[nh].value.len = h->value.len;
+        hp[nh] = &hs[nh];
+        nh++;
     }
     head.headers = hp;
-    head.n_headers = req->headers.size;
+    head.n_headers = nh;
     struct sockaddr_storage ss;
     if (req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
         head.remote_addr = addr_str(pool, (struct sockaddr *)&ss, &head.remote_port);

@@ -95,8 +95,10 @@ route_kind_t route_resolve(const route_site_t *site, const char *path, size_t le
         size_t end = i + 4;
         if (end == len)
             return php(site, out, path, len, "", 0, path, len);
+        /* nginx's try_files $fastcgi_script_name sets $uri to the script:
+         * DOCUMENT_URI is the script, not the whole path. */
         if (path[end] == '/')
-            return php(site, out, path, end, path + end, len - end, path, len);
+            return php(site, out, path, end, path + end, len - end, path, end);
     }
 
     char file[PATH_MAX];

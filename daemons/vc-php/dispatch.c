@@ -116,6 +116,10 @@ static void answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigne
     head.status = status;
     head.final = 1;
     head.error = (char *)text;
+    head.reason = status == 502   ? "Bad Gateway"
+                  : status == 503 ? "Service Unavailable"
+                  : status == 504 ? "Gateway Time-out"
+                                  : "";
     ct.name = "Content-Type";
     ct.value.data = (uint8_t *)"text/plain; charset=utf-8";
     ct.value.len = strlen((char *)ct.value.data);

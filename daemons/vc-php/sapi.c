@@ -12,8 +12,10 @@
 #include <php_main.h>
 #include <php_variables.h>
 #include <SAPI.h>
+#include <ext/standard/base64.h>
 #include <ext/standard/head.h>
 #include <main/php_output.h>
+#include <main/http_status_codes.h>
 #include <zend_exceptions.h>
 
 #include <ctype.h>
@@ -92,7 +94,15 @@ void vc_sapi_build_params(vc_request_t *r)
     add_param_str(r, "REMOTE_ADDR", h->remote_addr);
     snprintf(num, sizeof(num), "%u", h->remote_port);
     add_param_str(r, "REMOTE_PORT", num);
-    add_param_str(r, "REMOTE_USER", "");
+    /* nginx's $remote_user: the user of a Basic Authorization header. */
+    const Vc__Header *auth = find_header(h, "authorization");
+    zend_string *user = NULL;
+    if (auth && auth->value.len > 6 && strncasecmp((const char *)auth->value.data, "Basic ", 6) == 0)
+        user = php_base64_decode((const unsigned char *)auth->value.data + 6, auth->value.len - 6);
+    const char *colon = user ? memchr(ZSTR_VAL(user), ':', ZSTR_LEN(user)) : NULL;
+    add_param(r, "REMOTE_USER", colon ? ZSTR_VAL(user) : "", colon ? (size_t)(colon - ZSTR_VAL(user)) : 0);
+    if (user)
+        zend_string_release(user);
     add_param_str(r, "SERVER_ADDR", h->server_addr);
     snprintf(num, sizeof(num), "%u", h->server_port);
     add_param_str(r, "SERVER_PORT", num);
@@ -243,8 +253,18 @@ static int on_send_headers(sapi_headers_struct *sh)
         resp->headers = vc_realloc(resp->headers, (resp->n_headers + 1) * sizeof(*resp->headers));
         resp->headers[resp->n_headers++] = hd;
     }
-    if (reason)
-        resp->reason = reason;
+    if (reason == NULL) {
+        /* As php-fpm's Status line: PHP's own table, or no reason at all
+         * for a code it does not know. */
+        reason = vc_strdup("");
+        for (const http_response_status_code_pair *p = http_status_map; p->code; p++)
+            if ((uint32_t)p->code == resp->status) {
+                free(reason);
+                reason = vc_strdup(p->str);
+                break;
+            }
+    }
+    resp->reason = reason;
     if (r->resp)
         vc__response_head__free_unpacked(r->resp, NULL);
     r->resp = resp;
@@ -359,8 +379,6 @@ static ZEND_FUNCTION(getallheaders)
         else if (!strcmp(n, "CONTENT_TYPE") || !strcmp(n, "CONTENT_LENGTH"))
             src = n;
         else
-            continue;
-        if ((!strcmp(n, "CONTENT_LENGTH") || !strcmp(n, "CONTENT_TYPE")) && r->params[i].value_len == 0)
             continue;
         char name[256];
         size_t j = 0;

@@ -45,6 +45,7 @@ static void on_emit(vc_request_t *r, int final)
             fallback.id = w->req_id;
             fallback.status = 500;
             fallback.error = "PHP could not start the request";
+            fallback.reason = "Internal Server Error";
             resp = &fallback;
         }
         resp->final = final;

@@ -1,0 +1,216 @@
+"""Conformance: each case's requests go to Velocity and to nginx + php-fpm
+8.2 (same document root, same php.ini), and the answers must match: status,
+every end-to-end header (names without case; Date, Server and the framing
+headers normalised) and the body byte for byte. Differences are failures
+with a readable diff.
+
+Normalised besides: the two stacks' own port numbers, and session ids (a
+per-request token). With VC_CONFORMANCE_DOC=path the table of results is
+written there (docs/CONFORMANCE.md)."""
+import difflib
+import os
+import re
+import socket
+import tempfile
+
+import pytest
+
+from conftest import Suite
+from reference import Reference
+
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conformance", "scripts")
+HOST = "conformance.test"
+
+FRAMING = {"date", "server", "connection", "keep-alive", "transfer-encoding"}
+
+# Answered by the front itself, not PHP: nginx's error page names nginx, so
+# only the status is compared.
+STATUS_ONLY = {"missing-php"}
+
+# name: list of requests (method, target, headers, body)
+CASES = {
+    "server-plain": [("GET", "/server.php", {}, b"")],
+    "server-query": [("GET", "/server.php?a=1&b=two&c[]=x", {}, b"")],
+    "server-path-info": [("GET", "/server.php/some/path?x=1", {}, b"")],
+    "server-encoded": [("GET", "/server.php/a%20b/%C3%A9?q=%2F%20x", {}, b"")],
+    "server-index-dir": [("GET", "/dir/", {}, b"")],
+    "server-index-query": [("GET", "/sub/index.php?z=9", {}, b"")],
+    "server-headers": [("GET", "/server.php", {"X-Custom": "value", "User-Agent": "conf/1.0",
+                                               "Cookie": "a=1; b=2"}, b"")],
+    "server-post-type": [("POST", "/server.php", {"Content-Type": "application/json"}, b'{"a":1}')],
+    "server-auth": [("GET", "/server.php", {"Authorization": "Basic dXNlcjpwYXNz"}, b"")],
+    "front-controller": [("GET", "/no/such/route?x=1&y[]=2", {}, b"")],
+    "front-controller-root": [("GET", "/", {}, b"")],
+    "missing-php": [("GET", "/missing.php", {}, b"")],
+    "get-arrays": [("GET", "/superglobals.php?a[]=1&a[]=2&n[b][c]=3&empty=&plus=a+b", {}, b"")],
+    "post-urlencoded": [("POST", "/superglobals.php?q=1", {"Content-Type": "application/x-www-form-urlencoded"},
+                         b"a=1&b[]=2&b[]=3&c=%20x")],
+    "post-multipart-fields": [("POST", "/superglobals.php", {"Content-Type": "multipart/form-data; boundary=XyZ"},
+                               b"--XyZ\r\nContent-Disposition: form-data; name=\"f1\"\r\n\r\nv1\r\n"
+                               b"--XyZ\r\nContent-Disposition: form-data; name=\"arr[]\"\r\n\r\nv2\r\n--XyZ--\r\n")],
+    "post-multipart-files": [("POST", "/superglobals.php", {"Content-Type": "multipart/form-data; boundary=XyZ"},
+                              b"--XyZ\r\nContent-Disposition: form-data; name=\"up\"; filename=\"a.txt\"\r\n"
+                              b"Content-Type: text/plain\r\n\r\nhello\r\n"
+                              b"--XyZ\r\nContent-Disposition: form-data; name=\"many[x][]\"; filename=\"b.bin\"\r\n"
+                              b"Content-Type: application/octet-stream\r\n\r\n\x00\x01\x02\r\n--XyZ--\r\n")],
+    "cookies": [("GET", "/superglobals.php", {"Cookie": "a=1; b=two%20words; c[x]=3"}, b"")],
+    "request-order": [("POST", "/superglobals.php?k=get", {"Content-Type": "application/x-www-form-urlencoded",
+                                                           "Cookie": "k=cookie"}, b"k=post")],
+    "put-input": [("PUT", "/superglobals.php", {"Content-Type": "text/plain"}, b"put body")],
+    "patch-input": [("PATCH", "/superglobals.php", {"Content-Type": "application/json"}, b'{"x":1}')],
+    "delete-input": [("DELETE", "/superglobals.php", {}, b"")],
+    "header-replace-false": [("GET", "/headers.php?case=replace-false", {}, b"")],
+    "header-replace": [("GET", "/headers.php?case=replace", {}, b"")],
+    "header-location": [("GET", "/headers.php?case=location", {}, b"")],
+    "header-location-201": [("GET", "/headers.php?case=location-201", {}, b"")],
+    "header-status-line": [("GET", "/headers.php?case=status-line", {}, b"")],
+    "header-custom-reason": [("GET", "/headers.php?case=custom-reason", {}, b"")],
+    "header-status-header": [("GET", "/headers.php?case=status-header", {}, b"")],
+    "header-remove": [("GET", "/headers.php?case=remove", {}, b"")],
+    "response-code": [("GET", "/headers.php?case=code", {}, b"")],
+    "setcookie": [("GET", "/headers.php?case=cookies", {}, b"")],
+    "content-type": [("GET", "/headers.php?case=content-type", {}, b"")],
+    "headers-list": [("GET", "/headers.php?case=list", {}, b"")],
+    "ob-clean": [("GET", "/output.php?case=ob", {}, b"")],
+    "ob-nested": [("GET", "/output.php?case=nested", {}, b"")],
+    "flush": [("GET", "/output.php?case=flush", {}, b"")],
+    "ob-gzhandler": [("GET", "/output.php?case=gz", {"Accept-Encoding": "gzip"}, b"")],
+    "response-10mb": [("GET", "/output.php?case=big", {}, b"")],
+    "binary": [("GET", "/output.php?case=binary", {}, b"")],
+    "empty": [("GET", "/output.php?case=empty", {}, b"")],
+    "warning-display-on": [("GET", "/errors.php?case=warning&display=1", {}, b"")],
+    "warning-display-off": [("GET", "/errors.php?case=warning&display=0", {}, b"")],
+    "exception-display-on": [("GET", "/errors.php?case=exception&display=1", {}, b"")],
+    "exception-display-off": [("GET", "/errors.php?case=exception&display=0", {}, b"")],
+    "fatal-display-on": [("GET", "/errors.php?case=fatal&display=1", {}, b"")],
+    "fatal-display-off": [("GET", "/errors.php?case=fatal&display=0", {}, b"")],
+    "memory-limit": [("GET", "/errors.php?case=memory&display=1", {}, b"")],
+    "time-limit": [("GET", "/errors.php?case=time&display=1", {}, b"")],
+    "exit-in-function": [("GET", "/flow.php?case=exit", {}, b"")],
+    "die-message": [("GET", "/flow.php?case=die", {}, b"")],
+    "shutdown-function": [("GET", "/flow.php?case=shutdown", {}, b"")],
+    "exit-in-shutdown": [("GET", "/flow.php?case=shutdown-exit", {}, b"")],
+    "exit-code": [("GET", "/flow.php?case=exit-code", {}, b"")],
+    "destructor": [("GET", "/flow.php?case=destruct", {}, b"")],
+    "getallheaders": [("GET", "/misc.php?case=allheaders", {"X-One": "1", "x-two": "2", "Accept": "*/*"}, b"")],
+    "ignore-user-abort": [("GET", "/misc.php?case=abort", {}, b"")],
+    "fastcgi-finish-request": [("GET", "/misc.php?case=finish", {}, b"")],
+    "head": [("HEAD", "/misc.php?case=method", {}, b"")],
+    "options": [("OPTIONS", "/misc.php?case=method", {}, b"")],
+    "ini": [("GET", "/misc.php?case=ini", {}, b"")],
+    "request-time": [("GET", "/misc.php?case=request-time", {}, b"")],
+    "chunked-body": [("POST", "/misc.php?case=method", {"Transfer-Encoding": "chunked"},
+                      b"5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n")],
+    "expect-100": [("POST", "/misc.php?case=method", {"Expect": "100-continue", "Content-Length": "4"}, b"abcd")],
+    "keepalive-sequence": [("GET", "/misc.php?case=keepalive&n=1", {}, b""),
+                           ("GET", "/misc.php?case=keepalive&n=2", {}, b"")],
+    "session-start": [("GET", "/session.php", {}, b"")],
+    "session-destroy": [("GET", "/session.php?case=destroy", {"Cookie": "PHPSESSID=abcdef0123456789"}, b"")],
+    "static-file-headers": [("GET", "/sub/", {}, b"")],
+}
+
+
+def raw_requests(port, reqs):
+    """Sends the requests on one connection; returns [(status, reason, headers, body)]."""
+    out = []
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        f = s.makefile("rb")
+        for method, target, headers, body in reqs:
+            h = {"Host": HOST, "User-Agent": "conformance", **headers}
+            if body and "Transfer-Encoding" not in h and "Content-Length" not in h:
+                h["Content-Length"] = str(len(body))
+            head = f"{method} {target} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items()) + "\r\n"
+            s.sendall(head.encode("latin-1"))
+            if h.get("Expect") == "100-continue":
+                line = f.readline()
+                assert line.startswith(b"HTTP/1.1 100"), line
+                f.readline()
+            s.sendall(body)
+            status_line = f.readline().decode("latin-1").rstrip("\r\n")
+            _, code, *reason = status_line.split(" ", 2)
+            hdrs = []
+            while True:
+                line = f.readline().decode("latin-1").rstrip("\r\n")
+                if not line:
+                    break
+                k, v = line.split(":", 1)
+                hdrs.append((k.strip().lower(), v.strip()))
+            d = dict(hdrs)
+            data = b""
+            if method != "HEAD" and code not in ("204", "304"):
+                if d.get("transfer-encoding") == "chunked":
+                    while True:
+                        size = int(f.readline().split(b";")[0], 16)
+                        if size == 0:
+                            while f.readline() not in (b"\r\n", b""):
+                                pass
+                            break
+                        data += f.read(size)
+                        f.readline()
+                elif "content-length" in d:
+                    data = f.read(int(d["content-length"]))
+            out.append((int(code), reason[0] if reason else "", hdrs, data))
+    return out
+
+
+def normalise(answer, ports, bodies_equal):
+    code, reason, hdrs, body = answer
+    kept = []
+    for k, v in hdrs:
+        if k in FRAMING or (k == "content-length" and bodies_equal):
+            continue
+        for p in ports:
+            v = v.replace(str(p), "{PORT}")
+        v = re.sub(r"PHPSESSID=[a-z0-9,-]+", "PHPSESSID={SID}", v)
+        kept.append((k, v))
+    for p in ports:
+        body = body.replace(str(p).encode(), b"{PORT}")
+    return code, reason, sorted(kept), body
+
+
+@pytest.fixture(scope="module")
+def stacks():
+    ours = Suite(root=SCRIPTS, args=["--workers", "2"])
+    ours.start()
+    tmp = tempfile.mkdtemp(prefix="vc-conf-")
+    ref = Reference(2, "classic", tmp, SCRIPTS, server_name=HOST)
+    results = {}
+    yield ours, ref, results
+    ref.stop()
+    ours.stop()
+    ours.cleanup()
+    doc = os.environ.get("VC_CONFORMANCE_DOC")
+    if doc:
+        with open(doc, "w") as f:
+            f.write("# Conformance with nginx + php-fpm 8.2\n\n"
+                    "Generated by `VC_CONFORMANCE_DOC=docs/CONFORMANCE.md pytest integration/test_06_conformance.py`:\n"
+                    "each case's requests go to Velocity and to Debian's nginx 1.22 + php-fpm 8.2 (stock\n"
+                    "`fastcgi.conf` and PATH_INFO snippet, same document root and php.ini), and status, headers\n"
+                    "and body are compared; only Date, Server, framing headers, the stacks' port numbers and\n"
+                    "session ids are normalised.\n\n| case | requests | result |\n|---|---|---|\n")
+            for name in CASES:
+                r = results.get(name, "not run")
+                f.write(f"| {name} | {' '.join(m + ' ' + t for m, t, _, _ in CASES[name])} | {r} |\n")
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_same_as_php_fpm(stacks, name):
+    ours, ref, results = stacks
+    results[name] = "FAIL"
+    a = raw_requests(ours.http, CASES[name])
+    b = raw_requests(ref.http, CASES[name])
+    ports = (ours.http, ref.http)
+    for i, (x, y) in enumerate(zip(a, b)):
+        if name in STATUS_ONLY:
+            assert x[0] == y[0], f"status {x[0]} != php-fpm's {y[0]}"
+            continue
+        eq = x[3] == y[3]
+        nx, ny = normalise(x, ports, eq), normalise(y, ports, eq)
+        if nx != ny:
+            def show(n):
+                code, reason, hdrs, body = n
+                return [f"{code} {reason}"] + [f"{k}: {v}" for k, v in hdrs] + [""] + \
+                    body[:3000].decode("utf-8", "replace").splitlines()
+            diff = "\n".join(difflib.unified_diff(show(ny), show(nx), "php-fpm", "velocity", lineterm=""))
+            pytest.fail(f"request {i + 1} of {name} differs:\n{diff}")
+    results[name] = "pass"
