@@ -11,6 +11,7 @@
 #include <main/php_output.h>
 #include <ext/spl/spl_exceptions.h>
 #include <zend_exceptions.h>
+#include <zend_ini.h>
 
 #include <libgen.h>
 #include <stdlib.h>
@@ -209,6 +210,9 @@ static void request_startup(void)
     PG(header_is_being_sent) = 0;
     PG(connection_status) = PHP_CONNECTION_NORMAL;
     sapi_activate();
+    /* Before $_SERVER is built, which reads PHP_AUTH_USER from it. */
+    if (A.have_req)
+        vc_sapi_auth(&A.req);
     if (PG(expose_php))
         sapi_add_header(SAPI_PHP_VERSION_HEADER, sizeof(SAPI_PHP_VERSION_HEADER) - 1, 1);
     if (PG(output_handler) && PG(output_handler)[0]) {
@@ -222,7 +226,12 @@ static void request_startup(void)
         php_output_set_implicit_flush(1);
     }
     php_hash_environment();
+    /* The just-in-time superglobals: a script OPcache already holds is not
+     * compiled again, so nothing else would build them afresh, and the
+     * last request's $_REQUEST would show through. */
     zend_is_auto_global(ZSTR_KNOWN(ZEND_STR_AUTOGLOBAL_SERVER));
+    zend_is_auto_global(ZSTR_KNOWN(ZEND_STR_AUTOGLOBAL_REQUEST));
+    zend_is_auto_global(ZSTR_KNOWN(ZEND_STR_AUTOGLOBAL_ENV));
     reset_modules_call(1);
 }
 
@@ -246,7 +255,33 @@ static void request_shutdown(void)
         sapi_deactivate();
     }
     zend_end_try();
+    /* ini_set() lasts one request, as in php_request_shutdown(): back to
+     * the values the boot left. */
+    zend_ini_deactivate();
     zend_set_memory_limit(PG(memory_limit));
+}
+
+/* What the boot changed with ini_set() becomes the baseline requests
+ * return to, instead of being undone after the first request. */
+static void ini_commit(void)
+{
+    if (EG(modified_ini_directives) == NULL)
+        return;
+    zend_ini_entry *e;
+    ZEND_HASH_FOREACH_PTR(EG(modified_ini_directives), e)
+    {
+        if (e->modified) {
+            if (e->orig_value && e->orig_value != e->value)
+                zend_string_release(e->orig_value);
+            e->orig_value = NULL;
+            e->orig_modifiable = 0;
+            e->modified = 0;
+        }
+    }
+    ZEND_HASH_FOREACH_END();
+    zend_hash_destroy(EG(modified_ini_directives));
+    FREE_HASHTABLE(EG(modified_ini_directives));
+    EG(modified_ini_directives) = NULL;
 }
 
 static int next_request(void)
@@ -254,9 +289,8 @@ static int next_request(void)
     if (worker_next(A.conn, &A.req) < 0)
         return 0;
     vc_sapi_bind(&A.req);
-    request_startup();
-    vc_sapi_auth(&A.req);
     A.have_req = 1;
+    request_startup();
     return 1;
 }
 
@@ -297,6 +331,9 @@ static void boot_emit(vc_request_t *r, int final)
  * and fork. Returns in each worker, connected to the broker. */
 static void fork_point(void)
 {
+    /* The boot's ini_set()s stay; the boot's request state goes. */
+    php_output_end_all();
+    ini_commit();
     request_shutdown();
     vc_sapi_unbind(&A.boot);
     if (A.boot.resp)
@@ -447,6 +484,9 @@ void appmode_main(const vc_config_t *cfg, int zsock, int sigfd)
         _exit(1);
     }
     A.booting = 1;
+    /* As php_execute_script() does: past startup, so errors display
+     * (display_errors), not as startup errors. */
+    PG(during_request_startup) = 0;
     zval ret;
     ZVAL_UNDEF(&ret);
     zend_file_handle fh;
