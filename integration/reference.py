@@ -141,7 +141,11 @@ http {{
                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
         self.nginx = subprocess.Popen(["nginx", "-p", d, "-c", os.path.join(d, "nginx.conf")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        wait_http(self.http, "/")
+        try:
+            wait_http(self.http, "/")
+        except Exception:
+            self.stop()  # never leave nginx or php-fpm behind
+            raise
 
     def pids(self):
         return tree(self.fpm.pid) + tree(self.nginx.pid)

@@ -1,10 +1,12 @@
 <?php
 header('Content-Type: text/plain');
-function stop_here() { echo "in function\n"; exit; }
+// A closure, not a named function: worker mode runs this file many times in
+// one worker, where a second declaration would be fatal.
+$stop_here = static function () { echo "in function\n"; exit; };
 switch ($_GET['case'] ?? '') {
     case 'exit':
         echo "start\n";
-        stop_here();
+        $stop_here();
         echo "not reached\n";
         break;
     case 'die':
