@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #define NBUCKETS 4096
@@ -17,12 +18,13 @@ typedef struct preq {
     backend_t *be;
     h2o_req_t *req; /* NULL once disposed */
     uint64_t id;
-    struct preq *next; /* hash chain */
-    int started;       /* h2o_start_response called */
-    int sending;       /* an h2o_send waits for proceed */
-    int final_seen;    /* the last message arrived */
-    int aborted;       /* the worker died mid-answer */
-    vc_frames_t queue; /* body frames not yet handed to h2o */
+    struct preq *next;  /* hash chain */
+    int started;        /* h2o_start_response called */
+    int sending;        /* an h2o_send waits for proceed */
+    int final_seen;     /* the last message arrived */
+    int aborted;        /* the worker died mid-answer */
+    conn_state_t *conn; /* the client connection's budgets; a reference */
+    vc_frames_t queue;  /* body frames not yet handed to h2o */
     vc_frames_t inflight;
 } preq_t;
 
@@ -57,10 +59,28 @@ static void unlink_preq(preq_t *p)
 static void schedule_drain(backend_t *be);
 
 /* The request is gone (finished, or the client left). */
+/* A connection that has cancelled too many PHP requests before their
+ * answers is cut: shutdown() makes h2o see the end of the stream and close
+ * it the ordinary way. */
+static void charge_reset(conn_state_t *c)
+{
+    if (c == NULL || ++c->resets < CONN_RESET_BUDGET || c->cut || c->sock == NULL)
+        return;
+    c->cut = 1;
+    c->f->stats.connections_cut++;
+    vc_log(VC_LOG_WARN, "limits", "closing a connection that cancelled %u PHP requests before their answers",
+           c->resets);
+    shutdown(c->fd, SHUT_RDWR);
+}
+
 static void on_dispose(void *arg)
 {
     preq_t *p = arg;
     unlink_preq(p);
+    if (!p->final_seen)
+        charge_reset(p->conn);
+    if (p->conn)
+        conn_state_release(p->conn);
     if (!p->final_seen) {
         /* Tell the pool, so a queued request never runs. */
         Vc__Cancel c = VC__CANCEL__INIT;
@@ -243,6 +263,20 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     p->super.stop = on_stop;
     p->be = be;
     p->req = req;
+    /* The connection's state, if the front accepted it (not the admin
+     * listener). */
+    h2o_socket_t *sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
+    if (sock && sock->on_close.data && sock->on_close.cb) {
+        p->conn = sock->on_close.data;
+        if (p->conn->cut) {
+            /* Over its budget: nothing more from it reaches PHP. */
+            p->conn = NULL;
+            p->final_seen = 1;
+            h2o_send_error_generic(req, 429, "Too Many Requests", "Too Many Requests\n", 0);
+            return -1;
+        }
+        p->conn->refs++;
+    }
     p->id = ++be->next_id;
     head->id = p->id;
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;

@@ -39,9 +39,28 @@ typedef struct site_rt {
     h2o_handler_t *files;
 } site_rt_t;
 
+/* Per client connection, for budgets a connection must not exceed. Shared
+ * by the socket (until it closes) and each PHP request it has in flight. */
+typedef struct conn_state {
+    struct front *f;
+    h2o_socket_t *sock; /* NULL once closed */
+    int fd;
+    unsigned refs;
+    uint32_t resets; /* PHP requests it cancelled before their answer */
+    int cut;         /* over budget: being closed */
+} conn_state_t;
+
+/* Cancelled-before-answer PHP requests a connection may make before it is
+ * closed: HTTP/2 rapid reset (CVE-2023-44487) and MadeYouReset turn each
+ * reset into work for PHP, and resets never refund this budget. */
+#define CONN_RESET_BUDGET 100
+
+void conn_state_release(conn_state_t *c);
+
 typedef struct front_stats {
     uint64_t requests, php, statics, redirects, refused, errors_5xx, inflight;
     uint64_t connections, connections_refused; /* open now; turned away */
+    uint64_t connections_cut;                  /* closed for resets */
 } front_stats_t;
 
 typedef struct front {

@@ -16,6 +16,9 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -28,12 +31,21 @@ typedef struct listener {
     h2o_socket_t *sock;
     h2o_accept_ctx_t *accept;
     front_t *f;
+    int fd;
 } listener_t;
+
+void conn_state_release(conn_state_t *c)
+{
+    if (--c->refs == 0)
+        free(c);
+}
 
 static void on_conn_close(void *data)
 {
-    front_t *f = data;
-    f->stats.connections--;
+    conn_state_t *c = data;
+    c->f->stats.connections--;
+    c->sock = NULL;
+    conn_state_release(c);
 }
 
 static listener_t **listeners; /* each its own allocation: sock->data points at it */
@@ -48,9 +60,14 @@ static void on_accept(h2o_socket_t *listener, const char *err)
     /* Accept a batch: one wakeup can carry many connections. */
     front_t *f = l->f;
     for (int i = 0; i < 64; i++) {
-        h2o_socket_t *sock = h2o_evloop_socket_accept(listener);
-        if (sock == NULL)
+        /* accept4() here rather than h2o_evloop_socket_accept(): the front
+         * keeps the descriptor, to cut a connection over its budgets. */
+        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0)
             return;
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        h2o_socket_t *sock = h2o_evloop_socket_create(f->ctx.loop, fd, 0);
         if (l->accept != &f->accept_admin) {
             if (f->stats.connections >= (uint64_t)f->d.cfg->front.max_connections) {
                 /* Over the limit: closed at once, so the backlog does not
@@ -62,8 +79,13 @@ static void on_accept(h2o_socket_t *listener, const char *err)
                 continue;
             }
             f->stats.connections++;
+            conn_state_t *c = vc_calloc(1, sizeof(*c));
+            c->f = f;
+            c->sock = sock;
+            c->fd = fd;
+            c->refs = 1;
             sock->on_close.cb = on_conn_close;
-            sock->on_close.data = f;
+            sock->on_close.data = c;
         }
         h2o_accept(l->accept, sock);
     }
@@ -105,6 +127,7 @@ static int open_listeners(front_t *f)
         l->f = f;
         listeners = vc_realloc(listeners, (nlisteners + 1) * sizeof(*listeners));
         listeners[nlisteners++] = l;
+        l->fd = ls[i].fd;
         l->accept = tls ? &f->accept_tls : ls[i].kind == VC_LISTEN_ADMIN ? &f->accept_admin : &f->accept_plain;
         l->sock = h2o_evloop_socket_create(f->ctx.loop, ls[i].fd, H2O_SOCKET_FLAG_DONT_READ);
         l->sock->data = l;
