@@ -30,19 +30,26 @@ def s_client(port, servername, *extra, stdin=b"", timeout=10):
     return r.stdout.decode(errors="replace")
 
 
-def test_tls_resumption_is_reused(suite, tmp_path):
-    out = s_client(suite.https, "localhost", "-tls1_2", "-reconnect")
-    assert out.count("Reused, TLSv1.2") >= 4, out
-    # TLS 1.3: a ticket from the first connection resumes the second.
-    sess = str(tmp_path / "sess.pem")
-    p = subprocess.Popen(["openssl", "s_client", "-connect", f"127.0.0.1:{suite.https}", "-servername", "localhost",
+def tls13_ticket(port, sess):
+    """One TLS 1.3 connection that stays long enough to receive its ticket,
+    saved to sess. Returns what s_client printed."""
+    p = subprocess.Popen(["openssl", "s_client", "-connect", f"127.0.0.1:{port}", "-servername", "localhost",
                           "-sess_out", sess], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     p.stdin.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     p.stdin.flush()
     time.sleep(1.0)
     p.stdin.close()
-    first = p.stdout.read().decode(errors="replace")
+    out = p.stdout.read().decode(errors="replace")
     p.wait(timeout=10)
+    return out
+
+
+def test_tls_resumption_is_reused(suite, tmp_path):
+    out = s_client(suite.https, "localhost", "-tls1_2", "-reconnect")
+    assert out.count("Reused, TLSv1.2") >= 4, out
+    # TLS 1.3: a ticket from the first connection resumes the second.
+    sess = str(tmp_path / "sess.pem")
+    first = tls13_ticket(suite.https, sess)
     assert "New, TLSv1.3" in first
     second = s_client(suite.https, "localhost", "-sess_in", sess)
     assert "Reused, TLSv1.3" in second, second
@@ -269,14 +276,7 @@ def test_tickets_resume_on_every_front(make_suite, tmp_path):
     """Two fronts share the ticket keys: a ticket from one resumes on both."""
     s = make_suite(env={"VC_FRONT_PROCESSES": "2"}).start()
     sess = str(tmp_path / "sess.pem")
-    p = subprocess.Popen(["openssl", "s_client", "-connect", f"127.0.0.1:{s.https}", "-servername", "localhost",
-                          "-sess_out", sess], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    p.stdin.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
-    p.stdin.flush()
-    time.sleep(1.0)
-    p.stdin.close()
-    p.stdout.read()
-    p.wait(timeout=10)
+    tls13_ticket(s.https, sess)
     reused = sum("Reused, TLSv1.3" in s_client(s.https, "localhost", "-sess_in", sess) for _ in range(12))
     assert reused == 12
     assert os.stat(os.path.join(s.data, "tls", "tickets")).st_mode & 0o777 == 0o600

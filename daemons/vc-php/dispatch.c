@@ -104,8 +104,19 @@ static void job_free(job_t *j)
     free(j);
 }
 
-/* An answer from the broker itself: [front-id][BackMessage][text]. The
- * front-id frame is copied, so the job keeps its own. */
+/* Sends [front-id][BackMessage] (and more frames if `more`). The front-id
+ * frame is copied, so the job keeps its own. */
+static void to_front(dispatch_t *d, const zmq_msg_t *fid, const Vc__BackMessage *bm, int more)
+{
+    zmq_msg_t id;
+    zmq_msg_init(&id);
+    zmq_msg_copy(&id, (zmq_msg_t *)fid);
+    zmq_msg_send(&id, d->front, ZMQ_SNDMORE);
+    zmq_msg_close(&id);
+    vc_send_proto(d->front, &bm->base, more);
+}
+
+/* An answer from the broker itself: [front-id][BackMessage][text]. */
 static void answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigned status, const char *text,
                    const char *retry_after)
 {
@@ -134,12 +145,7 @@ static void answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigne
     Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
     bm.kind_case = VC__BACK_MESSAGE__KIND_HEAD;
     bm.head = &head;
-    zmq_msg_t id;
-    zmq_msg_init(&id);
-    zmq_msg_copy(&id, (zmq_msg_t *)fid);
-    zmq_msg_send(&id, d->front, ZMQ_SNDMORE);
-    zmq_msg_close(&id);
-    vc_send_proto(d->front, &bm.base, ZMQ_SNDMORE);
+    to_front(d, fid, &bm, ZMQ_SNDMORE);
     char body[128];
     int n = snprintf(body, sizeof(body), "%s\n", text);
     vc_send_bytes(d->front, body, (size_t)n, 0);
@@ -156,12 +162,7 @@ static void abort_stream(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id)
     Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
     bm.kind_case = VC__BACK_MESSAGE__KIND_CHUNK;
     bm.chunk = &chunk;
-    zmq_msg_t id;
-    zmq_msg_init(&id);
-    zmq_msg_copy(&id, (zmq_msg_t *)fid);
-    zmq_msg_send(&id, d->front, ZMQ_SNDMORE);
-    zmq_msg_close(&id);
-    vc_send_proto(d->front, &bm.base, 0);
+    to_front(d, fid, &bm, 0);
 }
 
 /* ---- the queue ------------------------------------------------------------ */
