@@ -266,8 +266,7 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     /* The connection's state, if the front accepted it (not the admin
      * listener). */
     h2o_socket_t *sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
-    if (sock && sock->on_close.data && sock->on_close.cb) {
-        p->conn = sock->on_close.data;
+    if ((p->conn = conn_state_of(sock)) != NULL) {
         if (p->conn->cut) {
             /* Over its budget: nothing more from it reaches PHP. */
             p->conn = NULL;

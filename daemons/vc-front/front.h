@@ -56,6 +56,8 @@ typedef struct conn_state {
 #define CONN_RESET_BUDGET 100
 
 void conn_state_release(conn_state_t *c);
+/* The state of a client connection's socket, or NULL. Borrowed. */
+conn_state_t *conn_state_of(h2o_socket_t *sock);
 
 typedef struct front_stats {
     uint64_t requests, php, statics, redirects, refused, errors_5xx, inflight;

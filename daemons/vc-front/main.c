@@ -48,6 +48,12 @@ static void on_conn_close(void *data)
     conn_state_release(c);
 }
 
+conn_state_t *conn_state_of(h2o_socket_t *sock)
+{
+    /* Only what we set at accept: h2o may use on_close for its own. */
+    return sock && sock->on_close.cb == on_conn_close ? sock->on_close.data : NULL;
+}
+
 static listener_t **listeners; /* each its own allocation: sock->data points at it */
 static size_t nlisteners;
 static h2o_socket_t *sig_sock, *ctl_sock;
