@@ -48,6 +48,10 @@ typedef struct conn_state {
     unsigned refs;
     uint32_t resets; /* PHP requests it cancelled before their answer */
     int cut;         /* over budget: being closed */
+    /* The watchdog: seconds without a byte read or written. */
+    uint64_t last_read, last_written;
+    unsigned quiet_s;
+    struct conn_state *prev, *next; /* every open connection */
 } conn_state_t;
 
 /* Cancelled-before-answer PHP requests a connection may make before it is
@@ -62,7 +66,7 @@ conn_state_t *conn_state_of(h2o_socket_t *sock);
 typedef struct front_stats {
     uint64_t requests, php, statics, redirects, refused, errors_5xx, inflight;
     uint64_t connections, connections_refused; /* open now; turned away */
-    uint64_t connections_cut;                  /* closed for resets */
+    uint64_t connections_cut;                  /* closed for resets or stalls */
 } front_stats_t;
 
 typedef struct front {
@@ -80,6 +84,7 @@ typedef struct front {
     uint16_t tls_port; /* for HTTP -> HTTPS redirects */
     int running;
     h2o_timeout_entry_t tick; /* once a second */
+    conn_state_t *conns;      /* open client connections, for the watchdog */
     front_stats_t stats;
     front_stats_t last_tick; /* stats one second ago, for rates */
 } front_t;

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -45,7 +46,40 @@ static void on_conn_close(void *data)
     conn_state_t *c = data;
     c->f->stats.connections--;
     c->sock = NULL;
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        c->f->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
     conn_state_release(c);
+}
+
+/* Once a second: a connection with no byte read or written for the idle
+ * timeout plus 5 s is cut. h2o closes idle connections itself, but not one
+ * whose stream waits for a window the client never opens (HTTP/2 zero
+ * window), nor one whose writes never drain. */
+static void watchdog(front_t *f)
+{
+    /* Counted in whole ticks, the first up to a second late: + 4 closes
+     * within the idle timeout plus 5 s. */
+    unsigned limit_s = (unsigned)(f->d.cfg->front.idle_timeout_ms / 1000) + 4;
+    for (conn_state_t *c = f->conns; c; c = c->next) {
+        if (c->sock == NULL || c->cut)
+            continue;
+        if (c->sock->bytes_read != c->last_read || c->sock->bytes_written != c->last_written) {
+            c->last_read = c->sock->bytes_read;
+            c->last_written = c->sock->bytes_written;
+            c->quiet_s = 0;
+            continue;
+        }
+        if (++c->quiet_s >= limit_s) {
+            c->cut = 1;
+            f->stats.connections_cut++;
+            vc_log(VC_LOG_NOTICE, "limits", "closing a connection that moved no byte for %u s", c->quiet_s);
+            shutdown(c->fd, SHUT_RDWR);
+        }
+    }
 }
 
 conn_state_t *conn_state_of(h2o_socket_t *sock)
@@ -90,6 +124,10 @@ static void on_accept(h2o_socket_t *listener, const char *err)
             c->sock = sock;
             c->fd = fd;
             c->refs = 1;
+            c->next = f->conns;
+            if (f->conns)
+                f->conns->prev = c;
+            f->conns = c;
             sock->on_close.cb = on_conn_close;
             sock->on_close.data = c;
         }
@@ -196,6 +234,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     front_t *f = H2O_STRUCT_FROM_MEMBER(front_t, tick, entry);
     vc_ctl_handle(f->d.ctl);
     metrics_tick(f);
+    watchdog(f);
     tls_tickets_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
 }
@@ -310,6 +349,12 @@ int main(int argc, char **argv)
     if (cfg->ntls_listen > 0 && (f.tls = tls_new(cfg)) == NULL)
         return 1;
 
+    /* A connection is a descriptor: allow as many as the hard limit. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     vc_daemon_start(&f.d, on_command, &f);
     h2o_context_init(&f.ctx, h2o_evloop_create(), &f.gc);
     f.accept_plain = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts};

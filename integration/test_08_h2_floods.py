@@ -1,0 +1,151 @@
+"""HTTP/2 floods with raw frames: the front must close the connection or
+keep its memory bounded, and keep serving others."""
+import os
+import socket
+import sys
+import time
+
+import requests
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardening"))
+import h2raw as h  # noqa: E402
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def serves(s):
+    return requests.get(s.url("/hello.php"), timeout=5).status_code == 200
+
+
+def test_continuation_flood_is_bounded(suite):
+    pid = suite.daemon_pid("vc-front")
+    before = rss_kib(pid)
+    s = h.connect(suite.http)
+    s.sendall(h.frame(h.HEADERS, 0, 1, h.request_block()))
+    chunk = h.frame(h.CONTINUATION, 0, 1, b"\x40\x01a\x01b" * 3000)
+    closed, sent = False, 0
+    for _ in range(4000):  # up to ~60 MB of header block
+        try:
+            s.sendall(chunk)
+            sent += len(chunk)
+        except (BrokenPipeError, ConnectionResetError):
+            closed = True
+            break
+    if not closed:
+        _, closed = h.drain(s, 3)
+    s.close()
+    grown = rss_kib(pid) - before
+    assert closed, f"sent {sent} bytes of CONTINUATION and the connection is still open"
+    assert grown < 32 * 1024, grown
+    assert serves(suite)
+
+
+def test_hpack_bomb_is_refused_before_php(suite):
+    php = lambda: int([d for d in suite.status()["daemons"] if d["daemon"] == "vc-php"][0]["status"]["accepted"])
+    before_php = php()
+    pid = suite.daemon_pid("vc-front")
+    before = rss_kib(pid)
+    s = h.connect(suite.http)
+    # One 4 KB header into the dynamic table, then 4,000 one-byte references
+    # to it: 16 KB on the wire, 16 MB decoded.
+    big = h.hpack_literal(b"x-bomb", b"a" * 4000)
+    refs = bytes([0xbe]) * 4000  # index 62: the newest dynamic entry
+    s.sendall(h.frame(h.HEADERS, h.END_STREAM | h.END_HEADERS, 1, h.request_block() + big + refs))
+    got, closed = h.drain(s, 2)
+    s.close()
+    assert php() == before_php  # nothing reached PHP
+    assert rss_kib(pid) - before < 64 * 1024
+    assert serves(suite)
+
+
+def test_ping_and_settings_floods_are_bounded_and_cut(make_suite, tmp_path):
+    """h2o stops reading a client that does not read its ACKs (backpressure),
+    so memory stays bounded; the watchdog then cuts the connection once
+    nothing has moved for the idle timeout plus 5 s."""
+    import threading
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { idle_timeout = "2s"; };\n')
+    s = make_suite(conf=str(conf)).start()
+    pid = s.daemon_pid("vc-front")
+    before = rss_kib(pid)
+    for flood in (h.frame(h.PING, 0, 0, b"12345678"), h.settings(max_concurrent_streams=100)):
+        sock = h.connect(s.http)
+        sock.settimeout(15)
+        t0 = time.monotonic()
+        closed = False
+        try:
+            for _ in range(2000):
+                sock.sendall(flood * 1000)  # never reading the ACKs
+        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+            closed = True
+        took = time.monotonic() - t0
+        sock.close()
+        assert closed and took < 2 + 5 + 3, took
+        assert serves(s)
+    assert rss_kib(pid) - before < 16 * 1024
+
+
+def test_zero_window_stall_is_closed(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { idle_timeout = "2s"; };\n')
+    s = make_suite(conf=str(conf)).start()
+    sock = socket.create_connection(("127.0.0.1", s.http))
+    sock.sendall(h.PREFACE + h.settings(initial_window_size=0))
+    sock.sendall(h.frame(h.HEADERS, h.END_STREAM | h.END_HEADERS, 1, h.request_block(b"/big.txt")))
+    t0 = time.monotonic()
+    closed = False
+    while time.monotonic() - t0 < 2 + 5 + 2:
+        _, closed = h.drain(sock, 0.5)
+        if closed:
+            break
+    took = time.monotonic() - t0
+    sock.close()
+    assert closed and took <= 2 + 5, took
+    assert serves(s)
+
+
+def test_slowloris_does_not_move_latency(suite):
+    """1,000 connections each sending a byte of a request every 2 s: the
+    other client's p99 stays within 2x of its own."""
+    import resource
+    import statistics
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+
+    def p99(n=60):
+        sess = requests.Session()
+        xs = []
+        for _ in range(n):
+            t0 = time.monotonic()
+            assert sess.get(suite.url("/hello.php"), timeout=10).status_code == 200
+            xs.append(time.monotonic() - t0)
+        return statistics.quantiles(xs, n=100)[98]
+
+    base = p99()
+    slow = [socket.create_connection(("127.0.0.1", suite.http)) for _ in range(1000)]
+    line = b"GET /hello.php HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100
+    try:
+        for i in range(3):
+            for c in slow:
+                try:
+                    c.send(line[i:i + 1])
+                except OSError:
+                    pass
+            during = p99(30)
+            time.sleep(0.5)
+        assert during <= max(2 * base, base + 0.02), (base, during)
+        import re
+        text = requests.get(f"http://127.0.0.1:{suite.admin}/metrics").text
+        open_now = int(re.search(r'vc_front_connections\{front="vc-front"\} (\d+)', text).group(1))
+        assert open_now >= 1000  # all held open, none refused
+    finally:
+        for c in slow:
+            c.close()
