@@ -141,7 +141,9 @@ class Suite:
             self.log.close()
         if check:
             assert not left, f"processes left after SIGTERM: {left}\n{self.logs()}"
-            assert "ERROR: AddressSanitizer" not in self.logs(), self.logs()
+            logs = self.logs()
+            for bad in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
+                assert bad not in logs, logs
 
     def cleanup(self):
         self.stop(check=False)

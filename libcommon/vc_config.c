@@ -670,7 +670,8 @@ static int gather_dir(Vc__ConfigVersion *v, const char *dir, int site, char *err
         names[n++] = vc_asprintf("%s/%s", dir, e->d_name);
     }
     closedir(d);
-    qsort(names, n, sizeof(char *), cmp_str);
+    if (n > 1) /* qsort(NULL, 0, ...) is undefined */
+        qsort(names, n, sizeof(char *), cmp_str);
     int r = 0;
     for (size_t i = 0; i < n; i++) {
         size_t len;
