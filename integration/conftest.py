@@ -186,3 +186,20 @@ def curl(*args, timeout=20):
             raw = body
             continue
         return code, head.decode("latin-1"), body
+
+
+def latencies(s, n=60, path="/hello.php"):
+    """n sequential requests on one connection; their times in seconds."""
+    import requests
+    sess = requests.Session()
+    out = []
+    for _ in range(n):
+        t0 = time.monotonic()
+        assert sess.get(s.url(path), timeout=10).status_code == 200
+        out.append(time.monotonic() - t0)
+    return out
+
+
+def p99(xs):
+    import statistics
+    return statistics.quantiles(xs, n=100)[98]

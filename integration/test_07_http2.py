@@ -1,11 +1,11 @@
 """HTTP/2 abuse, with python3-h2 crafting the frames."""
 import os
-import statistics
 import sys
 import threading
 import time
 
-import requests
+
+from conftest import latencies, p99
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardening"))
 from rapid_reset import attack  # noqa: E402
@@ -14,20 +14,6 @@ from rapid_reset import attack  # noqa: E402
 def php_accepted(s):
     php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
     return int(php["status"]["accepted"])
-
-
-def latencies(s, n=60):
-    sess = requests.Session()
-    out = []
-    for _ in range(n):
-        t0 = time.monotonic()
-        assert sess.get(s.url("/hello.php"), timeout=10).status_code == 200
-        out.append(time.monotonic() - t0)
-    return out
-
-
-def p99(xs):
-    return statistics.quantiles(xs, n=100)[98]
 
 
 def test_rapid_reset_reaches_php_a_bounded_number_of_times(suite):

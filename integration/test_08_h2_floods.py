@@ -9,6 +9,7 @@ import requests
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardening"))
 import h2raw as h  # noqa: E402
+from conftest import latencies, p99  # noqa: E402
 
 
 # AddressSanitizer's shadow memory and quarantine inflate RSS: the bounds
@@ -25,7 +26,9 @@ def rss_kib(pid):
 
 
 def serves(s):
-    return requests.get(s.url("/hello.php"), timeout=5).status_code == 200
+    """The front answers another client (a fresh connection)."""
+    r = requests.get(s.url("/hello.php"), timeout=5, headers={"Connection": "close"})
+    return r.status_code == 200
 
 
 def test_continuation_flood_is_bounded(suite):
@@ -88,11 +91,11 @@ def test_ping_and_settings_floods_are_bounded_and_cut(make_suite, tmp_path):
         try:
             for _ in range(2000):
                 sock.sendall(flood * 1000)  # never reading the ACKs
-        except (BrokenPipeError, ConnectionResetError, socket.timeout):
+        except OSError:  # reset, broken pipe or our own timeout
             closed = True
         took = time.monotonic() - t0
         sock.close()
-        assert closed and took < 2 + 5 + 3, took
+        assert closed and took < 2 + 5 + 3, (took, s.logs()[-2000:])
         assert serves(s)
     assert rss_kib(pid) - before < 16 * 1024 * RSS_SCALE
 
@@ -121,20 +124,9 @@ def test_slowloris_does_not_move_latency(suite):
     """1,000 connections each sending a byte of a request every 2 s: the
     other client's p99 stays within 2x of its own."""
     import resource
-    import statistics
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
-
-    def p99(n=60):
-        sess = requests.Session()
-        xs = []
-        for _ in range(n):
-            t0 = time.monotonic()
-            assert sess.get(suite.url("/hello.php"), timeout=10).status_code == 200
-            xs.append(time.monotonic() - t0)
-        return statistics.quantiles(xs, n=100)[98]
-
-    base = p99()
+    base = p99(latencies(suite))
     slow = [socket.create_connection(("127.0.0.1", suite.http)) for _ in range(1000)]
     line = b"GET /hello.php HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100
     try:
@@ -144,7 +136,7 @@ def test_slowloris_does_not_move_latency(suite):
                     c.send(line[i:i + 1])
                 except OSError:
                     pass
-            during = p99(30)
+            during = p99(latencies(suite, 30))
             time.sleep(0.5)
         assert during <= max(2 * base, base + 0.02), (base, during)
         import re

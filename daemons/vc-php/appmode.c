@@ -367,6 +367,20 @@ static void __attribute__((noreturn)) leave(int code)
     _exit(code);
 }
 
+/* After the handler ran: exit() in it ends the request and the worker; an
+ * uncaught exception is shown like any other and is fatal, so it bails out
+ * to appmode_main, which ends this worker. */
+static void after_call(void)
+{
+    if (EG(exception) == NULL)
+        return;
+    if (zend_is_unwind_exit(EG(exception))) {
+        zend_clear_exception();
+        leave(0);
+    }
+    zend_exception_error(EG(exception), E_ERROR);
+}
+
 ZEND_FUNCTION(frankenphp_handle_request)
 {
     zend_fcall_info fci;
@@ -388,16 +402,7 @@ ZEND_FUNCTION(frankenphp_handle_request)
     fci.retval = &retval;
     zend_call_function(&fci, &fcc);
     zval_ptr_dtor(&retval);
-    if (EG(exception)) {
-        if (zend_is_unwind_exit(EG(exception))) {
-            /* exit() in the handler ends the request and the worker. */
-            zend_clear_exception();
-            leave(0);
-        }
-        /* Shown like any uncaught exception; fatal, so it bails out to
-         * appmode_main, which ends this worker. */
-        zend_exception_error(EG(exception), E_ERROR);
-    }
+    after_call();
     if (!end_request())
         RETURN_FALSE;
     RETURN_TRUE;
@@ -409,13 +414,7 @@ static int call(zval *fn)
     ZVAL_UNDEF(&retval);
     int ok = call_user_function(CG(function_table), NULL, fn, &retval, 0, NULL) == SUCCESS;
     zval_ptr_dtor(&retval);
-    if (EG(exception)) {
-        if (zend_is_unwind_exit(EG(exception))) {
-            zend_clear_exception();
-            leave(0);
-        }
-        zend_exception_error(EG(exception), E_ERROR);
-    }
+    after_call();
     return ok;
 }
 
