@@ -350,3 +350,32 @@ def test_crash_loop_backs_off(make_suite):
     assert len(crashed) >= 5
     # It comes back once the backoff is over.
     assert wait_for(lambda: requests.get(s.url("/hello.php"), timeout=15).status_code == 200, timeout=20)
+
+
+def test_front_answers_504_when_the_pool_is_gone(make_suite, tmp_path):
+    """vc-php stopped (SIGSTOP) or killed with a request inside: the client
+    gets a 504 at front.php_timeout, not a hang, and service comes back."""
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { php_timeout = "2s"; };\n')
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    broker = s.daemon_pid("vc-php")
+    os.kill(broker, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        r = requests.get(s.url("/hello.php"), timeout=15)
+        took = time.monotonic() - t0
+    finally:
+        os.kill(broker, signal.SIGCONT)
+    assert r.status_code == 504 and 1.5 < took < 4.5, (r.status_code, took)
+    assert "no answer from PHP" in s.logs()
+    assert requests.get(s.url("/hello.php"), timeout=10).status_code == 200
+    # Killed with a slow request inside: 504, then the restarted pool serves.
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=requests.get(s.url("/sleep.php?ms=3000"), timeout=15)))
+    t.start()
+    busy_worker(s)
+    os.kill(s.daemon_pid("vc-php"), signal.SIGKILL)
+    t.join()
+    assert result["r"].status_code in (502, 504)
+    assert wait_for(lambda: requests.get(s.url("/hello.php"), timeout=10).status_code == 200, timeout=10)

@@ -86,6 +86,7 @@ typedef struct vc_config {
         int64_t max_headers;
         int64_t max_connections;
         int64_t h2_max_streams;
+        int64_t php_timeout_ms; /* no answer head from PHP by then: 504 */
         int gzip;
         int access_log_json;
     } front;

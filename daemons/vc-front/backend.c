@@ -24,6 +24,8 @@ typedef struct preq {
     int final_seen;     /* the last message arrived */
     int aborted;        /* the worker died mid-answer */
     conn_state_t *conn; /* the client connection's budgets; a reference */
+    uint64_t sent_ms;   /* when it left for PHP */
+    int timed_out;      /* answered 504 by us: PHP's answer is dropped */
     vc_frames_t queue;  /* body frames not yet handed to h2o */
     vc_frames_t inflight;
 } preq_t;
@@ -205,7 +207,7 @@ static void on_message(backend_t *be, vc_frames_t *fr)
                   : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK ? bm->chunk->id
                                                                   : 0;
     preq_t *p = *slot(be, id);
-    if (p == NULL || p->req == NULL) {
+    if (p == NULL || p->req == NULL || p->timed_out) {
         /* The client left; the answer has nowhere to go. */
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && !p->started) {
         on_head(be, p, bm->head, fr);
@@ -277,6 +279,7 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
         p->conn->refs++;
     }
     p->id = ++be->next_id;
+    p->sent_ms = vc_mono_ms();
     head->id = p->id;
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
     fm.kind_case = VC__FRONT_MESSAGE__KIND_REQUEST;
@@ -307,6 +310,28 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     be->inflight++;
     schedule_drain(be);
     return 0;
+}
+
+void backend_tick(backend_t *be)
+{
+    /* Requests whose answer has not begun in front.php_timeout: the pool
+     * is gone or wedged (its own limits answer well before this). Collected
+     * first: answering one may dispose it at once. */
+    uint64_t now = vc_mono_ms(), limit = (uint64_t)be->f->d.cfg->front.php_timeout_ms;
+    preq_t *late[64];
+    size_t n = 0;
+    for (size_t i = 0; i < NBUCKETS && n < VC_ARRAY_SIZE(late); i++)
+        for (preq_t *p = be->buckets[i]; p && n < VC_ARRAY_SIZE(late); p = p->next)
+            if (p->req && !p->started && !p->timed_out && now - p->sent_ms >= limit)
+                late[n++] = p;
+    for (size_t i = 0; i < n; i++) {
+        preq_t *p = late[i];
+        vc_log(VC_LOG_ERR, "backend", "no answer from PHP for %.*s in %llu ms: 504", (int)p->req->path.len,
+               p->req->path.base, (unsigned long long)(now - p->sent_ms));
+        be->f->stats.errors_5xx++;
+        p->timed_out = 1; /* a late answer is dropped */
+        h2o_send_error_generic(p->req, 504, "Gateway Time-out", "Gateway Time-out: PHP did not answer\n", 0);
+    }
 }
 
 size_t backend_inflight(backend_t *be)

@@ -18,6 +18,10 @@ void backend_destroy(backend_t **be);
  * itself. */
 int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head);
 
+/* Once a second: 504 for requests PHP has not begun to answer in
+ * front.php_timeout. */
+void backend_tick(backend_t *be);
+
 /* Requests waiting for an answer. */
 size_t backend_inflight(backend_t *be);
 

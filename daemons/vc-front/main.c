@@ -235,6 +235,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     vc_ctl_handle(f->d.ctl);
     metrics_tick(f);
     watchdog(f);
+    backend_tick(f->backend);
     tls_tickets_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
 }
