@@ -5,12 +5,13 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
 
 import pytest
+
+from reference import free_port, tree  # noqa: F401 (free_port: for the tests)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("VC_BUILD_DIR", os.path.join(REPO, "build"))
@@ -18,30 +19,9 @@ VC = os.path.join(BUILD, "bin", "vc")
 FIXTURES = os.path.join(REPO, "integration", "fixtures")
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def descendants(pid):
     """Every process below pid, from /proc (children of children too)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(entry))
-        except (OSError, IndexError):
-            continue
-    out, todo = [], [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            out.append(c)
-            todo.append(c)
-    return out
+    return tree(pid)[1:]
 
 
 def alive(pid):
