@@ -12,7 +12,6 @@
 #include <php_main.h>
 #include <php_variables.h>
 #include <SAPI.h>
-#include <ext/standard/base64.h>
 #include <ext/standard/head.h>
 #include <main/php_output.h>
 #include <main/http_status_codes.h>
@@ -34,130 +33,9 @@ static vc_request_t *current;
 static char *ini_entries;
 static char *user_name, *home_dir;
 
-/* ---- parameters ($_SERVER) ------------------------------------------------ */
-
-static void add_param(vc_request_t *r, const char *name, const char *value, size_t len)
-{
-    r->params = vc_realloc(r->params, (r->nparams + 1) * sizeof(vc_param_t));
-    vc_param_t *p = &r->params[r->nparams++];
-    p->name = vc_strdup(name);
-    p->value = vc_strndup(value ? value : "", value ? len : 0);
-    p->value_len = value ? len : 0;
-}
-
-static void add_param_str(vc_request_t *r, const char *name, const char *value)
-{
-    add_param(r, name, value, value ? strlen(value) : 0);
-}
-
-static const Vc__Header *find_header(const Vc__RequestHead *h, const char *name)
-{
-    for (size_t i = 0; i < h->n_headers; i++)
-        if (strcasecmp(h->headers[i]->name, name) == 0)
-            return h->headers[i];
-    return NULL;
-}
-
-void vc_sapi_build_params(vc_request_t *r)
-{
-    const Vc__RequestHead *h = r->head;
-    char num[32];
-    /* fpm's environment (clear_env = yes keeps USER and HOME). */
-    add_param_str(r, "USER", user_name);
-    add_param_str(r, "HOME", home_dir);
-    /* fastcgi-php.conf, then fastcgi.conf, in their order. */
-    add_param(r, "PATH_INFO", (const char *)h->path_info.data, h->path_info.len);
-    add_param_str(r, "SCRIPT_FILENAME", h->script_filename);
-    add_param(r, "QUERY_STRING", (const char *)h->query.data, h->query.len);
-    add_param_str(r, "REQUEST_METHOD", h->method);
-    const Vc__Header *ct = find_header(h, "content-type");
-    add_param(r, "CONTENT_TYPE", ct ? (const char *)ct->value.data : "", ct ? ct->value.len : 0);
-    const Vc__Header *cl = find_header(h, "content-length");
-    if (cl)
-        add_param(r, "CONTENT_LENGTH", (const char *)cl->value.data, cl->value.len);
-    else if (h->content_length > 0) {
-        /* A chunked body: nginx has read it whole and says its length. */
-        snprintf(num, sizeof(num), "%llu", (unsigned long long)h->content_length);
-        add_param_str(r, "CONTENT_LENGTH", num);
-    } else
-        add_param_str(r, "CONTENT_LENGTH", "");
-    add_param_str(r, "SCRIPT_NAME", h->script_name);
-    add_param(r, "REQUEST_URI", (const char *)h->request_uri.data, h->request_uri.len);
-    add_param(r, "DOCUMENT_URI", (const char *)h->document_uri.data, h->document_uri.len);
-    add_param_str(r, "DOCUMENT_ROOT", h->document_root);
-    add_param_str(r, "SERVER_PROTOCOL", h->protocol);
-    add_param_str(r, "REQUEST_SCHEME", h->scheme);
-    if (h->https)
-        add_param_str(r, "HTTPS", "on");
-    add_param_str(r, "GATEWAY_INTERFACE", "CGI/1.1");
-    add_param_str(r, "SERVER_SOFTWARE", "Velocity/" VC_VERSION);
-    add_param_str(r, "REMOTE_ADDR", h->remote_addr);
-    snprintf(num, sizeof(num), "%u", h->remote_port);
-    add_param_str(r, "REMOTE_PORT", num);
-    /* nginx's $remote_user: the user of a Basic Authorization header. */
-    const Vc__Header *auth = find_header(h, "authorization");
-    zend_string *user = NULL;
-    if (auth && auth->value.len > 6 && strncasecmp((const char *)auth->value.data, "Basic ", 6) == 0)
-        user = php_base64_decode((const unsigned char *)auth->value.data + 6, auth->value.len - 6);
-    const char *colon = user ? memchr(ZSTR_VAL(user), ':', ZSTR_LEN(user)) : NULL;
-    add_param(r, "REMOTE_USER", colon ? ZSTR_VAL(user) : "", colon ? (size_t)(colon - ZSTR_VAL(user)) : 0);
-    if (user)
-        zend_string_release(user);
-    add_param_str(r, "SERVER_ADDR", h->server_addr);
-    snprintf(num, sizeof(num), "%u", h->server_port);
-    add_param_str(r, "SERVER_PORT", num);
-    add_param_str(r, "SERVER_NAME", h->server_name);
-    add_param_str(r, "REDIRECT_STATUS", "200");
-    /* Request headers as HTTP_*: nginx joins repeated Cookie headers with
-     * "; " and passes other repeats as separate params (PHP keeps the
-     * last). */
-    for (size_t i = 0; i < h->n_headers; i++) {
-        const char *n = h->headers[i]->name;
-        if (!strcasecmp(n, "content-type") || !strcasecmp(n, "content-length"))
-            continue;
-        char name[256] = "HTTP_";
-        size_t j = 5;
-        for (const char *p = n; *p && j + 1 < sizeof(name); p++)
-            name[j++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
-        name[j] = '\0';
-        if (!strcmp(name, "HTTP_COOKIE")) {
-            /* Append to an earlier Cookie param. */
-            vc_param_t *prev = NULL;
-            for (size_t k = 0; k < r->nparams; k++)
-                if (!strcmp(r->params[k].name, "HTTP_COOKIE"))
-                    prev = &r->params[k];
-            if (prev) {
-                size_t add = h->headers[i]->value.len;
-                prev->value = vc_realloc(prev->value, prev->value_len + 2 + add + 1);
-                memcpy(prev->value + prev->value_len, "; ", 2);
-                memcpy(prev->value + prev->value_len + 2, h->headers[i]->value.data, add);
-                prev->value_len += 2 + add;
-                prev->value[prev->value_len] = '\0';
-                continue;
-            }
-        }
-        add_param(r, name, (const char *)h->headers[i]->value.data, h->headers[i]->value.len);
-    }
-}
-
-void vc_sapi_free_params(vc_request_t *r)
-{
-    for (size_t i = 0; i < r->nparams; i++) {
-        free(r->params[i].name);
-        free(r->params[i].value);
-    }
-    free(r->params);
-    r->params = NULL;
-    r->nparams = 0;
-}
-
 static const vc_param_t *find_param(const vc_request_t *r, const char *name, size_t len)
 {
-    /* The last wins, as in PHP's own registration. */
-    for (size_t i = r->nparams; i-- > 0;)
-        if (strlen(r->params[i].name) == len && memcmp(r->params[i].name, name, len) == 0)
-            return &r->params[i];
-    return NULL;
+    return vc_params_find(&r->params, name, len);
 }
 
 /* ---- output ----------------------------------------------------------------- */
@@ -304,12 +182,13 @@ static void on_register_variables(zval *track_vars_array)
     vc_request_t *r = current;
     if (r == NULL)
         return;
-    for (size_t i = 0; i < r->nparams; i++) {
+    for (size_t i = 0; i < r->params.n; i++) {
+        const vc_param_t *p = &r->params.v[i];
         size_t new_len;
-        char *val = r->params[i].value;
+        char *val = p->value;
         /* The input filter may rewrite the value (filter extension). */
-        if (sapi_module.input_filter(PARSE_SERVER, r->params[i].name, &val, r->params[i].value_len, &new_len))
-            php_register_variable_safe(r->params[i].name, val, new_len, track_vars_array);
+        if (sapi_module.input_filter(PARSE_SERVER, (char *)p->name, &val, p->value_len, &new_len))
+            php_register_variable_safe(p->name, val, new_len, track_vars_array);
     }
     /* PHP_SELF as fpm computes it with cgi.fix_pathinfo=1. */
     const vc_param_t *sn = find_param(r, "SCRIPT_NAME", 11), *pi = find_param(r, "PATH_INFO", 9);
@@ -371,8 +250,9 @@ static ZEND_FUNCTION(getallheaders)
     ZEND_PARSE_PARAMETERS_NONE();
     array_init(return_value);
     vc_request_t *r = current;
-    for (size_t i = 0; r && i < r->nparams; i++) {
-        const char *n = r->params[i].name;
+    for (size_t i = 0; r && i < r->params.n; i++) {
+        const vc_param_t *p = &r->params.v[i];
+        const char *n = p->name;
         const char *src;
         if (!strncmp(n, "HTTP_", 5))
             src = n + 5;
@@ -380,20 +260,21 @@ static ZEND_FUNCTION(getallheaders)
             src = n;
         else
             continue;
-        char name[256];
-        size_t j = 0;
+        zend_string *name = zend_string_alloc(strlen(src), 0);
+        char *d = ZSTR_VAL(name);
         int upper = 1;
-        for (const char *p = src; *p && j + 1 < sizeof(name); p++) {
-            if (*p == '_') {
-                name[j++] = '-';
+        for (const char *c = src; *c; c++) {
+            if (*c == '_') {
+                *d++ = '-';
                 upper = 1;
             } else {
-                name[j++] = upper ? (char)toupper((unsigned char)*p) : (char)tolower((unsigned char)*p);
+                *d++ = upper ? (char)toupper((unsigned char)*c) : (char)tolower((unsigned char)*c);
                 upper = 0;
             }
         }
-        name[j] = '\0';
-        add_assoc_stringl_ex(return_value, name, j, r->params[i].value, r->params[i].value_len);
+        *d = '\0';
+        add_assoc_stringl_ex(return_value, ZSTR_VAL(name), ZSTR_LEN(name), p->value, p->value_len);
+        zend_string_release(name);
     }
 }
 
@@ -493,7 +374,7 @@ void vc_sapi_bind(vc_request_t *r)
 {
     const Vc__RequestHead *h = r->head;
     current = r;
-    vc_sapi_build_params(r);
+    vc_params_build(&r->params, h, user_name, home_dir);
     owned.method = vc_strdup(h->method);
     owned.query = vc_strndup((const char *)h->query.data, h->query.len);
     owned.uri = vc_strndup((const char *)h->request_uri.data, h->request_uri.len);
@@ -537,7 +418,7 @@ void vc_sapi_unbind(vc_request_t *r)
     free(owned.uri);
     free(owned.path);
     memset(&owned, 0, sizeof(owned));
-    vc_sapi_free_params(r);
+    vc_params_free(&r->params);
     current = NULL;
 }
 

@@ -13,14 +13,9 @@
 #include <stddef.h>
 #include <zmq.h>
 
+#include "params.h"
 #include "request.pb-c.h"
 #include "vc_config.h"
-
-/* One CGI-style parameter, as nginx's fastcgi_params would send it. */
-typedef struct vc_param {
-    char *name, *value;
-    size_t value_len;
-} vc_param_t;
 
 typedef struct vc_request vc_request_t;
 struct vc_request {
@@ -29,8 +24,7 @@ struct vc_request {
     size_t nbody;
     size_t body_i, body_off; /* read_post cursor */
 
-    vc_param_t *params; /* the $_SERVER the request sees */
-    size_t nparams;
+    vc_params_t params; /* the $_SERVER the request sees */
 
     /* The response as PHP builds it. */
     Vc__ResponseHead *resp; /* set by send_headers, owned here */
@@ -65,10 +59,5 @@ void vc_sapi_bind(vc_request_t *r);
 void vc_sapi_auth(vc_request_t *r);
 void vc_sapi_finish(vc_request_t *r);
 void vc_sapi_unbind(vc_request_t *r);
-
-/* Builds r->params from r->head (the same names, values and order as
- * php-fpm gets from nginx's stock fastcgi_params and fastcgi-php.conf). */
-void vc_sapi_build_params(vc_request_t *r);
-void vc_sapi_free_params(vc_request_t *r);
 
 #endif
