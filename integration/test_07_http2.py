@@ -1,14 +1,20 @@
 """HTTP/2 abuse, with python3-h2 crafting the frames."""
 import os
+import socket
 import sys
 import threading
 import time
 
+import requests
 
 from conftest import latencies, p99
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "hardening"))
 from rapid_reset import attack  # noqa: E402
+import made_you_reset  # noqa: E402
+
+
+ATTACKER = "127.0.0.2"
 
 
 def php_accepted(s):
@@ -20,6 +26,17 @@ def test_rapid_reset_reaches_php_a_bounded_number_of_times(suite):
     before = php_accepted(suite)
     sent = attack(suite.http, 100000)
     # The connection is cut once it has cancelled 100 PHP requests.
+    assert sent < 100000
+    reached = php_accepted(suite) - before
+    assert reached <= 300, reached
+    assert "cancelled 100 PHP requests" in suite.logs()
+
+
+def test_made_you_reset_reaches_php_a_bounded_number_of_times(suite):
+    """Streams the server resets itself (a zero WINDOW_UPDATE after each
+    request) are charged to the same budget as the client's resets."""
+    before = php_accepted(suite)
+    sent = made_you_reset.attack(suite.http, 100000)
     assert sent < 100000
     reached = php_accepted(suite) - before
     assert reached <= 300, reached
@@ -46,32 +63,90 @@ def sink():
     return srv
 
 
-def latencies_under(s, port):
-    stop = threading.Event()
-    rounds = []
+def _attack_until(attack, port, stop, rounds):
+    # From another address than the client's, as a real attacker is: bans
+    # (front.ban_time) are per address.
+    while not stop.is_set():
+        attack(port, 2000, source=ATTACKER)
+        with rounds.get_lock():
+            rounds.value += 1
 
-    def attacker():
-        while not stop.is_set():
-            rounds.append(attack(port, 2000))
 
-    t = threading.Thread(target=attacker)
-    t.start()
+def latencies_under(s, port, attack=attack):
+    """The client's latencies while the attack runs in its own process (so
+    it does not share the client's interpreter lock); and how many times
+    the attacker connected."""
+    import multiprocessing
+    ctx = multiprocessing.get_context("fork")
+    stop, rounds = ctx.Event(), ctx.Value("i", 0)
+    p = ctx.Process(target=_attack_until, args=(attack, port, stop, rounds))
+    p.start()
     try:
-        return latencies(s), rounds
+        return latencies(s), rounds.value
     finally:
         stop.set()
-        t.join()
+        p.join(10)
+        if p.is_alive():
+            p.kill()
+            p.join()
 
 
-def test_well_behaved_client_keeps_its_latency_under_rapid_reset(suite):
+def assert_latency_holds(suite, attack):
     srv = sink()
     try:
-        base, _ = latencies_under(suite, srv.getsockname()[1])
+        base, _ = latencies_under(suite, srv.getsockname()[1], attack)
     finally:
         srv.close()
-    during, rounds = latencies_under(suite, suite.http)
-    assert len(rounds) >= 2  # the attacker reconnected and was cut again
+    during, rounds = latencies_under(suite, suite.http, attack)
+    assert rounds >= 2  # the attacker reconnected (and was banned)
     # Within 2x of the p99 the client sees while the attacker spends the
     # same CPU on a sink (and a floor: loopback p99s of a few milliseconds
     # are noise-sized on a shared machine).
     assert p99(during) <= max(2 * p99(base), p99(base) + 0.02), (p99(base), p99(during))
+
+
+def test_well_behaved_client_keeps_its_latency_under_rapid_reset(suite):
+    assert_latency_holds(suite, attack)
+
+
+def test_well_behaved_client_keeps_its_latency_under_made_you_reset(suite):
+    assert_latency_holds(suite, made_you_reset.attack)
+
+
+def test_an_address_cut_three_times_is_refused(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { ban_time = "3s"; };\n')
+    s = make_suite(conf=str(conf)).start()
+    for _ in range(3):
+        made_you_reset.attack(s.http, 2000, source=ATTACKER)
+    assert wait_logged(s, "refusing 127.0.0.2 for 3 s")
+    banned = socket.create_connection(("127.0.0.1", s.http), source_address=(ATTACKER, 0))
+    banned.settimeout(2)
+    try:
+        banned.sendall(b"GET /hello.php HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert banned.recv(100) == b""  # closed unanswered
+    except ConnectionResetError:
+        pass
+    banned.close()
+    # Others are served meanwhile; the address is served again after it.
+    assert requests.get(s.url("/hello.php"), timeout=5).status_code == 200
+    time.sleep(3.2)
+    again = socket.create_connection(("127.0.0.1", s.http), source_address=(ATTACKER, 0))
+    again.sendall(b"GET /hello.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+    again.settimeout(5)
+    assert again.recv(100).startswith(b"HTTP/1.1 200")
+    again.close()
+    events = [e for e in s.events() if e["topic"] == "front.client.banned"]
+    assert events and events[0]["fields"]["address"] == ATTACKER
+    metrics = requests.get(f"http://127.0.0.1:{s.admin}/metrics").text
+    assert 'vc_front_connections_banned_total{front="vc-front"} 1' in metrics
+
+
+def wait_logged(s, text, timeout=5):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if text in s.logs():
+            return True
+        time.sleep(0.05)
+    return False

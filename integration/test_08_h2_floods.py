@@ -146,3 +146,59 @@ def test_slowloris_does_not_move_latency(suite):
     finally:
         for c in slow:
             c.close()
+
+
+def test_trickled_bodies_are_cut_and_never_reach_php(make_suite, tmp_path):
+    """100 HTTP/2 and 100 HTTP/1.1 connections each announce a 1,000-byte
+    POST body and send one byte of it every 5 s, well inside the idle
+    timeout (8 s), so h2o never sees them idle. Reading alone under 500
+    bytes a second is no progress: each is closed within the idle timeout
+    plus 5 s (plus the 5 s a client needs to notice), nothing reaches PHP,
+    and another client keeps its latency meanwhile."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { idle_timeout = "8s"; };\n')
+    s = make_suite(conf=str(conf)).start()
+    php = lambda: int([d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]["status"]["accepted"])
+    before_php = php()
+    base_lat = latencies(s)
+    base = p99(base_lat)
+    h2_post = (bytes([0x83, 0x86]) + bytes([0x04, len(b"/upload.php")]) + b"/upload.php" + bytes([0x01, 0x01]) + b"x"
+               + h.hpack_literal(b"content-length", b"1000", index=False))
+    conns = []
+    for i in range(100):
+        c = h.connect(s.http)
+        c.sendall(h.frame(h.HEADERS, h.END_HEADERS, 1, h2_post))
+        conns.append(("h2", c))
+        c = socket.create_connection(("127.0.0.1", s.http))
+        c.sendall(b"POST /upload.php HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n")
+        conns.append(("h1", c))
+    t0 = time.monotonic()
+    open_after = {}
+    during = []
+    try:
+        for tick in range(5):  # a byte at 0, 5, ... 20 s
+            for kind, c in conns:
+                if (kind, c) in open_after:
+                    continue
+                try:
+                    c.sendall(h.frame(h.DATA, 0, 1, b"a") if kind == "h2" else b"a")
+                    closed = h.drain(c, 0.001)[1]
+                except OSError:
+                    closed = True
+                if closed:
+                    open_after[(kind, c)] = time.monotonic() - t0
+            during += latencies(s, 20)
+            time.sleep(max(0, 5 * (tick + 1) - (time.monotonic() - t0)))
+    finally:
+        for _, c in conns:
+            c.close()
+    assert len(open_after) == len(conns), f"{len(conns) - len(open_after)} trickling connections still open"
+    # Cut at 8 + 5 s; the client sees it at its next send, 5 s apart.
+    assert max(open_after.values()) <= 8 + 5 + 5 + 1, sorted(open_after.values())[-5:]
+    assert php() - before_php == len(base_lat) + len(during)  # only the other client's
+    assert "made no progress" in s.logs()
+    assert p99(during) <= max(2 * base, base + 0.02), (base, p99(during))

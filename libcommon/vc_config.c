@@ -54,6 +54,7 @@ static const struct spec global_specs[] = {
     {"front.max_connections", T_INT, G(front.max_connections), 1, 1000000},
     {"front.h2_max_streams", T_INT, G(front.h2_max_streams), 1, 1000},
     {"front.php_timeout", T_DURATION, G(front.php_timeout_ms), 100, 3600000},
+    {"front.ban_time", T_DURATION, G(front.ban_ms), 0, 86400000},
     {"front.access_log", T_LOGFORMAT, G(front.access_log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
     {"bus.journal_max", T_INT, G(bus.journal_max), 1, 10000000},
@@ -448,6 +449,7 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->front.h2_max_streams = 100;
     /* Longer than a queue wait (30 s) plus a script's limit and grace. */
     cfg->front.php_timeout_ms = 90000;
+    cfg->front.ban_ms = 60000;
     cfg->front.gzip = 1;
     cfg->store.map_size = 256LL * 1024 * 1024;
     cfg->bus.journal_max = 10000;

@@ -1,5 +1,8 @@
 #include "vc_util.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -185,4 +188,21 @@ char *vc_read_file(const char *path, size_t *len)
     if (len)
         *len = n;
     return buf;
+}
+
+unsigned vc_sockaddr_host(const struct sockaddr *sa, char *buf, size_t len)
+{
+    if (len)
+        buf[0] = '\0';
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &a->sin_addr, buf, (socklen_t)len);
+        return ntohs(a->sin_port);
+    }
+    if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &a->sin6_addr, buf, (socklen_t)len);
+        return ntohs(a->sin6_port);
+    }
+    return 0;
 }

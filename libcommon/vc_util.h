@@ -43,6 +43,11 @@ enum {
 /* A message for a negative error code (errno or VC_ERR_*); static storage. */
 const char *vc_strerror(int err);
 
+struct sockaddr;
+/* "1.2.3.4" or "::1" into buf (empty for other families); returns the
+ * port. */
+unsigned vc_sockaddr_host(const struct sockaddr *sa, char *buf, size_t len);
+
 /* Clocks: wall time for events and logs, monotonic for timeouts. */
 uint64_t vc_now_us(void);
 uint64_t vc_mono_ms(void);

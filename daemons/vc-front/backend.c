@@ -1,4 +1,5 @@
 #include "backend.h"
+#include "bans.h"
 #include "vc_log.h"
 #include "vc_msg.h"
 #include "vc_util.h"
@@ -70,9 +71,28 @@ static void charge_reset(conn_state_t *c)
         return;
     c->cut = 1;
     c->f->stats.connections_cut++;
-    vc_log(VC_LOG_WARN, "limits", "closing a connection that cancelled %u PHP requests before their answers",
-           c->resets);
+    char addr[INET6_ADDRSTRLEN] = "?";
+    vc_sockaddr_host((struct sockaddr *)&c->peer, addr, sizeof(addr));
+    vc_log(VC_LOG_WARN, "limits", "closing a connection from %s that cancelled %u PHP requests before their answers",
+           addr, c->resets);
     shutdown(c->fd, SHUT_RDWR);
+    uint64_t ban =
+        bans_note_cut(c->f->bans, (struct sockaddr *)&c->peer, vc_mono_ms(), (uint64_t)c->f->d.cfg->front.ban_ms);
+    if (ban) {
+        char secs[32];
+        snprintf(secs, sizeof(secs), "%llu", (unsigned long long)(ban / 1000));
+        vc_log(VC_LOG_WARN, "limits", "refusing %s for %s s: %d of its connections cut for resets within %d s", addr,
+               secs, BAN_CUTS, BAN_WINDOW_MS / 1000);
+        vc_bus_publish(c->f->d.bus, "front.client.banned", VC__SEVERITY__WARNING, "address", addr, "seconds", secs,
+                       NULL);
+        /* Its other connections go too: a fast attacker has many open. */
+        for (conn_state_t *o = c->f->conns; o; o = o->next)
+            if (!o->cut && o->sock && bans_is_banned(c->f->bans, (struct sockaddr *)&o->peer, vc_mono_ms())) {
+                o->cut = 1;
+                c->f->stats.connections_cut++;
+                shutdown(o->fd, SHUT_RDWR);
+            }
+    }
 }
 
 static void on_dispose(void *arg)
@@ -267,8 +287,7 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     p->req = req;
     /* The connection's state, if the front accepted it (not the admin
      * listener). */
-    h2o_socket_t *sock = req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL;
-    if ((p->conn = conn_state_of(sock)) != NULL) {
+    if ((p->conn = conn_state_of_req(req)) != NULL) {
         if (p->conn->cut) {
             /* Over its budget: nothing more from it reaches PHP. */
             p->conn = NULL;
@@ -320,10 +339,13 @@ void backend_tick(backend_t *be)
     uint64_t now = vc_mono_ms(), limit = (uint64_t)be->f->d.cfg->front.php_timeout_ms;
     preq_t *late[64];
     size_t n = 0;
-    for (size_t i = 0; i < NBUCKETS && n < VC_ARRAY_SIZE(late); i++)
-        for (preq_t *p = be->buckets[i]; p && n < VC_ARRAY_SIZE(late); p = p->next)
-            if (p->req && !p->started && !p->timed_out && now - p->sent_ms >= limit)
+    for (size_t i = 0; i < NBUCKETS; i++)
+        for (preq_t *p = be->buckets[i]; p; p = p->next) {
+            if (p->req && !p->final_seen && p->conn)
+                p->conn->php_waiting = 1; /* for the watchdog */
+            if (p->req && !p->started && !p->timed_out && now - p->sent_ms >= limit && n < VC_ARRAY_SIZE(late))
                 late[n++] = p;
+        }
     for (size_t i = 0; i < n; i++) {
         preq_t *p = late[i];
         vc_log(VC_LOG_ERR, "backend", "no answer from PHP for %.*s in %llu ms: 504", (int)p->req->path.len,

@@ -19,7 +19,8 @@ void backend_destroy(backend_t **be);
 int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head);
 
 /* Once a second: 504 for requests PHP has not begun to answer in
- * front.php_timeout. */
+ * front.php_timeout; sets php_waiting on the connections PHP is working
+ * for (the watchdog reads it). */
 void backend_tick(backend_t *be);
 
 /* Requests waiting for an answer. */

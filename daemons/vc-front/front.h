@@ -6,6 +6,7 @@
 #define VC_FRONT_H
 
 #include <h2o.h>
+#include <sys/socket.h>
 
 #include "route.h"
 #include "vc_daemon.h"
@@ -45,11 +46,14 @@ typedef struct conn_state {
     struct front *f;
     h2o_socket_t *sock; /* NULL once closed */
     int fd;
+    struct sockaddr_storage peer;
     unsigned refs;
     uint32_t resets; /* PHP requests it cancelled before their answer */
     int cut;         /* over budget: being closed */
-    /* The watchdog: seconds without a byte read or written. */
-    uint64_t last_read, last_written;
+    /* The watchdog: the kernel's byte counts a second ago, requests that
+     * reached us, seconds in a row without progress. */
+    uint64_t last_read, last_acked, requests, last_requests;
+    int php_waiting; /* set each tick by the backend: PHP is working for it */
     unsigned quiet_s;
     struct conn_state *prev, *next; /* every open connection */
 } conn_state_t;
@@ -59,14 +63,22 @@ typedef struct conn_state {
  * reset into work for PHP, and resets never refund this budget. */
 #define CONN_RESET_BUDGET 100
 
+/* Bytes a connection must send in a second for its reading alone to count
+ * as progress (Apache's mod_reqtimeout MinRate): a body or headers
+ * trickled a byte at a time keep a connection busy for ever otherwise. */
+#define CONN_MIN_READ_RATE 500
+
 void conn_state_release(conn_state_t *c);
 /* The state of a client connection's socket, or NULL. Borrowed. */
 conn_state_t *conn_state_of(h2o_socket_t *sock);
+/* The same for the connection a request came on. */
+conn_state_t *conn_state_of_req(h2o_req_t *req);
 
 typedef struct front_stats {
     uint64_t requests, php, statics, redirects, refused, errors_5xx, inflight;
     uint64_t connections, connections_refused; /* open now; turned away */
     uint64_t connections_cut;                  /* closed for resets or stalls */
+    uint64_t connections_banned;               /* closed at once: a banned address */
 } front_stats_t;
 
 typedef struct front {
@@ -85,6 +97,7 @@ typedef struct front {
     int running;
     h2o_timeout_entry_t tick; /* once a second */
     conn_state_t *conns;      /* open client connections, for the watchdog */
+    struct bans *bans;        /* addresses refused for a while */
     front_stats_t stats;
     front_stats_t last_tick; /* stats one second ago, for rates */
 } front_t;

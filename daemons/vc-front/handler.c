@@ -25,17 +25,8 @@ static site_rt_t *site_for(front_t *f, h2o_req_t *req)
 /* "1.2.3.4" / "::1" and the port of a socket address, in the pool. */
 static char *addr_str(h2o_mem_pool_t *pool, struct sockaddr *sa, uint32_t *port)
 {
-    char buf[INET6_ADDRSTRLEN] = "";
-    *port = 0;
-    if (sa->sa_family == AF_INET) {
-        struct sockaddr_in *a = (struct sockaddr_in *)sa;
-        inet_ntop(AF_INET, &a->sin_addr, buf, sizeof(buf));
-        *port = ntohs(a->sin_port);
-    } else if (sa->sa_family == AF_INET6) {
-        struct sockaddr_in6 *a = (struct sockaddr_in6 *)sa;
-        inet_ntop(AF_INET6, &a->sin6_addr, buf, sizeof(buf));
-        *port = ntohs(a->sin6_port);
-    }
+    char buf[INET6_ADDRSTRLEN];
+    *port = vc_sockaddr_host(sa, buf, sizeof(buf));
     return h2o_strdup(pool, buf, SIZE_MAX).base;
 }
 
@@ -192,6 +183,16 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     front_t *f = ((handler_t *)self)->f;
     f->stats.requests++;
+    conn_state_t *c = conn_state_of_req(req);
+    if (c && c->cut) {
+        /* Being closed over a budget: h2o still parses what it has read
+         * (thousands of streams for a flood); each costs the least. */
+        f->stats.refused++;
+        h2o_send_error_generic(req, 429, "Too Many Requests", "Too Many Requests\n", 0);
+        return 0;
+    }
+    if (c)
+        c->requests++;
     site_rt_t *s = site_for(f, req);
     const vc_site_t *conf = s->conf;
     int https = req->scheme == &H2O_URL_SCHEME_HTTPS;

