@@ -5,6 +5,7 @@
 #include "vc_util.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -26,7 +27,7 @@ typedef struct preq {
     int aborted;        /* the worker died mid-answer */
     conn_state_t *conn; /* the client connection's budgets; a reference */
     uint64_t sent_ms;   /* when it left for PHP */
-    int timed_out;      /* answered 504 by us: PHP's answer is dropped */
+    int given_up;       /* answered by us (504, 502): PHP's answer is dropped */
     vc_frames_t queue;  /* body frames not yet handed to h2o */
     vc_frames_t inflight;
 } preq_t;
@@ -35,6 +36,8 @@ struct backend {
     front_t *f;
     void *sock;
     h2o_socket_t *watch;
+    void *monitor; /* the DEALER's disconnect events */
+    h2o_socket_t *monitor_watch;
     h2o_timeout_entry_t drain_entry;
     uint64_t next_id;
     preq_t *buckets[NBUCKETS];
@@ -227,7 +230,7 @@ static void on_message(backend_t *be, vc_frames_t *fr)
                   : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK ? bm->chunk->id
                                                                   : 0;
     preq_t *p = *slot(be, id);
-    if (p == NULL || p->req == NULL || p->timed_out) {
+    if (p == NULL || p->req == NULL || p->given_up) {
         /* The client left; the answer has nowhere to go. */
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && !p->started) {
         on_head(be, p, bm->head, fr);
@@ -275,6 +278,65 @@ static void schedule_drain(backend_t *be)
 {
     if (!h2o_timeout_is_linked(&be->drain_entry))
         h2o_timeout_link(be->f->ctx.loop, &be->f->ctx.zero_timeout, &be->drain_entry);
+}
+
+/* The pool's end of the socket closed: vc-php died (or restarts). What it
+ * had will never be answered, so each waiting client gets a 502 now rather
+ * than a 504 at front.php_timeout; answers already streaming are cut.
+ * Requests sent after this reach the next vc-php once it is up. */
+static void pool_lost(backend_t *be)
+{
+    size_t n = 0, cap = be->inflight + 1;
+    preq_t **lost = vc_malloc(cap * sizeof(*lost));
+    for (size_t i = 0; i < NBUCKETS; i++)
+        for (preq_t *p = be->buckets[i]; p && n < cap; p = p->next)
+            if (p->req && !p->given_up && !p->final_seen)
+                lost[n++] = p;
+    if (n)
+        vc_log(VC_LOG_ERR, "backend", "the PHP pool went away with %zu requests: 502 for those not yet answered", n);
+    for (size_t i = 0; i < n; i++) {
+        preq_t *p = lost[i];
+        if (p->started) {
+            p->final_seen = 1;
+            p->aborted = 1;
+            kick(p); /* may dispose p */
+        } else {
+            p->given_up = 1;
+            be->f->stats.errors_5xx++;
+            h2o_send_error_generic(p->req, 502, "Bad Gateway", "Bad Gateway: the PHP pool went away\n", 0);
+        }
+    }
+    free(lost);
+}
+
+static void on_monitor(h2o_socket_t *sock, const char *err)
+{
+    backend_t *be = sock->data;
+    for (;;) {
+        int events = 0;
+        size_t len = sizeof(events);
+        zmq_getsockopt(be->monitor, ZMQ_EVENTS, &events, &len);
+        if (!(events & ZMQ_POLLIN))
+            return;
+        /* [event u16 + value u32][endpoint] */
+        zmq_msg_t ev, addr;
+        zmq_msg_init(&ev);
+        zmq_msg_init(&addr);
+        if (zmq_msg_recv(&ev, be->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&ev);
+            zmq_msg_close(&addr);
+            return;
+        }
+        if (zmq_msg_more(&ev))
+            zmq_msg_recv(&addr, be->monitor, ZMQ_DONTWAIT);
+        uint16_t event = 0;
+        if (zmq_msg_size(&ev) >= 2)
+            memcpy(&event, zmq_msg_data(&ev), 2);
+        zmq_msg_close(&ev);
+        zmq_msg_close(&addr);
+        if (event == ZMQ_EVENT_DISCONNECTED)
+            pool_lost(be);
+    }
 }
 
 int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
@@ -343,7 +405,7 @@ void backend_tick(backend_t *be)
         for (preq_t *p = be->buckets[i]; p; p = p->next) {
             if (p->req && !p->final_seen && p->conn)
                 p->conn->php_waiting = 1; /* for the watchdog */
-            if (p->req && !p->started && !p->timed_out && now - p->sent_ms >= limit && n < VC_ARRAY_SIZE(late))
+            if (p->req && !p->started && !p->given_up && now - p->sent_ms >= limit && n < VC_ARRAY_SIZE(late))
                 late[n++] = p;
         }
     for (size_t i = 0; i < n; i++) {
@@ -351,7 +413,7 @@ void backend_tick(backend_t *be)
         vc_log(VC_LOG_ERR, "backend", "no answer from PHP for %.*s in %llu ms: 504", (int)p->req->path.len,
                p->req->path.base, (unsigned long long)(now - p->sent_ms));
         be->f->stats.errors_5xx++;
-        p->timed_out = 1; /* a late answer is dropped */
+        p->given_up = 1; /* a late answer is dropped */
         h2o_send_error_generic(p->req, 504, "Gateway Time-out", "Gateway Time-out: PHP did not answer\n", 0);
     }
 }
@@ -383,7 +445,31 @@ backend_t *backend_new(front_t *f, const char *endpoint)
     be->watch->data = be;
     h2o_socket_read_start(be->watch, on_readable);
     be->drain_entry.cb = on_drain_timer;
+    /* Told when the pool's end closes (a dead vc-php), on the same loop. */
+    char mon[64];
+    snprintf(mon, sizeof(mon), "inproc://vc-front-backend-%p", (void *)be);
+    if (zmq_socket_monitor(s, mon, ZMQ_EVENT_DISCONNECTED) == 0 &&
+        (be->monitor = zmq_socket(f->d.zctx, ZMQ_PAIR)) != NULL && zmq_connect(be->monitor, mon) == 0) {
+        len = sizeof(fd);
+        zmq_getsockopt(be->monitor, ZMQ_FD, &fd, &len);
+        be->monitor_watch = h2o_evloop_socket_create(f->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+        be->monitor_watch->data = be;
+        h2o_socket_read_start(be->monitor_watch, on_monitor);
+        /* ZMQ_FD is edge-like: take what is already there. */
+        on_monitor(be->monitor_watch, NULL);
+    } else {
+        vc_log(VC_LOG_WARN, "backend", "no monitor on the pool socket (%s): a dead vc-php is noticed at php_timeout",
+               zmq_strerror(errno));
+    }
     return be;
+}
+
+/* The fd belongs to ZeroMQ: detach it from h2o without closing it. */
+static void unwatch(h2o_socket_t *watch)
+{
+    h2o_socket_read_stop(watch);
+    h2o_socket_export_t ex;
+    h2o_socket_export(watch, &ex);
 }
 
 void backend_destroy(backend_t **pbe)
@@ -393,10 +479,12 @@ void backend_destroy(backend_t **pbe)
         return;
     if (h2o_timeout_is_linked(&be->drain_entry))
         h2o_timeout_unlink(&be->drain_entry);
-    /* The fd belongs to ZeroMQ: detach it from h2o without closing it. */
-    h2o_socket_read_stop(be->watch);
-    h2o_socket_export_t ex;
-    h2o_socket_export(be->watch, &ex);
+    unwatch(be->watch);
+    if (be->monitor_watch)
+        unwatch(be->monitor_watch);
+    zmq_socket_monitor(be->sock, NULL, 0);
+    if (be->monitor)
+        zmq_close(be->monitor);
     zmq_close(be->sock);
     vc_frames_fini(&be->fr);
     free(be);

@@ -15,7 +15,10 @@
 
 #include "request.pb-c.h"
 
-/* Crash-loop guard: this many crashes inside the window slow spawning. */
+/* Crash-loop guard: this many crashes inside the window slow spawning.
+ * Only a worker's own faults count (a signal like SIGSEGV or SIGABRT, a
+ * non-zero exit): SIGKILL comes from outside (an operator, the OOM killer,
+ * our own time limit), and the pool refills at once after it. */
 #define CRASH_WINDOW_MS 60000
 #define CRASH_BURST 5
 #define SPAWN_BACKOFF_MAX_MS 10000
@@ -441,6 +444,7 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
     else
         snprintf(how, sizeof(how), "exit %d", WEXITSTATUS(status));
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    int own_fault = !clean && !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     job_t *j = w->job;
     if (j && w->state == W_BUSY) {
         /* Mid-request. */
@@ -475,7 +479,8 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
             job_free(j);
         }
         w->job = NULL;
-        note_crash(d);
+        if (own_fault)
+            note_crash(d);
     } else {
         if (j)
             finish_job(d, w);
@@ -484,7 +489,8 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
             vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) while %s", (int)pid, how, wstate_names[w->state]);
             vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how, "action",
                            "none", NULL);
-            note_crash(d);
+            if (own_fault)
+                note_crash(d);
         } else if (strcmp(d->cfg->php.mode, "fork") != 0) {
             /* A worker at max_requests (its last answer was final) or over
              * the memory ceiling was recycled; others just exited. */
