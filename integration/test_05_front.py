@@ -114,12 +114,15 @@ def test_paths_that_must_not_execute(make_suite, tmp_path):
     (root / "x.jpg").write_text("<?php echo 'EXECUTED';")
     (root / "index.php").write_text("<?php echo 'index';")
     (root / ".user.ini").write_text("auto_prepend_file=/etc/passwd")
+    (root / "evil.phar").write_text("<?php echo 'EXECUTED';")
     os.symlink(outside / "evil.php", root / "link.php")
     os.symlink(outside / "secret.txt", root / "link.txt")
     os.symlink(outside, root / "linkdir")
     s = make_suite(root=str(root)).start()
     for path in ("/x.jpg/y.php", "/x.jpg%00.php", "/link.php", "/linkdir/evil.php", "/%2e%2e/outside/evil.php",
-                 "/x.jpg/.php", "/.user.ini", "/link.txt", "/linkdir/secret.txt"):
+                 "/x.jpg/.php", "/.user.ini", "/link.txt", "/linkdir/secret.txt", "/evil.phar",
+                 "/evil.phar/x.php", "/x.jpg%0a.php", "/x.jpg%0d%0a/y.php", "/index.php%0d%0aX-Injected:%201",
+                 "/x.jpg%20.php", "/x.jpg.php"):
         code, _, body = curl("--path-as-is", s.url(path))
         assert b"EXECUTED" not in body and b"TOPSECRET" not in body and b"/etc/passwd" not in body, (path, body)
         assert code in (200, 400, 403, 404), (path, code)
@@ -127,6 +130,67 @@ def test_paths_that_must_not_execute(make_suite, tmp_path):
             assert body == b"index", (path, body)  # only ever the front controller
     code, _, body = curl(s.url("/x.jpg"))
     assert code == 200 and b"<?php" in body  # a static file is served as it is, never run
+    # Raw CR, LF or NUL in the request line: refused before routing.
+    for target in (b"/index.php\rX", b"/index.php\x00.php", b"/a\x0b/../index.php"):
+        with socket.create_connection(("127.0.0.1", s.http), timeout=5) as c:
+            c.sendall(b"GET " + target + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+            answer = c.recv(4096)
+        assert answer.startswith(b"HTTP/1.1 400") or answer == b"", (target, answer)
+
+
+def test_cve_2019_11043_shapes_change_nothing(make_suite, tmp_path):
+    """The php-fpm PATH_INFO underflow exploit's requests (a %0A in the
+    path, padded queries, a growing header) neither crash a worker nor set
+    PHP ini values for later requests."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "index.php").write_text("<?php echo 'auto_start=', ini_get('session.auto_start'), "
+                                    "' path_info=', json_encode($_SERVER['PATH_INFO'] ?? null);")
+    s = make_suite(root=str(root), args=["--workers", "2"]).start()
+    sess = requests.Session()
+    for i in range(60):
+        r = sess.get(s.url("/index.php/PHP_VALUE%0Asession.auto_start=1;;;?" + "Q" * (1500 + i)),
+                     headers={"D-Pisos": "8" + "=" * i + "D"}, timeout=10)
+        assert r.status_code in (200, 404), r.status_code
+        assert "PHPSESSID" not in r.headers.get("Set-Cookie", "")
+    r = sess.get(s.url("/index.php"), timeout=10)
+    assert r.text.startswith("auto_start=0"), r.text
+    assert not [e for e in s.events() if e["topic"] == "php.worker.crashed"]
+
+
+def test_header_injection_never_reaches_the_wire(make_suite, tmp_path):
+    """CR, LF or NUL from header() or setcookie(): PHP refuses them with a
+    warning, and nothing of them reaches the client."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "inject.php").write_text(r"""<?php
+header("X-A: a\r\nX-Injected: 1");
+header("X-B: b\nX-Injected: 2");
+header("X-C: c\0X-Injected: 3");
+header("Location: /x\r\nX-Injected: 4");
+@setcookie("n\r\nX-Injected: 5", "v");
+setcookie("ok", "v\r\nX-Injected: 6");
+@setcookie("p", "v", ["path" => "/\r\nX-Injected: 7"]);
+echo "done";
+""")
+    worker = os.path.join(os.path.dirname(FIXTURES), "conformance", "worker.php")
+    for mode in ([], ["--mode", "worker", "--worker-script", worker]):
+        s = make_suite(root=str(root), args=["--workers", "1"] + mode).start()
+        with socket.create_connection(("127.0.0.1", s.http), timeout=5) as c:
+            c.sendall(b"GET /inject.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            wire = b""
+            while True:
+                b = c.recv(65536)
+                if not b:
+                    break
+                wire += b
+        head = wire.split(b"\r\n\r\n", 1)[0]
+        assert wire.startswith(b"HTTP/1.1 "), wire[:100]
+        assert b"X-Injected" not in head.replace(b"X-Injected%3A", b""), head
+        assert b"\x00" not in head and b"\r\n\r\n" not in head
+        for line in head.split(b"\r\n")[1:]:
+            assert b":" in line and b"\r" not in line and b"\n" not in line, line
+        s.stop()
 
 
 def test_redirects_hsts_and_error_pages(make_suite, tmp_path):

@@ -50,3 +50,6 @@ echo "== integration tests again, every daemon under AddressSanitizer + Undefine
 
 echo "== benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
 ./bench/run --quick --out "$(mktemp -d)"
+
+echo "== soak (bench/soak, a short run: memory of every daemon within 5% after warm-up)"
+./bench/soak --minutes 1 --warmup 20 --out "$(mktemp -d)"

@@ -31,6 +31,10 @@ int main(void)
     vc_test_write(root, "blog/index.php", "<?php");
     vc_test_write(root, "empty/keep", "");
     vc_test_write(root, ".well-known/acme-challenge/tok", "tok");
+    vc_test_write(root, "lib.phar", "<?php __HALT_COMPILER();");
+    vc_test_write(root, "view.phtml", "<?php");
+    vc_test_write(root, "Old.PHP", "<?php");
+    vc_test_write(root, "conf.inc", "<?php $pw = 1;");
     char link[4300];
     snprintf(link, sizeof(link), "%s/escape.php", root);
     CHECK(symlink(outside, link) == 0 || 1);
@@ -51,6 +55,13 @@ int main(void)
     site.front_controller = 1;
     route_t rt;
     char want[4300];
+
+    /* PHP source by other names is never a static file. */
+    CHECK(go("/lib.phar", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/view.phtml", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/Old.PHP", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/conf.inc", &rt) == ROUTE_NOT_FOUND);
+    CHECK(go("/style.css", &rt) == ROUTE_STATIC);
 
     CHECK(go("/app.php", &rt) == ROUTE_PHP);
     snprintf(want, sizeof(want), "%s/app.php", root);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 static route_kind_t refuse(route_t *out, route_kind_t kind, const char *why)
@@ -38,6 +39,22 @@ static int resolve(const route_site_t *site, const char *rel, size_t rlen, char 
         return S_IFREG;
     if (S_ISDIR(st.st_mode))
         return S_IFDIR;
+    return 0;
+}
+
+/* PHP source by another name (archives, templates, old extensions, any
+ * case): never sent as a static file, as Debian's Apache configuration
+ * denies them. A .php file in the right case runs; these are 404. */
+static int php_source(const char *file)
+{
+    static const char *const exts[] = {".php",  ".phar", ".phtml", ".pht",  ".phps", ".php3",
+                                       ".php4", ".php5", ".php7",  ".php8", ".inc"};
+    const char *dot = strrchr(file, '.');
+    if (dot == NULL || strchr(dot, '/'))
+        return 0;
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+        if (strcasecmp(dot, exts[i]) == 0)
+            return 1;
     return 0;
 }
 
@@ -104,6 +121,8 @@ route_kind_t route_resolve(const route_site_t *site, const char *path, size_t le
     char file[PATH_MAX];
     int kind = resolve(site, path, len, file);
     if (kind == S_IFREG) {
+        if (php_source(file))
+            return refuse(out, ROUTE_NOT_FOUND, "PHP source");
         memcpy(out->file, file, strlen(file) + 1);
         out->kind = ROUTE_STATIC;
         return ROUTE_STATIC;
