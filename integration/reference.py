@@ -42,12 +42,15 @@ def tree(pid):
 
 
 def wait_http(port, path="/", timeout=20):
+    """Until the stack answers path with a status below 500: nginx answers
+    502 until php-fpm has opened its socket."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=1) as s:
                 s.sendall(f"GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n".encode())
-                if s.recv(12).startswith(b"HTTP/1.1 "):
+                status = s.recv(12)
+                if status.startswith(b"HTTP/1.1 ") and len(status) >= 10 and status[9:10] in b"1234":
                     return
         except OSError:
             pass

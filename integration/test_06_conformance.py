@@ -115,6 +115,105 @@ CASES = {
     "session-start": [("GET", "/session.php", {}, b"")],
     "session-destroy": [("GET", "/session.php?case=destroy", {"Cookie": "PHPSESSID=abcdef0123456789"}, b"")],
     "static-file-headers": [("GET", "/sub/", {}, b"")],
+    # -- more shapes (scripts/more.php and friends) --
+    "server-dot-segments": [("GET", "/sub/../server.php?x=1", {}, b"")],
+    "server-encoded-slash": [("GET", "/server.php/a%2Fb/c", {}, b"")],
+    "server-empty-query": [("GET", "/server.php?", {}, b"")],
+    "server-odd-query": [("GET", "/server.php?a=%00&b=%ff&c=%zz&&=x", {}, b"")],
+    "server-plus-in-path": [("GET", "/server.php/a+b%20c", {}, b"")],
+    "server-long-query": [("GET", "/server.php?q=" + "x" * 4000, {}, b"")],
+    "server-post-empty": [("POST", "/server.php", {"Content-Length": "0"}, b"")],
+    "server-custom-method": [("PROPFIND", "/server.php", {}, b"")],
+    "server-forwarded": [("GET", "/server.php", {"X-Forwarded-For": "10.1.2.3", "X-Forwarded-Proto": "https"}, b"")],
+    "front-controller-deep": [("GET", "/a/b/c.html?x=1", {}, b"")],
+    "front-controller-encoded": [("GET", "/caf%C3%A9/%20?q", {}, b"")],
+    "get-mangled-names": [("GET", "/superglobals.php?a.b=1&c%20d=2&e[f.g]=3", {}, b"")],
+    "get-deep-and-indexed": [("GET", "/superglobals.php?a[b][c][d]=1&i[5]=x&i[]=y&j[]=1&j[]=2", {}, b"")],
+    "get-empty-keys": [("GET", "/superglobals.php?=1&&a&b=", {}, b"")],
+    "post-nested": [("POST", "/superglobals.php", {"Content-Type": "application/x-www-form-urlencoded"},
+                     b"u[name]=x&u[roles][]=a&u[roles][]=b&u[addr][city]=Paris")],
+    "post-json": [("POST", "/superglobals.php", {"Content-Type": "application/json"}, b'{"a":[1,2],"b":null}')],
+    "post-text-plain": [("POST", "/superglobals.php", {"Content-Type": "text/plain"}, b"a=1&b=2")],
+    "post-charset-type": [("POST", "/superglobals.php",
+                           {"Content-Type": "application/x-www-form-urlencoded; charset=UTF-8"}, b"e=%C3%A9")],
+    "multipart-several-files": [("POST", "/superglobals.php", {"Content-Type": "multipart/form-data; boundary=B"},
+                                 b"--B\r\nContent-Disposition: form-data; name=\"f[]\"; filename=\"one.txt\"\r\n"
+                                 b"Content-Type: text/plain\r\n\r\n1\r\n"
+                                 b"--B\r\nContent-Disposition: form-data; name=\"f[]\"; filename=\"two.txt\"\r\n"
+                                 b"Content-Type: text/plain\r\n\r\n22\r\n"
+                                 b"--B\r\nContent-Disposition: form-data; name=\"doc[a][b]\"; filename=\"n.txt\"\r\n"
+                                 b"Content-Type: text/plain\r\n\r\n333\r\n--B--\r\n")],
+    "multipart-empty-file": [("POST", "/superglobals.php", {"Content-Type": "multipart/form-data; boundary=B"},
+                              b"--B\r\nContent-Disposition: form-data; name=\"f\"; filename=\"\"\r\n"
+                              b"Content-Type: application/octet-stream\r\n\r\n\r\n--B--\r\n")],
+    "multipart-over-upload-max": [("POST", "/more.php?case=files-errors",
+                                   {"Content-Type": "multipart/form-data; boundary=B"},
+                                   b"--B\r\nContent-Disposition: form-data; name=\"big\"; filename=\"big.bin\"\r\n"
+                                   b"Content-Type: application/octet-stream\r\n\r\n" + b"z" * (3 * 1024 * 1024)
+                                   + b"\r\n--B\r\nContent-Disposition: form-data; name=\"small\"; "
+                                   b"filename=\"s.txt\"\r\nContent-Type: text/plain\r\n\r\nok\r\n--B--\r\n")],
+    "multipart-filename-path": [("POST", "/superglobals.php", {"Content-Type": "multipart/form-data; boundary=B"},
+                                 b"--B\r\nContent-Disposition: form-data; name=\"f\"; "
+                                 b"filename=\"../../etc/x.txt\"\r\nContent-Type: text/plain\r\n\r\nx\r\n--B--\r\n")],
+    "cookie-arrays": [("GET", "/superglobals.php", {"Cookie": "c[a]=1; c[b]=2; d[]=x; d[]=y"}, b"")],
+    "cookie-odd": [("GET", "/superglobals.php", {"Cookie": "a=%3D%3B; b=; =c;  e = f ; g"}, b"")],
+    "input-post-form": [("POST", "/more.php?case=input-twice", {"Content-Type": "application/x-www-form-urlencoded"},
+                         b"a=1")],
+    "input-put-large": [("PUT", "/more.php?case=input-stream", {"Content-Type": "application/octet-stream"},
+                         bytes(range(256)) * 4000)],
+    "input-options-body": [("OPTIONS", "/misc.php?case=method", {"Content-Type": "text/plain"}, b"optional")],
+    "input-head-query": [("HEAD", "/superglobals.php?h=1", {}, b"")],
+    "header-location-301": [("GET", "/more.php?case=location-301", {}, b"")],
+    "header-location-absolute": [("GET", "/more.php?case=location-absolute", {}, b"")],
+    "header-location-303": [("GET", "/more.php?case=location-after-code", {}, b"")],
+    "header-refresh": [("GET", "/more.php?case=refresh", {}, b"")],
+    "header-raw-set-cookies": [("GET", "/more.php?case=raw-set-cookie", {}, b"")],
+    "header-content-length": [("GET", "/more.php?case=content-length", {}, b"")],
+    "header-empty-value": [("GET", "/more.php?case=empty-value", {}, b"")],
+    "header-code-previous": [("GET", "/more.php?case=code-previous", {}, b"")],
+    "header-after-output": [("GET", "/more.php?case=header-after-output", {}, b"")],
+    "header-vary-twice": [("GET", "/more.php?case=vary", {}, b"")],
+    "status-204": [("GET", "/more.php?case=status-204", {}, b"")],
+    "status-304": [("GET", "/more.php?case=status-304", {}, b"")],
+    "status-500": [("GET", "/more.php?case=status-500", {}, b"")],
+    "content-type-removed": [("GET", "/more.php?case=content-type-none", {}, b"")],
+    "default-charset": [("GET", "/more.php?case=charset", {}, b"")],
+    "cookie-samesite-none": [("GET", "/more.php?case=cookie-session", {}, b"")],
+    "cookie-delete": [("GET", "/more.php?case=cookie-delete", {}, b"")],
+    "cookie-raw-special": [("GET", "/more.php?case=cookie-raw-special", {}, b"")],
+    "ob-callback": [("GET", "/more.php?case=ob-callback", {}, b"")],
+    "ob-levels": [("GET", "/more.php?case=ob-levels", {}, b"")],
+    "output-many-small": [("GET", "/more.php?case=many-small", {}, b"")],
+    "output-printf": [("GET", "/more.php?case=printf", {}, b"")],
+    "output-implicit-flush": [("GET", "/more.php?case=implicit-flush", {}, b"")],
+    "ob-flushed-on-exit": [("GET", "/more.php?case=ob-discard-on-exit", {}, b"")],
+    "exit-in-finally": [("GET", "/more.php?case=exit-in-finally", {}, b"")],
+    "exit-in-destructor": [("GET", "/more.php?case=exit-in-destructor", {}, b"")],
+    "exception-in-shutdown": [("GET", "/more.php?case=exception-in-shutdown", {}, b"")],
+    "exit-with-string": [("GET", "/more.php?case=exit-string-code", {}, b"")],
+    "die-with-int": [("GET", "/more.php?case=die-int", {}, b"")],
+    "notice-display": [("GET", "/more.php?case=notice", {}, b"")],
+    "deprecated-display": [("GET", "/more.php?case=deprecated", {}, b"")],
+    "user-warning": [("GET", "/more.php?case=user-error", {}, b"")],
+    "user-fatal": [("GET", "/more.php?case=user-fatal", {}, b"")],
+    "error-handler": [("GET", "/more.php?case=error-handler", {}, b"")],
+    "exception-handler": [("GET", "/more.php?case=exception-handler", {}, b"")],
+    "error-reporting-off": [("GET", "/more.php?case=error-reporting-off", {}, b"")],
+    "parse-error-include": [("GET", "/more.php?case=parse-error-include", {}, b"")],
+    "division-by-zero": [("GET", "/more.php?case=division-by-zero", {}, b"")],
+    "session-regenerate": [("GET", "/session.php?case=regenerate", {"Cookie": "PHPSESSID=abcdef0123456789"}, b"")],
+    "session-write-close": [("GET", "/session.php?case=write-close", {}, b"")],
+    "session-custom-name": [("GET", "/session.php?case=custom-name", {}, b"")],
+    # Nothing of a request may reach the next one on the same connection
+    # (and in worker mode, the same worker).
+    "no-leak-globals": [("GET", "/more.php?case=global-set", {}, b""), ("GET", "/more.php?case=global-get", {}, b"")],
+    "no-leak-ini": [("GET", "/more.php?case=ini-set", {}, b""), ("GET", "/more.php?case=ini-get", {}, b"")],
+    "no-leak-headers": [("GET", "/more.php?case=header-set", {}, b""), ("GET", "/more.php?case=header-get", {}, b"")],
+    "no-leak-timezone": [("GET", "/more.php?case=tz-set", {}, b""), ("GET", "/more.php?case=tz-get", {}, b"")],
+    "no-leak-handlers": [("GET", "/more.php?case=exception-handler", {}, b""),
+                         ("GET", "/more.php?case=error-handler", {}, b""),
+                         ("GET", "/more.php?case=handlers-get", {}, b"")],
+    "no-leak-session": [("GET", "/session.php?case=start", {}, b""), ("GET", "/more.php?case=header-get", {}, b"")],
 }
 
 
@@ -169,7 +268,7 @@ def normalise(answer, ports, bodies_equal):
             continue
         for p in ports:
             v = v.replace(str(p), "{PORT}")
-        v = re.sub(r"PHPSESSID=[a-z0-9,-]+", "PHPSESSID={SID}", v)
+        v = re.sub(r"(PHPSESSID|APPSESS)=[a-z0-9,-]+", r"\1={SID}", v)
         kept.append((k, v))
     for p in ports:
         body = body.replace(str(p).encode(), b"{PORT}")
@@ -195,6 +294,8 @@ WORKER_MODE_DIFFERENT = {
     "fatal-display-on": lambda ours, ref: _without_frames(ours[3]) == _without_frames(ref[3]),
     "shutdown-function": lambda ours, ref: ours[3] == b"main\n" and ref[3] == b"main\nshutdown ran\n",
     "exit-in-shutdown": lambda ours, ref: ours[3] == b"main\n" and ref[3] == b"main\nshutdown\n",
+    "exception-in-shutdown": lambda ours, ref: ours[3] == b"main\nend\n" and b"Uncaught LogicException" in ref[3],
+    "division-by-zero": lambda ours, ref: _without_frames(ours[3]) == _without_frames(ref[3]),
 }
 
 

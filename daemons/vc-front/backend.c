@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,6 +29,7 @@ typedef struct preq {
     conn_state_t *conn; /* the client connection's budgets; a reference */
     uint64_t sent_ms;   /* when it left for PHP */
     int given_up;       /* answered by us (504, 502): PHP's answer is dropped */
+    int bodiless;       /* 204 or 304: PHP's output is dropped */
     vc_frames_t queue;  /* body frames not yet handed to h2o */
     vc_frames_t inflight;
 } preq_t;
@@ -187,10 +189,13 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     /* PHP's reason phrase, as php-fpm's Status line gives nginx (empty for
      * codes PHP does not know). */
     req->res.reason = h->reason ? h2o_strdup(&req->pool, h->reason, SIZE_MAX).base : "";
+    /* 204 and 304 have no body: none is sent, no length; and as nginx, no
+     * Content-Type on a 304. */
+    int bodiless = h->status == 204 || h->status == 304;
     for (size_t i = 0; i < h->n_headers; i++) {
         const char *name = h->headers[i]->name;
         size_t nlen = strlen(name);
-        if (is_hop_by_hop(name))
+        if (is_hop_by_hop(name) || (h->status == 304 && strcasecmp(name, "content-type") == 0))
             continue;
         char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);
         for (size_t k = 0; k < nlen; k++)
@@ -203,9 +208,10 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     if (h->final) {
         /* The whole answer is here: say its length instead of chunking. */
         size_t total = 0;
-        for (size_t i = 1; i < fr->n; i++)
+        for (size_t i = 1; i < fr->n && !bodiless; i++)
             total += zmq_msg_size(&fr->f[i]);
-        req->res.content_length = total;
+        if (!bodiless)
+            req->res.content_length = total;
         p->final_seen = 1;
     }
     if (h->status >= 500)
@@ -213,7 +219,9 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     if (h->error && *h->error)
         vc_log(VC_LOG_WARN, "backend", "%u from the pool for %.*s: %s", h->status, (int)req->path.len, req->path.base,
                h->error);
-    append_body(p, fr, 1);
+    if (!bodiless)
+        append_body(p, fr, 1);
+    p->bodiless = bodiless;
     p->started = 1;
     h2o_start_response(req, &p->super);
     kick(p);
@@ -235,7 +243,8 @@ static void on_message(backend_t *be, vc_frames_t *fr)
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && !p->started) {
         on_head(be, p, bm->head, fr);
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK && p->started) {
-        append_body(p, fr, 1);
+        if (!p->bodiless)
+            append_body(p, fr, 1);
         if (bm->chunk->final) {
             p->final_seen = 1;
             p->aborted = bm->chunk->aborted;

@@ -119,6 +119,7 @@ static void to_php(front_t *f, site_rt_t *s, h2o_req_t *req, const route_t *rt)
     head.document_uri.data = (uint8_t *)pool_str(pool, rt->document_uri, strlen(rt->document_uri));
     head.document_uri.len = strlen(rt->document_uri);
     head.content_length = req->entity.base ? req->entity.len : 0;
+    head.has_body = req->entity.base != NULL; /* "Content-Length: 0" too */
     head.config_version = f->d.cfg->version;
     f->stats.php++;
     req->pathconf = s->php_conf;

@@ -29,6 +29,11 @@ static struct {
     int have_req;
     vc_request_t boot;
     Vc__RequestHead boot_head;
+    char *boot_tz; /* date_default_timezone_get() when the boot ended */
+    /* The error and exception handlers the boot left (set_*_handler()) and
+     * the depth of their stacks. */
+    zval boot_error_handler, boot_exception_handler;
+    int boot_error_depth, boot_exception_depth;
 } A;
 
 /* ---- the post-boot snapshot ------------------------------------------------ */
@@ -237,6 +242,66 @@ static void request_startup(void)
 
 /* Adapted from php_request_shutdown(): flush, send headers, free what the
  * request read (post data, uploaded files). */
+/* The date extension keeps date_default_timezone_set() in a module global
+ * that only its request shutdown clears (not exported, so no reaching
+ * it): a worker asks the function and sets the boot's zone back. */
+static char *timezone_now(void)
+{
+    zval fn, ret;
+    char *tz = NULL;
+    ZVAL_STRING(&fn, "date_default_timezone_get");
+    ZVAL_UNDEF(&ret);
+    if (call_user_function(CG(function_table), NULL, &fn, &ret, 0, NULL) == SUCCESS && Z_TYPE(ret) == IS_STRING)
+        tz = vc_strdup(Z_STRVAL(ret));
+    zval_ptr_dtor(&ret);
+    zval_ptr_dtor(&fn);
+    return tz;
+}
+
+static void timezone_restore(void)
+{
+    char *tz = timezone_now();
+    if (A.boot_tz && tz && strcmp(tz, A.boot_tz) != 0) {
+        zval fn, ret, arg;
+        ZVAL_STRING(&fn, "date_default_timezone_set");
+        ZVAL_STRING(&arg, A.boot_tz);
+        ZVAL_UNDEF(&ret);
+        call_user_function(CG(function_table), NULL, &fn, &ret, 1, &arg);
+        zval_ptr_dtor(&ret);
+        zval_ptr_dtor(&arg);
+        zval_ptr_dtor(&fn);
+    }
+    free(tz);
+}
+
+static void handlers_take(void)
+{
+    ZVAL_COPY(&A.boot_error_handler, &EG(user_error_handler));
+    ZVAL_COPY(&A.boot_exception_handler, &EG(user_exception_handler));
+    A.boot_error_depth = zend_stack_count(&EG(user_error_handlers));
+    A.boot_exception_depth = zend_stack_count(&EG(user_exception_handlers));
+}
+
+static void stack_trim(zend_stack *st, int depth)
+{
+    while (zend_stack_count(st) > depth) {
+        zval_ptr_dtor((zval *)zend_stack_top(st));
+        zend_stack_del_top(st);
+    }
+}
+
+/* A request's set_error_handler() and set_exception_handler() end with it,
+ * as with fpm, where each request starts with none: back to the boot's. */
+static void handlers_restore(void)
+{
+    zval_ptr_dtor(&EG(user_error_handler));
+    ZVAL_COPY(&EG(user_error_handler), &A.boot_error_handler);
+    zval_ptr_dtor(&EG(user_exception_handler));
+    ZVAL_COPY(&EG(user_exception_handler), &A.boot_exception_handler);
+    stack_trim(&EG(user_error_handlers), A.boot_error_depth);
+    stack_trim(&EG(user_exception_handlers), A.boot_exception_depth);
+}
+
 static void request_shutdown(void)
 {
     zend_try
@@ -297,6 +362,8 @@ static int next_request(void)
 /* Returns 1 if the worker goes on. */
 static int end_request(void)
 {
+    timezone_restore();
+    handlers_restore();
     request_shutdown();
     vc_sapi_finish(&A.req);
     vc_sapi_unbind(&A.req);
@@ -341,6 +408,8 @@ static void fork_point(void)
     A.boot.resp = NULL;
     if (A.restore)
         snapshot_take();
+    A.boot_tz = timezone_now();
+    handlers_take();
     A.booting = 0;
     zygote_serve(A.cfg, A.zsock, A.sigfd); /* returns in the child only */
     A.in_worker = 1;
@@ -368,8 +437,9 @@ static void __attribute__((noreturn)) leave(int code)
 }
 
 /* After the handler ran: exit() in it ends the request and the worker; an
- * uncaught exception is shown like any other and is fatal, so it bails out
- * to appmode_main, which ends this worker. */
+ * uncaught exception goes to the user's exception handler if there is one,
+ * else it is shown like any other and is fatal, so it bails out to
+ * appmode_main, which ends this worker. */
 static void after_call(void)
 {
     if (EG(exception) == NULL)
@@ -377,6 +447,13 @@ static void after_call(void)
     if (zend_is_unwind_exit(EG(exception))) {
         zend_clear_exception();
         leave(0);
+    }
+    /* set_exception_handler() gets it first, as at a script's top level;
+     * handled, the request ends normally and the worker goes on. */
+    if (Z_TYPE(EG(user_exception_handler)) != IS_UNDEF && !zend_is_graceful_exit(EG(exception))) {
+        zend_user_exception_handler();
+        if (EG(exception) == NULL)
+            return;
     }
     zend_exception_error(EG(exception), E_ERROR);
 }
@@ -408,11 +485,32 @@ ZEND_FUNCTION(frankenphp_handle_request)
     RETURN_TRUE;
 }
 
+/* A returned handler is called from C, with no PHP frame below it: there
+ * PHP turns an uncaught exception into a fatal error at once, before a
+ * set_exception_handler() handler could see it. The handler runs inside
+ * this closure, which hands such an exception to the user's handler as a
+ * script's top level would, and rethrows it when there is none. */
+static const char trampoline_src[] = /* an expression: eval adds "return" */
+    "static function (callable $h) {"
+    "  try { $h(); } catch (\\Throwable $e) {"
+    "    $f = set_exception_handler(null);"
+    "    if ($f === null) { throw $e; }"
+    "    set_exception_handler($f);"
+    "    $f($e);"
+    "  }"
+    "}";
+
 static int call(zval *fn)
 {
+    static zval trampoline;
+    if (Z_TYPE(trampoline) == IS_UNDEF &&
+        zend_eval_stringl(trampoline_src, sizeof(trampoline_src) - 1, &trampoline, "worker trampoline") != SUCCESS)
+        ZVAL_NULL(&trampoline);
     zval retval;
     ZVAL_UNDEF(&retval);
-    int ok = call_user_function(CG(function_table), NULL, fn, &retval, 0, NULL) == SUCCESS;
+    int ok = Z_TYPE(trampoline) == IS_OBJECT
+                 ? call_user_function(CG(function_table), NULL, &trampoline, &retval, 1, fn) == SUCCESS
+                 : call_user_function(CG(function_table), NULL, fn, &retval, 0, NULL) == SUCCESS;
     zval_ptr_dtor(&retval);
     after_call();
     return ok;

@@ -140,8 +140,9 @@ void vc_params_build(vc_params_t *p, const Vc__RequestHead *h, const char *user,
     const Vc__Header *cl = find_header(h, "content-length");
     if (cl) {
         add_bytes(&b, "CONTENT_LENGTH", cl->value);
-    } else if (h->content_length > 0) {
-        /* A chunked body: nginx has read it whole and says its length. */
+    } else if (h->has_body || h->content_length > 0) {
+        /* h2o keeps no Content-Length header; nginx says the length of any
+         * body it read (a chunked one too), "0" included. */
         snprintf(num, sizeof(num), "%llu", (unsigned long long)h->content_length);
         add_str(&b, "CONTENT_LENGTH", num);
     } else {

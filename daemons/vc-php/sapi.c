@@ -77,7 +77,10 @@ static size_t on_ub_write(const char *str, size_t len)
 static void on_flush(void *server_context)
 {
     vc_request_t *r = server_context;
-    if (r && !r->final_sent)
+    /* As fpm's: flush() sends what PHP's output layer has written. Before
+     * its first write (headers not sent) there is nothing, and header()
+     * must still work: output_buffering holds the script's echoes. */
+    if (r && !r->final_sent && SG(headers_sent))
         emit(r, 0);
 }
 
@@ -112,6 +115,9 @@ static int on_send_headers(sapi_headers_struct *sh)
         while (*v == ' ' || *v == '\t')
             v++;
         size_t vlen = h->header_len - (size_t)(v - h->header);
+        /* header("Content-Type:") removes it: nginx sends none. */
+        if (vlen == 0 && nlen == 12 && strncasecmp(h->header, "Content-Type", 12) == 0)
+            continue;
         /* "Status: 404 Not Found" sets the status, as in CGI. */
         if (nlen == 6 && strncasecmp(h->header, "Status", 6) == 0) {
             int code = atoi(v);
