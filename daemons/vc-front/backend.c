@@ -190,12 +190,13 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
      * codes PHP does not know). */
     req->res.reason = h->reason ? h2o_strdup(&req->pool, h->reason, SIZE_MAX).base : "";
     /* 204 and 304 have no body: none is sent, no length; and as nginx, no
-     * Content-Type on a 304. */
+     * Content-Type on a 304, nor on an HTTP/2 204. */
     int bodiless = h->status == 204 || h->status == 304;
+    int no_type = h->status == 304 || (h->status == 204 && req->version >= 0x200);
     for (size_t i = 0; i < h->n_headers; i++) {
         const char *name = h->headers[i]->name;
         size_t nlen = strlen(name);
-        if (is_hop_by_hop(name) || (h->status == 304 && strcasecmp(name, "content-type") == 0))
+        if (is_hop_by_hop(name) || (no_type && strcasecmp(name, "content-type") == 0))
             continue;
         char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);
         for (size_t k = 0; k < nlen; k++)
