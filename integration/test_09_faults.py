@@ -63,6 +63,17 @@ class Load:
     def statuses(self):
         return [r[2] for r in self.results]
 
+    def served_again(self, since, timeout=10 * SLOW):
+        """Seconds from `since` until a request sent after it got a 200,
+        or None."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            ok = [r for r in self.results if r[0] > since and r[2] == 200]
+            if ok:
+                return ok[0][1] - since
+            time.sleep(0.05)
+        return None
+
 
 def test_200_worker_kills_under_load(make_suite):
     """Each kill costs at most the one client whose request was inside (a
@@ -150,13 +161,7 @@ def test_vc_php_killed_under_load(make_suite):
         broker = s.daemon_pid("vc-php")
         killed_at = time.monotonic()
         os.kill(broker, signal.SIGKILL)
-        back = None
-        while time.monotonic() - killed_at < 10 * SLOW:
-            ok = [r for r in load.results if r[0] > killed_at and r[2] == 200]
-            if ok:
-                back = ok[0][1] - killed_at
-                break
-            time.sleep(0.05)
+        back = load.served_again(killed_at)
         time.sleep(1)
     assert back is not None and back < 5 * SLOW, back
     assert s.daemon_pid("vc-php") != broker
@@ -196,13 +201,7 @@ def test_vc_front_killed_under_load(make_suite):
         front = s.daemon_pid("vc-front")
         killed_at = time.monotonic()
         os.kill(front, signal.SIGKILL)
-        back = None
-        while time.monotonic() - killed_at < 10 * SLOW:
-            ok = [r for r in load.results if r[0] > killed_at + 0.05 and r[2] == 200]
-            if ok:
-                back = ok[0][1] - killed_at
-                break
-            time.sleep(0.05)
+        back = load.served_again(killed_at + 0.05)
         time.sleep(0.5)
     stop.set()
     prober.join()

