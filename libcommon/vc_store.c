@@ -130,8 +130,10 @@ static int adopt_map_size(vc_store_t *st)
 
 static int begin(vc_store_t *st, unsigned flags, MDB_txn **txn)
 {
+    /* Another process may grow the map again between our adopting its
+     * size and beginning (a writer filling it fast): adopt until it holds. */
     int rc = mdb_txn_begin(st->env, NULL, flags, txn);
-    if (rc == MDB_MAP_RESIZED) {
+    for (int i = 0; i < 16 && rc == MDB_MAP_RESIZED; i++) {
         adopt_map_size(st);
         rc = mdb_txn_begin(st->env, NULL, flags, txn);
     }

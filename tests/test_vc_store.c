@@ -119,9 +119,18 @@ static void crash_test(const char *dir)
     CHECK(read(holding[0], &c, 1) == 1);
     /* Another process keeps the store open, as the other daemons do: LMDB
      * resets its reader table only when the last user closes it. */
-    char err[256];
+    char err[256] = "";
     vc_store_t *st = vc_store_open(dir, 1 << 20, err, sizeof(err));
+    if (st == NULL) {
+        fprintf(stderr, "vc_store_open: %s\n", err);
+        kill(writer, SIGKILL);
+        kill(reader, SIGKILL);
+        waitpid(writer, NULL, 0);
+        waitpid(reader, NULL, 0);
+    }
     CHECK(st != NULL);
+    if (st == NULL)
+        return;
     /* Kill the writer at a moment of its choosing: somewhere inside a
      * write transaction most of the time (a batch is 200 KB). */
     for (int i = 0; i < 30; i++)
