@@ -17,6 +17,8 @@ TEST="nginx-light php8.2-fpm curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf
   clang libclang-rt-14-dev procps psmisc iproute2"
+# Real applications the conformance suite runs under both stacks.
+TEST="$TEST dokuwiki"
 
 PKGS="$BUILD $RUN $TEST"
 missing=""

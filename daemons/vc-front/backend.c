@@ -224,7 +224,13 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         append_body(p, fr, 1);
     p->bodiless = bodiless;
     p->started = 1;
+    /* h2o's gzip filter, set up here, compresses only 200s; nginx's also
+     * 403s and 404s (a CMS's "not found" pages are full pages). */
+    int status = req->res.status;
+    if (status == 403 || status == 404)
+        req->res.status = 200;
     h2o_start_response(req, &p->super);
+    req->res.status = status;
     kick(p);
 }
 
