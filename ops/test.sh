@@ -51,5 +51,7 @@ echo "== integration tests again, every daemon under AddressSanitizer + Undefine
 echo "== benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
 ./bench/run --quick --out "$(mktemp -d)"
 
-echo "== soak (bench/soak, a short run: memory of every daemon within 5% after warm-up)"
-./bench/soak --minutes 1 --warmup 20 --out "$(mktemp -d)"
+echo "== soak (bench/soak, a short run: no failure, memory of every daemon within 5% after warm-up)"
+# A minute is too short to tell a leak from a buffer pool's one-off step:
+# steps under 2 MiB pass here; the 10-minute run (docs/SECURITY.md) has none.
+./bench/soak --minutes 1 --warmup 20 --allow-kib 2048 --out "$(mktemp -d)"
