@@ -235,6 +235,15 @@ for _name in H2_VARIANTS:
     CASES["h2-" + _name] = CASES[_name]
 
 
+def tls_client(alpn):
+    """Both stacks use self-signed certificates: no verification."""
+    ctx = ssl.create_default_context()
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(alpn)
+    return ctx
+
+
 def h2_requests(port, reqs):
     """The requests as streams of one HTTP/2 connection over TLS (ALPN h2),
     one after the other; the same tuples as raw_requests (no reason
@@ -242,10 +251,7 @@ def h2_requests(port, reqs):
     import h2.config
     import h2.connection
     import h2.events
-    ctx = ssl.create_default_context()
-    ctx.check_hostname = False
-    ctx.verify_mode = ssl.CERT_NONE
-    ctx.set_alpn_protocols(["h2"])
+    ctx = tls_client(["h2"])
     out = []
     with ctx.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=30), server_hostname=HOST) as s:
         assert s.selected_alpn_protocol() == "h2"
@@ -299,11 +305,7 @@ def raw_requests(port, reqs, tls=False):
     out = []
     raw = socket.create_connection(("127.0.0.1", port), timeout=30)
     if tls:
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        ctx.set_alpn_protocols(["http/1.1"])
-        raw = ctx.wrap_socket(raw, server_hostname=HOST)
+        raw = tls_client(["http/1.1"]).wrap_socket(raw, server_hostname=HOST)
     with raw as s:
         f = s.makefile("rb")
         for method, target, headers, body in reqs:

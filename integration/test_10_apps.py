@@ -22,8 +22,6 @@ from reference import Reference
 DOKUWIKI = "/usr/share/dokuwiki"
 HOST = "wiki.test"
 
-pytestmark = pytest.mark.skipif(not os.path.isdir(DOKUWIKI), reason="dokuwiki is not installed (ops/install-deps.sh)")
-
 
 def dokuwiki_tree(dst):
     """Debian's DokuWiki as upstream lays it out, in dst: code, conf/ and

@@ -87,7 +87,7 @@ typedef struct vc_config {
         int64_t max_connections;
         int64_t h2_max_streams;
         int64_t php_timeout_ms; /* no answer head from PHP by then: 504 */
-        int64_t ban_ms;         /* an address cut for resets 3 times: refused this long */
+        int64_t ban_ms;         /* an address cut for resets twice: refused this long */
         int gzip;
         int access_log_json;
     } front;
