@@ -176,10 +176,14 @@ static void append_body(preq_t *p, vc_frames_t *fr, size_t from)
     }
 }
 
-static int is_hop_by_hop(const char *n)
+/* Headers of PHP's answer the front does not pass on: framing, which h2o
+ * writes itself, and Date, which h2o always adds (h2o 2.2 has no way to
+ * leave it out, and two Date lines are invalid). nginx sends PHP's Date in
+ * place of its own; both say "now" unless the script set another time. */
+static int is_dropped(const char *n)
 {
     return !strcasecmp(n, "content-length") || !strcasecmp(n, "transfer-encoding") || !strcasecmp(n, "connection") ||
-           !strcasecmp(n, "keep-alive");
+           !strcasecmp(n, "keep-alive") || !strcasecmp(n, "date");
 }
 
 static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *fr)
@@ -196,7 +200,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     for (size_t i = 0; i < h->n_headers; i++) {
         const char *name = h->headers[i]->name;
         size_t nlen = strlen(name);
-        if (is_hop_by_hop(name) || (no_type && strcasecmp(name, "content-type") == 0))
+        if (is_dropped(name) || (no_type && strcasecmp(name, "content-type") == 0))
             continue;
         char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);
         for (size_t k = 0; k < nlen; k++)

@@ -69,6 +69,8 @@ typedef struct conn_state {
 #define CONN_MIN_READ_RATE 500
 
 void conn_state_release(conn_state_t *c);
+/* Adds "Server: Velocity" to answers on pathconf that have none (main.c). */
+void server_header_register(h2o_pathconf_t *pathconf);
 /* The state of a client connection's socket, or NULL. Borrowed. */
 conn_state_t *conn_state_of(h2o_socket_t *sock);
 /* The same for the connection a request came on. */

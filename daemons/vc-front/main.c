@@ -265,6 +265,23 @@ static int load_site_extras(site_rt_t *s, const vc_site_t *conf)
     return 0;
 }
 
+/* "Server: Velocity" unless the application sent its own, which nginx
+ * passes through from php-fpm in place of its own. h2o's protocol layer
+ * would add its server_name next to PHP's, so that is left empty and every
+ * path adds the header through this filter instead. */
+static void on_setup_server_header(h2o_filter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    (void)self;
+    if (h2o_find_header(&req->res.headers, H2O_TOKEN_SERVER, -1) == -1)
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_SERVER, "Server", H2O_STRLIT("Velocity"));
+    h2o_setup_next_ostream(req, slot);
+}
+
+void server_header_register(h2o_pathconf_t *pathconf)
+{
+    h2o_create_filter(pathconf, sizeof(h2o_filter_t))->on_setup_ostream = on_setup_server_header;
+}
+
 static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf, h2o_access_log_filehandle_t *log)
 {
     s->conf = conf;
@@ -280,6 +297,8 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf, h2o_acce
     h2o_file_handler_t *fh =
         h2o_file_register(s->static_conf, conf->root, index_files, NULL, H2O_FILE_FLAG_SEND_COMPRESSED);
     s->files = (h2o_handler_t *)fh;
+    server_header_register(s->static_conf);
+    server_header_register(s->php_conf);
     if (conf->static_max_age >= 0) {
         h2o_expires_args_t args = {.mode = H2O_EXPIRES_MODE_MAX_AGE};
         args.data.max_age = (uint64_t)conf->static_max_age;
@@ -304,14 +323,16 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     h2o_config_init(&f.gc);
-    f.gc.server_name = h2o_iovec_init(H2O_STRLIT("Velocity"));
+    f.gc.server_name = h2o_iovec_init(H2O_STRLIT("")); /* see server_header_register() */
     f.gc.max_request_entity_size = (size_t)cfg->front.max_body;
     f.gc.http1.req_timeout = (uint64_t)cfg->front.idle_timeout_ms;
     f.gc.http2.idle_timeout = (uint64_t)cfg->front.idle_timeout_ms;
     f.gc.http2.max_concurrent_requests_per_connection = (size_t)cfg->front.h2_max_streams;
     f.bans = bans_new();
     f.main_host = h2o_config_register_host(&f.gc, h2o_iovec_init(H2O_STRLIT("vc-front")), 65535);
-    handler_register(&f, h2o_config_register_path(f.main_host, "/", 0));
+    h2o_pathconf_t *main_path = h2o_config_register_path(f.main_host, "/", 0);
+    server_header_register(main_path);
+    handler_register(&f, main_path);
     f.accept_hosts[0] = f.main_host;
     f.accept_hosts[1] = NULL;
     f.admin_hosts[0] = metrics_register(&f);

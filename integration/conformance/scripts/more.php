@@ -44,6 +44,13 @@ switch ($_GET['case'] ?? '') {
         header('Vary: Accept');
         header('Vary: Cookie', false);
         break;
+    case 'server-and-date':
+        // Frameworks set both (Symfony's Response sets Date): one of each
+        // must reach the client, the application's, as nginx does.
+        header('Server: MyApp/1.0');
+        header('Date: ' . gmdate('D, d M Y H:i:s') . ' GMT');
+        echo "own server\n";
+        break;
     case 'status-204':
         http_response_code(204);
         echo "ignored body";
