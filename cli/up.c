@@ -479,6 +479,7 @@ static void up_usage(FILE *out)
 {
     fputs("usage: vc up [-d] [--root DIR] [--listen ADDR] [--tls-listen ADDR]\n"
           "             [--mode classic|worker|fork] [--workers N] [--worker-script FILE]\n"
+          "             [--worker-restore]\n"
           "  Serves --root (default ./public if it exists, else the bundled example app)\n"
           "  on :8080 and :8443, with state, logs and sockets under --data (./var).\n",
           out);
@@ -531,6 +532,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         {"mode", required_argument, NULL, 'm'},
         {"workers", required_argument, NULL, 'w'},
         {"worker-script", required_argument, NULL, 's'},
+        {"worker-restore", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -549,6 +551,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
             free(real);
             break;
         }
+        case 'R': add_override(&s, "php.worker_restore", "true"); break;
         case 'h': up_usage(stdout); return 0;
         default: up_usage(stderr); return 2;
         }

@@ -18,7 +18,7 @@ DOCROOT = os.path.join(FIXTURES, "docroot")
 
 MODES = {
     "classic": [],
-    "worker": ["--mode", "worker", "--worker-script", os.path.join(APP, "worker-callable.php")],
+    "worker": ["--mode", "worker", "--worker-script", os.path.join(APP, "worker-callable.php"), "--worker-restore"],
     "fork": ["--mode", "fork", "--worker-script", os.path.join(APP, "worker-callable.php")],
 }
 
@@ -54,7 +54,7 @@ def test_same_answers_in_all_three_modes(make_suite):
 @pytest.mark.parametrize("script", ["worker-callable.php", "worker-array.php", "worker-franken.php"])
 def test_worker_scripts_restore_state(make_suite, script):
     s = make_suite(root=PUBLIC, args=["--mode", "worker", "--worker-script", os.path.join(APP, script),
-                                      "--workers", "1"]).start()
+                                      "--workers", "1", "--worker-restore"]).start()
     for i in range(5):
         code, _, body = curl(s.url(f"/x?i={i}"))
         assert code == 200
@@ -62,13 +62,10 @@ def test_worker_scripts_restore_state(make_suite, script):
         assert f'get={{"i":"{i}"}}'.encode() in body
 
 
-def test_restore_off_counts_up(make_suite, tmp_path):
-    conf = tmp_path / "etc"
-    (conf / "sites-enabled").mkdir(parents=True)
-    (conf / "sites-enabled" / "app.conf").write_text(
-        'site: { root = "%s"; default = true; worker_restore = false; };\n' % PUBLIC)
-    s = make_suite(conf=str(conf), args=["--mode", "worker", "--worker-script",
-                                         os.path.join(APP, "worker-franken.php"), "--workers", "1"]).start()
+def test_restore_off_counts_up(make_suite):
+    """The default, as FrankenPHP: state stays; the application resets its own."""
+    s = make_suite(root=PUBLIC, args=["--mode", "worker", "--worker-script",
+                                      os.path.join(APP, "worker-franken.php"), "--workers", "1"]).start()
     seen = []
     for _ in range(4):
         _, _, body = curl(s.url("/x"))

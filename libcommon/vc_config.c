@@ -42,6 +42,7 @@ static const struct spec global_specs[] = {
     {"php.ini_file", T_STR, G(php.ini_file), 0, 0},
     {"php.ini", T_LIST, G(php.ini), 0, 0},
     {"php.worker_script", T_STR, G(php.worker_script), 0, 0},
+    {"php.worker_restore", T_BOOL, G(php.worker_restore), 0, 0},
     {"php.queue_limit", T_INT, G(php.queue_limit), 0, 1000000},
     {"php.queue_timeout", T_DURATION, G(php.queue_timeout_ms), 1, 3600000},
     {"php.kill_grace", T_DURATION, G(php.kill_grace_ms), 0, 3600000},
@@ -71,7 +72,6 @@ static const struct spec site_specs[] = {
     {"site.hsts", T_DURATION, S(hsts_max_age), 0, BIG},
     {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG},
     {"site.gzip", T_BOOL, S(gzip), 0, 0},
-    {"site.worker_restore", T_BOOL, S(worker_restore), 0, 0},
     {"site.canonical_host", T_STR, S(canonical_host), 0, 0},
     {"site.redirects", T_LIST, S(redirects), 0, 0},
     {"site.error_pages", T_LIST, S(error_pages), 0, 0},
@@ -81,20 +81,26 @@ static const struct spec site_specs[] = {
 static const struct {
     const char *env, *path;
 } env_map[] = {
-    {"VC_LISTEN", "listen"},       {"VC_TLS_LISTEN", "tls_listen"},     {"VC_ADMIN_LISTEN", "admin_listen"},
-    {"VC_MODE", "php.mode"},       {"VC_WORKERS", "php.workers"},       {"VC_WORKER_SCRIPT", "php.worker_script"},
-    {"VC_PHP_INI", "php.ini"},     {"VC_PHP_INI_FILE", "php.ini_file"}, {"VC_MAX_REQUESTS", "php.max_requests"},
-    {"VC_LOG_LEVEL", "log.level"}, {"VC_LOG_FORMAT", "log.format"},     {"VC_FRONT_PROCESSES", "front.processes"},
+    {"VC_LISTEN", "listen"},
+    {"VC_TLS_LISTEN", "tls_listen"},
+    {"VC_ADMIN_LISTEN", "admin_listen"},
+    {"VC_MODE", "php.mode"},
+    {"VC_WORKERS", "php.workers"},
+    {"VC_WORKER_SCRIPT", "php.worker_script"},
+    {"VC_WORKER_RESTORE", "php.worker_restore"},
+    {"VC_PHP_INI", "php.ini"},
+    {"VC_PHP_INI_FILE", "php.ini_file"},
+    {"VC_MAX_REQUESTS", "php.max_requests"},
+    {"VC_LOG_LEVEL", "log.level"},
+    {"VC_LOG_FORMAT", "log.format"},
+    {"VC_FRONT_PROCESSES", "front.processes"},
     {"VC_ROOT", "root"},
 };
 
-const char *const vc_config_env_names[] = {"VC_LISTEN",       "VC_TLS_LISTEN",
-                                           "VC_ADMIN_LISTEN", "VC_MODE",
-                                           "VC_WORKERS",      "VC_WORKER_SCRIPT",
-                                           "VC_PHP_INI",      "VC_PHP_INI_FILE",
-                                           "VC_MAX_REQUESTS", "VC_LOG_LEVEL",
-                                           "VC_LOG_FORMAT",   "VC_FRONT_PROCESSES",
-                                           "VC_ROOT",         NULL};
+const char *const vc_config_env_names[] = {
+    "VC_LISTEN",        "VC_TLS_LISTEN",     "VC_ADMIN_LISTEN",    "VC_MODE",         "VC_WORKERS",
+    "VC_WORKER_SCRIPT", "VC_WORKER_RESTORE", "VC_PHP_INI",         "VC_PHP_INI_FILE", "VC_MAX_REQUESTS",
+    "VC_LOG_LEVEL",     "VC_LOG_FORMAT",     "VC_FRONT_PROCESSES", "VC_ROOT",         NULL};
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -357,7 +363,6 @@ static void site_defaults(vc_site_t *s)
     s->front_controller = 1;
     s->static_max_age = -1;
     s->gzip = 1;
-    s->worker_restore = 1;
 }
 
 static void site_fini(vc_site_t *s)

@@ -32,7 +32,6 @@ typedef struct vc_site {
     int64_t hsts_max_age;     /* seconds; 0: no Strict-Transport-Security */
     int64_t static_max_age;   /* seconds for Cache-Control; -1: none */
     int gzip;                 /* compress text responses */
-    int worker_restore;       /* worker mode: restore statics between requests */
     char *canonical_host;     /* other hosts of the site redirect here (www/bare) */
     char **redirects;         /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;
@@ -73,6 +72,7 @@ typedef struct vc_config {
         char **ini; /* "name=value" directives */
         size_t nini;
         char *worker_script;
+        int worker_restore; /* worker mode: globals and statics back to the boot's after each request */
         int64_t queue_limit;
         int64_t queue_timeout_ms;
         int64_t kill_grace_ms;

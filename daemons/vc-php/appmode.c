@@ -9,6 +9,7 @@
 #include <php_variables.h>
 #include <SAPI.h>
 #include <main/php_output.h>
+#include <ext/session/php_session.h>
 #include <ext/spl/spl_exceptions.h>
 #include <zend_exceptions.h>
 #include <zend_ini.h>
@@ -74,14 +75,16 @@ static void snapshot_take(void)
     zend_class_entry *ce;
     ZEND_HASH_FOREACH_PTR(EG(class_table), ce)
     {
-        if (ce->type != ZEND_USER_CLASS || ce->default_static_members_count == 0 || CE_STATIC_MEMBERS(ce) == NULL)
+        if (ce->type != ZEND_USER_CLASS || ce->default_static_members_count == 0)
             continue;
         if (zend_hash_index_exists(&class_snaps, (zend_ulong)(uintptr_t)ce))
             continue; /* an alias of a class already taken */
         class_snap_t *s = vc_malloc(sizeof(*s));
         s->n = ce->default_static_members_count;
         s->vals = vc_calloc((size_t)s->n, sizeof(zval));
-        zval *table = CE_STATIC_MEMBERS(ce);
+        /* Statics PHP has not initialised yet (no access during the boot)
+         * are still their defaults. */
+        zval *table = CE_STATIC_MEMBERS(ce) ? CE_STATIC_MEMBERS(ce) : ce->default_static_members_table;
         for (int i = 0; i < s->n; i++) {
             zval *v = &table[i];
             if (Z_TYPE_P(v) == IS_INDIRECT) {
@@ -162,8 +165,12 @@ static void snapshot_restore(void)
     }
     ZEND_HASH_FOREACH_END();
 
-    /* Static properties: back to the snapshot, or to their defaults for
-     * classes that appeared after the boot. */
+    /* Static properties of the classes the boot declared: back to their
+     * values after the boot. Classes first loaded by a request keep theirs:
+     * they have no boot state to go back to, and frameworks fill such
+     * statics once, lazily, with what the objects they build rely on from
+     * then on (Symfony's cache adapters keep a closure in a static set by
+     * their constructor; resetting it breaks every later request). */
     zend_class_entry *ce;
     ZEND_HASH_FOREACH_PTR(EG(class_table), ce)
     {
@@ -173,10 +180,12 @@ static void snapshot_restore(void)
         if (table == NULL)
             continue;
         class_snap_t *s = zend_hash_index_find_ptr(&class_snaps, (zend_ulong)(uintptr_t)ce);
+        if (s == NULL)
+            continue;
         for (int i = 0; i < ce->default_static_members_count; i++) {
             if (Z_TYPE(table[i]) == IS_INDIRECT)
                 continue;
-            zval *src = s ? &s->vals[i] : &ce->default_static_members_table[i];
+            zval *src = &s->vals[i];
             if (Z_TYPE_P(src) == IS_UNDEF || Z_TYPE_P(src) == IS_CONSTANT_AST)
                 continue;
             put(&table[i], src);
@@ -187,12 +196,15 @@ static void snapshot_restore(void)
 
 /* ---- one request inside the long PHP request ------------------------------ */
 
-/* The modules whose per-request state must be reset between requests. */
-static const char *const reset_modules[] = {"session", "filter", NULL};
+/* The modules whose per-request state must be reset between requests:
+ * filter always; session with the restore (without it, session_end()). */
+static const char *const reset_modules[] = {"filter", "session", NULL};
 
 static void reset_modules_call(int start)
 {
     for (const char *const *name = reset_modules; *name; name++) {
+        if (!A.restore && strcmp(*name, "session") == 0)
+            continue;
         zend_module_entry *m = zend_hash_str_find_ptr(&module_registry, *name, strlen(*name));
         if (m == NULL)
             continue;
@@ -201,6 +213,51 @@ static void reset_modules_call(int start)
         else if (!start && m->request_shutdown_func)
             m->request_shutdown_func(m->type, m->module_number);
     }
+}
+
+/* The session ends with its request, as the session module's request
+ * shutdown would end it (data written, handler closed, id and $_SESSION
+ * gone), but save handlers registered with session_set_save_handler()
+ * stay, with the ini that names them, as the rest of the app's state does:
+ * Symfony registers its handler once, when it builds its session storage,
+ * and that storage serves every later request. (The module's own shutdown
+ * frees the handlers, and session_start() then fails with "User session
+ * functions are not defined".) */
+static void session_end(void)
+{
+    if (PS(session_status) == php_session_active) {
+        zend_try
+        {
+            php_session_flush(1);
+        }
+        zend_end_try();
+    }
+    if (!Z_ISUNDEF(PS(http_session_vars))) {
+        zval_ptr_dtor(&PS(http_session_vars));
+        ZVAL_UNDEF(&PS(http_session_vars));
+    }
+    if (PS(mod_data) || PS(mod_user_implemented)) {
+        zend_try
+        {
+            PS(mod)->s_close(&PS(mod_data));
+        }
+        zend_end_try();
+    }
+    if (PS(id)) {
+        zend_string_release(PS(id));
+        PS(id) = NULL;
+    }
+    if (PS(session_vars)) {
+        zend_string_release(PS(session_vars));
+        PS(session_vars) = NULL;
+    }
+    PS(session_status) = php_session_none;
+    PS(in_save_handler) = 0;
+    PS(set_handler) = 0;
+    PS(mod_data) = NULL;
+    PS(mod_user_is_open) = 0;
+    PS(define_sid) = 1;
+    zend_hash_str_del(&EG(symbol_table), "_SESSION", sizeof("_SESSION") - 1);
 }
 
 /* Adapted from php_request_startup(): what a fresh request needs, minus
@@ -302,7 +359,7 @@ static void handlers_restore(void)
     stack_trim(&EG(user_exception_handlers), A.boot_exception_depth);
 }
 
-static void request_shutdown(void)
+static void request_shutdown(int restore)
 {
     zend_try
     {
@@ -310,6 +367,8 @@ static void request_shutdown(void)
     }
     zend_end_try();
     reset_modules_call(0);
+    if (!restore)
+        session_end();
     zend_try
     {
         php_output_deactivate();
@@ -320,9 +379,10 @@ static void request_shutdown(void)
         sapi_deactivate();
     }
     zend_end_try();
-    /* ini_set() lasts one request, as in php_request_shutdown(): back to
-     * the values the boot left. */
-    zend_ini_deactivate();
+    /* With the restore, ini_set() lasts one request, as in
+     * php_request_shutdown(): back to the values the boot left. */
+    if (restore)
+        zend_ini_deactivate();
     zend_set_memory_limit(PG(memory_limit));
 }
 
@@ -362,9 +422,16 @@ static int next_request(void)
 /* Returns 1 if the worker goes on. */
 static int end_request(void)
 {
-    timezone_restore();
-    handlers_restore();
-    request_shutdown();
+    /* Without the restore, what PHP keeps per process (ini settings, the
+     * default timezone, error and exception handlers) stays from one
+     * request to the next, as in one long PHP request (FrankenPHP's
+     * model). Frameworks count on it: Symfony's session storage sets its
+     * session.* ini once, when it is built, and keeps being used. */
+    if (A.restore) {
+        timezone_restore();
+        handlers_restore();
+    }
+    request_shutdown(A.restore);
     vc_sapi_finish(&A.req);
     vc_sapi_unbind(&A.req);
     if (A.restore) {
@@ -401,7 +468,7 @@ static void fork_point(void)
     /* The boot's ini_set()s stay; the boot's request state goes. */
     php_output_end_all();
     ini_commit();
-    request_shutdown();
+    request_shutdown(A.restore);
     vc_sapi_unbind(&A.boot);
     if (A.boot.resp)
         vc__response_head__free_unpacked(A.boot.resp, NULL);
@@ -424,7 +491,7 @@ static void __attribute__((noreturn)) leave(int code)
         worker_set_last(A.conn);
         zend_try
         {
-            request_shutdown();
+            request_shutdown(A.restore);
         }
         zend_end_try();
         vc_sapi_finish(&A.req);
@@ -560,7 +627,7 @@ void appmode_main(const vc_config_t *cfg, int zsock, int sigfd)
     A.cfg = cfg;
     A.zsock = zsock;
     A.sigfd = sigfd;
-    A.restore = cfg->nsites == 0 || cfg->sites[0].worker_restore;
+    A.restore = cfg->php.worker_restore;
     const char *script = cfg->php.worker_script;
 
     /* The boot runs as a request of its own, as FrankenPHP's does. */
