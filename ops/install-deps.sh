@@ -17,8 +17,13 @@ TEST="nginx-light php8.2-fpm curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf
   clang libclang-rt-14-dev procps psmisc iproute2"
-# Real applications the conformance suite runs under both stacks.
-TEST="$TEST dokuwiki"
+# Real applications the conformance suite runs under both stacks: DokuWiki,
+# WordPress on MariaDB, and Symfony 5.4 for examples/symfony (also a
+# benchmark scenario).
+TEST="$TEST dokuwiki
+  wordpress wordpress-theme-twentytwentythree php8.2-mysql mariadb-server
+  php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-twig-bridge
+  php-symfony-form php-symfony-validator php-symfony-security-csrf"
 
 PKGS="$BUILD $RUN $TEST"
 missing=""
@@ -38,10 +43,10 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing
-# The Debian packages start nginx and php-fpm as system services; the tests
-# and benchmarks run their own instances on loopback ports, so the system
-# copies are stopped to keep port 80 and the CPU free.
-for svc in nginx php8.2-fpm; do
+# The Debian packages start nginx, php-fpm and MariaDB as system services;
+# the tests and benchmarks run their own instances on loopback ports, so the
+# system copies are stopped to keep port 80 and the CPU free.
+for svc in nginx php8.2-fpm mariadb; do
     if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
         $SUDO systemctl stop "$svc" || true
     fi
