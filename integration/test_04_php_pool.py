@@ -73,6 +73,24 @@ def test_restore_off_counts_up(make_suite):
     assert seen == ["static=1 global=1", "static=2 global=2", "static=3 global=3", "static=4 global=4"]
 
 
+def test_worker_sessions_keep_handlers_not_data(make_suite):
+    """Default worker mode: a save handler registered once serves every
+    later request (the module's own request shutdown would free it:
+    "User session functions are not defined"), and each request's session
+    ends with it: a client without the cookie starts afresh."""
+    s = make_suite(root=PUBLIC, args=["--mode", "worker", "--worker-script",
+                                      os.path.join(APP, "worker-session.php"), "--workers", "1"]).start()
+    a, b = requests.Session(), requests.Session()
+    seen = []
+    for client in (a, a, b, a, b):
+        r = client.get(s.url("/x"), timeout=10)
+        assert r.status_code == 200, r.text
+        seen.append(r.text.split(" opened=")[0] + " " + r.text.split("id_was_sent=")[1].strip())
+    assert seen == ["n=1 no", "n=2 yes", "n=1 no", "n=3 yes", "n=2 yes"], seen
+    assert a.cookies.get("PHPSESSID") != b.cookies.get("PHPSESSID")
+    assert "Warning" not in s.logs()
+
+
 def test_opcache_is_shared_between_workers(make_suite):
     s = make_suite(root=PUBLIC, args=["--workers", "2"]).start()
     compiled_by = int(curl(s.url("/compiled.php"))[2])
