@@ -478,9 +478,9 @@ static void fork_point(void)
     A.boot_tz = timezone_now();
     handlers_take();
     A.booting = 0;
-    zygote_serve(A.cfg, A.zsock, A.sigfd); /* returns in the child only */
+    int link = zygote_serve(A.cfg, A.zsock, A.sigfd); /* returns in the child only */
     A.in_worker = 1;
-    A.conn = worker_connect(A.cfg);
+    A.conn = worker_connect(A.cfg, link);
 }
 
 /* The worker is leaving after a fatal error or exit(): whatever the

@@ -4,6 +4,7 @@
 #include "vc_msg.h"
 #include "vc_util.h"
 #include "wire.h"
+#include "wlink.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -11,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "request.pb-c.h"
 
@@ -42,7 +45,9 @@ static const char *const wstate_names[] = {"starting", "idle", "busy", "finishin
 
 typedef struct worker {
     pid_t pid;
-    unsigned gen; /* the zygote generation it was forked from */
+    int fd;         /* the link (wlink.h); -1 once it is closed */
+    wlink_buf_t in; /* what the worker sent, not yet handled */
+    unsigned gen;   /* the zygote generation it was forked from */
     enum wstate state;
     job_t *job;        /* set while W_BUSY or W_FINISHING */
     int started;       /* the response has begun: no retry */
@@ -55,7 +60,7 @@ typedef struct worker {
 struct dispatch {
     const vc_config_t *cfg;
     unsigned gen; /* new work goes only to workers of this generation */
-    void *front, *back;
+    void *front;
     vc_bus_t *bus;
     worker_t *w;
     size_t nw, capw;
@@ -85,18 +90,6 @@ static worker_t *by_pid(dispatch_t *d, pid_t pid)
         if (d->w[i].pid == pid)
             return &d->w[i];
     return NULL;
-}
-
-static worker_t *by_id(dispatch_t *d, const zmq_msg_t *id)
-{
-    const char *s = zmq_msg_data((zmq_msg_t *)id);
-    size_t n = zmq_msg_size((zmq_msg_t *)id);
-    if (n < 2 || n > 20 || s[0] != 'w')
-        return NULL;
-    char buf[24];
-    memcpy(buf, s + 1, n - 1);
-    buf[n - 1] = '\0';
-    return by_pid(d, (pid_t)atoi(buf));
 }
 
 static void job_free(job_t *j)
@@ -205,8 +198,6 @@ static job_t *dequeue(dispatch_t *d)
  * the job keeps the front-id and, if it may be retried, copies. */
 static void assign(dispatch_t *d, worker_t *w, job_t *j)
 {
-    char id[24];
-    int idlen = snprintf(id, sizeof(id), "w%d", (int)w->pid);
     vc_frames_t keep = {0};
     size_t ncopy = j->idempotent ? j->fr.n : 1;
     for (size_t i = 0; i < ncopy; i++) {
@@ -218,8 +209,20 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
         zmq_msg_copy(&keep.f[keep.n], &j->fr.f[i]);
         keep.n++;
     }
-    vc_send_bytes(d->back, id, (size_t)idlen, ZMQ_SNDMORE);
-    vc_frames_send(d->back, &j->fr, 0, 0);
+    struct iovec stack[16];
+    struct iovec *f = j->fr.n <= VC_ARRAY_SIZE(stack) ? stack : vc_malloc(j->fr.n * sizeof(*f));
+    for (size_t i = 0; i < j->fr.n; i++)
+        f[i] = (struct iovec){zmq_msg_data(&j->fr.f[i]), zmq_msg_size(&j->fr.f[i])};
+    /* The worker is idle, so reading: a blocking write does not wait on
+     * anything but the copy. If it fails (the worker is gone, or stopped
+     * reading for the link's send timeout) the worker is killed, and its
+     * exit, reported by the zygote, answers the job. */
+    if (w->fd < 0 || wlink_send(w->fd, f, j->fr.n) < 0) {
+        vc_log(VC_LOG_WARN, "dispatch", "could not pass %s to worker %d: killed", j->what, (int)w->pid);
+        kill(w->pid, SIGKILL);
+    }
+    if (f != stack)
+        free(f);
     vc_frames_fini(&j->fr);
     j->fr = keep;
     w->state = W_BUSY;
@@ -289,10 +292,8 @@ void dispatch_on_front(dispatch_t *d)
                     zmq_msg_size(&w->job->fr.f[0]) != zmq_msg_size(&fr->f[0]) ||
                     memcmp(zmq_msg_data(&w->job->fr.f[0]), zmq_msg_data(&fr->f[0]), zmq_msg_size(&fr->f[0])))
                     continue;
-                char wid[24], c = WIRE_CANCEL;
-                int idlen = snprintf(wid, sizeof(wid), "w%d", (int)w->pid);
-                vc_send_bytes(d->back, wid, (size_t)idlen, ZMQ_SNDMORE);
-                vc_send_bytes(d->back, &c, 1, 0);
+                if (w->fd >= 0)
+                    wlink_send_byte(w->fd, WIRE_CANCEL);
             }
             vc__front_message__free_unpacked(fm, NULL);
             vc_frames_close(fr);
@@ -344,54 +345,97 @@ static void finish_job(dispatch_t *d, worker_t *w)
     }
 }
 
-void dispatch_on_back(dispatch_t *d)
+/* One message from a worker: ["R"], or [flag][front-id][BackMessage][body...]
+ * for the front, as is. */
+static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f, int n)
 {
-    for (int budget = 0; budget < 1024; budget++) {
-        vc_frames_t *fr = &d->fr;
-        int n = vc_frames_recv(d->back, fr, ZMQ_DONTWAIT);
-        if (n < 0)
-            return;
-        worker_t *w = by_id(d, &fr->f[0]);
-        if (w == NULL || n < 2 || zmq_msg_size(&fr->f[1]) != 1) {
-            vc_frames_close(fr);
-            continue;
-        }
-        char flag = *(char *)zmq_msg_data(&fr->f[1]);
-        if (flag == WIRE_READY) {
-            finish_job(d, w);
-            if (w->state != W_RETIRED)
-                make_idle(d, w);
-            vc_frames_close(fr);
-            pump(d);
-            continue;
-        }
-        if (n < 4 || w->job == NULL) {
-            vc_frames_close(fr);
-            continue;
-        }
-        /* [wid][flag][front-id][BackMessage][body...] -> the front, as is. */
-        w->started = 1;
-        if (w->job->fr.n > 1) {
-            /* Started: no retry any more, drop the copies. */
-            for (size_t i = 1; i < w->job->fr.n; i++)
-                zmq_msg_close(&w->job->fr.f[i]);
-            w->job->fr.n = 1;
-        }
-        vc_frames_send(d->front, fr, 2, 0);
-        vc_frames_close(fr);
-        if (flag == WIRE_DONE) {
-            w->served++;
-            finish_job(d, w);
+    if (f[0].iov_len != 1)
+        return;
+    char flag = *(char *)f[0].iov_base;
+    if (flag == WIRE_READY) {
+        finish_job(d, w);
+        if (w->state != W_RETIRED)
             make_idle(d, w);
-            pump(d);
-        } else if (flag == WIRE_FINAL) {
-            w->served++;
-            w->state = W_FINISHING;
+        pump(d);
+        return;
+    }
+    if (n < 3 || w->job == NULL)
+        return;
+    w->started = 1;
+    if (w->job->fr.n > 1) {
+        /* Started: no retry any more, drop the copies. */
+        for (size_t i = 1; i < w->job->fr.n; i++)
+            zmq_msg_close(&w->job->fr.f[i]);
+        w->job->fr.n = 1;
+    }
+    for (int i = 1; i < n; i++) {
+        zmq_msg_t m;
+        zmq_msg_init_size(&m, f[i].iov_len);
+        memcpy(zmq_msg_data(&m), f[i].iov_base, f[i].iov_len);
+        if (zmq_msg_send(&m, d->front, i + 1 < n ? ZMQ_SNDMORE : 0) < 0) {
+            zmq_msg_close(&m); /* the front is gone (ROUTER_MANDATORY): drop it all */
+            break;
         }
+    }
+    if (flag == WIRE_DONE) {
+        w->served++;
+        finish_job(d, w);
+        make_idle(d, w);
+        pump(d);
+    } else if (flag == WIRE_FINAL) {
+        w->served++;
+        w->state = W_FINISHING;
     }
 }
 
-void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen)
+/* Reads what a worker sent and handles each whole message. At the end of
+ * the stream (the worker died) the link is closed; the zygote's report of
+ * the exit answers whatever the worker held. */
+static void on_worker(dispatch_t *d, worker_t *w)
+{
+    static struct iovec f[WLINK_MAX_FRAMES];
+    for (int budget = 0; budget < 64 && w->fd >= 0; budget++) {
+        ssize_t got = wlink_fill(w->fd, &w->in, 1);
+        if (got == -EAGAIN)
+            break;
+        if (got <= 0) {
+            close(w->fd);
+            w->fd = -1;
+            break;
+        }
+        int n;
+        while ((n = wlink_parse(&w->in, f, WLINK_MAX_FRAMES)) > 0) {
+            /* Handling may free w's slot only through the zygote's report,
+             * never here, so w stays valid. */
+            on_worker_message(d, w, f, n);
+        }
+        if (n < 0) {
+            vc_log(VC_LOG_ERR, "dispatch", "a malformed message from worker %d: killed", (int)w->pid);
+            kill(w->pid, SIGKILL);
+            close(w->fd);
+            w->fd = -1;
+            break;
+        }
+        wlink_compact(&w->in);
+    }
+}
+
+size_t dispatch_pollitems(dispatch_t *d, zmq_pollitem_t *items, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < d->nw && n < max; i++)
+        items[n++] = (zmq_pollitem_t){NULL, d->w[i].fd, d->w[i].fd >= 0 ? ZMQ_POLLIN : 0, 0};
+    return n;
+}
+
+void dispatch_on_workers(dispatch_t *d, const zmq_pollitem_t *items, size_t n)
+{
+    for (size_t i = 0; i < n && i < d->nw; i++)
+        if ((items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && d->w[i].fd == items[i].fd)
+            on_worker(d, &d->w[i]);
+}
+
+void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
 {
     if (d->spawning > 0 && gen == d->gen)
         d->spawning--;
@@ -402,6 +446,7 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen)
     worker_t *w = &d->w[d->nw++];
     memset(w, 0, sizeof(*w));
     w->pid = pid;
+    w->fd = fd;
     w->gen = gen;
     w->state = W_STARTING;
     w->since_ms = vc_mono_ms();
@@ -500,6 +545,9 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         }
     }
     /* Remove from the table (order does not matter). */
+    if (w->fd >= 0)
+        close(w->fd);
+    wlink_buf_free(&w->in);
     *w = d->w[--d->nw];
     pump(d);
 }
@@ -746,12 +794,11 @@ static uint64_t run_limit(const vc_config_t *cfg)
     return met > 0 ? (uint64_t)met * 1000 + (uint64_t)cfg->php.kill_grace_ms : 0;
 }
 
-dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, void *back, vc_bus_t *bus)
+dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, vc_bus_t *bus)
 {
     dispatch_t *d = vc_calloc(1, sizeof(*d));
     d->cfg = cfg;
     d->front = front;
-    d->back = back;
     d->bus = bus;
     d->run_limit_ms = run_limit(cfg);
     pool_size_init(&d->size, cfg);
@@ -765,9 +812,13 @@ void dispatch_destroy(dispatch_t **pd)
         return;
     for (job_t *j; (j = dequeue(d)) != NULL;)
         job_free(j);
-    for (size_t i = 0; i < d->nw; i++)
+    for (size_t i = 0; i < d->nw; i++) {
         if (d->w[i].job)
             job_free(d->w[i].job);
+        if (d->w[i].fd >= 0)
+            close(d->w[i].fd);
+        wlink_buf_free(&d->w[i].in);
+    }
     free(d->w);
     vc_frames_fini(&d->fr);
     free(d);

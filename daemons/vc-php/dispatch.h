@@ -10,6 +10,7 @@
 
 #include <stdint.h>
 #include <sys/types.h>
+#include <zmq.h>
 
 #include "vc_bus.h"
 #include "vc_config.h"
@@ -17,17 +18,22 @@
 
 typedef struct dispatch dispatch_t;
 
-/* front and back are bound sockets, borrowed; bus may be NULL. */
-dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, void *back, vc_bus_t *bus);
+/* front is the bound ROUTER, borrowed; bus may be NULL. Workers are
+ * reached over their links (wlink.h). */
+dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, vc_bus_t *bus);
 void dispatch_destroy(dispatch_t **d);
 
 void dispatch_on_front(dispatch_t *d); /* the front socket is readable */
-void dispatch_on_back(dispatch_t *d);  /* the worker socket is readable */
+/* The workers' links to poll (one item per worker, in the table's order),
+ * and what to do with them after the poll (before anything else changes
+ * the table). */
+size_t dispatch_pollitems(dispatch_t *d, zmq_pollitem_t *items, size_t max);
+void dispatch_on_workers(dispatch_t *d, const zmq_pollitem_t *items, size_t n);
 /* Timeouts: queued too long (504), running too long (kill). */
 void dispatch_on_tick(dispatch_t *d);
 
 /* The zygote forked a worker / a worker exited (waitpid status). */
-void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen);
+void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd); /* fd: its link */
 void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status);
 
 /* A reload: new work goes to workers of generation gen (forked by a new

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,19 +29,25 @@
 
 typedef enum { Z_NONE, Z_BOOTING, Z_CURRENT, Z_RETIRING } zstate_t;
 
+/* Links sent with spawn commands whose workers are not forked yet: the
+ * zygote forks in order, so each FORKED note takes the oldest. */
+#define MAX_PENDING 256
+
 typedef struct zyg {
     pid_t pid;
     int sock;
     unsigned gen;
     zstate_t state;
     vc_config_t *cfg; /* the configuration it booted with */
+    int pending[MAX_PENDING];
+    size_t npending;
 } zyg_t;
 
 typedef struct php {
     vc_daemon_t d;
     zyg_t z[3]; /* current, booting, retiring */
     unsigned next_gen;
-    void *front, *back;
+    void *front;
     dispatch_t *dispatch;
     int reloads;
 } php_t;
@@ -86,8 +93,20 @@ static int zygote_start(php_t *p, zyg_t *z, vc_config_t *cfg)
     return 0;
 }
 
+static int pending_pop(zyg_t *z)
+{
+    if (z->npending == 0)
+        return -1;
+    int fd = z->pending[0];
+    memmove(z->pending, z->pending + 1, (z->npending - 1) * sizeof(int));
+    z->npending--;
+    return fd;
+}
+
 static void zygote_stop(zyg_t *z)
 {
+    for (int fd; (fd = pending_pop(z)) >= 0;)
+        close(fd);
     if (z->pid > 0)
         kill(z->pid, SIGTERM);
     if (z->sock >= 0)
@@ -102,10 +121,35 @@ static void spawn_wanted(php_t *p)
     zyg_t *cur = zyg_in(p, Z_CURRENT);
     if (cur == NULL)
         return;
-    for (int n = dispatch_wanted(p->dispatch); n > 0; n--) {
-        zygote_cmd_t cmd = {ZYGOTE_SPAWN};
-        if (send(cur->sock, &cmd, sizeof(cmd), MSG_NOSIGNAL) != (ssize_t)sizeof(cmd))
+    for (int n = dispatch_wanted(p->dispatch); n > 0 && cur->npending < MAX_PENDING; n--) {
+        /* The worker's link: our end stays, its end goes with the command. */
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+            vc_log(VC_LOG_ERR, "main", "socketpair() failed while spawning a worker: %s", strerror(errno));
             return;
+        }
+        zygote_cmd_t cmd = {ZYGOTE_SPAWN};
+        char ctl[CMSG_SPACE(sizeof(int))];
+        memset(ctl, 0, sizeof(ctl));
+        struct iovec iov = {&cmd, sizeof(cmd)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+        ssize_t sent = sendmsg(cur->sock, &mh, MSG_NOSIGNAL);
+        close(sv[1]);
+        if (sent != (ssize_t)sizeof(cmd)) {
+            close(sv[0]);
+            return;
+        }
+        /* A worker that stops reading (SIGSTOP) must not hold the broker
+         * in a write for ever: past this, the write fails and the worker
+         * is killed. */
+        struct timeval tv = {5, 0};
+        setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        cur->pending[cur->npending++] = sv[0];
         dispatch_spawn_requested(p->dispatch);
     }
 }
@@ -154,10 +198,14 @@ static void on_zygote(php_t *p, zyg_t *z)
         if (n.op == ZYGOTE_READY && z->state == Z_BOOTING)
             promote(p, z);
         else if (n.op == ZYGOTE_FORKED)
-            dispatch_worker_forked(p->dispatch, n.pid, z->gen);
+            dispatch_worker_forked(p->dispatch, n.pid, z->gen, pending_pop(z));
         else if (n.op == ZYGOTE_EXITED)
             dispatch_worker_exited(p->dispatch, n.pid, n.status);
-        else if (n.op == ZYGOTE_FAILED && z->state == Z_BOOTING) {
+        else if (n.op == ZYGOTE_FAILED && n.pid == 0) {
+            int fd = pending_pop(z); /* fork() failed: that link has no worker */
+            if (fd >= 0)
+                close(fd);
+        } else if (n.op == ZYGOTE_FAILED && z->state == Z_BOOTING) {
             vc_log(VC_LOG_ERR, "main", "the new PHP code did not boot; generation %u keeps serving",
                    zyg_in(p, Z_CURRENT) ? zyg_in(p, Z_CURRENT)->gen : 0);
             vc_bus_publish(p->d.bus, "php.reload.failed", VC__SEVERITY__ERROR, "reason", "the zygote failed to boot",
@@ -257,20 +305,16 @@ int main(int argc, char **argv)
 
     vc_daemon_start(&p.d, on_command, &p);
     char *front_ep = vc_config_endpoint(p.d.cfg, "php");
-    char *back_ep = vc_config_endpoint(p.d.cfg, "php-workers");
     p.front = vc_socket(p.d.zctx, ZMQ_ROUTER, front_ep, 1);
-    p.back = vc_socket(p.d.zctx, ZMQ_ROUTER, back_ep, 1);
-    if (p.front == NULL || p.back == NULL) {
-        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\" and \"%s\": %s", front_ep, back_ep,
-               zmq_strerror(errno));
+    if (p.front == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\": %s", front_ep, zmq_strerror(errno));
         return 1;
     }
     free(front_ep);
-    free(back_ep);
     /* Answers to a front that went away are dropped, not queued for ever. */
     int one = 1;
     zmq_setsockopt(p.front, ZMQ_ROUTER_MANDATORY, &one, sizeof(one));
-    p.dispatch = dispatch_new(p.d.cfg, p.front, p.back, p.d.bus);
+    p.dispatch = dispatch_new(p.d.cfg, p.front, p.d.bus);
 
     /* The first zygote boots before we say we are ready. */
     /* Each zygote slot owns the configuration it booted with; the daemon's
@@ -293,33 +337,40 @@ int main(int argc, char **argv)
 
     int stopping = 0;
     uint64_t stop_deadline = 0;
+    zmq_pollitem_t *items = NULL;
+    size_t cap = 0;
     for (;;) {
-        zmq_pollitem_t items[8] = {
-            {p.front, 0, stopping ? 0 : ZMQ_POLLIN, 0},
-            {p.back, 0, ZMQ_POLLIN, 0},
-            {vc_ctl_socket(p.d.ctl), 0, ZMQ_POLLIN, 0},
-            {NULL, p.d.sigfd, ZMQ_POLLIN, 0},
-        };
-        int n = 4;
+        /* The fixed sockets, the zygotes, then one link per worker. */
+        size_t want = 8 + (size_t)dispatch_alive(p.dispatch);
+        if (cap < want) {
+            cap = want * 2;
+            items = vc_realloc(items, cap * sizeof(*items));
+        }
+        items[0] = (zmq_pollitem_t){p.front, 0, stopping ? 0 : ZMQ_POLLIN, 0};
+        items[1] = (zmq_pollitem_t){vc_ctl_socket(p.d.ctl), 0, ZMQ_POLLIN, 0};
+        items[2] = (zmq_pollitem_t){NULL, p.d.sigfd, ZMQ_POLLIN, 0};
+        int n = 3;
         zyg_t *polled[3];
         for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
             if (p.z[i].state != Z_NONE) {
-                polled[n - 4] = &p.z[i];
+                polled[n - 3] = &p.z[i];
                 items[n++] = (zmq_pollitem_t){NULL, p.z[i].sock, ZMQ_POLLIN, 0};
             }
+        int nz = n;
+        size_t nlinks = dispatch_pollitems(p.dispatch, items + nz, cap - (size_t)nz);
         long timeout = stopping ? 50 : dispatch_next_timeout(p.dispatch);
-        if (zmq_poll(items, n, timeout) < 0 && errno != EINTR)
+        if (zmq_poll(items, nz + (int)nlinks, timeout) < 0 && errno != EINTR)
             break;
-        for (int i = 4; i < n; i++)
+        /* Workers first: the zygote's notes change the worker table. */
+        dispatch_on_workers(p.dispatch, items + nz, nlinks);
+        for (int i = 3; i < nz; i++)
             if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
-                on_zygote(&p, polled[i - 4]);
-        if (items[1].revents & ZMQ_POLLIN)
-            dispatch_on_back(p.dispatch);
+                on_zygote(&p, polled[i - 3]);
         if (items[0].revents & ZMQ_POLLIN)
             dispatch_on_front(p.dispatch);
-        if (items[2].revents & ZMQ_POLLIN)
+        if (items[1].revents & ZMQ_POLLIN)
             vc_ctl_handle(p.d.ctl);
-        if (items[3].revents & ZMQ_POLLIN) {
+        if (items[2].revents & ZMQ_POLLIN) {
             for (int sig; (sig = vc_proc_read_signal(p.d.sigfd)) != 0;) {
                 if (sig == SIGCHLD) {
                     /* Zygotes are our children; their workers are not. */
@@ -365,8 +416,8 @@ int main(int argc, char **argv)
         vc_config_destroy(&p.z[i].cfg);
     }
     dispatch_destroy(&p.dispatch);
+    free(items);
     zmq_close(p.front);
-    zmq_close(p.back);
     vc_daemon_fini(&p.d);
     return stopping ? 0 : 1;
 }

@@ -1,7 +1,6 @@
 /*
  * The messages between the broker (vc-php's main process) and its workers,
- * on the "php-workers" endpoint. Workers are DEALERs with the routing id
- * "w<pid>"; the broker is a ROUTER.
+ * each over its own link (wlink.h), as lists of frames.
  *
  * broker -> worker:  [front-id][FrontMessage][body...]   a request
  *                    ["C"]                               the client left

@@ -3,6 +3,7 @@
 #include "vc_msg.h"
 #include "vc_util.h"
 #include "wire.h"
+#include "wlink.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,25 +13,41 @@
 
 struct worker_conn {
     const vc_config_t *cfg;
-    void *zctx, *sock;
+    int fd;                 /* the link to the broker (wlink.h) */
+    wlink_buf_t in;         /* the current request's message, then what follows */
+    wlink_buf_t busy_in;    /* what arrives while busy: cancels */
     uint64_t served, limit; /* limit 0: no limit */
-    vc_frames_t fr;         /* the current request's frames */
+    vc_frames_t fr;         /* the request's frames, pointing into in */
     Vc__FrontMessage *fm;
-    zmq_msg_t front_id;
+    struct iovec front_id; /* inside in */
     uint64_t req_id;
     int done_sent; /* a "D" went out: no separate READY */
     int last;      /* the worker exits after this request: never "D" */
     char rid[32];
 };
 
-static void free_body(void *data, void *hint)
+/* The link is gone or broken: the broker is, or will be. Nothing to save. */
+static void __attribute__((noreturn)) link_lost(int err)
 {
-    (void)hint;
-    free(data);
+    vc_log(VC_LOG_WARN, "worker", "lost the link to the broker: %s", strerror(-err));
+    _exit(1);
 }
 
-/* Sends [flag][front-id][BackMessage][body]. The body buffer moves into
- * ZeroMQ (no copy); the request gets a fresh one on its next write. */
+/* While busy, the only thing the broker sends is a cancel: the client
+ * went away. */
+static void read_cancels(worker_conn_t *w, vc_request_t *r)
+{
+    while (wlink_fill(w->fd, &w->busy_in, 1) > 0) {
+        struct iovec f[1];
+        for (int n; (n = wlink_parse(&w->busy_in, f, 1)) > 0;)
+            if (f[0].iov_len == 1 && *(char *)f[0].iov_base == WIRE_CANCEL)
+                r->aborted = 1;
+        wlink_compact(&w->busy_in);
+    }
+}
+
+/* Sends [flag][front-id][BackMessage][body]. The body buffer is emptied
+ * for the request's next writes. */
 static void on_emit(vc_request_t *r, int final)
 {
     worker_conn_t *w = r->transport;
@@ -59,93 +76,104 @@ static void on_emit(vc_request_t *r, int final)
         bm.kind_case = VC__BACK_MESSAGE__KIND_CHUNK;
         bm.chunk = &chunk;
     }
-    zmq_msg_t fid;
-    zmq_msg_init(&fid);
-    zmq_msg_copy(&fid, &w->front_id);
-    int more = r->out_len > 0 ? ZMQ_SNDMORE : 0;
-    vc_send_bytes(w->sock, &flag, 1, ZMQ_SNDMORE);
-    zmq_msg_send(&fid, w->sock, ZMQ_SNDMORE);
-    zmq_msg_close(&fid);
-    vc_send_proto(w->sock, &bm.base, more);
-    if (r->out_len > 0) {
-        zmq_msg_t body;
-        /* ZeroMQ owns r->out from here and frees it with free_body. */
-        zmq_msg_init_data(&body, r->out, r->out_len, free_body, NULL);
-        zmq_msg_send(&body, w->sock, 0);
-        r->out = NULL;
-        r->out_len = r->out_cap = 0;
-    }
+    size_t plen = protobuf_c_message_get_packed_size(&bm.base);
+    uint8_t stack[512];
+    uint8_t *packed = plen <= sizeof(stack) ? stack : vc_malloc(plen);
+    protobuf_c_message_pack(&bm.base, packed);
+    struct iovec f[4] = {{&flag, 1}, w->front_id, {packed, plen}, {r->out, r->out_len}};
+    int rc = wlink_send(w->fd, f, r->out_len > 0 ? 4 : 3);
+    if (packed != stack)
+        free(packed);
+    if (rc < 0)
+        link_lost(rc);
+    r->out_len = 0;
     if (flag == WIRE_DONE)
         w->done_sent = 1;
-    /* While busy, the only thing the broker sends is a cancel: the client
-     * went away. */
-    char c;
-    while (!final && zmq_recv(w->sock, &c, 1, ZMQ_DONTWAIT) == 1)
-        if (c == WIRE_CANCEL)
-            r->aborted = 1;
+    if (!final)
+        read_cancels(w, r);
 }
 
-static void send_ready(void *sock)
-{
-    char c = WIRE_READY;
-    vc_send_bytes(sock, &c, 1, 0);
-}
-
-worker_conn_t *worker_connect(const vc_config_t *cfg)
+worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
 {
     worker_conn_t *w = vc_calloc(1, sizeof(*w));
     w->cfg = cfg;
+    w->fd = fd;
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
-    w->zctx = zmq_ctx_new();
-    zmq_ctx_set(w->zctx, ZMQ_IO_THREADS, 1);
-    char *ep = vc_config_endpoint(cfg, "php-workers");
-    w->sock = zmq_socket(w->zctx, ZMQ_DEALER);
-    char id[24];
-    int idlen = snprintf(id, sizeof(id), "w%d", (int)getpid());
-    zmq_setsockopt(w->sock, ZMQ_ROUTING_ID, id, (size_t)idlen);
-    int linger = 1000; /* the last answer must leave before we exit */
-    zmq_setsockopt(w->sock, ZMQ_LINGER, &linger, sizeof(linger));
-    if (zmq_connect(w->sock, ep) != 0) {
-        vc_log(VC_LOG_ERR, "worker", "zmq_connect() failed while joining the pool \"%s\": %s", ep, zmq_strerror(errno));
-        _exit(1);
-    }
-    free(ep);
-    send_ready(w->sock);
+    int rc = wlink_send_byte(fd, WIRE_READY);
+    if (rc < 0)
+        link_lost(rc);
     return w;
+}
+
+/* The next whole message in w->in, reading as needed. Returns its frame
+ * count (frames in f), or -1 when the broker is gone. */
+static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
+{
+    for (;;) {
+        int n = wlink_parse(&w->in, f, max);
+        if (n > 0)
+            return n;
+        if (n < 0) {
+            vc_log(VC_LOG_ERR, "worker", "a malformed message from the broker: leaving");
+            return -1;
+        }
+        ssize_t got = wlink_fill(w->fd, &w->in, 0);
+        if (got == 0)
+            return -1; /* the broker closed the link: we are done */
+        if (got < 0)
+            link_lost((int)got);
+    }
 }
 
 int worker_next(worker_conn_t *w, vc_request_t *r)
 {
+    /* What came while the last request ran (cancels) comes first. */
+    wlink_compact(&w->in);
+    if (w->busy_in.len > w->busy_in.off) {
+        size_t more = w->busy_in.len - w->busy_in.off;
+        if (w->in.cap - w->in.len < more) {
+            w->in.cap = w->in.len + more + 65536;
+            w->in.p = vc_realloc(w->in.p, w->in.cap);
+        }
+        memcpy(w->in.p + w->in.len, w->busy_in.p + w->busy_in.off, more);
+        w->in.len += more;
+        w->busy_in.len = w->busy_in.off = 0;
+    }
+    static struct iovec f[WLINK_MAX_FRAMES];
+    int n;
     for (;;) {
-        int n = vc_frames_recv(w->sock, &w->fr, 0);
-        if (n < 0) {
-            if (n == -EINTR)
-                continue;
+        n = next_message(w, f, WLINK_MAX_FRAMES);
+        if (n < 0)
             return -1;
-        }
-        if (n == 1 && zmq_msg_size(&w->fr.f[0]) == 1) {
-            /* A cancel for a request already finished: nothing to do. */
-            vc_frames_close(&w->fr);
-            continue;
-        }
-        w->fm = n >= 2 ? vc__front_message__unpack(NULL, zmq_msg_size(&w->fr.f[1]), zmq_msg_data(&w->fr.f[1])) : NULL;
+        if (n == 1 && f[0].iov_len == 1)
+            continue; /* a cancel for a request already finished */
+        w->fm = n >= 2 ? vc__front_message__unpack(NULL, f[1].iov_len, f[1].iov_base) : NULL;
         if (w->fm == NULL || w->fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
             vc_log(VC_LOG_WARN, "worker", "dropped a malformed request of %d frames", n);
             if (w->fm)
                 vc__front_message__free_unpacked(w->fm, NULL);
             w->fm = NULL;
-            vc_frames_close(&w->fr);
-            send_ready(w->sock);
+            if (wlink_send_byte(w->fd, WIRE_READY) < 0)
+                return -1;
             continue;
         }
         break;
     }
+    /* The frames stay in w->in until worker_done(): the body is read from
+     * there without a copy. */
+    vc_frames_close(&w->fr);
+    for (int i = 0; i < n; i++) {
+        if (w->fr.n == w->fr.cap) {
+            w->fr.cap = w->fr.cap ? w->fr.cap * 2 : 8;
+            w->fr.f = vc_realloc(w->fr.f, w->fr.cap * sizeof(zmq_msg_t));
+        }
+        zmq_msg_init_data(&w->fr.f[w->fr.n++], f[i].iov_base, f[i].iov_len, NULL, NULL);
+    }
+    w->front_id = f[0];
     w->req_id = w->fm->request->id;
     w->done_sent = 0;
     w->last = w->limit > 0 && w->served + 1 >= w->limit;
-    zmq_msg_init(&w->front_id);
-    zmq_msg_copy(&w->front_id, &w->fr.f[0]);
     memset(r, 0, sizeof(*r));
     r->head = w->fm->request;
     r->body = w->fr.f + 2;
@@ -170,7 +198,6 @@ int worker_done(worker_conn_t *w, vc_request_t *r)
     if (r->resp)
         vc__response_head__free_unpacked(r->resp, NULL);
     r->resp = NULL;
-    zmq_msg_close(&w->front_id);
     vc__front_message__free_unpacked(w->fm, NULL);
     w->fm = NULL;
     vc_frames_close(&w->fr);
@@ -179,8 +206,8 @@ int worker_done(worker_conn_t *w, vc_request_t *r)
         vc_log(VC_LOG_DEBUG, "worker", "exiting after %llu requests", (unsigned long long)w->served);
         return 0;
     }
-    if (!w->done_sent)
-        send_ready(w->sock);
+    if (!w->done_sent && wlink_send_byte(w->fd, WIRE_READY) < 0)
+        return 0;
     return 1;
 }
 
@@ -195,15 +222,16 @@ void worker_close(worker_conn_t **pw)
     if (w == NULL)
         return;
     vc_frames_fini(&w->fr);
-    zmq_close(w->sock);
-    zmq_ctx_term(w->zctx);
+    wlink_buf_free(&w->in);
+    wlink_buf_free(&w->busy_in);
+    close(w->fd);
     free(w);
     *pw = NULL;
 }
 
-void worker_main(const vc_config_t *cfg)
+void worker_main(const vc_config_t *cfg, int fd)
 {
-    worker_conn_t *w = worker_connect(cfg);
+    worker_conn_t *w = worker_connect(cfg, fd);
     vc_request_t r;
     while (worker_next(w, &r) == 0) {
         vc_sapi_run(&r);

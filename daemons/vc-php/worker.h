@@ -1,7 +1,7 @@
 /*
- * A worker's connection to the broker: a child of the zygote opens ZeroMQ
- * after the fork (never inherits it), says READY, and takes one request at
- * a time. Classic mode loops here in C; worker mode drives the same calls
+ * A worker's connection to the broker: a child of the zygote inherits its
+ * end of the link the broker made for it (wlink.h), says READY, and takes
+ * one request at a time. Classic mode loops here in C; worker mode drives the same calls
  * from PHP (frankenphp_handle_request or a returned handler).
  */
 #ifndef VC_PHP_WORKER_H
@@ -12,8 +12,8 @@
 
 typedef struct worker_conn worker_conn_t;
 
-/* Connects and says READY. Exits the process if the broker is unreachable. */
-worker_conn_t *worker_connect(const vc_config_t *cfg);
+/* Takes the link fd and says READY. Exits the process if the broker is gone. */
+worker_conn_t *worker_connect(const vc_config_t *cfg, int fd);
 
 /* Blocks for the next request and fills r (head, body, emit). Returns 0,
  * or -1 when the worker should stop (recycled, or the broker is gone). */
@@ -32,6 +32,6 @@ void worker_close(worker_conn_t **w);
 
 /* Classic and fork modes: connect, run each request as a fresh PHP request,
  * exit when done. Never returns. */
-void worker_main(const vc_config_t *cfg) __attribute__((noreturn));
+void worker_main(const vc_config_t *cfg, int fd) __attribute__((noreturn));
 
 #endif

@@ -26,7 +26,21 @@ void zygote_boot_failed(int sock)
     note(sock, ZYGOTE_FAILED, getpid(), 0);
 }
 
-void zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
+/* A command and the descriptor that came with it (-1 if none). */
+static ssize_t recv_cmd(int sock, zygote_cmd_t *cmd, int *fd)
+{
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {cmd, sizeof(*cmd)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+    *fd = -1;
+    ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
+            memcpy(fd, CMSG_DATA(c), sizeof(int));
+    return n;
+}
+
+int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
 {
     pid_t zygote = getpid();
     vc_log(VC_LOG_INFO, "zygote", "PHP is ready (%s mode): forking workers", cfg->php.mode);
@@ -51,11 +65,18 @@ void zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
         if (!(p[0].revents & POLLIN))
             continue;
         zygote_cmd_t cmd;
-        ssize_t n = recv(sock, &cmd, sizeof(cmd), 0);
+        int link;
+        ssize_t n = recv_cmd(sock, &cmd, &link);
         if (n == 0)
             break; /* the broker closed its end */
-        if (n != (ssize_t)sizeof(cmd) || cmd.op != ZYGOTE_SPAWN)
+        if (n != (ssize_t)sizeof(cmd) || cmd.op != ZYGOTE_SPAWN || link < 0) {
+            if (link >= 0)
+                close(link);
+            /* The broker counts one answer per spawn, in order. */
+            if (n == (ssize_t)sizeof(cmd) && cmd.op == ZYGOTE_SPAWN)
+                note(sock, ZYGOTE_FAILED, 0, EBADF);
             continue;
+        }
         pid_t pid = fork();
         if (pid == 0) {
             /* The worker: nothing of the zygote's plumbing survives. */
@@ -63,8 +84,9 @@ void zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
             close(sigfd);
             vc_proc_die_with_parent(SIGKILL, zygote);
             vc_proc_unblock_signals();
-            return;
+            return link;
         }
+        close(link);
         if (pid < 0) {
             vc_log(VC_LOG_ERR, "zygote", "fork() failed while spawning a worker: %s", strerror(errno));
             note(sock, ZYGOTE_FAILED, 0, errno);
@@ -86,6 +108,6 @@ void zygote_main(const vc_config_t *cfg, int sock)
     }
     if (cfg->php.worker_script && *cfg->php.worker_script && strcmp(cfg->php.mode, "classic") != 0)
         appmode_main(cfg, sock, sigfd); /* boots the app, then zygote_serve */
-    zygote_serve(cfg, sock, sigfd);
-    worker_main(cfg);
+    int link = zygote_serve(cfg, sock, sigfd);
+    worker_main(cfg, link);
 }

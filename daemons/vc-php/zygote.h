@@ -6,7 +6,8 @@
  * fork.
  *
  * It talks to the broker over a SOCK_SEQPACKET socketpair:
- *   broker -> zygote: zygote_cmd_t  (spawn a worker)
+ *   broker -> zygote: zygote_cmd_t  (spawn a worker), with the worker's end
+ *                     of its link to the broker (SCM_RIGHTS, wlink.h)
  *   zygote -> broker: zygote_note_t (ready, forked pid, exited pid + status)
  */
 #ifndef VC_PHP_ZYGOTE_H
@@ -34,8 +35,9 @@ void zygote_main(const vc_config_t *cfg, int sock) __attribute__((noreturn));
 
 /* Tells the broker PHP is ready, then forks a worker each time it asks.
  * Returns only in a forked worker (with the zygote's descriptors closed
- * and signals unblocked); the zygote itself exits from here. */
-void zygote_serve(const vc_config_t *cfg, int sock, int sigfd);
+ * and signals unblocked): the worker's link to the broker. The zygote
+ * itself exits from here. */
+int zygote_serve(const vc_config_t *cfg, int sock, int sigfd);
 
 /* Tells the broker the boot failed (before zygote_serve). */
 void zygote_boot_failed(int sock);
