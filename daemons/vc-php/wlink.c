@@ -37,7 +37,7 @@ static int write_all(int fd, struct iovec *iov, int n)
 int wlink_send(int fd, const struct iovec *frames, size_t n)
 {
     uint32_t count = (uint32_t)n;
-    uint32_t lens[IOV_BATCH / 2];
+    uint32_t lens[IOV_BATCH]; /* lens[k]: the length iovec k points at */
     struct iovec iov[IOV_BATCH];
     int k = 0;
     iov[k++] = (struct iovec){&count, sizeof(count)};
@@ -48,7 +48,7 @@ int wlink_send(int fd, const struct iovec *frames, size_t n)
                 return rc;
             k = 0;
         }
-        uint32_t *len = &lens[(i % (IOV_BATCH / 2))];
+        uint32_t *len = &lens[k];
         *len = (uint32_t)frames[i].iov_len;
         iov[k++] = (struct iovec){len, sizeof(*len)};
         if (frames[i].iov_len > 0)
