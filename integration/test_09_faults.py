@@ -171,7 +171,10 @@ def test_vc_php_killed_under_load(make_suite):
     # Only what was inside the dead broker failed: at most one a client.
     failed = [(t, e, c) for t, e, c in load.results if c == 502]
     assert 0 < len(failed) <= 4, failed
-    assert all(t < killed_at and e - killed_at < 1.0 for t, e, c in failed), (killed_at, failed)
+    # The front learns of the death when the kernel closes the broker's
+    # end, a little after the kill: a request sent in that window (seen:
+    # 0.4 ms after) went to the dead broker and fails with the rest.
+    assert all(t < killed_at + 0.05 and e - killed_at < 1.0 for t, e, c in failed), (killed_at, failed)
     assert "the PHP pool went away" in s.logs()
 
 
