@@ -103,6 +103,19 @@ int main(void)
     CHECK(wlink_fill(sv[0], &h, 1) == 4);
     CHECK(wlink_parse(&h, f, 4) == -EPROTO);
 
+    /* A buffer emptied after a large message is given back; a small one
+     * is kept for the next message. */
+    wlink_buf_t g = {0};
+    g.cap = 1024 * 1024;
+    g.p = malloc(g.cap);
+    uint32_t one[2] = {1, 1000};
+    memcpy(g.p, one, 8);
+    g.len = 8 + 1000;
+    CHECK(wlink_parse(&g, f, 4) == 1 && f[0].iov_len == 1000);
+    wlink_compact(&g);
+    CHECK(g.cap == 0 && g.p == NULL && g.len == 0);
+    CHECK(h.cap > 0 && h.cap <= 256 * 1024);
+
     /* The other end gone: the end of the stream. */
     close(sv[1]);
     CHECK(wlink_fill(sv[0], &h, 0) == 0);

@@ -198,7 +198,7 @@ static void snapshot_restore(void)
 
 /* The modules whose per-request state must be reset between requests:
  * filter always; session with the restore (without it, session_end()). */
-static const char *const reset_modules[] = {"filter", "session", NULL};
+static const char *const reset_modules[] = {"session", "filter", NULL};
 
 static void reset_modules_call(int start)
 {

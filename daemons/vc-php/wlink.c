@@ -107,6 +107,10 @@ int wlink_parse(wlink_buf_t *b, struct iovec *frames, size_t max)
     return (int)count;
 }
 
+/* A buffer emptied after a large message is given back: a worker that
+ * once took an 8 MB upload must not keep 8 MB of its own for ever. */
+#define KEEP_CAP (256 * 1024)
+
 void wlink_compact(wlink_buf_t *b)
 {
     if (b->off == 0)
@@ -114,6 +118,8 @@ void wlink_compact(wlink_buf_t *b)
     memmove(b->p, b->p + b->off, b->len - b->off);
     b->len -= b->off;
     b->off = 0;
+    if (b->len == 0 && b->cap > KEEP_CAP)
+        wlink_buf_free(b);
 }
 
 void wlink_buf_free(wlink_buf_t *b)

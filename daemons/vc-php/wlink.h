@@ -46,7 +46,7 @@ ssize_t wlink_fill(int fd, wlink_buf_t *b, int nonblock);
  * -EPROTO for a message over the limits. */
 int wlink_parse(wlink_buf_t *b, struct iovec *frames, size_t max);
 
-/* Drops the bytes before b->off. */
+/* Drops the bytes before b->off; an emptied buffer over 256 KiB is freed. */
 void wlink_compact(wlink_buf_t *b);
 void wlink_buf_free(wlink_buf_t *b);
 
