@@ -11,6 +11,7 @@ import pytest
 import requests
 
 from conftest import FIXTURES, curl
+from reference import free_port
 
 APP = os.path.join(FIXTURES, "app")
 PUBLIC = os.path.join(APP, "public")
@@ -394,3 +395,61 @@ def test_front_answers_504_when_the_pool_is_gone(make_suite, tmp_path):
     t.join()
     assert result["r"].status_code in (502, 504)
     assert wait_for(lambda: requests.get(s.url("/hello.php"), timeout=10).status_code == 200, timeout=10)
+
+
+def test_front_and_pool_over_tcp(make_suite, tmp_path):
+    """The "php" endpoint set to tcp:// (vc-front and vc-php on different
+    hosts or containers): the link runs over TCP, bodies both ways."""
+    port = free_port()
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text(f'endpoints: {{ php = "tcp://127.0.0.1:{port}"; }};\n')
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    assert not os.path.exists(os.path.join(s.data, "run", "php.sock"))
+    r = requests.get(s.url("/hello.php"), timeout=10)
+    assert r.status_code == 200 and r.text == "hello world\n"
+    body = os.urandom(300 * 1024)
+    r = requests.post(s.url("/echo.php"), data=body, headers={"Content-Type": "application/octet-stream"},
+                      timeout=10)
+    assert r.status_code == 200 and r.content == body
+    # The broker's end is a TCP listener there, with vc-front linked to it.
+    with open("/proc/net/tcp") as f:
+        rows = [line.split() for line in f.readlines()[1:]]
+    listening = [r for r in rows if r[1] == f"0100007F:{port:04X}" and r[3] == "0A"]
+    linked = [r for r in rows if r[2] == f"0100007F:{port:04X}" and r[3] == "01"]
+    assert listening and linked, (listening, linked)
+
+
+def frame(*frames):
+    """A message on a link: a frame count, then each frame's length and
+    bytes (u32 little-endian)."""
+    out = len(frames).to_bytes(4, "little")
+    for f in frames:
+        out += len(f).to_bytes(4, "little") + f
+    return out
+
+
+@pytest.mark.parametrize("garbage", [
+    b"\xff\xff\xff\xff",                          # a frame count over the limit
+    frame(b"\x00") + frame(b"not a protobuf \xff\xff\xff"),  # well framed, bad contents
+    (1).to_bytes(4, "little") + (2 ** 31).to_bytes(4, "little") + b"x" * 100,  # a frame over the limit
+    frame(b"abc", b"def")[:9],                    # half a message, then gone
+])
+def test_pool_link_survives_garbage(suite, garbage):
+    """Anything that connects to the pool's socket and sends garbage is
+    dropped with a log line; the pool keeps serving the real front."""
+    import socket as sk
+    broker = suite.daemon_pid("vc-php")
+    c = sk.socket(sk.AF_UNIX, sk.SOCK_STREAM)
+    c.connect(os.path.join(suite.data, "run", "php.sock"))
+    c.sendall(garbage)
+    time.sleep(0.3)
+    c.close()
+    for _ in range(20):
+        r = requests.get(suite.url("/hello.php"), timeout=10)
+        assert r.status_code == 200 and r.text == "hello world\n"
+    assert suite.daemon_pid("vc-php") == broker
+    if garbage.startswith(b"\xff") or len(garbage) > 100:
+        assert wait_for(lambda: "closed the link of a front: a malformed message" in suite.logs())
+    elif b"protobuf" in garbage:
+        assert wait_for(lambda: "dropped a malformed message from a front" in suite.logs())

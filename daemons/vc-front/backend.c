@@ -1,5 +1,6 @@
 #include "backend.h"
 #include "bans.h"
+#include "vc_link.h"
 #include "vc_log.h"
 #include "vc_msg.h"
 #include "vc_util.h"
@@ -13,6 +14,10 @@
 #include <unistd.h>
 
 #define NBUCKETS 4096
+/* Requests waiting to reach the pool, in bytes: past this (the pool is
+ * away for long, or reads nothing), new requests get a 503 at once. */
+#define OUT_LIMIT (64u * 1024u * 1024u)
+#define RETRY_MS 100
 
 /* One request waiting on PHP. A shared chunk linked to the request's pool:
  * when h2o frees the request, for any reason, on_dispose runs. */
@@ -36,11 +41,20 @@ typedef struct preq {
 
 struct backend {
     front_t *f;
-    void *sock;
-    h2o_socket_t *watch;
-    void *monitor; /* the DEALER's disconnect events */
-    h2o_socket_t *monitor_watch;
-    h2o_timeout_entry_t drain_entry;
+    char *endpoint;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    h2o_socket_t *link; /* connecting or connected; NULL between tries */
+    int connected;
+    int writing;     /* wbuf is being written by h2o */
+    int was_linked;  /* for the log: lost, or never reached */
+    int told_absent; /* "not reachable" logged for this outage */
+    vc_link_buf_t in;
+    vc_link_buf_t out;  /* messages not yet handed to h2o */
+    vc_link_buf_t wbuf; /* messages h2o is writing */
+    h2o_timeout_entry_t flush_entry;
+    h2o_timeout_t retry_timeout;
+    h2o_timeout_entry_t retry_entry;
     uint64_t next_id;
     preq_t *buckets[NBUCKETS];
     size_t inflight;
@@ -64,7 +78,7 @@ static void unlink_preq(preq_t *p)
     }
 }
 
-static void schedule_drain(backend_t *be);
+static void send_message(backend_t *be, const Vc__FrontMessage *fm, const void *body, size_t blen);
 
 /* The request is gone (finished, or the client left). */
 /* A connection that has cancelled too many PHP requests before their
@@ -115,8 +129,7 @@ static void on_dispose(void *arg)
         Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
         fm.kind_case = VC__FRONT_MESSAGE__KIND_CANCEL;
         fm.cancel = &c;
-        vc_send_proto(p->be->sock, &fm.base, ZMQ_DONTWAIT);
-        schedule_drain(p->be);
+        send_message(p->be, &fm, NULL, 0);
     }
     vc_frames_fini(&p->queue);
     vc_frames_fini(&p->inflight);
@@ -265,42 +278,7 @@ static void on_message(backend_t *be, vc_frames_t *fr)
     vc__back_message__free_unpacked(bm, NULL);
 }
 
-/* Reads every waiting message. ZMQ_FD is edge-like: after any send or
- * receive the socket must be drained until ZMQ_EVENTS says empty. */
-static void drain(backend_t *be)
-{
-    for (;;) {
-        int events = 0;
-        size_t len = sizeof(events);
-        zmq_getsockopt(be->sock, ZMQ_EVENTS, &events, &len);
-        if (!(events & ZMQ_POLLIN))
-            return;
-        if (vc_frames_recv(be->sock, &be->fr, ZMQ_DONTWAIT) <= 0)
-            return;
-        on_message(be, &be->fr);
-        vc_frames_close(&be->fr);
-    }
-}
-
-static void on_readable(h2o_socket_t *sock, const char *err)
-{
-    backend_t *be = sock->data;
-    drain(be);
-}
-
-static void on_drain_timer(h2o_timeout_entry_t *entry)
-{
-    backend_t *be = H2O_STRUCT_FROM_MEMBER(backend_t, drain_entry, entry);
-    drain(be);
-}
-
-static void schedule_drain(backend_t *be)
-{
-    if (!h2o_timeout_is_linked(&be->drain_entry))
-        h2o_timeout_link(be->f->ctx.loop, &be->f->ctx.zero_timeout, &be->drain_entry);
-}
-
-/* The pool's end of the socket closed: vc-php died (or restarts). What it
+/* The link to the pool closed: vc-php died (or restarts). What it
  * had will never be answered, so each waiting client gets a 502 now rather
  * than a 504 at front.php_timeout; answers already streaming are cut.
  * Requests sent after this reach the next vc-php once it is up. */
@@ -329,36 +307,6 @@ static void pool_lost(backend_t *be)
     free(lost);
 }
 
-static void on_monitor(h2o_socket_t *sock, const char *err)
-{
-    backend_t *be = sock->data;
-    for (;;) {
-        int events = 0;
-        size_t len = sizeof(events);
-        zmq_getsockopt(be->monitor, ZMQ_EVENTS, &events, &len);
-        if (!(events & ZMQ_POLLIN))
-            return;
-        /* [event u16 + value u32][endpoint] */
-        zmq_msg_t ev, addr;
-        zmq_msg_init(&ev);
-        zmq_msg_init(&addr);
-        if (zmq_msg_recv(&ev, be->monitor, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&ev);
-            zmq_msg_close(&addr);
-            return;
-        }
-        if (zmq_msg_more(&ev))
-            zmq_msg_recv(&addr, be->monitor, ZMQ_DONTWAIT);
-        uint16_t event = 0;
-        if (zmq_msg_size(&ev) >= 2)
-            memcpy(&event, zmq_msg_data(&ev), 2);
-        zmq_msg_close(&ev);
-        zmq_msg_close(&addr);
-        if (event == ZMQ_EVENT_DISCONNECTED)
-            pool_lost(be);
-    }
-}
-
 int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
 {
     preq_t *p = h2o_mem_alloc_shared(&req->pool, sizeof(*p), on_dispose);
@@ -385,31 +333,23 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
     fm.kind_case = VC__FRONT_MESSAGE__KIND_REQUEST;
     fm.request = head;
-    int more = req->entity.base != NULL && req->entity.len > 0;
-    int r = vc_send_proto(be->sock, &fm.base, ZMQ_DONTWAIT | (more ? ZMQ_SNDMORE : 0));
-    if (r == 0 && more) {
-        /* h2o owns the body in the request's pool, which may be freed
-         * before ZeroMQ's I/O thread has written it: copy it once. */
-        zmq_msg_t body;
-        zmq_msg_init_size(&body, req->entity.len);
-        memcpy(zmq_msg_data(&body), req->entity.base, req->entity.len);
-        if (zmq_msg_send(&body, be->sock, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&body);
-            r = -errno;
-        }
-    }
-    if (r < 0) {
-        vc_log(VC_LOG_ERR, "backend", "zmq_send() failed while passing %.*s to PHP: %s", (int)req->path.len,
-               req->path.base, zmq_strerror(-r));
+    if (be->out.len - be->out.off > OUT_LIMIT) {
+        if (!be->told_absent)
+            vc_log(VC_LOG_ERR, "backend", "%u MiB of requests wait for the PHP pool at %s: 503 for new ones",
+                   OUT_LIMIT >> 20, be->endpoint);
+        be->told_absent = 1;
         p->final_seen = 1; /* nothing to cancel; the pool frees p */
         be->f->stats.errors_5xx++;
-        h2o_send_error_502(req, "Bad Gateway", "The PHP pool is not reachable.\n", 0);
+        h2o_send_error_503(req, "Service Unavailable", "The PHP pool is not reachable.\n", 0);
         return -1;
     }
+    /* The body is copied into the link's buffer: h2o frees it with the
+     * request, which may go before the write. */
+    int more = req->entity.base != NULL && req->entity.len > 0;
+    send_message(be, &fm, more ? req->entity.base : NULL, more ? req->entity.len : 0);
     p->next = be->buckets[p->id % NBUCKETS];
     be->buckets[p->id % NBUCKETS] = p;
     be->inflight++;
-    schedule_drain(be);
     return 0;
 }
 
@@ -443,53 +383,191 @@ size_t backend_inflight(backend_t *be)
     return be->inflight;
 }
 
-backend_t *backend_new(front_t *f, const char *endpoint)
+/* ---- the link ------------------------------------------------------------ */
+
+static void connect_link(backend_t *be);
+static void flush(backend_t *be);
+
+static void on_flush_timer(h2o_timeout_entry_t *entry)
 {
-    void *s = vc_socket(f->d.zctx, ZMQ_DEALER, endpoint, 0);
-    if (s == NULL) {
-        vc_log(VC_LOG_ERR, "backend", "zmq_connect() failed while joining the pool \"%s\": %s", endpoint,
-               zmq_strerror(errno));
-        return NULL;
-    }
-    /* Requests queue here while vc-php restarts, instead of failing. */
-    int hwm = 100000;
-    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm));
-    zmq_setsockopt(s, ZMQ_RCVHWM, &hwm, sizeof(hwm));
-    backend_t *be = vc_calloc(1, sizeof(*be));
-    be->f = f;
-    be->sock = s;
-    int fd;
-    size_t len = sizeof(fd);
-    zmq_getsockopt(s, ZMQ_FD, &fd, &len);
-    be->watch = h2o_evloop_socket_create(f->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
-    be->watch->data = be;
-    h2o_socket_read_start(be->watch, on_readable);
-    be->drain_entry.cb = on_drain_timer;
-    /* Told when the pool's end closes (a dead vc-php), on the same loop. */
-    char mon[64];
-    snprintf(mon, sizeof(mon), "inproc://vc-front-backend-%p", (void *)be);
-    if (zmq_socket_monitor(s, mon, ZMQ_EVENT_DISCONNECTED) == 0 &&
-        (be->monitor = zmq_socket(f->d.zctx, ZMQ_PAIR)) != NULL && zmq_connect(be->monitor, mon) == 0) {
-        len = sizeof(fd);
-        zmq_getsockopt(be->monitor, ZMQ_FD, &fd, &len);
-        be->monitor_watch = h2o_evloop_socket_create(f->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
-        be->monitor_watch->data = be;
-        h2o_socket_read_start(be->monitor_watch, on_monitor);
-        /* ZMQ_FD is edge-like: take what is already there. */
-        on_monitor(be->monitor_watch, NULL);
-    } else {
-        vc_log(VC_LOG_WARN, "backend", "no monitor on the pool socket (%s): a dead vc-php is noticed at php_timeout",
-               zmq_strerror(errno));
-    }
-    return be;
+    flush(H2O_STRUCT_FROM_MEMBER(backend_t, flush_entry, entry));
 }
 
-/* The fd belongs to ZeroMQ: detach it from h2o without closing it. */
-static void unwatch(h2o_socket_t *watch)
+/* Messages of one turn of the loop leave in one write. */
+static void send_message(backend_t *be, const Vc__FrontMessage *fm, const void *body, size_t blen)
 {
-    h2o_socket_read_stop(watch);
-    h2o_socket_export_t ex;
-    h2o_socket_export(watch, &ex);
+    uint8_t stack[2048];
+    size_t len = vc__front_message__get_packed_size(fm);
+    uint8_t *packed = len <= sizeof(stack) ? stack : vc_malloc(len);
+    vc__front_message__pack(fm, packed);
+    struct iovec f[2] = {{packed, len}, {(void *)body, blen}};
+    vc_link_append(&be->out, f, body ? 2 : 1);
+    if (packed != stack)
+        free(packed);
+    if (be->connected && !be->writing && !h2o_timeout_is_linked(&be->flush_entry))
+        h2o_timeout_link(be->f->ctx.loop, &be->f->ctx.zero_timeout, &be->flush_entry);
+}
+
+static void on_retry(h2o_timeout_entry_t *entry)
+{
+    connect_link(H2O_STRUCT_FROM_MEMBER(backend_t, retry_entry, entry));
+}
+
+static void close_link(backend_t *be)
+{
+    if (be->link) {
+        be->link->data = NULL; /* its callbacks, if h2o still runs any, do nothing */
+        h2o_socket_close(be->link);
+        be->link = NULL;
+    }
+    be->connected = be->writing = 0;
+    be->in.len = be->in.off = 0;
+    be->wbuf.len = be->wbuf.off = 0;
+    if (!h2o_timeout_is_linked(&be->retry_entry))
+        h2o_timeout_link(be->f->ctx.loop, &be->retry_timeout, &be->retry_entry);
+}
+
+/* The pool's end closed or failed: what was sent is lost (502s), what
+ * was not is dropped with it (those requests are among the lost). */
+static void link_lost(backend_t *be, const char *why)
+{
+    vc_log(VC_LOG_ERR, "backend", "lost the link to the PHP pool at %s: %s", be->endpoint, why);
+    close_link(be);
+    be->out.len = be->out.off = 0;
+    be->told_absent = 1;
+    pool_lost(be);
+}
+
+static void on_written(h2o_socket_t *sock, const char *err)
+{
+    backend_t *be = sock->data;
+    if (be == NULL)
+        return;
+    be->writing = 0;
+    be->wbuf.len = be->wbuf.off = 0;
+    if (err) {
+        link_lost(be, err);
+        return;
+    }
+    flush(be);
+}
+
+static void flush(backend_t *be)
+{
+    if (!be->connected || be->writing || be->out.len == 0)
+        return;
+    /* h2o writes from wbuf until on_written; new messages go to out. */
+    vc_link_buf_t t = be->wbuf;
+    be->wbuf = be->out;
+    be->out = t;
+    be->out.len = be->out.off = 0;
+    if (be->out.cap > 256 * 1024)
+        vc_link_buf_free(&be->out); /* after a large upload */
+    be->writing = 1;
+    h2o_iovec_t v = h2o_iovec_init(be->wbuf.p, be->wbuf.len);
+    h2o_socket_write(be->link, &v, 1, on_written);
+}
+
+/* Each whole message, as frames, to on_message. */
+static void on_link_readable(h2o_socket_t *sock, const char *err)
+{
+    static struct iovec f[VC_LINK_MAX_FRAMES];
+    backend_t *be = sock->data;
+    if (be == NULL)
+        return;
+    if (err) {
+        link_lost(be, err);
+        return;
+    }
+    int fd = h2o_socket_get_fd(sock);
+    for (int budget = 0; budget < 16; budget++) {
+        ssize_t got = vc_link_fill(fd, &be->in, 1);
+        if (got == -EAGAIN || got == -EWOULDBLOCK)
+            break;
+        if (got <= 0) {
+            link_lost(be, got == 0 ? "the pool closed it" : vc_strerror((int)-got));
+            return;
+        }
+        int n;
+        while ((n = vc_link_parse(&be->in, f, VC_LINK_MAX_FRAMES)) > 0) {
+            vc_frames_t *fr = &be->fr;
+            if (fr->cap < (size_t)n) {
+                fr->cap = (size_t)n;
+                fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
+            }
+            for (int i = 0; i < n; i++) {
+                zmq_msg_init_size(&fr->f[i], f[i].iov_len);
+                if (f[i].iov_len)
+                    memcpy(zmq_msg_data(&fr->f[i]), f[i].iov_base, f[i].iov_len);
+            }
+            fr->n = (size_t)n;
+            on_message(be, fr);
+            vc_frames_close(fr);
+        }
+        if (n < 0) {
+            link_lost(be, "a malformed message");
+            return;
+        }
+        vc_link_compact(&be->in);
+    }
+}
+
+static void on_connected(h2o_socket_t *sock, const char *err)
+{
+    backend_t *be = sock->data;
+    if (be == NULL)
+        return;
+    if (err) {
+        if (!be->told_absent)
+            vc_log(VC_LOG_WARN, "backend", "the PHP pool at %s is not reachable yet: %s; retrying every %d ms",
+                   be->endpoint, err, RETRY_MS);
+        be->told_absent = 1;
+        close_link(be);
+        return;
+    }
+    be->connected = 1;
+    if (be->was_linked || be->told_absent)
+        vc_log(VC_LOG_INFO, "backend", "linked to the PHP pool at %s", be->endpoint);
+    be->was_linked = 1;
+    be->told_absent = 0;
+    h2o_socket_dont_read(sock, 1);
+    h2o_socket_read_start(sock, on_link_readable);
+    flush(be);
+}
+
+static void connect_link(backend_t *be)
+{
+    be->link = h2o_socket_connect(be->f->ctx.loop, (struct sockaddr *)&be->addr, be->addrlen, on_connected);
+    if (be->link == NULL) {
+        if (!be->told_absent)
+            vc_log(VC_LOG_WARN, "backend", "the PHP pool at %s is not reachable yet: %s; retrying every %d ms",
+                   be->endpoint, vc_strerror(errno), RETRY_MS);
+        be->told_absent = 1;
+        close_link(be);
+        return;
+    }
+    be->link->data = be;
+}
+
+backend_t *backend_new(front_t *f, const char *endpoint)
+{
+    struct sockaddr_storage addr;
+    socklen_t len;
+    const char *why;
+    if (vc_link_address(endpoint, &addr, &len, &why) < 0) {
+        vc_log(VC_LOG_ERR, "backend", "the PHP pool endpoint \"%s\": %s", endpoint, why);
+        return NULL;
+    }
+    backend_t *be = vc_calloc(1, sizeof(*be));
+    be->f = f;
+    be->endpoint = vc_strdup(endpoint);
+    be->addr = addr;
+    be->addrlen = len;
+    be->flush_entry.cb = on_flush_timer;
+    be->retry_entry.cb = on_retry;
+    h2o_timeout_init(f->ctx.loop, &be->retry_timeout, RETRY_MS);
+    connect_link(be);
+    return be;
 }
 
 void backend_destroy(backend_t **pbe)
@@ -497,16 +575,20 @@ void backend_destroy(backend_t **pbe)
     backend_t *be = *pbe;
     if (be == NULL)
         return;
-    if (h2o_timeout_is_linked(&be->drain_entry))
-        h2o_timeout_unlink(&be->drain_entry);
-    unwatch(be->watch);
-    if (be->monitor_watch)
-        unwatch(be->monitor_watch);
-    zmq_socket_monitor(be->sock, NULL, 0);
-    if (be->monitor)
-        zmq_close(be->monitor);
-    zmq_close(be->sock);
+    if (h2o_timeout_is_linked(&be->flush_entry))
+        h2o_timeout_unlink(&be->flush_entry);
+    if (be->link) {
+        be->link->data = NULL;
+        h2o_socket_close(be->link);
+    }
+    if (h2o_timeout_is_linked(&be->retry_entry))
+        h2o_timeout_unlink(&be->retry_entry);
+    h2o_timeout_dispose(be->f->ctx.loop, &be->retry_timeout);
+    vc_link_buf_free(&be->in);
+    vc_link_buf_free(&be->out);
+    vc_link_buf_free(&be->wbuf);
     vc_frames_fini(&be->fr);
+    free(be->endpoint);
     free(be);
     *pbe = NULL;
 }

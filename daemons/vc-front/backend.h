@@ -1,8 +1,10 @@
 /*
- * The path to vc-php: a DEALER socket to the pool's broker, driven by the
- * h2o event loop (its ZMQ_FD registered with the loop, no polling timer).
+ * The path to vc-php: one link (libcommon/vc_link.h) to the pool's broker
+ * at the "php" endpoint, read and written by the h2o event loop itself.
  * A request leaves as [FrontMessage][body]; the answer streams back as
- * BackMessages and is fed to h2o as it arrives.
+ * BackMessages and is fed to h2o as it arrives. Requests made while the
+ * pool is away (a restart) wait in the link's buffer and leave when it is
+ * back; it is tried every 100 ms.
  */
 #ifndef VC_FRONT_BACKEND_H
 #define VC_FRONT_BACKEND_H

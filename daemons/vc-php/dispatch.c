@@ -1,10 +1,11 @@
 #include "dispatch.h"
+#include "fronts.h"
 #include "pool.h"
 #include "vc_log.h"
 #include "vc_msg.h"
 #include "vc_util.h"
 #include "wire.h"
-#include "wlink.h"
+#include "vc_link.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -45,9 +46,9 @@ static const char *const wstate_names[] = {"starting", "idle", "busy", "finishin
 
 typedef struct worker {
     pid_t pid;
-    int fd;         /* the link (wlink.h); -1 once it is closed */
-    wlink_buf_t in; /* what the worker sent, not yet handled */
-    unsigned gen;   /* the zygote generation it was forked from */
+    int fd;           /* the link (libcommon/vc_link.h); -1 once it is closed */
+    vc_link_buf_t in; /* what the worker sent, not yet handled */
+    unsigned gen;     /* the zygote generation it was forked from */
     enum wstate state;
     job_t *job;        /* set while W_BUSY or W_FINISHING */
     int started;       /* the response has begun: no retry */
@@ -60,7 +61,7 @@ typedef struct worker {
 struct dispatch {
     const vc_config_t *cfg;
     unsigned gen; /* new work goes only to workers of this generation */
-    void *front;
+    fronts_t *fronts;
     vc_bus_t *bus;
     worker_t *w;
     size_t nw, capw;
@@ -77,7 +78,6 @@ struct dispatch {
     uint64_t last_sample_ms;
     /* counters */
     uint64_t accepted, completed, rejected_503, timed_out_504, failed_502, retried, crashed, killed;
-    vc_frames_t fr;
 };
 
 static uint64_t run_limit(const vc_config_t *cfg);
@@ -100,16 +100,18 @@ static void job_free(job_t *j)
     free(j);
 }
 
-/* Sends [front-id][BackMessage] (and more frames if `more`). The front-id
- * frame is copied, so the job keeps its own. */
-static void to_front(dispatch_t *d, const zmq_msg_t *fid, const Vc__BackMessage *bm, int more)
+/* Sends [BackMessage] and, if body is set, [body] to the front fid names
+ * (an answer for a front that left is dropped). */
+static void to_front(dispatch_t *d, const zmq_msg_t *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
 {
-    zmq_msg_t id;
-    zmq_msg_init(&id);
-    zmq_msg_copy(&id, (zmq_msg_t *)fid);
-    zmq_msg_send(&id, d->front, ZMQ_SNDMORE);
-    zmq_msg_close(&id);
-    vc_send_proto(d->front, &bm->base, more);
+    uint8_t stack[512];
+    size_t len = protobuf_c_message_get_packed_size(&bm->base);
+    uint8_t *packed = len <= sizeof(stack) ? stack : vc_malloc(len);
+    protobuf_c_message_pack(&bm->base, packed);
+    struct iovec f[2] = {{packed, len}, {(void *)body, blen}};
+    fronts_send(d->fronts, zmq_msg_data((zmq_msg_t *)fid), zmq_msg_size((zmq_msg_t *)fid), f, body ? 2 : 1);
+    if (packed != stack)
+        free(packed);
 }
 
 /* An answer from the broker itself: [front-id][BackMessage][text]. */
@@ -141,10 +143,9 @@ static void answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigne
     Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
     bm.kind_case = VC__BACK_MESSAGE__KIND_HEAD;
     bm.head = &head;
-    to_front(d, fid, &bm, ZMQ_SNDMORE);
     char body[128];
     int n = snprintf(body, sizeof(body), "%s\n", text);
-    vc_send_bytes(d->front, body, (size_t)n, 0);
+    to_front(d, fid, &bm, body, (size_t)n);
 }
 
 /* The worker died after the head went out: the front must cut the
@@ -158,7 +159,7 @@ static void abort_stream(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id)
     Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
     bm.kind_case = VC__BACK_MESSAGE__KIND_CHUNK;
     bm.chunk = &chunk;
-    to_front(d, fid, &bm, 0);
+    to_front(d, fid, &bm, NULL, 0);
 }
 
 /* ---- the queue ------------------------------------------------------------ */
@@ -217,7 +218,7 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
      * anything but the copy. If it fails (the worker is gone, or stopped
      * reading for the link's send timeout) the worker is killed, and its
      * exit, reported by the zygote, answers the job. */
-    if (w->fd < 0 || wlink_send(w->fd, f, j->fr.n) < 0) {
+    if (w->fd < 0 || vc_link_send(w->fd, f, j->fr.n) < 0) {
         vc_log(VC_LOG_WARN, "dispatch", "could not pass %s to worker %d: killed", j->what, (int)w->pid);
         kill(w->pid, SIGKILL);
     }
@@ -255,83 +256,91 @@ static void pump(dispatch_t *d)
 
 /* ---- fronts --------------------------------------------------------------- */
 
-void dispatch_on_front(dispatch_t *d)
+/* Frames as a job holds them: the front-id, then copies of the frames. */
+static void frames_from(vc_frames_t *fr, const void *fid, const struct iovec *f, int n)
 {
-    for (int budget = 0; budget < 512; budget++) {
-        vc_frames_t *fr = &d->fr;
-        int n = vc_frames_recv(d->front, fr, ZMQ_DONTWAIT);
-        if (n < 0)
-            return;
-        Vc__FrontMessage *fm =
-            n >= 2 ? vc__front_message__unpack(NULL, zmq_msg_size(&fr->f[1]), zmq_msg_data(&fr->f[1])) : NULL;
-        if (fm == NULL) {
-            vc_log(VC_LOG_WARN, "dispatch", "dropped a malformed message from a front (%d frames)", n);
-            vc_frames_close(fr);
-            continue;
-        }
-        if (fm->kind_case == VC__FRONT_MESSAGE__KIND_CANCEL) {
-            uint64_t id = fm->cancel->id;
-            /* Still queued: drop it. Running: the worker finishes, its
-             * answer is dropped by the front. */
-            for (job_t **pp = &d->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
-                job_t *j = *pp;
-                if (j->req_id == id && zmq_msg_size(&j->fr.f[0]) == zmq_msg_size(&fr->f[0]) &&
-                    !memcmp(zmq_msg_data(&j->fr.f[0]), zmq_msg_data(&fr->f[0]), zmq_msg_size(&fr->f[0]))) {
-                    *pp = j->next;
-                    if (d->qtail == j)
-                        d->qtail = prev;
-                    d->qlen--;
-                    job_free(j);
-                    break;
-                }
-            }
-            /* Running: tell its worker, so connection_aborted() says so. */
-            for (size_t i = 0; i < d->nw; i++) {
-                worker_t *w = &d->w[i];
-                if (w->state != W_BUSY || w->job == NULL || w->job->req_id != id ||
-                    zmq_msg_size(&w->job->fr.f[0]) != zmq_msg_size(&fr->f[0]) ||
-                    memcmp(zmq_msg_data(&w->job->fr.f[0]), zmq_msg_data(&fr->f[0]), zmq_msg_size(&fr->f[0])))
-                    continue;
-                if (w->fd >= 0)
-                    wlink_send_byte(w->fd, WIRE_CANCEL);
-            }
-            vc__front_message__free_unpacked(fm, NULL);
-            vc_frames_close(fr);
-            continue;
-        }
-        if (fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
-            vc__front_message__free_unpacked(fm, NULL);
-            vc_frames_close(fr);
-            continue;
-        }
-        Vc__RequestHead *h = fm->request;
-        d->accepted++;
-        job_t *j = vc_calloc(1, sizeof(*j));
-        j->req_id = h->id;
-        j->enq_ms = vc_mono_ms();
-        j->idempotent = !strcmp(h->method, "GET") || !strcmp(h->method, "HEAD");
-        j->what = vc_asprintf("%s %.*s", h->method, (int)(h->request_uri.len > 200 ? 200 : h->request_uri.len),
-                              (const char *)h->request_uri.data);
-        j->script = vc_strdup(h->script_filename);
-        /* Move the frames into the job (no copies). */
-        j->fr = *fr;
-        memset(fr, 0, sizeof(*fr));
-        vc__front_message__free_unpacked(fm, NULL);
-        if (d->qlen >= (size_t)d->cfg->php.queue_limit) {
-            int idle = 0;
-            for (size_t i = 0; i < d->nw; i++)
-                idle |= d->w[i].state == W_IDLE;
-            if (!idle) {
-                d->rejected_503++;
-                vc_log(VC_LOG_WARN, "dispatch", "queue full (%zu waiting): 503 for %s", d->qlen, j->what);
-                answer(d, &j->fr.f[0], j->req_id, 503, "Service Unavailable: every PHP worker is busy", "1");
-                job_free(j);
-                continue;
-            }
-        }
-        enqueue(d, j, 0);
-        pump(d);
+    if (fr->cap < (size_t)n + 1) {
+        fr->cap = (size_t)n + 1;
+        fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
     }
+    zmq_msg_init_size(&fr->f[0], FRONT_ID_LEN);
+    memcpy(zmq_msg_data(&fr->f[0]), fid, FRONT_ID_LEN);
+    for (int i = 0; i < n; i++) {
+        zmq_msg_init_size(&fr->f[i + 1], f[i].iov_len);
+        if (f[i].iov_len)
+            memcpy(zmq_msg_data(&fr->f[i + 1]), f[i].iov_base, f[i].iov_len);
+    }
+    fr->n = (size_t)n + 1;
+}
+
+static int same_front(const job_t *j, const void *fid)
+{
+    return zmq_msg_size((zmq_msg_t *)&j->fr.f[0]) == FRONT_ID_LEN &&
+           memcmp(zmq_msg_data((zmq_msg_t *)&j->fr.f[0]), fid, FRONT_ID_LEN) == 0;
+}
+
+/* A request, or a cancel, from a front: [FrontMessage][body...]. */
+void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
+{
+    dispatch_t *d = arg;
+    Vc__FrontMessage *fm = vc__front_message__unpack(NULL, f[0].iov_len, f[0].iov_base);
+    if (fm == NULL) {
+        vc_log(VC_LOG_WARN, "dispatch", "dropped a malformed message from a front (%d frames)", n);
+        return;
+    }
+    if (fm->kind_case == VC__FRONT_MESSAGE__KIND_CANCEL) {
+        uint64_t id = fm->cancel->id;
+        /* Still queued: drop it. Running: the worker finishes, its
+         * answer is dropped by the front. */
+        for (job_t **pp = &d->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+            job_t *j = *pp;
+            if (j->req_id == id && same_front(j, fid)) {
+                *pp = j->next;
+                if (d->qtail == j)
+                    d->qtail = prev;
+                d->qlen--;
+                job_free(j);
+                break;
+            }
+        }
+        /* Running: tell its worker, so connection_aborted() says so. */
+        for (size_t i = 0; i < d->nw; i++) {
+            worker_t *w = &d->w[i];
+            if (w->state == W_BUSY && w->job && w->job->req_id == id && same_front(w->job, fid) && w->fd >= 0)
+                vc_link_send_byte(w->fd, WIRE_CANCEL);
+        }
+        vc__front_message__free_unpacked(fm, NULL);
+        return;
+    }
+    if (fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
+        vc__front_message__free_unpacked(fm, NULL);
+        return;
+    }
+    Vc__RequestHead *h = fm->request;
+    d->accepted++;
+    job_t *j = vc_calloc(1, sizeof(*j));
+    j->req_id = h->id;
+    j->enq_ms = vc_mono_ms();
+    j->idempotent = !strcmp(h->method, "GET") || !strcmp(h->method, "HEAD");
+    j->what = vc_asprintf("%s %.*s", h->method, (int)(h->request_uri.len > 200 ? 200 : h->request_uri.len),
+                          (const char *)h->request_uri.data);
+    j->script = vc_strdup(h->script_filename);
+    vc__front_message__free_unpacked(fm, NULL);
+    frames_from(&j->fr, fid, f, n);
+    if (d->qlen >= (size_t)d->cfg->php.queue_limit) {
+        int idle = 0;
+        for (size_t i = 0; i < d->nw; i++)
+            idle |= d->w[i].state == W_IDLE;
+        if (!idle) {
+            d->rejected_503++;
+            vc_log(VC_LOG_WARN, "dispatch", "queue full (%zu waiting): 503 for %s", d->qlen, j->what);
+            answer(d, &j->fr.f[0], j->req_id, 503, "Service Unavailable: every PHP worker is busy", "1");
+            job_free(j);
+            return;
+        }
+    }
+    enqueue(d, j, 0);
+    pump(d);
 }
 
 /* ---- workers -------------------------------------------------------------- */
@@ -368,15 +377,7 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
             zmq_msg_close(&w->job->fr.f[i]);
         w->job->fr.n = 1;
     }
-    for (int i = 1; i < n; i++) {
-        zmq_msg_t m;
-        zmq_msg_init_size(&m, f[i].iov_len);
-        memcpy(zmq_msg_data(&m), f[i].iov_base, f[i].iov_len);
-        if (zmq_msg_send(&m, d->front, i + 1 < n ? ZMQ_SNDMORE : 0) < 0) {
-            zmq_msg_close(&m); /* the front is gone (ROUTER_MANDATORY): drop it all */
-            break;
-        }
-    }
+    fronts_send(d->fronts, f[1].iov_base, f[1].iov_len, f + 2, (size_t)n - 2);
     if (flag == WIRE_DONE) {
         w->served++;
         finish_job(d, w);
@@ -393,9 +394,9 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
  * the exit answers whatever the worker held. */
 static void on_worker(dispatch_t *d, worker_t *w)
 {
-    static struct iovec f[WLINK_MAX_FRAMES];
+    static struct iovec f[VC_LINK_MAX_FRAMES];
     for (int budget = 0; budget < 64 && w->fd >= 0; budget++) {
-        ssize_t got = wlink_fill(w->fd, &w->in, 1);
+        ssize_t got = vc_link_fill(w->fd, &w->in, 1);
         if (got == -EAGAIN)
             break;
         if (got <= 0) {
@@ -404,7 +405,7 @@ static void on_worker(dispatch_t *d, worker_t *w)
             break;
         }
         int n;
-        while ((n = wlink_parse(&w->in, f, WLINK_MAX_FRAMES)) > 0) {
+        while ((n = vc_link_parse(&w->in, f, VC_LINK_MAX_FRAMES)) > 0) {
             /* Handling may free w's slot only through the zygote's report,
              * never here, so w stays valid. */
             on_worker_message(d, w, f, n);
@@ -416,7 +417,7 @@ static void on_worker(dispatch_t *d, worker_t *w)
             w->fd = -1;
             break;
         }
-        wlink_compact(&w->in);
+        vc_link_compact(&w->in);
     }
 }
 
@@ -547,7 +548,7 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
     /* Remove from the table (order does not matter). */
     if (w->fd >= 0)
         close(w->fd);
-    wlink_buf_free(&w->in);
+    vc_link_buf_free(&w->in);
     *w = d->w[--d->nw];
     pump(d);
 }
@@ -794,11 +795,11 @@ static uint64_t run_limit(const vc_config_t *cfg)
     return met > 0 ? (uint64_t)met * 1000 + (uint64_t)cfg->php.kill_grace_ms : 0;
 }
 
-dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, vc_bus_t *bus)
+dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus)
 {
     dispatch_t *d = vc_calloc(1, sizeof(*d));
     d->cfg = cfg;
-    d->front = front;
+    d->fronts = fronts;
     d->bus = bus;
     d->run_limit_ms = run_limit(cfg);
     pool_size_init(&d->size, cfg);
@@ -817,10 +818,9 @@ void dispatch_destroy(dispatch_t **pd)
             job_free(d->w[i].job);
         if (d->w[i].fd >= 0)
             close(d->w[i].fd);
-        wlink_buf_free(&d->w[i].in);
+        vc_link_buf_free(&d->w[i].in);
     }
     free(d->w);
-    vc_frames_fini(&d->fr);
     free(d);
     *pd = NULL;
 }

@@ -1,6 +1,6 @@
 /*
- * The broker: the ZeroMQ guide's load-balancing pattern. Fronts send
- * requests to the "php" ROUTER; a request goes only to an idle worker, or
+ * The broker: the ZeroMQ guide's load-balancing pattern, over our own
+ * links. Fronts send requests over their links (fronts.h); a request goes only to an idle worker, or
  * waits in one queue (bounded: 503 past queue_limit, 504 past
  * queue_timeout). A worker that dies mid-request costs its client a 502,
  * or for a GET/HEAD whose answer had not started, a retry elsewhere.
@@ -12,18 +12,20 @@
 #include <sys/types.h>
 #include <zmq.h>
 
+#include "fronts.h"
 #include "vc_bus.h"
 #include "vc_config.h"
 #include "vc_ctl.h"
 
 typedef struct dispatch dispatch_t;
 
-/* front is the bound ROUTER, borrowed; bus may be NULL. Workers are
- * reached over their links (wlink.h). */
-dispatch_t *dispatch_new(const vc_config_t *cfg, void *front, vc_bus_t *bus);
+/* fronts is borrowed; bus may be NULL. Workers are reached over their
+ * links (libcommon/vc_link.h). */
+dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus);
 void dispatch_destroy(dispatch_t **d);
 
-void dispatch_on_front(dispatch_t *d); /* the front socket is readable */
+/* A message from a front (a fronts_message_cb; arg is the dispatch_t). */
+void dispatch_on_front(void *d, const void *fid, const struct iovec *frames, int n);
 /* The workers' links to poll (one item per worker, in the table's order),
  * and what to do with them after the poll (before anything else changes
  * the table). */

@@ -47,7 +47,7 @@ typedef struct php {
     vc_daemon_t d;
     zyg_t z[3]; /* current, booting, retiring */
     unsigned next_gen;
-    void *front;
+    fronts_t *fronts;
     dispatch_t *dispatch;
     int reloads;
 } php_t;
@@ -305,16 +305,11 @@ int main(int argc, char **argv)
 
     vc_daemon_start(&p.d, on_command, &p);
     char *front_ep = vc_config_endpoint(p.d.cfg, "php");
-    p.front = vc_socket(p.d.zctx, ZMQ_ROUTER, front_ep, 1);
-    if (p.front == NULL) {
-        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\": %s", front_ep, zmq_strerror(errno));
-        return 1;
-    }
+    p.fronts = fronts_new(front_ep);
     free(front_ep);
-    /* Answers to a front that went away are dropped, not queued for ever. */
-    int one = 1;
-    zmq_setsockopt(p.front, ZMQ_ROUTER_MANDATORY, &one, sizeof(one));
-    p.dispatch = dispatch_new(p.d.cfg, p.front, p.d.bus);
+    if (p.fronts == NULL)
+        return 1;
+    p.dispatch = dispatch_new(p.d.cfg, p.fronts, p.d.bus);
 
     /* The first zygote boots before we say we are ready. */
     /* Each zygote slot owns the configuration it booted with; the daemon's
@@ -340,37 +335,41 @@ int main(int argc, char **argv)
     zmq_pollitem_t *items = NULL;
     size_t cap = 0;
     for (;;) {
-        /* The fixed sockets, the zygotes, then one link per worker. */
-        size_t want = 8 + (size_t)dispatch_alive(p.dispatch);
+        /* The fixed sockets, the zygotes, the fronts, then one link per
+         * worker. */
+        size_t want = 8 + fronts_count(p.fronts) + (size_t)dispatch_alive(p.dispatch);
         if (cap < want) {
             cap = want * 2;
             items = vc_realloc(items, cap * sizeof(*items));
         }
-        items[0] = (zmq_pollitem_t){p.front, 0, stopping ? 0 : ZMQ_POLLIN, 0};
-        items[1] = (zmq_pollitem_t){vc_ctl_socket(p.d.ctl), 0, ZMQ_POLLIN, 0};
-        items[2] = (zmq_pollitem_t){NULL, p.d.sigfd, ZMQ_POLLIN, 0};
-        int n = 3;
+        items[0] = (zmq_pollitem_t){vc_ctl_socket(p.d.ctl), 0, ZMQ_POLLIN, 0};
+        items[1] = (zmq_pollitem_t){NULL, p.d.sigfd, ZMQ_POLLIN, 0};
+        int n = 2;
         zyg_t *polled[3];
         for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
             if (p.z[i].state != Z_NONE) {
-                polled[n - 3] = &p.z[i];
+                polled[n - 2] = &p.z[i];
                 items[n++] = (zmq_pollitem_t){NULL, p.z[i].sock, ZMQ_POLLIN, 0};
             }
         int nz = n;
-        size_t nlinks = dispatch_pollitems(p.dispatch, items + nz, cap - (size_t)nz);
+        /* While stopping, fronts are only written to: what they send now
+         * stays unread, and fails over to the next pool. */
+        size_t nfronts = fronts_pollitems(p.fronts, items + nz, cap - (size_t)nz, !stopping);
+        size_t nlinks = dispatch_pollitems(p.dispatch, items + nz + nfronts, cap - (size_t)nz - nfronts);
         long timeout = stopping ? 50 : dispatch_next_timeout(p.dispatch);
-        if (zmq_poll(items, nz + (int)nlinks, timeout) < 0 && errno != EINTR)
+        if (zmq_poll(items, nz + (int)(nfronts + nlinks), timeout) < 0 && errno != EINTR)
             break;
         /* Workers first: the zygote's notes change the worker table. */
-        dispatch_on_workers(p.dispatch, items + nz, nlinks);
-        for (int i = 3; i < nz; i++)
+        dispatch_on_workers(p.dispatch, items + nz + nfronts, nlinks);
+        for (int i = 2; i < nz; i++)
             if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
-                on_zygote(&p, polled[i - 3]);
+                on_zygote(&p, polled[i - 2]);
+        fronts_on_poll(p.fronts, items + nz, nfronts, dispatch_on_front, p.dispatch);
+        /* What this turn answered goes out in one write per front. */
+        fronts_flush(p.fronts);
         if (items[0].revents & ZMQ_POLLIN)
-            dispatch_on_front(p.dispatch);
-        if (items[1].revents & ZMQ_POLLIN)
             vc_ctl_handle(p.d.ctl);
-        if (items[2].revents & ZMQ_POLLIN) {
+        if (items[1].revents & ZMQ_POLLIN) {
             for (int sig; (sig = vc_proc_read_signal(p.d.sigfd)) != 0;) {
                 if (sig == SIGCHLD) {
                     /* Zygotes are our children; their workers are not. */
@@ -416,8 +415,9 @@ int main(int argc, char **argv)
         vc_config_destroy(&p.z[i].cfg);
     }
     dispatch_destroy(&p.dispatch);
+    fronts_flush(p.fronts);
+    fronts_destroy(&p.fronts);
     free(items);
-    zmq_close(p.front);
     vc_daemon_fini(&p.d);
     return stopping ? 0 : 1;
 }

@@ -1,6 +1,6 @@
 /*
  * The messages between the broker (vc-php's main process) and its workers,
- * each over its own link (wlink.h), as lists of frames.
+ * each over its own link (libcommon/vc_link.h), as lists of frames.
  *
  * broker -> worker:  [front-id][FrontMessage][body...]   a request
  *                    ["C"]                               the client left

@@ -3,7 +3,7 @@
 #include "vc_msg.h"
 #include "vc_util.h"
 #include "wire.h"
-#include "wlink.h"
+#include "vc_link.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -13,9 +13,9 @@
 
 struct worker_conn {
     const vc_config_t *cfg;
-    int fd;                 /* the link to the broker (wlink.h) */
-    wlink_buf_t in;         /* the current request's message, then what follows */
-    wlink_buf_t busy_in;    /* what arrives while busy: cancels */
+    int fd;                 /* the link to the broker (libcommon/vc_link.h) */
+    vc_link_buf_t in;         /* the current request's message, then what follows */
+    vc_link_buf_t busy_in;    /* what arrives while busy: cancels */
     uint64_t served, limit; /* limit 0: no limit */
     vc_frames_t fr;         /* the request's frames, pointing into in */
     Vc__FrontMessage *fm;
@@ -37,12 +37,12 @@ static void __attribute__((noreturn)) link_lost(int err)
  * went away. */
 static void read_cancels(worker_conn_t *w, vc_request_t *r)
 {
-    while (wlink_fill(w->fd, &w->busy_in, 1) > 0) {
+    while (vc_link_fill(w->fd, &w->busy_in, 1) > 0) {
         struct iovec f[1];
-        for (int n; (n = wlink_parse(&w->busy_in, f, 1)) > 0;)
+        for (int n; (n = vc_link_parse(&w->busy_in, f, 1)) > 0;)
             if (f[0].iov_len == 1 && *(char *)f[0].iov_base == WIRE_CANCEL)
                 r->aborted = 1;
-        wlink_compact(&w->busy_in);
+        vc_link_compact(&w->busy_in);
     }
 }
 
@@ -81,7 +81,7 @@ static void on_emit(vc_request_t *r, int final)
     uint8_t *packed = plen <= sizeof(stack) ? stack : vc_malloc(plen);
     protobuf_c_message_pack(&bm.base, packed);
     struct iovec f[4] = {{&flag, 1}, w->front_id, {packed, plen}, {r->out, r->out_len}};
-    int rc = wlink_send(w->fd, f, r->out_len > 0 ? 4 : 3);
+    int rc = vc_link_send(w->fd, f, r->out_len > 0 ? 4 : 3);
     if (packed != stack)
         free(packed);
     if (rc < 0)
@@ -100,7 +100,7 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
     w->fd = fd;
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
-    int rc = wlink_send_byte(fd, WIRE_READY);
+    int rc = vc_link_send_byte(fd, WIRE_READY);
     if (rc < 0)
         link_lost(rc);
     return w;
@@ -111,14 +111,14 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
 static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
 {
     for (;;) {
-        int n = wlink_parse(&w->in, f, max);
+        int n = vc_link_parse(&w->in, f, max);
         if (n > 0)
             return n;
         if (n < 0) {
             vc_log(VC_LOG_ERR, "worker", "a malformed message from the broker: leaving");
             return -1;
         }
-        ssize_t got = wlink_fill(w->fd, &w->in, 0);
+        ssize_t got = vc_link_fill(w->fd, &w->in, 0);
         if (got == 0)
             return -1; /* the broker closed the link: we are done */
         if (got < 0)
@@ -129,7 +129,7 @@ static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
 int worker_next(worker_conn_t *w, vc_request_t *r)
 {
     /* What came while the last request ran (cancels) comes first. */
-    wlink_compact(&w->in);
+    vc_link_compact(&w->in);
     if (w->busy_in.len > w->busy_in.off) {
         size_t more = w->busy_in.len - w->busy_in.off;
         if (w->in.cap - w->in.len < more) {
@@ -140,10 +140,10 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
         w->in.len += more;
         w->busy_in.len = w->busy_in.off = 0;
     }
-    static struct iovec f[WLINK_MAX_FRAMES];
+    static struct iovec f[VC_LINK_MAX_FRAMES];
     int n;
     for (;;) {
-        n = next_message(w, f, WLINK_MAX_FRAMES);
+        n = next_message(w, f, VC_LINK_MAX_FRAMES);
         if (n < 0)
             return -1;
         if (n == 1 && f[0].iov_len == 1)
@@ -154,7 +154,7 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
             if (w->fm)
                 vc__front_message__free_unpacked(w->fm, NULL);
             w->fm = NULL;
-            if (wlink_send_byte(w->fd, WIRE_READY) < 0)
+            if (vc_link_send_byte(w->fd, WIRE_READY) < 0)
                 return -1;
             continue;
         }
@@ -206,7 +206,7 @@ int worker_done(worker_conn_t *w, vc_request_t *r)
         vc_log(VC_LOG_DEBUG, "worker", "exiting after %llu requests", (unsigned long long)w->served);
         return 0;
     }
-    if (!w->done_sent && wlink_send_byte(w->fd, WIRE_READY) < 0)
+    if (!w->done_sent && vc_link_send_byte(w->fd, WIRE_READY) < 0)
         return 0;
     return 1;
 }
@@ -222,8 +222,8 @@ void worker_close(worker_conn_t **pw)
     if (w == NULL)
         return;
     vc_frames_fini(&w->fr);
-    wlink_buf_free(&w->in);
-    wlink_buf_free(&w->busy_in);
+    vc_link_buf_free(&w->in);
+    vc_link_buf_free(&w->busy_in);
     close(w->fd);
     free(w);
     *pw = NULL;

@@ -1,6 +1,6 @@
 /*
  * A worker's connection to the broker: a child of the zygote inherits its
- * end of the link the broker made for it (wlink.h), says READY, and takes
+ * end of the link the broker made for it (libcommon/vc_link.h), says READY, and takes
  * one request at a time. Classic mode loops here in C; worker mode drives the same calls
  * from PHP (frankenphp_handle_request or a returned handler).
  */

@@ -1,0 +1,216 @@
+#include "fronts.h"
+#include "vc_link.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* A front that reads nothing while this much is queued for it is stuck
+ * (stopped, or wedged): its link is closed, it reconnects when it can. */
+#define OUT_LIMIT (256u * 1024u * 1024u)
+/* Links beyond this are refused: each is a descriptor and a buffer. */
+#define MAX_FRONTS 256
+/* Reads from one front per turn of the loop, so one busy front cannot
+ * starve the workers' links. */
+#define READ_BUDGET 16
+
+typedef struct front_link {
+    int fd; /* -1: a free slot */
+    uint32_t serial;
+    int stuck; /* over OUT_LIMIT: closed at the next flush, not while its
+                * input may be in use */
+    vc_link_buf_t in, out;
+} front_link_t;
+
+struct fronts {
+    int listen_fd;
+    char *endpoint;
+    front_link_t *l;
+    size_t nl;
+    uint32_t serial;
+    /* What the last fronts_pollitems filled: the listener, then links. */
+    size_t polled[MAX_FRONTS];
+    size_t npolled;
+};
+
+fronts_t *fronts_new(const char *endpoint)
+{
+    int fd = vc_link_listen(endpoint);
+    if (fd < 0) {
+        vc_log(VC_LOG_CRIT, "fronts", "could not listen at \"%s\" for fronts: %s", endpoint, vc_strerror(-fd));
+        return NULL;
+    }
+    fronts_t *fs = vc_calloc(1, sizeof(*fs));
+    fs->listen_fd = fd;
+    fs->endpoint = vc_strdup(endpoint);
+    return fs;
+}
+
+static void drop(front_link_t *l, const char *why)
+{
+    if (why)
+        vc_log(VC_LOG_WARN, "fronts", "closed the link of a front: %s", why);
+    close(l->fd);
+    l->fd = -1;
+    vc_link_buf_free(&l->in);
+    vc_link_buf_free(&l->out);
+}
+
+void fronts_destroy(fronts_t **pfs)
+{
+    fronts_t *fs = *pfs;
+    if (fs == NULL)
+        return;
+    for (size_t i = 0; i < fs->nl; i++)
+        if (fs->l[i].fd >= 0)
+            drop(&fs->l[i], NULL);
+    close(fs->listen_fd);
+    if (strncmp(fs->endpoint, "ipc://", 6) == 0)
+        unlink(fs->endpoint + 6);
+    free(fs->endpoint);
+    free(fs->l);
+    free(fs);
+    *pfs = NULL;
+}
+
+size_t fronts_count(fronts_t *fs)
+{
+    return 1 + fs->nl;
+}
+
+size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int reading)
+{
+    size_t n = 0;
+    fs->npolled = 0;
+    if (max == 0)
+        return 0;
+    items[n++] = (zmq_pollitem_t){NULL, fs->listen_fd, reading ? ZMQ_POLLIN : 0, 0};
+    for (size_t i = 0; i < fs->nl && n < max; i++) {
+        front_link_t *l = &fs->l[i];
+        if (l->fd < 0)
+            continue;
+        short ev = (short)((reading ? ZMQ_POLLIN : 0) | (l->out.len > l->out.off ? ZMQ_POLLOUT : 0));
+        fs->polled[fs->npolled++] = i;
+        items[n++] = (zmq_pollitem_t){NULL, l->fd, ev, 0};
+    }
+    return n;
+}
+
+static void accept_fronts(fronts_t *fs)
+{
+    for (;;) {
+        int fd = accept4(fs->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
+                vc_log(VC_LOG_ERR, "fronts", "accept() failed: %s", vc_strerror(errno));
+            return;
+        }
+        size_t i = 0;
+        while (i < fs->nl && fs->l[i].fd >= 0)
+            i++;
+        if (i == fs->nl) {
+            if (fs->nl == MAX_FRONTS) {
+                vc_log(VC_LOG_ERR, "fronts", "refused a front: already %d linked", MAX_FRONTS);
+                close(fd);
+                continue;
+            }
+            fs->l = vc_realloc(fs->l, (fs->nl + 1) * sizeof(*fs->l));
+            fs->nl++;
+        }
+        front_link_t *l = &fs->l[i];
+        memset(l, 0, sizeof(*l));
+        l->fd = fd;
+        l->serial = ++fs->serial;
+        vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu)", i);
+    }
+}
+
+static void make_id(char id[FRONT_ID_LEN], uint32_t slot, uint32_t serial)
+{
+    memcpy(id, &slot, 4);
+    memcpy(id + 4, &serial, 4);
+}
+
+static void read_front(fronts_t *fs, size_t slot, fronts_message_cb cb, void *arg)
+{
+    static struct iovec f[VC_LINK_MAX_FRAMES];
+    front_link_t *l = &fs->l[slot];
+    char id[FRONT_ID_LEN];
+    make_id(id, (uint32_t)slot, l->serial);
+    for (int budget = 0; budget < READ_BUDGET; budget++) {
+        ssize_t got = vc_link_fill(l->fd, &l->in, 1);
+        if (got == -EAGAIN || got == -EWOULDBLOCK)
+            return;
+        if (got <= 0) {
+            vc_log(VC_LOG_INFO, "fronts", "a front left (slot %zu)", slot);
+            drop(l, NULL);
+            return;
+        }
+        int n = 0;
+        while (!l->stuck && (n = vc_link_parse(&l->in, f, VC_LINK_MAX_FRAMES)) > 0)
+            cb(arg, id, f, n); /* may queue answers to l: never moves fs->l */
+        if (l->stuck)
+            return;
+        if (n < 0) {
+            drop(l, "a malformed message");
+            return;
+        }
+        vc_link_compact(&l->in);
+    }
+}
+
+static void write_front(front_link_t *l)
+{
+    ssize_t left = vc_link_flush(l->fd, &l->out);
+    if (left < 0)
+        drop(l, vc_strerror((int)-left));
+}
+
+void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_message_cb cb, void *arg)
+{
+    if (n == 0)
+        return;
+    for (size_t k = 1; k < n && k - 1 < fs->npolled; k++) {
+        front_link_t *l = &fs->l[fs->polled[k - 1]];
+        if (l->fd < 0 || l->fd != items[k].fd)
+            continue;
+        if (items[k].revents & ZMQ_POLLOUT)
+            write_front(l);
+        if (l->fd >= 0 && items[k].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
+            read_front(fs, fs->polled[k - 1], cb, arg);
+    }
+    if (items[0].revents & ZMQ_POLLIN)
+        accept_fronts(fs);
+}
+
+int fronts_send(fronts_t *fs, const void *fid, size_t fidlen, const struct iovec *frames, size_t n)
+{
+    uint32_t slot, serial;
+    if (fidlen != FRONT_ID_LEN)
+        return -1;
+    memcpy(&slot, fid, 4);
+    memcpy(&serial, (const char *)fid + 4, 4);
+    if (slot >= fs->nl || fs->l[slot].fd < 0 || fs->l[slot].serial != serial || fs->l[slot].stuck)
+        return -1;
+    front_link_t *l = &fs->l[slot];
+    vc_link_append(&l->out, frames, n);
+    if (l->out.len - l->out.off > OUT_LIMIT)
+        l->stuck = 1;
+    return 0;
+}
+
+void fronts_flush(fronts_t *fs)
+{
+    for (size_t i = 0; i < fs->nl; i++) {
+        front_link_t *l = &fs->l[i];
+        if (l->fd >= 0 && l->stuck)
+            drop(l, "it read nothing while 256 MiB of answers waited");
+        else if (l->fd >= 0 && l->out.len > l->out.off)
+            write_front(l);
+    }
+}

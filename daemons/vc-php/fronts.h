@@ -1,0 +1,45 @@
+/*
+ * fronts: the broker's end of its links to the vc-front processes. The
+ * broker listens at the "php" endpoint (a Unix socket by default, TCP for
+ * containers); each front connects once and sends requests over its link,
+ * and answers go back over the same link (libcommon/vc_link.h).
+ *
+ * A front is named, inside the broker, by a front-id: its slot and a serial
+ * (FRONT_ID_LEN bytes), so an answer for a front that went away and a new
+ * one in its slot is dropped, not misdelivered. Answers are queued per
+ * front and written without blocking once per turn of the broker's loop: a
+ * slow or stopped front never holds up the others.
+ */
+#ifndef VC_PHP_FRONTS_H
+#define VC_PHP_FRONTS_H
+
+#include <stddef.h>
+#include <sys/uio.h>
+#include <zmq.h>
+
+#define FRONT_ID_LEN 8
+
+typedef struct fronts fronts_t;
+
+/* One whole message from a front: its frames, valid during the call. */
+typedef void (*fronts_message_cb)(void *arg, const void *fid, const struct iovec *frames, int n);
+
+/* Listens at endpoint; NULL (logged) if it cannot. */
+fronts_t *fronts_new(const char *endpoint);
+void fronts_destroy(fronts_t **fs);
+
+/* The listener and each link, for zmq_poll. With reading 0 (stopping)
+ * nothing new is taken: only queued answers are written. */
+size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int reading);
+size_t fronts_count(fronts_t *fs); /* pollitems it may fill */
+/* After the poll: accepts fronts, reads their messages (cb for each), and
+ * writes what was queued for those now writable. */
+void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_message_cb cb, void *arg);
+
+/* Queues a message for the front fid names; -1 if that front is gone
+ * (the answer is dropped). */
+int fronts_send(fronts_t *fs, const void *fid, size_t fidlen, const struct iovec *frames, size_t n);
+/* Writes what is queued, without blocking (once per turn of the loop). */
+void fronts_flush(fronts_t *fs);
+
+#endif

@@ -1,0 +1,265 @@
+#include "vc_link.h"
+#include "vc_util.h"
+
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+/* The iovecs of one writev(): the frame count, then a length and the
+ * bytes of each frame. Large messages go in several calls. */
+#define IOV_BATCH 64
+
+/* A buffer emptied after a large message is given back: a worker that
+ * once took an 8 MB upload must not keep 8 MB of its own for ever. */
+#define KEEP_CAP (256 * 1024)
+
+static int write_all(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (char *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+int vc_link_send(int fd, const struct iovec *frames, size_t n)
+{
+    uint32_t count = htole32((uint32_t)n);
+    uint32_t lens[IOV_BATCH]; /* lens[k]: the length iovec k points at */
+    struct iovec iov[IOV_BATCH];
+    int k = 0;
+    iov[k++] = (struct iovec){&count, sizeof(count)};
+    for (size_t i = 0; i < n; i++) {
+        if (k + 2 > IOV_BATCH) {
+            int rc = write_all(fd, iov, k);
+            if (rc < 0)
+                return rc;
+            k = 0;
+        }
+        uint32_t *len = &lens[k];
+        *len = htole32((uint32_t)frames[i].iov_len);
+        iov[k++] = (struct iovec){len, sizeof(*len)};
+        if (frames[i].iov_len > 0)
+            iov[k++] = frames[i];
+    }
+    return write_all(fd, iov, k);
+}
+
+int vc_link_send_byte(int fd, char c)
+{
+    struct iovec f = {&c, 1};
+    return vc_link_send(fd, &f, 1);
+}
+
+static void reserve(vc_link_buf_t *b, size_t more)
+{
+    if (b->cap - b->len >= more)
+        return;
+    size_t cap = b->cap ? b->cap : 65536;
+    while (cap - b->len < more)
+        cap *= 2;
+    b->p = vc_realloc(b->p, cap);
+    b->cap = cap;
+}
+
+static void put(vc_link_buf_t *b, const void *p, size_t n)
+{
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+}
+
+void vc_link_append(vc_link_buf_t *out, const struct iovec *frames, size_t n)
+{
+    size_t total = sizeof(uint32_t) * (n + 1);
+    for (size_t i = 0; i < n; i++)
+        total += frames[i].iov_len;
+    reserve(out, total);
+    uint32_t v = htole32((uint32_t)n);
+    put(out, &v, sizeof(v));
+    for (size_t i = 0; i < n; i++) {
+        v = htole32((uint32_t)frames[i].iov_len);
+        put(out, &v, sizeof(v));
+        if (frames[i].iov_len)
+            put(out, frames[i].iov_base, frames[i].iov_len);
+    }
+}
+
+ssize_t vc_link_flush(int fd, vc_link_buf_t *out)
+{
+    while (out->off < out->len) {
+        ssize_t w = send(fd, out->p + out->off, out->len - out->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return (ssize_t)(out->len - out->off);
+            return -errno;
+        }
+        out->off += (size_t)w;
+    }
+    out->len = out->off = 0;
+    if (out->cap > KEEP_CAP)
+        vc_link_buf_free(out);
+    return 0;
+}
+
+ssize_t vc_link_fill(int fd, vc_link_buf_t *b, int nonblock)
+{
+    reserve(b, 16384);
+    for (;;) {
+        ssize_t got = recv(fd, b->p + b->len, b->cap - b->len, nonblock ? MSG_DONTWAIT : 0);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -errno;
+        b->len += (size_t)got;
+        return got;
+    }
+}
+
+int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max)
+{
+    size_t at = b->off, avail = b->len - b->off;
+    uint32_t count, len;
+    if (avail < sizeof(count))
+        return 0;
+    memcpy(&count, b->p + at, sizeof(count));
+    count = le32toh(count);
+    if (count == 0 || count > VC_LINK_MAX_FRAMES || count > max)
+        return -EPROTO;
+    size_t pos = sizeof(count), total = 0;
+    for (uint32_t i = 0; i < count; i++) {
+        if (avail - pos < sizeof(len))
+            return 0;
+        memcpy(&len, b->p + at + pos, sizeof(len));
+        len = le32toh(len);
+        pos += sizeof(len);
+        total += len;
+        if (total > VC_LINK_MAX_MESSAGE)
+            return -EPROTO;
+        if (avail - pos < len)
+            return 0;
+        frames[i] = (struct iovec){b->p + at + pos, len};
+        pos += len;
+    }
+    b->off += pos;
+    return (int)count;
+}
+
+void vc_link_compact(vc_link_buf_t *b)
+{
+    if (b->off == 0)
+        return;
+    memmove(b->p, b->p + b->off, b->len - b->off);
+    b->len -= b->off;
+    b->off = 0;
+    if (b->len == 0 && b->cap > KEEP_CAP)
+        vc_link_buf_free(b);
+}
+
+void vc_link_buf_free(vc_link_buf_t *b)
+{
+    free(b->p);
+    memset(b, 0, sizeof(*b));
+}
+
+int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t *len, const char **why)
+{
+    memset(sa, 0, sizeof(*sa));
+    if (strncmp(endpoint, "ipc://", 6) == 0) {
+        struct sockaddr_un *un = (struct sockaddr_un *)sa;
+        const char *path = endpoint + 6;
+        if (*path == '\0' || strlen(path) >= sizeof(un->sun_path)) {
+            *why = "a Unix socket path must have 1 to 107 bytes";
+            return -1;
+        }
+        un->sun_family = AF_UNIX;
+        strcpy(un->sun_path, path);
+        *len = (socklen_t)sizeof(*un);
+        return 0;
+    }
+    if (strncmp(endpoint, "tcp://", 6) != 0) {
+        *why = "expected ipc://PATH or tcp://HOST:PORT";
+        return -1;
+    }
+    const char *host = endpoint + 6, *colon = strrchr(host, ':');
+    if (colon == NULL || colon[1] == '\0') {
+        *why = "a tcp:// endpoint needs a port";
+        return -1;
+    }
+    char name[256];
+    size_t hlen = (size_t)(colon - host);
+    if (hlen >= 2 && host[0] == '[' && host[hlen - 1] == ']') {
+        host++;
+        hlen -= 2;
+    }
+    if (hlen == 0 || hlen >= sizeof(name)) {
+        *why = "a tcp:// endpoint needs a host";
+        return -1;
+    }
+    memcpy(name, host, hlen);
+    name[hlen] = '\0';
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV}, *res = NULL;
+    int any = strcmp(name, "*") == 0;
+    if (any)
+        hints.ai_flags |= AI_PASSIVE;
+    if (getaddrinfo(any ? NULL : name, colon + 1, &hints, &res) != 0 || res == NULL) {
+        *why = "the host or port does not resolve";
+        return -1;
+    }
+    memcpy(sa, res->ai_addr, res->ai_addrlen);
+    *len = res->ai_addrlen;
+    freeaddrinfo(res);
+    return 0;
+}
+
+int vc_link_listen(const char *endpoint)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    const char *why;
+    if (vc_link_address(endpoint, &sa, &len, &why) < 0)
+        return -EINVAL;
+    int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    if (sa.ss_family == AF_UNIX) {
+        /* A socket file left by a pool that died (as ZeroMQ's ipc:// does). */
+        const char *path = ((struct sockaddr_un *)&sa)->sun_path;
+        struct stat st;
+        if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+            unlink(path);
+    } else {
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    }
+    if (bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 128) < 0) {
+        int err = errno;
+        close(fd);
+        return -err;
+    }
+    return fd;
+}

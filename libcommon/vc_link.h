@@ -1,0 +1,74 @@
+/*
+ * vc_link: messages over a stream socket, for the request path. Two links
+ * use it:
+ *  - broker <-> worker: a socketpair the broker makes for each worker it
+ *    asks the zygote for (the worker's end crosses to the zygote with
+ *    SCM_RIGHTS and into the worker by fork), so a worker holds no ZeroMQ;
+ *  - vc-front <-> broker: a Unix (or TCP) connection at the "php"
+ *    endpoint, read and written inside each daemon's own event loop.
+ * ZeroMQ moves each message through an I/O thread on each side, with two
+ * wake-ups per message per hop; on this path a message is one write and
+ * one read.
+ *
+ * A message is a frame count and the frames, each a length and its bytes
+ * (u32, little-endian). What the frames hold is up to each link
+ * (daemons/vc-php/wire.h, proto/).
+ */
+#ifndef VC_LINK_H
+#define VC_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+/* Limits on a message from the other end. */
+#define VC_LINK_MAX_FRAMES 4096
+#define VC_LINK_MAX_MESSAGE (1024u * 1024u * 1024u)
+
+/* Bytes read from a link and not yet taken, or (as an output buffer)
+ * messages not yet written. */
+typedef struct vc_link_buf {
+    char *p;
+    size_t len, cap;
+    size_t off; /* reading: where the next message starts; writing: bytes written */
+} vc_link_buf_t;
+
+/* Writes one message of n frames, whole (blocking). 0, or a negative errno. */
+int vc_link_send(int fd, const struct iovec *frames, size_t n);
+/* A message of one byte ("R", "C"). */
+int vc_link_send_byte(int fd, char c);
+
+/* Appends one message to an output buffer, for a writer that must not
+ * block (vc_link_flush, or the event loop's own writes). */
+void vc_link_append(vc_link_buf_t *out, const struct iovec *frames, size_t n);
+/* Writes what out holds past out->off without blocking. Returns the bytes
+ * still unwritten (0: all of it; the buffer is then emptied), or a negative
+ * errno. */
+ssize_t vc_link_flush(int fd, vc_link_buf_t *out);
+
+/* Reads what the link holds into b (without blocking if nonblock, else
+ * waiting for at least one byte). Returns the bytes read, 0 at the end of
+ * the stream, or a negative errno (-EAGAIN: nothing yet). */
+ssize_t vc_link_fill(int fd, vc_link_buf_t *b, int nonblock);
+
+/* If b holds a whole message from b->off, points frames at its frames
+ * (inside b: valid until b is filled or compacted) and moves b->off past
+ * it. Returns the frame count, 0 if the message is not whole yet, or
+ * -EPROTO for a message over the limits. */
+int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max);
+
+/* Drops the bytes before b->off; an emptied buffer over 256 KiB is freed. */
+void vc_link_compact(vc_link_buf_t *b);
+void vc_link_buf_free(vc_link_buf_t *b);
+
+/* The socket address of a ZeroMQ-style endpoint: "ipc:///path" (a Unix
+ * socket), "tcp://host:port" with host an IPv4 or [IPv6] literal, a name,
+ * or "*" (any address, for a listener). 0, or -1 with *why set. */
+int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t *len, const char **why);
+/* A listening socket at the endpoint (non-blocking, close-on-exec; a
+ * stale Unix socket file is replaced). The fd, or a negative errno. */
+int vc_link_listen(const char *endpoint);
+
+#endif
