@@ -3,6 +3,7 @@
 #include "vc_test.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 static route_site_t site;
 
@@ -119,6 +120,32 @@ int main(void)
     CHECK(go("/leak.txt", &rt) == ROUTE_PHP); /* not served: falls to index.php */
     CHECK_STR(rt.script_name, "/index.php");
     CHECK(go("/data.php", &rt) == ROUTE_NOT_FOUND);
+
+    /* Resolutions are cached for a second, but whether the result lies
+     * inside the root is checked on every lookup: a site whose root is the
+     * parent directory may run evil.php's target; the site itself still
+     * may not, right after. */
+    route_site_t parent = {.root = strdup(root), .front_controller = 0};
+    *strrchr((char *)parent.root, '/') = '\0';
+    parent.root_len = strlen(parent.root);
+    char via_parent[4400];
+    snprintf(via_parent, sizeof(via_parent), "%s/evil.php", root + parent.root_len);
+    if (parent.root_len > 0 && strstr(via_parent, "/.") == NULL) {
+        CHECK(route_resolve(&parent, via_parent, strlen(via_parent), &rt) == ROUTE_PHP);
+        CHECK(go("/evil.php", &rt) == ROUTE_NOT_FOUND);
+    }
+    free((char *)parent.root);
+    /* A file that appears shows at once (misses are not kept); one that
+     * goes is gone within the second. */
+    site.front_controller = 0;
+    CHECK(go("/new.php", &rt) == ROUTE_NOT_FOUND);
+    vc_test_write(root, "new.php", "<?php");
+    CHECK(go("/new.php", &rt) == ROUTE_PHP);
+    snprintf(want, sizeof(want), "%s/new.php", root);
+    unlink(want);
+    usleep(1100 * 1000);
+    CHECK(go("/new.php", &rt) == ROUTE_NOT_FOUND);
+    site.front_controller = 1;
 
     /* Bytes no client should send. */
     CHECK(route_resolve(&site, "/app.php\0.jpg", 13, &rt) == ROUTE_BAD);

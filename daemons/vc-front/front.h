@@ -47,6 +47,8 @@ typedef struct conn_state {
     h2o_socket_t *sock; /* NULL once closed */
     int fd;
     struct sockaddr_storage peer;
+    struct sockaddr_storage local; /* our end, asked once (SERVER_ADDR) */
+    int has_local;
     unsigned refs;
     uint32_t resets; /* PHP requests it cancelled before their answer */
     int cut;         /* over budget: being closed */

@@ -102,7 +102,14 @@ static void to_php(front_t *f, site_rt_t *s, h2o_req_t *req, const route_t *rt)
     struct sockaddr_storage ss;
     if (req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
         head.remote_addr = addr_str(pool, (struct sockaddr *)&ss, &head.remote_port);
-    if (req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&ss))
+    /* h2o asks the kernel for our address on every call: once a
+     * connection is enough. */
+    conn_state_t *c = conn_state_of_req(req);
+    if (c && !c->has_local)
+        c->has_local = req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&c->local) != 0;
+    if (c && c->has_local)
+        head.server_addr = addr_str(pool, (struct sockaddr *)&c->local, &head.server_port);
+    else if (req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&ss))
         head.server_addr = addr_str(pool, (struct sockaddr *)&ss, &head.server_port);
     if (s->conf->nhosts > 0) {
         head.server_name = s->conf->hosts[0];

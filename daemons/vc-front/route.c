@@ -1,10 +1,12 @@
 #include "route.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static route_kind_t refuse(route_t *out, route_kind_t kind, const char *why)
 {
@@ -13,8 +15,68 @@ static route_kind_t refuse(route_t *out, route_kind_t kind, const char *why)
     return kind;
 }
 
+/* realpath() asks the kernel about every component of the path (a
+ * readlink each), then a stat: seven system calls for a script five
+ * directories deep, on every request. What they found is kept for a
+ * second, as PHP keeps its realpath cache (for two minutes) and nginx its
+ * open_file_cache: a file that appears shows at once (misses are not
+ * kept), one that moves or goes shows within a second. Keyed by the joined
+ * path; the containment check is not cached, it runs on every lookup. */
+#define CACHE_SLOTS 512
+#define CACHE_TTL_MS 1000
+
+typedef struct cached {
+    uint64_t hash, at_ms;
+    char *joined, *real;
+    int mode;
+} cached_t;
+
+static cached_t cache[CACHE_SLOTS];
+
+static uint64_t coarse_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 14695981039346656037ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+/* The real path and file type of joined (S_IFREG, S_IFDIR), 0 if missing
+ * or neither. */
+static int real_path(const char *joined, char out[PATH_MAX])
+{
+    uint64_t h = fnv1a(joined), now = coarse_ms();
+    cached_t *c = &cache[h % CACHE_SLOTS];
+    if (c->joined && c->hash == h && now - c->at_ms < CACHE_TTL_MS && strcmp(c->joined, joined) == 0) {
+        strcpy(out, c->real);
+        return c->mode;
+    }
+    struct stat st;
+    if (realpath(joined, out) == NULL || stat(out, &st) != 0)
+        return 0;
+    int mode = S_ISREG(st.st_mode) ? S_IFREG : S_ISDIR(st.st_mode) ? S_IFDIR : 0;
+    if (mode) {
+        free(c->joined);
+        free(c->real);
+        *c = (cached_t){.hash = h, .at_ms = now, .joined = strdup(joined), .real = strdup(out), .mode = mode};
+        if (c->joined == NULL || c->real == NULL) {
+            free(c->joined);
+            free(c->real);
+            memset(c, 0, sizeof(*c));
+        }
+    }
+    return mode;
+}
+
 /* rel must begin with '/'. Resolves root + rel and checks, after symlinks,
- * that the result is inside root. Returns the stat mode (S_IFREG/S_IFDIR),
+ * that the result is inside root. Returns the file type (S_IFREG/S_IFDIR),
  * 0 if missing or outside. */
 static int resolve(const route_site_t *site, const char *rel, size_t rlen, char out[PATH_MAX])
 {
@@ -24,7 +86,8 @@ static int resolve(const route_site_t *site, const char *rel, size_t rlen, char 
     memcpy(joined, site->root, site->root_len);
     memcpy(joined + site->root_len, rel, rlen);
     joined[site->root_len + rlen] = '\0';
-    if (realpath(joined, out) == NULL)
+    int mode = real_path(joined, out);
+    if (mode == 0)
         return 0;
     size_t n = strlen(out);
     /* Inside means the root itself or below it, not a sibling such as
@@ -32,14 +95,7 @@ static int resolve(const route_site_t *site, const char *rel, size_t rlen, char 
     if (n < site->root_len || memcmp(out, site->root, site->root_len) != 0 ||
         (n > site->root_len && out[site->root_len] != '/'))
         return 0;
-    struct stat st;
-    if (stat(out, &st) != 0)
-        return 0;
-    if (S_ISREG(st.st_mode))
-        return S_IFREG;
-    if (S_ISDIR(st.st_mode))
-        return S_IFDIR;
-    return 0;
+    return mode;
 }
 
 /* PHP source by another name (archives, templates, old extensions, any
