@@ -14,8 +14,8 @@
 struct worker_conn {
     const vc_config_t *cfg;
     int fd;                 /* the link to the broker (libcommon/vc_link.h) */
-    vc_link_buf_t in;         /* the current request's message, then what follows */
-    vc_link_buf_t busy_in;    /* what arrives while busy: cancels */
+    vc_link_buf_t in;       /* the current request's message, then what follows */
+    vc_link_buf_t busy_in;  /* what arrives while busy: cancels */
     uint64_t served, limit; /* limit 0: no limit */
     vc_frames_t fr;         /* the request's frames, pointing into in */
     Vc__FrontMessage *fm;
