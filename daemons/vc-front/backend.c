@@ -488,6 +488,8 @@ static void on_link_readable(h2o_socket_t *sock, const char *err)
             link_lost(be, got == 0 ? "the pool closed it" : vc_strerror((int)-got));
             return;
         }
+        /* A short read took all there was; the loop tells us of more. */
+        int drained = be->in.len < be->in.cap;
         int n;
         while ((n = vc_link_parse(&be->in, f, VC_LINK_MAX_FRAMES)) > 0) {
             vc_frames_t *fr = &be->fr;
@@ -509,6 +511,8 @@ static void on_link_readable(h2o_socket_t *sock, const char *err)
             return;
         }
         vc_link_compact(&be->in);
+        if (drained)
+            break;
     }
 }
 

@@ -404,6 +404,9 @@ static void on_worker(dispatch_t *d, worker_t *w)
             w->fd = -1;
             break;
         }
+        /* A read that did not fill the buffer took all there was: the
+         * next poll says if more came (saves a read that finds nothing). */
+        int drained = w->in.len < w->in.cap;
         int n;
         while ((n = vc_link_parse(&w->in, f, VC_LINK_MAX_FRAMES)) > 0) {
             /* Handling may free w's slot only through the zygote's report,
@@ -418,6 +421,8 @@ static void on_worker(dispatch_t *d, worker_t *w)
             break;
         }
         vc_link_compact(&w->in);
+        if (drained)
+            break;
     }
 }
 

@@ -151,6 +151,7 @@ static void read_front(fronts_t *fs, size_t slot, fronts_message_cb cb, void *ar
             drop(l, NULL);
             return;
         }
+        int drained = l->in.len < l->in.cap; /* as in dispatch.c's on_worker */
         int n = 0;
         while (!l->stuck && (n = vc_link_parse(&l->in, f, VC_LINK_MAX_FRAMES)) > 0)
             cb(arg, id, f, n); /* may queue answers to l: never moves fs->l */
@@ -161,6 +162,8 @@ static void read_front(fronts_t *fs, size_t slot, fronts_message_cb cb, void *ar
             return;
         }
         vc_link_compact(&l->in);
+        if (drained)
+            return;
     }
 }
 
