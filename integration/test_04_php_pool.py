@@ -1,6 +1,7 @@
 """vc-php: the three modes, worker scripts, state between requests, OPcache,
 PSS, crashes, timeouts and reloads, through the real vc-front."""
 import json
+import re
 import os
 import signal
 import subprocess
@@ -453,3 +454,38 @@ def test_pool_link_survives_garbage(suite, garbage):
         assert wait_for(lambda: "closed the link of a front: a malformed message" in suite.logs())
     elif b"protobuf" in garbage:
         assert wait_for(lambda: "dropped a malformed message from a front" in suite.logs())
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
+
+def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite):
+    """Four workers stream 64 MiB each to a vc-front that stops reading
+    (SIGSTOP): the broker stops reading them (they wait in their writes),
+    so its memory stays bounded instead of taking all 256 MiB; once the
+    front goes on, every answer arrives whole."""
+    s = make_suite(root=DOCROOT, args=["--workers", "4"]).start()
+    broker, front = s.daemon_pid("vc-php"), s.daemon_pid("vc-front")
+    before = rss_kib(broker)
+    procs = [subprocess.Popen(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
+                               "--max-time", "60", s.url("/stream.php?mb=64")], stdout=subprocess.PIPE, text=True)
+             for _ in range(4)]
+    try:
+        assert wait_for(lambda: sum(w["state"] == "busy" for w in s.status()["daemons"][[
+            d["daemon"] for d in s.status()["daemons"]].index("vc-php")]["workers"]) == 4, timeout=10)
+        os.kill(front, signal.SIGSTOP)
+        try:
+            time.sleep(3)
+            grown = rss_kib(broker) - before
+        finally:
+            os.kill(front, signal.SIGCONT)
+        outs = [p.communicate(timeout=90)[0] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert grown < 48 * 1024, f"the broker grew by {grown} KiB while the front was stopped"
+    assert outs == [f"200 {64 << 20}"] * 4, outs

@@ -19,8 +19,15 @@
 #define IOV_BATCH 64
 
 /* A buffer emptied after a large message is given back: a worker that
- * once took an 8 MB upload must not keep 8 MB of its own for ever. */
+ * once took an 8 MB upload must not keep 8 MB of its own for ever. A
+ * buffer may keep more (b->keep): growing one again for every large
+ * message costs a page fault for each of its pages. */
 #define KEEP_CAP (256 * 1024)
+
+static size_t keep_cap(const vc_link_buf_t *b)
+{
+    return b->keep > KEEP_CAP ? b->keep : KEEP_CAP;
+}
 
 static int write_all(int fd, struct iovec *iov, int n)
 {
@@ -96,6 +103,15 @@ void vc_link_append(vc_link_buf_t *out, const struct iovec *frames, size_t n)
     size_t total = sizeof(uint32_t) * (n + 1);
     for (size_t i = 0; i < n; i++)
         total += frames[i].iov_len;
+    /* Written bytes are dropped when room is needed and they are at least
+     * half the buffer (so each byte moves at most once on average): a
+     * buffer a slow reader never lets empty must not grow for ever, nor
+     * be moved whole for each small message. */
+    if (out->off > 0 && out->cap - out->len < total && out->off >= out->len - out->off) {
+        memmove(out->p, out->p + out->off, out->len - out->off);
+        out->len -= out->off;
+        out->off = 0;
+    }
     reserve(out, total);
     uint32_t v = htole32((uint32_t)n);
     put(out, &v, sizeof(v));
@@ -121,7 +137,7 @@ ssize_t vc_link_flush(int fd, vc_link_buf_t *out)
         out->off += (size_t)w;
     }
     out->len = out->off = 0;
-    if (out->cap > KEEP_CAP)
+    if (out->cap > keep_cap(out))
         vc_link_buf_free(out);
     return 0;
 }
@@ -176,14 +192,16 @@ void vc_link_compact(vc_link_buf_t *b)
     memmove(b->p, b->p + b->off, b->len - b->off);
     b->len -= b->off;
     b->off = 0;
-    if (b->len == 0 && b->cap > KEEP_CAP)
+    if (b->len == 0 && b->cap > keep_cap(b))
         vc_link_buf_free(b);
 }
 
 void vc_link_buf_free(vc_link_buf_t *b)
 {
+    size_t keep = b->keep;
     free(b->p);
     memset(b, 0, sizeof(*b));
+    b->keep = keep;
 }
 
 int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t *len, const char **why)

@@ -32,7 +32,8 @@
 typedef struct vc_link_buf {
     char *p;
     size_t len, cap;
-    size_t off; /* reading: where the next message starts; writing: bytes written */
+    size_t off;  /* reading: where the next message starts; writing: bytes written */
+    size_t keep; /* capacity kept once emptied (at least 256 KiB) */
 } vc_link_buf_t;
 
 /* Writes one message of n frames, whole (blocking). 0, or a negative errno. */
@@ -59,7 +60,8 @@ ssize_t vc_link_fill(int fd, vc_link_buf_t *b, int nonblock);
  * -EPROTO for a message over the limits. */
 int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max);
 
-/* Drops the bytes before b->off; an emptied buffer over 256 KiB is freed. */
+/* Drops the bytes before b->off; an emptied buffer over its keep (256 KiB
+ * unless set higher) is freed. */
 void vc_link_compact(vc_link_buf_t *b);
 void vc_link_buf_free(vc_link_buf_t *b);
 

@@ -158,6 +158,31 @@ int main(void)
     vc_link_buf_free(&out);
     vc_link_buf_free(&in);
 
+    /* A reader that never lets the buffer empty: written bytes make room
+     * once they are half of it, so the buffer does not grow for ever. */
+    vc_link_buf_t slow = {0};
+    char chunk[4096] = {0};
+    struct iovec ck = {chunk, sizeof(chunk)};
+    for (int i = 0; i < 15; i++)
+        vc_link_append(&slow, &ck, 1); /* 15 x 4104 bytes in 64 KiB */
+    size_t cap0 = slow.cap;
+    CHECK(cap0 == 65536);
+    for (int i = 0; i < 1000; i++) {
+        slow.off += 4104; /* the reader took one message */
+        vc_link_append(&slow, &ck, 1);
+    }
+    CHECK(slow.cap <= 2 * cap0 && slow.len - slow.off == 15 * 4104); /* at most twice the backlog */
+    vc_link_buf_free(&slow);
+    /* A buffer may keep more than 256 KiB once emptied. */
+    vc_link_buf_t kept = {.keep = 8u << 20};
+    struct iovec bigm = {big, BIG};
+    vc_link_append(&kept, &bigm, 1);
+    kept.off = kept.len;
+    vc_link_compact(&kept);
+    CHECK(kept.cap >= BIG && kept.p != NULL && kept.keep == 8u << 20);
+    vc_link_buf_free(&kept);
+    CHECK(kept.p == NULL && kept.keep == 8u << 20);
+
     /* Endpoints. */
     struct sockaddr_storage sa;
     socklen_t salen;

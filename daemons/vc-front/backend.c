@@ -18,6 +18,7 @@
  * away for long, or reads nothing), new requests get a 503 at once. */
 #define OUT_LIMIT (64u * 1024u * 1024u)
 #define RETRY_MS 100
+#define LINK_KEEP (8u * 1024u * 1024u)
 
 /* One request waiting on PHP. A shared chunk linked to the request's pool:
  * when h2o frees the request, for any reason, on_dispose runs. */
@@ -461,7 +462,7 @@ static void flush(backend_t *be)
     be->wbuf = be->out;
     be->out = t;
     be->out.len = be->out.off = 0;
-    if (be->out.cap > 256 * 1024)
+    if (be->out.cap > be->out.keep)
         vc_link_buf_free(&be->out); /* after a large upload */
     be->writing = 1;
     h2o_iovec_t v = h2o_iovec_init(be->wbuf.p, be->wbuf.len);
@@ -567,6 +568,10 @@ backend_t *backend_new(front_t *f, const char *endpoint)
     be->endpoint = vc_strdup(endpoint);
     be->addr = addr;
     be->addrlen = len;
+    /* Answers of a few MiB come one after another on this one link:
+     * growing the buffer again for each costs a page fault a page. */
+    be->in.keep = LINK_KEEP;
+    be->out.keep = be->wbuf.keep = 256 * 1024;
     be->flush_entry.cb = on_flush_timer;
     be->retry_entry.cb = on_retry;
     h2o_timeout_init(f->ctx.loop, &be->retry_timeout, RETRY_MS);

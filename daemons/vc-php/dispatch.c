@@ -389,13 +389,24 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
     }
 }
 
+/* A worker whose answer goes to a front that has not taken what it was
+ * sent is not read: it waits in its write (the kernel's buffer is full),
+ * and what the broker holds for that front stays bounded. Its death is
+ * still seen (the zygote reports it). */
+static int held_back(dispatch_t *d, const worker_t *w)
+{
+    return w->job && (w->state == W_BUSY || w->state == W_FINISHING) &&
+           fronts_backlogged(d->fronts, zmq_msg_data((zmq_msg_t *)&w->job->fr.f[0]),
+                             zmq_msg_size((zmq_msg_t *)&w->job->fr.f[0]));
+}
+
 /* Reads what a worker sent and handles each whole message. At the end of
  * the stream (the worker died) the link is closed; the zygote's report of
  * the exit answers whatever the worker held. */
 static void on_worker(dispatch_t *d, worker_t *w)
 {
     static struct iovec f[VC_LINK_MAX_FRAMES];
-    for (int budget = 0; budget < 64 && w->fd >= 0; budget++) {
+    for (int budget = 0; budget < 64 && w->fd >= 0 && !held_back(d, w); budget++) {
         ssize_t got = vc_link_fill(w->fd, &w->in, 1);
         if (got == -EAGAIN)
             break;
@@ -429,8 +440,10 @@ static void on_worker(dispatch_t *d, worker_t *w)
 size_t dispatch_pollitems(dispatch_t *d, zmq_pollitem_t *items, size_t max)
 {
     size_t n = 0;
-    for (size_t i = 0; i < d->nw && n < max; i++)
-        items[n++] = (zmq_pollitem_t){NULL, d->w[i].fd, d->w[i].fd >= 0 ? ZMQ_POLLIN : 0, 0};
+    for (size_t i = 0; i < d->nw && n < max; i++) {
+        worker_t *w = &d->w[i];
+        items[n++] = (zmq_pollitem_t){NULL, w->fd, w->fd >= 0 && !held_back(d, w) ? ZMQ_POLLIN : 0, 0};
+    }
     return n;
 }
 

@@ -13,6 +13,7 @@
 /* A front that reads nothing while this much is queued for it is stuck
  * (stopped, or wedged): its link is closed, it reconnects when it can. */
 #define OUT_LIMIT (256u * 1024u * 1024u)
+#define OUT_KEEP (8u * 1024u * 1024u)
 /* Links beyond this are refused: each is a descriptor and a buffer. */
 #define MAX_FRONTS 256
 /* Reads from one front per turn of the loop, so one busy front cannot
@@ -125,6 +126,9 @@ static void accept_fronts(fronts_t *fs)
         front_link_t *l = &fs->l[i];
         memset(l, 0, sizeof(*l));
         l->fd = fd;
+        /* A front's answers pass through out one after another: growing
+         * it again for each large one costs a page fault a page. */
+        l->out.keep = OUT_KEEP;
         l->serial = ++fs->serial;
         vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu)", i);
     }
@@ -191,16 +195,29 @@ void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_
         accept_fronts(fs);
 }
 
-int fronts_send(fronts_t *fs, const void *fid, size_t fidlen, const struct iovec *frames, size_t n)
+static front_link_t *by_id(fronts_t *fs, const void *fid, size_t fidlen)
 {
     uint32_t slot, serial;
     if (fidlen != FRONT_ID_LEN)
-        return -1;
+        return NULL;
     memcpy(&slot, fid, 4);
     memcpy(&serial, (const char *)fid + 4, 4);
     if (slot >= fs->nl || fs->l[slot].fd < 0 || fs->l[slot].serial != serial || fs->l[slot].stuck)
+        return NULL;
+    return &fs->l[slot];
+}
+
+int fronts_backlogged(fronts_t *fs, const void *fid, size_t fidlen)
+{
+    front_link_t *l = by_id(fs, fid, fidlen);
+    return l && l->out.len - l->out.off > FRONT_BACKLOG;
+}
+
+int fronts_send(fronts_t *fs, const void *fid, size_t fidlen, const struct iovec *frames, size_t n)
+{
+    front_link_t *l = by_id(fs, fid, fidlen);
+    if (l == NULL)
         return -1;
-    front_link_t *l = &fs->l[slot];
     vc_link_append(&l->out, frames, n);
     if (l->out.len - l->out.off > OUT_LIMIT)
         l->stuck = 1;

@@ -39,6 +39,11 @@ void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_
 /* Queues a message for the front fid names; -1 if that front is gone
  * (the answer is dropped). */
 int fronts_send(fronts_t *fs, const void *fid, size_t fidlen, const struct iovec *frames, size_t n);
+/* The front fid names has more than FRONT_BACKLOG bytes queued: the
+ * broker stops reading the workers that answer it until it catches up, so
+ * they wait in their writes and the queue stays bounded. */
+#define FRONT_BACKLOG (4u * 1024u * 1024u)
+int fronts_backlogged(fronts_t *fs, const void *fid, size_t fidlen);
 /* Writes what is queued, without blocking (once per turn of the loop). */
 void fronts_flush(fronts_t *fs);
 
