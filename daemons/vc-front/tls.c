@@ -174,7 +174,10 @@ static SSL_CTX *make_ctx(const char *cert, const char *key)
     unsigned mdlen = 0;
     X509_digest(SSL_CTX_get0_certificate(ctx), EVP_sha256(), md, &mdlen);
     SSL_CTX_set_session_id_context(ctx, md, mdlen > SSL_MAX_SID_CTX_LENGTH ? SSL_MAX_SID_CTX_LENGTH : mdlen);
-    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER);
+    /* Resumption is by ticket (keys shared by every front process): an
+     * in-process session cache would only cost a store per handshake and
+     * a walk of the whole cache every 255 (as nginx's default "none"). */
+    SSL_CTX_set_session_cache_mode(ctx, SSL_SESS_CACHE_SERVER | SSL_SESS_CACHE_NO_INTERNAL);
     h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
     SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, on_ticket);
     return ctx;
