@@ -23,6 +23,7 @@ struct worker_conn {
     uint64_t req_id;
     int done_sent; /* a "D" went out: no separate READY */
     int last;      /* the worker exits after this request: never "D" */
+    pid_t pid;     /* ours, for each answer's head (getpid() is a system call) */
     char rid[32];
 };
 
@@ -66,7 +67,7 @@ static void on_emit(vc_request_t *r, int final)
             resp = &fallback;
         }
         resp->final = final;
-        resp->worker_pid = (uint32_t)getpid();
+        resp->worker_pid = (uint32_t)w->pid;
         bm.kind_case = VC__BACK_MESSAGE__KIND_HEAD;
         bm.head = resp;
         r->head_sent = 1;
@@ -98,6 +99,7 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
     worker_conn_t *w = vc_calloc(1, sizeof(*w));
     w->cfg = cfg;
     w->fd = fd;
+    w->pid = getpid();
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
     int rc = vc_link_send_byte(fd, WIRE_READY);
