@@ -324,6 +324,10 @@ int main(int argc, char **argv)
 
     h2o_config_init(&f.gc);
     f.gc.server_name = h2o_iovec_init(H2O_STRLIT("")); /* see server_header_register() */
+    /* Open static files shared within one turn of the loop (cleared after
+     * each, in main's loop): an open, a stat and a close a request fewer
+     * under load. h2o's default is no cache. */
+    f.gc.filecache.capacity = 256;
     f.gc.max_request_entity_size = (size_t)cfg->front.max_body;
     f.gc.http1.req_timeout = (uint64_t)cfg->front.idle_timeout_ms;
     f.gc.http2.idle_timeout = (uint64_t)cfg->front.idle_timeout_ms;
@@ -397,8 +401,13 @@ int main(int argc, char **argv)
 
     f.running = 1;
     vc_daemon_ready(&f.d);
-    while (f.running)
+    while (f.running) {
         h2o_evloop_run(f.ctx.loop, INT32_MAX);
+        /* Static files opened in this turn of the loop are shared by its
+         * requests, then closed: a file replaced on disk is served new
+         * from the next turn (as h2o's own server does). */
+        h2o_filecache_clear(f.ctx.filecache);
+    }
 
     /* Stop taking connections (a replacement, or the port's owner, takes
      * them), tell HTTP/2 clients with GOAWAY and HTTP/1 ones with
