@@ -403,10 +403,12 @@ static int held_back(dispatch_t *d, const worker_t *w)
 /* Reads what a worker sent and handles each whole message. At the end of
  * the stream (the worker died) the link is closed; the zygote's report of
  * the exit answers whatever the worker held. */
-static void on_worker(dispatch_t *d, worker_t *w)
+static void on_worker(dispatch_t *d, worker_t *w, int hangup)
 {
     static struct iovec f[VC_LINK_MAX_FRAMES];
-    for (int budget = 0; budget < 64 && w->fd >= 0 && !held_back(d, w); budget++) {
+    /* A hung-up link is read even when held back: its end must be seen,
+     * or poll() reports it again at once, for ever. */
+    for (int budget = 0; budget < 64 && w->fd >= 0 && (hangup || !held_back(d, w)); budget++) {
         ssize_t got = vc_link_fill(w->fd, &w->in, 1);
         if (got == -EAGAIN)
             break;
@@ -451,7 +453,7 @@ void dispatch_on_workers(dispatch_t *d, const zmq_pollitem_t *items, size_t n)
 {
     for (size_t i = 0; i < n && i < d->nw; i++)
         if ((items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && d->w[i].fd == items[i].fd)
-            on_worker(d, &d->w[i]);
+            on_worker(d, &d->w[i], (items[i].revents & ZMQ_POLLERR) != 0);
 }
 
 void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
