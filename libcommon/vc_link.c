@@ -136,9 +136,7 @@ ssize_t vc_link_flush(int fd, vc_link_buf_t *out)
         }
         out->off += (size_t)w;
     }
-    out->len = out->off = 0;
-    if (out->cap > keep_cap(out))
-        vc_link_buf_free(out);
+    vc_link_reset(out);
     return 0;
 }
 
@@ -194,6 +192,34 @@ void vc_link_compact(vc_link_buf_t *b)
     b->off = 0;
     if (b->len == 0 && b->cap > keep_cap(b))
         vc_link_buf_free(b);
+}
+
+void vc_link_reset(vc_link_buf_t *b)
+{
+    b->len = b->off = 0;
+    if (b->cap > keep_cap(b))
+        vc_link_buf_free(b);
+}
+
+int vc_link_read(int fd, vc_link_buf_t *b, int budget, vc_link_message_cb cb, void *arg)
+{
+    static struct iovec frames[VC_LINK_MAX_FRAMES];
+    for (int i = 0; i < budget; i++) {
+        ssize_t got = vc_link_fill(fd, b, 1);
+        if (got == -EAGAIN || got == -EWOULDBLOCK)
+            return 1;
+        if (got <= 0)
+            return (int)got;
+        int drained = b->len < b->cap, n, stop = 0;
+        while ((n = vc_link_parse(b, frames, VC_LINK_MAX_FRAMES)) > 0)
+            stop |= cb(arg, frames, n);
+        if (n < 0)
+            return n;
+        vc_link_compact(b);
+        if (stop || drained)
+            return 1;
+    }
+    return 1;
 }
 
 void vc_link_buf_free(vc_link_buf_t *b)

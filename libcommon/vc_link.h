@@ -63,6 +63,21 @@ int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max);
 /* Drops the bytes before b->off; an emptied buffer over its keep (256 KiB
  * unless set higher) is freed. */
 void vc_link_compact(vc_link_buf_t *b);
+/* Empties b, freeing it if over its keep. */
+void vc_link_reset(vc_link_buf_t *b);
+
+/* Called with each whole message (frames valid during the call); a
+ * non-zero return asks for no further reads. */
+typedef int (*vc_link_message_cb)(void *arg, const struct iovec *frames, int n);
+/* Reads fd without blocking and hands each whole message to cb, until the
+ * socket has nothing more (a read that did not fill the buffer took all
+ * there was: the caller's next poll says if more came), `budget` reads
+ * were made, or cb asked for no more reads. Every whole message a read
+ * brought is handed over before it returns: none waits in b for a poll
+ * that may never come. Returns 1, 0 at the end of the stream, -EPROTO for
+ * a message over the limits, or another negative errno. Not reentrant: cb
+ * must not read another link. */
+int vc_link_read(int fd, vc_link_buf_t *b, int budget, vc_link_message_cb cb, void *arg);
 void vc_link_buf_free(vc_link_buf_t *b);
 
 /* The socket address of a ZeroMQ-style endpoint: "ipc:///path" (a Unix

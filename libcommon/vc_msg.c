@@ -54,6 +54,20 @@ void vc_frames_fini(vc_frames_t *fr)
     fr->cap = 0;
 }
 
+void vc_frames_append(vc_frames_t *fr, const struct iovec *bufs, size_t n)
+{
+    if (fr->cap < fr->n + n) {
+        fr->cap = fr->n + n;
+        fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
+    }
+    for (size_t i = 0; i < n; i++) {
+        zmq_msg_init_size(&fr->f[fr->n], bufs[i].iov_len);
+        if (bufs[i].iov_len)
+            memcpy(zmq_msg_data(&fr->f[fr->n]), bufs[i].iov_base, bufs[i].iov_len);
+        fr->n++;
+    }
+}
+
 int vc_frames_send(void *sock, vc_frames_t *fr, size_t from, int more)
 {
     for (size_t i = from; i < fr->n; i++) {

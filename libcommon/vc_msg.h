@@ -8,6 +8,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
+#include <sys/uio.h>
 #include <zmq.h>
 
 /* The frames of one multipart message. */
@@ -25,6 +26,9 @@ int vc_frames_recv(void *sock, vc_frames_t *fr, int flags);
 void vc_frames_close(vc_frames_t *fr);
 /* Releases the array too. */
 void vc_frames_fini(vc_frames_t *fr);
+/* Appends a copy of each of n buffers as a frame (a message read from a
+ * stream: its buffer is reused, the frames outlive it). */
+void vc_frames_append(vc_frames_t *fr, const struct iovec *bufs, size_t n);
 /* Sends frames [from, n) and leaves them empty (ZeroMQ owns their content
  * now). more: ZMQ_SNDMORE if further frames follow. */
 int vc_frames_send(void *sock, vc_frames_t *fr, size_t from, int more);

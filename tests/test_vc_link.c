@@ -54,6 +54,15 @@ static int next(int fd, vc_link_buf_t *b, struct iovec *f, size_t max)
     }
 }
 
+static int count_and_stop(void *arg, const struct iovec *f, int n)
+{
+    int *seen = arg;
+    (void)f;
+    (void)n;
+    ++*seen;
+    return 1; /* no further reads */
+}
+
 int main(void)
 {
     for (size_t i = 0; i < BIG; i++)
@@ -182,6 +191,29 @@ int main(void)
     CHECK(kept.cap >= BIG && kept.p != NULL && kept.keep == 8u << 20);
     vc_link_buf_free(&kept);
     CHECK(kept.p == NULL && kept.keep == 8u << 20);
+
+    /* vc_link_read: every whole message a read brought reaches the
+     * callback, even one asking for no more reads (none may wait for a
+     * poll that never comes); nothing more is read then. The end of the
+     * stream, and a message over the limits. */
+    int rp[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, rp) == 0);
+    vc_link_buf_t rb = {0};
+    struct iovec three[1] = {{"abc", 3}};
+    for (int i = 0; i < 3; i++)
+        CHECK(vc_link_send(rp[1], three, 1) == 0);
+    int seen = 0;
+    CHECK(vc_link_read(rp[0], &rb, 16, count_and_stop, &seen) == 1 && seen == 3);
+    CHECK(rb.len == 0);
+    CHECK(vc_link_read(rp[0], &rb, 16, count_and_stop, &seen) == 1 && seen == 3); /* nothing: 1 */
+    uint32_t over = 0xffffffffu;
+    CHECK(write(rp[1], &over, 4) == 4);
+    CHECK(vc_link_read(rp[0], &rb, 16, count_and_stop, &seen) == -EPROTO);
+    vc_link_buf_free(&rb);
+    close(rp[1]);
+    CHECK(vc_link_read(rp[0], &rb, 16, count_and_stop, &seen) == 0);
+    close(rp[0]);
+    vc_link_buf_free(&rb);
 
     /* Endpoints. */
     struct sockaddr_storage sa;

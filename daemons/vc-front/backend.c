@@ -422,8 +422,8 @@ static void close_link(backend_t *be)
         be->link = NULL;
     }
     be->connected = be->writing = 0;
-    be->in.len = be->in.off = 0;
-    be->wbuf.len = be->wbuf.off = 0;
+    vc_link_reset(&be->in);
+    vc_link_reset(&be->wbuf);
     if (!h2o_timeout_is_linked(&be->retry_entry))
         h2o_timeout_link(be->f->ctx.loop, &be->retry_timeout, &be->retry_entry);
 }
@@ -434,7 +434,7 @@ static void link_lost(backend_t *be, const char *why)
 {
     vc_log(VC_LOG_ERR, "backend", "lost the link to the PHP pool at %s: %s", be->endpoint, why);
     close_link(be);
-    be->out.len = be->out.off = 0;
+    vc_link_reset(&be->out);
     be->told_absent = 1;
     pool_lost(be);
 }
@@ -445,7 +445,7 @@ static void on_written(h2o_socket_t *sock, const char *err)
     if (be == NULL)
         return;
     be->writing = 0;
-    be->wbuf.len = be->wbuf.off = 0;
+    vc_link_reset(&be->wbuf);
     if (err) {
         link_lost(be, err);
         return;
@@ -460,19 +460,25 @@ static void flush(backend_t *be)
     /* h2o writes from wbuf until on_written; new messages go to out. */
     vc_link_buf_t t = be->wbuf;
     be->wbuf = be->out;
-    be->out = t;
-    be->out.len = be->out.off = 0;
-    if (be->out.cap > be->out.keep)
-        vc_link_buf_free(&be->out); /* after a large upload */
+    be->out = t; /* emptied by on_written */
     be->writing = 1;
     h2o_iovec_t v = h2o_iovec_init(be->wbuf.p, be->wbuf.len);
     h2o_socket_write(be->link, &v, 1, on_written);
 }
 
-/* Each whole message, as frames, to on_message. */
+/* A whole message, as frames, to on_message (they outlive the link's
+ * buffer: h2o sends the body from them). */
+static int on_link_message(void *arg, const struct iovec *f, int n)
+{
+    backend_t *be = arg;
+    vc_frames_append(&be->fr, f, (size_t)n);
+    on_message(be, &be->fr);
+    vc_frames_close(&be->fr);
+    return 0;
+}
+
 static void on_link_readable(h2o_socket_t *sock, const char *err)
 {
-    static struct iovec f[VC_LINK_MAX_FRAMES];
     backend_t *be = sock->data;
     if (be == NULL)
         return;
@@ -480,41 +486,9 @@ static void on_link_readable(h2o_socket_t *sock, const char *err)
         link_lost(be, err);
         return;
     }
-    int fd = h2o_socket_get_fd(sock);
-    for (int budget = 0; budget < 16; budget++) {
-        ssize_t got = vc_link_fill(fd, &be->in, 1);
-        if (got == -EAGAIN || got == -EWOULDBLOCK)
-            break;
-        if (got <= 0) {
-            link_lost(be, got == 0 ? "the pool closed it" : vc_strerror((int)-got));
-            return;
-        }
-        /* A short read took all there was; the loop tells us of more. */
-        int drained = be->in.len < be->in.cap;
-        int n;
-        while ((n = vc_link_parse(&be->in, f, VC_LINK_MAX_FRAMES)) > 0) {
-            vc_frames_t *fr = &be->fr;
-            if (fr->cap < (size_t)n) {
-                fr->cap = (size_t)n;
-                fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
-            }
-            for (int i = 0; i < n; i++) {
-                zmq_msg_init_size(&fr->f[i], f[i].iov_len);
-                if (f[i].iov_len)
-                    memcpy(zmq_msg_data(&fr->f[i]), f[i].iov_base, f[i].iov_len);
-            }
-            fr->n = (size_t)n;
-            on_message(be, fr);
-            vc_frames_close(fr);
-        }
-        if (n < 0) {
-            link_lost(be, "a malformed message");
-            return;
-        }
-        vc_link_compact(&be->in);
-        if (drained)
-            break;
-    }
+    int rc = vc_link_read(h2o_socket_get_fd(sock), &be->in, 16, on_link_message, be);
+    if (rc <= 0)
+        link_lost(be, rc == 0 ? "the pool closed it" : rc == -EPROTO ? "a malformed message" : vc_strerror(-rc));
 }
 
 static void on_connected(h2o_socket_t *sock, const char *err)
@@ -571,7 +545,6 @@ backend_t *backend_new(front_t *f, const char *endpoint)
     /* Answers of a few MiB come one after another on this one link:
      * growing the buffer again for each costs a page fault a page. */
     be->in.keep = LINK_KEEP;
-    be->out.keep = be->wbuf.keep = 256 * 1024;
     be->flush_entry.cb = on_flush_timer;
     be->retry_entry.cb = on_retry;
     h2o_timeout_init(f->ctx.loop, &be->retry_timeout, RETRY_MS);

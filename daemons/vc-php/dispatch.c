@@ -256,23 +256,6 @@ static void pump(dispatch_t *d)
 
 /* ---- fronts --------------------------------------------------------------- */
 
-/* Frames as a job holds them: the front-id, then copies of the frames. */
-static void frames_from(vc_frames_t *fr, const void *fid, const struct iovec *f, int n)
-{
-    if (fr->cap < (size_t)n + 1) {
-        fr->cap = (size_t)n + 1;
-        fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
-    }
-    zmq_msg_init_size(&fr->f[0], FRONT_ID_LEN);
-    memcpy(zmq_msg_data(&fr->f[0]), fid, FRONT_ID_LEN);
-    for (int i = 0; i < n; i++) {
-        zmq_msg_init_size(&fr->f[i + 1], f[i].iov_len);
-        if (f[i].iov_len)
-            memcpy(zmq_msg_data(&fr->f[i + 1]), f[i].iov_base, f[i].iov_len);
-    }
-    fr->n = (size_t)n + 1;
-}
-
 static int same_front(const job_t *j, const void *fid)
 {
     return zmq_msg_size((zmq_msg_t *)&j->fr.f[0]) == FRONT_ID_LEN &&
@@ -326,7 +309,9 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
                           (const char *)h->request_uri.data);
     j->script = vc_strdup(h->script_filename);
     vc__front_message__free_unpacked(fm, NULL);
-    frames_from(&j->fr, fid, f, n);
+    /* The job's frames: the front-id, then copies of the message's. */
+    vc_frames_append(&j->fr, &(struct iovec){(void *)fid, FRONT_ID_LEN}, 1);
+    vc_frames_append(&j->fr, f, (size_t)n);
     if (d->qlen >= (size_t)d->cfg->php.queue_limit) {
         int idle = 0;
         for (size_t i = 0; i < d->nw; i++)
@@ -400,42 +385,40 @@ static int held_back(dispatch_t *d, const worker_t *w)
                              zmq_msg_size((zmq_msg_t *)&w->job->fr.f[0]));
 }
 
+typedef struct worker_read {
+    dispatch_t *d;
+    worker_t *w;
+    int hangup;
+} worker_read_t;
+
+/* Handling may free w's slot only through the zygote's report, never
+ * here, so w stays valid. Held back: no further reads (what was read is
+ * still handled). */
+static int on_worker_read(void *arg, const struct iovec *f, int n)
+{
+    worker_read_t *r = arg;
+    on_worker_message(r->d, r->w, f, n);
+    return !r->hangup && held_back(r->d, r->w);
+}
+
 /* Reads what a worker sent and handles each whole message. At the end of
  * the stream (the worker died) the link is closed; the zygote's report of
- * the exit answers whatever the worker held. */
+ * the exit answers whatever the worker held. A hung-up link is read even
+ * when held back: its end must be seen, or poll() reports it again at
+ * once, for ever. */
 static void on_worker(dispatch_t *d, worker_t *w, int hangup)
 {
-    static struct iovec f[VC_LINK_MAX_FRAMES];
-    /* A hung-up link is read even when held back: its end must be seen,
-     * or poll() reports it again at once, for ever. */
-    for (int budget = 0; budget < 64 && w->fd >= 0 && (hangup || !held_back(d, w)); budget++) {
-        ssize_t got = vc_link_fill(w->fd, &w->in, 1);
-        if (got == -EAGAIN)
-            break;
-        if (got <= 0) {
-            close(w->fd);
-            w->fd = -1;
-            break;
-        }
-        /* A read that did not fill the buffer took all there was: the
-         * next poll says if more came (saves a read that finds nothing). */
-        int drained = w->in.len < w->in.cap;
-        int n;
-        while ((n = vc_link_parse(&w->in, f, VC_LINK_MAX_FRAMES)) > 0) {
-            /* Handling may free w's slot only through the zygote's report,
-             * never here, so w stays valid. */
-            on_worker_message(d, w, f, n);
-        }
-        if (n < 0) {
-            vc_log(VC_LOG_ERR, "dispatch", "a malformed message from worker %d: killed", (int)w->pid);
-            kill(w->pid, SIGKILL);
-            close(w->fd);
-            w->fd = -1;
-            break;
-        }
-        vc_link_compact(&w->in);
-        if (drained)
-            break;
+    if (w->fd < 0 || (!hangup && held_back(d, w)))
+        return;
+    worker_read_t r = {d, w, hangup};
+    int rc = vc_link_read(w->fd, &w->in, 64, on_worker_read, &r);
+    if (rc == -EPROTO) {
+        vc_log(VC_LOG_ERR, "dispatch", "a malformed message from worker %d: killed", (int)w->pid);
+        kill(w->pid, SIGKILL);
+    }
+    if (rc <= 0) {
+        close(w->fd);
+        w->fd = -1;
     }
 }
 

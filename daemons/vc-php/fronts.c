@@ -140,34 +140,34 @@ static void make_id(char id[FRONT_ID_LEN], uint32_t slot, uint32_t serial)
     memcpy(id + 4, &serial, 4);
 }
 
+typedef struct front_read {
+    front_link_t *l;
+    char id[FRONT_ID_LEN];
+    fronts_message_cb cb;
+    void *arg;
+} front_read_t;
+
+/* The handler may queue answers to l (never moving fs->l). A link over
+ * its limit is closed at the next flush: what it sent meanwhile is not
+ * run, and it is read no further. */
+static int on_front_read(void *arg, const struct iovec *f, int n)
+{
+    front_read_t *r = arg;
+    if (!r->l->stuck)
+        r->cb(r->arg, r->id, f, n);
+    return r->l->stuck;
+}
+
 static void read_front(fronts_t *fs, size_t slot, fronts_message_cb cb, void *arg)
 {
-    static struct iovec f[VC_LINK_MAX_FRAMES];
-    front_link_t *l = &fs->l[slot];
-    char id[FRONT_ID_LEN];
-    make_id(id, (uint32_t)slot, l->serial);
-    for (int budget = 0; budget < READ_BUDGET; budget++) {
-        ssize_t got = vc_link_fill(l->fd, &l->in, 1);
-        if (got == -EAGAIN || got == -EWOULDBLOCK)
-            return;
-        if (got <= 0) {
-            vc_log(VC_LOG_INFO, "fronts", "a front left (slot %zu)", slot);
-            drop(l, NULL);
-            return;
-        }
-        int drained = l->in.len < l->in.cap; /* as in dispatch.c's on_worker */
-        int n = 0;
-        while (!l->stuck && (n = vc_link_parse(&l->in, f, VC_LINK_MAX_FRAMES)) > 0)
-            cb(arg, id, f, n); /* may queue answers to l: never moves fs->l */
-        if (l->stuck)
-            return;
-        if (n < 0) {
-            drop(l, "a malformed message");
-            return;
-        }
-        vc_link_compact(&l->in);
-        if (drained)
-            return;
+    front_read_t r = {.l = &fs->l[slot], .cb = cb, .arg = arg};
+    make_id(r.id, (uint32_t)slot, r.l->serial);
+    int rc = vc_link_read(r.l->fd, &r.l->in, READ_BUDGET, on_front_read, &r);
+    if (rc == -EPROTO) {
+        drop(r.l, "a malformed message");
+    } else if (rc <= 0) {
+        vc_log(VC_LOG_INFO, "fronts", "a front left (slot %zu)", slot);
+        drop(r.l, NULL);
     }
 }
 
