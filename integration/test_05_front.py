@@ -393,3 +393,27 @@ def test_precompressed_cache_control_and_json_log(make_suite, tmp_path):
     line = open(os.path.join(s.data, "log", "access.log")).read().splitlines()[-1]
     entry = _json.loads(line)
     assert entry["uri"] == "/app.js" and entry["status"] == 200 and entry["method"] == "GET"
+
+
+def test_changed_files_show_at_once_or_within_a_second(make_suite, tmp_path):
+    """Static files are shared within one turn of the event loop only: a
+    file rewritten, or replaced by rename (a deploy), is served new on the
+    next request. A script's path is kept for a second: a new script runs
+    at once, a removed one is gone within the second."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "page.html").write_text("one\n")
+    s = make_suite(root=str(root)).start()
+    sess = requests.Session()  # one connection: the front's caches, not a new one's
+    assert sess.get(s.url("/page.html"), timeout=10).text == "one\n"
+    (root / "page.html").write_text("two, longer\n")
+    assert sess.get(s.url("/page.html"), timeout=10).text == "two, longer\n"
+    (root / "new.html").write_text("three\n")
+    os.rename(root / "new.html", root / "page.html")
+    assert sess.get(s.url("/page.html"), timeout=10).text == "three\n"
+    assert sess.get(s.url("/gone.php"), timeout=10).status_code == 404
+    (root / "gone.php").write_text("<?php echo 'here';")
+    assert sess.get(s.url("/gone.php"), timeout=10).text == "here"
+    os.unlink(root / "gone.php")
+    time.sleep(1.2)
+    assert sess.get(s.url("/gone.php"), timeout=10).status_code == 404
