@@ -75,6 +75,40 @@ def test_restore_off_counts_up(make_suite):
     assert seen == ["static=1 global=1", "static=2 global=2", "static=3 global=3", "static=4 global=4"]
 
 
+def test_worker_mode_collects_each_requests_garbage(make_suite):
+    """Each request leaves a 200 KB garbage cycle. Collected once its answer
+    is out, the next request finds it destroyed and the heap flat; left to
+    PHP's own trigger (10,000 possible roots) the heap grew by every
+    request's cycle. A destructor that prints and throws there has no
+    request to print to, and its exception is fatal, as at the end of a
+    script: the worker ends and a fresh one serves the next request."""
+    s = make_suite(root=PUBLIC, args=["--mode", "worker", "--worker-script",
+                                      os.path.join(APP, "worker-cycles.php"), "--workers", "1"]).start()
+    sess = requests.Session()
+
+    def get(query=""):
+        r = sess.get(s.url("/x" + query), timeout=10)
+        assert r.status_code == 200, r.text
+        return dict(kv.split("=") for kv in r.text.split())
+
+    seen = [get() for _ in range(200)]
+    assert [int(a["destroyed"]) for a in seen] == list(range(200))
+    memory = [int(a["memory"]) for a in seen[10:]]
+    assert max(memory) - min(memory) < 100_000, memory
+    pid = seen[0]["pid"]
+
+    get("?throw=1")
+    deadline = time.time() + 10
+    while True:
+        r = sess.get(s.url("/x"), timeout=10)
+        assert r.status_code == 200 and "printed by a destructor" not in r.text, r.text
+        if dict(kv.split("=") for kv in r.text.split())["pid"] != pid:
+            break
+        assert time.time() < deadline, "no fresh worker after a destructor threw"
+        time.sleep(0.1)
+    assert "a destructor failed while collecting a request's garbage" in s.logs()
+
+
 def test_worker_sessions_keep_handlers_not_data(make_suite):
     """Default worker mode: a save handler registered once serves every
     later request (the module's own request shutdown would free it:
