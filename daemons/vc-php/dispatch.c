@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,6 +48,7 @@ static const char *const wstate_names[] = {"starting", "idle", "busy", "finishin
 typedef struct worker {
     pid_t pid;
     int fd;           /* the link (libcommon/vc_link.h); -1 once it is closed */
+    int reading;      /* the link is in the epoll set with EPOLLIN */
     vc_link_buf_t in; /* what the worker sent, not yet handled */
     unsigned gen;     /* the zygote generation it was forked from */
     enum wstate state;
@@ -63,6 +65,7 @@ struct dispatch {
     unsigned gen; /* new work goes only to workers of this generation */
     fronts_t *fronts;
     vc_bus_t *bus;
+    int epfd; /* the workers' links: one descriptor for the broker's poll */
     worker_t *w;
     size_t nw, capw;
     job_t *qhead, *qtail;
@@ -90,6 +93,17 @@ static worker_t *by_pid(dispatch_t *d, pid_t pid)
         if (d->w[i].pid == pid)
             return &d->w[i];
     return NULL;
+}
+
+/* Out of the epoll set first: a copy of the descriptor in a child of a
+ * fork (a new zygote before its exec) would otherwise keep it there. */
+static void link_close(dispatch_t *d, worker_t *w)
+{
+    if (w->fd < 0)
+        return;
+    epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+    close(w->fd);
+    w->fd = -1;
 }
 
 static void job_free(job_t *j)
@@ -416,27 +430,50 @@ static void on_worker(dispatch_t *d, worker_t *w, int hangup)
         vc_log(VC_LOG_ERR, "dispatch", "a malformed message from worker %d: killed", (int)w->pid);
         kill(w->pid, SIGKILL);
     }
-    if (rc <= 0) {
-        close(w->fd);
-        w->fd = -1;
-    }
+    if (rc <= 0)
+        link_close(d, w);
 }
 
-size_t dispatch_pollitems(dispatch_t *d, zmq_pollitem_t *items, size_t max)
+/* With hundreds of workers, poll() over every link cost the broker a
+ * third of its time (the kernel walks each descriptor on every call): the
+ * links live in an epoll set, and the broker polls its one descriptor. */
+int dispatch_poll_fd(dispatch_t *d)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < d->nw && n < max; i++) {
+    return d->epfd;
+}
+
+void dispatch_watch(dispatch_t *d)
+{
+    for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
-        items[n++] = (zmq_pollitem_t){NULL, w->fd, w->fd >= 0 && !held_back(d, w) ? ZMQ_POLLIN : 0, 0};
+        int want = w->fd >= 0 && !held_back(d, w);
+        if (w->fd < 0 || want == w->reading)
+            continue;
+        struct epoll_event ev = {.events = want ? EPOLLIN : 0, .data.fd = w->fd};
+        if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, w->fd, &ev) == 0)
+            w->reading = want;
     }
-    return n;
 }
 
-void dispatch_on_workers(dispatch_t *d, const zmq_pollitem_t *items, size_t n)
+static worker_t *by_fd(dispatch_t *d, int fd)
 {
-    for (size_t i = 0; i < n && i < d->nw; i++)
-        if ((items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)) && d->w[i].fd == items[i].fd)
-            on_worker(d, &d->w[i], (items[i].revents & ZMQ_POLLERR) != 0);
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->w[i].fd == fd)
+            return &d->w[i];
+    return NULL;
+}
+
+void dispatch_on_workers(dispatch_t *d)
+{
+    struct epoll_event ev[64];
+    int n = epoll_wait(d->epfd, ev, VC_ARRAY_SIZE(ev), 0);
+    for (int i = 0; i < n; i++) {
+        /* Handling one link may close another (never open one): a
+         * descriptor no worker holds any more is skipped. */
+        worker_t *w = by_fd(d, ev[i].data.fd);
+        if (w)
+            on_worker(d, w, (ev[i].events & (EPOLLERR | EPOLLHUP)) != 0);
+    }
 }
 
 void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
@@ -451,6 +488,14 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
     memset(w, 0, sizeof(*w));
     w->pid = pid;
     w->fd = fd;
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+    if (fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        vc_log(VC_LOG_ERR, "dispatch", "cannot watch worker %d's link: %s", (int)pid, strerror(errno));
+        close(fd);
+        w->fd = -1;
+        kill(pid, SIGKILL); /* unreachable: its exit is reported like any other */
+    }
+    w->reading = w->fd >= 0;
     w->gen = gen;
     w->state = W_STARTING;
     w->since_ms = vc_mono_ms();
@@ -549,8 +594,7 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         }
     }
     /* Remove from the table (order does not matter). */
-    if (w->fd >= 0)
-        close(w->fd);
+    link_close(d, w);
     vc_link_buf_free(&w->in);
     *w = d->w[--d->nw];
     pump(d);
@@ -806,6 +850,12 @@ dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus
     d->bus = bus;
     d->run_limit_ms = run_limit(cfg);
     pool_size_init(&d->size, cfg);
+    d->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (d->epfd < 0) {
+        vc_log(VC_LOG_CRIT, "dispatch", "epoll_create1: %s", strerror(errno));
+        free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -819,11 +869,11 @@ void dispatch_destroy(dispatch_t **pd)
     for (size_t i = 0; i < d->nw; i++) {
         if (d->w[i].job)
             job_free(d->w[i].job);
-        if (d->w[i].fd >= 0)
-            close(d->w[i].fd);
+        link_close(d, &d->w[i]);
         vc_link_buf_free(&d->w[i].in);
     }
     free(d->w);
+    close(d->epfd);
     free(d);
     *pd = NULL;
 }

@@ -20,17 +20,19 @@
 typedef struct dispatch dispatch_t;
 
 /* fronts is borrowed; bus may be NULL. Workers are reached over their
- * links (libcommon/vc_link.h). */
+ * links (libcommon/vc_link.h). NULL if the epoll set cannot be made. */
 dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus);
 void dispatch_destroy(dispatch_t **d);
 
 /* A message from a front (a fronts_message_cb; arg is the dispatch_t). */
 void dispatch_on_front(void *d, const void *fid, const struct iovec *frames, int n);
-/* The workers' links to poll (one item per worker, in the table's order),
- * and what to do with them after the poll (before anything else changes
- * the table). */
-size_t dispatch_pollitems(dispatch_t *d, zmq_pollitem_t *items, size_t max);
-void dispatch_on_workers(dispatch_t *d, const zmq_pollitem_t *items, size_t n);
+/* The workers' links are in an epoll set: poll its descriptor for
+ * POLLIN. dispatch_watch() before each poll stops reading held-back
+ * workers and resumes the others; dispatch_on_workers() after it reads
+ * the links that are ready. */
+int dispatch_poll_fd(dispatch_t *d);
+void dispatch_watch(dispatch_t *d);
+void dispatch_on_workers(dispatch_t *d);
 /* Timeouts: queued too long (504), running too long (kill). */
 void dispatch_on_tick(dispatch_t *d);
 

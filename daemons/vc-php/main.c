@@ -310,6 +310,8 @@ int main(int argc, char **argv)
     if (p.fronts == NULL)
         return 1;
     p.dispatch = dispatch_new(p.d.cfg, p.fronts, p.d.bus);
+    if (p.dispatch == NULL)
+        return 1;
 
     /* The first zygote boots before we say we are ready. */
     /* Each zygote slot owns the configuration it booted with; the daemon's
@@ -335,9 +337,9 @@ int main(int argc, char **argv)
     zmq_pollitem_t *items = NULL;
     size_t cap = 0;
     for (;;) {
-        /* The fixed sockets, the zygotes, the fronts, then one link per
-         * worker. */
-        size_t want = 8 + fronts_count(p.fronts) + (size_t)dispatch_alive(p.dispatch);
+        /* The fixed sockets, the zygotes, the fronts, then the workers'
+         * epoll set. */
+        size_t want = 8 + fronts_count(p.fronts);
         if (cap < want) {
             cap = want * 2;
             items = vc_realloc(items, cap * sizeof(*items));
@@ -355,12 +357,15 @@ int main(int argc, char **argv)
         /* While stopping, fronts are only written to: what they send now
          * stays unread, and fails over to the next pool. */
         size_t nfronts = fronts_pollitems(p.fronts, items + nz, cap - (size_t)nz, !stopping);
-        size_t nlinks = dispatch_pollitems(p.dispatch, items + nz + nfronts, cap - (size_t)nz - nfronts);
+        size_t nall = (size_t)nz + nfronts;
+        items[nall++] = (zmq_pollitem_t){NULL, dispatch_poll_fd(p.dispatch), ZMQ_POLLIN, 0};
+        dispatch_watch(p.dispatch);
         long timeout = stopping ? 50 : dispatch_next_timeout(p.dispatch);
-        if (zmq_poll(items, nz + (int)(nfronts + nlinks), timeout) < 0 && errno != EINTR)
+        if (zmq_poll(items, (int)nall, timeout) < 0 && errno != EINTR)
             break;
         /* Workers first: the zygote's notes change the worker table. */
-        dispatch_on_workers(p.dispatch, items + nz + nfronts, nlinks);
+        if (items[nall - 1].revents & ZMQ_POLLIN)
+            dispatch_on_workers(p.dispatch);
         for (int i = 2; i < nz; i++)
             if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
                 on_zygote(&p, polled[i - 2]);
