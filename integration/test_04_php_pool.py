@@ -495,11 +495,17 @@ def rss_kib(pid):
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
 
 
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite):
     """Four workers stream 64 MiB each to a vc-front that stops reading
     (SIGSTOP): the broker stops reading them (they wait in their writes),
-    so its memory stays bounded instead of taking all 256 MiB; once the
-    front goes on, every answer arrives whole."""
+    so its memory stays bounded instead of taking all 256 MiB, and it does
+    not spin; once the front goes on, every answer arrives whole."""
     s = make_suite(root=DOCROOT, args=["--workers", "4"]).start()
     broker, front = s.daemon_pid("vc-php"), s.daemon_pid("vc-front")
     before = rss_kib(broker)
@@ -511,7 +517,10 @@ def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite):
             d["daemon"] for d in s.status()["daemons"]].index("vc-php")]["workers"]) == 4, timeout=10)
         os.kill(front, signal.SIGSTOP)
         try:
-            time.sleep(3)
+            time.sleep(1)
+            cpu0 = cpu_seconds(broker)
+            time.sleep(2)
+            spent = cpu_seconds(broker) - cpu0
             grown = rss_kib(broker) - before
         finally:
             os.kill(front, signal.SIGCONT)
@@ -522,4 +531,7 @@ def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite):
                 p.kill()
                 p.wait()
     assert grown < 48 * 1024, f"the broker grew by {grown} KiB while the front was stopped"
+    # Held back means not polled either: a link left in the poll set would
+    # wake the broker at once, again and again, for nothing to do.
+    assert spent < 0.5, f"the broker spent {spent:.2f} s of CPU in 2 s while its front was stopped"
     assert outs == [f"200 {64 << 20}"] * 4, outs
