@@ -157,10 +157,24 @@ def test_pss_after_1000_requests(make_suite):
         assert sess.get(s.url("/hello.php")).status_code == 200
     php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
     pss = [int(w["pss_kib"]) for w in php["workers"]]
+    uss = [int(w["uss_kib"]) for w in php["workers"]]
     served = sum(int(w["served"]) for w in php["workers"])
     assert served >= 1000
     assert all(0 < p < 64 * 1024 for p in pss), pss
-    print(f"PSS per worker after {served} requests: {pss} KiB")
+    # Private memory is part of the proportional share, and a forked
+    # worker shares most of its pages with the zygote.
+    assert all(0 < u < p for u, p in zip(uss, pss)), (uss, pss)
+    for w in php["workers"]:
+        with open(f"/proc/{w['pid']}/smaps_rollup") as f:
+            private = sum(int(line.split()[1]) for line in f if line.startswith(("Private_Clean:", "Private_Dirty:")))
+        assert abs(private - int(w["uss_kib"])) < 256, (private, w)
+    assert f"uss_kib={uss[0]}" in s.vc("status", check=True).stdout
+    out = s.vc("workers", check=True).stdout
+    assert "USS KiB" in out, out
+    rows = {line.split()[0]: line.split() for line in out.splitlines()[2:]}
+    for w, u in zip(php["workers"], uss):
+        assert abs(int(rows[w["pid"]][4]) - u) < 256, (rows, uss)
+    print(f"PSS per worker after {served} requests: {pss} KiB, USS {uss} KiB")
 
 
 def busy_worker(s, timeout=3.0):

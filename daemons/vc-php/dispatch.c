@@ -641,7 +641,7 @@ void dispatch_spawn_requested(dispatch_t *d)
     d->spawning++;
 }
 
-static long pss_kib(pid_t pid);
+static long pss_kib(pid_t pid, long *uss);
 
 static long rss_kib(pid_t pid)
 {
@@ -679,7 +679,7 @@ static void pool_tick(dispatch_t *d, uint64_t now)
         d->last_sample_ms = now;
         worker_t *w = &d->w[d->sample_at++ % d->nw];
         if (d->size.automatic)
-            sample = pss_kib(w->pid);
+            sample = pss_kib(w->pid, NULL);
         if (d->cfg->php.max_memory > 0 && !w->recycle && rss_kib(w->pid) * 1024 > d->cfg->php.max_memory) {
             vc_log(VC_LOG_NOTICE, "pool", "worker %d is above php.max_memory: recycling it", (int)w->pid);
             w->recycle = 1;
@@ -760,20 +760,28 @@ long dispatch_next_timeout(dispatch_t *d)
     return t;
 }
 
-/* Proportional set size from /proc/PID/smaps_rollup, in KiB (0 if gone). */
-static long pss_kib(pid_t pid)
+/* From /proc/PID/smaps_rollup, in KiB (0 if gone): the proportional set
+ * size (its share of every page it maps), and with uss set, the unique
+ * set size (its private pages: what one more worker costs). */
+static long pss_kib(pid_t pid, long *uss)
 {
     char path[64], line[256];
     snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
     FILE *f = fopen(path, "r");
-    long kib = 0;
+    long pss = 0, kib;
+    if (uss)
+        *uss = 0;
     if (f == NULL)
         return 0;
-    while (fgets(line, sizeof(line), f))
+    while (fgets(line, sizeof(line), f)) {
         if (sscanf(line, "Pss: %ld kB", &kib) == 1)
-            break;
+            pss = kib;
+        else if (uss &&
+                 (sscanf(line, "Private_Clean: %ld kB", &kib) == 1 || sscanf(line, "Private_Dirty: %ld kB", &kib) == 1))
+            *uss += kib;
+    }
     fclose(f);
-    return kib;
+    return pss;
 }
 
 void dispatch_status(dispatch_t *d, Vc__Reply *reply)
@@ -807,7 +815,9 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
         vc_record_field(rec, "pid", "%d", (int)w->pid);
         vc_record_field(rec, "state", "%s", wstate_names[w->state]);
         vc_record_field(rec, "served", "%llu", (unsigned long long)w->served);
-        vc_record_field(rec, "pss_kib", "%ld", pss_kib(w->pid));
+        long uss;
+        vc_record_field(rec, "pss_kib", "%ld", pss_kib(w->pid, &uss));
+        vc_record_field(rec, "uss_kib", "%ld", uss);
         vc_record_field(rec, "uri", "%s", w->job ? w->job->what : "");
         vc_record_field(rec, "age_ms", "%llu", (unsigned long long)(now - w->since_ms));
     }
