@@ -468,8 +468,8 @@ void dispatch_on_workers(dispatch_t *d)
     struct epoll_event ev[64];
     int n = epoll_wait(d->epfd, ev, VC_ARRAY_SIZE(ev), 0);
     for (int i = 0; i < n; i++) {
-        /* Handling one link may close another (never open one): a
-         * descriptor no worker holds any more is skipped. */
+        /* Handling only ever closes links: a descriptor no worker holds
+         * any more is skipped. */
         worker_t *w = by_fd(d, ev[i].data.fd);
         if (w)
             on_worker(d, w, (ev[i].events & (EPOLLERR | EPOLLHUP)) != 0);
@@ -493,7 +493,7 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
         vc_log(VC_LOG_ERR, "dispatch", "cannot watch worker %d's link: %s", (int)pid, strerror(errno));
         close(fd);
         w->fd = -1;
-        kill(pid, SIGKILL); /* unreachable: its exit is reported like any other */
+        kill(pid, SIGKILL); /* never to be heard: its exit is reported like any other */
     }
     w->reading = w->fd >= 0;
     w->gen = gen;
