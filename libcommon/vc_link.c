@@ -140,11 +140,77 @@ ssize_t vc_link_flush(int fd, vc_link_buf_t *out)
     return 0;
 }
 
+ssize_t vc_link_send_fds(int fd, const void *msg, size_t len, const int *fds, size_t nfds)
+{
+    union {
+        struct cmsghdr align;
+        char buf[CMSG_SPACE(sizeof(int) * 4)];
+    } ctl;
+    if (nfds == 0 || nfds > 4 || len == 0)
+        return -EINVAL;
+    memset(&ctl, 0, sizeof(ctl));
+    struct iovec iov = {(void *)msg, len};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = CMSG_SPACE(sizeof(int) * nfds)};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+    memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    for (;;) {
+        ssize_t w = sendmsg(fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        return w < 0 ? -errno : w;
+    }
+}
+
+int vc_link_take_fd(vc_link_buf_t *b)
+{
+    if (b->nfds == 0)
+        return -1;
+    int fd = b->fds[0];
+    memmove(b->fds, b->fds + 1, (b->nfds - 1) * sizeof(int));
+    b->nfds--;
+    return fd;
+}
+
+static void keep_fds(vc_link_buf_t *b, struct msghdr *mh)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+            continue;
+        size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        if (b->nfds + n > b->capfds) {
+            b->capfds = b->nfds + n + 8;
+            b->fds = vc_realloc(b->fds, b->capfds * sizeof(int));
+        }
+        memcpy(b->fds + b->nfds, CMSG_DATA(c), n * sizeof(int));
+        b->nfds += n;
+    }
+}
+
 ssize_t vc_link_fill(int fd, vc_link_buf_t *b, int nonblock)
 {
     reserve(b, 16384);
     for (;;) {
-        ssize_t got = recv(fd, b->p + b->len, b->cap - b->len, nonblock ? MSG_DONTWAIT : 0);
+        ssize_t got;
+        if (b->take_fds) {
+            /* One read brings the descriptors of one message at most:
+             * the kernel ends it after the data they came with. */
+            union {
+                struct cmsghdr align;
+                char buf[CMSG_SPACE(sizeof(int) * 8)];
+            } ctl;
+            struct iovec iov = {b->p + b->len, b->cap - b->len};
+            struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf, .msg_controllen = sizeof(ctl.buf)};
+            got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | (nonblock ? MSG_DONTWAIT : 0));
+            if (got >= 0)
+                keep_fds(b, &mh);
+        } else {
+            got = recv(fd, b->p + b->len, b->cap - b->len, nonblock ? MSG_DONTWAIT : 0);
+        }
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0)
@@ -183,6 +249,21 @@ int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max)
     return (int)count;
 }
 
+/* The bytes only: descriptors wait to be taken. */
+static void free_bytes(vc_link_buf_t *b)
+{
+    free(b->p);
+    b->p = NULL;
+    b->len = b->cap = b->off = 0;
+}
+
+static void close_fds(vc_link_buf_t *b)
+{
+    for (size_t i = 0; i < b->nfds; i++)
+        close(b->fds[i]);
+    b->nfds = 0;
+}
+
 void vc_link_compact(vc_link_buf_t *b)
 {
     if (b->off == 0)
@@ -191,14 +272,15 @@ void vc_link_compact(vc_link_buf_t *b)
     b->len -= b->off;
     b->off = 0;
     if (b->len == 0 && b->cap > keep_cap(b))
-        vc_link_buf_free(b);
+        free_bytes(b);
 }
 
 void vc_link_reset(vc_link_buf_t *b)
 {
     b->len = b->off = 0;
     if (b->cap > keep_cap(b))
-        vc_link_buf_free(b);
+        free_bytes(b);
+    close_fds(b);
 }
 
 int vc_link_read(int fd, vc_link_buf_t *b, int budget, vc_link_message_cb cb, void *arg)
@@ -224,10 +306,11 @@ int vc_link_read(int fd, vc_link_buf_t *b, int budget, vc_link_message_cb cb, vo
 
 void vc_link_buf_free(vc_link_buf_t *b)
 {
-    size_t keep = b->keep;
-    free(b->p);
-    memset(b, 0, sizeof(*b));
-    b->keep = keep;
+    free_bytes(b);
+    close_fds(b);
+    free(b->fds);
+    b->fds = NULL;
+    b->capfds = 0;
 }
 
 int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t *len, const char **why)

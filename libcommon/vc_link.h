@@ -34,6 +34,12 @@ typedef struct vc_link_buf {
     size_t len, cap;
     size_t off;  /* reading: where the next message starts; writing: bytes written */
     size_t keep; /* capacity kept once emptied (at least 256 KiB) */
+    /* Descriptors that came with the bytes (SCM_RIGHTS), in arrival order.
+     * Only a buffer with take_fds set takes them (vc_link_fill then reads
+     * with recvmsg); without it the kernel closes what is sent. */
+    int take_fds;
+    int *fds;
+    size_t nfds, capfds;
 } vc_link_buf_t;
 
 /* Writes one message of n frames, whole (blocking). 0, or a negative errno. */
@@ -41,6 +47,16 @@ int vc_link_send(int fd, const struct iovec *frames, size_t n);
 /* A message of one byte ("R", "C"). */
 int vc_link_send_byte(int fd, char c);
 
+/* Writes one message without blocking, with descriptors attached to its
+ * first byte (SCM_RIGHTS; a Unix socket only). Returns the bytes written:
+ * if more than 0 the descriptors went with them, and the caller owes the
+ * rest of the message; or a negative errno (-EAGAIN: nothing went). */
+ssize_t vc_link_send_fds(int fd, const void *msg, size_t len, const int *fds, size_t nfds);
+/* The oldest descriptor received and not yet taken, or -1. A receiver
+ * knows which message it belongs to only because the sender attached it
+ * to that message alone: Linux ends a read at the data a descriptor came
+ * with, so descriptors and messages arrive in the same order. */
+int vc_link_take_fd(vc_link_buf_t *b);
 /* Appends one message to an output buffer, for a writer that must not
  * block (vc_link_flush, or the event loop's own writes). */
 void vc_link_append(vc_link_buf_t *out, const struct iovec *frames, size_t n);
@@ -63,7 +79,8 @@ int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max);
 /* Drops the bytes before b->off; an emptied buffer over its keep (256 KiB
  * unless set higher) is freed. */
 void vc_link_compact(vc_link_buf_t *b);
-/* Empties b, freeing it if over its keep. */
+/* Empties b, freeing it if over its keep; descriptors not taken are
+ * closed. */
 void vc_link_reset(vc_link_buf_t *b);
 
 /* Called with each whole message (frames valid during the call); a
@@ -78,6 +95,7 @@ typedef int (*vc_link_message_cb)(void *arg, const struct iovec *frames, int n);
  * a message over the limits, or another negative errno. Not reentrant: cb
  * must not read another link. */
 int vc_link_read(int fd, vc_link_buf_t *b, int budget, vc_link_message_cb cb, void *arg);
+/* Frees b's memory and closes the descriptors it holds. */
 void vc_link_buf_free(vc_link_buf_t *b);
 
 /* The socket address of a ZeroMQ-style endpoint: "ipc:///path" (a Unix

@@ -6,6 +6,7 @@
 #include "vc_test.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -248,6 +249,55 @@ int main(void)
     close(l2);
     unlink(strchr(ep + 6, '/'));
     rmdir(dir);
+
+    /* Descriptors (lending a worker's link): each arrives with the message
+     * it was attached to, in order, however the reads fall, with plain
+     * messages before, between and after. */
+    int fp[2], pa[2], pb[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fp) == 0 && pipe(pa) == 0 && pipe(pb) == 0);
+    const char *msgs[] = {"one", "lendA", "two", "lendB", "three"};
+    for (int i = 0; i < 5; i++) {
+        vc_link_buf_t o = {0};
+        vc_link_append(&o, &(struct iovec){(void *)msgs[i], strlen(msgs[i])}, 1);
+        if (msgs[i][0] == 'l') {
+            int fd = msgs[i][4] == 'A' ? pa[1] : pb[1];
+            CHECK(vc_link_send_fds(fp[1], o.p, o.len, &fd, 1) == (ssize_t)o.len);
+        } else {
+            CHECK(vc_link_flush(fp[1], &o) == 0);
+        }
+        vc_link_buf_free(&o);
+    }
+    vc_link_buf_t r = {.take_fds = 1};
+    int nmsg = 0, paired = 0;
+    while (nmsg < 5 && vc_link_fill(fp[0], &r, 0) > 0)
+        for (int n; (n = vc_link_parse(&r, f, 4)) > 0; nmsg++) {
+            CHECK(n == 1 && f[0].iov_len == strlen(msgs[nmsg]) && !memcmp(f[0].iov_base, msgs[nmsg], f[0].iov_len));
+            if (msgs[nmsg][0] != 'l')
+                continue;
+            int fd = vc_link_take_fd(&r);
+            char which = msgs[nmsg][4], back = 0;
+            CHECK(fd >= 0 && write(fd, &which, 1) == 1);
+            CHECK(read(which == 'A' ? pa[0] : pb[0], &back, 1) == 1 && back == which);
+            paired++;
+            close(fd);
+        }
+    CHECK(nmsg == 5 && paired == 2 && vc_link_take_fd(&r) == -1);
+    /* A descriptor not taken is closed with the buffer. */
+    int keep = pa[1];
+    vc_link_buf_t o = {0};
+    vc_link_append(&o, &(struct iovec){"lendA", 5}, 1);
+    CHECK(vc_link_send_fds(fp[1], o.p, o.len, &keep, 1) == (ssize_t)o.len);
+    CHECK(vc_link_fill(fp[0], &r, 0) == (ssize_t)o.len && r.nfds == 1);
+    int held = r.fds[0];
+    vc_link_buf_free(&r);
+    CHECK(fcntl(held, F_GETFD) == -1 && errno == EBADF);
+    vc_link_buf_free(&o);
+    close(fp[0]);
+    close(fp[1]);
+    close(pa[0]);
+    close(pa[1]);
+    close(pb[0]);
+    close(pb[1]);
 
     /* The other end gone: the end of the stream. */
     close(sv[1]);
