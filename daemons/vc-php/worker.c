@@ -6,6 +6,7 @@
 #include "vc_link.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,7 +121,19 @@ static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
             vc_log(VC_LOG_ERR, "worker", "a malformed message from the broker: leaving");
             return -1;
         }
-        ssize_t got = vc_link_fill(w->fd, &w->in, 0);
+        ssize_t got = vc_link_fill(w->fd, &w->in, 1);
+        if (got == -EAGAIN || got == -EWOULDBLOCK || got == -EINTR) {
+            /* Wait in poll(), not in a blocking recv(): the link's wait
+             * queue is woken for room to write each time the other end
+             * reads what this worker sent, and only poll() sleeps through
+             * the wake-ups it did not ask for. A recv() woke for every
+             * answer the broker or a front read: a second wake-up and
+             * context switch per request, paid by both processes. */
+            struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
+            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+                link_lost(-errno);
+            continue;
+        }
         if (got == 0)
             return -1; /* the broker closed the link: we are done */
         if (got < 0)
