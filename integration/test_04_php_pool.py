@@ -130,16 +130,21 @@ def test_worker_sessions_keep_handlers_not_data(make_suite):
 def test_opcache_is_shared_between_workers(make_suite):
     s = make_suite(root=PUBLIC, args=["--workers", "2"]).start()
     compiled_by = int(curl(s.url("/compiled.php"))[2])
-    # Hold the first idle worker with a slow request, so the next request
-    # lands on the other worker: it runs compiled.php from the cache the
-    # first one filled.
+    # Both workers busy, one for longer: compiled.php waits and runs on the
+    # one that is free first. Which worker takes which request is the
+    # pool's choice, so the two lengths swap until it is the worker that
+    # did not compile it: it runs compiled.php from the cache the first
+    # one filled.
     ran_by = None
-    for _ in range(10):
-        t = threading.Thread(target=lambda: requests.get(s.url("/sleep.php?ms=700"), timeout=10))
-        t.start()
-        time.sleep(0.2)
+    for first, second in ((700, 1400), (1400, 700)) * 3:
+        ts = [threading.Thread(target=lambda ms=ms: requests.get(s.url(f"/sleep.php?ms={ms}"), timeout=10))
+              for ms in (first, second)]
+        for t in ts:
+            t.start()
+            time.sleep(0.1)
         pid = int(curl(s.url("/compiled.php"))[2])
-        t.join()
+        for t in ts:
+            t.join()
         if pid != compiled_by:
             ran_by = pid
             break
@@ -417,21 +422,76 @@ def test_crash_loop_backs_off(make_suite):
     assert wait_for(lambda: requests.get(s.url("/hello.php"), timeout=15).status_code == 200, timeout=20)
 
 
+def test_lent_workers_serve_while_the_broker_is_stopped(make_suite, tmp_path):
+    """Workers are lent to the front: it sends them requests itself, so a
+    stopped broker (SIGSTOP) holds nothing up, and `vc status` still counts
+    what they did (from the board the front writes)."""
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { php_timeout = "2s"; };\n')
+    s = make_suite(root=DOCROOT, conf=str(conf), args=["--workers", "3"]).start()
+    assert wait_for(lambda: [w["lent"] for w in php_status(s)["workers"]] == ["yes"] * 3)
+    before = int(php_status(s)["status"]["accepted"])
+    broker = s.daemon_pid("vc-php")
+    os.kill(broker, signal.SIGSTOP)
+    try:
+        t0 = time.monotonic()
+        codes = [requests.get(s.url("/hello.php"), timeout=15).status_code for _ in range(20)]
+        took = time.monotonic() - t0
+    finally:
+        os.kill(broker, signal.SIGCONT)
+    assert codes == [200] * 20 and took < 1.5, (codes, took)
+    assert wait_for(lambda: int(php_status(s)["status"]["accepted"]) >= before + 20)
+
+
+def test_workers_move_to_the_front_that_waits(make_suite, tmp_path):
+    """Two front processes share the port, and each gets workers lent. The
+    kernel spreads connections between them at random, so one front often
+    has more requests than workers while the other's worker idles: that
+    worker moves to it (the waiting front asks the broker, `Need`). Four
+    500 ms requests on two workers then take two rounds, 1 s; with workers
+    stuck where they were lent, 1.4 s on average (1.5 s for a 3-1 split,
+    2 s for 4-0)."""
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("front: { processes = 2; };\nphp: { workers = 2; };\n")
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    assert wait_for(lambda: [w["lent"] for w in php_status(s)["workers"]] == ["yes"] * 2)
+    rounds = []
+    for _ in range(8):
+        codes = []
+        ts = [threading.Thread(target=lambda: codes.append(
+            requests.get(s.url("/sleep.php?ms=500"), timeout=20).status_code)) for _ in range(4)]
+        t0 = time.monotonic()
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        rounds.append(time.monotonic() - t0)
+        assert codes == [200] * 4, codes
+    assert sum(rounds) < 9.6, [round(r, 2) for r in rounds]
+
+
 def test_front_answers_504_when_the_pool_is_gone(make_suite, tmp_path):
-    """vc-php stopped (SIGSTOP) or killed with a request inside: the client
-    gets a 504 at front.php_timeout, not a hang, and service comes back."""
+    """vc-php and its workers stopped (SIGSTOP), or vc-php killed with a
+    request inside: the client gets a 504 at front.php_timeout, not a hang,
+    and service comes back."""
     conf = tmp_path / "etc"
     conf.mkdir()
     (conf / "vc.conf").write_text('front: { php_timeout = "2s"; };\n')
     s = make_suite(root=DOCROOT, conf=str(conf)).start()
-    broker = s.daemon_pid("vc-php")
-    os.kill(broker, signal.SIGSTOP)
+    # The workers too: they are lent to the front, which reaches them
+    # without the broker.
+    stopped = [s.daemon_pid("vc-php")] + [int(w["pid"]) for w in php_status(s)["workers"]]
+    for pid in stopped:
+        os.kill(pid, signal.SIGSTOP)
     try:
         t0 = time.monotonic()
         r = requests.get(s.url("/hello.php"), timeout=15)
         took = time.monotonic() - t0
     finally:
-        os.kill(broker, signal.SIGCONT)
+        for pid in stopped:
+            os.kill(pid, signal.SIGCONT)
     assert r.status_code == 504 and 1.5 < took < 4.5, (r.status_code, took)
     assert "no answer from PHP" in s.logs()
     assert requests.get(s.url("/hello.php"), timeout=10).status_code == 200

@@ -8,6 +8,7 @@
 #include "vc_link.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -41,9 +42,12 @@ typedef struct job {
     struct job *next;
 } job_t;
 
-/* W_RETIRED: of an older generation (a reload happened), told to exit. */
-enum wstate { W_STARTING, W_IDLE, W_BUSY, W_FINISHING, W_RETIRED };
-static const char *const wstate_names[] = {"starting", "idle", "busy", "finishing", "retired"};
+/* W_RETIRED: of an older generation (a reload happened), told to exit.
+ * W_LENT: its link is with a front, which sends it requests itself; what
+ * it does is on that front's board (libcommon/vc_board.h). */
+enum wstate { W_STARTING, W_IDLE, W_BUSY, W_FINISHING, W_RETIRED, W_LENT };
+static const char *const wstate_names[] = {"starting", "idle", "busy", "finishing", "retired", "lent"};
+static const char *const board_state_names[] = {"idle", "busy", "finishing"};
 
 typedef struct worker {
     pid_t pid;
@@ -56,9 +60,29 @@ typedef struct worker {
     int started;       /* the response has begun: no retry */
     int timed_out;     /* killed for running too long */
     int recycle;       /* over the memory ceiling: exits once idle */
+    int retire;        /* the pool shrank: exits once idle */
     uint64_t since_ms; /* start of the current state */
     uint64_t served;
+    int slot;                   /* its board slot; -1: none (never lent) */
+    char lent_to[FRONT_ID_LEN]; /* W_LENT: the front */
+    int recalled;               /* W_LENT: asked back */
+    int front_said;             /* W_LENT: its link ended, the front said */
+    int moving;                 /* recalled for the front in move_to */
+    char move_to[FRONT_ID_LEN];
+    char front_action[16]; /* what it did (see lent_exited) */
 } worker_t;
+
+/* A lent worker that exited, its report waiting for its front's word. */
+#define LOST_WAIT_MS 2000
+typedef struct lost {
+    char fid[FRONT_ID_LEN];
+    int slot;
+    pid_t pid;
+    int clean, own_fault, recycled;
+    int busy, finishing, started, timed_out, idempotent, retries; /* the board */
+    char how[64], what[208], script[256];
+    uint64_t due_ms;
+} lost_t;
 
 struct dispatch {
     const vc_config_t *cfg;
@@ -79,11 +103,23 @@ struct dispatch {
     pool_size_t size;
     size_t sample_at; /* round robin of the memory samples */
     uint64_t last_sample_ms;
+    int lending;                       /* not in fork mode */
+    uint8_t slot_used[VC_BOARD_SLOTS]; /* board slots, one per worker */
+    size_t next_slot;                  /* given out in turn, so a slot is
+                                        * not reused while a front may
+                                        * still hold its last worker */
+    lost_t *lost;
+    size_t nlost;
     /* counters */
     uint64_t accepted, completed, rejected_503, timed_out_504, failed_502, retried, crashed, killed;
 };
 
 static uint64_t run_limit(const vc_config_t *cfg);
+static void lend(dispatch_t *d);
+static void recall(dispatch_t *d, worker_t *w);
+static vc_board_slot_t *board_slot(dispatch_t *d, const worker_t *w);
+static void report_overdue(dispatch_t *d, const void *gone_fid);
+static void front_lost(dispatch_t *d, const void *fid, uint32_t slot, const char *action);
 
 /* ---- helpers -------------------------------------------------------------- */
 
@@ -115,17 +151,23 @@ static void job_free(job_t *j)
 }
 
 /* Sends [BackMessage] and, if body is set, [body] to the front fid names
- * (an answer for a front that left is dropped). */
-static void to_front(dispatch_t *d, const zmq_msg_t *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
+ * (FRONT_ID_LEN bytes; an answer for a front that left is dropped). */
+static void to_front_id(dispatch_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
 {
     uint8_t stack[512];
     size_t len = protobuf_c_message_get_packed_size(&bm->base);
     uint8_t *packed = len <= sizeof(stack) ? stack : vc_malloc(len);
     protobuf_c_message_pack(&bm->base, packed);
     struct iovec f[2] = {{packed, len}, {(void *)body, blen}};
-    fronts_send(d->fronts, zmq_msg_data((zmq_msg_t *)fid), zmq_msg_size((zmq_msg_t *)fid), f, body ? 2 : 1);
+    fronts_send(d->fronts, fid, FRONT_ID_LEN, f, body ? 2 : 1);
     if (packed != stack)
         free(packed);
+}
+
+static void to_front(dispatch_t *d, const zmq_msg_t *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
+{
+    if (zmq_msg_size((zmq_msg_t *)fid) == FRONT_ID_LEN)
+        to_front_id(d, zmq_msg_data((zmq_msg_t *)fid), bm, body, blen);
 }
 
 /* An answer from the broker itself: [front-id][BackMessage][text]. */
@@ -252,7 +294,7 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
 static void make_idle(dispatch_t *d, worker_t *w)
 {
     w->since_ms = vc_mono_ms();
-    if (w->gen != d->gen || w->recycle) {
+    if (w->gen != d->gen || w->recycle || w->retire) {
         w->state = W_RETIRED;
         kill(w->pid, SIGTERM);
     } else {
@@ -260,12 +302,204 @@ static void make_idle(dispatch_t *d, worker_t *w)
     }
 }
 
-/* Hands queued jobs to idle workers. */
+/* Hands queued jobs to idle workers; with none left, idle workers are
+ * lent to the fronts. Jobs that still wait (they came from a front with no
+ * worker of its own, or over TCP) call lent workers back, one a job. */
 static void pump(dispatch_t *d)
 {
     for (size_t i = 0; i < d->nw && d->qhead; i++)
         if (d->w[i].state == W_IDLE)
             assign(d, &d->w[i], dequeue(d));
+    if (d->qhead == NULL) {
+        lend(d);
+        return;
+    }
+    size_t asked = 0;
+    for (size_t i = 0; i < d->nw; i++)
+        asked += d->w[i].state == W_LENT && d->w[i].recalled;
+    /* Idle ones first (their boards say so), then any. */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < d->nw && asked < d->qlen; i++) {
+            worker_t *w = &d->w[i];
+            if (w->state != W_LENT || w->recalled)
+                continue;
+            vc_board_slot_t *bs = pass == 0 ? board_slot(d, w) : NULL;
+            if (pass == 0 && (bs == NULL || __atomic_load_n(&bs->state, __ATOMIC_RELAXED) != VC_BOARD_IDLE))
+                continue;
+            recall(d, w);
+            asked++;
+        }
+}
+
+/* ---- lending -------------------------------------------------------------- */
+
+/* A worker idle in the broker goes to a front linked over a Unix socket,
+ * which then sends it requests and reads its answers itself: a request
+ * wakes two processes (front and worker) instead of four. The broker
+ * keeps its own copy of the link, out of its epoll set, and has it back
+ * when the front gives the worker back (a Recall, or the front found no
+ * more use) or goes away. */
+
+static vc_board_slot_t *board_slot(dispatch_t *d, const worker_t *w)
+{
+    vc_board_t *b = fronts_board(d->fronts, w->lent_to);
+    return b && w->slot >= 0 ? &b->slot[w->slot] : NULL;
+}
+
+/* What a lent worker does, per its front's board (idle if unknown). */
+static void lent_state(dispatch_t *d, const worker_t *w, vc_board_slot_t *out)
+{
+    vc_board_slot_t *bs = board_slot(d, w);
+    if (bs)
+        vc_board_read(bs, out);
+    else
+        memset(out, 0, sizeof(*out));
+}
+
+static int take_slot(dispatch_t *d)
+{
+    for (size_t k = 0; k < VC_BOARD_SLOTS; k++) {
+        size_t i = (d->next_slot + k) % VC_BOARD_SLOTS;
+        if (!d->slot_used[i]) {
+            d->slot_used[i] = 1;
+            d->next_slot = i + 1;
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+static void lend(dispatch_t *d)
+{
+    if (!d->lending)
+        return;
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        if (w->state != W_IDLE || w->fd < 0 || w->slot < 0 || w->in.len > w->in.off)
+            continue;
+        char fid[FRONT_ID_LEN];
+        int moved = w->moving && fronts_lend(d->fronts, w->move_to, (uint32_t)w->slot, w->pid, w->fd) == 0;
+        w->moving = 0;
+        if (moved)
+            memcpy(fid, w->move_to, FRONT_ID_LEN);
+        else if (!fronts_lender(d->fronts, fid) || fronts_lend(d->fronts, fid, (uint32_t)w->slot, w->pid, w->fd) < 0)
+            return;
+        epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
+        w->reading = 0;
+        w->state = W_LENT;
+        w->recalled = 0;
+        w->timed_out = 0;
+        memcpy(w->lent_to, fid, FRONT_ID_LEN);
+        w->since_ms = vc_mono_ms();
+    }
+}
+
+static void recall(dispatch_t *d, worker_t *w)
+{
+    if (w->state != W_LENT || w->recalled)
+        return;
+    Vc__Recall r = VC__RECALL__INIT;
+    r.slot = (uint32_t)w->slot;
+    Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
+    bm.kind_case = VC__BACK_MESSAGE__KIND_RECALL;
+    bm.recall = &r;
+    to_front_id(d, w->lent_to, &bm, NULL, 0);
+    w->recalled = 1;
+}
+
+/* The link is the broker's again; s is the worker's last board entry. */
+static void take_back(dispatch_t *d, worker_t *w, const vc_board_slot_t *s)
+{
+    w->served += s->served;
+    w->recalled = 0;
+    /* The front's event loop made the link non-blocking (the flag is the
+     * socket's, shared by both copies): the broker's writes block. */
+    int fl = w->fd >= 0 ? fcntl(w->fd, F_GETFL) : -1;
+    if (fl >= 0 && (fl & O_NONBLOCK))
+        fcntl(w->fd, F_SETFL, fl & ~O_NONBLOCK);
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = w->fd};
+    if (w->fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) == 0) {
+        w->reading = 1;
+    } else {
+        vc_log(VC_LOG_ERR, "dispatch", "cannot watch worker %d's link again: killed", (int)w->pid);
+        kill(w->pid, SIGKILL);
+    }
+    make_idle(d, w);
+}
+
+static worker_t *lent_worker(dispatch_t *d, const void *fid, uint32_t slot)
+{
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->w[i].state == W_LENT && d->w[i].slot == (int)slot && !memcmp(d->w[i].lent_to, fid, FRONT_ID_LEN))
+            return &d->w[i];
+    return NULL;
+}
+
+/* A front has requests waiting and all its workers busy (with several
+ * front processes): one worker idle here, or idle at another front, goes
+ * to it. One a time, so fronts trade workers as their loads shift rather
+ * than all at once. */
+static void move_one(dispatch_t *d, const void *fid)
+{
+    worker_t *pick = NULL;
+    for (size_t i = 0; i < d->nw && pick == NULL; i++) {
+        worker_t *w = &d->w[i];
+        if (w->state == W_IDLE && w->slot >= 0)
+            pick = w;
+        else if (w->state == W_LENT && !w->recalled && memcmp(w->lent_to, fid, FRONT_ID_LEN) != 0) {
+            vc_board_slot_t *bs = board_slot(d, w);
+            if (bs && __atomic_load_n(&bs->state, __ATOMIC_RELAXED) == VC_BOARD_IDLE)
+                pick = w;
+        }
+    }
+    if (pick == NULL)
+        return;
+    pick->moving = 1;
+    memcpy(pick->move_to, fid, FRONT_ID_LEN);
+    if (pick->state == W_IDLE)
+        lend(d);
+    else
+        recall(d, pick);
+}
+
+/* A front linked: it gets the idle workers (a front linked over TCP
+ * gets none). A front left: its idle workers come back. A busy one is killed: its
+ * client is gone with the front, and the front may have read part of its
+ * answer or written part of a request, so its link holds no clean message
+ * boundary for the broker to start from. */
+static void on_front_change(void *arg, const void *fid, vc_board_t *board, int linked)
+{
+    dispatch_t *d = arg;
+    if (linked) {
+        lend(d); /* the workers idle here, at once */
+        return;
+    }
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        if (w->state != W_LENT || memcmp(w->lent_to, fid, FRONT_ID_LEN) != 0)
+            continue;
+        vc_board_slot_t s;
+        memset(&s, 0, sizeof(s));
+        if (board && w->slot >= 0)
+            vc_board_read(&board->slot[w->slot], &s);
+        if (s.state == VC_BOARD_IDLE) {
+            take_back(d, w, &s);
+        } else {
+            vc_log(VC_LOG_WARN, "dispatch", "worker %d was running %s for a front that left: killed", (int)w->pid,
+                   s.what);
+            w->state = W_RETIRED;
+            kill(w->pid, SIGKILL);
+        }
+    }
+    report_overdue(d, fid);
+    if (board) {
+        d->accepted += board->accepted;
+        d->completed += board->completed;
+        d->rejected_503 += board->rejected_503;
+        d->timed_out_504 += board->timed_out_504;
+        d->failed_502 += board->failed_502;
+        d->retried += board->retried;
+    }
 }
 
 /* ---- fronts --------------------------------------------------------------- */
@@ -307,6 +541,27 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
                 vc_link_send_byte(w->fd, WIRE_CANCEL);
         }
         vc__front_message__free_unpacked(fm, NULL);
+        return;
+    }
+    if (fm->kind_case == VC__FRONT_MESSAGE__KIND_NEED) {
+        vc__front_message__free_unpacked(fm, NULL);
+        move_one(d, fid);
+        return;
+    }
+    if (fm->kind_case == VC__FRONT_MESSAGE__KIND_GIVE_BACK && fm->give_back->lost) {
+        front_lost(d, fid, fm->give_back->slot, fm->give_back->action ? fm->give_back->action : "");
+        vc__front_message__free_unpacked(fm, NULL);
+        return;
+    }
+    if (fm->kind_case == VC__FRONT_MESSAGE__KIND_GIVE_BACK) {
+        worker_t *w = lent_worker(d, fid, fm->give_back->slot);
+        vc__front_message__free_unpacked(fm, NULL);
+        if (w) {
+            vc_board_slot_t s;
+            lent_state(d, w, &s);
+            take_back(d, w, &s);
+            pump(d);
+        }
         return;
     }
     if (fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
@@ -412,7 +667,8 @@ static int on_worker_read(void *arg, const struct iovec *f, int n)
 {
     worker_read_t *r = arg;
     on_worker_message(r->d, r->w, f, n);
-    return !r->hangup && held_back(r->d, r->w);
+    /* Lent (it went idle and to a front): its link is the front's now. */
+    return r->w->state == W_LENT || (!r->hangup && held_back(r->d, r->w));
 }
 
 /* Reads what a worker sent and handles each whole message. At the end of
@@ -422,7 +678,7 @@ static int on_worker_read(void *arg, const struct iovec *f, int n)
  * once, for ever. */
 static void on_worker(dispatch_t *d, worker_t *w, int hangup)
 {
-    if (w->fd < 0 || (!hangup && held_back(d, w)))
+    if (w->fd < 0 || w->state == W_LENT || (!hangup && held_back(d, w)))
         return;
     worker_read_t r = {d, w, hangup};
     int rc = vc_link_read(w->fd, &w->in, 64, on_worker_read, &r);
@@ -447,7 +703,7 @@ void dispatch_watch(dispatch_t *d)
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
         int want = w->fd >= 0 && !held_back(d, w);
-        if (w->fd < 0 || want == w->reading)
+        if (w->fd < 0 || w->state == W_LENT || want == w->reading)
             continue;
         struct epoll_event ev = {.events = want ? EPOLLIN : 0, .data.fd = w->fd};
         if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, w->fd, &ev) == 0)
@@ -488,6 +744,7 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
     memset(w, 0, sizeof(*w));
     w->pid = pid;
     w->fd = fd;
+    w->slot = take_slot(d);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
     if (fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
         vc_log(VC_LOG_ERR, "dispatch", "cannot watch worker %d's link: %s", (int)pid, strerror(errno));
@@ -526,6 +783,105 @@ static void note_crash(dispatch_t *d)
     }
 }
 
+/* A lent worker died. Its front answers its client and says how (a
+ * GiveBack with lost set): only the front knows whether the answer was in
+ * the link when the worker died. The exit is reported once both the
+ * zygote and the front have told, or after LOST_WAIT_MS with what the
+ * board said. */
+static void report_lent(dispatch_t *d, const lost_t *x, const char *action)
+{
+    char pidstr[16];
+    snprintf(pidstr, sizeof(pidstr), "%d", (int)x->pid);
+    if (action && *action) {
+        d->crashed++;
+        vc_log(VC_LOG_ERR, "pool", "worker %s died (%s) running %s (\"%s\"): %s", pidstr, x->how, x->what, x->script,
+               action);
+        vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", x->how, "request",
+                       x->what, "script", x->script, "action", action, NULL);
+        if (x->own_fault)
+            note_crash(d);
+    } else if (!x->clean && !x->finishing) {
+        d->crashed++;
+        vc_log(VC_LOG_ERR, "pool", "worker %s died (%s) while idle", pidstr, x->how);
+        vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", x->how, "action",
+                       "none", NULL);
+        if (x->own_fault)
+            note_crash(d);
+    } else {
+        vc_bus_publish(d->bus, x->recycled ? "php.worker.recycled" : "php.worker.exited", VC__SEVERITY__INFO, "pid",
+                       pidstr, "status", x->how, NULL);
+    }
+}
+
+/* The board's word, when the front's does not come. */
+static const char *guess_action(const lost_t *x)
+{
+    return !x->busy                           ? ""
+           : x->started                       ? "aborted"
+           : x->timed_out                     ? "504"
+           : x->idempotent && x->retries == 0 ? "retried"
+                                              : "502";
+}
+
+static void lent_exited(dispatch_t *d, worker_t *w, const char *how, int clean, int own_fault)
+{
+    vc_board_slot_t s;
+    lent_state(d, w, &s);
+    lost_t x = {.pid = w->pid, .slot = w->slot, .clean = clean, .own_fault = own_fault};
+    memcpy(x.fid, w->lent_to, FRONT_ID_LEN);
+    snprintf(x.how, sizeof(x.how), "%s", how);
+    snprintf(x.what, sizeof(x.what), "%s", s.what);
+    snprintf(x.script, sizeof(x.script), "%s", s.script);
+    x.busy = s.state == VC_BOARD_BUSY;
+    x.finishing = s.state == VC_BOARD_FINISHING;
+    x.started = (int)s.started;
+    x.timed_out = s.timed_out || w->timed_out;
+    x.idempotent = (int)s.idempotent;
+    x.retries = (int)s.retries;
+    x.recycled = w->recycle || (x.finishing && d->cfg->php.max_requests > 0);
+    if (w->front_said) {
+        report_lent(d, &x, w->front_action);
+        return;
+    }
+    x.due_ms = vc_mono_ms() + LOST_WAIT_MS;
+    d->lost = vc_realloc(d->lost, (d->nlost + 1) * sizeof(*d->lost));
+    d->lost[d->nlost++] = x;
+}
+
+/* The front's word on a lent worker whose link ended. */
+static void front_lost(dispatch_t *d, const void *fid, uint32_t slot, const char *action)
+{
+    worker_t *w = lent_worker(d, fid, slot);
+    if (w) { /* before the zygote's report: kept for it */
+        w->front_said = 1;
+        snprintf(w->front_action, sizeof(w->front_action), "%s", action);
+        return;
+    }
+    for (size_t i = 0; i < d->nlost; i++)
+        if (d->lost[i].slot == (int)slot && !memcmp(d->lost[i].fid, fid, FRONT_ID_LEN)) {
+            lost_t x = d->lost[i];
+            d->lost[i] = d->lost[--d->nlost];
+            report_lent(d, &x, action);
+            return;
+        }
+}
+
+/* Reports still waiting for a front that left, or past their time. */
+static void report_overdue(dispatch_t *d, const void *gone_fid)
+{
+    uint64_t now = vc_mono_ms();
+    for (size_t i = 0; i < d->nlost;) {
+        lost_t *x = &d->lost[i];
+        if (now >= x->due_ms || (gone_fid && !memcmp(x->fid, gone_fid, FRONT_ID_LEN))) {
+            lost_t c = *x;
+            d->lost[i] = d->lost[--d->nlost];
+            report_lent(d, &c, guess_action(&c));
+        } else {
+            i++;
+        }
+    }
+}
+
 void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
 {
     worker_t *w = by_pid(d, pid);
@@ -540,7 +896,9 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     int own_fault = !clean && !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
     job_t *j = w->job;
-    if (j && w->state == W_BUSY) {
+    if (w->state == W_LENT) {
+        lent_exited(d, w, how, clean, own_fault);
+    } else if (j && w->state == W_BUSY) {
         /* Mid-request. */
         const char *action;
         d->crashed++;
@@ -594,6 +952,8 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         }
     }
     /* Remove from the table (order does not matter). */
+    if (w->slot >= 0)
+        d->slot_used[w->slot] = 0;
     link_close(d, w);
     vc_link_buf_free(&w->in);
     *w = d->w[--d->nw];
@@ -624,8 +984,11 @@ void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg
         if (w->gen != gen && (w->state == W_IDLE || w->state == W_STARTING)) {
             w->state = W_RETIRED;
             kill(w->pid, SIGTERM);
+        } else if (w->gen != gen) {
+            recall(d, w); /* it exits once given back */
         }
     }
+    d->lending = strcmp(cfg->php.mode, "fork") != 0;
 }
 
 int dispatch_generation_alive(dispatch_t *d, unsigned gen)
@@ -657,6 +1020,47 @@ static long rss_kib(pid_t pid)
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+/* Idle and busy workers, lent ones as their boards say, and requests
+ * waiting here and in the fronts. */
+static void tally(dispatch_t *d, int *idle, int *busy, size_t *queued)
+{
+    *idle = *busy = 0;
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        int state = w->state;
+        if (state == W_LENT) {
+            vc_board_slot_t s;
+            lent_state(d, w, &s);
+            state = s.state == VC_BOARD_IDLE ? W_IDLE : W_BUSY;
+        }
+        *idle += state == W_IDLE;
+        *busy += state == W_BUSY || state == W_FINISHING;
+    }
+    vc_board_t *b[FRONTS_MAX];
+    size_t nb = fronts_boards(d->fronts, b, FRONTS_MAX);
+    *queued = d->qlen;
+    for (size_t i = 0; i < nb; i++)
+        *queued += b[i]->queued;
+}
+
+/* A worker to let go when the pool shrinks: an idle one here, else one
+ * lent (asked back; it exits once given back). */
+static void retire_one(dispatch_t *d)
+{
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
+            d->w[i].state = W_RETIRED;
+            kill(d->w[i].pid, SIGTERM);
+            return;
+        }
+    for (size_t i = 0; i < d->nw; i++)
+        if (d->w[i].state == W_LENT && d->w[i].gen == d->gen && !d->w[i].retire) {
+            d->w[i].retire = 1;
+            recall(d, &d->w[i]);
+            return;
+        }
+}
+
 static void publish_size(dispatch_t *d, const char *why)
 {
     char n[24];
@@ -669,11 +1073,9 @@ static void publish_size(dispatch_t *d, const char *why)
  * at most, so the cost stays flat however big the pool. */
 static void pool_tick(dispatch_t *d, uint64_t now)
 {
-    int idle = 0, busy = 0;
-    for (size_t i = 0; i < d->nw; i++) {
-        idle += d->w[i].state == W_IDLE;
-        busy += d->w[i].state == W_BUSY || d->w[i].state == W_FINISHING;
-    }
+    int idle, busy;
+    size_t queued;
+    tally(d, &idle, &busy, &queued);
     long sample = 0;
     if (d->nw > 0 && now - d->last_sample_ms >= 1000) {
         d->last_sample_ms = now;
@@ -685,19 +1087,15 @@ static void pool_tick(dispatch_t *d, uint64_t now)
             w->recycle = 1;
             if (w->state == W_IDLE)
                 make_idle(d, w);
+            else
+                recall(d, w);
         }
     }
-    int change = pool_size_tick(&d->size, idle, busy, d->qlen, sample, now);
+    int change = pool_size_tick(&d->size, idle, busy, queued, sample, now);
     if (change > 0) {
         publish_size(d, "grown");
     } else if (change < 0) {
-        /* Retire one idle worker of the current generation. */
-        for (size_t i = 0; i < d->nw; i++)
-            if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
-                d->w[i].state = W_RETIRED;
-                kill(d->w[i].pid, SIGTERM);
-                break;
-            }
+        retire_one(d);
         publish_size(d, "shrunk");
     }
 }
@@ -708,19 +1106,16 @@ void dispatch_scale(dispatch_t *d, int64_t n)
     /* Too many: idle ones of the current generation go first. */
     long have = 0;
     for (size_t i = 0; i < d->nw; i++)
-        have += d->w[i].gen == d->gen && d->w[i].state != W_RETIRED;
-    for (size_t i = 0; i < d->nw && have > n; i++)
-        if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
-            d->w[i].state = W_RETIRED;
-            kill(d->w[i].pid, SIGTERM);
-            have--;
-        }
+        have += d->w[i].gen == d->gen && d->w[i].state != W_RETIRED && !d->w[i].retire;
+    for (; have > n; have--)
+        retire_one(d);
     publish_size(d, "set");
 }
 
 void dispatch_on_tick(dispatch_t *d)
 {
     uint64_t now = vc_mono_ms();
+    report_overdue(d, NULL);
     /* The queue is in arrival order: only its head can be the oldest. */
     while (d->qhead && now - d->qhead->enq_ms >= (uint64_t)d->cfg->php.queue_timeout_ms) {
         job_t *j = dequeue(d);
@@ -735,6 +1130,21 @@ void dispatch_on_tick(dispatch_t *d)
         return;
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
+        if (w->state == W_LENT && !w->timed_out) {
+            vc_board_slot_t *bs = board_slot(d, w), s;
+            if (bs == NULL)
+                continue;
+            vc_board_read(bs, &s);
+            if (s.state != VC_BOARD_BUSY || now - s.since_ms < d->run_limit_ms)
+                continue;
+            /* Said on the board first: its front answers 504, not 502. */
+            __atomic_store_n(&bs->timed_out, 1, __ATOMIC_RELEASE);
+            w->timed_out = 1;
+            d->killed++;
+            vc_log(VC_LOG_ERR, "pool", "worker %d ran \"%s\" (%s) for %llu ms: killing it", (int)w->pid, s.script,
+                   s.what, (unsigned long long)(now - s.since_ms));
+            kill(w->pid, SIGKILL);
+        }
         if (w->state == W_BUSY && !w->timed_out && now - w->since_ms >= d->run_limit_ms) {
             w->timed_out = 1;
             d->killed++;
@@ -786,10 +1196,21 @@ static long pss_kib(pid_t pid, long *uss)
 
 void dispatch_status(dispatch_t *d, Vc__Reply *reply)
 {
-    int idle = 0, busy = 0;
-    for (size_t i = 0; i < d->nw; i++) {
-        idle += d->w[i].state == W_IDLE;
-        busy += d->w[i].state == W_BUSY || d->w[i].state == W_FINISHING;
+    int idle, busy;
+    size_t queued;
+    tally(d, &idle, &busy, &queued);
+    /* What the fronts counted for the workers lent to them. */
+    uint64_t accepted = d->accepted, completed = d->completed, r503 = d->rejected_503, r504 = d->timed_out_504,
+             r502 = d->failed_502, retried = d->retried;
+    vc_board_t *b[FRONTS_MAX];
+    size_t nb = fronts_boards(d->fronts, b, FRONTS_MAX);
+    for (size_t i = 0; i < nb; i++) {
+        accepted += b[i]->accepted;
+        completed += b[i]->completed;
+        r503 += b[i]->rejected_503;
+        r504 += b[i]->timed_out_504;
+        r502 += b[i]->failed_502;
+        retried += b[i]->retried;
     }
     vc_reply_field(reply, "health", "%s", d->nw > 0 ? "ok" : "no workers");
     vc_reply_field(reply, "mode", "%s", d->cfg->php.mode);
@@ -799,13 +1220,13 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
     vc_reply_field(reply, "workers_max", "%lld", (long long)d->size.max);
     vc_reply_field(reply, "idle", "%d", idle);
     vc_reply_field(reply, "busy", "%d", busy);
-    vc_reply_field(reply, "queued", "%zu", d->qlen);
-    vc_reply_field(reply, "accepted", "%llu", (unsigned long long)d->accepted);
-    vc_reply_field(reply, "completed", "%llu", (unsigned long long)d->completed);
-    vc_reply_field(reply, "rejected_503", "%llu", (unsigned long long)d->rejected_503);
-    vc_reply_field(reply, "timeout_504", "%llu", (unsigned long long)d->timed_out_504);
-    vc_reply_field(reply, "failed_502", "%llu", (unsigned long long)d->failed_502);
-    vc_reply_field(reply, "retried", "%llu", (unsigned long long)d->retried);
+    vc_reply_field(reply, "queued", "%zu", queued);
+    vc_reply_field(reply, "accepted", "%llu", (unsigned long long)accepted);
+    vc_reply_field(reply, "completed", "%llu", (unsigned long long)completed);
+    vc_reply_field(reply, "rejected_503", "%llu", (unsigned long long)r503);
+    vc_reply_field(reply, "timeout_504", "%llu", (unsigned long long)r504);
+    vc_reply_field(reply, "failed_502", "%llu", (unsigned long long)r502);
+    vc_reply_field(reply, "retried", "%llu", (unsigned long long)retried);
     vc_reply_field(reply, "crashed", "%llu", (unsigned long long)d->crashed);
     vc_reply_field(reply, "killed", "%llu", (unsigned long long)d->killed);
     uint64_t now = vc_mono_ms();
@@ -813,13 +1234,22 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
         worker_t *w = &d->w[i];
         Vc__Record *rec = vc_reply_record(reply);
         vc_record_field(rec, "pid", "%d", (int)w->pid);
-        vc_record_field(rec, "state", "%s", wstate_names[w->state]);
-        vc_record_field(rec, "served", "%llu", (unsigned long long)w->served);
+        vc_board_slot_t s;
+        memset(&s, 0, sizeof(s));
+        if (w->state == W_LENT)
+            lent_state(d, w, &s);
+        int lent_busy = w->state == W_LENT && s.state != VC_BOARD_IDLE;
+        vc_record_field(rec, "state", "%s",
+                        w->state == W_LENT ? board_state_names[s.state <= VC_BOARD_FINISHING ? s.state : 0]
+                                           : wstate_names[w->state]);
+        vc_record_field(rec, "lent", "%s", w->state == W_LENT ? "yes" : "no");
+        vc_record_field(rec, "served", "%llu", (unsigned long long)(w->served + s.served));
         long uss;
         vc_record_field(rec, "pss_kib", "%ld", pss_kib(w->pid, &uss));
         vc_record_field(rec, "uss_kib", "%ld", uss);
-        vc_record_field(rec, "uri", "%s", w->job ? w->job->what : "");
-        vc_record_field(rec, "age_ms", "%llu", (unsigned long long)(now - w->since_ms));
+        vc_record_field(rec, "uri", "%s", lent_busy ? s.what : w->job ? w->job->what : "");
+        uint64_t since = lent_busy && s.since_ms ? s.since_ms : w->since_ms;
+        vc_record_field(rec, "age_ms", "%llu", (unsigned long long)(now > since ? now - since : 0));
     }
 }
 
@@ -859,7 +1289,9 @@ dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus
     d->fronts = fronts;
     d->bus = bus;
     d->run_limit_ms = run_limit(cfg);
+    d->lending = strcmp(cfg->php.mode, "fork") != 0;
     pool_size_init(&d->size, cfg);
+    fronts_on_change(fronts, on_front_change, d);
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (d->epfd < 0) {
         vc_log(VC_LOG_CRIT, "dispatch", "epoll_create1: %s", strerror(errno));
@@ -883,6 +1315,7 @@ void dispatch_destroy(dispatch_t **pd)
         vc_link_buf_free(&d->w[i].in);
     }
     free(d->w);
+    free(d->lost);
     close(d->epfd);
     free(d);
     *pd = NULL;

@@ -7,15 +7,18 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include "request.pb-c.h"
 
 /* A front that reads nothing while this much is queued for it is stuck
  * (stopped, or wedged): its link is closed, it reconnects when it can. */
 #define OUT_LIMIT (256u * 1024u * 1024u)
 #define OUT_KEEP (8u * 1024u * 1024u)
 /* Links beyond this are refused: each is a descriptor and a buffer. */
-#define MAX_FRONTS 256
+#define MAX_FRONTS FRONTS_MAX
 /* Reads from one front per turn of the loop, so one busy front cannot
  * starve the workers' links. */
 #define READ_BUDGET 16
@@ -23,8 +26,12 @@
 typedef struct front_link {
     int fd; /* -1: a free slot */
     uint32_t serial;
-    int stuck; /* over OUT_LIMIT: closed at the next flush, not while its
-                * input may be in use */
+    int stuck;       /* over OUT_LIMIT: closed at the next flush, not while its
+                      * input may be in use */
+    int unix_socket; /* workers can be lent to it */
+    int board_fd;    /* -1 until the first lend */
+    vc_board_t *board;
+    int board_sent; /* with the first lend that went */
     vc_link_buf_t in, out;
 } front_link_t;
 
@@ -37,6 +44,9 @@ struct fronts {
     /* What the last fronts_pollitems filled: the listener, then links. */
     size_t polled[MAX_FRONTS];
     size_t npolled;
+    size_t lend_at; /* round robin of the fronts workers are lent to */
+    fronts_change_cb change;
+    void *change_arg;
 };
 
 fronts_t *fronts_new(const char *endpoint)
@@ -52,10 +62,41 @@ fronts_t *fronts_new(const char *endpoint)
     return fs;
 }
 
-static void drop(front_link_t *l, const char *why)
+static void make_id(char id[FRONT_ID_LEN], uint32_t slot, uint32_t serial)
+{
+    memcpy(id, &slot, 4);
+    memcpy(id + 4, &serial, 4);
+}
+
+void fronts_on_change(fronts_t *fs, fronts_change_cb cb, void *arg)
+{
+    fs->change = cb;
+    fs->change_arg = arg;
+}
+
+static void unmap_board(front_link_t *l)
+{
+    if (l->board)
+        munmap(l->board, sizeof(vc_board_t));
+    if (l->board_fd >= 0)
+        close(l->board_fd);
+    l->board = NULL;
+    l->board_fd = -1;
+}
+
+static void drop(fronts_t *fs, front_link_t *l, const char *why)
 {
     if (why)
         vc_log(VC_LOG_WARN, "fronts", "closed the link of a front: %s", why);
+    /* The workers lent to it come back first: their board is still
+     * readable during the call. */
+    if (fs && fs->change) {
+        char id[FRONT_ID_LEN];
+        l->stuck = 1; /* nothing more is lent to it */
+        make_id(id, (uint32_t)(l - fs->l), l->serial);
+        fs->change(fs->change_arg, id, l->board, 0);
+    }
+    unmap_board(l);
     close(l->fd);
     l->fd = -1;
     vc_link_buf_free(&l->in);
@@ -69,7 +110,7 @@ void fronts_destroy(fronts_t **pfs)
         return;
     for (size_t i = 0; i < fs->nl; i++)
         if (fs->l[i].fd >= 0)
-            drop(&fs->l[i], NULL);
+            drop(NULL, &fs->l[i], NULL);
     close(fs->listen_fd);
     if (strncmp(fs->endpoint, "ipc://", 6) == 0)
         unlink(fs->endpoint + 6);
@@ -84,18 +125,18 @@ size_t fronts_count(fronts_t *fs)
     return 1 + fs->nl;
 }
 
-size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int reading)
+size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int accepting)
 {
     size_t n = 0;
     fs->npolled = 0;
     if (max == 0)
         return 0;
-    items[n++] = (zmq_pollitem_t){NULL, fs->listen_fd, reading ? ZMQ_POLLIN : 0, 0};
+    items[n++] = (zmq_pollitem_t){NULL, fs->listen_fd, accepting ? ZMQ_POLLIN : 0, 0};
     for (size_t i = 0; i < fs->nl && n < max; i++) {
         front_link_t *l = &fs->l[i];
         if (l->fd < 0)
             continue;
-        short ev = (short)((reading ? ZMQ_POLLIN : 0) | (l->out.len > l->out.off ? ZMQ_POLLOUT : 0));
+        short ev = (short)(ZMQ_POLLIN | (l->out.len > l->out.off ? ZMQ_POLLOUT : 0));
         fs->polled[fs->npolled++] = i;
         items[n++] = (zmq_pollitem_t){NULL, l->fd, ev, 0};
     }
@@ -130,14 +171,17 @@ static void accept_fronts(fronts_t *fs)
          * it again for each large one costs a page fault a page. */
         l->out.keep = OUT_KEEP;
         l->serial = ++fs->serial;
+        l->board_fd = -1;
+        struct sockaddr_storage sa;
+        socklen_t salen = sizeof(sa);
+        l->unix_socket = getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 && sa.ss_family == AF_UNIX;
         vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu)", i);
+        if (fs->change) {
+            char id[FRONT_ID_LEN];
+            make_id(id, (uint32_t)i, l->serial);
+            fs->change(fs->change_arg, id, NULL, 1);
+        }
     }
-}
-
-static void make_id(char id[FRONT_ID_LEN], uint32_t slot, uint32_t serial)
-{
-    memcpy(id, &slot, 4);
-    memcpy(id + 4, &serial, 4);
 }
 
 typedef struct front_read {
@@ -164,18 +208,18 @@ static void read_front(fronts_t *fs, size_t slot, fronts_message_cb cb, void *ar
     make_id(r.id, (uint32_t)slot, r.l->serial);
     int rc = vc_link_read(r.l->fd, &r.l->in, READ_BUDGET, on_front_read, &r);
     if (rc == -EPROTO) {
-        drop(r.l, "a malformed message");
+        drop(fs, r.l, "a malformed message");
     } else if (rc <= 0) {
         vc_log(VC_LOG_INFO, "fronts", "a front left (slot %zu)", slot);
-        drop(r.l, NULL);
+        drop(fs, r.l, NULL);
     }
 }
 
-static void write_front(front_link_t *l)
+static void write_front(fronts_t *fs, front_link_t *l)
 {
     ssize_t left = vc_link_flush(l->fd, &l->out);
     if (left < 0)
-        drop(l, vc_strerror((int)-left));
+        drop(fs, l, vc_strerror((int)-left));
 }
 
 void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_message_cb cb, void *arg)
@@ -187,7 +231,7 @@ void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_
         if (l->fd < 0 || l->fd != items[k].fd)
             continue;
         if (items[k].revents & ZMQ_POLLOUT)
-            write_front(l);
+            write_front(fs, l);
         if (l->fd >= 0 && items[k].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
             read_front(fs, fs->polled[k - 1], cb, arg);
     }
@@ -229,8 +273,95 @@ void fronts_flush(fronts_t *fs)
     for (size_t i = 0; i < fs->nl; i++) {
         front_link_t *l = &fs->l[i];
         if (l->fd >= 0 && l->stuck)
-            drop(l, "it read nothing while 256 MiB of answers waited");
+            drop(fs, l, "it read nothing while 256 MiB of answers waited");
         else if (l->fd >= 0 && l->out.len > l->out.off)
-            write_front(l);
+            write_front(fs, l);
     }
+}
+
+int fronts_lender(fronts_t *fs, char fid[FRONT_ID_LEN])
+{
+    for (size_t k = 0; k < fs->nl; k++) {
+        size_t i = (fs->lend_at + k) % fs->nl;
+        front_link_t *l = &fs->l[i];
+        if (l->fd >= 0 && l->unix_socket && !l->stuck && l->out.len - l->out.off <= FRONT_BACKLOG) {
+            fs->lend_at = i + 1;
+            make_id(fid, (uint32_t)i, l->serial);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+vc_board_t *fronts_board(fronts_t *fs, const void *fid)
+{
+    front_link_t *l = by_id(fs, fid, FRONT_ID_LEN);
+    return l ? l->board : NULL;
+}
+
+/* The front's board: a memfd of its own, so one front cannot read or
+ * write another's. */
+static int make_board(front_link_t *l)
+{
+    int fd = memfd_create("vc-board", MFD_CLOEXEC);
+    if (fd < 0 || ftruncate(fd, sizeof(vc_board_t)) < 0) {
+        vc_log(VC_LOG_ERR, "fronts", "cannot make a board for a front: %s", vc_strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    void *p = mmap(NULL, sizeof(vc_board_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        vc_log(VC_LOG_ERR, "fronts", "cannot map a front's board: %s", vc_strerror(errno));
+        close(fd);
+        return -1;
+    }
+    l->board_fd = fd;
+    l->board = p;
+    return 0;
+}
+
+int fronts_lend(fronts_t *fs, const void *fid, uint32_t slot, pid_t pid, int worker_fd)
+{
+    front_link_t *l = by_id(fs, fid, FRONT_ID_LEN);
+    if (l == NULL || !l->unix_socket || (l->board == NULL && make_board(l) < 0))
+        return -1;
+    /* The descriptor goes with the lend's first byte: everything queued
+     * before it must be out, or the front would pair it with the wrong
+     * message. */
+    if (l->out.len > l->out.off && vc_link_flush(l->fd, &l->out) != 0)
+        return -1;
+    Vc__Lend lend = VC__LEND__INIT;
+    lend.slot = slot;
+    lend.pid = (uint32_t)pid;
+    lend.board = !l->board_sent;
+    Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
+    bm.kind_case = VC__BACK_MESSAGE__KIND_LEND;
+    bm.lend = &lend;
+    uint8_t packed[64];
+    size_t len = protobuf_c_message_get_packed_size(&bm.base);
+    if (len > sizeof(packed))
+        return -1;
+    protobuf_c_message_pack(&bm.base, packed);
+    vc_link_append(&l->out, &(struct iovec){packed, len}, 1);
+    int fds[2] = {worker_fd, l->board_fd};
+    ssize_t w = vc_link_send_fds(l->fd, l->out.p + l->out.off, l->out.len - l->out.off, fds, lend.board ? 2 : 1);
+    if (w <= 0) {
+        l->out.len = l->out.off; /* not sent: taken back out */
+        return -1;
+    }
+    l->board_sent = 1;
+    l->out.off += (size_t)w; /* the rest, if any, goes as plain bytes */
+    if (l->out.off == l->out.len)
+        vc_link_reset(&l->out);
+    return 0;
+}
+
+size_t fronts_boards(fronts_t *fs, vc_board_t **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fs->nl && n < max; i++)
+        if (fs->l[i].fd >= 0 && fs->l[i].board)
+            out[n++] = fs->l[i].board;
+    return n;
 }

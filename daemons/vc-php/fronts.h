@@ -14,8 +14,12 @@
 #define VC_PHP_FRONTS_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 #include <zmq.h>
+
+#include "vc_board.h"
 
 #define FRONT_ID_LEN 8
 
@@ -28,9 +32,9 @@ typedef void (*fronts_message_cb)(void *arg, const void *fid, const struct iovec
 fronts_t *fronts_new(const char *endpoint);
 void fronts_destroy(fronts_t **fs);
 
-/* The listener and each link, for zmq_poll. With reading 0 (stopping)
- * nothing new is taken: only queued answers are written. */
-size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int reading);
+/* The listener and each link, for zmq_poll. With accepting 0 (stopping)
+ * no new front is taken; linked ones are still read. */
+size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int accepting);
 size_t fronts_count(fronts_t *fs); /* pollitems it may fill */
 /* After the poll: accepts fronts, reads their messages (cb for each), and
  * writes what was queued for those now writable. */
@@ -46,5 +50,23 @@ int fronts_send(fronts_t *fs, const void *fid, size_t fidlen, const struct iovec
 int fronts_backlogged(fronts_t *fs, const void *fid, size_t fidlen);
 /* Writes what is queued, without blocking (once per turn of the loop). */
 void fronts_flush(fronts_t *fs);
+
+/* Lending (proto/request.proto: Lend). A front linked (board NULL), or
+ * gone (linked 0): called as its link closes, with its board (NULL if
+ * nothing was lent to it), before the board is unmapped. */
+typedef void (*fronts_change_cb)(void *arg, const void *fid, vc_board_t *board, int linked);
+void fronts_on_change(fronts_t *fs, fronts_change_cb cb, void *arg);
+/* The next front, in turn, that workers can be lent to (linked over a
+ * Unix socket, keeping up with its answers): 1 and its id in fid, or 0. */
+int fronts_lender(fronts_t *fs, char fid[FRONT_ID_LEN]);
+/* Passes a worker's link to the front (a copy: the caller keeps its own
+ * and must not use it while lent). 0, or -1 if it cannot go now (the
+ * front is gone, or has not read what it was sent). */
+int fronts_lend(fronts_t *fs, const void *fid, uint32_t slot, pid_t pid, int worker_fd);
+/* The board of a front workers were lent to, or NULL. */
+vc_board_t *fronts_board(fronts_t *fs, const void *fid);
+/* The boards of all linked fronts (at most max; MAX_FRONTS is enough). */
+#define FRONTS_MAX 256
+size_t fronts_boards(fronts_t *fs, vc_board_t **out, size_t max);
 
 #endif

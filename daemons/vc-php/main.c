@@ -354,8 +354,10 @@ int main(int argc, char **argv)
                 items[n++] = (zmq_pollitem_t){NULL, p.z[i].sock, ZMQ_POLLIN, 0};
             }
         int nz = n;
-        /* While stopping, fronts are only written to: what they send now
-         * stays unread, and fails over to the next pool. */
+        /* Linked fronts are read while stopping too: the workers lent to
+         * them come back that way. A request that comes now waits, with no
+         * worker left to run it, until the link closes (the front answers
+         * 502, as before). */
         size_t nfronts = fronts_pollitems(p.fronts, items + nz, cap - (size_t)nz, !stopping);
         size_t nall = (size_t)nz + nfronts;
         items[nall++] = (zmq_pollitem_t){NULL, dispatch_poll_fd(p.dispatch), ZMQ_POLLIN, 0};

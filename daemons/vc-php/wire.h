@@ -1,6 +1,8 @@
 /*
  * The messages between the broker (vc-php's main process) and its workers,
- * each over its own link (libcommon/vc_link.h), as lists of frames.
+ * each over its own link (libcommon/vc_link.h), as lists of frames. A
+ * front a worker is lent to speaks the broker's part itself (the front-id
+ * then means nothing), with vc-front's backend.c including this file.
  *
  * broker -> worker:  [front-id][FrontMessage][body...]   a request
  *                    ["C"]                               the client left
