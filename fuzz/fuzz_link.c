@@ -1,6 +1,7 @@
 /* libFuzzer: the reading of what comes over a request link
- * (libcommon/vc_link.c): a worker's bytes to the broker (a worker runs the
- * application's PHP), and anything that connects to the pool's endpoint.
+ * (libcommon/vc_link.c): a worker's bytes to the broker or, once lent, to
+ * a front (a worker runs the application's PHP), and anything that
+ * connects to the pool's endpoint.
  * Neither is trusted: any split of any bytes into reads must parse to
  * whole messages whose frames lie inside the buffer, or be refused. */
 #include "vc_link.h"
@@ -20,8 +21,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0)
         abort();
     vc_link_buf_t b = {0};
-    /* The first byte says how the rest is cut into writes. */
+    /* The first byte says how the rest is cut into writes, and whether it
+     * is read as a front reads its pool link (recvmsg, for descriptors). */
     size_t step = size ? (size_t)data[0] % 64 + 1 : 1;
+    b.take_fds = size && (data[0] & 0x80);
     for (size_t at = size ? 1 : 0; at < size; at += step) {
         size_t n = size - at < step ? size - at : step;
         if (write(sv[1], data + at, n) != (ssize_t)n)
