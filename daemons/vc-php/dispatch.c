@@ -1135,7 +1135,10 @@ void dispatch_on_tick(dispatch_t *d)
             if (bs == NULL)
                 continue;
             vc_board_read(bs, &s);
-            if (s.state != VC_BOARD_BUSY || now - s.since_ms < d->run_limit_ms)
+            /* The front may have started it after `now` was read: a
+             * since_ms past now is a request just begun, not one that
+             * wrapped round to an age of 2^64 ms. */
+            if (s.state != VC_BOARD_BUSY || s.since_ms >= now || now - s.since_ms < d->run_limit_ms)
                 continue;
             /* Said on the board first: its front answers 504, not 502. */
             __atomic_store_n(&bs->timed_out, 1, __ATOMIC_RELEASE);

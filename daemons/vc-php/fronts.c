@@ -331,6 +331,17 @@ int fronts_lend(fronts_t *fs, const void *fid, uint32_t slot, pid_t pid, int wor
      * message. */
     if (l->out.len > l->out.off && vc_link_flush(l->fd, &l->out) != 0)
         return -1;
+    if (slot >= VC_BOARD_SLOTS)
+        return -1;
+    /* A slot is reused after 4,096 workers: what the last one left there
+     * (busy since long ago) must not be read as this one's state before
+     * the front writes it. */
+    vc_board_slot_t *bs = &l->board->slot[slot];
+    vc_board_begin(bs);
+    uint32_t seq = bs->seq;
+    memset(bs, 0, sizeof(*bs));
+    bs->seq = seq;
+    vc_board_end(bs);
     Vc__Lend lend = VC__LEND__INIT;
     lend.slot = slot;
     lend.pid = (uint32_t)pid;
