@@ -348,14 +348,16 @@ int vc_sapi_startup(const vc_config_t *cfg)
         strcat(ini_entries, cfg->php.ini[i]);
         strcat(ini_entries, "\n");
     }
+    zend_signal_startup();
+    /* sapi_startup() clears ini_entries (as php_embed_init() knows): set
+     * after it, or every php.ini directive of the configuration was
+     * dropped without a word. */
+    sapi_startup(&vc_sapi);
     vc_sapi.ini_entries = ini_entries;
     vc_sapi.additional_functions = functions;
     if (cfg->php.ini_file && *cfg->php.ini_file)
         vc_sapi.php_ini_path_override = cfg->php.ini_file;
     vc_sapi.executable_location = NULL;
-
-    zend_signal_startup();
-    sapi_startup(&vc_sapi);
     if (vc_sapi.startup(&vc_sapi) == FAILURE) {
         vc_log(VC_LOG_CRIT, "sapi", "php_module_startup() failed");
         return -1;
