@@ -840,12 +840,7 @@ static void on_lend(backend_t *be, const Vc__Lend *m)
                                    : "a valid slot");
         if (fd >= 0)
             close(fd);
-        Vc__GiveBack g = VC__GIVE_BACK__INIT;
-        g.slot = m->slot;
-        Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
-        fm.kind_case = VC__FRONT_MESSAGE__KIND_GIVE_BACK;
-        fm.give_back = &g;
-        send_message(be, &fm, NULL, 0);
+        tell_given_back(be, m->slot, NULL);
         return;
     }
     lent_t *l = vc_calloc(1, sizeof(*l));
