@@ -249,13 +249,16 @@ int cmd_workers(cli_t *cli, int argc, char **argv)
                or_dash(vc_reply_get(r, "workers_wanted")), or_dash(vc_reply_get(r, "workers_min")),
                or_dash(vc_reply_get(r, "workers_max")), or_dash(vc_reply_get(r, "idle")),
                or_dash(vc_reply_get(r, "busy")), or_dash(vc_reply_get(r, "queued")));
-        printf("%8s %-10s %8s %9s %9s %8s  %s\n", "PID", "STATE", "SERVED", "PSS KiB", "USS KiB", "AGE ms", "REQUEST");
+        printf("%8s %-10s %8s %8s %9s %9s %8s  %s\n", "PID", "STATE", "FRONT", "SERVED", "PSS KiB", "USS KiB", "AGE ms",
+               "REQUEST");
         for (size_t w = 0; w < r->n_records; w++) {
             const Vc__Record *rec = r->records[w];
-            printf("%8s %-10s %8s %9s %9s %8s  %s\n", or_dash(vc_record_get(rec, "pid")),
-                   or_dash(vc_record_get(rec, "state")), or_dash(vc_record_get(rec, "served")),
-                   or_dash(vc_record_get(rec, "pss_kib")), or_dash(vc_record_get(rec, "uss_kib")),
-                   or_dash(vc_record_get(rec, "age_ms")), or_dash(vc_record_get(rec, "uri")));
+            const char *front = vc_record_get(rec, "front"); /* a pid, "0" if not lent */
+            printf("%8s %-10s %8s %8s %9s %9s %8s  %s\n", or_dash(vc_record_get(rec, "pid")),
+                   or_dash(vc_record_get(rec, "state")), front && strcmp(front, "0") ? front : "-",
+                   or_dash(vc_record_get(rec, "served")), or_dash(vc_record_get(rec, "pss_kib")),
+                   or_dash(vc_record_get(rec, "uss_kib")), or_dash(vc_record_get(rec, "age_ms")),
+                   or_dash(vc_record_get(rec, "uri")));
         }
     }
     if (r)

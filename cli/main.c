@@ -30,7 +30,7 @@ static void usage(FILE *out)
           "                      replaced without closing the ports\n"
           "  status [--json] [--wait SECONDS]\n"
           "                      every daemon: pid, uptime, version, health\n"
-          "  workers [--json]    the PHP workers: pid, state, requests, PSS, USS, request\n"
+          "  workers [--json]    the PHP workers: pid, state, front, requests, PSS, USS, request\n"
           "  scale N             set the PHP pool to N workers\n"
           "  events [--json] [--since DURATION] [--follow] [TOPIC-PREFIX]\n"
           "                      print events from the bus\n"

@@ -86,6 +86,8 @@ struct lent {
     int busy;      /* from a request until "D", or "R" after "F" */
     int finishing; /* its answer is whole ("F"): busy until "R" */
     int recalled;  /* given back once idle */
+    int owed;      /* recalled with any while busy: the first worker idle
+                      here goes back in its place */
     preq_t *job;   /* what it runs, while its client waits */
 };
 
@@ -112,6 +114,7 @@ struct backend {
     /* Workers lent by the pool, and requests waiting for one of them. */
     lent_t **lent;
     size_t nlent, caplent;
+    size_t nowed; /* lent workers with owed set */
     board_ref_t *board;
     preq_t *qhead, *qtail;
     size_t qlen;
@@ -583,6 +586,8 @@ static void remove_lent(lent_t *l)
     backend_t *be = l->be;
     if (l->job)
         l->job->lw = NULL;
+    if (l->owed)
+        be->nowed--;
     for (size_t i = 0; i < be->nlent; i++)
         if (be->lent[i] == l) {
             be->lent[i] = be->lent[--be->nlent];
@@ -615,26 +620,39 @@ static void requeue_to_pool(backend_t *be)
 }
 
 /* action: NULL to give the worker back; for a worker whose link ended,
- * what was done for its request (proto/request.proto: GiveBack). */
-static void tell_given_back(backend_t *be, uint32_t slot, const char *action)
+ * what was done for its request (proto/request.proto: GiveBack). instead:
+ * the slot of the worker this one goes back in place of, or -1. */
+static void tell_given_back(backend_t *be, uint32_t slot, const char *action, long instead)
 {
     Vc__GiveBack g = VC__GIVE_BACK__INIT;
     g.slot = slot;
     g.lost = action != NULL;
     g.action = (char *)(action ? action : "");
+    g.instead = instead >= 0;
+    g.instead_of = instead >= 0 ? (uint32_t)instead : 0;
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
     fm.kind_case = VC__FRONT_MESSAGE__KIND_GIVE_BACK;
     fm.give_back = &g;
     send_message(be, &fm, NULL, 0);
 }
 
-static void give_back(lent_t *l)
+static void give_back(lent_t *l, long instead)
 {
     backend_t *be = l->be;
     uint32_t slot = l->slot;
     remove_lent(l); /* closes this end first: the broker reads it next */
-    tell_given_back(be, slot, NULL);
+    tell_given_back(be, slot, NULL, instead);
     requeue_to_pool(be);
+}
+
+/* A busy worker the broker asked back with any set (it needs a worker,
+ * not this one): NULL if none is owed. */
+static lent_t *owed_lent(backend_t *be)
+{
+    for (size_t i = 0; i < be->nlent && be->nowed > 0; i++)
+        if (be->lent[i]->owed)
+            return be->lent[i];
+    return NULL;
 }
 
 /* Requests wait here: a worker idle in the broker or at another front
@@ -660,9 +678,14 @@ static void settle(lent_t *l)
     backend_t *be = l->be;
     if (l->busy)
         return;
-    if (l->recalled)
-        give_back(l);
-    else if (be->qhead) {
+    lent_t *k;
+    if (l->recalled || l->owed) {
+        give_back(l, -1);
+    } else if ((k = owed_lent(be)) != NULL) {
+        k->owed = 0;
+        be->nowed--;
+        give_back(l, k->slot);
+    } else if (be->qhead) {
         preq_t *p = be->qhead;
         unqueue(be, p);
         run_on(l, p);
@@ -684,6 +707,13 @@ static void went_idle(lent_t *l)
 
 static void on_message(backend_t *be, vc_frames_t *fr, const lent_t *from);
 
+/* Once idle, l goes back to the pool (settle): its link is not read
+ * further, so the broker finds every byte the worker sent after. */
+static int goes_back(const lent_t *l)
+{
+    return l->recalled || l->owed || l->be->nowed > 0;
+}
+
 /* ["R"], or [flag][front-id][BackMessage][body...] (daemons/vc-php/wire.h).
  * Asks for no more reads once the worker is idle and must go back. */
 static int on_lent_message(void *arg, const struct iovec *f, int n)
@@ -696,7 +726,7 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
     if (flag == WIRE_READY) {
         if (l->busy)
             went_idle(l);
-        return l->recalled;
+        return goes_back(l);
     }
     if (n < 3 || !l->busy)
         return 0;
@@ -723,7 +753,7 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
     }
     if (flag == WIRE_DONE) {
         went_idle(l);
-        return l->recalled;
+        return goes_back(l);
     }
     if (flag == WIRE_FINAL) {
         l->finishing = 1;
@@ -800,7 +830,7 @@ static void lent_lost(lent_t *l, const char *why)
     } else if (p && p->final_seen) {
         action = ""; /* its answer was whole */
     }
-    tell_given_back(be, slot, action);
+    tell_given_back(be, slot, action, -1);
     requeue_to_pool(be);
 }
 
@@ -840,7 +870,7 @@ static void on_lend(backend_t *be, const Vc__Lend *m)
                                    : "a valid slot");
         if (fd >= 0)
             close(fd);
-        tell_given_back(be, m->slot, NULL);
+        tell_given_back(be, m->slot, NULL, -1);
         return;
     }
     lent_t *l = vc_calloc(1, sizeof(*l));
@@ -865,13 +895,29 @@ static void on_lend(backend_t *be, const Vc__Lend *m)
     settle(l);
 }
 
+/* A recall with any set, for a worker busy since the broker read the
+ * board, is answered by an idle one now, or by the first to be idle. */
 static void on_recall(backend_t *be, const Vc__Recall *m)
 {
     lent_t *l = lent_by_slot(be, m->slot);
-    if (l) {
-        l->recalled = 1;
-        settle(l);
+    if (l == NULL || l->recalled)
+        return;
+    if (m->any && l->busy) {
+        lent_t *o = idle_lent(be);
+        if (o) {
+            give_back(o, l->slot);
+        } else if (!l->owed) {
+            l->owed = 1;
+            be->nowed++;
+        }
+        return;
     }
+    if (l->owed) {
+        l->owed = 0;
+        be->nowed--;
+    }
+    l->recalled = 1;
+    settle(l);
 }
 
 int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)

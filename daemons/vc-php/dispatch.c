@@ -394,12 +394,23 @@ static void lend(dispatch_t *d)
     }
 }
 
+/* A worker that must itself come back (to exit), not just any worker. */
+static int must_return(const dispatch_t *d, const worker_t *w)
+{
+    return w->gen != d->gen || w->recycle || w->retire;
+}
+
+/* A worker asked back only because the pool needs one (requests wait
+ * here, or at another front) may be answered by any idle one: the front
+ * may have made this one busy since the board said it was idle, and its
+ * request may be long. */
 static void recall(dispatch_t *d, worker_t *w)
 {
     if (w->state != W_LENT || w->recalled)
         return;
     Vc__Recall r = VC__RECALL__INIT;
     r.slot = (uint32_t)w->slot;
+    r.any = !must_return(d, w);
     Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
     bm.kind_case = VC__BACK_MESSAGE__KIND_RECALL;
     bm.recall = &r;
@@ -425,6 +436,28 @@ static void take_back(dispatch_t *d, worker_t *w, const vc_board_slot_t *s)
         kill(w->pid, SIGKILL);
     }
     make_idle(d, w);
+}
+
+/* The front gave w back; if in place of kept (recalled with any), kept
+ * stays lent and w does what kept was asked back for. */
+static void given_back(dispatch_t *d, worker_t *w, worker_t *kept)
+{
+    if (kept && kept != w && kept->recalled) {
+        kept->recalled = 0;
+        if (w && kept->moving) {
+            w->moving = 1;
+            memcpy(w->move_to, kept->move_to, FRONT_ID_LEN);
+        }
+        kept->moving = 0;
+        if (must_return(d, kept)) /* became so since: ask for it alone */
+            recall(d, kept);
+    }
+    if (w) {
+        vc_board_slot_t s;
+        lent_state(d, w, &s);
+        take_back(d, w, &s);
+        pump(d);
+    }
 }
 
 static worker_t *lent_worker(dispatch_t *d, const void *fid, uint32_t slot)
@@ -555,13 +588,9 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
     }
     if (fm->kind_case == VC__FRONT_MESSAGE__KIND_GIVE_BACK) {
         worker_t *w = lent_worker(d, fid, fm->give_back->slot);
+        worker_t *kept = fm->give_back->instead ? lent_worker(d, fid, fm->give_back->instead_of) : NULL;
         vc__front_message__free_unpacked(fm, NULL);
-        if (w) {
-            vc_board_slot_t s;
-            lent_state(d, w, &s);
-            take_back(d, w, &s);
-            pump(d);
-        }
+        given_back(d, w, kept);
         return;
     }
     if (fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
@@ -1246,6 +1275,7 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
                         w->state == W_LENT ? board_state_names[s.state <= VC_BOARD_FINISHING ? s.state : 0]
                                            : wstate_names[w->state]);
         vc_record_field(rec, "lent", "%s", w->state == W_LENT ? "yes" : "no");
+        vc_record_field(rec, "front", "%d", w->state == W_LENT ? (int)fronts_pid(d->fronts, w->lent_to) : 0);
         vc_record_field(rec, "served", "%llu", (unsigned long long)(w->served + s.served));
         long uss;
         vc_record_field(rec, "pss_kib", "%ld", pss_kib(w->pid, &uss));

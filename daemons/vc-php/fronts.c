@@ -29,6 +29,7 @@ typedef struct front_link {
     int stuck;       /* over OUT_LIMIT: closed at the next flush, not while its
                       * input may be in use */
     int unix_socket; /* workers can be lent to it */
+    pid_t pid;       /* the front's process, over a Unix socket; else 0 */
     int board_fd;    /* -1 until the first lend */
     vc_board_t *board;
     int board_sent; /* with the first lend that went */
@@ -175,6 +176,10 @@ static void accept_fronts(fronts_t *fs)
         struct sockaddr_storage sa;
         socklen_t salen = sizeof(sa);
         l->unix_socket = getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 && sa.ss_family == AF_UNIX;
+        struct ucred cred;
+        socklen_t credlen = sizeof(cred);
+        if (l->unix_socket && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0)
+            l->pid = cred.pid;
         vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu)", i);
         if (fs->change) {
             char id[FRONT_ID_LEN];
@@ -291,6 +296,12 @@ int fronts_lender(fronts_t *fs, char fid[FRONT_ID_LEN])
         }
     }
     return 0;
+}
+
+pid_t fronts_pid(fronts_t *fs, const void *fid)
+{
+    front_link_t *l = by_id(fs, fid, FRONT_ID_LEN);
+    return l ? l->pid : 0;
 }
 
 vc_board_t *fronts_board(fronts_t *fs, const void *fid)

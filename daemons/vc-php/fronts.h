@@ -63,6 +63,8 @@ int fronts_lender(fronts_t *fs, char fid[FRONT_ID_LEN]);
  * and must not use it while lent). 0, or -1 if it cannot go now (the
  * front is gone, or has not read what it was sent). */
 int fronts_lend(fronts_t *fs, const void *fid, uint32_t slot, pid_t pid, int worker_fd);
+/* The process of a front linked over a Unix socket, or 0. */
+pid_t fronts_pid(fronts_t *fs, const void *fid);
 /* The board of a front workers were lent to, or NULL. */
 vc_board_t *fronts_board(fronts_t *fs, const void *fid);
 /* The boards of all linked fronts (at most max; MAX_FRONTS is enough). */
