@@ -340,6 +340,17 @@ def test_scale_and_workers_commands(make_suite):
     assert requests.get(s.url("/hello.php")).status_code == 200
 
 
+
+def test_an_idle_workers_age_is_since_its_last_request(make_suite):
+    """A lent worker's age is what its front says: since it went idle, not
+    since it was lent."""
+    s = make_suite(root=DOCROOT, args=["--workers", "1"]).start()
+    assert wait_for(lambda: php_status(s)["workers"][0]["lent"] == "yes")
+    time.sleep(1.5)
+    assert requests.get(s.url("/hello.php"), timeout=10).status_code == 200
+    w = php_status(s)["workers"][0]
+    assert w["state"] == "idle" and int(w["age_ms"]) < 1000, w
+
 def test_dynamic_pool_grows_under_load_within_its_bounds(make_suite, tmp_path):
     conf = tmp_path / "etc"
     conf.mkdir()

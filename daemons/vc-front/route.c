@@ -58,19 +58,23 @@ static int real_path(const char *joined, char out[PATH_MAX])
         strcpy(out, c->real);
         return c->mode;
     }
+    /* One stat first: a framework's routes are all misses (its front
+     * controller then runs), and a miss costs realpath() a readlink for
+     * each directory above it. stat() follows symlinks as realpath()
+     * does, so the mode is the real file's. */
     struct stat st;
-    if (realpath(joined, out) == NULL || stat(out, &st) != 0)
+    if (stat(joined, &st) != 0)
         return 0;
     int mode = S_ISREG(st.st_mode) ? S_IFREG : S_ISDIR(st.st_mode) ? S_IFDIR : 0;
-    if (mode) {
+    if (mode == 0 || realpath(joined, out) == NULL)
+        return 0;
+    free(c->joined);
+    free(c->real);
+    *c = (cached_t){.hash = h, .at_ms = now, .joined = strdup(joined), .real = strdup(out), .mode = mode};
+    if (c->joined == NULL || c->real == NULL) {
         free(c->joined);
         free(c->real);
-        *c = (cached_t){.hash = h, .at_ms = now, .joined = strdup(joined), .real = strdup(out), .mode = mode};
-        if (c->joined == NULL || c->real == NULL) {
-            free(c->joined);
-            free(c->real);
-            memset(c, 0, sizeof(*c));
-        }
+        memset(c, 0, sizeof(*c));
     }
     return mode;
 }

@@ -1281,7 +1281,9 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
         vc_record_field(rec, "pss_kib", "%ld", pss_kib(w->pid, &uss));
         vc_record_field(rec, "uss_kib", "%ld", uss);
         vc_record_field(rec, "uri", "%s", lent_busy ? s.what : w->job ? w->job->what : "");
-        uint64_t since = lent_busy && s.since_ms ? s.since_ms : w->since_ms;
+        /* A lent worker's age is the front's: since its request began, or
+         * since it went idle. */
+        uint64_t since = w->state == W_LENT && s.since_ms ? s.since_ms : w->since_ms;
         vc_record_field(rec, "age_ms", "%llu", (unsigned long long)(now > since ? now - since : 0));
     }
 }
