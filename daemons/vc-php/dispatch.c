@@ -637,8 +637,26 @@ static void finish_job(dispatch_t *d, worker_t *w)
     }
 }
 
+/* A worker runs the application's code, and native code in it can write
+ * anything to its link: what it sends goes to the front of the job it
+ * was given, and must be a part of that job's answer, not another
+ * client's (nor a Lend or Recall, which only the broker sends). The unpack
+ * costs about a microsecond, on the relay path only: a front with workers
+ * lent checks their answers itself. */
+static int answers_its_job(const worker_t *w, const struct iovec *msg)
+{
+    Vc__BackMessage *bm = vc__back_message__unpack(NULL, msg->iov_len, msg->iov_base);
+    if (bm == NULL)
+        return 0;
+    uint64_t id = bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD    ? bm->head->id
+                  : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK ? bm->chunk->id
+                                                                  : 0;
+    vc__back_message__free_unpacked(bm, NULL);
+    return id != 0 && id == w->job->req_id;
+}
+
 /* One message from a worker: ["R"], or [flag][front-id][BackMessage][body...]
- * for the front, as is. */
+ * for the front of its job. */
 static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f, int n)
 {
     if (f[0].iov_len != 1)
@@ -653,6 +671,13 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
     }
     if (n < 3 || w->job == NULL)
         return;
+    if (!answers_its_job(w, &f[2])) {
+        /* Only native code (an extension, FFI) writes such a thing: the
+         * worker is not to be trusted with another request. */
+        vc_log(VC_LOG_ERR, "dispatch", "worker %d sent an answer for a request it was not given: killed", (int)w->pid);
+        kill(w->pid, SIGKILL);
+        return;
+    }
     w->started = 1;
     if (w->job->fr.n > 1) {
         /* Started: no retry any more, drop the copies. */
@@ -660,7 +685,8 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
             zmq_msg_close(&w->job->fr.f[i]);
         w->job->fr.n = 1;
     }
-    fronts_send(d->fronts, f[1].iov_base, f[1].iov_len, f + 2, (size_t)n - 2);
+    const zmq_msg_t *fid = &w->job->fr.f[0]; /* not the one the worker names */
+    fronts_send(d->fronts, zmq_msg_data((zmq_msg_t *)fid), zmq_msg_size((zmq_msg_t *)fid), f + 2, (size_t)n - 2);
     if (flag == WIRE_DONE) {
         w->served++;
         finish_job(d, w);
