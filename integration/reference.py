@@ -125,6 +125,9 @@ http {{
         listen 127.0.0.1:{self.https} ssl http2;
         ssl_certificate {crt};
         ssl_certificate_key {key};
+        # As Debian's /etc/nginx/nginx.conf has it: nginx 1.22's own
+        # default stops at TLS 1.2 (one ticket, no 1.3 handshake).
+        ssl_protocols TLSv1.2 TLSv1.3;
         root {root};
         index index.php index.html;
         {php_loc}
