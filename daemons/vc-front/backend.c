@@ -1,9 +1,6 @@
-#include "backend.h"
+#include "backend_internal.h"
 #include "bans.h"
-#include "vc_board.h"
-#include "vc_link.h"
 #include "vc_log.h"
-#include "vc_msg.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -11,123 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../vc-php/wire.h"
-
-#define NBUCKETS 4096
 /* Requests waiting to reach the pool, in bytes: past this (the pool is
  * away for long, or reads nothing), new requests get a 503 at once. */
 #define OUT_LIMIT (64u * 1024u * 1024u)
 #define RETRY_MS 100
 #define LINK_KEEP (8u * 1024u * 1024u)
-#define NEED_EVERY_MS 10
-
-typedef struct lent lent_t;
-
-/* One request waiting on PHP. A shared chunk linked to the request's pool:
- * when h2o frees the request, for any reason, on_dispose runs. */
-typedef struct preq {
-    h2o_generator_t super;
-    backend_t *be;
-    h2o_req_t *req; /* NULL once disposed */
-    uint64_t id;
-    struct preq *next;  /* hash chain */
-    int started;        /* h2o_start_response called */
-    int sending;        /* an h2o_send waits for proceed */
-    int final_seen;     /* the last message arrived */
-    int aborted;        /* the worker died mid-answer */
-    conn_state_t *conn; /* the client connection's budgets; a reference */
-    uint64_t sent_ms;   /* when it left for PHP */
-    int given_up;       /* answered by us (504, 502): PHP's answer is dropped */
-    int bodiless;       /* 204 or 304: PHP's output is dropped */
-    vc_frames_t queue;  /* body frames not yet handed to h2o */
-    vc_frames_t inflight;
-    /* For a worker lent to this front: */
-    lent_t *lw;      /* the worker running it */
-    uint8_t *packed; /* its FrontMessage, until a worker took it (or,
-                      * for a GET or HEAD, until the answer began) */
-    size_t packed_len;
-    int queued; /* waiting for a lent worker */
-    struct preq *qnext;
-    uint64_t queued_ms;
-    int idempotent;
-    int retries;
-    const char *script; /* in the request's pool */
-} preq_t;
-
-/* Messages for a socket written by h2o: those of one turn of the loop
- * leave in one write; new ones wait in out while wbuf is written. */
-typedef struct outbox {
-    h2o_socket_t *sock;
-    int writing;
-    vc_link_buf_t out, wbuf;
-} outbox_t;
-
-/* The board the pool shares with this front (libcommon/vc_board.h):
- * counted, since workers of a pool that went away may outlive the next
- * pool's first lend. */
-typedef struct board_ref {
-    vc_board_t *map;
-    int refs;
-} board_ref_t;
-
-/* A worker the pool lent this front: its link, read and written here. */
-struct lent {
-    backend_t *be;
-    uint32_t slot;
-    int pid;
-    board_ref_t *board;
-    vc_board_slot_t *bs;
-    outbox_t ob;
-    vc_link_buf_t in;
-    int busy;      /* from a request until "D", or "R" after "F" */
-    int finishing; /* its answer is whole ("F"): busy until "R" */
-    int recalled;  /* given back once idle */
-    int owed;      /* recalled with any while busy: the first worker idle
-                      here goes back in its place */
-    preq_t *job;   /* what it runs, while its client waits */
-};
-
-struct backend {
-    front_t *f;
-    char *endpoint;
-    struct sockaddr_storage addr;
-    socklen_t addrlen;
-    h2o_socket_t *link; /* connecting or connected; NULL between tries */
-    int connected;
-    int writing;     /* wbuf is being written by h2o */
-    int was_linked;  /* for the log: lost, or never reached */
-    int told_absent; /* "not reachable" logged for this outage */
-    vc_link_buf_t in;
-    vc_link_buf_t out;  /* messages not yet handed to h2o */
-    vc_link_buf_t wbuf; /* messages h2o is writing */
-    h2o_timeout_entry_t flush_entry;
-    h2o_timeout_t retry_timeout;
-    h2o_timeout_entry_t retry_entry;
-    uint64_t next_id;
-    preq_t *buckets[NBUCKETS];
-    size_t inflight;
-    vc_frames_t fr;
-    /* Workers lent by the pool, and requests waiting for one of them. */
-    lent_t **lent;
-    size_t nlent, caplent;
-    size_t nowed; /* lent workers with owed set */
-    board_ref_t *board;
-    preq_t *qhead, *qtail;
-    size_t qlen;
-    uint64_t need_ms; /* the last Need sent */
-};
-
-static void board_unref(board_ref_t *b)
-{
-    if (b && --b->refs == 0) {
-        munmap(b->map, sizeof(vc_board_t));
-        free(b);
-    }
-}
 
 static preq_t **slot(backend_t *be, uint64_t id)
 {
@@ -146,9 +34,6 @@ static void unlink_preq(preq_t *p)
     }
 }
 
-static void send_message(backend_t *be, const Vc__FrontMessage *fm, const void *body, size_t blen);
-
-/* The request is gone (finished, or the client left). */
 /* A connection that has cancelled too many PHP requests before their
  * answers is cut: shutdown() makes h2o see the end of the stream and close
  * it the ordinary way. */
@@ -182,10 +67,7 @@ static void charge_reset(conn_state_t *c)
     }
 }
 
-static void unqueue(backend_t *be, preq_t *p);
-static void need(backend_t *be);
-static void lent_cancel(lent_t *l);
-
+/* The request is gone (finished, or the client left). */
 static void on_dispose(void *arg)
 {
     preq_t *p = arg;
@@ -197,7 +79,7 @@ static void on_dispose(void *arg)
     free(p->packed);
     p->packed = NULL;
     if (p->queued) {
-        unqueue(p->be, p); /* it never ran: nothing to tell */
+        lent_unqueue(p->be, p); /* it never ran: nothing to tell */
     } else if (p->lw) {
         /* Running on a lent worker: tell it, so connection_aborted()
          * says so; its answer, still to come, is dropped. */
@@ -212,21 +94,19 @@ static void on_dispose(void *arg)
         Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
         fm.kind_case = VC__FRONT_MESSAGE__KIND_CANCEL;
         fm.cancel = &c;
-        send_message(p->be, &fm, NULL, 0);
+        backend_send_message(p->be, &fm, NULL, 0);
     }
     vc_frames_fini(&p->queue);
     vc_frames_fini(&p->inflight);
     p->req = NULL;
 }
 
-static void kick(preq_t *p);
-
 static void on_proceed(h2o_generator_t *g, h2o_req_t *req)
 {
     preq_t *p = (preq_t *)g;
     vc_frames_close(&p->inflight);
     p->sending = 0;
-    kick(p);
+    backend_kick(p);
 }
 
 static void on_stop(h2o_generator_t *g, h2o_req_t *req)
@@ -235,7 +115,7 @@ static void on_stop(h2o_generator_t *g, h2o_req_t *req)
 }
 
 /* Hands queued body frames to h2o, one h2o_send at a time. */
-static void kick(preq_t *p)
+void backend_kick(preq_t *p)
 {
     if (p->req == NULL || !p->started || p->sending)
         return;
@@ -331,16 +211,13 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         req->res.status = 200;
     h2o_start_response(req, &p->super);
     req->res.status = status;
-    kick(p);
+    backend_kick(p);
 }
-
-static void on_lend(backend_t *be, const Vc__Lend *m);
-static void on_recall(backend_t *be, const Vc__Recall *m);
 
 /* from: the lent worker the message came from (NULL: the broker). A
  * worker runs the application's code: it may only answer the request it
  * was given, never name another client's. */
-static void on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
+void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
 {
     Vc__BackMessage *bm = vc__back_message__unpack(NULL, zmq_msg_size(&fr->f[0]), zmq_msg_data(&fr->f[0]));
     if (bm == NULL) {
@@ -351,9 +228,9 @@ static void on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
         if (from) /* only the broker lends and recalls */
             vc_log(VC_LOG_WARN, "backend", "dropped a lend or recall from worker %d", from->pid);
         else if (bm->kind_case == VC__BACK_MESSAGE__KIND_LEND)
-            on_lend(be, bm->lend);
+            lent_on_lend(be, bm->lend);
         else
-            on_recall(be, bm->recall);
+            lent_on_recall(be, bm->recall);
         vc__back_message__free_unpacked(bm, NULL);
         return;
     }
@@ -374,7 +251,7 @@ static void on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
             p->final_seen = 1;
             p->aborted = bm->chunk->aborted;
         }
-        kick(p);
+        backend_kick(p);
     }
     vc__back_message__free_unpacked(bm, NULL);
 }
@@ -392,7 +269,7 @@ static void pool_lost(backend_t *be)
             if (p->req && !p->given_up && !p->final_seen)
                 lost[n++] = p;
     for (size_t i = 0; i < n; i++)
-        unqueue(be, lost[i]);
+        lent_unqueue(be, lost[i]);
     if (n)
         vc_log(VC_LOG_ERR, "backend", "the PHP pool went away with %zu requests: 502 for those not yet answered", n);
     for (size_t i = 0; i < n; i++) {
@@ -400,7 +277,7 @@ static void pool_lost(backend_t *be)
         if (p->started) {
             p->final_seen = 1;
             p->aborted = 1;
-            kick(p); /* may dispose p */
+            backend_kick(p); /* may dispose p */
         } else {
             p->given_up = 1;
             be->f->stats.errors_5xx++;
@@ -410,527 +287,11 @@ static void pool_lost(backend_t *be)
     free(lost);
 }
 
-static void track(backend_t *be, preq_t *p)
+void backend_track(backend_t *be, preq_t *p)
 {
     p->next = be->buckets[p->id % NBUCKETS];
     be->buckets[p->id % NBUCKETS] = p;
     be->inflight++;
-}
-
-/* ---- workers lent by the pool --------------------------------------------
- * The pool lends idle workers to this front (proto/request.proto: Lend):
- * requests go to them straight, without waking the broker, or wait here
- * while all of them are busy, under the pool's own limits (queue_limit:
- * 503, queue_timeout: 504). With no worker lent, requests go to the broker
- * as before. What each worker does is written on the board the broker
- * reads (libcommon/vc_board.h). */
-
-static vc_board_t *board(backend_t *be)
-{
-    return be->board ? be->board->map : NULL;
-}
-
-static void publish_queue(backend_t *be)
-{
-    if (board(be))
-        board(be)->queued = (uint32_t)be->qlen;
-}
-
-static void enqueue(backend_t *be, preq_t *p, int at_head)
-{
-    p->queued = 1;
-    p->queued_ms = vc_mono_ms();
-    p->qnext = NULL;
-    if (at_head) {
-        p->qnext = be->qhead;
-        be->qhead = p;
-        if (be->qtail == NULL)
-            be->qtail = p;
-    } else {
-        if (be->qtail)
-            be->qtail->qnext = p;
-        else
-            be->qhead = p;
-        be->qtail = p;
-    }
-    be->qlen++;
-    publish_queue(be);
-}
-
-static void unqueue(backend_t *be, preq_t *p)
-{
-    if (!p->queued)
-        return;
-    for (preq_t **pp = &be->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->qnext)
-        if (*pp == p) {
-            *pp = p->qnext;
-            if (be->qtail == p)
-                be->qtail = prev;
-            be->qlen--;
-            break;
-        }
-    p->queued = 0;
-    p->qnext = NULL;
-    publish_queue(be);
-}
-
-static void ob_flush(outbox_t *ob, h2o_socket_cb cb)
-{
-    if (ob->sock == NULL || ob->writing || ob->out.len == 0)
-        return;
-    vc_link_buf_t t = ob->wbuf;
-    ob->wbuf = ob->out;
-    ob->out = t;
-    ob->writing = 1;
-    h2o_iovec_t v = h2o_iovec_init(ob->wbuf.p, ob->wbuf.len);
-    h2o_socket_write(ob->sock, &v, 1, cb);
-}
-
-static void lent_lost(lent_t *l, const char *why);
-
-static void on_lent_written(h2o_socket_t *sock, const char *err)
-{
-    lent_t *l = sock->data;
-    if (l == NULL)
-        return;
-    l->ob.writing = 0;
-    vc_link_reset(&l->ob.wbuf);
-    if (err)
-        lent_lost(l, err);
-    else
-        ob_flush(&l->ob, on_lent_written);
-}
-
-static void lent_cancel(lent_t *l)
-{
-    char c = WIRE_CANCEL;
-    vc_link_append(&l->ob.out, &(struct iovec){&c, 1}, 1);
-    ob_flush(&l->ob, on_lent_written);
-}
-
-/* Appends what fits of s to the string dst (cap bytes) at at; returns
- * the new end. dst stays terminated. */
-static size_t put_text(char *dst, size_t cap, size_t at, const char *s, size_t len)
-{
-    if (at + len >= cap)
-        len = cap - 1 - at;
-    memcpy(dst + at, s, len);
-    dst[at + len] = '\0';
-    return at + len;
-}
-
-/* The request goes to the worker: its board entry first, so the broker
- * never sees a busy worker as idle. */
-static void run_on(lent_t *l, preq_t *p)
-{
-    h2o_req_t *req = p->req;
-    vc_board_slot_t *bs = l->bs;
-    vc_board_begin(bs);
-    bs->state = VC_BOARD_BUSY;
-    bs->started = 0;
-    bs->timed_out = 0;
-    bs->idempotent = (uint32_t)p->idempotent;
-    bs->retries = (uint32_t)p->retries;
-    bs->since_ms = vc_mono_ms();
-    /* Copied, not printed: snprintf() was 3% of the front's time. */
-    size_t at = put_text(bs->what, sizeof(bs->what), 0, req->method.base, req->method.len);
-    at = put_text(bs->what, sizeof(bs->what), at, " ", 1);
-    put_text(bs->what, sizeof(bs->what), at, req->path.base, req->path.len);
-    put_text(bs->script, sizeof(bs->script), 0, p->script ? p->script : "", p->script ? strlen(p->script) : 0);
-    vc_board_end(bs);
-    /* [front-id][FrontMessage][body], as the broker passes it on; the
-     * worker echoes the front-id, which means nothing here. */
-    static const char fid[8];
-    int more = req->entity.base != NULL && req->entity.len > 0;
-    struct iovec f[3] = {{(void *)fid, sizeof(fid)}, {p->packed, p->packed_len}, {req->entity.base, req->entity.len}};
-    vc_link_append(&l->ob.out, f, more ? 3 : 2);
-    if (!p->idempotent || p->retries > 0) {
-        free(p->packed);
-        p->packed = NULL;
-    }
-    l->busy = 1;
-    l->job = p;
-    p->lw = l;
-    ob_flush(&l->ob, on_lent_written);
-}
-
-static lent_t *idle_lent(backend_t *be)
-{
-    for (size_t i = 0; i < be->nlent; i++)
-        if (!be->lent[i]->busy && !be->lent[i]->recalled)
-            return be->lent[i];
-    return NULL;
-}
-
-static int submit_lent(backend_t *be, preq_t *p, const Vc__FrontMessage *fm, const Vc__RequestHead *head)
-{
-    h2o_req_t *req = p->req;
-    p->idempotent = !strcmp(head->method, "GET") || !strcmp(head->method, "HEAD");
-    p->script = h2o_strdup(&req->pool, head->script_filename ? head->script_filename : "", SIZE_MAX).base;
-    p->packed_len = vc__front_message__get_packed_size(fm);
-    p->packed = vc_malloc(p->packed_len);
-    vc__front_message__pack(fm, p->packed);
-    board(be)->accepted++;
-    lent_t *l = idle_lent(be);
-    if (l == NULL && be->qlen >= (size_t)be->f->d.cfg->php.queue_limit) {
-        board(be)->rejected_503++;
-        be->f->stats.errors_5xx++;
-        vc_log(VC_LOG_WARN, "backend", "queue full (%zu waiting): 503 for %.*s %.*s", be->qlen, (int)req->method.len,
-               req->method.base, (int)req->path.len, req->path.base);
-        p->final_seen = 1; /* nothing to cancel */
-        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
-        h2o_send_error_503(req, "Service Unavailable", "Service Unavailable: every PHP worker is busy\n", 0);
-        return -1;
-    }
-    track(be, p);
-    if (l) {
-        run_on(l, p);
-    } else {
-        enqueue(be, p, 0);
-        need(be);
-    }
-    return 0;
-}
-
-static void send_packed(backend_t *be, const void *packed, size_t len, const void *body, size_t blen);
-
-static void remove_lent(lent_t *l)
-{
-    backend_t *be = l->be;
-    if (l->job)
-        l->job->lw = NULL;
-    if (l->owed)
-        be->nowed--;
-    for (size_t i = 0; i < be->nlent; i++)
-        if (be->lent[i] == l) {
-            be->lent[i] = be->lent[--be->nlent];
-            break;
-        }
-    if (l->ob.sock) {
-        l->ob.sock->data = NULL;
-        h2o_socket_close(l->ob.sock);
-    }
-    vc_link_buf_free(&l->in);
-    vc_link_buf_free(&l->ob.out);
-    vc_link_buf_free(&l->ob.wbuf);
-    board_unref(l->board);
-    free(l);
-}
-
-/* With no worker lent any more, what waits here goes to the broker. */
-static void requeue_to_pool(backend_t *be)
-{
-    if (be->nlent > 0)
-        return;
-    for (preq_t *p; (p = be->qhead) != NULL;) {
-        unqueue(be, p);
-        h2o_req_t *req = p->req;
-        int more = req->entity.base != NULL && req->entity.len > 0;
-        send_packed(be, p->packed, p->packed_len, more ? req->entity.base : NULL, more ? req->entity.len : 0);
-        free(p->packed);
-        p->packed = NULL;
-    }
-}
-
-/* action: NULL to give the worker back; for a worker whose link ended,
- * what was done for its request (proto/request.proto: GiveBack). instead:
- * the slot of the worker this one goes back in place of, or -1. */
-static void tell_given_back(backend_t *be, uint32_t slot, const char *action, long instead)
-{
-    Vc__GiveBack g = VC__GIVE_BACK__INIT;
-    g.slot = slot;
-    g.lost = action != NULL;
-    g.action = (char *)(action ? action : "");
-    g.instead = instead >= 0;
-    g.instead_of = instead >= 0 ? (uint32_t)instead : 0;
-    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
-    fm.kind_case = VC__FRONT_MESSAGE__KIND_GIVE_BACK;
-    fm.give_back = &g;
-    send_message(be, &fm, NULL, 0);
-}
-
-static void give_back(lent_t *l, long instead)
-{
-    backend_t *be = l->be;
-    uint32_t slot = l->slot;
-    remove_lent(l); /* closes this end first: the broker reads it next */
-    tell_given_back(be, slot, NULL, instead);
-    requeue_to_pool(be);
-}
-
-/* A busy worker the broker asked back with any set (it needs a worker,
- * not this one): NULL if none is owed. */
-static lent_t *owed_lent(backend_t *be)
-{
-    for (size_t i = 0; i < be->nlent && be->nowed > 0; i++)
-        if (be->lent[i]->owed)
-            return be->lent[i];
-    return NULL;
-}
-
-/* Requests wait here: a worker idle in the broker or at another front
- * (front.processes > 1) may come. Asked as requests queue and as queued
- * ones start, at most every NEED_EVERY_MS, so a front that is always
- * waiting does not wake the broker per request. */
-static void need(backend_t *be)
-{
-    if (be->qhead == NULL || vc_mono_ms() - be->need_ms < NEED_EVERY_MS)
-        return;
-    be->need_ms = vc_mono_ms();
-    Vc__Need n = VC__NEED__INIT;
-    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
-    fm.kind_case = VC__FRONT_MESSAGE__KIND_NEED;
-    fm.need = &n;
-    send_message(be, &fm, NULL, 0);
-}
-
-/* The worker has nothing to do: given back if the pool asked, else the
- * next request waiting here. May free l. */
-static void settle(lent_t *l)
-{
-    backend_t *be = l->be;
-    if (l->busy)
-        return;
-    lent_t *k;
-    if (l->recalled || l->owed) {
-        give_back(l, -1);
-    } else if ((k = owed_lent(be)) != NULL) {
-        k->owed = 0;
-        be->nowed--;
-        give_back(l, k->slot);
-    } else if (be->qhead) {
-        preq_t *p = be->qhead;
-        unqueue(be, p);
-        run_on(l, p);
-        need(be);
-    }
-}
-
-static void went_idle(lent_t *l)
-{
-    vc_board_slot_t *bs = l->bs;
-    vc_board_begin(bs);
-    bs->state = VC_BOARD_IDLE;
-    bs->since_ms = vc_mono_ms();
-    bs->what[0] = bs->script[0] = '\0';
-    vc_board_end(bs);
-    l->busy = l->finishing = 0;
-    l->job = NULL;
-}
-
-static void on_message(backend_t *be, vc_frames_t *fr, const lent_t *from);
-
-/* Once idle, l goes back to the pool (settle): its link is not read
- * further, so the broker finds every byte the worker sent after. */
-static int goes_back(const lent_t *l)
-{
-    return l->recalled || l->owed || l->be->nowed > 0;
-}
-
-/* ["R"], or [flag][front-id][BackMessage][body...] (daemons/vc-php/wire.h).
- * Asks for no more reads once the worker is idle and must go back. */
-static int on_lent_message(void *arg, const struct iovec *f, int n)
-{
-    lent_t *l = arg;
-    backend_t *be = l->be;
-    if (f[0].iov_len != 1)
-        return 0;
-    char flag = *(const char *)f[0].iov_base;
-    if (flag == WIRE_READY) {
-        if (l->busy)
-            went_idle(l);
-        return goes_back(l);
-    }
-    if (n < 3 || !l->busy)
-        return 0;
-    if (!l->bs->started) {
-        vc_board_begin(l->bs);
-        l->bs->started = 1;
-        vc_board_end(l->bs);
-        if (l->job && l->job->packed) {
-            free(l->job->packed); /* begun: never run again */
-            l->job->packed = NULL;
-        }
-    }
-    vc_frames_append(&be->fr, f + 2, (size_t)n - 2);
-    on_message(be, &be->fr, l); /* may dispose the job's request */
-    vc_frames_close(&be->fr);
-    if (flag == WIRE_DONE || flag == WIRE_FINAL) {
-        board(be)->completed++;
-        vc_board_begin(l->bs);
-        l->bs->served++;
-        vc_board_end(l->bs);
-        if (l->job)
-            l->job->lw = NULL;
-        l->job = NULL;
-    }
-    if (flag == WIRE_DONE) {
-        went_idle(l);
-        return goes_back(l);
-    }
-    if (flag == WIRE_FINAL) {
-        l->finishing = 1;
-        vc_board_begin(l->bs);
-        l->bs->state = VC_BOARD_FINISHING;
-        vc_board_end(l->bs);
-    }
-    return 0;
-}
-
-static void on_lent_readable(h2o_socket_t *sock, const char *err)
-{
-    lent_t *l = sock->data;
-    if (l == NULL)
-        return;
-    if (err) {
-        lent_lost(l, err);
-        return;
-    }
-    int rc = vc_link_read(h2o_socket_get_fd(sock), &l->in, 16, on_lent_message, l);
-    if (rc <= 0)
-        lent_lost(l, rc == 0 ? "it exited" : rc == -EPROTO ? "a malformed message" : vc_strerror(-rc));
-    else
-        settle(l);
-}
-
-/* The worker's link ended (it exited, or was killed): its client is
- * answered as the broker would (and as the broker reports it, from the
- * same board): the answer cut if it had begun; 504 if the broker killed
- * it for running too long; a GET or HEAD not begun runs once more; else
- * 502. An idle worker just goes. */
-static void lent_lost(lent_t *l, const char *why)
-{
-    backend_t *be = l->be;
-    preq_t *p = l->job;
-    uint32_t slot = l->slot;
-    int timed_out = (int)__atomic_load_n(&l->bs->timed_out, __ATOMIC_ACQUIRE);
-    const char *action = !l->busy || l->finishing ? "" : "client gone";
-    if (l->busy && !l->finishing && l->job == NULL)
-        board(be)->completed++; /* its client had left */
-    int running = l->busy && !l->finishing;
-    vc_log(running ? VC_LOG_WARN : VC_LOG_DEBUG, "backend", "lent worker %d is gone (%s)%s", l->pid, why,
-           running ? " while running a request" : "");
-    remove_lent(l);
-    if (p && p->req && !p->final_seen) {
-        p->lw = NULL;
-        h2o_req_t *req = p->req;
-        if (p->started) {
-            action = "aborted";
-            p->final_seen = 1;
-            p->aborted = 1;
-            kick(p); /* may dispose p */
-        } else if (!timed_out && p->idempotent && p->retries == 0 && p->packed) {
-            action = "retried";
-            p->retries++;
-            board(be)->retried++;
-            lent_t *o = idle_lent(be);
-            if (o)
-                run_on(o, p);
-            else
-                enqueue(be, p, 1);
-        } else {
-            p->given_up = p->final_seen = 1;
-            be->f->stats.errors_5xx++;
-            action = timed_out ? "504" : "502";
-            if (timed_out) {
-                board(be)->timed_out_504++;
-                h2o_send_error_generic(req, 504, "Gateway Time-out", "Gateway Timeout: the script ran too long\n", 0);
-            } else {
-                board(be)->failed_502++;
-                h2o_send_error_generic(req, 502, "Bad Gateway", "Bad Gateway: the PHP worker died\n", 0);
-            }
-        }
-    } else if (p && p->final_seen) {
-        action = ""; /* its answer was whole */
-    }
-    tell_given_back(be, slot, action, -1);
-    requeue_to_pool(be);
-}
-
-static lent_t *lent_by_slot(backend_t *be, uint32_t slot)
-{
-    for (size_t i = 0; i < be->nlent; i++)
-        if (be->lent[i]->slot == slot)
-            return be->lent[i];
-    return NULL;
-}
-
-static void on_lend(backend_t *be, const Vc__Lend *m)
-{
-    int fd = vc_link_take_fd(&be->in);
-    if (m->board) {
-        int bfd = vc_link_take_fd(&be->in);
-        void *map = bfd >= 0 ? mmap(NULL, sizeof(vc_board_t), PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0) : MAP_FAILED;
-        if (bfd >= 0)
-            close(bfd);
-        if (map == MAP_FAILED) {
-            vc_log(VC_LOG_ERR, "backend", "cannot map the pool's board: %s", vc_strerror(errno));
-        } else {
-            board_unref(be->board);
-            be->board = vc_calloc(1, sizeof(*be->board));
-            be->board->map = map;
-            be->board->refs = 1;
-        }
-    }
-    lent_t *old = lent_by_slot(be, m->slot);
-    if (old)
-        lent_lost(old, "its slot was lent again");
-    if (fd < 0 || be->board == NULL || m->slot >= VC_BOARD_SLOTS) {
-        /* Unusable here: the broker has it back at once. */
-        vc_log(VC_LOG_ERR, "backend", "a lent worker came without %s: given back",
-               fd < 0              ? "its link"
-               : be->board == NULL ? "a board"
-                                   : "a valid slot");
-        if (fd >= 0)
-            close(fd);
-        tell_given_back(be, m->slot, NULL, -1);
-        return;
-    }
-    lent_t *l = vc_calloc(1, sizeof(*l));
-    l->be = be;
-    l->slot = m->slot;
-    l->pid = (int)m->pid;
-    l->board = be->board;
-    l->board->refs++;
-    l->bs = &be->board->map->slot[m->slot];
-    l->ob.sock = h2o_evloop_socket_create(be->f->ctx.loop, fd, 0);
-    l->ob.sock->data = l;
-    /* Read by on_lent_readable itself, never by h2o into its own buffer:
-     * once given back, the broker must find every byte the worker sent. */
-    h2o_socket_dont_read(l->ob.sock, 1);
-    h2o_socket_read_start(l->ob.sock, on_lent_readable);
-    if (be->nlent == be->caplent) {
-        be->caplent = be->caplent ? be->caplent * 2 : 16;
-        be->lent = vc_realloc(be->lent, be->caplent * sizeof(*be->lent));
-    }
-    be->lent[be->nlent++] = l;
-    went_idle(l);
-    settle(l);
-}
-
-/* A recall with any set, for a worker busy since the broker read the
- * board, is answered by an idle one now, or by the first to be idle. */
-static void on_recall(backend_t *be, const Vc__Recall *m)
-{
-    lent_t *l = lent_by_slot(be, m->slot);
-    if (l == NULL || l->recalled)
-        return;
-    if (m->any && l->busy) {
-        lent_t *o = idle_lent(be);
-        if (o) {
-            give_back(o, l->slot);
-        } else if (!l->owed) {
-            l->owed = 1;
-            be->nowed++;
-        }
-        return;
-    }
-    if (l->owed) {
-        l->owed = 0;
-        be->nowed--;
-    }
-    l->recalled = 1;
-    settle(l);
 }
 
 int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
@@ -960,8 +321,8 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     fm.kind_case = VC__FRONT_MESSAGE__KIND_REQUEST;
     fm.request = head;
     if (be->nlent > 0)
-        return submit_lent(be, p, &fm, head);
-    if (be->out.len - be->out.off > OUT_LIMIT) {
+        return lent_submit(be, p, &fm, head);
+    if (be->ob.out.len - be->ob.out.off > OUT_LIMIT) {
         if (!be->told_absent)
             vc_log(VC_LOG_ERR, "backend", "%u MiB of requests wait for the PHP pool at %s: 503 for new ones",
                    OUT_LIMIT >> 20, be->endpoint);
@@ -974,26 +335,14 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     /* The body is copied into the link's buffer: h2o frees it with the
      * request, which may go before the write. */
     int more = req->entity.base != NULL && req->entity.len > 0;
-    send_message(be, &fm, more ? req->entity.base : NULL, more ? req->entity.len : 0);
-    track(be, p);
+    backend_send_message(be, &fm, more ? req->entity.base : NULL, more ? req->entity.len : 0);
+    backend_track(be, p);
     return 0;
 }
 
 void backend_tick(backend_t *be)
 {
-    /* Waiting here for a lent worker too long: 504, as the broker's own
-     * queue does (the queue is in arrival order). */
-    uint64_t qlimit = (uint64_t)be->f->d.cfg->php.queue_timeout_ms;
-    while (be->qhead && vc_mono_ms() - be->qhead->queued_ms >= qlimit) {
-        preq_t *p = be->qhead;
-        unqueue(be, p);
-        vc_log(VC_LOG_WARN, "backend", "%.*s waited %llu ms for a worker: 504", (int)p->req->path.len,
-               p->req->path.base, (unsigned long long)(vc_mono_ms() - p->queued_ms));
-        board(be)->timed_out_504++;
-        be->f->stats.errors_5xx++;
-        p->given_up = p->final_seen = 1;
-        h2o_send_error_generic(p->req, 504, "Gateway Time-out", "Gateway Timeout: no PHP worker became free\n", 0);
-    }
+    lent_tick(be);
     /* Requests whose answer has not begun in front.php_timeout: the pool
      * is gone or wedged (its own limits answer well before this). Collected
      * first: answering one may dispose it at once. */
@@ -1009,7 +358,7 @@ void backend_tick(backend_t *be)
         }
     for (size_t i = 0; i < n; i++) {
         preq_t *p = late[i];
-        unqueue(be, p);
+        lent_unqueue(be, p);
         vc_log(VC_LOG_ERR, "backend", "no answer from PHP for %.*s in %llu ms: 504", (int)p->req->path.len,
                p->req->path.base, (unsigned long long)(now - p->sent_ms));
         be->f->stats.errors_5xx++;
@@ -1025,30 +374,43 @@ size_t backend_inflight(backend_t *be)
 
 /* ---- the link ------------------------------------------------------------ */
 
+void backend_outbox_flush(outbox_t *ob, h2o_socket_cb cb)
+{
+    if (ob->sock == NULL || ob->writing || ob->out.len == 0)
+        return;
+    vc_link_buf_t t = ob->wbuf;
+    ob->wbuf = ob->out;
+    ob->out = t;
+    ob->writing = 1;
+    h2o_iovec_t v = h2o_iovec_init(ob->wbuf.p, ob->wbuf.len);
+    h2o_socket_write(ob->sock, &v, 1, cb);
+}
+
 static void connect_link(backend_t *be);
-static void flush(backend_t *be);
+static void on_written(h2o_socket_t *sock, const char *err);
 
 static void on_flush_timer(h2o_timeout_entry_t *entry)
 {
-    flush(H2O_STRUCT_FROM_MEMBER(backend_t, flush_entry, entry));
+    backend_t *be = H2O_STRUCT_FROM_MEMBER(backend_t, flush_entry, entry);
+    backend_outbox_flush(&be->ob, on_written);
 }
 
 /* Messages of one turn of the loop leave in one write. */
-static void send_packed(backend_t *be, const void *packed, size_t len, const void *body, size_t blen)
+void backend_send_packed(backend_t *be, const void *packed, size_t len, const void *body, size_t blen)
 {
     struct iovec f[2] = {{(void *)packed, len}, {(void *)body, blen}};
-    vc_link_append(&be->out, f, body ? 2 : 1);
-    if (be->connected && !be->writing && !h2o_timeout_is_linked(&be->flush_entry))
+    vc_link_append(&be->ob.out, f, body ? 2 : 1);
+    if (be->ob.sock && !be->ob.writing && !h2o_timeout_is_linked(&be->flush_entry))
         h2o_timeout_link(be->f->ctx.loop, &be->f->ctx.zero_timeout, &be->flush_entry);
 }
 
-static void send_message(backend_t *be, const Vc__FrontMessage *fm, const void *body, size_t blen)
+void backend_send_message(backend_t *be, const Vc__FrontMessage *fm, const void *body, size_t blen)
 {
     uint8_t stack[2048];
     size_t len = vc__front_message__get_packed_size(fm);
     uint8_t *packed = len <= sizeof(stack) ? stack : vc_malloc(len);
     vc__front_message__pack(fm, packed);
-    send_packed(be, packed, len, body, blen);
+    backend_send_packed(be, packed, len, body, blen);
     if (packed != stack)
         free(packed);
 }
@@ -1065,9 +427,10 @@ static void close_link(backend_t *be)
         h2o_socket_close(be->link);
         be->link = NULL;
     }
-    be->connected = be->writing = 0;
+    be->ob.sock = NULL;
+    be->ob.writing = 0;
     vc_link_reset(&be->in);
-    vc_link_reset(&be->wbuf);
+    vc_link_reset(&be->ob.wbuf);
     if (!h2o_timeout_is_linked(&be->retry_entry))
         h2o_timeout_link(be->f->ctx.loop, &be->retry_timeout, &be->retry_entry);
 }
@@ -1078,12 +441,11 @@ static void link_lost(backend_t *be, const char *why)
 {
     vc_log(VC_LOG_ERR, "backend", "lost the link to the PHP pool at %s: %s", be->endpoint, why);
     close_link(be);
-    vc_link_reset(&be->out);
+    vc_link_reset(&be->ob.out);
     be->told_absent = 1;
     pool_lost(be);
     /* The workers it lent are its again (or die with it). */
-    while (be->nlent > 0)
-        remove_lent(be->lent[0]);
+    lent_drop_all(be);
 }
 
 static void on_written(h2o_socket_t *sock, const char *err)
@@ -1091,35 +453,22 @@ static void on_written(h2o_socket_t *sock, const char *err)
     backend_t *be = sock->data;
     if (be == NULL)
         return;
-    be->writing = 0;
-    vc_link_reset(&be->wbuf);
+    be->ob.writing = 0;
+    vc_link_reset(&be->ob.wbuf);
     if (err) {
         link_lost(be, err);
         return;
     }
-    flush(be);
+    backend_outbox_flush(&be->ob, on_written);
 }
 
-static void flush(backend_t *be)
-{
-    if (!be->connected || be->writing || be->out.len == 0)
-        return;
-    /* h2o writes from wbuf until on_written; new messages go to out. */
-    vc_link_buf_t t = be->wbuf;
-    be->wbuf = be->out;
-    be->out = t; /* emptied by on_written */
-    be->writing = 1;
-    h2o_iovec_t v = h2o_iovec_init(be->wbuf.p, be->wbuf.len);
-    h2o_socket_write(be->link, &v, 1, on_written);
-}
-
-/* A whole message, as frames, to on_message (they outlive the link's
+/* A whole message, as frames, to backend_on_message (they outlive the link's
  * buffer: h2o sends the body from them). */
 static int on_link_message(void *arg, const struct iovec *f, int n)
 {
     backend_t *be = arg;
     vc_frames_append(&be->fr, f, (size_t)n);
-    on_message(be, &be->fr, NULL);
+    backend_on_message(be, &be->fr, NULL);
     vc_frames_close(&be->fr);
     return 0;
 }
@@ -1151,14 +500,14 @@ static void on_connected(h2o_socket_t *sock, const char *err)
         close_link(be);
         return;
     }
-    be->connected = 1;
+    be->ob.sock = sock;
     if (be->was_linked || be->told_absent)
         vc_log(VC_LOG_INFO, "backend", "linked to the PHP pool at %s", be->endpoint);
     be->was_linked = 1;
     be->told_absent = 0;
     h2o_socket_dont_read(sock, 1);
     h2o_socket_read_start(sock, on_link_readable);
-    flush(be);
+    backend_outbox_flush(&be->ob, on_written);
 }
 
 static void connect_link(backend_t *be)
@@ -1216,13 +565,10 @@ void backend_destroy(backend_t **pbe)
     if (h2o_timeout_is_linked(&be->retry_entry))
         h2o_timeout_unlink(&be->retry_entry);
     h2o_timeout_dispose(be->f->ctx.loop, &be->retry_timeout);
-    while (be->nlent > 0)
-        remove_lent(be->lent[0]);
-    free(be->lent);
-    board_unref(be->board);
+    lent_fini(be);
     vc_link_buf_free(&be->in);
-    vc_link_buf_free(&be->out);
-    vc_link_buf_free(&be->wbuf);
+    vc_link_buf_free(&be->ob.out);
+    vc_link_buf_free(&be->ob.wbuf);
     vc_frames_fini(&be->fr);
     free(be->endpoint);
     free(be);

@@ -4,7 +4,8 @@
  * A request leaves as [FrontMessage][body]; the answer streams back as
  * BackMessages and is fed to h2o as it arrives. Requests made while the
  * pool is away (a restart) wait in the link's buffer and leave when it is
- * back; it is tried every 100 ms.
+ * back; it is tried every 100 ms. Over a Unix socket the pool also lends
+ * the front workers of its own, which it then talks to directly (lent.c).
  */
 #ifndef VC_FRONT_BACKEND_H
 #define VC_FRONT_BACKEND_H

@@ -1,0 +1,148 @@
+/*
+ * What backend.c (requests to PHP, their answers, the link to the broker)
+ * and lent.c (workers the pool lends this front) share. Only those two
+ * include it.
+ */
+#ifndef VC_FRONT_BACKEND_INTERNAL_H
+#define VC_FRONT_BACKEND_INTERNAL_H
+
+#include "backend.h"
+#include "vc_board.h"
+#include "vc_link.h"
+#include "vc_msg.h"
+
+#define NBUCKETS 4096
+
+typedef struct lent lent_t;
+
+/* One request waiting on PHP. A shared chunk linked to the request's pool:
+ * when h2o frees the request, for any reason, on_dispose runs. */
+typedef struct preq {
+    h2o_generator_t super;
+    backend_t *be;
+    h2o_req_t *req; /* NULL once disposed */
+    uint64_t id;
+    struct preq *next;  /* hash chain */
+    int started;        /* h2o_start_response called */
+    int sending;        /* an h2o_send waits for proceed */
+    int final_seen;     /* the last message arrived */
+    int aborted;        /* the worker died mid-answer */
+    conn_state_t *conn; /* the client connection's budgets; a reference */
+    uint64_t sent_ms;   /* when it left for PHP */
+    int given_up;       /* answered by us (504, 502): PHP's answer is dropped */
+    int bodiless;       /* 204 or 304: PHP's output is dropped */
+    vc_frames_t queue;  /* body frames not yet handed to h2o */
+    vc_frames_t inflight;
+    /* For a worker lent to this front: */
+    lent_t *lw;      /* the worker running it */
+    uint8_t *packed; /* its FrontMessage, until a worker took it (or,
+                      * for a GET or HEAD, until the answer began) */
+    size_t packed_len;
+    int queued; /* waiting for a lent worker */
+    struct preq *qnext;
+    uint64_t queued_ms;
+    int idempotent;
+    int retries;
+    const char *script; /* in the request's pool */
+} preq_t;
+
+/* Messages for a socket written by h2o: those of one turn of the loop
+ * leave in one write; new ones wait in out while wbuf is written. */
+typedef struct outbox {
+    h2o_socket_t *sock;
+    int writing;
+    vc_link_buf_t out, wbuf;
+} outbox_t;
+
+/* The board the pool shares with this front (libcommon/vc_board.h):
+ * counted, since workers of a pool that went away may outlive the next
+ * pool's first lend. */
+typedef struct board_ref {
+    vc_board_t *map;
+    int refs;
+} board_ref_t;
+
+/* A worker the pool lent this front: its link, read and written here. */
+struct lent {
+    backend_t *be;
+    uint32_t slot;
+    int pid;
+    board_ref_t *board;
+    vc_board_slot_t *bs;
+    outbox_t ob;
+    vc_link_buf_t in;
+    int busy;      /* from a request until "D", or "R" after "F" */
+    int finishing; /* its answer is whole ("F"): busy until "R" */
+    int recalled;  /* given back once idle */
+    int owed;      /* recalled with any while busy: the first worker idle
+                      here goes back in its place */
+    preq_t *job;   /* what it runs, while its client waits */
+};
+
+struct backend {
+    front_t *f;
+    char *endpoint;
+    struct sockaddr_storage addr;
+    socklen_t addrlen;
+    h2o_socket_t *link; /* connecting or connected; NULL between tries */
+    int was_linked;     /* for the log: lost, or never reached */
+    int told_absent;    /* "not reachable" logged for this outage */
+    vc_link_buf_t in;
+    outbox_t ob; /* ob.sock: the link once connected; messages wait in
+                    ob.out meanwhile */
+    h2o_timeout_entry_t flush_entry;
+    h2o_timeout_t retry_timeout;
+    h2o_timeout_entry_t retry_entry;
+    uint64_t next_id;
+    preq_t *buckets[NBUCKETS];
+    size_t inflight;
+    vc_frames_t fr;
+    /* Workers lent by the pool, and requests waiting for one of them. */
+    lent_t **lent;
+    size_t nlent, caplent;
+    size_t nowed; /* lent workers with owed set */
+    board_ref_t *board;
+    preq_t *qhead, *qtail;
+    size_t qlen;
+    uint64_t need_ms; /* the last Need sent */
+};
+
+/* backend.c */
+
+/* Hands p's queued body frames to h2o (may dispose p). */
+void backend_kick(preq_t *p);
+/* An answer (BackMessage and body frames) from the broker, or from the
+ * lent worker from (which may only answer the request it was given). */
+void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from);
+/* p waits for an answer: found by its id from now on. */
+void backend_track(backend_t *be, preq_t *p);
+/* A message to the broker; packed and body are copied. */
+void backend_send_packed(backend_t *be, const void *packed, size_t len, const void *body, size_t blen);
+void backend_send_message(backend_t *be, const Vc__FrontMessage *fm, const void *body, size_t blen);
+/* Writes what waits in ob->out, unless a write is under way; cb then. */
+void backend_outbox_flush(outbox_t *ob, h2o_socket_cb cb);
+
+/* lent.c */
+
+/* Runs p on an idle lent worker, or queues it (503 when the queue is at
+ * php.queue_limit). fm and head are borrowed. Returns 0, or -1 once it
+ * answered req itself. */
+int lent_submit(backend_t *be, preq_t *p, const Vc__FrontMessage *fm, const Vc__RequestHead *head);
+/* p's client left while it ran on l: the worker is told. */
+void lent_cancel(lent_t *l);
+/* Takes p out of the queue for a lent worker, if it is in. */
+void lent_unqueue(backend_t *be, preq_t *p);
+/* The broker lends a worker (its link is the next descriptor the link
+ * brought), or wants one back. */
+void lent_on_lend(backend_t *be, const Vc__Lend *m);
+void lent_on_recall(backend_t *be, const Vc__Recall *m);
+/* The front no longer uses l's link: l is freed. */
+void lent_remove(lent_t *l);
+/* Every lent worker let go (the link to the broker is gone). */
+void lent_drop_all(backend_t *be);
+/* backend_destroy: the lent workers and the board. */
+void lent_fini(backend_t *be);
+/* Once a second: 504 for requests that waited php.queue_timeout here. */
+void lent_tick(backend_t *be);
+
+#endif

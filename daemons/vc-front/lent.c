@@ -1,0 +1,553 @@
+/*
+ * Workers the pool lends this front (proto/request.proto: Lend): requests
+ * go to them straight, without waking the broker, or wait here while all
+ * of them are busy, under the pool's own limits (queue_limit: 503,
+ * queue_timeout: 504). With no worker lent, requests go to the broker as
+ * before (backend.c). What each worker does is written on the board the
+ * broker reads (libcommon/vc_board.h).
+ */
+#include "backend_internal.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "../vc-php/wire.h"
+
+#define NEED_EVERY_MS 10
+
+static void board_unref(board_ref_t *b)
+{
+    if (b && --b->refs == 0) {
+        munmap(b->map, sizeof(vc_board_t));
+        free(b);
+    }
+}
+
+static vc_board_t *board(backend_t *be)
+{
+    return be->board ? be->board->map : NULL;
+}
+
+static void publish_queue(backend_t *be)
+{
+    if (board(be))
+        board(be)->queued = (uint32_t)be->qlen;
+}
+
+static void enqueue(backend_t *be, preq_t *p, int at_head)
+{
+    p->queued = 1;
+    p->queued_ms = vc_mono_ms();
+    p->qnext = NULL;
+    if (at_head) {
+        p->qnext = be->qhead;
+        be->qhead = p;
+        if (be->qtail == NULL)
+            be->qtail = p;
+    } else {
+        if (be->qtail)
+            be->qtail->qnext = p;
+        else
+            be->qhead = p;
+        be->qtail = p;
+    }
+    be->qlen++;
+    publish_queue(be);
+}
+
+void lent_unqueue(backend_t *be, preq_t *p)
+{
+    if (!p->queued)
+        return;
+    for (preq_t **pp = &be->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->qnext)
+        if (*pp == p) {
+            *pp = p->qnext;
+            if (be->qtail == p)
+                be->qtail = prev;
+            be->qlen--;
+            break;
+        }
+    p->queued = 0;
+    p->qnext = NULL;
+    publish_queue(be);
+}
+
+static void lent_lost(lent_t *l, const char *why);
+static void need(backend_t *be);
+
+static void on_lent_written(h2o_socket_t *sock, const char *err)
+{
+    lent_t *l = sock->data;
+    if (l == NULL)
+        return;
+    l->ob.writing = 0;
+    vc_link_reset(&l->ob.wbuf);
+    if (err)
+        lent_lost(l, err);
+    else
+        backend_outbox_flush(&l->ob, on_lent_written);
+}
+
+void lent_cancel(lent_t *l)
+{
+    char c = WIRE_CANCEL;
+    vc_link_append(&l->ob.out, &(struct iovec){&c, 1}, 1);
+    backend_outbox_flush(&l->ob, on_lent_written);
+}
+
+/* Appends what fits of s to the string dst (cap bytes) at at; returns
+ * the new end. dst stays terminated. */
+static size_t put_text(char *dst, size_t cap, size_t at, const char *s, size_t len)
+{
+    if (at + len >= cap)
+        len = cap - 1 - at;
+    memcpy(dst + at, s, len);
+    dst[at + len] = '\0';
+    return at + len;
+}
+
+/* The request goes to the worker: its board entry first, so the broker
+ * never sees a busy worker as idle. */
+static void run_on(lent_t *l, preq_t *p)
+{
+    h2o_req_t *req = p->req;
+    vc_board_slot_t *bs = l->bs;
+    vc_board_begin(bs);
+    bs->state = VC_BOARD_BUSY;
+    bs->started = 0;
+    bs->timed_out = 0;
+    bs->idempotent = (uint32_t)p->idempotent;
+    bs->retries = (uint32_t)p->retries;
+    bs->since_ms = vc_mono_ms();
+    /* Copied, not printed: snprintf() was 3% of the front's time. */
+    size_t at = put_text(bs->what, sizeof(bs->what), 0, req->method.base, req->method.len);
+    at = put_text(bs->what, sizeof(bs->what), at, " ", 1);
+    put_text(bs->what, sizeof(bs->what), at, req->path.base, req->path.len);
+    put_text(bs->script, sizeof(bs->script), 0, p->script ? p->script : "", p->script ? strlen(p->script) : 0);
+    vc_board_end(bs);
+    /* [front-id][FrontMessage][body], as the broker passes it on; the
+     * worker echoes the front-id, which means nothing here. */
+    static const char fid[8];
+    int more = req->entity.base != NULL && req->entity.len > 0;
+    struct iovec f[3] = {{(void *)fid, sizeof(fid)}, {p->packed, p->packed_len}, {req->entity.base, req->entity.len}};
+    vc_link_append(&l->ob.out, f, more ? 3 : 2);
+    if (!p->idempotent || p->retries > 0) {
+        free(p->packed);
+        p->packed = NULL;
+    }
+    l->busy = 1;
+    l->job = p;
+    p->lw = l;
+    backend_outbox_flush(&l->ob, on_lent_written);
+}
+
+static lent_t *idle_lent(backend_t *be)
+{
+    for (size_t i = 0; i < be->nlent; i++)
+        if (!be->lent[i]->busy && !be->lent[i]->recalled)
+            return be->lent[i];
+    return NULL;
+}
+
+int lent_submit(backend_t *be, preq_t *p, const Vc__FrontMessage *fm, const Vc__RequestHead *head)
+{
+    h2o_req_t *req = p->req;
+    p->idempotent = !strcmp(head->method, "GET") || !strcmp(head->method, "HEAD");
+    p->script = h2o_strdup(&req->pool, head->script_filename ? head->script_filename : "", SIZE_MAX).base;
+    p->packed_len = vc__front_message__get_packed_size(fm);
+    p->packed = vc_malloc(p->packed_len);
+    vc__front_message__pack(fm, p->packed);
+    board(be)->accepted++;
+    lent_t *l = idle_lent(be);
+    if (l == NULL && be->qlen >= (size_t)be->f->d.cfg->php.queue_limit) {
+        board(be)->rejected_503++;
+        be->f->stats.errors_5xx++;
+        vc_log(VC_LOG_WARN, "backend", "queue full (%zu waiting): 503 for %.*s %.*s", be->qlen, (int)req->method.len,
+               req->method.base, (int)req->path.len, req->path.base);
+        p->final_seen = 1; /* nothing to cancel */
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
+        h2o_send_error_503(req, "Service Unavailable", "Service Unavailable: every PHP worker is busy\n", 0);
+        return -1;
+    }
+    backend_track(be, p);
+    if (l) {
+        run_on(l, p);
+    } else {
+        enqueue(be, p, 0);
+        need(be);
+    }
+    return 0;
+}
+
+void lent_remove(lent_t *l)
+{
+    backend_t *be = l->be;
+    if (l->job)
+        l->job->lw = NULL;
+    if (l->owed)
+        be->nowed--;
+    for (size_t i = 0; i < be->nlent; i++)
+        if (be->lent[i] == l) {
+            be->lent[i] = be->lent[--be->nlent];
+            break;
+        }
+    if (l->ob.sock) {
+        l->ob.sock->data = NULL;
+        h2o_socket_close(l->ob.sock);
+    }
+    vc_link_buf_free(&l->in);
+    vc_link_buf_free(&l->ob.out);
+    vc_link_buf_free(&l->ob.wbuf);
+    board_unref(l->board);
+    free(l);
+}
+
+/* With no worker lent any more, what waits here goes to the broker. */
+static void requeue_to_pool(backend_t *be)
+{
+    if (be->nlent > 0)
+        return;
+    for (preq_t *p; (p = be->qhead) != NULL;) {
+        lent_unqueue(be, p);
+        h2o_req_t *req = p->req;
+        int more = req->entity.base != NULL && req->entity.len > 0;
+        backend_send_packed(be, p->packed, p->packed_len, more ? req->entity.base : NULL, more ? req->entity.len : 0);
+        free(p->packed);
+        p->packed = NULL;
+    }
+}
+
+/* action: NULL to give the worker back; for a worker whose link ended,
+ * what was done for its request (proto/request.proto: GiveBack). instead:
+ * the slot of the worker this one goes back in place of, or -1. */
+static void tell_given_back(backend_t *be, uint32_t slot, const char *action, long instead)
+{
+    Vc__GiveBack g = VC__GIVE_BACK__INIT;
+    g.slot = slot;
+    g.lost = action != NULL;
+    g.action = (char *)(action ? action : "");
+    g.instead = instead >= 0;
+    g.instead_of = instead >= 0 ? (uint32_t)instead : 0;
+    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+    fm.kind_case = VC__FRONT_MESSAGE__KIND_GIVE_BACK;
+    fm.give_back = &g;
+    backend_send_message(be, &fm, NULL, 0);
+}
+
+static void give_back(lent_t *l, long instead)
+{
+    backend_t *be = l->be;
+    uint32_t slot = l->slot;
+    lent_remove(l); /* closes this end first: the broker reads it next */
+    tell_given_back(be, slot, NULL, instead);
+    requeue_to_pool(be);
+}
+
+/* A busy worker the broker asked back with any set (it needs a worker,
+ * not this one): NULL if none is owed. */
+static lent_t *owed_lent(backend_t *be)
+{
+    for (size_t i = 0; i < be->nlent && be->nowed > 0; i++)
+        if (be->lent[i]->owed)
+            return be->lent[i];
+    return NULL;
+}
+
+/* Requests wait here: a worker idle in the broker or at another front
+ * (front.processes > 1) may come. Asked as requests queue and as queued
+ * ones start, at most every NEED_EVERY_MS, so a front that is always
+ * waiting does not wake the broker per request. */
+static void need(backend_t *be)
+{
+    if (be->qhead == NULL || vc_mono_ms() - be->need_ms < NEED_EVERY_MS)
+        return;
+    be->need_ms = vc_mono_ms();
+    Vc__Need n = VC__NEED__INIT;
+    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+    fm.kind_case = VC__FRONT_MESSAGE__KIND_NEED;
+    fm.need = &n;
+    backend_send_message(be, &fm, NULL, 0);
+}
+
+/* The worker has nothing to do: given back if the pool asked, else the
+ * next request waiting here. May free l. */
+static void settle(lent_t *l)
+{
+    backend_t *be = l->be;
+    if (l->busy)
+        return;
+    lent_t *k;
+    if (l->recalled || l->owed) {
+        give_back(l, -1);
+    } else if ((k = owed_lent(be)) != NULL) {
+        k->owed = 0;
+        be->nowed--;
+        give_back(l, k->slot);
+    } else if (be->qhead) {
+        preq_t *p = be->qhead;
+        lent_unqueue(be, p);
+        run_on(l, p);
+        need(be);
+    }
+}
+
+static void went_idle(lent_t *l)
+{
+    vc_board_slot_t *bs = l->bs;
+    vc_board_begin(bs);
+    bs->state = VC_BOARD_IDLE;
+    bs->since_ms = vc_mono_ms();
+    bs->what[0] = bs->script[0] = '\0';
+    vc_board_end(bs);
+    l->busy = l->finishing = 0;
+    l->job = NULL;
+}
+
+/* Once idle, l goes back to the pool (settle): its link is not read
+ * further, so the broker finds every byte the worker sent after. */
+static int goes_back(const lent_t *l)
+{
+    return l->recalled || l->owed || l->be->nowed > 0;
+}
+
+/* ["R"], or [flag][front-id][BackMessage][body...] (daemons/vc-php/wire.h).
+ * Asks for no more reads once the worker is idle and must go back. */
+static int on_lent_message(void *arg, const struct iovec *f, int n)
+{
+    lent_t *l = arg;
+    backend_t *be = l->be;
+    if (f[0].iov_len != 1)
+        return 0;
+    char flag = *(const char *)f[0].iov_base;
+    if (flag == WIRE_READY) {
+        if (l->busy)
+            went_idle(l);
+        return goes_back(l);
+    }
+    if (n < 3 || !l->busy)
+        return 0;
+    if (!l->bs->started) {
+        vc_board_begin(l->bs);
+        l->bs->started = 1;
+        vc_board_end(l->bs);
+        if (l->job && l->job->packed) {
+            free(l->job->packed); /* begun: never run again */
+            l->job->packed = NULL;
+        }
+    }
+    vc_frames_append(&be->fr, f + 2, (size_t)n - 2);
+    backend_on_message(be, &be->fr, l); /* may dispose the job's request */
+    vc_frames_close(&be->fr);
+    if (flag == WIRE_DONE || flag == WIRE_FINAL) {
+        board(be)->completed++;
+        vc_board_begin(l->bs);
+        l->bs->served++;
+        vc_board_end(l->bs);
+        if (l->job)
+            l->job->lw = NULL;
+        l->job = NULL;
+    }
+    if (flag == WIRE_DONE) {
+        went_idle(l);
+        return goes_back(l);
+    }
+    if (flag == WIRE_FINAL) {
+        l->finishing = 1;
+        vc_board_begin(l->bs);
+        l->bs->state = VC_BOARD_FINISHING;
+        vc_board_end(l->bs);
+    }
+    return 0;
+}
+
+static void on_lent_readable(h2o_socket_t *sock, const char *err)
+{
+    lent_t *l = sock->data;
+    if (l == NULL)
+        return;
+    if (err) {
+        lent_lost(l, err);
+        return;
+    }
+    int rc = vc_link_read(h2o_socket_get_fd(sock), &l->in, 16, on_lent_message, l);
+    if (rc <= 0)
+        lent_lost(l, rc == 0 ? "it exited" : rc == -EPROTO ? "a malformed message" : vc_strerror(-rc));
+    else
+        settle(l);
+}
+
+/* The worker's link ended (it exited, or was killed): its client is
+ * answered as the broker would (and as the broker reports it, from the
+ * same board): the answer cut if it had begun; 504 if the broker killed
+ * it for running too long; a GET or HEAD not begun runs once more; else
+ * 502. An idle worker just goes. */
+static void lent_lost(lent_t *l, const char *why)
+{
+    backend_t *be = l->be;
+    preq_t *p = l->job;
+    uint32_t slot = l->slot;
+    int timed_out = (int)__atomic_load_n(&l->bs->timed_out, __ATOMIC_ACQUIRE);
+    const char *action = !l->busy || l->finishing ? "" : "client gone";
+    if (l->busy && !l->finishing && l->job == NULL)
+        board(be)->completed++; /* its client had left */
+    int running = l->busy && !l->finishing;
+    vc_log(running ? VC_LOG_WARN : VC_LOG_DEBUG, "backend", "lent worker %d is gone (%s)%s", l->pid, why,
+           running ? " while running a request" : "");
+    lent_remove(l);
+    if (p && p->req && !p->final_seen) {
+        p->lw = NULL;
+        h2o_req_t *req = p->req;
+        if (p->started) {
+            action = "aborted";
+            p->final_seen = 1;
+            p->aborted = 1;
+            backend_kick(p); /* may dispose p */
+        } else if (!timed_out && p->idempotent && p->retries == 0 && p->packed) {
+            action = "retried";
+            p->retries++;
+            board(be)->retried++;
+            lent_t *o = idle_lent(be);
+            if (o)
+                run_on(o, p);
+            else
+                enqueue(be, p, 1);
+        } else {
+            p->given_up = p->final_seen = 1;
+            be->f->stats.errors_5xx++;
+            action = timed_out ? "504" : "502";
+            if (timed_out) {
+                board(be)->timed_out_504++;
+                h2o_send_error_generic(req, 504, "Gateway Time-out", "Gateway Timeout: the script ran too long\n", 0);
+            } else {
+                board(be)->failed_502++;
+                h2o_send_error_generic(req, 502, "Bad Gateway", "Bad Gateway: the PHP worker died\n", 0);
+            }
+        }
+    } else if (p && p->final_seen) {
+        action = ""; /* its answer was whole */
+    }
+    tell_given_back(be, slot, action, -1);
+    requeue_to_pool(be);
+}
+
+static lent_t *lent_by_slot(backend_t *be, uint32_t slot)
+{
+    for (size_t i = 0; i < be->nlent; i++)
+        if (be->lent[i]->slot == slot)
+            return be->lent[i];
+    return NULL;
+}
+
+void lent_on_lend(backend_t *be, const Vc__Lend *m)
+{
+    int fd = vc_link_take_fd(&be->in);
+    if (m->board) {
+        int bfd = vc_link_take_fd(&be->in);
+        void *map = bfd >= 0 ? mmap(NULL, sizeof(vc_board_t), PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0) : MAP_FAILED;
+        if (bfd >= 0)
+            close(bfd);
+        if (map == MAP_FAILED) {
+            vc_log(VC_LOG_ERR, "backend", "cannot map the pool's board: %s", vc_strerror(errno));
+        } else {
+            board_unref(be->board);
+            be->board = vc_calloc(1, sizeof(*be->board));
+            be->board->map = map;
+            be->board->refs = 1;
+        }
+    }
+    lent_t *old = lent_by_slot(be, m->slot);
+    if (old)
+        lent_lost(old, "its slot was lent again");
+    if (fd < 0 || be->board == NULL || m->slot >= VC_BOARD_SLOTS) {
+        /* Unusable here: the broker has it back at once. */
+        vc_log(VC_LOG_ERR, "backend", "a lent worker came without %s: given back",
+               fd < 0              ? "its link"
+               : be->board == NULL ? "a board"
+                                   : "a valid slot");
+        if (fd >= 0)
+            close(fd);
+        tell_given_back(be, m->slot, NULL, -1);
+        return;
+    }
+    lent_t *l = vc_calloc(1, sizeof(*l));
+    l->be = be;
+    l->slot = m->slot;
+    l->pid = (int)m->pid;
+    l->board = be->board;
+    l->board->refs++;
+    l->bs = &be->board->map->slot[m->slot];
+    l->ob.sock = h2o_evloop_socket_create(be->f->ctx.loop, fd, 0);
+    l->ob.sock->data = l;
+    /* Read by on_lent_readable itself, never by h2o into its own buffer:
+     * once given back, the broker must find every byte the worker sent. */
+    h2o_socket_dont_read(l->ob.sock, 1);
+    h2o_socket_read_start(l->ob.sock, on_lent_readable);
+    if (be->nlent == be->caplent) {
+        be->caplent = be->caplent ? be->caplent * 2 : 16;
+        be->lent = vc_realloc(be->lent, be->caplent * sizeof(*be->lent));
+    }
+    be->lent[be->nlent++] = l;
+    went_idle(l);
+    settle(l);
+}
+
+/* A recall with any set, for a worker busy since the broker read the
+ * board, is answered by an idle one now, or by the first to be idle. */
+void lent_on_recall(backend_t *be, const Vc__Recall *m)
+{
+    lent_t *l = lent_by_slot(be, m->slot);
+    if (l == NULL || l->recalled)
+        return;
+    if (m->any && l->busy) {
+        lent_t *o = idle_lent(be);
+        if (o) {
+            give_back(o, l->slot);
+        } else if (!l->owed) {
+            l->owed = 1;
+            be->nowed++;
+        }
+        return;
+    }
+    if (l->owed) {
+        l->owed = 0;
+        be->nowed--;
+    }
+    l->recalled = 1;
+    settle(l);
+}
+
+void lent_tick(backend_t *be)
+{
+    /* Waiting here for a lent worker too long: 504, as the broker's own
+     * queue does (the queue is in arrival order). */
+    uint64_t qlimit = (uint64_t)be->f->d.cfg->php.queue_timeout_ms;
+    while (be->qhead && vc_mono_ms() - be->qhead->queued_ms >= qlimit) {
+        preq_t *p = be->qhead;
+        lent_unqueue(be, p);
+        vc_log(VC_LOG_WARN, "backend", "%.*s waited %llu ms for a worker: 504", (int)p->req->path.len,
+               p->req->path.base, (unsigned long long)(vc_mono_ms() - p->queued_ms));
+        board(be)->timed_out_504++;
+        be->f->stats.errors_5xx++;
+        p->given_up = p->final_seen = 1;
+        h2o_send_error_generic(p->req, 504, "Gateway Time-out", "Gateway Timeout: no PHP worker became free\n", 0);
+    }
+}
+
+void lent_drop_all(backend_t *be)
+{
+    while (be->nlent > 0)
+        lent_remove(be->lent[0]);
+}
+
+void lent_fini(backend_t *be)
+{
+    lent_drop_all(be);
+    free(be->lent);
+    be->lent = NULL;
+    board_unref(be->board);
+    be->board = NULL;
+}
