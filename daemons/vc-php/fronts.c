@@ -180,7 +180,7 @@ static void accept_fronts(fronts_t *fs)
         socklen_t credlen = sizeof(cred);
         if (l->unix_socket && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0)
             l->pid = cred.pid;
-        vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu)", i);
+        vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu, pid %d)", i, (int)l->pid);
         if (fs->change) {
             char id[FRONT_ID_LEN];
             make_id(id, (uint32_t)i, l->serial);
