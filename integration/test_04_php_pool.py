@@ -552,7 +552,10 @@ def test_a_worker_asked_back_for_any_request_is_the_first_idle_one(make_suite, t
         c.getresponse().read()
         after = front_requests(s)
         took = [n for n in after if after[n] != before[n]]
-        conns[took[0]].append(c) if len(took) == 1 else c.close()
+        if len(took) == 1:
+            conns[took[0]].append(c)
+        else:
+            c.close()
     assert all(len(c) >= 2 for c in conns.values()), {n: len(c) for n, c in conns.items()}
 
     def get(conn, ms, out):

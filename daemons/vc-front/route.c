@@ -16,7 +16,7 @@ static route_kind_t refuse(route_t *out, route_kind_t kind, const char *why)
 }
 
 /* realpath() asks the kernel about every component of the path (a
- * readlink each), then a stat: seven system calls for a script five
+ * readlink each): six system calls, with the stat, for a script five
  * directories deep, on every request. What they found is kept for a
  * second, as PHP keeps its realpath cache (for two minutes) and nginx its
  * open_file_cache: a file that appears shows at once (misses are not
