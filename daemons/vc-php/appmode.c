@@ -10,6 +10,7 @@
 #include <SAPI.h>
 #include <main/php_output.h>
 #include <ext/session/php_session.h>
+#include <ext/standard/basic_functions.h>
 #include <ext/spl/spl_exceptions.h>
 #include <zend_exceptions.h>
 #include <zend_ini.h>
@@ -35,6 +36,9 @@ static struct {
      * the depth of their stacks. */
     zval boot_error_handler, boot_exception_handler;
     int boot_error_depth, boot_exception_depth;
+    /* register_shutdown_function() calls made by the boot: they belong to
+     * the worker's long script and run when the worker ends. */
+    HashTable *boot_shutdown_fns;
 } A;
 
 /* ---- the post-boot snapshot ------------------------------------------------ */
@@ -359,8 +363,29 @@ static void handlers_restore(void)
     stack_trim(&EG(user_exception_handlers), A.boot_exception_depth);
 }
 
-static void request_shutdown(int restore)
+/* Runs the shutdown functions registered since the last call, then
+ * forgets them, as php_request_shutdown() does first of all: their output
+ * and headers are part of the answer, and $_SESSION is still there.
+ * Returns 1 if one of them bailed out (exit(), a fatal error, an uncaught
+ * exception): PHP stops running the rest then, and the worker, like one
+ * whose handler did the same, must not serve another request. */
+static int shutdown_functions_run(void)
 {
+    if (BG(user_shutdown_function_names) == NULL)
+        return 0;
+    bool unclean = CG(unclean_shutdown);
+    CG(unclean_shutdown) = 0;
+    php_call_shutdown_functions(); /* catches its own bailout */
+    php_free_shutdown_functions();
+    int bailed = CG(unclean_shutdown);
+    CG(unclean_shutdown) = unclean || bailed;
+    return bailed;
+}
+
+/* Returns 1 if the request's shutdown functions bailed out. */
+static int request_shutdown(int restore)
+{
+    volatile int bailed = shutdown_functions_run(); /* across the zend_try below */
     zend_try
     {
         php_output_end_all();
@@ -384,6 +409,7 @@ static void request_shutdown(int restore)
     if (restore)
         zend_ini_deactivate();
     zend_set_memory_limit(PG(memory_limit));
+    return bailed;
 }
 
 /* What the boot changed with ini_set() becomes the baseline requests
@@ -460,7 +486,8 @@ static int end_request(void)
         timezone_restore();
         handlers_restore();
     }
-    request_shutdown(A.restore);
+    if (request_shutdown(A.restore))
+        worker_set_last(A.conn);
     vc_sapi_finish(&A.req);
     vc_sapi_unbind(&A.req);
     if (A.restore) {
@@ -497,7 +524,10 @@ static void boot_emit(vc_request_t *r, int final)
  * and fork. Returns in each worker, connected to the broker. */
 static void fork_point(void)
 {
-    /* The boot's ini_set()s stay; the boot's request state goes. */
+    /* The boot's ini_set()s stay; the boot's request state goes, but not
+     * its shutdown functions: they wait for the worker's end. */
+    A.boot_shutdown_fns = BG(user_shutdown_function_names);
+    BG(user_shutdown_function_names) = NULL;
     php_output_end_all();
     ini_commit();
     request_shutdown(A.restore);
@@ -530,6 +560,16 @@ static void __attribute__((noreturn)) leave(int code)
         vc_sapi_unbind(&A.req);
         A.have_req = 0;
         worker_done(A.conn, &A.req);
+    }
+    /* The end of the worker's long script: what was registered outside
+     * any request (between frankenphp_handle_request() calls), then what
+     * the boot registered, runs now, as at the end of any PHP script.
+     * There is no request: what they print goes nowhere. */
+    shutdown_functions_run();
+    if (A.boot_shutdown_fns) {
+        BG(user_shutdown_function_names) = A.boot_shutdown_fns;
+        A.boot_shutdown_fns = NULL;
+        shutdown_functions_run();
     }
     worker_close(&A.conn);
     _exit(code);

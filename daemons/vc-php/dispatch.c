@@ -61,6 +61,7 @@ typedef struct worker {
     int timed_out;     /* killed for running too long */
     int recycle;       /* over the memory ceiling: exits once idle */
     int retire;        /* the pool shrank: exits once idle */
+    int dying;         /* exited: what it wrote is being read, no new work */
     uint64_t since_ms; /* start of the current state */
     uint64_t served;
     int slot;                   /* its board slot; -1: none (never lent) */
@@ -294,7 +295,9 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
 static void make_idle(dispatch_t *d, worker_t *w)
 {
     w->since_ms = vc_mono_ms();
-    if (w->gen != d->gen || w->recycle || w->retire) {
+    if (w->dying) {
+        w->state = W_IDLE; /* as it was when it died; pump() and lend() skip it */
+    } else if (w->gen != d->gen || w->recycle || w->retire) {
         w->state = W_RETIRED;
         kill(w->pid, SIGTERM);
     } else {
@@ -308,7 +311,7 @@ static void make_idle(dispatch_t *d, worker_t *w)
 static void pump(dispatch_t *d)
 {
     for (size_t i = 0; i < d->nw && d->qhead; i++)
-        if (d->w[i].state == W_IDLE)
+        if (d->w[i].state == W_IDLE && !d->w[i].dying)
             assign(d, &d->w[i], dequeue(d));
     if (d->qhead == NULL) {
         lend(d);
@@ -375,7 +378,7 @@ static void lend(dispatch_t *d)
         return;
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
-        if (w->state != W_IDLE || w->fd < 0 || w->slot < 0 || w->in.len > w->in.off)
+        if (w->state != W_IDLE || w->dying || w->fd < 0 || w->slot < 0 || w->in.len > w->in.off)
             continue;
         char fid[FRONT_ID_LEN];
         int moved = w->moving && fronts_lend(d->fronts, w->move_to, (uint32_t)w->slot, w->pid, w->fd) == 0;
@@ -477,7 +480,7 @@ static void move_one(dispatch_t *d, const void *fid)
     worker_t *pick = NULL;
     for (size_t i = 0; i < d->nw && pick == NULL; i++) {
         worker_t *w = &d->w[i];
-        if (w->state == W_IDLE && w->slot >= 0)
+        if (w->state == W_IDLE && !w->dying && w->slot >= 0)
             pick = w;
         else if (w->state == W_LENT && !w->recalled && memcmp(w->lent_to, fid, FRONT_ID_LEN) != 0) {
             vc_board_slot_t *bs = board_slot(d, w);
@@ -819,6 +822,17 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
     }
 }
 
+/* A worker that exited with an error after answering its request whole:
+ * not a crash (its client has the answer, with the error PHP showed), but
+ * logged with the request that ended it. */
+static void log_ended_after(dispatch_t *d, const char *pidstr, const char *how, const char *what, const char *script,
+                            int recycled)
+{
+    vc_log(VC_LOG_NOTICE, "pool", "worker %s ended (%s) after answering %s (\"%s\")", pidstr, how, what, script);
+    vc_bus_publish(d->bus, recycled ? "php.worker.recycled" : "php.worker.exited", VC__SEVERITY__INFO, "pid", pidstr,
+                   "status", how, "request", what, "script", script, NULL);
+}
+
 static void note_crash(dispatch_t *d)
 {
     uint64_t now = vc_mono_ms();
@@ -855,7 +869,13 @@ static void report_lent(dispatch_t *d, const lost_t *x, const char *action)
                        x->what, "script", x->script, "action", action, NULL);
         if (x->own_fault)
             note_crash(d);
-    } else if (!x->clean && !x->finishing) {
+    } else if (!x->clean && (x->finishing || (action && x->busy))) {
+        /* It ended after its answer was whole (a fatal error or exit() in
+         * worker mode ends the worker with its request): that request is
+         * named. action "" from the front: the answer was whole, though the
+         * board, read before the front had read it, still said busy. */
+        log_ended_after(d, pidstr, x->how, x->what, x->script, x->recycled);
+    } else if (!x->clean) {
         d->crashed++;
         vc_log(VC_LOG_ERR, "pool", "worker %s died (%s) while idle", pidstr, x->how);
         vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", x->how, "action",
@@ -950,6 +970,15 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         snprintf(how, sizeof(how), "exit %d", WEXITSTATUS(status));
     int clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     int own_fault = !clean && !(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    if (w->state != W_LENT && w->fd >= 0) {
+        /* What it wrote before it exited is read first: the zygote's
+         * report can come before the end of the link is read, and a
+         * worker mode worker ends after a fatal error with its answer
+         * whole. Without this its request was run again (a GET) or
+         * answered 502 twice over. */
+        w->dying = 1;
+        on_worker(d, w, 1);
+    }
     job_t *j = w->job;
     if (w->state == W_LENT) {
         lent_exited(d, w, how, clean, own_fault);
@@ -988,6 +1017,9 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         w->job = NULL;
         if (own_fault)
             note_crash(d);
+    } else if (!clean && j && w->state == W_FINISHING) {
+        log_ended_after(d, pidstr, how, j->what, j->script, 0);
+        finish_job(d, w);
     } else {
         if (j)
             finish_job(d, w);

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,32 @@ struct worker_conn {
     pid_t pid;     /* ours, for each answer's head (getpid() is a system call) */
     char rid[32];
 };
+
+/* SIGTERM is how the pool tells an idle worker to go (retired, recycled,
+ * the suite stopping). It is held blocked while a request runs and taken
+ * only while the worker waits for the next one, so a worker ends between
+ * requests and its script ends as a script does: worker mode runs the
+ * boot's shutdown functions (appmode.c). */
+static volatile sig_atomic_t told_to_stop;
+static sigset_t wait_mask; /* the mask to wait with: SIGTERM taken */
+
+static void on_sigterm(int sig)
+{
+    (void)sig;
+    told_to_stop = 1;
+}
+
+static void stop_on_sigterm(void)
+{
+    struct sigaction sa = {.sa_handler = on_sigterm}; /* no SA_RESTART: ppoll() returns */
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigset_t term;
+    sigemptyset(&term);
+    sigaddset(&term, SIGTERM);
+    sigprocmask(SIG_BLOCK, &term, &wait_mask);
+    sigdelset(&wait_mask, SIGTERM);
+}
 
 /* The link is gone or broken: the broker is, or will be. Nothing to save. */
 static void __attribute__((noreturn)) link_lost(int err)
@@ -103,6 +130,7 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
     w->pid = getpid();
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
+    stop_on_sigterm();
     int rc = vc_link_send_byte(fd, WIRE_READY);
     if (rc < 0)
         link_lost(rc);
@@ -130,8 +158,10 @@ static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
              * answer the broker or a front read: a second wake-up and
              * context switch per request, paid by both processes. */
             struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
-            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+            if (ppoll(&pfd, 1, NULL, &wait_mask) < 0 && errno != EINTR)
                 link_lost(-errno);
+            if (told_to_stop)
+                return -1;
             continue;
         }
         if (got == 0)

@@ -22,6 +22,42 @@ switch ($_GET['case'] ?? '') {
     case 'exit-code':
         http_response_code(202);
         exit(3);
+    case 'shutdown-twice':
+        register_shutdown_function(function () { echo "first\n"; });
+        register_shutdown_function(function (string $a, int $b) { echo "second $a $b\n"; }, 'x', 2);
+        echo "main\n";
+        break;
+    case 'shutdown-nested':
+        register_shutdown_function(function () {
+            echo "outer\n";
+            register_shutdown_function(function () { echo "inner\n"; });
+        });
+        echo "main\n";
+        break;
+    case 'shutdown-header':
+        register_shutdown_function(function () { header('X-Shutdown: ran'); http_response_code(203); echo "late\n"; });
+        echo "main\n";
+        break;
+    case 'shutdown-after-exit':
+        register_shutdown_function(function () { echo "shutdown after exit\n"; });
+        echo "main\n";
+        exit;
+    case 'shutdown-after-fatal':
+        ini_set('display_errors', '1');
+        ini_set('html_errors', '0');
+        register_shutdown_function(function () {
+            $e = error_get_last();
+            echo "shutdown saw: ", $e ? $e['message'] : 'nothing', "\n";
+        });
+        echo "main\n";
+        no_such_function_here();
+        break;
+    case 'shutdown-after-exception':
+        ini_set('display_errors', '1');
+        ini_set('html_errors', '0');
+        register_shutdown_function(function () { echo "shutdown after exception\n"; });
+        echo "main\n";
+        throw new RuntimeException('uncaught here');
     case 'destruct':
         $o = new class { function __destruct() { echo "destructed\n"; } };
         echo "main\n";
