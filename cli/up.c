@@ -63,10 +63,10 @@ typedef struct sup {
     vc_ctl_t *ctl;
     vc_bus_t *bus;
     char *pidfile;
-    child_t kids[72];
+    child_t *kids; /* one per daemon process, as many as the configuration asks */
     size_t nkids;
-    pid_t retiring[64]; /* replaced daemons finishing their work */
-    size_t nretiring;
+    pid_t *retiring; /* replaced daemons finishing their work */
+    size_t nretiring, cap_retiring;
     vc_listener_t *listeners; /* held here so the ports never close */
     char *tickets;            /* DATA/tls/tickets */
     size_t nlisteners;
@@ -339,7 +339,11 @@ static int replace(sup_t *s, child_t *k, char *err, size_t errlen)
         snprintf(err, errlen, "the new %s did not start; the old one keeps running", k->name);
         return -1;
     }
-    if (old > 0 && s->nretiring < VC_ARRAY_SIZE(s->retiring)) {
+    if (old > 0) {
+        if (s->nretiring == s->cap_retiring) {
+            s->cap_retiring = s->cap_retiring ? 2 * s->cap_retiring : 8;
+            s->retiring = vc_realloc(s->retiring, s->cap_retiring * sizeof(*s->retiring));
+        }
         s->retiring[s->nretiring++] = old;
         kill(old, SIGTERM);
     }
@@ -656,9 +660,13 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     if (s.cfg->admin_listen && *s.cfg->admin_listen &&
         vc_listen_open(s.cfg->admin_listen, VC_LISTEN_ADMIN, &s.listeners, &s.nlisteners) < 0)
         vc_log(VC_LOG_WARN, "up", "no metrics endpoint: cannot listen on %s", s.cfg->admin_listen);
+    size_t nprocs = 0;
+    for (size_t i = 0; cli_daemons[i]; i++)
+        nprocs += strcmp(cli_daemons[i], "vc-front") == 0 ? (size_t)s.cfg->front.processes : 1;
+    s.kids = vc_calloc(nprocs, sizeof(*s.kids));
     for (size_t i = 0; cli_daemons[i]; i++) {
         int copies = strcmp(cli_daemons[i], "vc-front") == 0 ? (int)s.cfg->front.processes : 1;
-        for (int c = 0; c < copies && s.nkids < VC_ARRAY_SIZE(s.kids); c++) {
+        for (int c = 0; c < copies; c++) {
             child_t *k = &s.kids[s.nkids++];
             k->binary = cli_daemons[i];
             k->instance = c;
@@ -696,8 +704,9 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         }
     }
 
+    /* The control socket, the signals, and each daemon's readiness pipe. */
+    zmq_pollitem_t *items = vc_calloc(2 + s.nkids, sizeof(*items));
     while (!s.stopping) {
-        zmq_pollitem_t items[12];
         size_t n = 0;
         items[n++] = (zmq_pollitem_t){vc_ctl_socket(s.ctl), 0, ZMQ_POLLIN, 0};
         items[n++] = (zmq_pollitem_t){NULL, s.sigfd, ZMQ_POLLIN, 0};
@@ -735,6 +744,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
             vc_log(VC_LOG_INFO, "up", "rotated the TLS session ticket keys");
     }
 
+    free(items);
     vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
     stop_children(&s);
     if (ready_fd >= 0)
@@ -753,6 +763,8 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     free(s.overrides);
     free(s.data_dir);
     free(s.conf_dir);
+    free(s.kids);
+    free(s.retiring);
     vc_log(VC_LOG_NOTICE, "up", "stopped");
     return 0;
 }

@@ -86,3 +86,26 @@ def test_background_up_and_stop(make_suite):
         r = s.vc("stop")
     assert r.returncode == 0 and "stopped" in r.stdout
     assert s.vc("status").returncode != 0
+
+
+def test_64_fronts_serve_reload_and_stop(make_suite):
+    """front.processes goes up to 64: the supervisor's poll set and its
+    list of daemons follow the configuration (a fixed array of 12 was
+    overrun at 9 fronts), through a start, a reload that replaces every
+    front, and a stop."""
+    s = make_suite(args=["--workers", "2"], env={"VC_FRONT_PROCESSES": "64"}).start(wait=120)
+    fronts = [d for d in s.status()["daemons"] if d["daemon"].startswith("vc-front")]
+    assert len(fronts) == 64 and all(d["state"] == "running" for d in fronts), fronts
+    # Connections land on fronts at the kernel's choice (SO_REUSEPORT):
+    # many of them reach many fronts, and every one is answered.
+    for _ in range(64):
+        code, _, body = curl(s.url("/hello.php"))
+        assert code == 200 and body == b"hello world\n"
+    before = {d["pid"] for d in fronts}
+    r = s.vc("reload", timeout=180)
+    assert r.returncode == 0, r.stdout + r.stderr
+    after = [d for d in s.status()["daemons"] if d["daemon"].startswith("vc-front")]
+    assert len(after) == 64 and not before & {d["pid"] for d in after}, "every front is replaced by a reload"
+    code, _, body = curl(s.url("/hello.php"))
+    assert code == 200
+    s.stop(timeout=30)
