@@ -95,6 +95,12 @@ void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
     free(ctl_ep);
     if (d->ctl == NULL)
         exit(1);
+    if (!d->binds_bus)
+        vc_daemon_connect_bus(d);
+}
+
+void vc_daemon_connect_bus(vc_daemon_t *d)
+{
     char *bus_ep = vc_config_endpoint(d->cfg, "bus-in");
     d->bus = vc_bus_new(d->zctx, bus_ep, d->name);
     free(bus_ep);
@@ -111,12 +117,20 @@ static const char *short_name(const char *name, char *buf, size_t len)
     return buf;
 }
 
-void vc_daemon_ready(vc_daemon_t *d)
+void vc_daemon_announce(vc_daemon_t *d)
 {
+    if (d->announced)
+        return;
+    d->announced = 1;
     char topic[64], pid[16], buf[48];
     snprintf(topic, sizeof(topic), "%s.started", short_name(d->name, buf, sizeof(buf)));
     snprintf(pid, sizeof(pid), "%d", (int)getpid());
     vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, "pid", pid, "version", VC_VERSION, NULL);
+}
+
+void vc_daemon_ready(vc_daemon_t *d)
+{
+    vc_daemon_announce(d);
     vc_log(VC_LOG_INFO, "main", "%s %s ready", d->name, VC_VERSION);
     vc_proc_ready();
 }

@@ -23,15 +23,21 @@ typedef struct vc_daemon {
     vc_ctl_t *ctl;
     vc_bus_t *bus;
     char *pidfile;
+    int binds_bus; /* vc-bus: connects its publisher once it has bound bus-in */
+    int announced; /* "<daemon>.started" went out */
 } vc_daemon_t;
 
 /* Parses --data DIR (or VC_DATA), --help and --version; loads the current
  * configuration. Exits with a message on bad usage or no configuration. */
 void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv);
-/* Exits with a logged reason on failure. */
+/* Exits with a logged reason on failure. Connects the event publisher to
+ * bus-in, unless binds_bus is set (then vc_daemon_connect_bus, once bound). */
 void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx);
-/* Announces "<daemon>.started" (topic "bus.started" for vc-bus) and tells
- * the supervisor the daemon is ready. Call once every socket is bound. */
+void vc_daemon_connect_bus(vc_daemon_t *d);
+/* Announces "<daemon>.started" (topic "bus.started" for vc-bus), once. */
+void vc_daemon_announce(vc_daemon_t *d);
+/* Announces the start if not done yet and tells the supervisor the daemon
+ * is ready. Call once every socket is bound. */
 void vc_daemon_ready(vc_daemon_t *d);
 /* Announces "<daemon>.stopped", closes everything, removes the pid file. */
 void vc_daemon_fini(vc_daemon_t *d);
