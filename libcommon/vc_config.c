@@ -1,4 +1,5 @@
 #include "vc_config.h"
+#include "vc_config_internal.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -14,15 +15,6 @@
 
 /* ---- the schema: every setting a file may contain --------------------- */
 
-enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT, T_WORKERS };
-
-struct spec {
-    const char *path; /* dotted: "php.workers" */
-    enum type type;
-    size_t off;
-    int64_t min, max;
-};
-
 #define G(field) offsetof(vc_config_t, field)
 #define S(field) offsetof(vc_site_t, field)
 #define BIG INT64_MAX
@@ -31,21 +23,10 @@ static const struct spec global_specs[] = {
     {"listen", T_LIST, G(listen), 0, 0},
     {"tls_listen", T_LIST, G(tls_listen), 0, 0},
     {"admin_listen", T_STR, G(admin_listen), 0, 0},
+    {"user", T_STR, G(user), 0, 0},
+    {"allow_root", T_BOOL, G(allow_root), 0, 0},
     {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
     {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
-    {"php.mode", T_STR, G(php.mode), 0, 0},
-    {"php.workers", T_WORKERS, G(php.workers), 0, 1024},
-    {"php.min_workers", T_INT, G(php.min_workers), 0, 1024},
-    {"php.max_workers", T_INT, G(php.max_workers), 0, 4096},
-    {"php.max_memory", T_SIZE, G(php.max_memory), 0, BIG},
-    {"php.max_requests", T_INT, G(php.max_requests), 0, BIG},
-    {"php.ini_file", T_STR, G(php.ini_file), 0, 0},
-    {"php.ini", T_LIST, G(php.ini), 0, 0},
-    {"php.worker_script", T_STR, G(php.worker_script), 0, 0},
-    {"php.worker_restore", T_BOOL, G(php.worker_restore), 0, 0},
-    {"php.queue_limit", T_INT, G(php.queue_limit), 0, 1000000},
-    {"php.queue_timeout", T_DURATION, G(php.queue_timeout_ms), 1, 3600000},
-    {"php.kill_grace", T_DURATION, G(php.kill_grace_ms), 0, 3600000},
     {"front.processes", T_INT, G(front.processes), 1, 64},
     {"front.max_body", T_SIZE, G(front.max_body), 0, BIG},
     {"front.max_header_bytes", T_SIZE, G(front.max_header_bytes), 1024, 1 << 24},
@@ -75,6 +56,7 @@ static const struct spec site_specs[] = {
     {"site.canonical_host", T_STR, S(canonical_host), 0, 0},
     {"site.redirects", T_LIST, S(redirects), 0, 0},
     {"site.error_pages", T_LIST, S(error_pages), 0, 0},
+    {"site.pool", T_STR, S(pool), 0, 0},
 };
 
 /* Environment variables and the settings they set. */
@@ -84,6 +66,11 @@ static const struct {
     {"VC_LISTEN", "listen"},
     {"VC_TLS_LISTEN", "tls_listen"},
     {"VC_ADMIN_LISTEN", "admin_listen"},
+    {"VC_USER", "user"},
+    {"VC_ALLOW_ROOT", "allow_root"},
+    {"VC_PHP_USER", "php.user"},
+    {"VC_PHP_GROUP", "php.group"},
+    {"VC_OPEN_BASEDIR", "php.open_basedir"},
     {"VC_MODE", "php.mode"},
     {"VC_WORKERS", "php.workers"},
     {"VC_WORKER_SCRIPT", "php.worker_script"},
@@ -100,18 +87,12 @@ static const struct {
 const char *const vc_config_env_names[] = {
     "VC_LISTEN",        "VC_TLS_LISTEN",     "VC_ADMIN_LISTEN",    "VC_MODE",         "VC_WORKERS",
     "VC_WORKER_SCRIPT", "VC_WORKER_RESTORE", "VC_PHP_INI",         "VC_PHP_INI_FILE", "VC_MAX_REQUESTS",
-    "VC_LOG_LEVEL",     "VC_LOG_FORMAT",     "VC_FRONT_PROCESSES", "VC_ROOT",         NULL};
+    "VC_LOG_LEVEL",     "VC_LOG_FORMAT",     "VC_FRONT_PROCESSES", "VC_ROOT",         "VC_USER",
+    "VC_ALLOW_ROOT",    "VC_PHP_USER",       "VC_PHP_GROUP",       "VC_OPEN_BASEDIR", NULL};
 
 /* ---- errors ----------------------------------------------------------- */
 
-struct ctx {
-    char *err;
-    size_t errlen;
-    const char *file; /* the source being read */
-};
-
-static int fail(struct ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct ctx *c, int line, const char *fmt, ...)
+int vc_config_fail(struct ctx *c, int line, const char *fmt, ...)
 {
     int n =
         line > 0 ? snprintf(c->err, c->errlen, "%s:%d: ", c->file, line) : snprintf(c->err, c->errlen, "%s: ", c->file);
@@ -126,7 +107,7 @@ static int fail(struct ctx *c, int line, const char *fmt, ...)
 
 /* ---- values ----------------------------------------------------------- */
 
-static void free_list(char ***list, size_t *n)
+void vc_config_free_list(char ***list, size_t *n)
 {
     for (size_t i = 0; i < *n; i++)
         free((*list)[i]);
@@ -159,7 +140,7 @@ static int64_t parse_size(const char *s)
 
 /* Stores a textual value (from a file string, the environment or `vc up`)
  * into the field a spec names. */
-static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, const char *text)
+int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *base, const char *text)
 {
     char *field = (char *)base + sp->off;
     int64_t v;
@@ -172,7 +153,7 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
         /* From the environment a list is comma separated (php.ini: ';'). */
         char ***list = (char ***)field;
         size_t *n = (size_t *)(field + sizeof(char **));
-        free_list(list, n);
+        vc_config_free_list(list, n);
         const char *sep = strcmp(sp->path, "php.ini") == 0 ? ";" : ",";
         char *copy = vc_strdup(text), *save = NULL;
         for (char *tok = strtok_r(copy, sep, &save); tok; tok = strtok_r(NULL, sep, &save)) {
@@ -196,11 +177,12 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
                  !strcasecmp(text, "no"))
             *(int *)field = 0;
         else
-            return fail(c, line, "%s: expected true or false, got \"%s\"", sp->path, text);
+            return vc_config_fail(c, line, "%s: expected true or false, got \"%s\"", sp->path, text);
         return 0;
     case T_LOGLEVEL:
         if ((*(int *)field = vc_log_level_parse(text)) < 0)
-            return fail(c, line, "%s: unknown level \"%s\" (debug, info, notice, warn, error)", sp->path, text);
+            return vc_config_fail(c, line, "%s: unknown level \"%s\" (debug, info, notice, warn, error)", sp->path,
+                                  text);
         return 0;
     case T_LOGFORMAT:
         if (strcmp(text, "text") == 0 || strcmp(text, "combined") == 0)
@@ -208,7 +190,7 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
         else if (strcmp(text, "json") == 0)
             *(int *)field = 1;
         else
-            return fail(c, line, "%s: expected \"text\" or \"json\", got \"%s\"", sp->path, text);
+            return vc_config_fail(c, line, "%s: expected \"text\" or \"json\", got \"%s\"", sp->path, text);
         return 0;
     case T_WORKERS:
         /* A number, or "auto": sized from memory (stored as 0). */
@@ -222,23 +204,23 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
         errno = 0;
         long long n = strtoll(text, &end, 10);
         if (errno || end == text || *end)
-            return fail(c, line, "%s: expected a number%s, got \"%s\"", sp->path,
-                        sp->type == T_WORKERS ? " or \"auto\"" : "", text);
+            return vc_config_fail(c, line, "%s: expected a number%s, got \"%s\"", sp->path,
+                                  sp->type == T_WORKERS ? " or \"auto\"" : "", text);
         v = n;
         if (sp->type == T_WORKERS && v < 1)
-            return fail(c, line, "%s: %lld is out of range [1, %lld] (or \"auto\")", sp->path, (long long)v,
-                        (long long)sp->max);
+            return vc_config_fail(c, line, "%s: %lld is out of range [1, %lld] (or \"auto\")", sp->path, (long long)v,
+                                  (long long)sp->max);
         break;
     }
     case T_SIZE:
         if ((v = parse_size(text)) < 0)
-            return fail(c, line, "%s: expected a size like 8M, got \"%s\"", sp->path, text);
+            return vc_config_fail(c, line, "%s: expected a size like 8M, got \"%s\"", sp->path, text);
         break;
     case T_DURATION:
         if (strcmp(text, "-1") == 0)
             v = -1;
         else if ((v = vc_parse_duration_ms(text)) < 0)
-            return fail(c, line, "%s: expected a duration like 30s, got \"%s\"", sp->path, text);
+            return vc_config_fail(c, line, "%s: expected a duration like 30s, got \"%s\"", sp->path, text);
         /* Site durations are kept in seconds (they end up in headers). */
         else if (sp->off == S(hsts_max_age) || sp->off == S(static_max_age))
             if (strncmp(sp->path, "site.", 5) == 0)
@@ -247,15 +229,15 @@ static int set_text(struct ctx *c, int line, const struct spec *sp, void *base, 
     default: VC_ASSERT(0);
     }
     if (v < sp->min || v > sp->max)
-        return fail(c, line, "%s: %lld is out of range [%lld, %lld]", sp->path, (long long)v, (long long)sp->min,
-                    (long long)sp->max);
+        return vc_config_fail(c, line, "%s: %lld is out of range [%lld, %lld]", sp->path, (long long)v,
+                              (long long)sp->min, (long long)sp->max);
     if (sp->type == T_INT || sp->type == T_SIZE || sp->type == T_DURATION || sp->type == T_WORKERS)
         *(int64_t *)field = v;
     return 0;
 }
 
 /* Stores a libconfig setting through set_text, checking its type first. */
-static int set_setting(struct ctx *c, const struct spec *sp, void *base, config_setting_t *s)
+int vc_config_set_setting(struct ctx *c, const struct spec *sp, void *base, config_setting_t *s)
 {
     int line = (int)config_setting_source_line(s);
     int t = config_setting_type(s);
@@ -263,16 +245,16 @@ static int set_setting(struct ctx *c, const struct spec *sp, void *base, config_
     switch (sp->type) {
     case T_LIST: {
         if (t == CONFIG_TYPE_STRING)
-            return set_text(c, line, sp, base, config_setting_get_string(s));
+            return vc_config_set_text(c, line, sp, base, config_setting_get_string(s));
         if (t != CONFIG_TYPE_ARRAY && t != CONFIG_TYPE_LIST)
-            return fail(c, line, "%s: expected a list of strings like [\"a\", \"b\"]", sp->path);
+            return vc_config_fail(c, line, "%s: expected a list of strings like [\"a\", \"b\"]", sp->path);
         char ***list = (char ***)((char *)base + sp->off);
         size_t *n = (size_t *)((char *)base + sp->off + sizeof(char **));
-        free_list(list, n);
+        vc_config_free_list(list, n);
         for (int i = 0; i < config_setting_length(s); i++) {
             config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
             if (config_setting_type(e) != CONFIG_TYPE_STRING)
-                return fail(c, line, "%s: element %d is not a string", sp->path, i + 1);
+                return vc_config_fail(c, line, "%s: element %d is not a string", sp->path, i + 1);
             *list = vc_realloc(*list, (*n + 1) * sizeof(char *));
             (*list)[(*n)++] = vc_strdup(config_setting_get_string(e));
         }
@@ -280,34 +262,34 @@ static int set_setting(struct ctx *c, const struct spec *sp, void *base, config_
     }
     case T_BOOL:
         if (t != CONFIG_TYPE_BOOL)
-            return fail(c, line, "%s: expected true or false", sp->path);
-        return set_text(c, line, sp, base, config_setting_get_bool(s) ? "true" : "false");
+            return vc_config_fail(c, line, "%s: expected true or false", sp->path);
+        return vc_config_set_text(c, line, sp, base, config_setting_get_bool(s) ? "true" : "false");
     case T_WORKERS:
         if (t == CONFIG_TYPE_STRING)
-            return set_text(c, line, sp, base, config_setting_get_string(s));
+            return vc_config_set_text(c, line, sp, base, config_setting_get_string(s));
         __attribute__((fallthrough));
     case T_INT:
         if (t != CONFIG_TYPE_INT && t != CONFIG_TYPE_INT64)
-            return fail(c, line, "%s: expected a whole number", sp->path);
+            return vc_config_fail(c, line, "%s: expected a whole number", sp->path);
         snprintf(buf, sizeof(buf), "%lld", config_setting_get_int64(s));
-        return set_text(c, line, sp, base, buf);
+        return vc_config_set_text(c, line, sp, base, buf);
     case T_SIZE:
     case T_DURATION:
         if (t == CONFIG_TYPE_INT || t == CONFIG_TYPE_INT64) {
             /* A bare number is bytes for sizes, seconds for durations. */
             snprintf(buf, sizeof(buf), "%lld", config_setting_get_int64(s));
-            return set_text(c, line, sp, base, buf);
+            return vc_config_set_text(c, line, sp, base, buf);
         }
         /* "8M", "30s" */
         __attribute__((fallthrough));
     default:
         if (t != CONFIG_TYPE_STRING)
-            return fail(c, line, "%s: expected a string", sp->path);
-        return set_text(c, line, sp, base, config_setting_get_string(s));
+            return vc_config_fail(c, line, "%s: expected a string", sp->path);
+        return vc_config_set_text(c, line, sp, base, config_setting_get_string(s));
     }
 }
 
-static const struct spec *find_spec(const struct spec *specs, size_t n, const char *path)
+const struct spec *vc_config_find_spec(const struct spec *specs, size_t n, const char *path)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(specs[i].path, path) == 0)
@@ -317,8 +299,8 @@ static const struct spec *find_spec(const struct spec *specs, size_t n, const ch
 
 /* Walks a group, setting every leaf; unknown names are errors, so a typo
  * never passes silently. */
-static int walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix, const struct spec *specs,
-                size_t nspecs, void *base)
+int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix,
+                   const struct spec *specs, size_t nspecs, void *base)
 {
     for (int i = 0; i < config_setting_length(group); i++) {
         config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
@@ -328,30 +310,42 @@ static int walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const 
         int line = (int)config_setting_source_line(s);
         if (strcmp(path, "endpoints") == 0 && cfg != NULL) {
             if (!config_setting_is_group(s))
-                return fail(c, line, "endpoints: expected a group like { php = \"tcp://...\"; }");
+                return vc_config_fail(c, line, "endpoints: expected a group like { php = \"tcp://...\"; }");
             for (int j = 0; j < config_setting_length(s); j++) {
                 config_setting_t *e = config_setting_get_elem(s, (unsigned)j);
                 const char *uri = config_setting_get_string(e);
                 if (uri == NULL || (strncmp(uri, "ipc://", 6) && strncmp(uri, "tcp://", 6)))
-                    return fail(c, (int)config_setting_source_line(e),
-                                "endpoints.%s: expected \"ipc://PATH\" or \"tcp://HOST:PORT\"", config_setting_name(e));
+                    return vc_config_fail(c, (int)config_setting_source_line(e),
+                                          "endpoints.%s: expected \"ipc://PATH\" or \"tcp://HOST:PORT\"",
+                                          config_setting_name(e));
                 cfg->endpoints = vc_realloc(cfg->endpoints, (cfg->nendpoints + 1) * sizeof(*cfg->endpoints));
                 cfg->endpoints[cfg->nendpoints].name = vc_strdup(config_setting_name(e));
                 cfg->endpoints[cfg->nendpoints++].uri = vc_strdup(uri);
             }
             continue;
         }
-        const struct spec *sp = find_spec(specs, nspecs, path);
+        if (strcmp(path, "pools") == 0 && cfg != NULL) {
+            if (!config_setting_is_group(s))
+                return vc_config_fail(c, line, "pools: expected a group like { shop: { user = \"shop\"; }; }");
+            int r = vc_pools_read(c, cfg, s);
+            if (r < 0)
+                return r;
+            continue;
+        }
+        const struct spec *sp = vc_config_find_spec(specs, nspecs, path);
+        void *into = base;
+        if (sp == NULL && cfg != NULL && base == cfg && (sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)))
+            into = &cfg->php; /* php.*: the default pool's settings */
         if (sp != NULL) {
-            int r = set_setting(c, sp, base, s);
+            int r = vc_config_set_setting(c, sp, into, s);
             if (r < 0)
                 return r;
         } else if (config_setting_is_group(s)) {
-            int r = walk(c, cfg, s, path, specs, nspecs, base);
+            int r = vc_config_walk(c, cfg, s, path, specs, nspecs, base);
             if (r < 0)
                 return r;
         } else {
-            return fail(c, line, "unknown setting \"%s\"", path);
+            return vc_config_fail(c, line, "unknown setting \"%s\"", path);
         }
     }
     return 0;
@@ -368,13 +362,14 @@ static void site_defaults(vc_site_t *s)
 static void site_fini(vc_site_t *s)
 {
     free(s->name);
-    free_list(&s->hosts, &s->nhosts);
+    vc_config_free_list(&s->hosts, &s->nhosts);
     free(s->root);
     free(s->tls_cert);
     free(s->tls_key);
     free(s->canonical_host);
-    free_list(&s->redirects, &s->nredirects);
-    free_list(&s->error_pages, &s->nerror_pages);
+    vc_config_free_list(&s->redirects, &s->nredirects);
+    vc_config_free_list(&s->error_pages, &s->nerror_pages);
+    free(s->pool);
     free(s->source);
 }
 
@@ -386,25 +381,25 @@ static int read_source(struct ctx *c, const Vc__ConfigSource *src, vc_config_t *
     config_init(&lc);
     int r = 0;
     if (config_read_string(&lc, text) != CONFIG_TRUE) {
-        r = fail(c, config_error_line(&lc), "%s", config_error_text(&lc));
+        r = vc_config_fail(c, config_error_line(&lc), "%s", config_error_text(&lc));
         goto done;
     }
     config_setting_t *root = config_root_setting(&lc);
     if (!src->site) {
-        r = walk(c, cfg, root, "", global_specs, VC_ARRAY_SIZE(global_specs), cfg);
+        r = vc_config_walk(c, cfg, root, "", global_specs, VC_ARRAY_SIZE(global_specs), cfg);
         goto done;
     }
     config_setting_t *site = config_setting_get_member(root, "site");
     if (site == NULL || !config_setting_is_group(site)) {
-        r = fail(c, 0, "a site file holds one group: site = { hosts = [...]; root = \"...\"; };");
+        r = vc_config_fail(c, 0, "a site file holds one group: site = { hosts = [...]; root = \"...\"; };");
         goto done;
     }
     if (config_setting_length(root) != 1) {
         config_setting_t *other = config_setting_get_elem(root, 0);
         if (other == site)
             other = config_setting_get_elem(root, 1);
-        r = fail(c, (int)config_setting_source_line(other), "unknown setting \"%s\" outside site",
-                 config_setting_name(other));
+        r = vc_config_fail(c, (int)config_setting_source_line(other), "unknown setting \"%s\" outside site",
+                           config_setting_name(other));
         goto done;
     }
     cfg->sites = vc_realloc(cfg->sites, (cfg->nsites + 1) * sizeof(vc_site_t));
@@ -418,7 +413,7 @@ static int read_source(struct ctx *c, const Vc__ConfigSource *src, vc_config_t *
     s->name = vc_strndup(base, blen);
     s->source = vc_strdup(src->name);
     s->line = (int)config_setting_source_line(site);
-    r = walk(c, NULL, root, "", site_specs, VC_ARRAY_SIZE(site_specs), s);
+    r = vc_config_walk(c, NULL, root, "", site_specs, VC_ARRAY_SIZE(site_specs), s);
 done:
     config_destroy(&lc);
     free(text);
@@ -439,12 +434,8 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->ntls_listen = 1;
     cfg->admin_listen = vc_strdup("127.0.0.1:8081");
     cfg->log_level = VC_LOG_INFO;
-    cfg->php.mode = vc_strdup("classic");
-    cfg->php.workers = 4;
-    cfg->php.max_requests = 0;
-    cfg->php.queue_limit = 1024;
-    cfg->php.queue_timeout_ms = 30000;
-    cfg->php.kill_grace_ms = 5000;
+    cfg->user = vc_strdup("vc");
+    vc_pool_defaults(&cfg->php, "default");
     cfg->front.processes = 1;
     cfg->front.max_body = 8 * 1024 * 1024;
     cfg->front.max_header_bytes = 16 * 1024;
@@ -461,18 +452,25 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
 }
 
 /* Applies one "path = text" from the environment or the command line. The
- * pseudo setting "root" sets the document root of the default site. */
-static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, const char *text, char **root)
+ * pseudo setting "root" sets the document root of the default site;
+ * "fallback_root" that of the built-in site only, when no site is
+ * enabled (`vc up` without --root: ./public or the example app must not
+ * replace a configured site's root). */
+static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, const char *text, char **root,
+                          char **fallback)
 {
-    if (strcmp(path, "root") == 0) {
-        free(*root);
-        *root = vc_strdup(text);
+    if (strcmp(path, "root") == 0 || strcmp(path, "fallback_root") == 0) {
+        char **into = path[0] == 'r' ? root : fallback;
+        free(*into);
+        *into = vc_strdup(text);
         return 0;
     }
-    const struct spec *sp = find_spec(global_specs, VC_ARRAY_SIZE(global_specs), path);
-    if (sp == NULL)
-        return fail(c, 0, "unknown setting \"%s\"", path);
-    return set_text(c, 0, sp, cfg, text);
+    const struct spec *sp = vc_config_find_spec(global_specs, VC_ARRAY_SIZE(global_specs), path);
+    if (sp != NULL)
+        return vc_config_set_text(c, 0, sp, cfg, text);
+    if ((sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)) != NULL)
+        return vc_config_set_text(c, 0, sp, &cfg->php, text);
+    return vc_config_fail(c, 0, "unknown setting \"%s\"", path);
 }
 
 static int is_dir(const char *path)
@@ -484,59 +482,49 @@ static int is_dir(const char *path)
 static int validate(struct ctx *c, vc_config_t *cfg)
 {
     c->file = "configuration";
-    if (strcmp(cfg->php.mode, "classic") && strcmp(cfg->php.mode, "worker") && strcmp(cfg->php.mode, "fork"))
-        return fail(c, 0, "php.mode: \"%s\" is not one of classic, worker, fork", cfg->php.mode);
-    if (strcmp(cfg->php.mode, "worker") == 0 && (cfg->php.worker_script == NULL || !*cfg->php.worker_script))
-        return fail(c, 0, "php.mode is worker but php.worker_script (VC_WORKER_SCRIPT) is not set");
-    for (size_t i = 0; i < cfg->php.nini; i++)
-        if (strchr(cfg->php.ini[i], '=') == NULL)
-            return fail(c, 0, "php.ini: \"%s\" is not a name=value directive", cfg->php.ini[i]);
-    if (cfg->php.min_workers > 0 && cfg->php.max_workers > 0 && cfg->php.min_workers > cfg->php.max_workers)
-        return fail(c, 0, "php.min_workers (%lld) is above php.max_workers (%lld)", (long long)cfg->php.min_workers,
-                    (long long)cfg->php.max_workers);
     if (cfg->nlisten + cfg->ntls_listen == 0)
-        return fail(c, 0, "listen and tls_listen are both empty: nothing to serve");
+        return vc_config_fail(c, 0, "listen and tls_listen are both empty: nothing to serve");
     int ndefault = 0;
     for (size_t i = 0; i < cfg->nsites; i++) {
         vc_site_t *s = &cfg->sites[i];
         c->file = s->source;
         if (s->root == NULL)
-            return fail(c, s->line, "site \"%s\" has no root", s->name);
+            return vc_config_fail(c, s->line, "site \"%s\" has no root", s->name);
         if (s->root[0] != '/')
-            return fail(c, s->line, "site \"%s\": root \"%s\" is not an absolute path", s->name, s->root);
+            return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not an absolute path", s->name, s->root);
         if (!is_dir(s->root))
-            return fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
+            return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
         if ((s->tls_cert == NULL) != (s->tls_key == NULL))
-            return fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);
+            return vc_config_fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);
         if (s->nhosts == 0 && !s->is_default)
-            return fail(c, s->line, "site \"%s\" has no hosts and is not the default", s->name);
+            return vc_config_fail(c, s->line, "site \"%s\" has no hosts and is not the default", s->name);
         for (size_t h = 0; h < s->nhosts; h++) {
             for (char *p = s->hosts[h]; *p; p++)
                 *p = (char)tolower((unsigned char)*p);
             for (size_t j = 0; j < i; j++)
                 for (size_t k = 0; k < cfg->sites[j].nhosts; k++)
                     if (strcmp(cfg->sites[j].hosts[k], s->hosts[h]) == 0)
-                        return fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)", s->hosts[h],
-                                    cfg->sites[j].name, cfg->sites[j].source);
+                        return vc_config_fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)",
+                                              s->hosts[h], cfg->sites[j].name, cfg->sites[j].source);
         }
         for (size_t r = 0; r < s->nredirects; r++) {
             char from[1024], to[2048];
             int code = 301, n = sscanf(s->redirects[r], "%1023s %2047s %d", from, to, &code);
             if (n < 2 || from[0] != '/' || (code != 301 && code != 302 && code != 307 && code != 308))
-                return fail(c, s->line, "site \"%s\": redirect \"%s\" is not \"/FROM TO [301|302|307|308]\"", s->name,
-                            s->redirects[r]);
+                return vc_config_fail(c, s->line, "site \"%s\": redirect \"%s\" is not \"/FROM TO [301|302|307|308]\"",
+                                      s->name, s->redirects[r]);
         }
         for (size_t e = 0; e < s->nerror_pages; e++) {
             int code = 0;
             char path[1024];
             if (sscanf(s->error_pages[e], "%d %1023s", &code, path) != 2 || code < 400 || code > 599)
-                return fail(c, s->line, "site \"%s\": error page \"%s\" is not \"CODE /path\"", s->name,
-                            s->error_pages[e]);
+                return vc_config_fail(c, s->line, "site \"%s\": error page \"%s\" is not \"CODE /path\"", s->name,
+                                      s->error_pages[e]);
         }
         if (s->is_default && ndefault++)
-            return fail(c, s->line, "site \"%s\" is a second default site", s->name);
+            return vc_config_fail(c, s->line, "site \"%s\" is a second default site", s->name);
     }
-    return 0;
+    return vc_pools_validate(c, cfg);
 }
 
 vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen)
@@ -545,7 +533,7 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
     vc_config_t *cfg = vc_calloc(1, sizeof(*cfg));
     defaults(cfg, data_dir);
     cfg->version = v->version;
-    char *root = NULL;
+    char *root = NULL, *fallback = NULL;
     for (size_t i = 0; i < v->n_files; i++)
         if (read_source(&c, v->files[i], cfg) < 0)
             goto fail;
@@ -557,9 +545,9 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
         for (size_t j = 0; j < VC_ARRAY_SIZE(env_map); j++)
             if (strcmp(env_map[j].env, v->env[i]->key) == 0)
                 path = env_map[j].path;
-        if (path == NULL || apply_override(&c, cfg, path, v->env[i]->value, &root) < 0) {
+        if (path == NULL || apply_override(&c, cfg, path, v->env[i]->value, &root, &fallback) < 0) {
             if (path == NULL)
-                fail(&c, 0, "not a known variable");
+                vc_config_fail(&c, 0, "not a known variable");
             goto fail;
         }
     }
@@ -567,7 +555,7 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
         char origin[96];
         snprintf(origin, sizeof(origin), "option --%s", v->overrides[i]->key);
         c.file = origin;
-        if (apply_override(&c, cfg, v->overrides[i]->key, v->overrides[i]->value, &root) < 0)
+        if (apply_override(&c, cfg, v->overrides[i]->key, v->overrides[i]->value, &root, &fallback) < 0)
             goto fail;
     }
     /* No site enabled: the embedded default serves `root` for every host. */
@@ -578,8 +566,10 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
         s->name = vc_strdup("default");
         s->is_default = 1;
         s->source = vc_strdup("built-in default site");
-        s->root = root ? root : vc_strdup("/var/www/html");
-        root = NULL;
+        s->root = root ? root : fallback ? fallback : vc_strdup("/var/www/html");
+        if (root)
+            free(fallback);
+        root = fallback = NULL;
     } else if (root != NULL) {
         for (size_t i = 0; i < cfg->nsites; i++)
             if (cfg->sites[i].is_default || cfg->nsites == 1) {
@@ -590,7 +580,8 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
             }
     }
     free(root);
-    root = NULL;
+    free(fallback);
+    root = fallback = NULL;
     /* Resolve roots once, so the front compares real paths. */
     for (size_t i = 0; i < cfg->nsites; i++) {
         char *real = cfg->sites[i].root ? realpath(cfg->sites[i].root, NULL) : NULL;
@@ -604,6 +595,7 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
     return cfg;
 fail:
     free(root);
+    free(fallback);
     vc_config_destroy(&cfg);
     return NULL;
 }
@@ -617,13 +609,14 @@ void vc_config_destroy(vc_config_t **pcfg)
     free(cfg->run_dir);
     free(cfg->state_dir);
     free(cfg->log_dir);
-    free_list(&cfg->listen, &cfg->nlisten);
-    free_list(&cfg->tls_listen, &cfg->ntls_listen);
+    vc_config_free_list(&cfg->listen, &cfg->nlisten);
+    vc_config_free_list(&cfg->tls_listen, &cfg->ntls_listen);
     free(cfg->admin_listen);
-    free(cfg->php.mode);
-    free(cfg->php.ini_file);
-    free_list(&cfg->php.ini, &cfg->php.nini);
-    free(cfg->php.worker_script);
+    free(cfg->user);
+    vc_pool_fini(&cfg->php);
+    for (size_t i = 0; i < cfg->npools; i++)
+        vc_pool_fini(&cfg->pools[i]);
+    free(cfg->pools);
     for (size_t i = 0; i < cfg->nendpoints; i++) {
         free(cfg->endpoints[i].name);
         free(cfg->endpoints[i].uri);
@@ -636,123 +629,6 @@ void vc_config_destroy(vc_config_t **pcfg)
     *pcfg = NULL;
 }
 
-/* ---- gathering files and environment ---------------------------------- */
-
-static void add_source(Vc__ConfigVersion *v, const char *name, char *text, size_t len, int site)
-{
-    Vc__ConfigSource *s = vc_malloc(sizeof(*s));
-    vc__config_source__init(s);
-    s->name = vc_strdup(name);
-    s->text.data = (uint8_t *)text;
-    s->text.len = len;
-    s->site = site;
-    v->files = vc_realloc(v->files, (v->n_files + 1) * sizeof(*v->files));
-    v->files[v->n_files++] = s;
-}
-
-static Vc__Field *new_field(const char *key, const char *value)
-{
-    Vc__Field *f = vc_malloc(sizeof(*f));
-    vc__field__init(f);
-    f->key = vc_strdup(key);
-    f->value = vc_strdup(value);
-    return f;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Adds the .conf files of dir in name order; a missing dir is fine. */
-static int gather_dir(Vc__ConfigVersion *v, const char *dir, int site, char *err, size_t errlen)
-{
-    DIR *d = opendir(dir);
-    if (d == NULL)
-        return errno == ENOENT ? 0 : (snprintf(err, errlen, "%s: %s", dir, strerror(errno)), -1);
-    char **names = NULL;
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;) {
-        size_t len = strlen(e->d_name);
-        if (e->d_name[0] == '.' || len <= 5 || strcmp(e->d_name + len - 5, ".conf") != 0)
-            continue;
-        names = vc_realloc(names, (n + 1) * sizeof(char *));
-        names[n++] = vc_asprintf("%s/%s", dir, e->d_name);
-    }
-    closedir(d);
-    if (n > 1) /* qsort(NULL, 0, ...) is undefined */
-        qsort(names, n, sizeof(char *), cmp_str);
-    int r = 0;
-    for (size_t i = 0; i < n; i++) {
-        size_t len;
-        char *text = r == 0 ? vc_read_file(names[i], &len) : NULL;
-        if (r == 0 && text == NULL) {
-            snprintf(err, errlen, "%s: %s", names[i], strerror(errno));
-            r = -1;
-        } else if (text) {
-            add_source(v, names[i], text, len, site);
-        }
-        free(names[i]);
-    }
-    free(names);
-    return r;
-}
-
-Vc__ConfigVersion *vc_config_gather(const char *confdir, char *err, size_t errlen)
-{
-    Vc__ConfigVersion *v = vc_malloc(sizeof(*v));
-    vc__config_version__init(v);
-    v->loaded_us = vc_now_us();
-    if (confdir != NULL) {
-        char *main_path = vc_asprintf("%s/vc.conf", confdir);
-        size_t len;
-        char *text = vc_read_file(main_path, &len);
-        if (text)
-            add_source(v, main_path, text, len, 0);
-        else if (errno != ENOENT) {
-            snprintf(err, errlen, "%s: %s", main_path, strerror(errno));
-            free(main_path);
-            vc_config_version_free(&v);
-            return NULL;
-        }
-        free(main_path);
-        char *conf = vc_asprintf("%s/conf-enabled", confdir);
-        char *sites = vc_asprintf("%s/sites-enabled", confdir);
-        int r = gather_dir(v, conf, 0, err, errlen);
-        if (r == 0)
-            r = gather_dir(v, sites, 1, err, errlen);
-        free(conf);
-        free(sites);
-        if (r < 0) {
-            vc_config_version_free(&v);
-            return NULL;
-        }
-    }
-    for (size_t i = 0; vc_config_env_names[i]; i++) {
-        const char *val = getenv(vc_config_env_names[i]);
-        if (val == NULL || *val == '\0')
-            continue;
-        v->env = vc_realloc(v->env, (v->n_env + 1) * sizeof(*v->env));
-        v->env[v->n_env++] = new_field(vc_config_env_names[i], val);
-    }
-    return v;
-}
-
-void vc_config_version_override(Vc__ConfigVersion *v, const char *key, const char *value)
-{
-    v->overrides = vc_realloc(v->overrides, (v->n_overrides + 1) * sizeof(*v->overrides));
-    v->overrides[v->n_overrides++] = new_field(key, value);
-}
-
-void vc_config_version_free(Vc__ConfigVersion **pv)
-{
-    /* Everything in a gathered version was malloc'd, as are the versions
-     * protobuf-c unpacks with the default allocator, so one free path. */
-    if (*pv)
-        vc__config_version__free_unpacked(*pv, NULL);
-    *pv = NULL;
-}
-
 /* ---- lookups ---------------------------------------------------------- */
 
 char *vc_config_endpoint(const vc_config_t *cfg, const char *name)
@@ -760,7 +636,41 @@ char *vc_config_endpoint(const vc_config_t *cfg, const char *name)
     for (size_t i = 0; i < cfg->nendpoints; i++)
         if (strcmp(cfg->endpoints[i].name, name) == 0)
             return vc_strdup(cfg->endpoints[i].uri);
+    /* A pool binds its own, in its own directory: "php" (the default
+     * pool's link), "php.NAME" (a named pool's), "ctl-vc-php[.NAME]". */
+    if (strcmp(name, "php") == 0 || strncmp(name, "php.", 4) == 0) {
+        char *daemon = vc_asprintf("vc-%s", name);
+        char *dir = vc_config_run_dir_of(cfg, daemon);
+        char *ep = vc_asprintf("ipc://%s/php.sock", dir);
+        free(daemon);
+        free(dir);
+        return ep;
+    }
+    if (strncmp(name, "ctl-vc-php", 10) == 0 && (name[10] == '\0' || name[10] == '.')) {
+        char *dir = vc_config_run_dir_of(cfg, name + 4);
+        char *ep = vc_asprintf("ipc://%s/%s.sock", dir, name);
+        free(dir);
+        return ep;
+    }
     return vc_asprintf("ipc://%s/%s.sock", cfg->run_dir, name);
+}
+
+char *vc_config_run_dir_of(const vc_config_t *cfg, const char *daemon)
+{
+    /* "vc-php" -> RUN/php, "vc-php.shop" -> RUN/php.shop */
+    if (strcmp(daemon, "vc-php") == 0 || strncmp(daemon, "vc-php.", 7) == 0)
+        return vc_asprintf("%s/%s", cfg->run_dir, daemon + 3);
+    return vc_strdup(cfg->run_dir);
+}
+
+char *vc_config_pool_file(const char *data_dir, const char *pool)
+{
+    return vc_asprintf("%s/run/pools/%s.conf", data_dir, pool ? pool : "default");
+}
+
+char *vc_config_pool_home(const char *data_dir, const char *pool)
+{
+    return vc_asprintf("%s/pools/%s", data_dir, pool ? pool : "default");
 }
 
 const vc_site_t *vc_config_site_for_host(const vc_config_t *cfg, const char *host, size_t len)

@@ -20,8 +20,38 @@
 
 #include "config.pb-c.h"
 
+/* A PHP pool, as php-fpm's: its own user, processes, limits and PHP
+ * settings. The `php` block is the pool named "default"; `pools` names
+ * more, and a site chooses one (site.pool). */
+typedef struct vc_pool {
+    char *name;          /* "default", or its name under pools */
+    char *mode;          /* "classic", "worker", "fork" */
+    char *user, *group;  /* its Unix user and group (started as root) */
+    int64_t workers;     /* 0: "auto", sized from memory */
+    int64_t min_workers; /* with max_workers: grow and shrink between */
+    int64_t max_workers;
+    int64_t max_memory; /* recycle a worker above this RSS (0: never) */
+    int64_t max_requests;
+    char *ini_file;
+    char **ini; /* "name=value" directives a script may change (php.ini's) */
+    size_t nini;
+    char **admin_ini; /* "name=value" fixed for scripts (php_admin_value) */
+    size_t nadmin_ini;
+    int open_basedir;         /* limit scripts to the pool's sites and dirs */
+    char **open_basedir_dirs; /* more directories scripts may open */
+    size_t nopen_basedir_dirs;
+    char *worker_script;
+    int worker_restore; /* worker mode: globals and statics back to the boot's after each request */
+    int64_t queue_limit;
+    int64_t queue_timeout_ms;
+    int64_t kill_grace_ms;
+    char *source; /* where it was declared, for errors */
+    int line;
+} vc_pool_t;
+
 typedef struct vc_site {
     char *name;   /* file name without .conf, or "default" */
+    char *pool;   /* the pool serving its PHP: "default" unless named */
     char **hosts; /* host names and aliases, lowercase */
     size_t nhosts;
     char *root; /* document root, absolute */
@@ -58,25 +88,18 @@ typedef struct vc_config {
     size_t ntls_listen;
     char *admin_listen;
 
+    /* Started as root: the daemons run as `user`, each pool's PHP as its
+     * php.user (docs/SECURITY.md). allow_root keeps everything as root,
+     * as php-fpm's --allow-to-run-as-root does. */
+    char *user;
+    int allow_root;
+
     int log_level;
     int log_json;
 
-    struct {
-        char *mode;          /* "classic", "worker", "fork" */
-        int64_t workers;     /* 0: "auto", sized from memory */
-        int64_t min_workers; /* with max_workers: grow and shrink between */
-        int64_t max_workers;
-        int64_t max_memory; /* recycle a worker above this RSS (0: never) */
-        int64_t max_requests;
-        char *ini_file;
-        char **ini; /* "name=value" directives */
-        size_t nini;
-        char *worker_script;
-        int worker_restore; /* worker mode: globals and statics back to the boot's after each request */
-        int64_t queue_limit;
-        int64_t queue_timeout_ms;
-        int64_t kill_grace_ms;
-    } php;
+    vc_pool_t php;    /* the default pool */
+    vc_pool_t *pools; /* the others */
+    size_t npools;
 
     struct {
         int64_t processes;
@@ -122,9 +145,32 @@ void vc_config_version_free(Vc__ConfigVersion **v);
 vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen);
 void vc_config_destroy(vc_config_t **cfg);
 
+/* The pool of that name ("default": cfg->php), or NULL. Borrowed. */
+const vc_pool_t *vc_config_pool(const vc_config_t *cfg, const char *name);
+
+/* Makes the named pool the one in cfg->php (vc-php runs one pool: its
+ * code reads cfg->php). Returns 0, or -1 if there is no such pool. */
+int vc_config_select_pool(vc_config_t *cfg, const char *name);
+
 /* The ZeroMQ endpoint of a named socket ("bus-in", "ctl-vc-php"...):
- * ipc:// under run_dir unless `endpoints` overrides it. Caller frees. */
+ * ipc:// under the run directory of the daemon that binds it, unless
+ * `endpoints` overrides it. Caller frees. */
 char *vc_config_endpoint(const vc_config_t *cfg, const char *name);
+
+/* Where a daemon keeps its sockets and pid file: run_dir, or for a PHP
+ * pool (which runs as the pool's user) a directory of its own below it:
+ * DATA/run/php for "vc-php", DATA/run/php.NAME for "vc-php.NAME".
+ * Caller frees. */
+char *vc_config_run_dir_of(const vc_config_t *cfg, const char *daemon);
+
+/* The file a pool reads its configuration from (its user may not open
+ * LMDB): DATA/run/pools/NAME.conf, written by the supervisor. pool NULL
+ * is "default". Caller frees. */
+char *vc_config_pool_file(const char *data_dir, const char *pool);
+
+/* A pool's own directory, DATA/pools/NAME: its sessions/ and tmp/.
+ * Caller frees. */
+char *vc_config_pool_home(const char *data_dir, const char *pool);
 
 /* The site for a Host value (port stripped, case ignored); falls back to the
  * default site. Borrowed from cfg. */

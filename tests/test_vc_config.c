@@ -57,7 +57,7 @@ int main(void)
     CHECK(cfg->nsites == 1 && cfg->sites[0].is_default);
     CHECK_STR(cfg->run_dir, "/data/run");
     char *ep = vc_config_endpoint(cfg, "php");
-    CHECK_STR(ep, "ipc:///data/run/php.sock");
+    CHECK_STR(ep, "ipc:///data/run/php/php.sock"); /* the pool's own directory */
     free(ep);
     vc_config_destroy(&cfg);
     CHECK(cfg == NULL);
@@ -103,7 +103,7 @@ int main(void)
     CHECK_STR(parse("php: { mode = \"turbo\"; };\n", NULL, NULL),
               "configuration: php.mode: \"turbo\" is not one of classic, worker, fork");
     CHECK_STR(parse("php: { mode = \"worker\"; };\n", NULL, NULL),
-              "configuration: php.mode is worker but php.worker_script (VC_WORKER_SCRIPT) is not set");
+              "configuration: php.mode is worker but php.worker_script is not set");
 
     /* Sites. */
     char site[512];
@@ -135,6 +135,40 @@ int main(void)
         CHECK(vc_config_parse(v, "/data", err, sizeof(err)) == NULL);
         CHECK_CONTAINS(err, "/etc/vc/sites-enabled/b.conf:1: host \"shop.example\" is already served by site \"a\"");
         vc_config_version_free(&v);
+    }
+
+    /* Pools: the php block is "default"; named ones start from the
+     * built-in defaults; a site names its pool. */
+    {
+        char site_pool[640];
+        snprintf(site_pool, sizeof(site_pool), "site: {\n  hosts = [\"a\"];\n  root = \"%s\";\n  pool = \"%s\";\n};\n",
+                 root, "shop");
+        CHECK_STR(parse("php: { workers = 2; };\npools: {\n  shop: { user = \"shop\"; workers = 6;\n"
+                        "    admin_ini = [\"disable_functions=exec\"]; open_basedir = false; };\n};\n",
+                        site_pool, &cfg),
+                  "");
+        CHECK(cfg && cfg->npools == 1 && cfg->php.workers == 2);
+        const vc_pool_t *shop = cfg ? vc_config_pool(cfg, "shop") : NULL;
+        CHECK(shop && shop->workers == 6 && !strcmp(shop->user, "shop") && shop->nadmin_ini == 1);
+        CHECK(shop && !shop->open_basedir && !strcmp(shop->mode, "classic") && shop->queue_limit == 1024);
+        CHECK(cfg && vc_config_pool(cfg, "default") == &cfg->php && cfg->php.open_basedir);
+        CHECK(cfg && vc_config_pool(cfg, "nope") == NULL);
+        CHECK(cfg && vc_config_select_pool(cfg, "shop") == 0 && cfg->php.workers == 6 &&
+              !strcmp(cfg->php.name, "shop") && !strcmp(cfg->pools[0].name, "default"));
+        vc_config_destroy(&cfg);
+        CHECK_STR(parse("pools: { shop: { workers = 2; }; };\n", site_pool, &cfg), "");
+        vc_config_destroy(&cfg);
+        CHECK_STR(parse(NULL, site_pool, NULL),
+                  "/etc/vc/sites-enabled/shop.conf:1: site \"shop\": pool \"shop\" is not declared under pools");
+        CHECK_STR(parse("pools: {\n  Shop: { workers = 2; };\n};\n", NULL, NULL),
+                  "/etc/vc/vc.conf:2: pools.Shop: a pool's name is 1 to 32 of a-z, 0-9, _ and -, and not "
+                  "\"default\" (the php block)");
+        CHECK_STR(parse("pools: {\n  shop: { workerz = 2; };\n};\n", NULL, NULL),
+                  "/etc/vc/vc.conf:2: unknown setting \"php.workerz\"");
+        CHECK_STR(parse("pools: {\n  shop: { admin_ini = [\"x\"]; };\n};\n", NULL, NULL),
+                  "/etc/vc/vc.conf:2: pools.shop.admin_ini: \"x\" is not a name=value directive");
+        CHECK_STR(parse("php: { open_basedir_dirs = [\"rel\"]; };\n", NULL, NULL),
+                  "configuration: php.open_basedir_dirs: \"rel\" is not an absolute path");
     }
 
     /* Precedence: files < environment < command line. */

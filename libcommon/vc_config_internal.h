@@ -1,0 +1,57 @@
+/*
+ * What vc_config.c shares with the files that declare more settings
+ * (vc_pools.c): the schema's shape and the helpers that read a setting
+ * into a struct. Not for the daemons: they read vc_config.h.
+ */
+#ifndef VC_CONFIG_INTERNAL_H
+#define VC_CONFIG_INTERNAL_H
+
+#include "vc_config.h"
+
+#include <libconfig.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT, T_WORKERS };
+
+/* One setting: its dotted path ("php.workers"), its type, where it goes
+ * (an offset into the struct being read) and its range. A T_LIST field
+ * is a char ** followed by its size_t count. */
+struct spec {
+    const char *path;
+    enum type type;
+    size_t off;
+    int64_t min, max;
+};
+
+/* The source being read, for errors. */
+struct ctx {
+    char *err;
+    size_t errlen;
+    const char *file;
+};
+
+/* Writes "file:line: message" into c->err; returns -VC_ERR_CONFIG. */
+int vc_config_fail(struct ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void vc_config_free_list(char ***list, size_t *n);
+const struct spec *vc_config_find_spec(const struct spec *specs, size_t n, const char *path);
+/* Stores a libconfig setting into base at sp's offset, checking its type. */
+int vc_config_set_setting(struct ctx *c, const struct spec *sp, void *base, config_setting_t *s);
+/* Stores a textual value (the environment, `vc up` options). */
+int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *base, const char *text);
+/* Reads every setting of a group below prefix; unknown names are errors. */
+int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix,
+                   const struct spec *specs, size_t nspecs, void *base);
+
+/* vc_pools.c: the pool settings ("php.workers" for the default pool,
+ * the same names inside each of `pools`). */
+extern const struct spec vc_pool_specs[];
+extern const size_t vc_pool_nspecs;
+void vc_pool_defaults(vc_pool_t *p, const char *name);
+void vc_pool_fini(vc_pool_t *p);
+/* Reads `pools: { NAME: { ... }; ... }` into cfg->pools. */
+int vc_pools_read(struct ctx *c, vc_config_t *cfg, config_setting_t *group);
+/* Checks every pool, and that each site names one that exists. */
+int vc_pools_validate(struct ctx *c, vc_config_t *cfg);
+
+#endif

@@ -1,0 +1,179 @@
+/*
+ * vc_config, the pools: the `php` block (the pool named "default") and
+ * the named ones under `pools`, each with its own user, processes, limits
+ * and PHP settings, as php-fpm's pools.
+ *
+ *   pools: {
+ *     shop: { user = "shop"; workers = 8; admin_ini = ["disable_functions=exec"]; };
+ *   };
+ *
+ * A named pool starts from the built-in defaults, not from the php block
+ * (as php-fpm's pools share nothing): each says what it needs.
+ */
+#include "vc_config_internal.h"
+#include "vc_util.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define P(field) offsetof(vc_pool_t, field)
+#define BIG INT64_MAX
+
+const struct spec vc_pool_specs[] = {
+    {"php.mode", T_STR, P(mode), 0, 0},
+    {"php.user", T_STR, P(user), 0, 0},
+    {"php.group", T_STR, P(group), 0, 0},
+    {"php.workers", T_WORKERS, P(workers), 0, 1024},
+    {"php.min_workers", T_INT, P(min_workers), 0, 1024},
+    {"php.max_workers", T_INT, P(max_workers), 0, 4096},
+    {"php.max_memory", T_SIZE, P(max_memory), 0, BIG},
+    {"php.max_requests", T_INT, P(max_requests), 0, BIG},
+    {"php.ini_file", T_STR, P(ini_file), 0, 0},
+    {"php.ini", T_LIST, P(ini), 0, 0},
+    {"php.admin_ini", T_LIST, P(admin_ini), 0, 0},
+    {"php.open_basedir", T_BOOL, P(open_basedir), 0, 0},
+    {"php.open_basedir_dirs", T_LIST, P(open_basedir_dirs), 0, 0},
+    {"php.worker_script", T_STR, P(worker_script), 0, 0},
+    {"php.worker_restore", T_BOOL, P(worker_restore), 0, 0},
+    {"php.queue_limit", T_INT, P(queue_limit), 0, 1000000},
+    {"php.queue_timeout", T_DURATION, P(queue_timeout_ms), 1, 3600000},
+    {"php.kill_grace", T_DURATION, P(kill_grace_ms), 0, 3600000},
+};
+const size_t vc_pool_nspecs = VC_ARRAY_SIZE(vc_pool_specs);
+
+void vc_pool_defaults(vc_pool_t *p, const char *name)
+{
+    memset(p, 0, sizeof(*p));
+    p->name = vc_strdup(name);
+    p->mode = vc_strdup("classic");
+    p->user = vc_strdup("www-data");
+    p->workers = 4;
+    p->open_basedir = 1;
+    p->queue_limit = 1024;
+    p->queue_timeout_ms = 30000;
+    p->kill_grace_ms = 5000;
+}
+
+void vc_pool_fini(vc_pool_t *p)
+{
+    free(p->name);
+    free(p->mode);
+    free(p->user);
+    free(p->group);
+    free(p->ini_file);
+    vc_config_free_list(&p->ini, &p->nini);
+    vc_config_free_list(&p->admin_ini, &p->nadmin_ini);
+    vc_config_free_list(&p->open_basedir_dirs, &p->nopen_basedir_dirs);
+    free(p->worker_script);
+    free(p->source);
+}
+
+/* Pool names become process names, directories and socket names. */
+static int good_name(const char *name)
+{
+    if (!*name || strlen(name) > 32 || strcmp(name, "default") == 0)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!islower((unsigned char)*p) && !isdigit((unsigned char)*p) && *p != '_' && *p != '-')
+            return 0;
+    return 1;
+}
+
+int vc_pools_read(struct ctx *c, vc_config_t *cfg, config_setting_t *group)
+{
+    for (int i = 0; i < config_setting_length(group); i++) {
+        config_setting_t *g = config_setting_get_elem(group, (unsigned)i);
+        const char *name = config_setting_name(g);
+        int line = (int)config_setting_source_line(g);
+        if (!config_setting_is_group(g))
+            return vc_config_fail(c, line, "pools.%s: expected a group like { user = \"%s\"; }", name, name);
+        if (!good_name(name))
+            return vc_config_fail(c, line,
+                                  "pools.%s: a pool's name is 1 to 32 of a-z, 0-9, _ and -, and not \"default\" "
+                                  "(the php block)",
+                                  name);
+        for (size_t j = 0; j < cfg->npools; j++)
+            if (strcmp(cfg->pools[j].name, name) == 0)
+                return vc_config_fail(c, line, "pools.%s is declared twice (first at %s:%d)", name,
+                                      cfg->pools[j].source, cfg->pools[j].line);
+        cfg->pools = vc_realloc(cfg->pools, (cfg->npools + 1) * sizeof(*cfg->pools));
+        vc_pool_t *p = &cfg->pools[cfg->npools++];
+        vc_pool_defaults(p, name);
+        p->source = vc_strdup(c->file);
+        p->line = line;
+        /* Inside, the names are those of the php block: "php.workers". */
+        int r = vc_config_walk(c, NULL, g, "php", vc_pool_specs, vc_pool_nspecs, p);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+static int validate_one(struct ctx *c, const vc_pool_t *p)
+{
+    char where[64];
+    snprintf(where, sizeof(where), "%s%s", p->source ? "pools." : "php", p->source ? p->name : "");
+    int line = p->line;
+    if (strcmp(p->mode, "classic") && strcmp(p->mode, "worker") && strcmp(p->mode, "fork"))
+        return vc_config_fail(c, line, "%s.mode: \"%s\" is not one of classic, worker, fork", where, p->mode);
+    if (strcmp(p->mode, "worker") == 0 && (p->worker_script == NULL || !*p->worker_script))
+        return vc_config_fail(c, line, "%s.mode is worker but %s.worker_script is not set", where, where);
+    for (size_t i = 0; i < p->nini; i++)
+        if (strchr(p->ini[i], '=') == NULL)
+            return vc_config_fail(c, line, "%s.ini: \"%s\" is not a name=value directive", where, p->ini[i]);
+    for (size_t i = 0; i < p->nadmin_ini; i++)
+        if (strchr(p->admin_ini[i], '=') == NULL || p->admin_ini[i][0] == '=')
+            return vc_config_fail(c, line, "%s.admin_ini: \"%s\" is not a name=value directive", where,
+                                  p->admin_ini[i]);
+    for (size_t i = 0; i < p->nopen_basedir_dirs; i++)
+        if (p->open_basedir_dirs[i][0] != '/')
+            return vc_config_fail(c, line, "%s.open_basedir_dirs: \"%s\" is not an absolute path", where,
+                                  p->open_basedir_dirs[i]);
+    if (p->min_workers > 0 && p->max_workers > 0 && p->min_workers > p->max_workers)
+        return vc_config_fail(c, line, "%s.min_workers (%lld) is above %s.max_workers (%lld)", where,
+                              (long long)p->min_workers, where, (long long)p->max_workers);
+    return 0;
+}
+
+int vc_pools_validate(struct ctx *c, vc_config_t *cfg)
+{
+    c->file = "configuration";
+    int r = validate_one(c, &cfg->php);
+    for (size_t i = 0; r == 0 && i < cfg->npools; i++) {
+        c->file = cfg->pools[i].source;
+        r = validate_one(c, &cfg->pools[i]);
+    }
+    for (size_t i = 0; r == 0 && i < cfg->nsites; i++) {
+        vc_site_t *s = &cfg->sites[i];
+        if (s->pool && vc_config_pool(cfg, s->pool) == NULL) {
+            c->file = s->source;
+            r = vc_config_fail(c, s->line, "site \"%s\": pool \"%s\" is not declared under pools", s->name, s->pool);
+        }
+    }
+    return r;
+}
+
+const vc_pool_t *vc_config_pool(const vc_config_t *cfg, const char *name)
+{
+    if (name == NULL || strcmp(name, "default") == 0)
+        return &cfg->php;
+    for (size_t i = 0; i < cfg->npools; i++)
+        if (strcmp(cfg->pools[i].name, name) == 0)
+            return &cfg->pools[i];
+    return NULL;
+}
+
+int vc_config_select_pool(vc_config_t *cfg, const char *name)
+{
+    if (name == NULL || strcmp(name, "default") == 0)
+        return 0;
+    for (size_t i = 0; i < cfg->npools; i++)
+        if (strcmp(cfg->pools[i].name, name) == 0) {
+            vc_pool_t t = cfg->php;
+            cfg->php = cfg->pools[i];
+            cfg->pools[i] = t;
+            return 0;
+        }
+    return -1;
+}
