@@ -223,6 +223,42 @@ int cmd_reload(cli_t *cli, int argc, char **argv)
     return cmd_ctl(cli, "vc", "reload", 0, NULL);
 }
 
+/* "pool":{...},"workers":[...] */
+static void print_pool_json(const Vc__Reply *r)
+{
+    printf("\"pool\":{");
+    print_json_fields(r->fields, r->n_fields);
+    printf("},\"workers\":[");
+    for (size_t w = 0; w < r->n_records; w++) {
+        printf("%s{", w ? "," : "");
+        print_json_fields(r->records[w]->fields, r->records[w]->n_fields);
+        printf("}");
+    }
+    printf("]");
+}
+
+static void print_pool_text(const Vc__Reply *r)
+{
+    printf("pool %s (user %s): %s workers wanted (%s to %s), %s idle, %s busy, %s queued\n",
+           or_dash(vc_reply_get(r, "pool")), or_dash(vc_reply_get(r, "user")),
+           or_dash(vc_reply_get(r, "workers_wanted")), or_dash(vc_reply_get(r, "workers_min")),
+           or_dash(vc_reply_get(r, "workers_max")), or_dash(vc_reply_get(r, "idle")), or_dash(vc_reply_get(r, "busy")),
+           or_dash(vc_reply_get(r, "queued")));
+    printf("%8s %-10s %8s %8s %9s %9s %8s  %s\n", "PID", "STATE", "FRONT", "SERVED", "PSS KiB", "USS KiB", "AGE ms",
+           "REQUEST");
+    for (size_t w = 0; w < r->n_records; w++) {
+        const Vc__Record *rec = r->records[w];
+        const char *front = vc_record_get(rec, "front"); /* a pid, "0" if not lent */
+        printf("%8s %-10s %8s %8s %9s %9s %8s  %s\n", or_dash(vc_record_get(rec, "pid")),
+               or_dash(vc_record_get(rec, "state")), front && strcmp(front, "0") ? front : "-",
+               or_dash(vc_record_get(rec, "served")), or_dash(vc_record_get(rec, "pss_kib")),
+               or_dash(vc_record_get(rec, "uss_kib")), or_dash(vc_record_get(rec, "age_ms")),
+               or_dash(vc_record_get(rec, "uri")));
+    }
+}
+
+/* Every pool's workers. JSON: the default pool's as "pool" and "workers"
+ * (the shape before pools), and every pool's under "pools". */
 int cmd_workers(cli_t *cli, int argc, char **argv)
 {
     int json = argc > 1 && !strcmp(argv[1], "--json");
@@ -230,40 +266,42 @@ int cmd_workers(cli_t *cli, int argc, char **argv)
     if (cfg == NULL)
         return 1;
     void *zctx = zmq_ctx_new();
-    Vc__Reply *r = NULL;
-    int rc = call(zctx, cfg, "vc-php", "workers", NULL, 0, &r);
-    if (rc < 0) {
-        fprintf(stderr, "vc workers: vc-php does not answer: %s\n", vc_strerror(rc));
-    } else if (json) {
-        printf("{\"pool\":{");
-        print_json_fields(r->fields, r->n_fields);
-        printf("},\"workers\":[");
-        for (size_t w = 0; w < r->n_records; w++) {
-            printf("%s{", w ? "," : "");
-            print_json_fields(r->records[w]->fields, r->records[w]->n_fields);
-            printf("}");
+    size_t n = 1 + cfg->npools;
+    Vc__Reply **r = vc_calloc(n, sizeof(*r));
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *daemon = i ? vc_asprintf("vc-php.%s", cfg->pools[i - 1].name) : vc_strdup("vc-php");
+        int rc = call(zctx, cfg, daemon, "workers", NULL, 0, &r[i]);
+        if (rc < 0) {
+            fprintf(stderr, "vc workers: %s does not answer: %s\n", daemon, vc_strerror(rc));
+            r[i] = NULL;
+            failed = 1;
         }
-        printf("]}\n");
-    } else {
-        printf("pool: %s workers wanted (%s to %s), %s idle, %s busy, %s queued\n",
-               or_dash(vc_reply_get(r, "workers_wanted")), or_dash(vc_reply_get(r, "workers_min")),
-               or_dash(vc_reply_get(r, "workers_max")), or_dash(vc_reply_get(r, "idle")),
-               or_dash(vc_reply_get(r, "busy")), or_dash(vc_reply_get(r, "queued")));
-        printf("%8s %-10s %8s %8s %9s %9s %8s  %s\n", "PID", "STATE", "FRONT", "SERVED", "PSS KiB", "USS KiB", "AGE ms",
-               "REQUEST");
-        for (size_t w = 0; w < r->n_records; w++) {
-            const Vc__Record *rec = r->records[w];
-            const char *front = vc_record_get(rec, "front"); /* a pid, "0" if not lent */
-            printf("%8s %-10s %8s %8s %9s %9s %8s  %s\n", or_dash(vc_record_get(rec, "pid")),
-                   or_dash(vc_record_get(rec, "state")), front && strcmp(front, "0") ? front : "-",
-                   or_dash(vc_record_get(rec, "served")), or_dash(vc_record_get(rec, "pss_kib")),
-                   or_dash(vc_record_get(rec, "uss_kib")), or_dash(vc_record_get(rec, "age_ms")),
-                   or_dash(vc_record_get(rec, "uri")));
-        }
+        free(daemon);
     }
-    if (r)
-        vc__reply__free_unpacked(r, NULL);
+    if (json && r[0]) {
+        printf("{");
+        print_pool_json(r[0]);
+        printf(",\"pools\":[");
+        for (size_t i = 0, k = 0; i < n; i++)
+            if (r[i]) {
+                printf("%s{", k++ ? "," : "");
+                print_pool_json(r[i]);
+                printf("}");
+            }
+        printf("]}\n");
+    } else if (!json) {
+        for (size_t i = 0; i < n; i++)
+            if (r[i]) {
+                printf("%s", i ? "\n" : "");
+                print_pool_text(r[i]);
+            }
+    }
+    for (size_t i = 0; i < n; i++)
+        if (r[i])
+            vc__reply__free_unpacked(r[i], NULL);
+    free(r);
     zmq_ctx_term(zctx);
     vc_config_destroy(&cfg);
-    return rc < 0 ? 1 : 0;
+    return failed ? 1 : 0;
 }

@@ -4,6 +4,8 @@
  * bus), reloads on request, and on SIGTERM or Ctrl-C stops them all.
  */
 #include "cli.h"
+#include "privs.h"
+#include "sup.h"
 #include "vc_bus.h"
 #include "vc_confstore.h"
 #include "vc_listen.h"
@@ -25,56 +27,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* Restart backoff: the first restart is quick, a crash loop slows down. */
-#define BACKOFF_MIN_MS 100
-#define BACKOFF_MAX_MS 30000
-/* A daemon that ran this long is healthy again: its backoff resets. */
-#define STABLE_MS 10000
-/* How long a daemon may take to say it is ready. */
-#define READY_TIMEOUT_MS 15000
-/* How long daemons get to stop on SIGTERM before SIGKILL. */
-#define STOP_GRACE_MS 3000
-
-typedef struct child {
-    const char *binary; /* "vc-front" */
-    char name[32];      /* "vc-front", or "vc-front.1" for a second front */
-    int instance;
-    pid_t pid;
-    int ready_fd; /* read end of the readiness pipe, -1 once ready */
-    int ready;
-    uint64_t started_ms;
-    uint64_t restart_at_ms; /* 0: not waiting to restart */
-    unsigned backoff_ms;
-    unsigned restarts;
-    int restart_pending; /* announce the restart once it is ready */
-    int last_status;
-} child_t;
-
-typedef struct sup {
-    cli_t *cli;
-    char *data_dir;
-    char *conf_dir;   /* absolute, or NULL */
-    char **overrides; /* key, value pairs from the command line */
-    size_t noverrides;
-    vc_config_t *cfg;
-    vc_store_t *store;
-    int sigfd;
-    void *zctx;
-    vc_ctl_t *ctl;
-    vc_bus_t *bus;
-    char *pidfile;
-    child_t *kids; /* one per daemon process, as many as the configuration asks */
-    size_t nkids;
-    pid_t *retiring; /* replaced daemons finishing their work */
-    size_t nretiring, cap_retiring;
-    vc_listener_t *listeners; /* held here so the ports never close */
-    char *tickets;            /* DATA/tls/tickets */
-    size_t nlisteners;
-    int stopping;
-    uint64_t started_ms;
-} sup_t;
-
 /* ---- configuration ------------------------------------------------------ */
+
+static int same_pools(const vc_config_t *a, const vc_config_t *b)
+{
+    if (a->npools != b->npools)
+        return 0;
+    for (size_t i = 0; i < a->npools; i++)
+        if (strcmp(a->pools[i].name, b->pools[i].name) != 0 || strcmp(a->pools[i].user, b->pools[i].user) != 0 ||
+            strcmp(a->pools[i].group ? a->pools[i].group : "", b->pools[i].group ? b->pools[i].group : "") != 0)
+            return 0;
+    return strcmp(a->php.user, b->php.user) == 0 &&
+           strcmp(a->php.group ? a->php.group : "", b->php.group ? b->php.group : "") == 0 &&
+           strcmp(a->user, b->user) == 0;
+}
 
 /* Gathers, validates and stores a new configuration version. On refusal the
  * reason ("file:line: ...") is in err and the store is unchanged. */
@@ -86,6 +52,12 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
     for (size_t i = 0; i + 1 < s->noverrides; i += 2)
         vc_config_version_override(v, s->overrides[i], s->overrides[i + 1]);
     vc_config_t *cfg = vc_config_parse(v, s->data_dir, err, errlen);
+    if (cfg != NULL && s->cfg != NULL && !same_pools(s->cfg, cfg)) {
+        /* Each pool is a daemon of its own, started with its user: the
+         * set is fixed while the suite runs. */
+        snprintf(err, errlen, "the pools or users changed: restart the suite (vc stop; vc up) to apply them");
+        vc_config_destroy(&cfg);
+    }
     if (cfg != NULL && s->store != NULL) {
         int64_t n = vc_confstore_put(s->store, v, 20);
         if (n < 0) {
@@ -93,6 +65,9 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
             vc_config_destroy(&cfg);
         } else {
             cfg->version = (uint64_t)n;
+            /* The pool reads its copy: its user may not open LMDB. */
+            if (privs_write_pool_config(&s->privs, s->data_dir, v, err, errlen) < 0)
+                vc_config_destroy(&cfg);
         }
     }
     vc_config_version_free(&v);
@@ -100,262 +75,6 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
 }
 
 /* ---- children ------------------------------------------------------------ */
-
-static int is_front(const child_t *k)
-{
-    return strcmp(k->binary, "vc-front") == 0;
-}
-
-static void spawn_as(sup_t *s, child_t *k, int replacing)
-{
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        vc_log(VC_LOG_ERR, "up", "pipe() failed while starting \"%s\": %m", k->name);
-        k->restart_at_ms = vc_mono_ms() + 1000;
-        return;
-    }
-    char *path = vc_asprintf("%s/%s", s->cli->bin_dir, k->binary);
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        vc_proc_die_with_parent(SIGTERM, parent);
-        vc_proc_unblock_signals();
-        /* The write end must survive exec; everything else is CLOEXEC. */
-        int fd = dup(p[1]);
-        char fdstr[16];
-        snprintf(fdstr, sizeof(fdstr), "%d", fd);
-        setenv("VC_READY_FD", fdstr, 1);
-        setenv("VC_DATA", s->data_dir, 1);
-        if (is_front(k)) {
-            /* The listeners cross the exec; the port never closes. */
-            for (size_t i = 0; i < s->nlisteners; i++)
-                fcntl(s->listeners[i].fd, F_SETFD, 0);
-            /* The admin listener (metrics) goes to the first front only. */
-            vc_listener_t given[16];
-            size_t ngiven = 0;
-            for (size_t i = 0; i < s->nlisteners && ngiven < 16; i++)
-                if (s->listeners[i].kind != VC_LISTEN_ADMIN || k->instance == 0)
-                    given[ngiven++] = s->listeners[i];
-            char *fds = vc_listen_export(given, ngiven);
-            setenv("VC_LISTEN_FDS", fds, 1);
-            char inst[16];
-            snprintf(inst, sizeof(inst), "%d", k->instance);
-            setenv("VC_INSTANCE", inst, 1);
-        }
-        if (replacing)
-            setenv("VC_REPLACING", "1", 1);
-        execl(path, k->binary, "--data", s->data_dir, (char *)NULL);
-        fprintf(stderr, "vc: execl() failed while starting \"%s\": %s\n", path, strerror(errno));
-        _exit(127);
-    }
-    free(path);
-    close(p[1]);
-    if (pid < 0) {
-        vc_log(VC_LOG_ERR, "up", "fork() failed while starting \"%s\": %m", k->name);
-        close(p[0]);
-        k->restart_at_ms = vc_mono_ms() + 1000;
-        return;
-    }
-    k->pid = pid;
-    k->ready_fd = p[0];
-    k->ready = 0;
-    k->started_ms = vc_mono_ms();
-    k->restart_at_ms = 0;
-    vc_log(VC_LOG_INFO, "up", "started %s (pid %d)", k->name, (int)pid);
-}
-
-static void spawn(sup_t *s, child_t *k)
-{
-    spawn_as(s, k, 0);
-}
-
-/* Waits until the child says it is ready (or dies, or times out). Used at
- * start-up so each daemon finds the ones before it running. */
-static int wait_ready(child_t *k)
-{
-    struct timeval tv = {READY_TIMEOUT_MS / 1000, 0};
-    fd_set rd;
-    FD_ZERO(&rd);
-    FD_SET(k->ready_fd, &rd);
-    char c;
-    if (select(k->ready_fd + 1, &rd, NULL, NULL, &tv) <= 0 || read(k->ready_fd, &c, 1) != 1)
-        return -1;
-    close(k->ready_fd);
-    k->ready_fd = -1;
-    k->ready = 1;
-    return 0;
-}
-
-static child_t *child_by_pid(sup_t *s, pid_t pid)
-{
-    for (size_t i = 0; i < s->nkids; i++)
-        if (s->kids[i].pid == pid)
-            return &s->kids[i];
-    return NULL;
-}
-
-static void describe_status(int status, char *buf, size_t len)
-{
-    if (WIFEXITED(status))
-        snprintf(buf, len, "exit %d", WEXITSTATUS(status));
-    else if (WIFSIGNALED(status))
-        snprintf(buf, len, "signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
-    else
-        snprintf(buf, len, "status %d", status);
-}
-
-static void reap(sup_t *s)
-{
-    int status;
-    for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
-        child_t *k = child_by_pid(s, pid);
-        if (k == NULL) {
-            for (size_t i = 0; i < s->nretiring; i++)
-                if (s->retiring[i] == pid) {
-                    s->retiring[i] = s->retiring[--s->nretiring];
-                    vc_log(VC_LOG_INFO, "up", "replaced process %d has finished", (int)pid);
-                    break;
-                }
-            continue;
-        }
-        char how[64], pidstr[16];
-        describe_status(status, how, sizeof(how));
-        snprintf(pidstr, sizeof(pidstr), "%d", (int)pid);
-        k->pid = 0;
-        k->last_status = status;
-        if (k->ready_fd >= 0) {
-            close(k->ready_fd);
-            k->ready_fd = -1;
-        }
-        if (s->stopping) {
-            vc_log(VC_LOG_INFO, "up", "%s (pid %d) stopped: %s", k->name, (int)pid, how);
-            continue;
-        }
-        uint64_t now = vc_mono_ms();
-        if (now - k->started_ms >= STABLE_MS)
-            k->backoff_ms = BACKOFF_MIN_MS;
-        else
-            k->backoff_ms = k->backoff_ms ? k->backoff_ms * 2 : BACKOFF_MIN_MS;
-        if (k->backoff_ms > BACKOFF_MAX_MS)
-            k->backoff_ms = BACKOFF_MAX_MS;
-        k->restart_at_ms = now + k->backoff_ms;
-        vc_log(VC_LOG_ERR, "up", "%s (pid %d) died: %s; restarting in %u ms", k->name, (int)pid, how, k->backoff_ms);
-        char backoff[16];
-        snprintf(backoff, sizeof(backoff), "%u", k->backoff_ms);
-        vc_bus_publish(s->bus, "vc.daemon.exited", VC__SEVERITY__ERROR, "daemon", k->name, "pid", pidstr, "status", how,
-                       "restart_in_ms", backoff, NULL);
-    }
-}
-
-static void restart_due(sup_t *s)
-{
-    uint64_t now = vc_mono_ms();
-    for (size_t i = 0; i < s->nkids; i++) {
-        child_t *k = &s->kids[i];
-        if (k->pid != 0 || k->restart_at_ms == 0 || k->restart_at_ms > now)
-            continue;
-        spawn(s, k);
-        if (k->pid == 0)
-            continue;
-        k->restarts++;
-        k->restart_pending = 1;
-    }
-}
-
-/* A restarted daemon is ready: say so on the bus. */
-static void announce_restart(sup_t *s, child_t *k)
-{
-    k->restart_pending = 0;
-    char pidstr[16], n[16];
-    snprintf(pidstr, sizeof(pidstr), "%d", (int)k->pid);
-    snprintf(n, sizeof(n), "%u", k->restarts);
-    vc_log(VC_LOG_NOTICE, "up", "%s is back (pid %d, restart %u)", k->name, (int)k->pid, k->restarts);
-    vc_bus_publish(s->bus, "vc.daemon.restarted", VC__SEVERITY__WARNING, "daemon", k->name, "pid", pidstr, "restarts",
-                   n, NULL);
-}
-
-static long next_timeout(sup_t *s)
-{
-    long t = 1000;
-    uint64_t now = vc_mono_ms();
-    for (size_t i = 0; i < s->nkids; i++)
-        if (s->kids[i].restart_at_ms) {
-            long d = s->kids[i].restart_at_ms > now ? (long)(s->kids[i].restart_at_ms - now) : 0;
-            if (d < t)
-                t = d;
-        }
-    return t;
-}
-
-/* SIGTERM to every child, newest first, then SIGKILL after the grace. */
-static void stop_children(sup_t *s)
-{
-    s->stopping = 1;
-    for (size_t i = 0; i < s->nretiring; i++)
-        kill(s->retiring[i], SIGTERM);
-    for (size_t i = s->nkids; i-- > 0;)
-        if (s->kids[i].pid > 0)
-            kill(s->kids[i].pid, SIGTERM);
-    uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
-    for (;;) {
-        reap(s);
-        int alive = (int)s->nretiring;
-        for (size_t i = 0; i < s->nkids; i++)
-            alive += s->kids[i].pid > 0;
-        if (alive == 0)
-            return;
-        if (vc_mono_ms() >= deadline)
-            break;
-        usleep(20000);
-    }
-    for (size_t i = 0; i < s->nkids; i++)
-        if (s->kids[i].pid > 0) {
-            vc_log(VC_LOG_WARN, "up", "%s (pid %d) did not stop in %d ms: killing it", s->kids[i].name,
-                   (int)s->kids[i].pid, STOP_GRACE_MS);
-            kill(s->kids[i].pid, SIGKILL);
-        }
-    for (size_t i = 0; i < s->nretiring; i++)
-        kill(s->retiring[i], SIGKILL);
-    while (waitpid(-1, NULL, 0) > 0)
-        ;
-}
-
-/* Replaces a running daemon by a fresh process without a gap: the new one
- * starts (a front shares the listeners, which never close), and once it is
- * ready the old one gets SIGTERM and finishes what it holds. */
-static int replace(sup_t *s, child_t *k, char *err, size_t errlen)
-{
-    pid_t old = k->pid;
-    uint64_t old_started = k->started_ms;
-    spawn_as(s, k, 1);
-    if (k->pid <= 0 || wait_ready(k) < 0) {
-        if (k->pid > 0) {
-            kill(k->pid, SIGKILL);
-            waitpid(k->pid, NULL, 0);
-        }
-        k->pid = old;
-        k->started_ms = old_started;
-        k->ready = 1;
-        snprintf(err, errlen, "the new %s did not start; the old one keeps running", k->name);
-        return -1;
-    }
-    if (old > 0) {
-        if (s->nretiring == s->cap_retiring) {
-            s->cap_retiring = s->cap_retiring ? 2 * s->cap_retiring : 8;
-            s->retiring = vc_realloc(s->retiring, s->cap_retiring * sizeof(*s->retiring));
-        }
-        s->retiring[s->nretiring++] = old;
-        kill(old, SIGTERM);
-    }
-    char a[16], b[16];
-    snprintf(a, sizeof(a), "%d", (int)old);
-    snprintf(b, sizeof(b), "%d", (int)k->pid);
-    vc_log(VC_LOG_NOTICE, "up", "%s replaced: pid %s -> %s", k->name, a, b);
-    vc_bus_publish(s->bus, "vc.daemon.replaced", VC__SEVERITY__NOTICE, "daemon", k->name, "old_pid", a, "pid", b, NULL);
-    return 0;
-}
-
-/* ---- control ------------------------------------------------------------- */
 
 /* Reload: a new version into the store, then each daemon is told. A refused
  * configuration leaves the running one in place. */
@@ -376,10 +95,10 @@ static int reload(sup_t *s, char *err, size_t errlen)
     for (size_t i = 0; i < s->nkids; i++) {
         if (s->kids[i].pid <= 0)
             continue;
-        if (is_front(&s->kids[i])) {
+        if (sup_is_front(&s->kids[i])) {
             /* A front applies a configuration by being replaced. */
             char why[256];
-            if (replace(s, &s->kids[i], why, sizeof(why)) < 0)
+            if (sup_replace(s, &s->kids[i], why, sizeof(why)) < 0)
                 vc_log(VC_LOG_WARN, "up", "%s", why);
             continue;
         }
@@ -438,8 +157,8 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
                 strncmp(what, k->binary + 3, wl))
                 continue;
             matched++;
-            if (is_front(k)) {
-                failed += replace(s, k, why, sizeof(why)) < 0;
+            if (sup_is_front(k)) {
+                failed += sup_replace(s, k, why, sizeof(why)) < 0;
             } else if (k->pid > 0) {
                 /* The others restart through the ordinary path, at once. */
                 k->backoff_ms = 0;
@@ -578,7 +297,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         fprintf(stderr, "vc up: no document root: %s\n", root ? root : "pass --root DIR");
         return 1;
     }
-    add_override(&s, "root", root_real);
+    add_override(&s, root && *root ? "root" : "fallback_root", root_real);
     free(root_real);
     /* The file wins over the environment for VC_ROOT: it was applied above. */
     unsetenv("VC_ROOT");
@@ -611,6 +330,10 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     }
     vc_log_set_level(s.cfg->log_level);
     vc_log_set_json(s.cfg->log_json);
+    if (privs_resolve(&s.privs, s.cfg, err, sizeof(err)) < 0) {
+        fprintf(stderr, "vc up: %s\n", err);
+        return 1;
+    }
 
     int ready_fd = -1;
     if (background) {
@@ -648,6 +371,10 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     free(tls_dir);
     if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) < 0)
         vc_log(VC_LOG_WARN, "up", "cannot write the TLS ticket keys \"%s\"", s.tickets);
+    if (privs_prepare(&s.privs, s.cfg, s.data_dir, err, sizeof(err)) < 0) {
+        vc_log(VC_LOG_CRIT, "up", "%s", err);
+        return 1;
+    }
     /* The ports are bound here, once, and handed to every front. */
     for (size_t i = 0; i < s.cfg->nlisten; i++)
         if (vc_listen_open(s.cfg->listen[i], VC_LISTEN_HTTP, &s.listeners, &s.nlisteners) < 0)
@@ -660,27 +387,31 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     if (s.cfg->admin_listen && *s.cfg->admin_listen &&
         vc_listen_open(s.cfg->admin_listen, VC_LISTEN_ADMIN, &s.listeners, &s.nlisteners) < 0)
         vc_log(VC_LOG_WARN, "up", "no metrics endpoint: cannot listen on %s", s.cfg->admin_listen);
+    /* Fronts: front.processes of them; PHP: one per pool. */
     size_t nprocs = 0;
     for (size_t i = 0; cli_daemons[i]; i++)
-        nprocs += strcmp(cli_daemons[i], "vc-front") == 0 ? (size_t)s.cfg->front.processes : 1;
+        nprocs += sup_copies_of(&s, cli_daemons[i]);
     s.kids = vc_calloc(nprocs, sizeof(*s.kids));
     for (size_t i = 0; cli_daemons[i]; i++) {
-        int copies = strcmp(cli_daemons[i], "vc-front") == 0 ? (int)s.cfg->front.processes : 1;
-        for (int c = 0; c < copies; c++) {
+        int pools = strcmp(cli_daemons[i], "vc-php") == 0;
+        for (size_t c = 0; c < sup_copies_of(&s, cli_daemons[i]); c++) {
             child_t *k = &s.kids[s.nkids++];
             k->binary = cli_daemons[i];
-            k->instance = c;
+            k->instance = pools ? 0 : (int)c;
+            k->pool = pools ? (int)c : -1;
             if (c == 0)
                 snprintf(k->name, sizeof(k->name), "%s", k->binary);
+            else if (pools)
+                snprintf(k->name, sizeof(k->name), "%s.%s", k->binary, s.privs.pools[c].name);
             else
-                snprintf(k->name, sizeof(k->name), "%s.%d", k->binary, c);
+                snprintf(k->name, sizeof(k->name), "%s.%zu", k->binary, c);
             k->ready_fd = -1;
         }
     }
     for (size_t i = 0; i < s.nkids && !s.stopping; i++) {
         child_t *k = &s.kids[i];
-        spawn(&s, k);
-        if (k->pid <= 0 || wait_ready(k) < 0) {
+        sup_spawn(&s, k);
+        if (k->pid <= 0 || sup_wait_ready(k) < 0) {
             vc_log(VC_LOG_CRIT, "up", "%s did not start; stopping", k->name);
             s.stopping = 1;
             break;
@@ -713,14 +444,14 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         size_t first_kid = n;
         for (size_t i = 0; i < s.nkids; i++)
             items[n++] = (zmq_pollitem_t){NULL, s.kids[i].ready_fd, s.kids[i].ready_fd >= 0 ? ZMQ_POLLIN : 0, 0};
-        if (zmq_poll(items, (int)n, next_timeout(&s)) < 0 && errno != EINTR)
+        if (zmq_poll(items, (int)n, sup_next_timeout(&s)) < 0 && errno != EINTR)
             break;
         if (items[0].revents & ZMQ_POLLIN)
             vc_ctl_handle(s.ctl);
         if (items[1].revents & ZMQ_POLLIN) {
             for (int sig; (sig = vc_proc_read_signal(s.sigfd)) != 0;) {
                 if (sig == SIGCHLD)
-                    reap(&s);
+                    sup_reap(&s);
                 else if (sig == SIGHUP)
                     reload(&s, err, sizeof(err));
                 else
@@ -736,17 +467,19 @@ int cmd_up(cli_t *cli, int argc, char **argv)
                 close(k->ready_fd);
                 k->ready_fd = -1;
                 if (k->ready && k->restart_pending)
-                    announce_restart(&s, k);
+                    sup_announce_restart(&s, k);
             }
         }
-        restart_due(&s);
-        if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) > 0)
+        sup_restart_due(&s);
+        if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) > 0) {
+            privs_give(&s.privs, s.tickets);
             vc_log(VC_LOG_INFO, "up", "rotated the TLS session ticket keys");
+        }
     }
 
     free(items);
     vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
-    stop_children(&s);
+    sup_stop_children(&s);
     if (ready_fd >= 0)
         close(ready_fd);
     vc_bus_destroy(&s.bus);
@@ -765,6 +498,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     free(s.conf_dir);
     free(s.kids);
     free(s.retiring);
+    privs_fini(&s.privs);
     vc_log(VC_LOG_NOTICE, "up", "stopped");
     return 0;
 }

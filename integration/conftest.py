@@ -34,10 +34,18 @@ def alive(pid):
 
 
 class Suite:
-    def __init__(self, root=None, conf=None, args=(), env=None):
+    """as_root: started as root, the suite's daemons and PHP stay root
+    (allow_root), as the tests before the privilege model assumed; the
+    privilege tests (test_12_privileges.py) pass False and run the real
+    model. Started as another user, everything runs as that user."""
+
+    def __init__(self, root=None, conf=None, args=(), env=None, as_root=True, prefix=()):
         self.dir = tempfile.mkdtemp(prefix="vc-it-", dir="/tmp")
+        # The suite's user and the pool's must be able to cross it.
+        os.chmod(self.dir, 0o711)
         self.data = os.path.join(self.dir, "var")
-        self.root = root or os.path.join(FIXTURES, "docroot")
+        # root "": no --root (a configuration's sites say theirs).
+        self.root = os.path.join(FIXTURES, "docroot") if root is None else root
         self.conf = conf
         self.http = free_port()
         self.https = free_port()
@@ -45,8 +53,11 @@ class Suite:
         self.args = list(args)
         self.env = dict(os.environ, VC_DATA=self.data, VC_ADMIN_LISTEN=f"127.0.0.1:{self.admin}", **(env or {}))
         self.env.pop("VC_CONF", None)
+        if as_root and os.geteuid() == 0:
+            self.env.setdefault("VC_ALLOW_ROOT", "1")
         self.proc = None
         self.log = None
+        self.prefix = list(prefix)  # e.g. setpriv, to start the suite as another user
 
     def vc(self, *args, timeout=30, check=False):
         cmd = [VC, "--data", self.data]
@@ -62,10 +73,10 @@ class Suite:
         cmd = [VC, "--data", self.data]
         if self.conf:
             cmd += ["--conf", self.conf]
-        cmd += ["up", "--root", self.root, "--listen", f"127.0.0.1:{self.http}",
-                "--tls-listen", f"127.0.0.1:{self.https}"] + self.args
+        cmd += ["up"] + (["--root", self.root] if self.root else []) + [
+            "--listen", f"127.0.0.1:{self.http}", "--tls-listen", f"127.0.0.1:{self.https}"] + self.args
         self.log = open(os.path.join(self.dir, "up.log"), "w")
-        self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT, env=self.env,
+        self.proc = subprocess.Popen(self.prefix + cmd, stdout=self.log, stderr=subprocess.STDOUT, env=self.env,
                                      cwd=self.dir)
         r = self.vc("status", "--wait", str(wait), timeout=wait + 10)
         if r.returncode != 0:

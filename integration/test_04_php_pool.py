@@ -405,7 +405,7 @@ def test_uploads_and_fastcgi_finish_request(suite):
     t0 = time.monotonic()
     r = requests.get(suite.url(f"/finish.php?ms=800&tag={tag}"))
     assert r.text == "answered\n" and time.monotonic() - t0 < 0.6
-    path = f"/tmp/vc-finish-{tag}"
+    path = os.path.join(suite.data, "pools", "default", "tmp", f"vc-finish-{tag}")  # the pool's sys_temp_dir
     assert wait_for(lambda: os.path.exists(path), timeout=5)
     os.unlink(path)
 
@@ -472,7 +472,9 @@ def test_a_worker_answers_only_its_own_request(make_suite, mode):
     request, waiting meanwhile, gets its own answer."""
     # Through the configuration's php.ini directives, which PHP dropped
     # until sapi.c set them after sapi_startup(): this fails without.
-    s = make_suite(root=DOCROOT, args=["--workers", "2", "--mode", mode], env={"VC_PHP_INI": "ffi.enable=1"}).start()
+    s = make_suite(root=DOCROOT, args=["--workers", "2", "--mode", mode], env={"VC_PHP_INI": "ffi.enable=1",
+                                                                                     # forge.php looks in /proc
+                                                                                     "VC_OPEN_BASEDIR": "0"}).start()
     if mode == "classic":
         assert wait_for(lambda: [w["lent"] for w in php_status(s)["workers"]] == ["yes"] * 2)
     result = {}
@@ -642,7 +644,7 @@ def test_front_and_pool_over_tcp(make_suite, tmp_path):
     conf.mkdir()
     (conf / "vc.conf").write_text(f'endpoints: {{ php = "tcp://127.0.0.1:{port}"; }};\n')
     s = make_suite(root=DOCROOT, conf=str(conf)).start()
-    assert not os.path.exists(os.path.join(s.data, "run", "php.sock"))
+    assert not os.path.exists(os.path.join(s.data, "run", "php", "php.sock"))
     r = requests.get(s.url("/hello.php"), timeout=10)
     assert r.status_code == 200 and r.text == "hello world\n"
     body = os.urandom(300 * 1024)
@@ -678,7 +680,7 @@ def test_pool_link_survives_garbage(suite, garbage):
     import socket as sk
     broker = suite.daemon_pid("vc-php")
     c = sk.socket(sk.AF_UNIX, sk.SOCK_STREAM)
-    c.connect(os.path.join(suite.data, "run", "php.sock"))
+    c.connect(os.path.join(suite.data, "run", "php", "php.sock"))
     c.sendall(garbage)
     time.sleep(0.3)
     c.close()

@@ -245,7 +245,7 @@ def test_sse_events_arrive_as_flushed(suite):
 
 def test_client_abort_reaches_php(suite):
     tag = f"t{os.getpid()}{time.monotonic_ns()}"
-    log = f"/tmp/vc-aborted-{tag}"
+    log = os.path.join(suite.data, "pools", "default", "tmp", f"vc-aborted-{tag}")  # the pool's sys_temp_dir
     with socket.create_connection(("127.0.0.1", suite.http)) as sock:
         sock.sendall(f"GET /aborted.php?tag={tag} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
         sock.recv(4096)

@@ -97,8 +97,33 @@ Vc__ConfigVersion *vc_confstore_current(vc_store_t *st, int *err)
     return r < 0 ? NULL : v;
 }
 
+/* The PHP pool's copy (vc_config_pool_file): its user may not open LMDB. */
+static Vc__ConfigVersion *read_pool_file(const char *path, char *err, size_t errlen)
+{
+    size_t len = 0;
+    char *bytes = vc_read_file(path, &len);
+    if (bytes == NULL) {
+        snprintf(err, errlen, "cannot read the pool's configuration \"%s\": %s", path, strerror(errno));
+        return NULL;
+    }
+    Vc__ConfigVersion *v = vc__config_version__unpack(NULL, len, (const uint8_t *)bytes);
+    free(bytes);
+    if (v == NULL)
+        snprintf(err, errlen, "the pool's configuration \"%s\" is not a configuration version", path);
+    return v;
+}
+
 vc_config_t *vc_confstore_load(const char *data_dir, char *err, size_t errlen)
 {
+    const char *pool_file = getenv("VC_CONFIG_FILE");
+    if (pool_file && *pool_file) {
+        Vc__ConfigVersion *pv = read_pool_file(pool_file, err, errlen);
+        if (pv == NULL)
+            return NULL;
+        vc_config_t *cfg = vc_config_parse(pv, data_dir, err, errlen);
+        vc_config_version_free(&pv);
+        return cfg;
+    }
     char *dir = vc_asprintf("%s/state", data_dir);
     vc_store_t *st = vc_store_open(dir, 1 << 20, err, errlen);
     free(dir);

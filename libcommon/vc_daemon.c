@@ -24,12 +24,20 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
 {
     memset(d, 0, sizeof(*d));
     d->name = name;
+    vc_proc_ready_take();
     /* A second copy of a daemon (several fronts) is "vc-front.1": its own
      * pid file and control endpoint. */
     const char *inst = getenv("VC_INSTANCE");
+    static char named[48];
     if (inst && atoi(inst) > 0) {
-        static char named[48];
         snprintf(named, sizeof(named), "%s.%d", name, atoi(inst));
+        d->name = named;
+    }
+    /* A named PHP pool is "vc-php.shop": its own pid file, control
+     * endpoint and directory (vc_config_run_dir_of). */
+    const char *pool = getenv("VC_POOL");
+    if (pool && *pool && strcmp(pool, "default") != 0) {
+        snprintf(named, sizeof(named), "%s.%s", name, pool);
         d->name = named;
     }
     d->sigfd = -1;
@@ -64,6 +72,10 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
         vc_log(VC_LOG_CRIT, "main", "cannot load the configuration: %s", err);
         exit(1);
     }
+    if (vc_config_select_pool(d->cfg, pool) < 0) {
+        vc_log(VC_LOG_CRIT, "main", "the pool \"%s\" is not in the configuration", pool);
+        exit(1);
+    }
     vc_log_set_level(d->cfg->log_level);
     vc_log_set_json(d->cfg->log_json);
 }
@@ -75,8 +87,10 @@ void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
         vc_log(VC_LOG_CRIT, "main", "signalfd() failed: %s", vc_strerror(d->sigfd));
         exit(1);
     }
-    vc_mkdirs(d->cfg->run_dir, 0700);
-    d->pidfile = vc_asprintf("%s/%s.pid", d->cfg->run_dir, d->name);
+    char *run_dir = vc_config_run_dir_of(d->cfg, d->name);
+    vc_mkdirs(run_dir, 0700);
+    d->pidfile = vc_asprintf("%s/%s.pid", run_dir, d->name);
+    free(run_dir);
     pid_t other = vc_proc_pidfile_alive(d->pidfile);
     /* VC_REPLACING: the supervisor starts us to take over from a running
      * copy, which stops once we are ready. */

@@ -82,7 +82,9 @@ pid_t vc_proc_pidfile_alive(const char *path)
     return pid;
 }
 
-void vc_proc_ready(void)
+static int ready_fd = -1;
+
+void vc_proc_ready_take(void)
 {
     const char *s = getenv("VC_READY_FD");
     if (s == NULL)
@@ -91,9 +93,21 @@ void vc_proc_ready(void)
     unsetenv("VC_READY_FD");
     if (fd <= 2)
         return;
-    ssize_t unused = write(fd, "R", 1);
+    /* What this process starts before it is ready (vc-php's zygote, and
+     * so every worker) must not hold the supervisor's pipe. */
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    ready_fd = fd;
+}
+
+void vc_proc_ready(void)
+{
+    vc_proc_ready_take();
+    if (ready_fd < 0)
+        return;
+    ssize_t unused = write(ready_fd, "R", 1);
     (void)unused;
-    close(fd);
+    close(ready_fd);
+    ready_fd = -1;
 }
 
 void vc_proc_die_with_parent(int sig, pid_t parent)

@@ -23,6 +23,9 @@ int vc_proc_pidfile_write(const char *path);
 /* The pid in a pid file if that process is alive, else 0. */
 pid_t vc_proc_pidfile_alive(const char *path);
 
+/* Takes the readiness descriptor named by VC_READY_FD (close-on-exec,
+ * the variable unset); vc_proc_ready() takes it too if not done. */
+void vc_proc_ready_take(void);
 /* Tells the supervisor we are ready: writes one byte to the descriptor named
  * by VC_READY_FD, if set, and closes it. */
 void vc_proc_ready(void);

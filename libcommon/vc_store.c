@@ -3,6 +3,7 @@
 #include "vc_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,12 @@ vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t er
         vc_store_destroy(&st);
         return NULL;
     }
+    /* LMDB sets close-on-exec on every descriptor but the data file's:
+     * without this, every process the holder starts (each daemon, PHP
+     * and its workers) inherited data.mdb open read-write. */
+    mdb_filehandle_t fd;
+    if (mdb_env_get_fd(st->env, &fd) == 0)
+        fcntl(fd, F_SETFD, FD_CLOEXEC);
     /* A process killed inside a read transaction leaves its reader slot
      * behind; clearing it here keeps old pages from being pinned forever. */
     int dead = 0;

@@ -32,12 +32,20 @@ for p in $PKGS; do
         missing="$missing $p"
     fi
 done
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# The suite's own system user: started as root, `vc up` runs its daemons
+# as "vc" (docs/SECURITY.md); the Debian package makes it the same way.
+if ! getent passwd vc >/dev/null; then
+    echo "install-deps: adding the system user vc"
+    $SUDO adduser --system --group --no-create-home --home /nonexistent --quiet vc
+fi
+
 if [ -z "$missing" ]; then
     echo "install-deps: all packages present"
     exit 0
 fi
-SUDO=""
-[ "$(id -u)" -eq 0 ] || SUDO="sudo"
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq

@@ -13,6 +13,7 @@
 #include "vc_util.h"
 
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,11 @@ int main(int argc, char **argv)
                zmq_strerror(errno));
         return 1;
     }
+    /* Every daemon publishes, the pools too, which run as other users:
+     * bus-in is open to them (its directory can be crossed, not listed;
+     * an event is a fact, never a command). */
+    if (strncmp(in_ep, "ipc://", 6) == 0)
+        chmod(in_ep + 6, 0666);
     free(in_ep);
     free(out_ep);
     /* Our own publisher connects once bus-in is bound (connected before,

@@ -38,6 +38,7 @@ typedef struct site_rt {
     h2o_pathconf_t *static_conf; /* file handler, expires, compress, log */
     h2o_pathconf_t *php_conf;    /* compress and log for PHP answers */
     h2o_handler_t *files;
+    backend_t *pool; /* the PHP pool serving it (site.pool) */
 } site_rt_t;
 
 /* Per client connection, for budgets a connection must not exceed. Shared
@@ -57,6 +58,7 @@ typedef struct conn_state {
     uint64_t last_read, last_acked, requests, last_requests;
     int php_waiting; /* set each tick by the backend: PHP is working for it */
     unsigned quiet_s;
+    char sni[256];                  /* the TLS server name the client asked for, or "" */
     struct conn_state *prev, *next; /* every open connection */
 } conn_state_t;
 
@@ -71,6 +73,8 @@ typedef struct conn_state {
 #define CONN_MIN_READ_RATE 500
 
 void conn_state_release(conn_state_t *c);
+/* Requests waiting for PHP now, in every pool (main.c). */
+size_t front_php_inflight(const struct front *f);
 /* Adds "Server: Velocity" to answers on pathconf that have none (main.c). */
 void server_header_register(h2o_pathconf_t *pathconf);
 /* The state of a client connection's socket, or NULL. Borrowed. */
@@ -83,6 +87,7 @@ typedef struct front_stats {
     uint64_t connections, connections_refused; /* open now; turned away */
     uint64_t connections_cut;                  /* closed for resets or stalls */
     uint64_t connections_banned;               /* closed at once: a banned address */
+    uint64_t misdirected;                      /* 421: Host not served by the TLS name's certificate */
 } front_stats_t;
 
 typedef struct front {
@@ -96,7 +101,8 @@ typedef struct front {
     tls_t *tls;
     site_rt_t *sites;
     size_t nsites;
-    backend_t *backend;
+    backend_t **pools; /* one link per PHP pool: [0] the default, then cfg->pools */
+    size_t npools;
     uint16_t tls_port; /* for HTTP -> HTTPS redirects */
     int running;
     h2o_timeout_entry_t tick; /* once a second */

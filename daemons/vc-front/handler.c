@@ -22,6 +22,28 @@ static site_rt_t *site_for(front_t *f, h2o_req_t *req)
     return &f->sites[0];
 }
 
+static int same_certificate(const vc_site_t *a, const vc_site_t *b)
+{
+    /* No tls_cert: both serve the generated certificate. */
+    if (a->tls_cert == NULL || b->tls_cert == NULL)
+        return a->tls_cert == b->tls_cert;
+    return strcmp(a->tls_cert, b->tls_cert) == 0;
+}
+
+/* RFC 9110, 15.5.20: a TLS connection whose SNI chose one site's
+ * certificate may not carry requests for a site with another certificate
+ * (a client that reused a connection it had for a different name, or one
+ * that named one host to the handshake and another to HTTP). */
+static int misdirected(front_t *f, h2o_req_t *req, const vc_site_t *host_site)
+{
+    conn_state_t *c = conn_state_of_req(req);
+    const char *sni = c ? c->sni : NULL;
+    if (sni == NULL || *sni == '\0')
+        return 0; /* no name given: the default certificate, any site */
+    const vc_site_t *tls_site = vc_config_site_for_host(f->d.cfg, sni, strlen(sni));
+    return tls_site != host_site && !same_certificate(tls_site, host_site);
+}
+
 /* "1.2.3.4" / "::1" and the port of a socket address, in the pool. */
 static char *addr_str(h2o_mem_pool_t *pool, struct sockaddr *sa, uint32_t *port)
 {
@@ -130,7 +152,7 @@ static void to_php(front_t *f, site_rt_t *s, h2o_req_t *req, const route_t *rt)
     head.config_version = f->d.cfg->version;
     f->stats.php++;
     req->pathconf = s->php_conf;
-    backend_submit(f->backend, req, &head);
+    backend_submit(s->pool, req, &head);
 }
 
 static const char *reason_of(int status)
@@ -207,6 +229,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     req->pathconf = s->php_conf;
     if (headers_too_large(f, req))
         return send_error(f, s, req, 431, "Request Header Fields Too Large\n");
+    if (https && misdirected(f, req, conf)) {
+        f->stats.misdirected++;
+        return send_error(f, s, req, 421, "Misdirected Request\n");
+    }
 
     if (conf->https_redirect && !https && f->tls_port) {
         h2o_iovec_t host = host_only(req->authority);

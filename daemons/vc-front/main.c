@@ -196,11 +196,19 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "redirects", "%llu", (unsigned long long)f->stats.redirects);
         vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->stats.refused);
         vc_reply_field(reply, "errors_5xx", "%llu", (unsigned long long)f->stats.errors_5xx);
-        vc_reply_field(reply, "inflight", "%zu", backend_inflight(f->backend));
+        vc_reply_field(reply, "inflight", "%zu", front_php_inflight(f));
         vc_reply_field(reply, "sites", "%zu", f->nsites);
     } else if (!strcmp(cmd->verb, "reload")) {
         vc_reply_ok(reply, "vc-front applies a new configuration when it restarts");
     }
+}
+
+size_t front_php_inflight(const front_t *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < f->npools; i++)
+        n += backend_inflight(f->pools[i]);
+    return n;
 }
 
 static void on_control(h2o_socket_t *sock, const char *err)
@@ -224,7 +232,8 @@ static void on_tick(h2o_timeout_entry_t *entry)
     front_t *f = H2O_STRUCT_FROM_MEMBER(front_t, tick, entry);
     vc_ctl_handle(f->d.ctl);
     metrics_tick(f);
-    backend_tick(f->backend);
+    for (size_t i = 0; i < f->npools; i++)
+        backend_tick(f->pools[i]);
     watchdog(f);
     tls_tickets_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
@@ -381,11 +390,25 @@ int main(int argc, char **argv)
     if (open_listeners(&f) < 0)
         return 1;
 
-    char *php_ep = vc_config_endpoint(cfg, "php");
-    f.backend = backend_new(&f, php_ep);
-    free(php_ep);
-    if (f.backend == NULL)
-        return 1;
+    /* A link to each pool; each site sends its PHP to its own. */
+    f.npools = 1 + cfg->npools;
+    f.pools = vc_calloc(f.npools, sizeof(*f.pools));
+    for (size_t i = 0; i < f.npools; i++) {
+        char *name = i ? vc_asprintf("php.%s", cfg->pools[i - 1].name) : vc_strdup("php");
+        char *php_ep = vc_config_endpoint(cfg, name);
+        f.pools[i] = backend_new(&f, php_ep);
+        free(php_ep);
+        free(name);
+        if (f.pools[i] == NULL)
+            return 1;
+    }
+    for (size_t i = 0; i < f.nsites; i++) {
+        const char *pool = cfg->sites[i].pool;
+        f.sites[i].pool = f.pools[0];
+        for (size_t j = 0; pool && j < cfg->npools; j++)
+            if (strcmp(cfg->pools[j].name, pool) == 0)
+                f.sites[i].pool = f.pools[1 + j];
+    }
 
     sig_sock = h2o_evloop_socket_create(f.ctx.loop, f.d.sigfd, H2O_SOCKET_FLAG_DONT_READ);
     sig_sock->data = &f;
@@ -415,7 +438,7 @@ int main(int argc, char **argv)
     close_listeners();
     h2o_context_request_shutdown(&f.ctx);
     uint64_t start = vc_mono_ms(), deadline = start + STOP_GRACE_MS;
-    while ((backend_inflight(f.backend) > 0 || vc_mono_ms() < start + STOP_LINGER_MS) && vc_mono_ms() < deadline)
+    while ((front_php_inflight(&f) > 0 || vc_mono_ms() < start + STOP_LINGER_MS) && vc_mono_ms() < deadline)
         h2o_evloop_run(f.ctx.loop, 50);
     vc_log(VC_LOG_INFO, "main", "stopping");
     return 0;

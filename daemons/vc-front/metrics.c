@@ -26,6 +26,10 @@ static const struct {
      offsetof(front_stats_t, connections_cut)},
     {"vc_front_connections_banned_total", "Connections closed at once: the address is banned (front.ban_time).",
      offsetof(front_stats_t, connections_banned)},
+    {"vc_front_misdirected_total",
+     "Requests answered 421: their Host is not served by the certificate their TLS "
+     "connection chose.",
+     offsetof(front_stats_t, misdirected)},
 };
 
 static uint64_t get(const front_stats_t *s, size_t off)
@@ -49,7 +53,7 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
     fprintf(out,
             "# HELP vc_front_php_inflight Requests waiting for PHP now.\n# TYPE vc_front_php_inflight gauge\n"
             "vc_front_php_inflight{front=\"%s\"} %zu\n",
-            f->d.name, backend_inflight(f->backend));
+            f->d.name, front_php_inflight(f));
     fprintf(out,
             "# HELP vc_front_connections Client connections open now.\n# TYPE vc_front_connections gauge\n"
             "vc_front_connections{front=\"%s\"} %llu\n",
@@ -90,7 +94,7 @@ void metrics_tick(front_t *f)
         snprintf(php, sizeof(php), "%llu", (unsigned long long)(now.php - was->php));
         snprintf(st, sizeof(st), "%llu", (unsigned long long)(now.statics - was->statics));
         snprintf(err, sizeof(err), "%llu", (unsigned long long)(now.errors_5xx - was->errors_5xx));
-        snprintf(inflight, sizeof(inflight), "%zu", backend_inflight(f->backend));
+        snprintf(inflight, sizeof(inflight), "%zu", front_php_inflight(f));
         vc_bus_publish(f->d.bus, "front.metrics", VC__SEVERITY__DEBUG, "requests", r, "php", php, "static", st,
                        "errors_5xx", err, "inflight", inflight, NULL);
     }

@@ -1,4 +1,5 @@
 #include "tls.h"
+#include "front.h"
 #include "vc_log.h"
 #include "vc_tickets.h"
 #include "vc_util.h"
@@ -183,12 +184,24 @@ static SSL_CTX *make_ctx(const char *cert, const char *key)
     return ctx;
 }
 
+/* The name the client gave the handshake, kept with its connection for
+ * the 421 check (handler.c): h2o 2.2 has no getter for a socket's SSL,
+ * and hangs its socket on the SSL's BIO. */
+static void remember_sni(SSL *ssl, const char *name)
+{
+    BIO *bio = SSL_get_rbio(ssl);
+    conn_state_t *c = bio ? conn_state_of(BIO_get_data(bio)) : NULL;
+    if (c != NULL)
+        snprintf(c->sni, sizeof(c->sni), "%s", name);
+}
+
 static int on_sni(SSL *ssl, int *al, void *arg)
 {
     tls_t *t = arg;
     const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     if (name == NULL)
         return SSL_TLSEXT_ERR_OK;
+    remember_sni(ssl, name);
     for (size_t i = 0; i < t->n; i++)
         if (t->e[i].host && strcasecmp(t->e[i].host, name) == 0) {
             if (t->e[i].ctx != SSL_get_SSL_CTX(ssl))

@@ -144,6 +144,17 @@ size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int acc
     return n;
 }
 
+/* Who may link as a front over the Unix socket: the suite's user
+ * (VC_SUITE_UID, set when the suite dropped root), or root, and with no
+ * users to tell apart, our own. */
+static int front_user(uid_t uid)
+{
+    const char *suite = getenv("VC_SUITE_UID");
+    if (suite && *suite)
+        return uid == 0 || uid == (uid_t)atol(suite);
+    return uid == 0 || uid == getuid();
+}
+
 static void accept_fronts(fronts_t *fs)
 {
     for (;;) {
@@ -152,6 +163,18 @@ static void accept_fronts(fronts_t *fs)
             if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && errno != ECONNABORTED)
                 vc_log(VC_LOG_ERR, "fronts", "accept() failed: %s", vc_strerror(errno));
             return;
+        }
+        struct ucred cred = {0};
+        socklen_t credlen = sizeof(cred);
+        int peer_known = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0 && cred.pid > 0;
+        if (peer_known && !front_user(cred.uid)) {
+            /* The pool's socket directory lets the suite's group in; a
+             * process of any other user (a worker of this pool among
+             * them) posing as a front would be lent workers. */
+            vc_log(VC_LOG_WARN, "fronts", "refused a link from pid %d (uid %d): not the suite's user", (int)cred.pid,
+                   (int)cred.uid);
+            close(fd);
+            continue;
         }
         size_t i = 0;
         while (i < fs->nl && fs->l[i].fd >= 0)
@@ -176,9 +199,7 @@ static void accept_fronts(fronts_t *fs)
         struct sockaddr_storage sa;
         socklen_t salen = sizeof(sa);
         l->unix_socket = getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 && sa.ss_family == AF_UNIX;
-        struct ucred cred;
-        socklen_t credlen = sizeof(cred);
-        if (l->unix_socket && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0)
+        if (l->unix_socket && peer_known)
             l->pid = cred.pid;
         vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu, pid %d)", i, (int)l->pid);
         if (fs->change) {

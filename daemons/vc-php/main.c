@@ -15,6 +15,9 @@
 #include "zygote.h"
 
 #include <errno.h>
+#include <pwd.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +229,10 @@ static int reload(php_t *p, char *msg, size_t len)
     zyg_t *slot = zyg_in(p, Z_NONE);
     char err[1024] = "";
     vc_config_t *cfg = vc_confstore_load(p->d.data_dir, err, sizeof(err));
+    if (cfg && vc_config_select_pool(cfg, getenv("VC_POOL")) < 0) {
+        snprintf(err, sizeof(err), "the pool \"%s\" is no longer in the configuration", getenv("VC_POOL"));
+        vc_config_destroy(&cfg);
+    }
     if (cfg == NULL) {
         snprintf(msg, len, "cannot load the configuration: %s", err);
         return -1;
@@ -246,6 +253,10 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "workers")) {
         vc_reply_ok(reply, "vc-php is running");
         zyg_t *cur = zyg_in(p, Z_CURRENT);
+        const char *pool = getenv("VC_POOL");
+        struct passwd *pw = getpwuid(geteuid());
+        vc_reply_field(reply, "pool", "%s", pool && *pool ? pool : "default");
+        vc_reply_field(reply, "user", "%s", pw ? pw->pw_name : "?");
         vc_reply_field(reply, "zygote", "%d", cur ? (int)cur->pid : 0);
         vc_reply_field(reply, "generation", "%u", cur ? cur->gen : 0);
         vc_reply_field(reply, "reloads", "%d", p->reloads);
@@ -302,9 +313,22 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
         p.z[i].sock = -1;
+    /* The broker runs as the pool's user, as its workers do (it must
+     * signal them and read their /proc). Not dumpable: a worker of the
+     * same user can then neither ptrace it nor open its /proc/PID/mem or
+     * fds, which hold the fronts' links. A zygote, exec'd, is dumpable
+     * again, so the broker still reads its workers' memory figures. */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* Sockets made here take the directory's group (the suite's, for the
+     * fronts) and its rights; nobody else's. */
+    umask(007);
 
     vc_daemon_start(&p.d, on_command, &p);
-    char *front_ep = vc_config_endpoint(p.d.cfg, "php");
+    /* The default pool listens at "php", a named one at "php.NAME". */
+    char *link_name =
+        strcmp(p.d.cfg->php.name, "default") ? vc_asprintf("php.%s", p.d.cfg->php.name) : vc_strdup("php");
+    char *front_ep = vc_config_endpoint(p.d.cfg, link_name);
+    free(link_name);
     p.fronts = fronts_new(front_ep);
     free(front_ep);
     if (p.fronts == NULL)

@@ -4,6 +4,7 @@
  * gives a script behind nginx, so scripts cannot tell the difference.
  */
 #include "sapi.h"
+#include "pool_ini.h"
 #include "appmode.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -338,16 +339,9 @@ int vc_sapi_startup(const vc_config_t *cfg)
     user_name = vc_strdup(pw ? pw->pw_name : "");
     home_dir = vc_strdup(pw ? pw->pw_dir : "/");
 
-    /* Directives from the configuration, after php.ini (they win). */
-    size_t len = 1;
-    for (size_t i = 0; i < cfg->php.nini; i++)
-        len += strlen(cfg->php.ini[i]) + 1;
-    ini_entries = vc_malloc(len);
-    ini_entries[0] = '\0';
-    for (size_t i = 0; i < cfg->php.nini; i++) {
-        strcat(ini_entries, cfg->php.ini[i]);
-        strcat(ini_entries, "\n");
-    }
+    /* The pool's directories and the configuration's directives, after
+     * php.ini (they win). */
+    ini_entries = pool_ini_entries(cfg);
     zend_signal_startup();
     /* sapi_startup() clears ini_entries (as php_embed_init() knows): set
      * after it, or every php.ini directive of the configuration was
@@ -362,7 +356,7 @@ int vc_sapi_startup(const vc_config_t *cfg)
         vc_log(VC_LOG_CRIT, "sapi", "php_module_startup() failed");
         return -1;
     }
-    return 0;
+    return pool_ini_lock(cfg);
 }
 
 void vc_sapi_shutdown(void)

@@ -1,0 +1,82 @@
+/*
+ * The supervisor's state (vc up) and its daemons: what up.c (the
+ * configuration, commands and the main loop) and children.c (starting,
+ * watching, restarting, replacing and stopping each daemon) share.
+ */
+#ifndef VC_CLI_SUP_H
+#define VC_CLI_SUP_H
+
+#include "cli.h"
+#include "privs.h"
+#include "vc_bus.h"
+#include "vc_ctl.h"
+#include "vc_listen.h"
+#include "vc_store.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+typedef struct child {
+    const char *binary; /* "vc-front" */
+    char name[48];      /* "vc-front", "vc-front.1" for a second front, "vc-php.shop" for a pool */
+    int instance;
+    pid_t pid;
+    int ready_fd; /* read end of the readiness pipe, -1 once ready */
+    int ready;
+    uint64_t started_ms;
+    uint64_t restart_at_ms; /* 0: not waiting to restart */
+    unsigned backoff_ms;
+    unsigned restarts;
+    int restart_pending; /* announce the restart once it is ready */
+    int last_status;
+    int pool; /* vc-php: which pool (an index into privs.pools); else -1 */
+} child_t;
+
+typedef struct sup {
+    cli_t *cli;
+    char *data_dir;
+    char *conf_dir;   /* absolute, or NULL */
+    char **overrides; /* key, value pairs from the command line */
+    size_t noverrides;
+    vc_config_t *cfg;
+    vc_store_t *store;
+    int sigfd;
+    void *zctx;
+    vc_ctl_t *ctl;
+    vc_bus_t *bus;
+    char *pidfile;
+    child_t *kids; /* one per daemon process, as many as the configuration asks */
+    size_t nkids;
+    pid_t *retiring; /* replaced daemons finishing their work */
+    size_t nretiring, cap_retiring;
+    privs_t privs;            /* who the daemons and the pool run as */
+    vc_listener_t *listeners; /* held here so the ports never close */
+    char *tickets;            /* DATA/tls/tickets */
+    size_t nlisteners;
+    int stopping;
+    uint64_t started_ms;
+} sup_t;
+
+/* How many processes of a daemon the configuration asks for: fronts,
+ * front.processes; vc-php, one per pool; others, one. */
+size_t sup_copies_of(const sup_t *s, const char *binary);
+int sup_is_front(const child_t *k);
+/* Forks and execs k as its user; its readiness pipe is k->ready_fd. */
+void sup_spawn(sup_t *s, child_t *k);
+/* Waits until k says it is ready (or dies, or times out): at start-up,
+ * so each daemon finds the ones before it running. Returns 0 or -1. */
+int sup_wait_ready(child_t *k);
+/* Collects exited daemons and schedules their restarts (with backoff). */
+void sup_reap(sup_t *s);
+void sup_restart_due(sup_t *s);
+/* A restarted daemon is ready: says so on the bus. */
+void sup_announce_restart(sup_t *s, child_t *k);
+/* Milliseconds until the next restart is due, or -1. */
+long sup_next_timeout(sup_t *s);
+/* SIGTERM to every daemon, then SIGKILL past a grace. */
+void sup_stop_children(sup_t *s);
+/* Starts a new k, waits until it is ready, and lets the old one finish:
+ * returns 0, or -1 (the old one keeps running) with the reason in err. */
+int sup_replace(sup_t *s, child_t *k, char *err, size_t errlen);
+
+#endif
