@@ -88,6 +88,7 @@ typedef struct front_stats {
     uint64_t connections_cut;                  /* closed for resets or stalls */
     uint64_t connections_banned;               /* closed at once: a banned address */
     uint64_t misdirected;                      /* 421: Host not served by the TLS name's certificate */
+    uint64_t ranges_tamed;                     /* Range headers merged or dropped (ranges.h) */
 } front_stats_t;
 
 typedef struct front {

@@ -1,5 +1,6 @@
 #include "handler.h"
 #include "backend.h"
+#include "ranges.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -7,6 +8,7 @@
 #include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct handler {
     h2o_handler_t super;
@@ -42,6 +44,35 @@ static int misdirected(front_t *f, h2o_req_t *req, const vc_site_t *host_site)
         return 0; /* no name given: the default certificate, any site */
     const vc_site_t *tls_site = vc_config_site_for_host(f->d.cfg, sni, strlen(sni));
     return tls_site != host_site && !same_certificate(tls_site, host_site);
+}
+
+static void drop_ranges(h2o_req_t *req)
+{
+    for (ssize_t i; (i = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1)) != -1;)
+        h2o_delete_header(&req->headers, i);
+}
+
+/* Before h2o's file handler reads a Range header (ranges.h): merged, or
+ * dropped for the whole file. Two Range headers: neither is believed. */
+static void tame_ranges(front_t *f, h2o_req_t *req, const char *file)
+{
+    ssize_t i = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1);
+    if (i == -1)
+        return;
+    struct stat st;
+    if (h2o_find_header(&req->headers, H2O_TOKEN_RANGE, i) != -1 || stat(file, &st) != 0) {
+        drop_ranges(req);
+        f->stats.ranges_tamed++;
+        return;
+    }
+    char out[RANGES_MAX * 48 + 8];
+    h2o_iovec_t *v = &req->headers.entries[i].value;
+    switch (ranges_tame(v->base, v->len, (uint64_t)st.st_size, out, sizeof(out))) {
+    case RANGES_KEEP: return;
+    case RANGES_REWRITE: *v = h2o_strdup(&req->pool, out, SIZE_MAX); break;
+    case RANGES_IGNORE: drop_ranges(req); break;
+    }
+    f->stats.ranges_tamed++;
 }
 
 /* "1.2.3.4" / "::1" and the port of a socket address, in the pool. */
@@ -275,6 +306,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     case ROUTE_STATIC:
         f->stats.statics++;
         req->pathconf = s->static_conf;
+        tame_ranges(f, req, rt.file);
         return s->files->on_req(s->files, req);
     case ROUTE_DIR_REDIRECT: {
         h2o_iovec_t q = req->query_at != SIZE_MAX

@@ -30,6 +30,10 @@ static const struct {
      "Requests answered 421: their Host is not served by the certificate their TLS "
      "connection chose.",
      offsetof(front_stats_t, misdirected)},
+    {"vc_front_ranges_tamed_total",
+     "Range headers on static files merged, or dropped for the whole file (too many, "
+     "or more bytes than the file).",
+     offsetof(front_stats_t, ranges_tamed)},
 };
 
 static uint64_t get(const front_stats_t *s, size_t off)

@@ -1,0 +1,107 @@
+"""Hostile clients (docs/SECURITY.md): what one client asks must not cost
+the suite more than what it is owed."""
+import os
+import socket
+
+import pytest
+
+from conftest import Suite
+
+SIZE = 20 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def big():
+    s = Suite(root=None)
+    root = os.path.join(s.dir, "root")
+    os.mkdir(root)
+    os.chmod(root, 0o755)
+    with open(os.path.join(root, "big.bin"), "wb") as f:
+        f.truncate(SIZE)  # sparse: reading it costs no disk
+    with open(os.path.join(root, "small.txt"), "wb") as f:
+        f.write(bytes(range(256)) * 4)  # 1,024 bytes, each offset tells its position
+    s.root = root
+    s.start()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def head_of(port, path, rng, read_body=False):
+    """Sends one GET with the Range header; returns (status, headers, body
+    if asked): only the head of a huge answer is ever read."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
+        c.sendall(f"GET {path} HTTP/1.1\r\nHost: x\r\nRange: {rng}\r\nConnection: close\r\n\r\n".encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        status = int(lines[0].split()[1])
+        hdrs = {k.strip().lower(): v.strip() for k, v in (ln.split(":", 1) for ln in lines[1:])}
+        if read_body:
+            want = int(hdrs.get("content-length", "0"))
+            while len(body) < want:
+                chunk = c.recv(65536)
+                if not chunk:
+                    break
+                body += chunk
+        return status, hdrs, body
+
+
+def test_overlapping_ranges_get_the_whole_file_once(big):
+    """CVE-2011-3192's shape: 1,000 times "0-" was one 206 of 1,000 copies."""
+    status, hdrs, _ = head_of(big.http, "/big.bin", "bytes=" + ",".join(["0-"] * 1000))
+    assert status == 200 and int(hdrs["content-length"]) == SIZE, (status, hdrs)
+    status, hdrs, _ = head_of(big.http, "/big.bin", "bytes=0-,0-")
+    assert status == 200 and int(hdrs["content-length"]) == SIZE, (status, hdrs)
+
+
+def test_too_many_ranges_get_the_whole_file(big):
+    rng = "bytes=" + ",".join(f"{i * 60}-{i * 60 + 9}" for i in range(17))
+    status, hdrs, _ = head_of(big.http, "/small.txt", rng, read_body=True)
+    assert status == 200 and int(hdrs["content-length"]) == 1024, (status, hdrs)
+    # Sixteen apart are served as asked.
+    rng = "bytes=" + ",".join(f"{i * 60}-{i * 60 + 9}" for i in range(16))
+    status, hdrs, _ = head_of(big.http, "/small.txt", rng)
+    assert status == 206 and hdrs["content-type"].startswith("multipart/byteranges"), (status, hdrs)
+
+
+@pytest.mark.parametrize("rng,first,last", [
+    ("bytes=0-9,5-19", 0, 19),      # overlapping
+    ("bytes=10-19,0-9", 0, 19),     # touching, out of order
+    ("bytes=100-199,150-", 100, 1023),
+    ("bytes=-24,1000-1010", 1000, 1023),
+])
+def test_overlapping_or_touching_ranges_are_merged(big, rng, first, last):
+    status, hdrs, body = head_of(big.http, "/small.txt", rng, read_body=True)
+    assert status == 206, (status, hdrs)
+    assert hdrs["content-range"] == f"bytes {first}-{last}/1024", hdrs
+    assert body == (bytes(range(256)) * 4)[first:last + 1]
+
+
+def test_ordinary_ranges_are_untouched(big):
+    status, hdrs, body = head_of(big.http, "/small.txt", "bytes=-5", read_body=True)
+    assert status == 206 and hdrs["content-range"] == "bytes 1019-1023/1024" and len(body) == 5
+    status, hdrs, _ = head_of(big.http, "/small.txt", "bytes=2000-3000")
+    assert status == 416, (status, hdrs)
+    status, hdrs, _ = head_of(big.http, "/small.txt", "bytes=0-1,10-11")
+    assert status == 206 and hdrs["content-type"].startswith("multipart/byteranges")
+
+
+def tamed(s):
+    import re
+    import requests
+    text = requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).text
+    return sum(int(v) for v in re.findall(r"^vc_front_ranges_tamed_total\{[^}]*\} (\d+)$", text, re.M))
+
+
+def test_tamed_ranges_are_counted(big):
+    before = tamed(big)
+    head_of(big.http, "/small.txt", "bytes=0-1")  # one range: untouched
+    assert tamed(big) == before
+    head_of(big.http, "/small.txt", "bytes=0-1,1-2")
+    assert tamed(big) == before + 1
