@@ -172,8 +172,20 @@ int cmd_status(cli_t *cli, int argc, char **argv)
 int cmd_stop(cli_t *cli, int argc, char **argv)
 {
     char *pidfile = vc_asprintf("%s/run/vc.pid", cli->data_dir);
+    char *lock_path = vc_asprintf("%s/run/vc.lock", cli->data_dir);
     pid_t pid = vc_proc_pidfile_alive(pidfile);
+    int held = vc_proc_lock_held(lock_path);
     free(pidfile);
+    free(lock_path);
+    if (pid > 0 && held != 1) {
+        /* The supervisor holds the lock for its life: a live pid without
+         * it is some other process that got the number. */
+        fprintf(stderr,
+                "vc stop: no suite runs under %s; its pid file names pid %d, which is not its supervisor: "
+                "not signalled\n",
+                cli->data_dir, (int)pid);
+        return 1;
+    }
     if (pid <= 0) {
         fprintf(stderr, "vc: no suite runs under %s\n", cli->data_dir);
         return 1;
@@ -182,14 +194,20 @@ int cmd_stop(cli_t *cli, int argc, char **argv)
         perror("vc stop: kill");
         return 1;
     }
+    /* Stopped when its lock is free: it goes with the process's last
+     * descriptor, so a supervisor that is a zombie waiting for its parent
+     * (kill(pid, 0) still succeeds) counts as stopped too. */
+    char *lock = vc_asprintf("%s/run/vc.lock", cli->data_dir);
     uint64_t deadline = vc_mono_ms() + 15000;
     while (vc_mono_ms() < deadline) {
-        if (kill(pid, 0) != 0) {
+        if (kill(pid, 0) != 0 || vc_proc_lock_held(lock) != 1) {
+            free(lock);
             printf("stopped\n");
             return 0;
         }
         usleep(50000);
     }
+    free(lock);
     fprintf(stderr, "vc stop: the supervisor (pid %d) is still running after 15 s\n", (int)pid);
     return 1;
 }

@@ -315,8 +315,14 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     vc_mkdirs(run, 0700);
     vc_mkdirs(logd, 0750);
     s.pidfile = vc_asprintf("%s/vc.pid", run);
-    pid_t other = vc_proc_pidfile_alive(s.pidfile);
-    if (other > 0) {
+    /* Held for the suite's life (kept open, inherited by the daemonized
+     * copy): of two `vc up` started together, one wins, and the loser
+     * touches nothing of the winner's. */
+    char *lock = vc_asprintf("%s/vc.lock", run);
+    int lock_fd = vc_proc_lock(lock);
+    free(lock);
+    if (lock_fd < 0) {
+        pid_t other = vc_proc_pidfile_alive(s.pidfile);
         fprintf(stderr, "vc up: a suite already runs under %s (pid %d)\n", s.data_dir, (int)other);
         return 1;
     }
@@ -382,11 +388,11 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     for (size_t i = 0; i < s.cfg->ntls_listen; i++)
         if (vc_listen_open(s.cfg->tls_listen[i], VC_LISTEN_HTTPS, &s.listeners, &s.nlisteners) < 0)
             return 1;
-    /* Metrics are not worth failing the suite for: a taken admin port is
-     * a warning. */
+    /* A taken admin port is an error too: the other holder would answer
+     * for our metrics. */
     if (s.cfg->admin_listen && *s.cfg->admin_listen &&
         vc_listen_open(s.cfg->admin_listen, VC_LISTEN_ADMIN, &s.listeners, &s.nlisteners) < 0)
-        vc_log(VC_LOG_WARN, "up", "no metrics endpoint: cannot listen on %s", s.cfg->admin_listen);
+        return 1;
     /* Fronts: front.processes of them; PHP: one per pool. */
     size_t nprocs = 0;
     for (size_t i = 0; cli_daemons[i]; i++)

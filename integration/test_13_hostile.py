@@ -1,11 +1,14 @@
-"""Hostile clients (docs/SECURITY.md): what one client asks must not cost
-the suite more than what it is owed."""
+"""Hostile clients and careless operators (docs/SECURITY.md): what one
+client asks must not cost the suite more than it is owed, and a mistake
+of the operator's is refused with its reason, never acted on silently."""
 import os
 import socket
+import subprocess
 
 import pytest
 
-from conftest import Suite
+from conftest import VC, Suite, curl, free_port
+from test_04_php_pool import wait_for
 
 SIZE = 20 * 1024 * 1024
 
@@ -105,3 +108,76 @@ def test_tamed_ranges_are_counted(big):
     assert tamed(big) == before
     head_of(big.http, "/small.txt", "bytes=0-1,1-2")
     assert tamed(big) == before + 1
+
+
+# ---- the operator ---------------------------------------------------------
+
+
+def test_a_port_another_suite_holds_is_refused(make_suite):
+    """SO_REUSEPORT let a second suite bind the first one's port, and the
+    kernel split the clients between the two."""
+    first = make_suite().start()
+    second = make_suite()
+    r = second.vc("up", "--root", second.root, "--listen", f"127.0.0.1:{first.http}", "--tls-listen",
+                  f"127.0.0.1:{second.https}", timeout=30)
+    assert r.returncode != 0 and "another suite, holds this port" in r.stdout + r.stderr, (r.stdout, r.stderr)
+    for _ in range(20):
+        code, _, body = curl(first.url("/hello.php"))
+        assert code == 200 and body == b"hello world\n"
+
+
+def test_one_address_for_two_uses_is_refused(make_suite):
+    s = make_suite()
+    s.env["VC_ADMIN_LISTEN"] = f"127.0.0.1:{s.http}"
+    r = s.vc("up", "--root", s.root, "--listen", f"127.0.0.1:{s.http}", "--tls-listen", f"127.0.0.1:{s.https}",
+             timeout=30)
+    assert r.returncode != 0 and "are the same address" in r.stderr, r.stderr
+    s.env["VC_LISTEN"] = f"127.0.0.1:{s.http}"
+    r = s.vc("configtest")
+    assert r.returncode != 0 and "are the same address" in r.stderr, r.stderr
+
+
+def test_two_suites_started_together_on_one_data_directory(make_suite):
+    """The loser deleted the winner's pid file: then neither status, reload
+    nor stop could reach the winner."""
+    s = make_suite()
+    procs, logs = [], []
+    for i in range(2):
+        cmd = [VC, "--data", s.data, "up", "--root", s.root, "--listen", f"127.0.0.1:{free_port()}",
+               "--tls-listen", f"127.0.0.1:{free_port()}"]
+        logs.append(os.path.join(s.dir, f"up{i}.log"))
+        with open(logs[-1], "w") as log:
+            procs.append(subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=s.env, cwd=s.dir))
+    try:
+        assert s.vc("status", "--wait", "20", timeout=30).returncode == 0
+        # Exactly one gave up at once, saying why.
+        assert wait_for(lambda: sum(p.poll() is not None for p in procs) == 1, timeout=10)
+        loser = [i for i, p in enumerate(procs) if p.poll() is not None][0]
+        with open(logs[loser]) as f:
+            assert "already runs" in f.read()
+        winner = procs[1 - loser]
+        with open(os.path.join(s.data, "run", "vc.pid")) as f:
+            assert int(f.read()) == winner.pid
+        r = s.vc("stop", timeout=30)
+        assert r.returncode == 0, r.stderr
+        winner.wait(timeout=10)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
+def test_a_stale_pid_file_naming_another_process_is_not_signalled(make_suite):
+    s = make_suite()
+    os.makedirs(os.path.join(s.data, "run"))
+    bystander = subprocess.Popen(["sleep", "30"])
+    try:
+        with open(os.path.join(s.data, "run", "vc.pid"), "w") as f:
+            f.write(str(bystander.pid))
+        r = s.vc("stop")
+        assert r.returncode != 0 and "not its supervisor: not signalled" in r.stderr, r.stderr
+        assert bystander.poll() is None, "vc stop signalled a process that is not its supervisor"
+    finally:
+        bystander.kill()
+        bystander.wait()

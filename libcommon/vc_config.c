@@ -479,11 +479,51 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The port of "host:port" (-1 if none), the length of its host, and
+ * whether that host is every address ("", "*", 0.0.0.0, [::]). */
+static long port_of(const char *spec, size_t *hlen, int *any)
+{
+    const char *colon = strrchr(spec, ':');
+    if (colon == NULL)
+        return -1;
+    *hlen = (size_t)(colon - spec);
+    *any = *hlen == 0 || (*hlen == 1 && spec[0] == '*') || (*hlen == 7 && !strncmp(spec, "0.0.0.0", 7)) ||
+           (*hlen == 4 && !strncmp(spec, "[::]", 4));
+    return atol(colon + 1);
+}
+
+/* Two of listen, tls_listen and admin_listen on one address: the plain
+ * port would answer TLS clients, or the metrics be served to the world. */
+static int overlapping_addresses(struct ctx *c, const vc_config_t *cfg)
+{
+    const char *all[64], *from[64];
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->nlisten && n < 64; i++, n++)
+        all[n] = cfg->listen[i], from[n] = "listen";
+    for (size_t i = 0; i < cfg->ntls_listen && n < 64; i++, n++)
+        all[n] = cfg->tls_listen[i], from[n] = "tls_listen";
+    if (cfg->admin_listen && *cfg->admin_listen && n < 64)
+        all[n] = cfg->admin_listen, from[n++] = "admin_listen";
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            size_t hi = 0, hj = 0;
+            int any_i = 0, any_j = 0;
+            long pi = port_of(all[i], &hi, &any_i), pj = port_of(all[j], &hj, &any_j);
+            int same_host = hi == hj && strncmp(all[i], all[j], hi) == 0;
+            if (pi > 0 && pi == pj && (any_i || any_j || same_host))
+                return vc_config_fail(c, 0, "%s \"%s\" and %s \"%s\" are the same address: give each its own port",
+                                      from[i], all[i], from[j], all[j]);
+        }
+    return 0;
+}
+
 static int validate(struct ctx *c, vc_config_t *cfg)
 {
     c->file = "configuration";
     if (cfg->nlisten + cfg->ntls_listen == 0)
         return vc_config_fail(c, 0, "listen and tls_listen are both empty: nothing to serve");
+    if (overlapping_addresses(c, cfg) < 0)
+        return -VC_ERR_CONFIG;
     int ndefault = 0;
     for (size_t i = 0; i < cfg->nsites; i++) {
         vc_site_t *s = &cfg->sites[i];

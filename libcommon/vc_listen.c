@@ -19,15 +19,19 @@ static int open_one(const struct sockaddr *sa, socklen_t len, const char *spec)
     if (fd < 0)
         return -1;
     int one = 1;
+    /* SO_REUSEADDR only: a port in TIME_WAIT is ours to bind again. Never
+     * SO_REUSEPORT: a second suite on the same port would bind it too and
+     * the kernel would split the clients between the two, silently. The
+     * fronts share the one socket the supervisor binds. */
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     if (sa->sa_family == AF_INET6)
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
     if (bind(fd, sa, len) != 0 || listen(fd, 4096) != 0) {
         int e = errno;
         close(fd);
-        vc_log(VC_LOG_ERR, "listen", "bind() failed while listening on \"%s\": %s", spec, strerror(e));
+        vc_log(VC_LOG_ERR, "listen", "bind() failed while listening on \"%s\": %s%s", spec, strerror(e),
+               e == EADDRINUSE ? " (another server, or another suite, holds this port)" : "");
         errno = e;
         return -1;
     }

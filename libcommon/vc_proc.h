@@ -35,4 +35,13 @@ void vc_proc_ready(void);
  * when a supervisor is killed. Exits at once if the parent is already gone. */
 void vc_proc_die_with_parent(int sig, pid_t parent);
 
+/* An exclusive lock on path (made if missing), held until the returned
+ * descriptor (close-on-exec) is closed or the process ends: one suite per
+ * data directory, with no race between two starting together. -1 with
+ * errno EWOULDBLOCK when another holds it. */
+int vc_proc_lock(const char *path);
+/* 1 if a process holds path's lock, 0 if none does, -1 without the file:
+ * proof that a pid file names a live supervisor, not a recycled pid. */
+int vc_proc_lock_held(const char *path);
+
 #endif

@@ -171,6 +171,15 @@ int main(void)
                   "configuration: php.open_basedir_dirs: \"rel\" is not an absolute path");
     }
 
+    /* One address, two uses: refused (port 0 asks the kernel for any). */
+    CHECK_STR(parse("listen = [\":8080\"];\nadmin_listen = \"127.0.0.1:8080\";\n", NULL, NULL),
+              "configuration: listen \":8080\" and admin_listen \"127.0.0.1:8080\" are the same address: give each "
+              "its own port");
+    CHECK_STR(parse("listen = [\"127.0.0.1:9000\"];\ntls_listen = [\"127.0.0.1:9000\"];\n", NULL, NULL),
+              "configuration: listen \"127.0.0.1:9000\" and tls_listen \"127.0.0.1:9000\" are the same address: "
+              "give each its own port");
+    CHECK_STR(parse("listen = [\"127.0.0.1:9000\"];\ntls_listen = [\"127.0.0.2:9000\"];\n", NULL, NULL), "");
+
     /* Precedence: files < environment < command line. */
     {
         char err[1024];
