@@ -246,26 +246,41 @@ long sup_next_timeout(sup_t *s)
 }
 
 /* SIGTERM to every child, newest first, then SIGKILL after the grace. */
+/* Whether any daemon of that binary (all of them if NULL), or a replaced
+ * one still finishing, is alive. */
+static int any_alive(sup_t *s, const char *binary)
+{
+    sup_reap(s);
+    for (size_t i = 0; i < s->nkids; i++)
+        if (s->kids[i].pid > 0 && (binary == NULL || strcmp(s->kids[i].binary, binary) == 0))
+            return 1;
+    return binary == NULL && s->nretiring > 0;
+}
+
+/* Newest first, as docs/running.md says: the fronts (they finish what
+ * they hold, so they still need the pools), then the pools, then the bus
+ * (everyone's last events). Together, every clean stop logged "lost the
+ * link to the PHP pool". Each stage waits STOP_GRACE_MS at most; what is
+ * left after the last is killed. */
 void sup_stop_children(sup_t *s)
 {
     s->stopping = 1;
     for (size_t i = 0; i < s->nretiring; i++)
         kill(s->retiring[i], SIGTERM);
-    for (size_t i = s->nkids; i-- > 0;)
-        if (s->kids[i].pid > 0)
-            kill(s->kids[i].pid, SIGTERM);
-    uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
-    for (;;) {
-        sup_reap(s);
-        int alive = (int)s->nretiring;
-        for (size_t i = 0; i < s->nkids; i++)
-            alive += s->kids[i].pid > 0;
-        if (alive == 0)
-            return;
-        if (vc_mono_ms() >= deadline)
-            break;
-        usleep(20000);
+    for (size_t i = s->nkids; i-- > 0;) {
+        const char *binary = s->kids[i].binary;
+        if (i + 1 < s->nkids && strcmp(s->kids[i + 1].binary, binary) == 0)
+            continue; /* this binary's stage is done */
+        for (size_t j = 0; j < s->nkids; j++)
+            if (s->kids[j].pid > 0 && strcmp(s->kids[j].binary, binary) == 0)
+                kill(s->kids[j].pid, SIGTERM);
+        uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
+        while (any_alive(s, binary) && vc_mono_ms() < deadline)
+            usleep(20000);
     }
+    uint64_t deadline = vc_mono_ms() + STOP_GRACE_MS;
+    while (any_alive(s, NULL) && vc_mono_ms() < deadline)
+        usleep(20000);
     for (size_t i = 0; i < s->nkids; i++)
         if (s->kids[i].pid > 0) {
             vc_log(VC_LOG_WARN, "up", "%s (pid %d) did not stop in %d ms: killing it", s->kids[i].name,

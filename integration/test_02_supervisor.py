@@ -109,3 +109,17 @@ def test_64_fronts_serve_reload_and_stop(make_suite):
     code, _, body = curl(s.url("/hello.php"))
     assert code == 200
     s.stop(timeout=30)
+
+
+def test_a_clean_stop_goes_newest_first_and_logs_no_error(make_suite):
+    """docs/running.md: the fronts stop first (they finish what they hold,
+    with the pool still there), then the pool, then the bus. Stopped
+    together, every clean stop logged "lost the link to the PHP pool"."""
+    s = make_suite().start()
+    code, _, _ = curl(s.url("/hello.php"))
+    assert code == 200
+    s.stop()
+    logs = s.logs()
+    assert "lost the link" not in logs and "[error]" not in logs, logs
+    order = [line.split(" up: ")[1].split(" ")[0] for line in logs.splitlines() if ") stopped: " in line]
+    assert order == ["vc-front", "vc-php", "vc-bus"], order
