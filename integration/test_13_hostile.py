@@ -181,3 +181,27 @@ def test_a_stale_pid_file_naming_another_process_is_not_signalled(make_suite):
     finally:
         bystander.kill()
         bystander.wait()
+
+
+# ---- PHP processes ----------------------------------------------------------
+
+DOCROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "docroot")
+
+
+@pytest.mark.parametrize("mode", ["classic", "fork"])  # a worker lent to the front, and one the broker relays
+def test_a_script_after_fastcgi_finish_request_has_the_same_time_limit(make_suite, tmp_path, mode):
+    """Only busy workers were killed past max_execution_time + kill_grace:
+    four scripts sleeping after fastcgi_finish_request() took the pool
+    for good."""
+    import time
+    import requests
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('php: { workers = 1; ini = ["max_execution_time=1"]; kill_grace = "300ms"; };\n')
+    s = make_suite(root=DOCROOT, conf=str(conf), args=["--mode", mode]).start()
+    t0 = time.monotonic()
+    r = requests.get(s.url("/finish.php?ms=20000&tag=limit"), timeout=10)
+    assert r.text == "answered\n" and time.monotonic() - t0 < 1
+    r = requests.get(s.url("/hello.php"), timeout=15)
+    assert r.status_code == 200 and time.monotonic() - t0 < 5, time.monotonic() - t0
+    assert "killing it" in s.logs()

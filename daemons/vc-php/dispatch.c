@@ -1225,7 +1225,10 @@ void dispatch_on_tick(dispatch_t *d)
             /* The front may have started it after `now` was read: a
              * since_ms past now is a request just begun, not one that
              * wrapped round to an age of 2^64 ms. */
-            if (s.state != VC_BOARD_BUSY || s.since_ms >= now || now - s.since_ms < d->run_limit_ms)
+            /* Finishing (after fastcgi_finish_request()) is still its
+             * request: the same limit, counted from the request's start. */
+            if ((s.state != VC_BOARD_BUSY && s.state != VC_BOARD_FINISHING) || s.since_ms >= now ||
+                now - s.since_ms < d->run_limit_ms)
                 continue;
             /* Said on the board first: its front answers 504, not 502. */
             __atomic_store_n(&bs->timed_out, 1, __ATOMIC_RELEASE);
@@ -1235,7 +1238,7 @@ void dispatch_on_tick(dispatch_t *d)
                    s.what, (unsigned long long)(now - s.since_ms));
             kill(w->pid, SIGKILL);
         }
-        if (w->state == W_BUSY && !w->timed_out && now - w->since_ms >= d->run_limit_ms) {
+        if ((w->state == W_BUSY || w->state == W_FINISHING) && !w->timed_out && now - w->since_ms >= d->run_limit_ms) {
             w->timed_out = 1;
             d->killed++;
             vc_log(VC_LOG_ERR, "pool", "worker %d ran \"%s\" (%s) for %llu ms: killing it", (int)w->pid,
