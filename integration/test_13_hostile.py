@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from conftest import VC, Suite, curl, free_port
+from conftest import VC, Suite, alive, curl, free_port
 from test_04_php_pool import wait_for
 
 SIZE = 20 * 1024 * 1024
@@ -205,3 +205,37 @@ def test_a_script_after_fastcgi_finish_request_has_the_same_time_limit(make_suit
     r = requests.get(s.url("/hello.php"), timeout=15)
     assert r.status_code == 200 and time.monotonic() - t0 < 5, time.monotonic() - t0
     assert "killing it" in s.logs()
+
+
+def test_a_forked_child_never_answers_for_its_worker(make_suite):
+    """pcntl_fork() in a script left a child that returned into the worker's
+    loop with the worker's link: clients got its answers, bodies were
+    split between two readers. It exits at its first touch of the link."""
+    import requests
+    s = make_suite(root=DOCROOT, args=["--workers", "1"]).start()
+    for _ in range(5):
+        r = requests.get(s.url("/spawn.php?fork=1"), timeout=10)
+        assert r.status_code == 200 and "child" not in r.text, r.text
+        child = int(r.text.split()[1])
+        assert wait_for(lambda: not alive(child), timeout=5), f"the forked child {child} lives on"
+    for _ in range(20):
+        r = requests.post(s.url("/echo.php"), data=b"x" * 100000, timeout=10)
+        assert r.status_code == 200 and len(r.content) == 100000
+    assert "forked by a script, reached the worker's link" in s.logs()
+
+
+@pytest.mark.parametrize("how", ["recycled", "stopped"])
+def test_nothing_a_script_starts_outlives_its_worker(make_suite, how):
+    """A command left running with "&" survived `vc stop`; it ends with
+    its worker (its process group), recycled or stopped."""
+    import requests
+    env = {"VC_MAX_REQUESTS": "1"} if how == "recycled" else {}
+    s = make_suite(root=DOCROOT, args=["--workers", "1"], env=env).start()
+    r = requests.get(s.url("/spawn.php"), timeout=10)
+    sleeper = int(r.text.split()[0])
+    assert alive(sleeper) or how == "recycled"
+    if how == "recycled":
+        requests.get(s.url("/hello.php"), timeout=10)  # served by the next worker
+    else:
+        s.stop()
+    assert wait_for(lambda: not alive(sleeper), timeout=5), f"pid {sleeper} outlived its worker"

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/socket.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,29 +32,54 @@ struct worker_conn {
 };
 
 /* SIGTERM is how the pool tells an idle worker to go (retired, recycled,
- * the suite stopping). It is held blocked while a request runs and taken
- * only while the worker waits for the next one, so a worker ends between
- * requests and its script ends as a script does: worker mode runs the
- * boot's shutdown functions (appmode.c). */
+ * the suite stopping). The handler shuts the link's reading side: a
+ * worker waiting in poll() wakes at once (no race between a test of the
+ * flag and the wait), and one busy with a request finishes it and finds
+ * no next one, so its script ends as a script does (worker mode runs the
+ * boot's shutdown functions, appmode.c). The signal is never blocked:
+ * the commands scripts run inherit a blocked mask, even through
+ * posix_spawn(). */
 static volatile sig_atomic_t told_to_stop;
-static sigset_t wait_mask; /* the mask to wait with: SIGTERM taken */
+static int link_for_signal = -1;
 
 static void on_sigterm(int sig)
 {
     (void)sig;
     told_to_stop = 1;
+    if (link_for_signal >= 0)
+        shutdown(link_for_signal, SHUT_RD);
 }
 
-static void stop_on_sigterm(void)
+static void stop_on_sigterm(int fd)
 {
-    struct sigaction sa = {.sa_handler = on_sigterm}; /* no SA_RESTART: ppoll() returns */
+    link_for_signal = fd;
+    struct sigaction sa = {.sa_handler = on_sigterm};
     sigemptyset(&sa.sa_mask);
     sigaction(SIGTERM, &sa, NULL);
-    sigset_t term;
-    sigemptyset(&term);
-    sigaddset(&term, SIGTERM);
-    sigprocmask(SIG_BLOCK, &term, &wait_mask);
-    sigdelset(&wait_mask, SIGTERM);
+}
+
+/* A process the script forked (pcntl_fork(), FFI) returns from the
+ * script into this loop with a copy of the link: read, it would take
+ * requests meant for its parent; written, it would answer them. It is
+ * not the worker the pool started: at its first touch of the link it
+ * says so and exits. Set in the child by fork() itself (pthread_atfork),
+ * so the check costs no system call per message. */
+static volatile int forked_from_worker;
+
+static void on_fork_child(void)
+{
+    forked_from_worker = 1;
+    /* Our SIGTERM handler would shut the link, which is the parent's too. */
+    signal(SIGTERM, SIG_DFL);
+}
+
+static void leave_if_forked(const char *doing)
+{
+    if (!forked_from_worker)
+        return;
+    vc_log(VC_LOG_WARN, "worker", "pid %d, forked by a script, reached the worker's link (%s): it exits", (int)getpid(),
+           doing);
+    _exit(0);
 }
 
 /* The link is gone or broken: the broker is, or will be. Nothing to save. */
@@ -80,6 +107,7 @@ static void read_cancels(worker_conn_t *w, vc_request_t *r)
 static void on_emit(vc_request_t *r, int final)
 {
     worker_conn_t *w = r->transport;
+    leave_if_forked("writing an answer");
     char flag = !final ? WIRE_PART : r->ending && !w->last ? WIRE_DONE : WIRE_FINAL;
     Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
     Vc__StreamChunk chunk = VC__STREAM_CHUNK__INIT;
@@ -130,7 +158,12 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
     w->pid = getpid();
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
-    stop_on_sigterm();
+    stop_on_sigterm(fd);
+    pthread_atfork(NULL, NULL, on_fork_child);
+    /* A process group of its own: what its scripts start (a command left
+     * running with "&", a forked child) is in it, and the zygote ends
+     * the group when the worker ends (zygote.c). */
+    setpgid(0, 0);
     int rc = vc_link_send_byte(fd, WIRE_READY);
     if (rc < 0)
         link_lost(rc);
@@ -141,6 +174,7 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
  * count (frames in f), or -1 when the broker is gone. */
 static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
 {
+    leave_if_forked("waiting for a request");
     for (;;) {
         int n = vc_link_parse(&w->in, f, max);
         if (n > 0)
@@ -158,10 +192,10 @@ static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
              * answer the broker or a front read: a second wake-up and
              * context switch per request, paid by both processes. */
             struct pollfd pfd = {.fd = w->fd, .events = POLLIN};
-            if (ppoll(&pfd, 1, NULL, &wait_mask) < 0 && errno != EINTR)
-                link_lost(-errno);
             if (told_to_stop)
                 return -1;
+            if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+                link_lost(-errno);
             continue;
         }
         if (got == 0)

@@ -10,6 +10,8 @@
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,8 +42,28 @@ static ssize_t recv_cmd(int sock, zygote_cmd_t *cmd, int *fd)
     return n;
 }
 
+/* Every process left below the zygote (its workers' process groups, and
+ * processes orphaned to it as their subreaper): killed, and reaped. */
+static void end_descendants(void)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int)getpid());
+    FILE *f = fopen(path, "re");
+    for (long pid; f && fscanf(f, "%ld", &pid) == 1;) {
+        kill(-(pid_t)pid, SIGKILL);
+        kill((pid_t)pid, SIGKILL);
+    }
+    if (f)
+        fclose(f);
+    while (waitpid(-1, NULL, WNOHANG) > 0)
+        ;
+}
+
 int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
 {
+    /* A process a script starts in the background and leaves (its parent
+     * exits) comes back to us, not to init: it is ours to end. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     pid_t zygote = getpid();
     vc_log(VC_LOG_INFO, "zygote", "PHP is ready (%s mode): forking workers", cfg->php.mode);
     note(sock, ZYGOTE_READY, zygote, 0);
@@ -55,8 +77,11 @@ int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
                 if (sig != SIGCHLD && sig != SIGHUP)
                     stop = 1;
             int status;
-            for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;)
+            for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
+                /* What the worker's scripts left running goes with it. */
+                kill(-pid, SIGKILL);
                 note(sock, ZYGOTE_EXITED, pid, status);
+            }
             if (stop)
                 break;
         }
@@ -95,7 +120,9 @@ int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
         }
     }
     /* Workers die with us (PDEATHSIG); the broker drains them first when
-     * it stops gracefully. */
+     * it stops gracefully. What they started, and whatever was orphaned
+     * to us, does not: it ends here. */
+    end_descendants();
     _exit(0);
 }
 
