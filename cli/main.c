@@ -116,9 +116,15 @@ int main(int argc, char **argv)
         return 2;
     }
     cli.data_dir = vc_strdup(data && *data ? data : "./var");
-    if (conf && *conf)
+    if (conf && *conf) {
+        /* Named (--conf, VC_CONF): it must exist. Only the default ./etc
+         * may be missing, for the built-in defaults. */
+        if (!is_dir(conf)) {
+            fprintf(stderr, "vc: the configuration directory \"%s\" does not exist (--conf, VC_CONF)\n", conf);
+            return 1;
+        }
         cli.conf_dir = vc_strdup(conf);
-    else if (is_dir("./etc"))
+    } else if (is_dir("./etc"))
         cli.conf_dir = vc_strdup("./etc");
     cli.bin_dir = self_dir();
 

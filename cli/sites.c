@@ -23,6 +23,8 @@ int cmd_configtest(cli_t *cli, int argc, char **argv)
     }
     char *data = vc_strdup(cli->data_dir);
     vc_config_t *cfg = vc_config_parse(v, data, err, sizeof(err));
+    if (cfg != NULL && vc_config_check_files(cfg, err, sizeof(err)) < 0)
+        vc_config_destroy(&cfg);
     free(data);
     size_t nfiles = v->n_files;
     vc_config_version_free(&v);

@@ -52,6 +52,8 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
     for (size_t i = 0; i + 1 < s->noverrides; i += 2)
         vc_config_version_override(v, s->overrides[i], s->overrides[i + 1]);
     vc_config_t *cfg = vc_config_parse(v, s->data_dir, err, errlen);
+    if (cfg != NULL && vc_config_check_files(cfg, err, errlen) < 0)
+        vc_config_destroy(&cfg);
     if (cfg != NULL && s->cfg != NULL && !same_pools(s->cfg, cfg)) {
         /* Each pool is a daemon of its own, started with its user: the
          * set is fixed while the suite runs. */

@@ -239,3 +239,39 @@ def test_nothing_a_script_starts_outlives_its_worker(make_suite, how):
     else:
         s.stop()
     assert wait_for(lambda: not alive(sleeper), timeout=5), f"pid {sleeper} outlived its worker"
+
+
+def test_configtest_tells_the_truth(make_suite, tmp_path):
+    """Each of these passed configtest, and the suite then ran without a
+    php.ini (display_errors=1), failed at boot, or moved nothing."""
+    s = make_suite()
+    r = subprocess.run([VC, "--data", s.data, "--conf", str(tmp_path / "nope"), "configtest"], capture_output=True,
+                       text=True, env=s.env, timeout=30)
+    assert r.returncode != 0 and 'the configuration directory "' in r.stderr and "does not exist" in r.stderr
+    cases = [
+        ({"VC_PHP_INI_FILE": "/no/such/php.ini"}, 'php.ini_file: "/no/such/php.ini" cannot be read'),
+        ({"VC_MODE": "worker", "VC_WORKER_SCRIPT": "/no/such/worker.php"},
+         'php.worker_script: "/no/such/worker.php" cannot be read'),
+    ]
+    for env, message in cases:
+        s.env.update(env)
+        r = s.vc("configtest")
+        assert r.returncode != 0 and message in r.stderr, (env, r.stderr)
+        r = s.vc("up", "--root", s.root, "--listen", f"127.0.0.1:{s.http}", "--tls-listen", f"127.0.0.1:{s.https}",
+                 timeout=30)
+        assert r.returncode != 0 and message in r.stderr, (env, r.stderr)
+        for k in env:
+            del s.env[k]
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('endpoints: {\n  phpp = "tcp://127.0.0.1:9";\n};\n')
+    r = subprocess.run([VC, "--data", s.data, "--conf", str(conf), "configtest"], capture_output=True, text=True,
+                       env=s.env, timeout=30)
+    assert r.returncode != 0 and "vc.conf:2: endpoints.phpp: not an endpoint of the suite" in r.stderr, r.stderr
+
+
+def test_scale_keeps_to_the_configurations_range(make_suite):
+    s = make_suite(args=["--workers", "2"]).start()
+    r = s.vc("scale", "4096")
+    assert r.returncode != 0 and "1 to 1024" in r.stderr, r.stderr
+    assert s.vc("scale", "3").returncode == 0

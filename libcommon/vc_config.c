@@ -297,6 +297,18 @@ const struct spec *vc_config_find_spec(const struct spec *specs, size_t n, const
     return NULL;
 }
 
+/* The sockets `endpoints` may move (vc_config_endpoint's names): a typo
+ * would otherwise move nothing, without a word. */
+static int known_endpoint(const char *name)
+{
+    static const char *const names[] = {"php",        "bus-in",     "bus-out",     "ctl-vc",
+                                        "ctl-vc-bus", "ctl-vc-php", "ctl-vc-front"};
+    for (size_t i = 0; i < VC_ARRAY_SIZE(names); i++)
+        if (strcmp(names[i], name) == 0)
+            return 1;
+    return 0;
+}
+
 /* Walks a group, setting every leaf; unknown names are errors, so a typo
  * never passes silently. */
 int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix,
@@ -314,6 +326,11 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
             for (int j = 0; j < config_setting_length(s); j++) {
                 config_setting_t *e = config_setting_get_elem(s, (unsigned)j);
                 const char *uri = config_setting_get_string(e);
+                if (!known_endpoint(config_setting_name(e)))
+                    return vc_config_fail(c, (int)config_setting_source_line(e),
+                                          "endpoints.%s: not an endpoint of the suite (php, bus-in, bus-out, ctl-vc, "
+                                          "ctl-vc-bus, ctl-vc-php, ctl-vc-front)",
+                                          config_setting_name(e));
                 if (uri == NULL || (strncmp(uri, "ipc://", 6) && strncmp(uri, "tcp://", 6)))
                     return vc_config_fail(c, (int)config_setting_source_line(e),
                                           "endpoints.%s: expected \"ipc://PATH\" or \"tcp://HOST:PORT\"",

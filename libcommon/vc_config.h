@@ -145,6 +145,11 @@ void vc_config_version_free(Vc__ConfigVersion **v);
 vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen);
 void vc_config_destroy(vc_config_t **cfg);
 
+/* The files the pools' PHP will open (php.ini_file, worker_script) can be
+ * read: for the supervisor and configtest, which run as root or as the
+ * suite's one user. Returns 0, or -1 with "file:line: reason" in err. */
+int vc_config_check_files(const vc_config_t *cfg, char *err, size_t errlen);
+
 /* The pool of that name ("default": cfg->php), or NULL. Borrowed. */
 const vc_pool_t *vc_config_pool(const vc_config_t *cfg, const char *name);
 

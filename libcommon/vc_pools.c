@@ -14,8 +14,11 @@
 #include "vc_util.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define P(field) offsetof(vc_pool_t, field)
 #define BIG INT64_MAX
@@ -152,6 +155,43 @@ int vc_pools_validate(struct ctx *c, vc_config_t *cfg)
         }
     }
     return r;
+}
+
+/* What PHP opens later, and would run without a word if missing (no
+ * php.ini at all is display_errors=1, expose_php=1), or fail on at boot.
+ * Asked by the supervisor and configtest only: a daemon running as
+ * another user may not be able to read a pool's files, and need not. */
+static int check_files(const vc_pool_t *p, const char *source, char *err, size_t errlen)
+{
+    const char *where = p->source ? "pools." : "php";
+    const char *name = p->source ? p->name : "";
+    char at[320];
+    if (p->line > 0)
+        snprintf(at, sizeof(at), "%s:%d", source, p->line);
+    else
+        snprintf(at, sizeof(at), "%s", source);
+    if (p->ini_file && *p->ini_file && access(p->ini_file, R_OK) != 0) {
+        snprintf(err, errlen, "%s: %s%s.ini_file: \"%s\" cannot be read: %s", at, where, name, p->ini_file,
+                 strerror(errno));
+        return -1;
+    }
+    if (p->worker_script && *p->worker_script && strcmp(p->mode, "classic") != 0 &&
+        access(p->worker_script, R_OK) != 0) {
+        snprintf(err, errlen, "%s: %s%s.worker_script: \"%s\" cannot be read: %s", at, where, name, p->worker_script,
+                 strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int vc_config_check_files(const vc_config_t *cfg, char *err, size_t errlen)
+{
+    if (check_files(&cfg->php, "configuration", err, errlen) < 0)
+        return -1;
+    for (size_t i = 0; i < cfg->npools; i++)
+        if (check_files(&cfg->pools[i], cfg->pools[i].source, err, errlen) < 0)
+            return -1;
+    return 0;
 }
 
 const vc_pool_t *vc_config_pool(const vc_config_t *cfg, const char *name)

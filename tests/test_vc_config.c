@@ -171,6 +171,29 @@ int main(void)
                   "configuration: php.open_basedir_dirs: \"rel\" is not an absolute path");
     }
 
+    /* What PHP opens later is checked by the supervisor and configtest: a
+     * missing php.ini ran PHP with none (display_errors=1), a missing
+     * worker script failed at boot. */
+    {
+        char err[1024];
+        CHECK_STR(parse("php: {\n  ini_file = \"/no/such/php.ini\";\n};\n", NULL, &cfg), "");
+        CHECK(cfg && vc_config_check_files(cfg, err, sizeof(err)) < 0);
+        CHECK_STR(err, "configuration: php.ini_file: \"/no/such/php.ini\" cannot be read: No such file or directory");
+        vc_config_destroy(&cfg);
+        CHECK_STR(
+            parse("pools: {\n  shop: { mode = \"worker\"; worker_script = \"/no/such.php\"; };\n};\n", NULL, &cfg), "");
+        CHECK(cfg && vc_config_check_files(cfg, err, sizeof(err)) < 0);
+        CHECK_STR(err, "/etc/vc/vc.conf:2: pools.shop.worker_script: \"/no/such.php\" cannot be read: No such file or "
+                       "directory");
+        vc_config_destroy(&cfg);
+        CHECK_STR(parse(NULL, NULL, &cfg), "");
+        CHECK(cfg && vc_config_check_files(cfg, err, sizeof(err)) == 0);
+        vc_config_destroy(&cfg);
+    }
+    CHECK_STR(parse("endpoints: {\n  phpp = \"tcp://127.0.0.1:9000\";\n};\n", NULL, NULL),
+              "/etc/vc/vc.conf:2: endpoints.phpp: not an endpoint of the suite (php, bus-in, bus-out, ctl-vc, "
+              "ctl-vc-bus, ctl-vc-php, ctl-vc-front)");
+
     /* One address, two uses: refused (port 0 asks the kernel for any). */
     CHECK_STR(parse("listen = [\":8080\"];\nadmin_listen = \"127.0.0.1:8080\";\n", NULL, NULL),
               "configuration: listen \":8080\" and admin_listen \"127.0.0.1:8080\" are the same address: give each "

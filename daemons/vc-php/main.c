@@ -263,8 +263,10 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         dispatch_status(p->dispatch, reply);
     } else if (!strcmp(cmd->verb, "scale")) {
         long n = cmd->n_args == 1 ? atol(cmd->args[0]) : 0;
-        if (n < 1 || n > 4096) {
-            vc_reply_fail(reply, "usage: scale N (1 to 4096 workers)");
+        /* php.workers' own range: scale cannot set what the configuration
+         * would refuse. */
+        if (n < 1 || n > 1024) {
+            vc_reply_fail(reply, "usage: scale N (1 to 1024 workers, as php.workers)");
         } else {
             dispatch_scale(p->dispatch, n);
             vc_reply_ok(reply, "pool size set to %ld workers", n);
