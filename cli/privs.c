@@ -291,6 +291,44 @@ int privs_write_pool_config(const privs_t *pv, const char *data_dir, const Vc__C
     return rc;
 }
 
+int privs_check_tree(const privs_t *pv, const char *path, const char *what, char *err, size_t errlen)
+{
+    if (geteuid() != 0)
+        return 0;
+    char *p = vc_strdup(path);
+    int rc = 0;
+    for (;;) {
+        struct stat st;
+        if (lstat(p, &st) != 0)
+            break; /* made by us below */
+        int ours = st.st_uid == 0 || (pv->drop && st.st_uid == pv->uid);
+        int group_ok = !(st.st_mode & S_IWGRP) || st.st_gid == 0 || (pv->drop && st.st_gid == pv->gid);
+        int others_ok = !(st.st_mode & S_IWOTH) || (S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX));
+        if (!ours || !group_ok || !others_ok) {
+            snprintf(err, errlen,
+                     "the %s \"%s\" is not safe: \"%s\" is %s (a suite started as root refuses it, as sshd's "
+                     "StrictModes does: whoever can write there can plant a link the suite would follow as root); "
+                     "chown root, chmod go-w, or use another directory",
+                     what, path, p,
+                     !ours       ? "owned by another user"
+                     : !group_ok ? "writable by its group"
+                                 : "writable by others");
+            rc = -1;
+            break;
+        }
+        char *slash = strrchr(p, '/');
+        if (slash == NULL || slash == p) {
+            if (strcmp(p, "/") == 0 || slash == NULL)
+                break;
+            p[1] = '\0'; /* then "/" itself */
+            continue;
+        }
+        *slash = '\0';
+    }
+    free(p);
+    return rc;
+}
+
 void privs_give(const privs_t *pv, const char *path)
 {
     if (pv->drop && lchown(path, pv->uid, pv->gid) != 0)

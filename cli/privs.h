@@ -53,6 +53,13 @@ int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_di
 int privs_write_pool_config(const privs_t *pv, const char *data_dir, const Vc__ConfigVersion *v, char *err,
                             size_t errlen);
 
+/* Started as root: refuses a directory (and each above it) owned by
+ * another user than root or the suite's, or writable by others (a sticky
+ * one like /tmp excepted), as sshd's StrictModes: whoever can write there
+ * can plant a symlink the suite would follow as root. what: "data
+ * directory". Returns 0 or -1 with err. */
+int privs_check_tree(const privs_t *pv, const char *path, const char *what, char *err, size_t errlen);
+
 /* Hands a file the supervisor made (the TLS ticket keys) to the suite's user. */
 void privs_give(const privs_t *pv, const char *path);
 

@@ -231,7 +231,7 @@ static int daemonize(const char *log_path)
     }
     close(p[0]);
     setsid();
-    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0640); /* never through a link */
     int null = open("/dev/null", O_RDONLY);
     if (fd >= 0) {
         dup2(fd, 1);
@@ -338,7 +338,9 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     }
     vc_log_set_level(s.cfg->log_level);
     vc_log_set_json(s.cfg->log_json);
-    if (privs_resolve(&s.privs, s.cfg, err, sizeof(err)) < 0) {
+    if (privs_resolve(&s.privs, s.cfg, err, sizeof(err)) < 0 ||
+        privs_check_tree(&s.privs, s.data_dir, "data directory", err, sizeof(err)) < 0 ||
+        (s.conf_dir && privs_check_tree(&s.privs, s.conf_dir, "configuration directory", err, sizeof(err)) < 0)) {
         fprintf(stderr, "vc up: %s\n", err);
         return 1;
     }

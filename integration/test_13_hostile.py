@@ -275,3 +275,40 @@ def test_scale_keeps_to_the_configurations_range(make_suite):
     r = s.vc("scale", "4096")
     assert r.returncode != 0 and "1 to 1024" in r.stderr, r.stderr
     assert s.vc("scale", "3").returncode == 0
+
+
+def test_a_data_directory_another_user_made_is_refused(make_suite, tmp_path):
+    """Made beforehand by another user, mode 0777, with log/access.log a
+    link to a root-only file: the suite appended client-controlled lines to
+    that file. Started as root, it refuses such a directory."""
+    if os.geteuid() != 0:
+        pytest.skip("only a suite started as root follows links it should not; this run is not root")
+    import pwd
+    s = make_suite()
+    nobody = pwd.getpwnam("nobody")
+    os.makedirs(os.path.join(s.data, "log"))
+    for d in (s.data, os.path.join(s.data, "log")):
+        os.chown(d, nobody.pw_uid, nobody.pw_gid)
+        os.chmod(d, 0o777)
+    victim = tmp_path / "root-only"
+    victim.write_text("untouched\n")
+    os.chmod(victim, 0o600)
+    os.symlink(victim, os.path.join(s.data, "log", "access.log"))
+    r = s.vc("up", "--root", s.root, "--listen", f"127.0.0.1:{s.http}", "--tls-listen", f"127.0.0.1:{s.https}",
+             timeout=30)
+    assert r.returncode != 0 and "is not safe" in r.stderr and "owned by another user" in r.stderr, r.stderr
+    assert victim.read_text() == "untouched\n"
+
+
+def test_the_access_log_is_never_opened_through_a_link(make_suite, tmp_path):
+    """A link planted where the access log goes (by whoever could write
+    there): the front refuses to start rather than write through it."""
+    s = make_suite()
+    os.makedirs(os.path.join(s.data, "log"))
+    victim = tmp_path / "elsewhere"
+    victim.write_text("untouched\n")
+    os.symlink(victim, os.path.join(s.data, "log", "access.log"))
+    with pytest.raises(AssertionError, match="did not become healthy"):
+        s.start(wait=5)
+    assert "it is a symlink: remove it" in s.logs()
+    assert victim.read_text() == "untouched\n"

@@ -16,6 +16,7 @@
 #include "vc_util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netinet/in.h>
@@ -360,9 +361,21 @@ int main(int argc, char **argv)
         "\"uri\":\"%U%q\",\"protocol\":\"%H\",\"status\":%s,\"bytes\":%b,"
         "\"total_ms\":%{duration}x,\"backend_ms\":%{process-time}x,\"referer\":\"%{Referer}i\","
         "\"user_agent\":\"%{User-Agent}i\"}";
+    /* Opened here without following a symlink (one planted in the log
+     * directory would have us append client-controlled lines to any file
+     * we may write), then handed to h2o by its descriptor's name. */
+    int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+    if (log_fd < 0) {
+        vc_log(VC_LOG_CRIT, "main", "open() failed while opening the access log \"%s\": %s%s", log_path,
+               strerror(errno), errno == ELOOP ? " (it is a symlink: remove it)" : "");
+        return 1;
+    }
+    char log_by_fd[32];
+    snprintf(log_by_fd, sizeof(log_by_fd), "/proc/self/fd/%d", log_fd);
     h2o_access_log_filehandle_t *log = cfg->front.access_log_json
-                                           ? h2o_access_log_open_handle(log_path, json_fmt, H2O_LOGCONF_ESCAPE_JSON)
-                                           : h2o_access_log_open_handle(log_path, NULL, H2O_LOGCONF_ESCAPE_APACHE);
+                                           ? h2o_access_log_open_handle(log_by_fd, json_fmt, H2O_LOGCONF_ESCAPE_JSON)
+                                           : h2o_access_log_open_handle(log_by_fd, NULL, H2O_LOGCONF_ESCAPE_APACHE);
+    close(log_fd);
     free(log_path);
     f.nsites = cfg->nsites;
     f.sites = vc_calloc(f.nsites, sizeof(site_rt_t));
