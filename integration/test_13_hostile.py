@@ -312,3 +312,29 @@ def test_the_access_log_is_never_opened_through_a_link(make_suite, tmp_path):
         s.start(wait=5)
     assert "it is a symlink: remove it" in s.logs()
     assert victim.read_text() == "untouched\n"
+
+
+@pytest.mark.parametrize("damage", ["cut", "empty", "scribbled"])
+def test_a_damaged_state_store_is_refused_with_the_way_out(make_suite, damage):
+    """A cut data.mdb killed `vc up` with SIGBUS and nothing logged; an
+    empty one was a new store, silently."""
+    s = make_suite().start()
+    s.stop()
+    data = os.path.join(s.data, "state", "data.mdb")
+    size = os.path.getsize(data)
+    assert size > 4 * 4096, size
+    with open(data, "r+b") as f:
+        if damage == "cut":
+            f.truncate(4 * 4096)
+        elif damage == "empty":
+            f.truncate(0)
+        else:
+            f.write(os.urandom(8192))
+    r = s.vc("up", "--root", s.root, "--listen", f"127.0.0.1:{s.http}", "--tls-listen", f"127.0.0.1:{s.https}",
+             timeout=30)
+    assert r.returncode == 1, (r.returncode, r.stderr)  # refused, not a signal
+    assert "move the state directory away" in r.stderr, r.stderr
+    os.rename(os.path.join(s.data, "state"), os.path.join(s.data, "state.damaged"))
+    s.start()  # the way out works
+    code, _, body = curl(s.url("/hello.php"))
+    assert code == 200

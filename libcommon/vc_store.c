@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,11 +64,28 @@ static int check_schema(MDB_txn *txn, MDB_dbi dbi, void *ctx)
     return 0;
 }
 
+/* docs/running.md, "Damaged state". */
+#define WAY_OUT                                                                                                        \
+    ": stop the suite and move the state directory away (mv DATA/state DATA/state.damaged); the next start makes a "   \
+    "new "                                                                                                             \
+    "store from the configuration files. What it held is lost: the stored configuration versions and the event "       \
+    "journal"
+
 vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t errlen)
 {
     int r = vc_mkdirs(dir, 0700);
     if (r < 0) {
         snprintf(err, errlen, "mkdir() failed while opening the state store \"%s\": %s", dir, vc_strerror(r));
+        return NULL;
+    }
+    /* An empty data file is read by LMDB as a new store, silently: the
+     * configuration versions and the journal would be gone without a word. */
+    char *data = vc_asprintf("%s/data.mdb", dir);
+    struct stat fst;
+    int empty = stat(data, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size == 0;
+    free(data);
+    if (empty) {
+        snprintf(err, errlen, "the state store \"%s/data.mdb\" is empty (damaged)%s", dir, WAY_OUT);
         return NULL;
     }
     vc_store_t *st = vc_calloc(1, sizeof(*st));
@@ -84,7 +102,21 @@ vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t er
     if (rc == 0)
         rc = mdb_env_open(st->env, dir, MDB_NOTLS, 0600);
     if (rc != 0) {
-        snprintf(err, errlen, "mdb_env_open() failed while opening the state store \"%s\": %s", dir, mdb_strerror(rc));
+        snprintf(err, errlen, "mdb_env_open() failed while opening the state store \"%s\": %s%s", dir, mdb_strerror(rc),
+                 rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == MDB_CORRUPTED ? WAY_OUT : "");
+        vc_store_destroy(&st);
+        return NULL;
+    }
+    /* A data file shorter than the pages its meta page counts (cut by a
+     * full disk or a copy): LMDB maps it and the first read past its end
+     * is SIGBUS, with nothing logged. */
+    MDB_envinfo info;
+    MDB_stat est;
+    mdb_filehandle_t dfd;
+    if (mdb_env_info(st->env, &info) == 0 && mdb_env_stat(st->env, &est) == 0 && mdb_env_get_fd(st->env, &dfd) == 0 &&
+        fstat(dfd, &fst) == 0 && (uint64_t)fst.st_size < ((uint64_t)info.me_last_pgno + 1) * est.ms_psize) {
+        snprintf(err, errlen, "the state store \"%s/data.mdb\" is cut short (%lld bytes, its pages need %llu)%s", dir,
+                 (long long)fst.st_size, ((unsigned long long)info.me_last_pgno + 1) * est.ms_psize, WAY_OUT);
         vc_store_destroy(&st);
         return NULL;
     }
