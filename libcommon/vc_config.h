@@ -157,7 +157,8 @@ const vc_pool_t *vc_config_pool(const vc_config_t *cfg, const char *name);
  * code reads cfg->php). Returns 0, or -1 if there is no such pool. */
 int vc_config_select_pool(vc_config_t *cfg, const char *name);
 
-/* The ZeroMQ endpoint of a named socket ("bus-in", "ctl-vc-php"...):
+/* The endpoint of a named socket: ZeroMQ's for control and events
+ * ("bus-in", "ctl-vc-php"...), a request link's for "php" and "php.NAME":
  * ipc:// under the run directory of the daemon that binds it, unless
  * `endpoints` overrides it. Caller frees. */
 char *vc_config_endpoint(const vc_config_t *cfg, const char *name);

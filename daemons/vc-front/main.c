@@ -1,7 +1,9 @@
 /*
  * vc-front: the only process that talks to clients. libh2o (evloop):
  * HTTP/1.1, HTTP/2 (ALPN and prior knowledge), TLS with SNI, static files,
- * and PHP through vc-php over ZeroMQ, all on one event loop.
+ * and PHP through each site's pool (vc-php) over request links
+ * (libcommon/vc_link.h; ZeroMQ carries only control and events), all on
+ * one event loop.
  */
 #include "backend.h"
 #include "bans.h"

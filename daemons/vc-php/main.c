@@ -1,6 +1,8 @@
 /*
- * vc-php: the PHP pool. The main process is the broker (ZeroMQ, dispatch,
- * pool size, control). It starts each zygote by fork and exec of itself
+ * vc-php: one PHP pool. The main process is the broker: the fronts' links
+ * and the workers' (our own framing, libcommon/vc_link.h; ZeroMQ carries
+ * only control and events), dispatch, lending, pool size, control. It runs
+ * as the pool's user and starts each zygote by fork and exec of itself
  * with --zygote-fd, so a zygote never inherits ZeroMQ or LMDB state, and a
  * reload can start a new zygote (new code, new configuration) while the
  * old one's workers finish what they hold.
