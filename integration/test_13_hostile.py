@@ -338,3 +338,90 @@ def test_a_damaged_state_store_is_refused_with_the_way_out(make_suite, damage):
     s.start()  # the way out works
     code, _, body = curl(s.url("/hello.php"))
     assert code == 200
+
+
+# ---- connection floods --------------------------------------------------------
+
+
+def flood_suite(make_suite, tmp_path, front):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text(f"front: {{ {front} }};\n")
+    return make_suite(conf=str(conf)).start()
+
+
+def idle_sockets(port, n, source="127.0.0.2"):
+    out = []
+    for _ in range(n):
+        c = socket.socket()
+        c.bind((source, 0))
+        c.connect(("127.0.0.1", port))
+        out.append(c)
+    return out
+
+
+def served(port, source="127.0.0.1", timeout=3):
+    try:
+        with socket.socket() as c:
+            c.settimeout(timeout)
+            c.bind((source, 0))
+            c.connect(("127.0.0.1", port))
+            c.sendall(b"GET /hello.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return c.recv(64).startswith(b"HTTP/1.1 200")
+    except OSError:
+        return False
+
+
+def test_one_address_cannot_take_every_connection(make_suite, tmp_path):
+    s = flood_suite(make_suite, tmp_path, "max_connections_per_address = 5;")
+    held = idle_sockets(s.http, 5)
+    try:
+        extra = idle_sockets(s.http, 1)[0]
+        extra.settimeout(5)
+        assert extra.recv(1) == b"", "a sixth connection from one address was kept"
+        extra.close()
+        assert served(s.http, "127.0.0.1"), "another address was not served"
+    finally:
+        for c in held:
+            c.close()
+    # Its count goes down as its connections close: it is served again.
+    import test_04_php_pool
+    assert test_04_php_pool.wait_for(lambda: served(s.http, "127.0.0.2", timeout=1), timeout=5)
+
+
+def test_at_the_limit_the_longest_idle_connection_makes_room(make_suite, tmp_path):
+    s = flood_suite(make_suite, tmp_path, "max_connections = 5;")
+    held = idle_sockets(s.http, 5)
+    try:
+        # Refused at once while none has been idle a watchdog tick; then
+        # the oldest idle one is closed for the new client.
+        assert wait_for(lambda: served(s.http, timeout=1), timeout=5), "no room was made for a new client"
+        closed = 0
+        for c in held:
+            c.settimeout(0.5)
+            try:
+                closed += c.recv(1) == b""
+            except socket.timeout:
+                pass
+        assert closed >= 1
+    finally:
+        for c in held:
+            c.close()
+
+
+def test_a_connection_that_sends_no_request_is_closed_early(make_suite, tmp_path):
+    import time
+    s = flood_suite(make_suite, tmp_path, 'header_timeout = "1s"; idle_timeout = "60s";')
+    c = idle_sockets(s.http, 1, "127.0.0.1")[0]
+    t0 = time.monotonic()
+    c.settimeout(8)
+    assert c.recv(1) == b""
+    assert 0.9 < time.monotonic() - t0 < 4, time.monotonic() - t0
+    c.close()
+    # A kept-alive connection between requests has the idle timeout.
+    with socket.create_connection(("127.0.0.1", s.http)) as k:
+        k.sendall(b"GET /hello.php HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert k.recv(4096).startswith(b"HTTP/1.1 200")
+        k.settimeout(3)
+        with pytest.raises(socket.timeout):
+            k.recv(1)

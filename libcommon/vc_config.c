@@ -34,6 +34,8 @@ static const struct spec global_specs[] = {
     {"front.gzip", T_BOOL, G(front.gzip), 0, 0},
     {"front.max_headers", T_INT, G(front.max_headers), 1, 100},
     {"front.max_connections", T_INT, G(front.max_connections), 1, 1000000},
+    {"front.max_connections_per_address", T_INT, G(front.max_connections_per_address), 1, 1000000},
+    {"front.header_timeout", T_DURATION, G(front.header_timeout_ms), 100, 3600000},
     {"front.h2_max_streams", T_INT, G(front.h2_max_streams), 1, 1000},
     {"front.php_timeout", T_DURATION, G(front.php_timeout_ms), 100, 3600000},
     {"front.ban_time", T_DURATION, G(front.ban_ms), 0, 86400000},
@@ -459,6 +461,8 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->front.idle_timeout_ms = 60000;
     cfg->front.max_headers = 64;
     cfg->front.max_connections = 10000;
+    cfg->front.max_connections_per_address = 1024;
+    cfg->front.header_timeout_ms = 10000;
     cfg->front.h2_max_streams = 100;
     /* Longer than a queue wait (30 s) plus a script's limit and grace. */
     cfg->front.php_timeout_ms = 90000;

@@ -39,7 +39,7 @@ void bans_free(bans_t *b)
     free(b);
 }
 
-static int key_of(const struct sockaddr *sa, uint8_t key[16])
+int bans_addr_key(const struct sockaddr *sa, uint8_t key[16])
 {
     memset(key, 0, 16);
     if (sa->sa_family == AF_INET) {
@@ -54,7 +54,7 @@ static int key_of(const struct sockaddr *sa, uint8_t key[16])
     return -1;
 }
 
-static uint32_t hash(const uint8_t key[16])
+uint32_t bans_addr_hash(const uint8_t key[16])
 {
     uint32_t h = 2166136261u; /* FNV-1a */
     for (int i = 0; i < 16; i++)
@@ -65,7 +65,7 @@ static uint32_t hash(const uint8_t key[16])
 /* The entry for key, created if create (evicting the stalest), or NULL. */
 static entry_t *find(bans_t *b, const uint8_t key[16], int create, uint64_t now_ms)
 {
-    uint32_t h = hash(key);
+    uint32_t h = bans_addr_hash(key);
     entry_t *victim = NULL;
     for (int i = 0; i < PROBE; i++) {
         entry_t *e = &b->e[(h + (uint32_t)i) % SLOTS];
@@ -87,7 +87,7 @@ static entry_t *find(bans_t *b, const uint8_t key[16], int create, uint64_t now_
 uint64_t bans_note_cut(bans_t *b, const struct sockaddr *sa, uint64_t now_ms, uint64_t ban_ms)
 {
     uint8_t key[16];
-    if (ban_ms == 0 || key_of(sa, key) < 0)
+    if (ban_ms == 0 || bans_addr_key(sa, key) < 0)
         return 0;
     entry_t *e = find(b, key, 1, now_ms);
     e->seen_ms = now_ms;
@@ -108,7 +108,7 @@ uint64_t bans_note_cut(bans_t *b, const struct sockaddr *sa, uint64_t now_ms, ui
 int bans_is_banned(bans_t *b, const struct sockaddr *sa, uint64_t now_ms)
 {
     uint8_t key[16];
-    if (key_of(sa, key) < 0)
+    if (bans_addr_key(sa, key) < 0)
         return 0;
     entry_t *e = find(b, key, 0, now_ms);
     return e && e->until_ms > now_ms;

@@ -17,6 +17,12 @@
 
 typedef struct bans bans_t;
 
+/* A client's address as 16 bytes (IPv4 mapped into IPv6), and its hash:
+ * what every per-address table of the front keys on. Returns -1 for a
+ * family that has no address (a Unix socket). */
+int bans_addr_key(const struct sockaddr *sa, uint8_t key[16]);
+uint32_t bans_addr_hash(const uint8_t key[16]);
+
 bans_t *bans_new(void);
 void bans_free(bans_t *b);
 

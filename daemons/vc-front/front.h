@@ -48,6 +48,7 @@ typedef struct conn_state {
     h2o_socket_t *sock; /* NULL once closed */
     int fd;
     struct sockaddr_storage peer;
+    uint64_t accepted_ms;          /* for front.header_timeout */
     struct sockaddr_storage local; /* our end, asked once (SERVER_ADDR) */
     int has_local;
     unsigned refs;
@@ -88,6 +89,7 @@ typedef struct front_stats {
     uint64_t connections_cut;                  /* closed for resets or stalls */
     uint64_t connections_banned;               /* closed at once: a banned address */
     uint64_t misdirected;                      /* 421: Host not served by the TLS name's certificate */
+    uint64_t connections_evicted;              /* idle ones closed for a new client at max_connections */
     uint64_t ranges_tamed;                     /* Range headers merged or dropped (ranges.h) */
 } front_stats_t;
 
@@ -109,6 +111,7 @@ typedef struct front {
     h2o_timeout_entry_t tick; /* once a second */
     conn_state_t *conns;      /* open client connections, for the watchdog */
     struct bans *bans;        /* addresses refused for a while */
+    struct peers *peers;      /* connections open per address */
     front_stats_t stats;
     front_stats_t last_tick; /* stats one second ago, for rates */
 } front_t;

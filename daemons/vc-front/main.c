@@ -7,6 +7,7 @@
  */
 #include "backend.h"
 #include "bans.h"
+#include "peers.h"
 #include "front.h"
 #include "handler.h"
 #include "metrics.h"
@@ -50,6 +51,7 @@ static void on_conn_close(void *data)
 {
     conn_state_t *c = data;
     c->f->stats.connections--;
+    peers_remove(c->f->peers, (struct sockaddr *)&c->peer);
     c->sock = NULL;
     if (c->prev)
         c->prev->next = c->next;
@@ -74,6 +76,27 @@ conn_state_t *conn_state_of_req(h2o_req_t *req)
 static listener_t **listeners; /* each its own allocation: sock->data points at it */
 static size_t nlisteners;
 static h2o_socket_t *sig_sock, *ctl_sock;
+
+/* At max_connections, the connection idle the longest (no progress for
+ * the most watchdog ticks) makes room for a new client: 20,000 idle ones
+ * held every new client out for the idle timeout. Returns 1 if one was
+ * cut (it closes on the loop's next turn: the count may pass the limit
+ * by the cuts in flight). */
+static int evict_idle(front_t *f)
+{
+    conn_state_t *pick = NULL;
+    for (conn_state_t *c = f->conns; c; c = c->next)
+        if (c->sock && !c->cut && !c->php_waiting && c->quiet_s > 0 && (pick == NULL || c->quiet_s > pick->quiet_s))
+            pick = c;
+    if (pick == NULL)
+        return 0;
+    pick->cut = 1;
+    shutdown(pick->fd, SHUT_RDWR);
+    if (f->stats.connections_evicted++ % 1000 == 0)
+        vc_log(VC_LOG_NOTICE, "limits", "at front.max_connections: closing the connection idle longest (%u s)",
+               pick->quiet_s);
+    return 1;
+}
 
 static void on_accept(h2o_socket_t *listener, const char *err)
 {
@@ -101,12 +124,22 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         h2o_socket_t *sock = h2o_evloop_socket_create(f->ctx.loop, fd, 0);
         if (l->accept != &f->accept_admin) {
-            if (f->stats.connections >= (uint64_t)f->d.cfg->front.max_connections) {
-                /* Over the limit: closed at once, so the backlog does not
-                 * fill with clients that wait for nothing. */
+            if (f->stats.connections >= (uint64_t)f->d.cfg->front.max_connections && !evict_idle(f)) {
+                /* Over the limit with none idle: closed at once, so the
+                 * backlog does not fill with clients that wait for nothing. */
                 if (f->stats.connections_refused++ % 1000 == 0)
                     vc_log(VC_LOG_WARN, "limits", "%llu connections open (front.max_connections): closing new ones",
                            (unsigned long long)f->stats.connections);
+                h2o_socket_close(sock);
+                continue;
+            }
+            if (peers_add(f->peers, (struct sockaddr *)&peer, (unsigned)f->d.cfg->front.max_connections_per_address) <
+                0) {
+                if (f->stats.connections_refused++ % 1000 == 0)
+                    vc_log(VC_LOG_WARN, "limits",
+                           "an address has %lld connections open (front.max_connections_per_address): closing its "
+                           "new ones",
+                           (long long)f->d.cfg->front.max_connections_per_address);
                 h2o_socket_close(sock);
                 continue;
             }
@@ -116,6 +149,7 @@ static void on_accept(h2o_socket_t *listener, const char *err)
             c->sock = sock;
             c->fd = fd;
             c->peer = peer;
+            c->accepted_ms = vc_mono_ms();
             c->refs = 1;
             c->next = f->conns;
             if (f->conns)
@@ -345,6 +379,7 @@ int main(int argc, char **argv)
     f.gc.http2.idle_timeout = (uint64_t)cfg->front.idle_timeout_ms;
     f.gc.http2.max_concurrent_requests_per_connection = (size_t)cfg->front.h2_max_streams;
     f.bans = bans_new();
+    f.peers = peers_new();
     f.main_host = h2o_config_register_host(&f.gc, h2o_iovec_init(H2O_STRLIT("vc-front")), 65535);
     h2o_pathconf_t *main_path = h2o_config_register_path(f.main_host, "/", 0);
     server_header_register(main_path);

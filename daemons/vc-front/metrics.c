@@ -30,6 +30,9 @@ static const struct {
      "Requests answered 421: their Host is not served by the certificate their TLS "
      "connection chose.",
      offsetof(front_stats_t, misdirected)},
+    {"vc_front_connections_evicted_total",
+     "Idle connections closed to make room for a new client at front.max_connections.",
+     offsetof(front_stats_t, connections_evicted)},
     {"vc_front_ranges_tamed_total",
      "Range headers on static files merged, or dropped for the whole file (too many, "
      "or more bytes than the file).",

@@ -14,6 +14,7 @@
  */
 #include "watchdog.h"
 #include "vc_log.h"
+#include "vc_util.h"
 
 #include <linux/tcp.h>
 #include <netinet/in.h>
@@ -44,6 +45,15 @@ void watchdog(front_t *f)
     for (conn_state_t *c = f->conns; c; c = c->next) {
         if (c->sock == NULL || c->cut)
             continue;
+        /* Connected, and no request yet: not allowed the idle timeout. */
+        if (c->requests == 0 && vc_mono_ms() - c->accepted_ms >= (uint64_t)f->d.cfg->front.header_timeout_ms) {
+            c->cut = 1;
+            f->stats.connections_cut++;
+            vc_log(VC_LOG_INFO, "limits", "closing a connection that sent no request in %lld ms (front.header_timeout)",
+                   (long long)f->d.cfg->front.header_timeout_ms);
+            shutdown(c->fd, SHUT_RDWR);
+            continue;
+        }
         uint64_t received, acked;
         if (tcp_counts(c->fd, &received, &acked) != 0)
             continue;
