@@ -1,6 +1,7 @@
 /*
  * A connection that makes no progress for the idle timeout plus 5 s is
- * cut. Progress is a request reaching us, PHP working on one of its
+ * cut; one that has not yet made a request, after front.header_timeout
+ * (an idle flood holds no connection for the idle timeout). Progress is a request reaching us, PHP working on one of its
  * requests, the client acknowledging bytes we sent, or the client sending
  * at least CONN_MIN_READ_RATE bytes a second.
  *
@@ -42,18 +43,11 @@ void watchdog(front_t *f)
     /* Counted in whole ticks, the first up to a second late: + 4 closes
      * within the idle timeout plus 5 s. */
     unsigned limit_s = (unsigned)(f->d.cfg->front.idle_timeout_ms / 1000) + 4;
+    uint64_t header_ms = (uint64_t)f->d.cfg->front.header_timeout_ms, now = vc_mono_ms();
+    unsigned header_s = header_ms >= 2000 ? (unsigned)(header_ms / 1000) : 1, headless = 0;
     for (conn_state_t *c = f->conns; c; c = c->next) {
         if (c->sock == NULL || c->cut)
             continue;
-        /* Connected, and no request yet: not allowed the idle timeout. */
-        if (c->requests == 0 && vc_mono_ms() - c->accepted_ms >= (uint64_t)f->d.cfg->front.header_timeout_ms) {
-            c->cut = 1;
-            f->stats.connections_cut++;
-            vc_log(VC_LOG_INFO, "limits", "closing a connection that sent no request in %lld ms (front.header_timeout)",
-                   (long long)f->d.cfg->front.header_timeout_ms);
-            shutdown(c->fd, SHUT_RDWR);
-            continue;
-        }
         uint64_t received, acked;
         if (tcp_counts(c->fd, &received, &acked) != 0)
             continue;
@@ -67,11 +61,25 @@ void watchdog(front_t *f)
             c->quiet_s = 0;
             continue;
         }
-        if (++c->quiet_s >= limit_s) {
-            c->cut = 1;
-            f->stats.connections_cut++;
+        ++c->quiet_s;
+        if (c->requests == 0) {
+            /* No request yet (an idle connection, a head or a first body
+             * trickled): front.header_timeout, not the idle timeout. A slow
+             * upload that sends 500 bytes a second is progress and stays. */
+            if (c->quiet_s < header_s || now - c->accepted_ms < header_ms)
+                continue;
+            headless++; /* one line for them all: a flood is thousands */
+        } else if (c->quiet_s >= limit_s) {
             vc_log(VC_LOG_NOTICE, "limits", "closing a connection that made no progress for %u s", c->quiet_s);
-            shutdown(c->fd, SHUT_RDWR);
+        } else {
+            continue;
         }
+        c->cut = 1;
+        f->stats.connections_cut++;
+        shutdown(c->fd, SHUT_RDWR);
     }
+    if (headless)
+        vc_log(VC_LOG_INFO, "limits",
+               "closing %u connections that made no progress and no request in %llu ms (front.header_timeout)",
+               headless, (unsigned long long)header_ms);
 }
