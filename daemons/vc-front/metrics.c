@@ -1,5 +1,6 @@
 #include "metrics.h"
 #include "backend.h"
+#include "framing.h"
 #include "vc_util.h"
 
 #include <stdio.h>
@@ -57,6 +58,11 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
     for (size_t i = 0; i < VC_ARRAY_SIZE(counters); i++)
         fprintf(out, "# HELP %s %s\n# TYPE %s counter\n%s{front=\"%s\"} %llu\n", counters[i].name, counters[i].help,
                 counters[i].name, counters[i].name, f->d.name, (unsigned long long)get(&f->stats, counters[i].off));
+    fprintf(out,
+            "# HELP vc_front_framing_refused_total HTTP/1.1 request heads answered 400 and closed for framing RFC "
+            "9112 rejects.\n# TYPE vc_front_framing_refused_total counter\n"
+            "vc_front_framing_refused_total{front=\"%s\"} %llu\n",
+            f->d.name, (unsigned long long)framing_refused_total());
     fprintf(out,
             "# HELP vc_front_php_inflight Requests waiting for PHP now.\n# TYPE vc_front_php_inflight gauge\n"
             "vc_front_php_inflight{front=\"%s\"} %zu\n",
