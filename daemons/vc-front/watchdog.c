@@ -1,9 +1,10 @@
 /*
  * A connection that makes no progress for the idle timeout plus 5 s is
  * cut; one that has not yet made a request, after front.header_timeout
- * (an idle flood holds no connection for the idle timeout). Progress is a request reaching us, PHP working on one of its
- * requests, the client acknowledging bytes we sent, or the client sending
- * at least CONN_MIN_READ_RATE bytes a second.
+ * (an idle flood holds no connection for the idle timeout). Progress
+ * is a request reaching us, PHP working on one of its requests, the
+ * client acknowledging bytes we sent, or the client sending at least
+ * CONN_MIN_READ_RATE bytes a second.
  *
  * h2o closes idle connections itself, but not one whose stream waits for a
  * window the client never opens (HTTP/2 zero window), nor one that never
