@@ -2,10 +2,12 @@
 client asks must not cost the suite more than it is owed, and a mistake
 of the operator's is refused with its reason, never acted on silently."""
 import os
+import re
 import socket
 import subprocess
 
 import pytest
+import requests
 
 from conftest import VC, Suite, alive, curl, free_port
 from test_04_php_pool import wait_for
@@ -425,3 +427,68 @@ def test_a_connection_that_sends_no_request_is_closed_early(make_suite, tmp_path
         k.settimeout(3)
         with pytest.raises(socket.timeout):
             k.recv(1)
+
+
+# ---- static files: the kernel keeps them beneath the root -----------------
+
+
+@pytest.fixture
+def linked(make_suite, tmp_path):
+    """A root with a relative symlink that a site's own code can switch,
+    and a secret beside the root, outside it."""
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "inside.txt").write_text("inside\n")
+    (root / "sub" / "deep.txt").write_text("deep\n")
+    (tmp_path / "secret.txt").write_text("SECRET\n")
+    os.symlink("inside.txt", root / "link.txt")
+    os.symlink("sub", root / "dirlink")
+    for p in (tmp_path, root, root / "sub"):
+        os.chmod(p, 0o755)
+    s = make_suite(root=str(root)).start()
+    return s, root, tmp_path
+
+
+def switch(link, target):
+    """Points link at target in one rename, as an attacker's script would."""
+    tmp = str(link) + ".new"
+    os.symlink(target, tmp)
+    os.rename(tmp, link)
+
+
+def test_a_symlink_switched_out_of_the_root_is_never_followed(linked):
+    s, root, outside = linked
+    code, _, body = curl(s.url("/link.txt"))
+    assert (code, body) == (200, b"inside\n")  # the path cache now holds it
+    assert curl(s.url("/dirlink/deep.txt"))[0] == 200  # a relative link inside works
+    # Switched within the path cache's second: the route's check still
+    # says inside, and the kernel refuses the open.
+    for target in (str(outside / "secret.txt"), "../secret.txt"):
+        switch(root / "link.txt", target)
+        code, _, body = curl(s.url("/link.txt"))
+        assert b"SECRET" not in body and code == 404, (target, code, body)
+        switch(root / "link.txt", "inside.txt")
+        assert curl(s.url("/link.txt"))[:3:2] == (200, b"inside\n")
+    switch(root / "dirlink", str(outside))  # a directory on the way out
+    code, _, body = curl(s.url("/dirlink/secret.txt"))
+    assert b"SECRET" not in body and code == 404, (code, body)
+    text = requests.get(f"http://127.0.0.1:{s.admin}/metrics").text
+    assert int(re.search(r'vc_front_static_escapes_total\{front="vc-front"\} (\d+)', text).group(1)) >= 2
+    assert "resolves outside the site's root" in s.logs()
+
+
+def test_a_replaced_root_is_served_from_the_next_turn(make_suite, tmp_path):
+    """The root's descriptor is kept for a turn of the loop, not for good:
+    a root directory replaced by rename (a deploy's new release) is
+    served at once, as when files were opened by path."""
+    for n in ("1", "2"):
+        (tmp_path / f"release{n}").mkdir()
+        (tmp_path / f"release{n}" / "v.txt").write_text(f"release {n}\n")
+        os.chmod(tmp_path / f"release{n}", 0o755)
+    os.chmod(tmp_path, 0o755)
+    os.rename(tmp_path / "release1", tmp_path / "site")
+    s = make_suite(root=str(tmp_path / "site")).start()
+    assert curl(s.url("/v.txt"))[2] == b"release 1\n"
+    os.rename(tmp_path / "site", tmp_path / "release1")
+    os.rename(tmp_path / "release2", tmp_path / "site")
+    assert wait_for(lambda: curl(s.url("/v.txt"))[2] == b"release 2\n", timeout=3)

@@ -1,4 +1,5 @@
 #include "handler.h"
+#include "beneath.h"
 #include "backend.h"
 #include "ranges.h"
 #include "vc_log.h"
@@ -307,7 +308,10 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         f->stats.statics++;
         req->pathconf = s->static_conf;
         tame_ranges(f, req, rt.file);
-        return s->files->on_req(s->files, req);
+        beneath_begin(s->route.root, s->route.root_len);
+        int r = s->files->on_req(s->files, req); /* opens what it serves now, not later */
+        beneath_end();
+        return r;
     case ROUTE_DIR_REDIRECT: {
         h2o_iovec_t q = req->query_at != SIZE_MAX
                             ? h2o_iovec_init(req->path.base + req->query_at, req->path.len - req->query_at)

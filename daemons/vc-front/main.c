@@ -7,6 +7,7 @@
  */
 #include "backend.h"
 #include "bans.h"
+#include "beneath.h"
 #include "peers.h"
 #include "front.h"
 #include "handler.h"
@@ -480,6 +481,7 @@ int main(int argc, char **argv)
          * requests, then closed: a file replaced on disk is served new
          * from the next turn (as h2o's own server does). */
         h2o_filecache_clear(f.ctx.filecache);
+        beneath_new_turn();
     }
 
     /* Stop taking connections (a replacement, or the port's owner, takes

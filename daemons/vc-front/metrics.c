@@ -1,5 +1,6 @@
 #include "metrics.h"
 #include "backend.h"
+#include "beneath.h"
 #include "framing.h"
 #include "vc_util.h"
 
@@ -63,6 +64,11 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
             "9112 rejects.\n# TYPE vc_front_framing_refused_total counter\n"
             "vc_front_framing_refused_total{front=\"%s\"} %llu\n",
             f->d.name, (unsigned long long)framing_refused_total());
+    fprintf(out,
+            "# HELP vc_front_static_escapes_total Static files not opened: they resolved outside the site's root "
+            "when opened.\n# TYPE vc_front_static_escapes_total counter\n"
+            "vc_front_static_escapes_total{front=\"%s\"} %llu\n",
+            f->d.name, (unsigned long long)beneath_escapes_total());
     fprintf(out,
             "# HELP vc_front_php_inflight Requests waiting for PHP now.\n# TYPE vc_front_php_inflight gauge\n"
             "vc_front_php_inflight{front=\"%s\"} %zu\n",
