@@ -22,9 +22,11 @@ typedef struct root_fd {
 
 static root_fd_t roots[ROOTS] = {[0 ... ROOTS - 1] = {.fd = -1}};
 static unsigned uses;
-static const root_fd_t *guard; /* between beneath_begin() and beneath_end() */
-static const char *guard_root;
-static size_t guard_len;
+/* Between beneath_begin() and beneath_end(), in the loop's thread only:
+ * ZeroMQ's threads open what they open unguarded meanwhile. */
+static _Thread_local const root_fd_t *guard;
+static _Thread_local const char *guard_root;
+static _Thread_local size_t guard_len;
 static uint64_t escapes;
 
 static long sys_openat(int dirfd, const char *path, int flags, mode_t mode)
