@@ -429,6 +429,57 @@ def test_a_connection_that_sends_no_request_is_closed_early(make_suite, tmp_path
             k.recv(1)
 
 
+def test_a_slow_first_upload_outlives_the_header_timeout(make_suite, tmp_path):
+    """A first request whose body arrives at over 500 bytes a second is
+    progress: h2o holds the request until its body is whole, so it is not
+    yet a request, but it is not idle either."""
+    import time
+    s = flood_suite(make_suite, tmp_path, 'header_timeout = "1s"; idle_timeout = "60s";')
+    body = b"a" * 12000
+    with socket.create_connection(("127.0.0.1", s.http), timeout=10) as c:
+        c.sendall(b"POST /echo.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                  b"Content-Length: %d\r\n\r\n" % len(body))
+        t0 = time.monotonic()
+        for i in range(0, len(body), 1000):  # 1,000 bytes every 0.25 s: 3 s in all
+            c.sendall(body[i:i + 1000])
+            time.sleep(max(0, t0 + (i // 1000 + 1) * 0.25 - time.monotonic()))
+        got = b""
+        while True:
+            chunk = c.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+    assert got.startswith(b"HTTP/1.1 200"), got[:200]
+
+
+def evicted(s):
+    text = requests.get(f"http://127.0.0.1:{s.admin}/metrics").text
+    return int(re.search(r'vc_front_connections_evicted_total\{front="vc-front"\} (\d+)', text).group(1))
+
+
+def test_an_address_at_its_limit_does_not_evict_another_clients_connection(make_suite, tmp_path):
+    import time
+    s = flood_suite(make_suite, tmp_path, "max_connections = 4; max_connections_per_address = 2;")
+    held = idle_sockets(s.http, 2, "127.0.0.3") + idle_sockets(s.http, 2, "127.0.0.2")
+    try:
+        # 127.0.0.2 is at its own limit: each new connection of its is
+        # refused, for long enough that the others are idle (watchdog
+        # ticks), and nobody's connection goes for it.
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 2.5:
+            extra = idle_sockets(s.http, 1, "127.0.0.2")[0]
+            extra.settimeout(5)
+            assert extra.recv(1) == b""
+            extra.close()
+        assert evicted(s) == 0
+        # Another address is given room: the idle connections could go.
+        assert served(s.http, "127.0.0.1")
+        assert evicted(s) == 1
+    finally:
+        for c in held:
+            c.close()
+
+
 # ---- static files: the kernel keeps them beneath the root -----------------
 
 

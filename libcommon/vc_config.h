@@ -109,7 +109,7 @@ typedef struct vc_config {
         int64_t max_headers;
         int64_t max_connections;
         int64_t max_connections_per_address;
-        int64_t header_timeout_ms; /* no request from a new connection by then: closed */
+        int64_t header_timeout_ms; /* no request and no progress from a new connection by then: closed */
         int64_t h2_max_streams;
         int64_t php_timeout_ms; /* no answer head from PHP by then: 504 */
         int64_t ban_ms;         /* an address cut for resets twice: refused this long */

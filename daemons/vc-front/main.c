@@ -82,7 +82,8 @@ static h2o_socket_t *sig_sock, *ctl_sock;
  * the most watchdog ticks) makes room for a new client: 20,000 idle ones
  * held every new client out for the idle timeout. Returns 1 if one was
  * cut (it closes on the loop's next turn: the count may pass the limit
- * by the cuts in flight). */
+ * by the cuts in flight). A walk of every connection, paid only by an
+ * accept at the limit, which it then makes room for. */
 static int evict_idle(front_t *f)
 {
     conn_state_t *pick = NULL;
@@ -125,15 +126,8 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         h2o_socket_t *sock = h2o_evloop_socket_create(f->ctx.loop, fd, 0);
         if (l->accept != &f->accept_admin) {
-            if (f->stats.connections >= (uint64_t)f->d.cfg->front.max_connections && !evict_idle(f)) {
-                /* Over the limit with none idle: closed at once, so the
-                 * backlog does not fill with clients that wait for nothing. */
-                if (f->stats.connections_refused++ % 1000 == 0)
-                    vc_log(VC_LOG_WARN, "limits", "%llu connections open (front.max_connections): closing new ones",
-                           (unsigned long long)f->stats.connections);
-                h2o_socket_close(sock);
-                continue;
-            }
+            /* The address's own limit first: a client refused for it must
+             * not cost another client its idle connection. */
             if (peers_add(f->peers, (struct sockaddr *)&peer, (unsigned)f->d.cfg->front.max_connections_per_address) <
                 0) {
                 if (f->stats.connections_refused++ % 1000 == 0)
@@ -141,6 +135,16 @@ static void on_accept(h2o_socket_t *listener, const char *err)
                            "an address has %lld connections open (front.max_connections_per_address): closing its "
                            "new ones",
                            (long long)f->d.cfg->front.max_connections_per_address);
+                h2o_socket_close(sock);
+                continue;
+            }
+            if (f->stats.connections >= (uint64_t)f->d.cfg->front.max_connections && !evict_idle(f)) {
+                /* Over the limit with none idle: closed at once, so the
+                 * backlog does not fill with clients that wait for nothing. */
+                if (f->stats.connections_refused++ % 1000 == 0)
+                    vc_log(VC_LOG_WARN, "limits", "%llu connections open (front.max_connections): closing new ones",
+                           (unsigned long long)f->stats.connections);
+                peers_remove(f->peers, (struct sockaddr *)&peer);
                 h2o_socket_close(sock);
                 continue;
             }
