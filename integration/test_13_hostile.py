@@ -520,6 +520,8 @@ def test_a_symlink_switched_out_of_the_root_is_never_followed(linked):
         assert b"SECRET" not in body and code == 404, (target, code, body)
         switch(root / "link.txt", "inside.txt")
         assert curl(s.url("/link.txt"))[:3:2] == (200, b"inside\n")
+    switch(root / "link.txt", str(root / "inside.txt"))  # absolute, even to inside: refused
+    assert curl(s.url("/link.txt"))[0] == 404
     switch(root / "dirlink", str(outside))  # a directory on the way out
     code, _, body = curl(s.url("/dirlink/secret.txt"))
     assert b"SECRET" not in body and code == 404, (code, body)
@@ -543,3 +545,23 @@ def test_a_replaced_root_is_served_from_the_next_turn(make_suite, tmp_path):
     os.rename(tmp_path / "site", tmp_path / "release1")
     os.rename(tmp_path / "release2", tmp_path / "site")
     assert wait_for(lambda: curl(s.url("/v.txt"))[2] == b"release 2\n", timeout=3)
+
+
+def test_a_script_path_switched_out_of_the_root_is_refused_by_open_basedir(make_suite, tmp_path):
+    """Scripts are opened by path (docs/SECURITY.md, known limits): inside
+    the front's path-cache second, a directory of the root swapped for a
+    link out of it reaches the worker, and open_basedir (on by default)
+    is what refuses the script outside."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "app").mkdir(parents=True)
+    (outside / "app").mkdir(parents=True)
+    (root / "app" / "index.php").write_text("<?php echo 'INSIDE';")
+    (outside / "app" / "index.php").write_text("<?php echo 'ESCAPED';")
+    for p in (tmp_path, root, root / "app", outside, outside / "app"):
+        os.chmod(p, 0o755)
+    s = make_suite(root=str(root)).start()
+    assert curl(s.url("/app/index.php"))[2] == b"INSIDE"
+    os.rename(root / "app", root / "app.old")
+    os.symlink(outside / "app", root / "app")
+    code, _, body = curl(s.url("/app/index.php"))
+    assert b"ESCAPED" not in body, (code, body)
