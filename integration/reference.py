@@ -16,10 +16,21 @@ PHP_INI = "/etc/php/8.2/embed/php.ini"
 PHP_INI_SCAN = "/etc/php/8.2/embed/conf.d"
 
 
+_given = set()
+
+
 def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A port free now and never handed out before in this run: the kernel
+    may give the same free port to two binds in a row, and a suite's
+    listen, tls_listen and admin ports once came out equal (its vc up then
+    refused the configuration, rightly)."""
+    while True:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _given:
+            _given.add(port)
+            return port
 
 
 def tree(pid):
