@@ -61,17 +61,25 @@ static size_t on_ub_write(const char *str, size_t len)
     vc_request_t *r = current;
     if (r == NULL || r->final_sent)
         return len; /* after fastcgi_finish_request() output goes nowhere */
-    if (r->out_len + len > r->out_cap) {
-        size_t cap = r->out_cap ? r->out_cap : 8192;
-        while (cap < r->out_len + len)
-            cap *= 2;
-        r->out = vc_realloc(r->out, cap);
-        r->out_cap = cap;
+    /* One echo of a large string leaves as messages of OUT_CHUNK: the
+     * front holds a message whole before it can pass it on or spill it. */
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done, room = r->out_len < OUT_CHUNK ? OUT_CHUNK - r->out_len : 0;
+        if (n > room && room > 0)
+            n = room;
+        if (r->out_len + n > r->out_cap) {
+            size_t cap = r->out_cap ? r->out_cap : 8192;
+            while (cap < r->out_len + n)
+                cap *= 2;
+            r->out = vc_realloc(r->out, cap);
+            r->out_cap = cap;
+        }
+        memcpy(r->out + r->out_len, str + done, n);
+        r->out_len += n;
+        done += n;
+        if (r->out_len >= OUT_CHUNK)
+            emit(r, 0);
     }
-    memcpy(r->out + r->out_len, str, len);
-    r->out_len += len;
-    if (r->out_len >= OUT_CHUNK)
-        emit(r, 0);
     return len;
 }
 
