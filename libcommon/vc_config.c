@@ -38,6 +38,9 @@ static const struct spec global_specs[] = {
     {"front.header_timeout", T_DURATION, G(front.header_timeout_ms), 100, 3600000},
     {"front.h2_max_streams", T_INT, G(front.h2_max_streams), 1, 1000},
     {"front.php_timeout", T_DURATION, G(front.php_timeout_ms), 100, 3600000},
+    {"front.response_buffer", T_SIZE, G(front.response_buffer), 64 * 1024, 1LL << 30},
+    {"front.response_temp_max", T_SIZE, G(front.response_temp_max), 0, BIG},
+    {"front.temp_path", T_STR, G(front.temp_path), 0, 0},
     {"front.ban_time", T_DURATION, G(front.ban_ms), 0, 86400000},
     {"front.access_log", T_LOGFORMAT, G(front.access_log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
@@ -445,6 +448,7 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->run_dir = vc_asprintf("%s/run", data_dir);
     cfg->state_dir = vc_asprintf("%s/state", data_dir);
     cfg->log_dir = vc_asprintf("%s/log", data_dir);
+    cfg->front.temp_path = vc_asprintf("%s/temp", data_dir);
     cfg->listen = vc_malloc(sizeof(char *));
     cfg->listen[0] = vc_strdup(":8080");
     cfg->nlisten = 1;
@@ -463,6 +467,8 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->front.max_connections = 10000;
     cfg->front.max_connections_per_address = 1024;
     cfg->front.header_timeout_ms = 10000;
+    cfg->front.response_buffer = 4 << 20;
+    cfg->front.response_temp_max = 1LL << 30;
     cfg->front.h2_max_streams = 100;
     /* Longer than a queue wait (30 s) plus a script's limit and grace. */
     cfg->front.php_timeout_ms = 90000;
@@ -674,6 +680,7 @@ void vc_config_destroy(vc_config_t **pcfg)
     vc_config_free_list(&cfg->tls_listen, &cfg->ntls_listen);
     free(cfg->admin_listen);
     free(cfg->user);
+    free(cfg->front.temp_path);
     vc_pool_fini(&cfg->php);
     for (size_t i = 0; i < cfg->npools; i++)
         vc_pool_fini(&cfg->pools[i]);

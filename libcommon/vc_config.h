@@ -111,8 +111,11 @@ typedef struct vc_config {
         int64_t max_connections_per_address;
         int64_t header_timeout_ms; /* no request and no progress from a new connection by then: closed */
         int64_t h2_max_streams;
-        int64_t php_timeout_ms; /* no answer head from PHP by then: 504 */
-        int64_t ban_ms;         /* an address cut for resets twice: refused this long */
+        int64_t php_timeout_ms;    /* no answer head from PHP by then: 504 */
+        int64_t response_buffer;   /* bytes of a PHP answer held in memory per request */
+        int64_t response_temp_max; /* then in a temporary file, up to this */
+        char *temp_path;           /* where those files go (DATA/temp) */
+        int64_t ban_ms;            /* an address cut for resets twice: refused this long */
         int gzip;
         int access_log_json;
     } front;

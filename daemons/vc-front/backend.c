@@ -88,68 +88,30 @@ static void on_dispose(void *arg)
         p->lw->job = NULL;
         p->lw = NULL;
     } else if (!p->final_seen) {
-        /* Tell the pool, so a queued request never runs. */
-        Vc__Cancel c = VC__CANCEL__INIT;
-        c.id = p->id;
-        Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
-        fm.kind_case = VC__FRONT_MESSAGE__KIND_CANCEL;
-        fm.cancel = &c;
-        backend_send_message(p->be, &fm, NULL, 0);
+        backend_cancel(p); /* so a queued request never runs */
     }
-    vc_frames_fini(&p->queue);
-    vc_frames_fini(&p->inflight);
+    stream_fini(p);
     p->req = NULL;
+}
+
+void backend_cancel(preq_t *p)
+{
+    Vc__Cancel c = VC__CANCEL__INIT;
+    c.id = p->id;
+    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+    fm.kind_case = VC__FRONT_MESSAGE__KIND_CANCEL;
+    fm.cancel = &c;
+    backend_send_message(p->be, &fm, NULL, 0);
 }
 
 static void on_proceed(h2o_generator_t *g, h2o_req_t *req)
 {
-    preq_t *p = (preq_t *)g;
-    vc_frames_close(&p->inflight);
-    p->sending = 0;
-    backend_kick(p);
+    stream_proceed((preq_t *)g);
 }
 
 static void on_stop(h2o_generator_t *g, h2o_req_t *req)
 {
     /* The client went away mid-answer; on_dispose follows. */
-}
-
-/* Hands queued body frames to h2o, one h2o_send at a time. */
-void backend_kick(preq_t *p)
-{
-    if (p->req == NULL || !p->started || p->sending)
-        return;
-    if (p->queue.n == 0 && !p->final_seen)
-        return;
-    /* Move the queue into inflight: its memory must live until proceed. */
-    vc_frames_t tmp = p->inflight;
-    p->inflight = p->queue;
-    p->queue = tmp;
-    h2o_iovec_t vecs[64];
-    size_t n = 0;
-    h2o_iovec_t *bufs =
-        p->inflight.n <= 64 ? vecs : h2o_mem_alloc_pool(&p->req->pool, sizeof(h2o_iovec_t) * p->inflight.n);
-    for (size_t i = 0; i < p->inflight.n; i++)
-        bufs[n++] = h2o_iovec_init(zmq_msg_data(&p->inflight.f[i]), zmq_msg_size(&p->inflight.f[i]));
-    h2o_send_state_t state = !p->final_seen ? H2O_SEND_STATE_IN_PROGRESS
-                             : p->aborted   ? H2O_SEND_STATE_ERROR
-                                            : H2O_SEND_STATE_FINAL;
-    p->sending = 1;
-    /* After a final send h2o may dispose the request (and p) at once. */
-    h2o_send(p->req, bufs, n, state);
-}
-
-static void append_body(preq_t *p, vc_frames_t *fr, size_t from)
-{
-    for (size_t i = from; i < fr->n; i++) {
-        if (p->queue.n == p->queue.cap) {
-            p->queue.cap = p->queue.cap ? p->queue.cap * 2 : 8;
-            p->queue.f = vc_realloc(p->queue.f, p->queue.cap * sizeof(zmq_msg_t));
-        }
-        zmq_msg_init(&p->queue.f[p->queue.n]);
-        zmq_msg_move(&p->queue.f[p->queue.n], &fr->f[i]);
-        p->queue.n++;
-    }
 }
 
 /* Headers of PHP's answer the front does not pass on: framing, which h2o
@@ -201,7 +163,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         vc_log(VC_LOG_WARN, "backend", "%u from the pool for %.*s: %s", h->status, (int)req->path.len, req->path.base,
                h->error);
     if (!bodiless)
-        append_body(p, fr, 1);
+        stream_append(p, fr, 1);
     p->bodiless = bodiless;
     p->started = 1;
     /* h2o's gzip filter, set up here, compresses only 200s; nginx's also
@@ -211,7 +173,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         req->res.status = 200;
     h2o_start_response(req, &p->super);
     req->res.status = status;
-    backend_kick(p);
+    stream_kick(p);
 }
 
 /* from: the lent worker the message came from (NULL: the broker). A
@@ -246,12 +208,12 @@ void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
         on_head(be, p, bm->head, fr);
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK && p->started) {
         if (!p->bodiless)
-            append_body(p, fr, 1);
+            stream_append(p, fr, 1);
         if (bm->chunk->final) {
             p->final_seen = 1;
             p->aborted = bm->chunk->aborted;
         }
-        backend_kick(p);
+        stream_kick(p);
     }
     vc__back_message__free_unpacked(bm, NULL);
 }
@@ -277,7 +239,7 @@ static void pool_lost(backend_t *be)
         if (p->started) {
             p->final_seen = 1;
             p->aborted = 1;
-            backend_kick(p); /* may dispose p */
+            stream_kick(p); /* may dispose p */
         } else {
             p->given_up = 1;
             be->f->stats.errors_5xx++;
@@ -300,6 +262,7 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     memset(p, 0, sizeof(*p));
     p->super.proceed = on_proceed;
     p->super.stop = on_stop;
+    stream_init(p);
     p->be = be;
     p->req = req;
     /* The connection's state, if the front accepted it (not the admin

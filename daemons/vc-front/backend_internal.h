@@ -31,8 +31,17 @@ typedef struct preq {
     uint64_t sent_ms;   /* when it left for PHP */
     int given_up;       /* answered by us (504, 502): PHP's answer is dropped */
     int bodiless;       /* 204 or 304: PHP's output is dropped */
-    vc_frames_t queue;  /* body frames not yet handed to h2o */
-    vc_frames_t inflight;
+    /* The body on its way (stream.c): */
+    vc_frames_t queue;    /* frames not yet handed to h2o */
+    vc_frames_t inflight; /* handed to h2o, until proceed */
+    size_t held;          /* bytes of queue and inflight */
+    int spill_fd;         /* the temporary file, or -1 */
+    uint64_t spill_wr, spill_rd;
+    int spill_broken;  /* it failed once: not used again */
+    char *spill_buf;   /* what one send gives h2o from the file */
+    vc_frames_t after; /* frames behind the file, which could not take them */
+    int full;          /* over both bounds: the link is not read */
+    int throttled;     /* the worker's link read no more, or the answer cut */
     /* For a worker lent to this front: */
     lent_t *lw;      /* the worker running it */
     uint8_t *packed; /* its FrontMessage, until a worker took it (or,
@@ -74,6 +83,7 @@ struct lent {
     int busy;      /* from a request until "D", or "R" after "F" */
     int finishing; /* its answer is whole ("F"): busy until "R" */
     int recalled;  /* given back once idle */
+    int paused;    /* its answer's client is behind: not read */
     int owed;      /* recalled with any while busy: the first worker idle
                       here goes back in its place */
     preq_t *job;   /* what it runs, while its client waits */
@@ -109,8 +119,8 @@ struct backend {
 
 /* backend.c */
 
-/* Hands p's queued body frames to h2o (may dispose p). */
-void backend_kick(preq_t *p);
+/* Tells the pool p's client is gone (a queued request never runs). */
+void backend_cancel(preq_t *p);
 /* An answer (BackMessage and body frames) from the broker, or from the
  * lent worker from (which may only answer the request it was given). */
 void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from);
@@ -122,7 +132,21 @@ void backend_send_message(backend_t *be, const Vc__FrontMessage *fm, const void 
 /* Writes what waits in ob->out, unless a write is under way; cb then. */
 void backend_outbox_flush(outbox_t *ob, h2o_socket_cb cb);
 
+/* stream.c: the answer's body, bounded in memory */
+
+void stream_init(preq_t *p);
+/* Frames [from, n) of fr are body: moved into p. */
+void stream_append(preq_t *p, vc_frames_t *fr, size_t from);
+/* Hands h2o what waits (may dispose p); reads or pauses the link. */
+void stream_kick(preq_t *p);
+/* h2o took the last send. */
+void stream_proceed(preq_t *p);
+void stream_fini(preq_t *p);
+
 /* lent.c */
+
+/* The link of l is read (on 0) or not (1) until said otherwise. */
+void lent_pause(lent_t *l, int on);
 
 /* Runs p on an idle lent worker, or queues it (503 when the queue is at
  * php.queue_limit). fm and head are borrowed. Returns 0, or -1 once it

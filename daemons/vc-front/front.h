@@ -91,6 +91,9 @@ typedef struct front_stats {
     uint64_t misdirected;                      /* 421: Host not served by the TLS name's certificate */
     uint64_t connections_evicted;              /* idle ones closed for a new client at max_connections */
     uint64_t ranges_tamed;                     /* Range headers merged or dropped (ranges.h) */
+    uint64_t answers_spilled;                  /* PHP answers that went to a temporary file (stream.c) */
+    uint64_t answers_throttled;                /* times a worker's link was paused for a slow client */
+    uint64_t answers_cut;                      /* relayed answers cut for a slow client */
 } front_stats_t;
 
 typedef struct front {
@@ -112,6 +115,7 @@ typedef struct front {
     conn_state_t *conns;      /* open client connections, for the watchdog */
     struct bans *bans;        /* addresses refused for a while */
     struct peers *peers;      /* connections open per address */
+    int temp_fd;              /* front.temp_path, for answers (stream.c); -1 if unusable */
     front_stats_t stats;
     front_stats_t last_tick; /* stats one second ago, for rates */
 } front_t;

@@ -77,6 +77,7 @@ void lent_unqueue(backend_t *be, preq_t *p)
 }
 
 static void lent_lost(lent_t *l, const char *why);
+static void on_lent_readable(h2o_socket_t *sock, const char *err);
 static void need(backend_t *be);
 
 static void on_lent_written(h2o_socket_t *sock, const char *err)
@@ -361,7 +362,18 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
         l->bs->state = VC_BOARD_FINISHING;
         vc_board_end(l->bs);
     }
-    return 0;
+    return l->paused;
+}
+
+void lent_pause(lent_t *l, int on)
+{
+    if (l->paused == on || l->ob.sock == NULL)
+        return;
+    l->paused = on;
+    if (on)
+        h2o_socket_read_stop(l->ob.sock);
+    else
+        h2o_socket_read_start(l->ob.sock, on_lent_readable);
 }
 
 static void on_lent_readable(h2o_socket_t *sock, const char *err)
@@ -405,7 +417,7 @@ static void lent_lost(lent_t *l, const char *why)
             action = "aborted";
             p->final_seen = 1;
             p->aborted = 1;
-            backend_kick(p); /* may dispose p */
+            stream_kick(p); /* may dispose p */
         } else if (!timed_out && p->idempotent && p->retries == 0 && p->packed) {
             action = "retried";
             p->retries++;

@@ -394,6 +394,15 @@ int main(int argc, char **argv)
     f.admin_hosts[0] = metrics_register(&f);
     f.admin_hosts[1] = NULL;
 
+    /* Answers past front.response_buffer wait here for slow clients
+     * (stream.c). Without it they wait in the worker instead. */
+    vc_mkdirs(cfg->front.temp_path, 0700);
+    f.temp_fd = open(cfg->front.temp_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (f.temp_fd < 0)
+        vc_log(VC_LOG_ERR, "main",
+               "open() failed while opening front.temp_path \"%s\": %s; large answers will hold their worker until "
+               "the client reads them",
+               cfg->front.temp_path, strerror(errno));
     vc_mkdirs(cfg->log_dir, 0750);
     char *log_path = vc_asprintf("%s/access.log", cfg->log_dir);
     /* Combined, or one JSON object a line: time, site (host), status, bytes,

@@ -39,6 +39,15 @@ static const struct {
      "Range headers on static files merged, or dropped for the whole file (too many, "
      "or more bytes than the file).",
      offsetof(front_stats_t, ranges_tamed)},
+    {"vc_front_answers_spilled_total",
+     "PHP answers larger than front.response_buffer that went to a temporary file while their client read.",
+     offsetof(front_stats_t, answers_spilled)},
+    {"vc_front_answers_throttled_total",
+     "Times a worker's link was not read because its client was front.response_buffer and "
+     "front.response_temp_max behind.",
+     offsetof(front_stats_t, answers_throttled)},
+    {"vc_front_answers_cut_total", "Answers relayed by the pool's broker cut because their client was that far behind.",
+     offsetof(front_stats_t, answers_cut)},
 };
 
 static uint64_t get(const front_stats_t *s, size_t off)
