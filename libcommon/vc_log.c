@@ -1,11 +1,20 @@
 #include "vc_log.h"
 #include "vc_util.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* Space taken ahead of a log file's end before lines are written into it.
+ * On a full disk a write() of a line crossing into a new block writes what
+ * fits and cuts the line; a line inside space already allocated cannot
+ * fail. When no more can be taken, lines are dropped whole and counted. */
+#define RESERVE (64 * 1024)
 
 static struct {
     char daemon[32];
@@ -13,7 +22,13 @@ static struct {
     int json;
     int fd;
     const char *context;
-} L = {"vc", VC_LOG_INFO, 0, 2, NULL};
+    int reserving;     /* fd is a file that takes fallocate() */
+    off_t reserved_to; /* what this process last took, as an offset */
+    uint64_t dropped;  /* lines not written since the last that was */
+    int dropped_errno; /* why the first of them was not */
+    char dropped_since[40];
+    int cut; /* a line went out in part: the next starts on a new line */
+} L = {"vc", VC_LOG_INFO, 0, 2, NULL, 0, 0, 0, 0, "", 0};
 
 static const char *const names[] = {"emerg", "alert", "crit", "error", "warn", "notice", "info", "debug"};
 
@@ -23,6 +38,9 @@ void vc_log_init(const char *daemon, int level, int json, int fd)
     L.level = level;
     L.json = json;
     L.fd = fd;
+    struct stat st;
+    L.reserving = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    L.reserved_to = 0;
 }
 
 void vc_log_set_level(int level)
@@ -63,28 +81,50 @@ const char *vc_log_level_name(int level)
     return names[level];
 }
 
-void vc_logv(int level, const char *component, const char *fmt, va_list ap)
+/* Makes sure a line of len bytes lands in allocated space: 0, or a
+ * negative errno when the disk has none left. */
+static int take_room(size_t len)
 {
-    if (level > L.level)
-        return;
-    char msg[2048];
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    if (!L.reserving)
+        return 0;
+    off_t end = lseek(L.fd, 0, SEEK_END);
+    if (end < 0)
+        return 0;
+    /* Other processes write to the same file, and a rotation by
+     * copytruncate empties it: both show in where its end is now. */
+    if (end + (off_t)len <= L.reserved_to && end + 2 * RESERVE > L.reserved_to)
+        return 0;
+    if (fallocate(L.fd, FALLOC_FL_KEEP_SIZE, end, (off_t)len + RESERVE) == 0) {
+        L.reserved_to = end + (off_t)len + RESERVE;
+        return 0;
+    }
+    if (errno == ENOSPC || errno == EDQUOT)
+        return -errno;
+    L.reserving = 0; /* a file system without fallocate(): plain writes */
+    return 0;
+}
 
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    char when[40];
-    size_t w = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(when + w, sizeof(when) - w, ".%03ldZ", ts.tv_nsec / 1000000);
+static int put(const char *line, size_t len)
+{
+    int rc = take_room(len);
+    if (rc < 0)
+        return rc;
+    for (size_t off = 0; off < len;) {
+        ssize_t n = write(L.fd, line + off, len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            if (off > 0)
+                L.cut = 1;
+            return n < 0 ? -errno : -EIO;
+        }
+        off += (size_t)n;
+    }
+    return 0;
+}
 
-    /* One write() per line so lines from several processes sharing the fd do
-     * not interleave. */
-    char *line = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&line, &len);
-    if (out == NULL)
-        return;
+static void format_line(FILE *out, const char *when, int level, const char *component, const char *msg)
+{
     if (L.json) {
         fprintf(out, "{\"time\":\"%s\",\"level\":\"%s\",\"daemon\":\"%s\",\"pid\":%d,\"component\":\"", when,
                 vc_log_level_name(level), L.daemon, (int)getpid());
@@ -104,9 +144,49 @@ void vc_logv(int level, const char *component, const char *fmt, va_list ap)
             fprintf(out, "[%s] ", L.context);
         fprintf(out, "%s\n", msg);
     }
+}
+
+void vc_logv(int level, const char *component, const char *fmt, va_list ap)
+{
+    if (level > L.level)
+        return;
+    char msg[2048];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    struct tm tm;
+    gmtime_r(&ts.tv_sec, &tm);
+    char when[40];
+    size_t w = strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(when + w, sizeof(when) - w, ".%03ldZ", ts.tv_nsec / 1000000);
+
+    /* One write() per line so lines from several processes sharing the fd do
+     * not interleave; what was dropped before is told first, in the same
+     * write. */
+    char *line = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&line, &len);
+    if (out == NULL)
+        return;
+    if (L.cut)
+        fputc('\n', out);
+    if (L.dropped) {
+        char note[256];
+        snprintf(note, sizeof(note), "%llu log lines were dropped since %s: %s", (unsigned long long)L.dropped,
+                 L.dropped_since, strerror(L.dropped_errno));
+        format_line(out, when, VC_LOG_WARN, "log", note);
+    }
+    format_line(out, when, level, component, msg);
     fclose(out);
-    ssize_t unused = write(L.fd, line, len);
-    (void)unused;
+    int rc = put(line, len);
+    if (rc == 0) {
+        L.dropped = 0;
+        L.cut = 0;
+    } else if (L.dropped++ == 0) {
+        L.dropped_errno = -rc;
+        snprintf(L.dropped_since, sizeof(L.dropped_since), "%s", when);
+    }
     free(line);
 }
 

@@ -27,7 +27,9 @@ typedef struct bus {
     vc_store_t *store;
     journal_t *journal;
     uint64_t forwarded, malformed;
-    int own_start_seen; /* our own "bus.started" came through bus-in */
+    uint64_t not_journaled;       /* events the journal could not take since it last could */
+    uint64_t not_journaled_total; /* ever */
+    int own_start_seen;           /* our own "bus.started" came through bus-in */
     vc_frames_t fr;
 } bus_t;
 
@@ -41,6 +43,7 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "malformed", "%llu", (unsigned long long)b->malformed);
         vc_reply_field(reply, "journaled", "%llu", (unsigned long long)journal_appended(b->journal));
         vc_reply_field(reply, "journal_entries", "%llu", (unsigned long long)journal_count(b->journal));
+        vc_reply_field(reply, "journal_dropped", "%llu", (unsigned long long)b->not_journaled_total);
     }
 }
 
@@ -65,8 +68,22 @@ static void on_event(bus_t *b)
     size_t tl = strlen(env->topic);
     int journal = !(tl >= 8 && strcmp(env->topic + tl - 8, ".metrics") == 0);
     int r = journal ? journal_append(b->journal, env->time_us, zmq_msg_data(&fr->f[1]), zmq_msg_size(&fr->f[1])) : 0;
-    if (r < 0)
-        vc_log(VC_LOG_WARN, "journal", "mdb_put() failed while journaling \"%s\": %s", env->topic, vc_strerror(r));
+    if (r < 0) {
+        /* A full disk fails every write: said once, then counted. The
+         * event still reaches live subscribers. */
+        if (b->not_journaled++ == 0)
+            vc_log(VC_LOG_ERR, "journal",
+                   "mdb_put() failed while journaling \"%s\": %s; events are forwarded but not journaled until it "
+                   "works again",
+                   env->topic, vc_strerror(r));
+        b->not_journaled_total++;
+    } else if (journal && b->not_journaled) {
+        char n[24];
+        snprintf(n, sizeof(n), "%llu", (unsigned long long)b->not_journaled);
+        vc_log(VC_LOG_NOTICE, "journal", "journaling again: %s events before this one were not journaled", n);
+        vc_bus_publish(b->d.bus, "bus.journal.resumed", VC__SEVERITY__WARNING, "dropped", n, NULL);
+        b->not_journaled = 0;
+    }
     if (strcmp(env->topic, "bus.started") == 0 && env->pid == (uint32_t)getpid())
         b->own_start_seen = 1;
     vc__envelope__free_unpacked(env, NULL);
