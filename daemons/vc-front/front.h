@@ -34,11 +34,9 @@ typedef struct site_rt {
     redirect_rule_t *redirects;
     size_t nredirects;
     route_site_t route;
-    h2o_hostconf_t *hostconf;
-    h2o_pathconf_t *static_conf; /* file handler, expires, compress, log */
-    h2o_pathconf_t *php_conf;    /* compress and log for PHP answers */
-    h2o_handler_t *files;
-    backend_t *pool; /* the PHP pool serving it (site.pool) */
+    h2o_hostconf_t *hostconf;    /* backends register their paths in it */
+    h2o_pathconf_t *answer_conf; /* compress and log for answers made or streamed (PHP's, the front's own) */
+    void **backend_state;        /* what each backend keeps for the site (seam.h) */
 } site_rt_t;
 
 /* Per client connection, for budgets a connection must not exceed. Shared
@@ -78,6 +76,9 @@ void conn_state_release(conn_state_t *c);
 size_t front_php_inflight(const struct front *f);
 /* Adds "Server: Velocity" to answers on pathconf that have none (main.c). */
 void server_header_register(h2o_pathconf_t *pathconf);
+/* What every path of a site's answers has: the Server header, the
+ * access log, and compression if the site and the front allow it. */
+void front_path_filters(struct front *f, const struct site_rt *s, h2o_pathconf_t *pathconf);
 /* The state of a client connection's socket, or NULL. Borrowed. */
 conn_state_t *conn_state_of(h2o_socket_t *sock);
 /* The same for the connection a request came on. */
@@ -111,11 +112,12 @@ typedef struct front {
     size_t npools;
     uint16_t tls_port; /* for HTTP -> HTTPS redirects */
     int running;
-    h2o_timeout_entry_t tick; /* once a second */
-    conn_state_t *conns;      /* open client connections, for the watchdog */
-    struct bans *bans;        /* addresses refused for a while */
-    struct peers *peers;      /* connections open per address */
-    int temp_fd;              /* front.temp_path, for answers (stream.c); -1 if unusable */
+    h2o_timeout_entry_t tick;                /* once a second */
+    conn_state_t *conns;                     /* open client connections, for the watchdog */
+    struct bans *bans;                       /* addresses refused for a while */
+    struct peers *peers;                     /* connections open per address */
+    h2o_access_log_filehandle_t *access_log; /* NULL: none */
+    int temp_fd;                             /* front.temp_path, for answers (stream.c); -1 if unusable */
     front_stats_t stats;
     front_stats_t last_tick; /* stats one second ago, for rates */
 } front_t;

@@ -1,7 +1,7 @@
 /*
- * The front's one request handler: site by Host, redirects and HSTS, the
- * route (PHP, static, refusal), then PHP through the backend or the site's
- * file handler.
+ * The front's one request handler, its core: site by Host, the checks
+ * every request passes, redirects and HSTS, the route; then the backends
+ * (seam.h) answer, and the core answers what none took.
  */
 #ifndef VC_FRONT_HANDLER_H
 #define VC_FRONT_HANDLER_H
@@ -10,5 +10,10 @@
 
 /* Registers the handler on pathconf. */
 void handler_register(front_t *f, h2o_pathconf_t *pathconf);
+/* The front's own error answer, with the site's page for status if it
+ * has one (s may be NULL). Returns 0. */
+int front_send_error(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const char *body);
+/* The host part of an authority, without its port. */
+h2o_iovec_t front_host_only(h2o_iovec_t authority);
 
 #endif

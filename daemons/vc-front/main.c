@@ -9,6 +9,7 @@
 #include "bans.h"
 #include "beneath.h"
 #include "peers.h"
+#include "seam.h"
 #include "front.h"
 #include "handler.h"
 #include "metrics.h"
@@ -333,7 +334,21 @@ void server_header_register(h2o_pathconf_t *pathconf)
     h2o_create_filter(pathconf, sizeof(h2o_filter_t))->on_setup_ostream = on_setup_server_header;
 }
 
-static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf, h2o_access_log_filehandle_t *log)
+void front_path_filters(front_t *f, const site_rt_t *s, h2o_pathconf_t *pathconf)
+{
+    server_header_register(pathconf);
+    if (s->conf->gzip && f->d.cfg->front.gzip) {
+        h2o_compress_args_t ca = {.min_size = 256, .gzip = {.quality = 1}, .brotli = {.quality = -1}};
+        h2o_compress_register(pathconf, &ca);
+    }
+    if (f->access_log)
+        h2o_access_log_register(pathconf, f->access_log);
+}
+
+/* The site's part in the core: its h2o host, in which backends register
+ * their paths (seam_init_sites), and the path of answers made or
+ * streamed. */
+static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf)
 {
     s->conf = conf;
     s->route.root = conf->root;
@@ -342,28 +357,8 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf, h2o_acce
     char host[300];
     snprintf(host, sizeof(host), "site.%s.invalid", conf->name);
     s->hostconf = h2o_config_register_host(&f->gc, h2o_iovec_init(host, strlen(host)), 65535);
-    s->static_conf = h2o_config_register_path(s->hostconf, "/", 0);
-    s->php_conf = h2o_config_register_path(s->hostconf, "/.php-answers", 0);
-    static const char *index_files[] = {"index.html", NULL};
-    h2o_file_handler_t *fh =
-        h2o_file_register(s->static_conf, conf->root, index_files, NULL, H2O_FILE_FLAG_SEND_COMPRESSED);
-    s->files = (h2o_handler_t *)fh;
-    server_header_register(s->static_conf);
-    server_header_register(s->php_conf);
-    if (conf->static_max_age >= 0) {
-        h2o_expires_args_t args = {.mode = H2O_EXPIRES_MODE_MAX_AGE};
-        args.data.max_age = (uint64_t)conf->static_max_age;
-        h2o_expires_register(s->static_conf, &args);
-    }
-    if (conf->gzip && f->d.cfg->front.gzip) {
-        h2o_compress_args_t ca = {.min_size = 256, .gzip = {.quality = 1}, .brotli = {.quality = -1}};
-        h2o_compress_register(s->static_conf, &ca);
-        h2o_compress_register(s->php_conf, &ca);
-    }
-    if (log) {
-        h2o_access_log_register(s->static_conf, log);
-        h2o_access_log_register(s->php_conf, log);
-    }
+    s->answer_conf = h2o_config_register_path(s->hostconf, "/.answers", 0);
+    front_path_filters(f, s, s->answer_conf);
 }
 
 int main(int argc, char **argv)
@@ -428,13 +423,17 @@ int main(int argc, char **argv)
                                            : h2o_access_log_open_handle(log_by_fd, NULL, H2O_LOGCONF_ESCAPE_APACHE);
     close(log_fd);
     free(log_path);
+    f.access_log = log;
     f.nsites = cfg->nsites;
     f.sites = vc_calloc(f.nsites, sizeof(site_rt_t));
     for (size_t i = 0; i < cfg->nsites; i++) {
-        setup_site(&f, &f.sites[i], &cfg->sites[i], log);
+        setup_site(&f, &f.sites[i], &cfg->sites[i]);
         if (load_site_extras(&f.sites[i], &cfg->sites[i]) < 0)
             return 1;
     }
+    /* Before h2o_context_init, which sets up what they register. */
+    if (seam_init_sites(&f) < 0)
+        return 1;
 
     if (cfg->ntls_listen > 0 && (f.tls = tls_new(cfg)) == NULL)
         return 1;
@@ -465,13 +464,6 @@ int main(int argc, char **argv)
         free(name);
         if (f.pools[i] == NULL)
             return 1;
-    }
-    for (size_t i = 0; i < f.nsites; i++) {
-        const char *pool = cfg->sites[i].pool;
-        f.sites[i].pool = f.pools[0];
-        for (size_t j = 0; pool && j < cfg->npools; j++)
-            if (strcmp(cfg->pools[j].name, pool) == 0)
-                f.sites[i].pool = f.pools[1 + j];
     }
 
     sig_sock = h2o_evloop_socket_create(f.ctx.loop, f.d.sigfd, H2O_SOCKET_FLAG_DONT_READ);

@@ -1,0 +1,139 @@
+/*
+ * The PHP backend: a request the route resolved to a script becomes a
+ * RequestHead (the CGI/1.1 variables php-fpm gets from nginx's
+ * fastcgi_params, as fields) and goes to the site's pool over its link
+ * (backend.c).
+ */
+#include "backend.h"
+#include "handler.h"
+#include "seam.h"
+#include "vc_util.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+
+/* "1.2.3.4" / "::1" and the port of a socket address, in the pool. */
+static char *addr_str(h2o_mem_pool_t *pool, struct sockaddr *sa, uint32_t *port)
+{
+    char buf[INET6_ADDRSTRLEN];
+    *port = vc_sockaddr_host(sa, buf, sizeof(buf));
+    return h2o_strdup(pool, buf, SIZE_MAX).base;
+}
+
+static char *pool_str(h2o_mem_pool_t *pool, const char *s, size_t len)
+{
+    return h2o_strdup(pool, s, len).base;
+}
+
+static const char *protocol_of(h2o_req_t *req)
+{
+    if (req->version >= 0x200)
+        return "HTTP/2.0";
+    return req->version == 0x100 ? "HTTP/1.0" : "HTTP/1.1";
+}
+
+static void to_php(front_t *f, site_rt_t *s, backend_t *pool_link, h2o_req_t *req, const route_t *rt)
+{
+    h2o_mem_pool_t *pool = &req->pool;
+    Vc__RequestHead head = VC__REQUEST_HEAD__INIT;
+    head.method = pool_str(pool, req->method.base, req->method.len);
+    head.scheme = req->scheme == &H2O_URL_SCHEME_HTTPS ? "https" : "http";
+    head.https = req->scheme == &H2O_URL_SCHEME_HTTPS;
+    head.authority = pool_str(pool, req->authority.base, req->authority.len);
+    head.request_uri.data = (uint8_t *)req->path.base;
+    head.request_uri.len = req->path.len;
+    if (req->query_at != SIZE_MAX) {
+        head.query.data = (uint8_t *)req->path.base + req->query_at + 1;
+        head.query.len = req->path.len - req->query_at - 1;
+    }
+    head.protocol = (char *)protocol_of(req);
+    Vc__Header *hs = h2o_mem_alloc_pool(pool, sizeof(Vc__Header) * (req->headers.size + 1));
+    Vc__Header **hp = h2o_mem_alloc_pool(pool, sizeof(Vc__Header *) * (req->headers.size + 1));
+    size_t nh = 0;
+    /* h2o keeps Host (or HTTP/2's :authority) apart from the headers;
+     * nginx passes it first, as HTTP_HOST. */
+    if (req->authority.len) {
+        vc__header__init(&hs[nh]);
+        hs[nh].name = "Host";
+        hs[nh].value.data = (uint8_t *)req->authority.base;
+        hs[nh].value.len = req->authority.len;
+        hp[nh] = &hs[nh];
+        nh++;
+    }
+    for (size_t i = 0; i < req->headers.size && nh <= req->headers.size; i++) {
+        const h2o_header_t *h = &req->headers.entries[i];
+        vc__header__init(&hs[nh]);
+        /* HTTP/2 names are lowercase on the wire; HTTP/1 keeps the client's
+         * spelling, as nginx does. */
+        hs[nh].name = pool_str(pool, h->orig_name ? h->orig_name : h->name->base, h->name->len);
+        hs[nh].value.data = (uint8_t *)h->value.base;
+        hs[nh].value.len = h->value.len;
+        hp[nh] = &hs[nh];
+        nh++;
+    }
+    head.headers = hp;
+    head.n_headers = nh;
+    struct sockaddr_storage ss;
+    if (req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
+        head.remote_addr = addr_str(pool, (struct sockaddr *)&ss, &head.remote_port);
+    /* h2o asks the kernel for our address on every call: once a
+     * connection is enough. */
+    conn_state_t *c = conn_state_of_req(req);
+    if (c && !c->has_local)
+        c->has_local = req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&c->local) != 0;
+    if (c && c->has_local)
+        head.server_addr = addr_str(pool, (struct sockaddr *)&c->local, &head.server_port);
+    else if (req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&ss))
+        head.server_addr = addr_str(pool, (struct sockaddr *)&ss, &head.server_port);
+    if (s->conf->nhosts > 0) {
+        head.server_name = s->conf->hosts[0];
+    } else {
+        h2o_iovec_t h = front_host_only(req->authority);
+        head.server_name = pool_str(pool, h.base, h.len);
+    }
+    head.site = s->conf->name;
+    head.document_root = (char *)s->route.root;
+    head.script_filename = pool_str(pool, rt->file, strlen(rt->file));
+    head.script_name = pool_str(pool, rt->script_name, strlen(rt->script_name));
+    head.path_info.data = (uint8_t *)pool_str(pool, rt->path_info, strlen(rt->path_info));
+    head.path_info.len = strlen(rt->path_info);
+    head.document_uri.data = (uint8_t *)pool_str(pool, rt->document_uri, strlen(rt->document_uri));
+    head.document_uri.len = strlen(rt->document_uri);
+    head.content_length = req->entity.base ? req->entity.len : 0;
+    head.has_body = req->entity.base != NULL; /* "Content-Length: 0" too */
+    head.config_version = f->d.cfg->version;
+    f->stats.php++;
+    req->pathconf = s->answer_conf;
+    backend_submit(pool_link, req, &head);
+}
+
+/* The pool the site names (site.pool), else the default: its index in
+ * f->pools, whose links are made once the event loop runs. */
+static int site_init(front_t *f, site_rt_t *s, void **state)
+{
+    const vc_config_t *cfg = f->d.cfg;
+    size_t *pool = vc_calloc(1, sizeof(*pool));
+    for (size_t j = 0; s->conf->pool && j < cfg->npools; j++)
+        if (strcmp(cfg->pools[j].name, s->conf->pool) == 0)
+            *pool = 1 + j;
+    *state = pool;
+    return 0;
+}
+
+static int take(const seam_request_t *r, void *state)
+{
+    if (r->kind != ROUTE_PHP)
+        return 0;
+    to_php(r->f, r->site, r->f->pools[*(const size_t *)state], r->req, r->route);
+    return 1;
+}
+
+static const seam_backend_t php_pool = {
+    .name = "php",
+    .stage = SEAM_ROUTED,
+    .order = 60,
+    .site_init = site_init,
+    .take = take,
+};
+SEAM_BACKEND(php_pool)

@@ -1,0 +1,48 @@
+#include "seam.h"
+#include "vc_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const seam_backend_t *backends[SEAM_MAX_BACKENDS];
+static size_t nbackends;
+
+/* Runs before main (a constructor in each backend's file): kept sorted by
+ * stage, then order, so dispatch walks one array. */
+void seam_register(const seam_backend_t *b)
+{
+    if (nbackends == SEAM_MAX_BACKENDS) {
+        fprintf(stderr, "vc-front: more than %d backends registered (%s): raise SEAM_MAX_BACKENDS\n", SEAM_MAX_BACKENDS,
+                b->name);
+        abort();
+    }
+    size_t i = nbackends++;
+    while (i > 0 && (backends[i - 1]->stage > b->stage ||
+                     (backends[i - 1]->stage == b->stage && backends[i - 1]->order > b->order))) {
+        backends[i] = backends[i - 1];
+        i--;
+    }
+    backends[i] = b;
+}
+
+int seam_init_sites(front_t *f)
+{
+    for (size_t k = 0; k < f->nsites; k++) {
+        site_rt_t *s = &f->sites[k];
+        s->backend_state = calloc(SEAM_MAX_BACKENDS, sizeof(void *));
+        if (s->backend_state == NULL)
+            return -1;
+        for (size_t i = 0; i < nbackends; i++)
+            if (backends[i]->site_init && backends[i]->site_init(f, s, &s->backend_state[i]) < 0)
+                return -1;
+    }
+    return 0;
+}
+
+int seam_dispatch(seam_stage_t stage, const seam_request_t *r)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->stage == stage && backends[i]->take(r, r->site->backend_state[i]))
+            return 1;
+    return 0;
+}
