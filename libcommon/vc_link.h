@@ -12,7 +12,7 @@
  *
  * A message is a frame count and the frames, each a length and its bytes
  * (u32, little-endian). What the frames hold is up to each link
- * (daemons/vc-php/wire.h, proto/).
+ * (libcommon/vc_wire.h, proto/).
  */
 #ifndef VC_LINK_H
 #define VC_LINK_H

@@ -20,6 +20,12 @@
 
 void vc_assert_fail(const char *expr, const char *file, int line, const char *func) __attribute__((noreturn));
 
+/* A long-lived struct that modules hand each other carries a magic number
+ * in its field "magic", checked where it comes back (Varnish's CHECK_OBJ):
+ * a stale or wrong pointer stops the daemon there, not three calls later
+ * with its state corrupted. Cleared when the struct is freed. */
+#define VC_CHECK_OBJ(p, m) VC_ASSERT((p) != NULL && (p)->magic == (m))
+
 /* Allocation wrappers: abort with a message when memory runs out, so callers
  * never check for NULL. Budgets we set on purpose are checked elsewhere. */
 void *vc_malloc(size_t n);

@@ -38,6 +38,7 @@ static void unlink_preq(preq_t *p)
 static void on_dispose(void *arg)
 {
     preq_t *p = arg;
+    VC_CHECK_OBJ(p, PREQ_MAGIC);
     unlink_preq(p);
     if (!p->final_seen)
         budgets_charge_reset(p->conn);
@@ -59,6 +60,7 @@ static void on_dispose(void *arg)
     }
     stream_fini(p);
     p->req = NULL;
+    p->magic = 0;
 }
 
 void backend_cancel(preq_t *p)
@@ -229,6 +231,7 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     memset(p, 0, sizeof(*p));
     p->super.proceed = on_proceed;
     p->super.stop = on_stop;
+    p->magic = PREQ_MAGIC;
     stream_init(p);
     p->be = be;
     p->req = req;
@@ -408,6 +411,7 @@ static void on_link_readable(h2o_socket_t *sock, const char *err)
     backend_t *be = sock->data;
     if (be == NULL)
         return;
+    VC_CHECK_OBJ(be, BACKEND_MAGIC);
     if (err) {
         link_lost(be, err);
         return;
@@ -464,6 +468,7 @@ backend_t *backend_new(front_t *f, const char *endpoint)
         return NULL;
     }
     backend_t *be = vc_calloc(1, sizeof(*be));
+    be->magic = BACKEND_MAGIC;
     be->f = f;
     be->endpoint = vc_strdup(endpoint);
     be->addr = addr;
@@ -501,6 +506,7 @@ void backend_destroy(backend_t **pbe)
     vc_link_buf_free(&be->ob.wbuf);
     vc_frames_fini(&be->fr);
     free(be->endpoint);
+    be->magic = 0;
     free(be);
     *pbe = NULL;
 }

@@ -15,10 +15,15 @@
 
 typedef struct lent lent_t;
 
+#define PREQ_MAGIC 0x70726571u    /* "preq" */
+#define LENT_MAGIC 0x6c656e74u    /* "lent" */
+#define BACKEND_MAGIC 0x6261636bu /* "back" */
+
 /* One request waiting on PHP. A shared chunk linked to the request's pool:
  * when h2o frees the request, for any reason, on_dispose runs. */
 typedef struct preq {
-    h2o_generator_t super;
+    h2o_generator_t super; /* first: h2o hands it back as the generator */
+    uint32_t magic;
     backend_t *be;
     h2o_req_t *req; /* NULL once disposed */
     uint64_t id;
@@ -73,6 +78,7 @@ typedef struct board_ref {
 
 /* A worker the pool lent this front: its link, read and written here. */
 struct lent {
+    uint32_t magic;
     backend_t *be;
     uint32_t slot;
     int pid;
@@ -90,6 +96,7 @@ struct lent {
 };
 
 struct backend {
+    uint32_t magic;
     front_t *f;
     char *endpoint;
     struct sockaddr_storage addr;

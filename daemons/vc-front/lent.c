@@ -15,7 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "../vc-php/wire.h"
+#include "vc_wire.h"
 
 #define NEED_EVERY_MS 10
 
@@ -115,6 +115,7 @@ static size_t put_text(char *dst, size_t cap, size_t at, const char *s, size_t l
  * never sees a busy worker as idle. */
 static void run_on(lent_t *l, preq_t *p)
 {
+    VC_ASSERT(!l->busy && l->job == NULL && p->lw == NULL && !p->queued);
     h2o_req_t *req = p->req;
     vc_board_slot_t *bs = l->bs;
     vc_board_begin(bs);
@@ -132,7 +133,7 @@ static void run_on(lent_t *l, preq_t *p)
     vc_board_end(bs);
     /* [front-id][FrontMessage][body], as the broker passes it on; the
      * worker echoes the front-id, which means nothing here. */
-    static const char fid[8];
+    static const char fid[FRONT_ID_LEN];
     int more = req->entity.base != NULL && req->entity.len > 0;
     struct iovec f[3] = {{(void *)fid, sizeof(fid)}, {p->packed, p->packed_len}, {req->entity.base, req->entity.len}};
     vc_link_append(&l->ob.out, f, more ? 3 : 2);
@@ -204,6 +205,7 @@ void lent_remove(lent_t *l)
     vc_link_buf_free(&l->ob.out);
     vc_link_buf_free(&l->ob.wbuf);
     board_unref(l->board);
+    l->magic = 0;
     free(l);
 }
 
@@ -222,15 +224,15 @@ static void requeue_to_pool(backend_t *be)
     }
 }
 
-/* action: NULL to give the worker back; for a worker whose link ended,
- * what was done for its request (proto/request.proto: GiveBack). instead:
- * the slot of the worker this one goes back in place of, or -1. */
-static void tell_given_back(backend_t *be, uint32_t slot, const char *action, long instead)
+/* lost: the worker's link ended, and outcome is what was done for its
+ * request (proto/request.proto: GiveBack); else the worker is given back.
+ * instead: the slot of the worker this one goes back in place of, or -1. */
+static void tell_given_back(backend_t *be, uint32_t slot, int lost, Vc__Outcome outcome, long instead)
 {
     Vc__GiveBack g = VC__GIVE_BACK__INIT;
     g.slot = slot;
-    g.lost = action != NULL;
-    g.action = (char *)(action ? action : "");
+    g.lost = lost;
+    g.outcome = outcome;
     g.instead = instead >= 0;
     g.instead_of = instead >= 0 ? (uint32_t)instead : 0;
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
@@ -244,7 +246,7 @@ static void give_back(lent_t *l, long instead)
     backend_t *be = l->be;
     uint32_t slot = l->slot;
     lent_remove(l); /* closes this end first: the broker reads it next */
-    tell_given_back(be, slot, NULL, instead);
+    tell_given_back(be, slot, 0, VC__OUTCOME__OUTCOME_NONE, instead);
     requeue_to_pool(be);
 }
 
@@ -315,7 +317,7 @@ static int goes_back(const lent_t *l)
     return l->recalled || l->owed || l->be->nowed > 0;
 }
 
-/* ["R"], or [flag][front-id][BackMessage][body...] (daemons/vc-php/wire.h).
+/* ["R"], or [flag][front-id][BackMessage][body...] (libcommon/vc_wire.h).
  * Asks for no more reads once the worker is idle and must go back. */
 static int on_lent_message(void *arg, const struct iovec *f, int n)
 {
@@ -381,6 +383,7 @@ static void on_lent_readable(h2o_socket_t *sock, const char *err)
     lent_t *l = sock->data;
     if (l == NULL)
         return;
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     if (err) {
         lent_lost(l, err);
         return;
@@ -403,7 +406,7 @@ static void lent_lost(lent_t *l, const char *why)
     preq_t *p = l->job;
     uint32_t slot = l->slot;
     int timed_out = (int)__atomic_load_n(&l->bs->timed_out, __ATOMIC_ACQUIRE);
-    const char *action = !l->busy || l->finishing ? "" : "client gone";
+    Vc__Outcome outcome = !l->busy || l->finishing ? VC__OUTCOME__OUTCOME_NONE : VC__OUTCOME__OUTCOME_CLIENT_GONE;
     if (l->busy && !l->finishing && l->job == NULL)
         board(be)->completed++; /* its client had left */
     int running = l->busy && !l->finishing;
@@ -413,13 +416,14 @@ static void lent_lost(lent_t *l, const char *why)
     if (p && p->req && !p->final_seen) {
         p->lw = NULL;
         h2o_req_t *req = p->req;
-        if (p->started) {
-            action = "aborted";
+        outcome = vc_outcome_of_death(p->started, timed_out, p->idempotent && p->retries == 0 && p->packed);
+        switch (outcome) {
+        case VC__OUTCOME__OUTCOME_ABORTED:
             p->final_seen = 1;
             p->aborted = 1;
             stream_kick(p); /* may dispose p */
-        } else if (!timed_out && p->idempotent && p->retries == 0 && p->packed) {
-            action = "retried";
+            break;
+        case VC__OUTCOME__OUTCOME_RETRIED: {
             p->retries++;
             board(be)->retried++;
             lent_t *o = idle_lent(be);
@@ -427,22 +431,25 @@ static void lent_lost(lent_t *l, const char *why)
                 run_on(o, p);
             else
                 enqueue(be, p, 1);
-        } else {
+            break;
+        }
+        case VC__OUTCOME__OUTCOME_TIMED_OUT:
             p->given_up = p->final_seen = 1;
             be->f->stats.errors_5xx++;
-            action = timed_out ? "504" : "502";
-            if (timed_out) {
-                board(be)->timed_out_504++;
-                h2o_send_error_generic(req, 504, "Gateway Time-out", "Gateway Timeout: the script ran too long\n", 0);
-            } else {
-                board(be)->failed_502++;
-                h2o_send_error_generic(req, 502, "Bad Gateway", "Bad Gateway: the PHP worker died\n", 0);
-            }
+            board(be)->timed_out_504++;
+            h2o_send_error_generic(req, 504, "Gateway Time-out", "Gateway Timeout: the script ran too long\n", 0);
+            break;
+        default:
+            p->given_up = p->final_seen = 1;
+            be->f->stats.errors_5xx++;
+            board(be)->failed_502++;
+            h2o_send_error_generic(req, 502, "Bad Gateway", "Bad Gateway: the PHP worker died\n", 0);
+            break;
         }
     } else if (p && p->final_seen) {
-        action = ""; /* its answer was whole */
+        outcome = VC__OUTCOME__OUTCOME_NONE; /* its answer was whole */
     }
-    tell_given_back(be, slot, action, -1);
+    tell_given_back(be, slot, 1, outcome, -1);
     requeue_to_pool(be);
 }
 
@@ -482,10 +489,11 @@ void lent_on_lend(backend_t *be, const Vc__Lend *m)
                                    : "a valid slot");
         if (fd >= 0)
             close(fd);
-        tell_given_back(be, m->slot, NULL, -1);
+        tell_given_back(be, m->slot, 0, VC__OUTCOME__OUTCOME_NONE, -1);
         return;
     }
     lent_t *l = vc_calloc(1, sizeof(*l));
+    l->magic = LENT_MAGIC;
     l->be = be;
     l->slot = m->slot;
     l->pid = (int)m->pid;

@@ -229,7 +229,10 @@ void stream_kick(preq_t *p)
 /* h2o is done with the last send. */
 void stream_proceed(preq_t *p)
 {
-    p->held -= frames_bytes(&p->inflight);
+    VC_CHECK_OBJ(p, PREQ_MAGIC);
+    size_t sent = frames_bytes(&p->inflight);
+    VC_ASSERT(p->held >= sent);
+    p->held -= sent;
     vc_frames_close(&p->inflight);
     p->sending = 0;
     stream_kick(p);

@@ -1,9 +1,15 @@
 /*
  * The broker: the ZeroMQ guide's load-balancing pattern, over our own
- * links. Fronts send requests over their links (fronts.h); a request goes only to an idle worker, or
- * waits in one queue (bounded: 503 past queue_limit, 504 past
- * queue_timeout). A worker that dies mid-request costs its client a 502,
- * or for a GET/HEAD whose answer had not started, a retry elsewhere.
+ * links. Fronts send requests over their links (fronts.h); a request goes
+ * only to an idle worker, or waits in one queue (bounded: 503 past
+ * queue_limit, 504 past queue_timeout). A worker that dies mid-request
+ * costs its client a 502, or for a GET/HEAD whose answer had not started,
+ * a retry elsewhere (libcommon/vc_wire.h has the rule).
+ *
+ * In parts, as php-fpm splits its pool: dispatch.c (the queue, messages
+ * from fronts and workers), lending.c (workers lent to fronts), exits.c
+ * (exits and crashes), sizing.c (size, generations, time limits) and
+ * status.c (what `vc status` shows), sharing dispatch_internal.h.
  */
 #ifndef VC_PHP_DISPATCH_H
 #define VC_PHP_DISPATCH_H

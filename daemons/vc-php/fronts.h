@@ -20,8 +20,7 @@
 #include <zmq.h>
 
 #include "vc_board.h"
-
-#define FRONT_ID_LEN 8
+#include "vc_wire.h"
 
 typedef struct fronts fronts_t;
 

@@ -2,7 +2,7 @@
 #include "vc_log.h"
 #include "vc_msg.h"
 #include "vc_util.h"
-#include "wire.h"
+#include "vc_wire.h"
 #include "vc_link.h"
 
 #include <errno.h>

@@ -1,0 +1,168 @@
+/*
+ * What the broker's parts share (dispatch.c: the queue, fronts' and
+ * workers' messages; lending.c: workers lent to fronts; exits.c: workers
+ * that exit or crash; sizing.c: the pool's size, generations and time
+ * limits; status.c: /proc samples and `vc status`). Only they include it.
+ */
+#ifndef VC_PHP_DISPATCH_INTERNAL_H
+#define VC_PHP_DISPATCH_INTERNAL_H
+
+#include "dispatch.h"
+#include "fronts.h"
+#include "pool.h"
+#include "vc_log.h"
+#include "vc_msg.h"
+#include "vc_util.h"
+#include "vc_wire.h"
+#include "vc_link.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "request.pb-c.h"
+
+/* Crash-loop guard: this many crashes inside the window slow spawning.
+ * Only a worker's own faults count (a signal like SIGSEGV or SIGABRT, a
+ * non-zero exit): SIGKILL comes from outside (an operator, the OOM killer,
+ * our own time limit), and the pool refills at once after it. */
+#define CRASH_WINDOW_MS 60000
+#define CRASH_BURST 5
+#define SPAWN_BACKOFF_MAX_MS 10000
+
+typedef struct job {
+    vc_frames_t fr; /* [front-id][FrontMessage][body...] while queued;
+                     * afterwards [front-id] plus, for a retryable
+                     * request, copies of the rest */
+    uint64_t req_id;
+    uint64_t enq_ms;
+    int retries;
+    int idempotent; /* GET or HEAD: may run again on another worker */
+    char *what;     /* "GET /x.php" for logs */
+    char *script;
+    struct job *next;
+} job_t;
+
+/* W_RETIRED: of an older generation (a reload happened), told to exit.
+ * W_LENT: its link is with a front, which sends it requests itself; what
+ * it does is on that front's board (libcommon/vc_board.h). */
+enum wstate { W_STARTING, W_IDLE, W_BUSY, W_FINISHING, W_RETIRED, W_LENT };
+extern const char *const wstate_names[];
+extern const char *const board_state_names[];
+
+typedef struct worker {
+    pid_t pid;
+    int fd;           /* the link (libcommon/vc_link.h); -1 once it is closed */
+    int reading;      /* the link is in the epoll set with EPOLLIN */
+    vc_link_buf_t in; /* what the worker sent, not yet handled */
+    unsigned gen;     /* the zygote generation it was forked from */
+    enum wstate state;
+    job_t *job;        /* set while W_BUSY or W_FINISHING */
+    int started;       /* the response has begun: no retry */
+    int timed_out;     /* killed for running too long */
+    int recycle;       /* over the memory ceiling: exits once idle */
+    int retire;        /* the pool shrank: exits once idle */
+    int dying;         /* exited: what it wrote is being read, no new work */
+    uint64_t since_ms; /* start of the current state */
+    uint64_t served;
+    int slot;                   /* its board slot; -1: none (never lent) */
+    char lent_to[FRONT_ID_LEN]; /* W_LENT: the front */
+    int recalled;               /* W_LENT: asked back */
+    int front_said;             /* W_LENT: its link ended, the front said */
+    int moving;                 /* recalled for the front in move_to */
+    char move_to[FRONT_ID_LEN];
+    Vc__Outcome front_outcome; /* what it did (see lent_exited) */
+} worker_t;
+
+/* A lent worker that exited, its report waiting for its front's word. */
+#define LOST_WAIT_MS 2000
+typedef struct lost {
+    char fid[FRONT_ID_LEN];
+    int slot;
+    pid_t pid;
+    int clean, own_fault, recycled;
+    int busy, finishing, started, timed_out, idempotent, retries; /* the board */
+    char how[64], what[208], script[256];
+    uint64_t due_ms;
+} lost_t;
+
+#define DISPATCH_MAGIC 0x64697370u /* "disp" */
+
+struct dispatch {
+    uint32_t magic;
+    const vc_config_t *cfg;
+    unsigned gen; /* new work goes only to workers of this generation */
+    fronts_t *fronts;
+    vc_bus_t *bus;
+    int epfd; /* the workers' links: one descriptor for the broker's poll */
+    worker_t *w;
+    size_t nw, capw;
+    job_t *qhead, *qtail;
+    size_t qlen;
+    int spawning; /* asked of the zygote, not yet forked */
+    uint64_t crashes[CRASH_BURST];
+    size_t ncrash;
+    uint64_t spawn_after_ms;
+    unsigned backoff_ms;
+    uint64_t run_limit_ms; /* 0: none */
+    pool_size_t size;
+    size_t sample_at; /* round robin of the memory samples */
+    uint64_t last_sample_ms;
+    int lending;                       /* not in fork mode */
+    uint8_t slot_used[VC_BOARD_SLOTS]; /* board slots, one per worker */
+    size_t next_slot;                  /* given out in turn, so a slot is
+                                        * not reused while a front may
+                                        * still hold its last worker */
+    lost_t *lost;
+    size_t nlost;
+    /* counters */
+    uint64_t accepted, completed, rejected_503, timed_out_504, failed_502, retried, crashed, killed;
+};
+
+/* dispatch.c */
+worker_t *broker_by_pid(dispatch_t *d, pid_t pid);
+void broker_link_close(dispatch_t *d, worker_t *w);
+void broker_job_free(job_t *j);
+void broker_to_front_id(dispatch_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen);
+void broker_answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigned status, const char *text,
+                   const char *retry_after);
+void broker_abort_stream(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id);
+void broker_enqueue(dispatch_t *d, job_t *j, int at_head);
+job_t *broker_dequeue(dispatch_t *d);
+void broker_make_idle(dispatch_t *d, worker_t *w);
+void broker_pump(dispatch_t *d);
+void broker_finish_job(dispatch_t *d, worker_t *w);
+void broker_on_worker(dispatch_t *d, worker_t *w, int hangup);
+
+/* lending.c */
+vc_board_slot_t *broker_board_slot(dispatch_t *d, const worker_t *w);
+void broker_lent_state(dispatch_t *d, const worker_t *w, vc_board_slot_t *out);
+int broker_take_slot(dispatch_t *d);
+void broker_lend(dispatch_t *d);
+void broker_recall(dispatch_t *d, worker_t *w);
+void broker_given_back(dispatch_t *d, worker_t *w, worker_t *kept);
+worker_t *broker_lent_worker(dispatch_t *d, const void *fid, uint32_t slot);
+void broker_move_one(dispatch_t *d, const void *fid);
+void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int linked);
+
+/* exits.c */
+void broker_front_lost(dispatch_t *d, const void *fid, uint32_t slot, Vc__Outcome outcome);
+void broker_report_overdue(dispatch_t *d, const void *gone_fid);
+
+/* sizing.c */
+uint64_t broker_run_limit(const vc_config_t *cfg);
+
+/* status.c */
+long broker_pss_kib(pid_t pid, long *uss);
+long broker_rss_kib(pid_t pid);
+void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * What `vc status` and `vc workers` show of the pool: counts, the boards
+ * of lent workers, and each worker's memory from /proc.
+ */
+#include "dispatch_internal.h"
+
+long broker_rss_kib(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+    FILE *f = fopen(path, "r");
+    long pages = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Idle and busy workers, lent ones as their boards say, and requests
+ * waiting here and in the fronts. */
+void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued)
+{
+    *idle = *busy = 0;
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        int state = w->state;
+        if (state == W_LENT) {
+            vc_board_slot_t s;
+            broker_lent_state(d, w, &s);
+            state = s.state == VC_BOARD_IDLE ? W_IDLE : W_BUSY;
+        }
+        *idle += state == W_IDLE;
+        *busy += state == W_BUSY || state == W_FINISHING;
+    }
+    vc_board_t *b[FRONTS_MAX];
+    size_t nb = fronts_boards(d->fronts, b, FRONTS_MAX);
+    *queued = d->qlen;
+    for (size_t i = 0; i < nb; i++)
+        *queued += b[i]->queued;
+}
+
+/* From /proc/PID/smaps_rollup, in KiB (0 if gone): the proportional set
+ * size (its share of every page it maps), and with uss set, the unique
+ * set size (its private pages: what one more worker costs). */
+long broker_pss_kib(pid_t pid, long *uss)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+    FILE *f = fopen(path, "r");
+    long pss = 0, kib;
+    if (uss)
+        *uss = 0;
+    if (f == NULL)
+        return 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (sscanf(line, "Pss: %ld kB", &kib) == 1)
+            pss = kib;
+        else if (uss &&
+                 (sscanf(line, "Private_Clean: %ld kB", &kib) == 1 || sscanf(line, "Private_Dirty: %ld kB", &kib) == 1))
+            *uss += kib;
+    }
+    fclose(f);
+    return pss;
+}
+
+void dispatch_status(dispatch_t *d, Vc__Reply *reply)
+{
+    int idle, busy;
+    size_t queued;
+    broker_tally(d, &idle, &busy, &queued);
+    /* What the fronts counted for the workers lent to them. */
+    uint64_t accepted = d->accepted, completed = d->completed, r503 = d->rejected_503, r504 = d->timed_out_504,
+             r502 = d->failed_502, retried = d->retried;
+    vc_board_t *b[FRONTS_MAX];
+    size_t nb = fronts_boards(d->fronts, b, FRONTS_MAX);
+    for (size_t i = 0; i < nb; i++) {
+        accepted += b[i]->accepted;
+        completed += b[i]->completed;
+        r503 += b[i]->rejected_503;
+        r504 += b[i]->timed_out_504;
+        r502 += b[i]->failed_502;
+        retried += b[i]->retried;
+    }
+    vc_reply_field(reply, "health", "%s", d->nw > 0 ? "ok" : "no workers");
+    vc_reply_field(reply, "mode", "%s", d->cfg->php.mode);
+    vc_reply_field(reply, "workers", "%zu", d->nw);
+    vc_reply_field(reply, "workers_wanted", "%lld", (long long)d->size.target);
+    vc_reply_field(reply, "workers_min", "%lld", (long long)d->size.min);
+    vc_reply_field(reply, "workers_max", "%lld", (long long)d->size.max);
+    vc_reply_field(reply, "idle", "%d", idle);
+    vc_reply_field(reply, "busy", "%d", busy);
+    vc_reply_field(reply, "queued", "%zu", queued);
+    vc_reply_field(reply, "accepted", "%llu", (unsigned long long)accepted);
+    vc_reply_field(reply, "completed", "%llu", (unsigned long long)completed);
+    vc_reply_field(reply, "rejected_503", "%llu", (unsigned long long)r503);
+    vc_reply_field(reply, "timeout_504", "%llu", (unsigned long long)r504);
+    vc_reply_field(reply, "failed_502", "%llu", (unsigned long long)r502);
+    vc_reply_field(reply, "retried", "%llu", (unsigned long long)retried);
+    vc_reply_field(reply, "crashed", "%llu", (unsigned long long)d->crashed);
+    vc_reply_field(reply, "killed", "%llu", (unsigned long long)d->killed);
+    uint64_t now = vc_mono_ms();
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        Vc__Record *rec = vc_reply_record(reply);
+        vc_record_field(rec, "pid", "%d", (int)w->pid);
+        vc_board_slot_t s;
+        memset(&s, 0, sizeof(s));
+        if (w->state == W_LENT)
+            broker_lent_state(d, w, &s);
+        int lent_busy = w->state == W_LENT && s.state != VC_BOARD_IDLE;
+        vc_record_field(rec, "state", "%s",
+                        w->state == W_LENT ? board_state_names[s.state <= VC_BOARD_FINISHING ? s.state : 0]
+                                           : wstate_names[w->state]);
+        vc_record_field(rec, "lent", "%s", w->state == W_LENT ? "yes" : "no");
+        vc_record_field(rec, "front", "%d", w->state == W_LENT ? (int)fronts_pid(d->fronts, w->lent_to) : 0);
+        vc_record_field(rec, "served", "%llu", (unsigned long long)(w->served + s.served));
+        long uss;
+        vc_record_field(rec, "pss_kib", "%ld", broker_pss_kib(w->pid, &uss));
+        vc_record_field(rec, "uss_kib", "%ld", uss);
+        vc_record_field(rec, "uri", "%s", lent_busy ? s.what : w->job ? w->job->what : "");
+        /* A lent worker's age is the front's: since its request began, or
+         * since it went idle. */
+        uint64_t since = w->state == W_LENT && s.since_ms ? s.since_ms : w->since_ms;
+        vc_record_field(rec, "age_ms", "%llu", (unsigned long long)(now > since ? now - since : 0));
+    }
+}
