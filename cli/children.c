@@ -6,6 +6,7 @@
 #include "sup.h"
 #include "vc_config.h"
 #include "vc_log.h"
+#include "walls.h"
 #include "vc_proc.h"
 #include "vc_util.h"
 
@@ -73,6 +74,20 @@ static void spawn_as(sup_t *s, child_t *k, int replacing)
             char uid[16];
             snprintf(uid, sizeof(uid), "%d", (int)s->privs.uid);
             setenv("VC_SUITE_UID", uid, 1); /* the pool takes fronts of this user only */
+        }
+        if (pool >= 0) {
+            /* Inside them before the pool is its user: the namespace and
+             * the filter need root's (or a user namespace's) rights. */
+            walls_ctx_t w = {.cfg = s->cfg,
+                             .pool = pool,
+                             .data_dir = s->data_dir,
+                             .conf_dir = s->conf_dir,
+                             .bin_dir = s->cli->bin_dir};
+            char err[512];
+            if (walls_raise(&w, err, sizeof(err)) < 0) {
+                fprintf(stderr, "vc: the walls of pool \"%s\": %s\n", s->privs.pools[pool].name, err);
+                _exit(78);
+            }
         }
         privs_become(&s->privs, pool);
         /* After the change of user, which clears the death signal. */

@@ -12,6 +12,7 @@
 #include "vc_tickets.h"
 #include "vc_ctl.h"
 #include "vc_log.h"
+#include "walls.h"
 #include "vc_msg.h"
 #include "vc_proc.h"
 #include "vc_store.h"
@@ -381,7 +382,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     free(tls_dir);
     if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) < 0)
         vc_log(VC_LOG_WARN, "up", "cannot write the TLS ticket keys \"%s\"", s.tickets);
-    if (privs_prepare(&s.privs, s.cfg, s.data_dir, err, sizeof(err)) < 0) {
+    if (privs_prepare(&s.privs, s.cfg, s.data_dir, err, sizeof(err)) < 0 || walls_check(s.cfg, err, sizeof(err)) < 0) {
         vc_log(VC_LOG_CRIT, "up", "%s", err);
         return 1;
     }

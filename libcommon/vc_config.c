@@ -76,6 +76,8 @@ static const struct {
     {"VC_PHP_USER", "php.user"},
     {"VC_PHP_GROUP", "php.group"},
     {"VC_OPEN_BASEDIR", "php.open_basedir"},
+    {"VC_PRIVATE_MOUNTS", "php.private_mounts"},
+    {"VC_SYSCALL_FILTER", "php.syscall_filter"},
     {"VC_MODE", "php.mode"},
     {"VC_WORKERS", "php.workers"},
     {"VC_WORKER_SCRIPT", "php.worker_script"},
@@ -89,11 +91,28 @@ static const struct {
     {"VC_ROOT", "root"},
 };
 
-const char *const vc_config_env_names[] = {
-    "VC_LISTEN",        "VC_TLS_LISTEN",     "VC_ADMIN_LISTEN",    "VC_MODE",         "VC_WORKERS",
-    "VC_WORKER_SCRIPT", "VC_WORKER_RESTORE", "VC_PHP_INI",         "VC_PHP_INI_FILE", "VC_MAX_REQUESTS",
-    "VC_LOG_LEVEL",     "VC_LOG_FORMAT",     "VC_FRONT_PROCESSES", "VC_ROOT",         "VC_USER",
-    "VC_ALLOW_ROOT",    "VC_PHP_USER",       "VC_PHP_GROUP",       "VC_OPEN_BASEDIR", NULL};
+const char *const vc_config_env_names[] = {"VC_LISTEN",
+                                           "VC_TLS_LISTEN",
+                                           "VC_ADMIN_LISTEN",
+                                           "VC_MODE",
+                                           "VC_WORKERS",
+                                           "VC_WORKER_SCRIPT",
+                                           "VC_WORKER_RESTORE",
+                                           "VC_PHP_INI",
+                                           "VC_PHP_INI_FILE",
+                                           "VC_MAX_REQUESTS",
+                                           "VC_LOG_LEVEL",
+                                           "VC_LOG_FORMAT",
+                                           "VC_FRONT_PROCESSES",
+                                           "VC_ROOT",
+                                           "VC_USER",
+                                           "VC_ALLOW_ROOT",
+                                           "VC_PHP_USER",
+                                           "VC_PHP_GROUP",
+                                           "VC_OPEN_BASEDIR",
+                                           "VC_PRIVATE_MOUNTS",
+                                           "VC_SYSCALL_FILTER",
+                                           NULL};
 
 /* ---- errors ----------------------------------------------------------- */
 

@@ -38,6 +38,8 @@ typedef struct vc_pool {
     char **admin_ini; /* "name=value" fixed for scripts (php_admin_value) */
     size_t nadmin_ini;
     int open_basedir;         /* limit scripts to the pool's sites and dirs */
+    int private_mounts;       /* its own mount namespace: / read-only, the suite's state and other pools hidden */
+    int syscall_filter;       /* seccomp: system calls PHP never needs fail with EPERM */
     char **open_basedir_dirs; /* more directories scripts may open */
     size_t nopen_basedir_dirs;
     char *worker_script;

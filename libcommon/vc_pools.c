@@ -36,6 +36,8 @@ const struct spec vc_pool_specs[] = {
     {"php.ini", T_LIST, P(ini), 0, 0},
     {"php.admin_ini", T_LIST, P(admin_ini), 0, 0},
     {"php.open_basedir", T_BOOL, P(open_basedir), 0, 0},
+    {"php.private_mounts", T_BOOL, P(private_mounts), 0, 0},
+    {"php.syscall_filter", T_BOOL, P(syscall_filter), 0, 0},
     {"php.open_basedir_dirs", T_LIST, P(open_basedir_dirs), 0, 0},
     {"php.worker_script", T_STR, P(worker_script), 0, 0},
     {"php.worker_restore", T_BOOL, P(worker_restore), 0, 0},

@@ -43,10 +43,12 @@ char *pool_ini_entries(const vc_config_t *cfg)
     puts_(&t, "");
     /* Each pool's sessions and uploads in its own directories, its user's
      * alone: another pool can neither read a session given its id nor
-     * pick up an upload. Before the pool's ini lines, which may say
-     * otherwise. */
-    char *line = vc_asprintf("session.save_path=\"%s/sessions\"\nupload_tmp_dir=\"%s/tmp\"\nsys_temp_dir=\"%s/tmp\"\n",
-                             home, home, home);
+     * pick up an upload. OPcache's lock file too: in a shared /tmp any
+     * user could hold it, and a walled pool's /tmp is read-only. Before
+     * the pool's ini lines, which may say otherwise. */
+    char *line = vc_asprintf("session.save_path=\"%s/sessions\"\nupload_tmp_dir=\"%s/tmp\"\nsys_temp_dir=\"%s/tmp\"\n"
+                             "opcache.lockfile_path=\"%s/tmp\"\n",
+                             home, home, home, home);
     puts_(&t, line);
     free(line);
     for (size_t i = 0; i < cfg->php.nini; i++) {

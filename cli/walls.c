@@ -1,0 +1,323 @@
+/*
+ * Walls around a pool, beyond its own user and open_basedir, off unless
+ * its configuration asks (docs/SECURITY.md, "Optional walls"). Raised in
+ * the pool's process after fork and before it becomes the pool's user and
+ * runs vc-php, so the broker, the zygote and every worker are inside:
+ *
+ *  php.private_mounts  a mount namespace of its own, as systemd's
+ *                      ProtectSystem=strict with ReadWritePaths and
+ *                      InaccessiblePaths: the whole file system read-only
+ *                      but for the pool's own sites, sessions, temporary
+ *                      files and sockets; the suite's state, keys, logs,
+ *                      answers' temporary files, configuration, other
+ *                      pools' directories and sites, /root and /home
+ *                      hidden under empty read-only mounts; the sites'
+ *                      TLS keys replaced by /dev/null.
+ *  php.syscall_filter  a seccomp filter (libseccomp): system calls PHP
+ *                      never makes (ptrace, mount, kernel keyrings, BPF,
+ *                      modules, ...) fail with EPERM.
+ *
+ * Started as root, the mount namespace needs nothing more; started as a
+ * normal user, it is made inside a user namespace that maps the user to
+ * itself (so posix_geteuid() still says who runs PHP), whose capabilities
+ * vc-php's exec then drops.
+ */
+#include "walls.h"
+#include "vc_config.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* What PHP, its extensions and the programs a script runs never need.
+ * unshare and setns: once walled, a pool makes no namespace of its own. */
+static const char *const denied[] = {
+    "ptrace",
+    "process_vm_readv",
+    "process_vm_writev",
+    "mount",
+    "umount2",
+    "pivot_root",
+    "chroot",
+    "swapon",
+    "swapoff",
+    "reboot",
+    "kexec_load",
+    "kexec_file_load",
+    "init_module",
+    "finit_module",
+    "delete_module",
+    "add_key",
+    "request_key",
+    "keyctl",
+    "bpf",
+    "perf_event_open",
+    "userfaultfd",
+    "acct",
+    "quotactl",
+    "iopl",
+    "ioperm",
+    "open_by_handle_at",
+    "name_to_handle_at",
+    "lookup_dcookie",
+    "unshare",
+    "setns",
+    "fsopen",
+    "fsmount",
+    "fsconfig",
+    "move_mount",
+    "open_tree",
+    "mount_setattr",
+};
+
+typedef struct paths {
+    char **p;
+    size_t n, cap;
+} paths_t;
+
+static void add(paths_t *ps, char *owned)
+{
+    if (ps->n == ps->cap) {
+        ps->cap = ps->cap ? ps->cap * 2 : 16;
+        ps->p = vc_realloc(ps->p, ps->cap * sizeof(char *));
+    }
+    ps->p[ps->n++] = owned;
+}
+
+static void paths_free(paths_t *ps)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        free(ps->p[i]);
+    free(ps->p);
+}
+
+/* a is b, or a directory above it. */
+static int covers(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/' || (n > 0 && a[n - 1] == '/'));
+}
+
+static const vc_pool_t *pool_conf(const vc_config_t *cfg, int pool)
+{
+    return pool == 0 ? &cfg->php : &cfg->pools[pool - 1];
+}
+
+static const char *pool_name(const vc_config_t *cfg, int pool)
+{
+    return pool == 0 ? "default" : cfg->pools[pool - 1].name;
+}
+
+static int site_in_pool(const vc_site_t *site, const char *pool)
+{
+    return strcmp(site->pool ? site->pool : "default", pool) == 0;
+}
+
+static int write_file(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = write(fd, text, strlen(text));
+    close(fd);
+    return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
+/* A mount namespace of our own; a user namespace first when not root. */
+static int own_namespace(char *err, size_t errlen)
+{
+    if (geteuid() == 0) {
+        if (unshare(CLONE_NEWNS) == 0)
+            return 0;
+        snprintf(err, errlen, "unshare(CLONE_NEWNS) failed: %s", strerror(errno));
+        return -1;
+    }
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS) != 0) {
+        snprintf(err, errlen,
+                 "unshare(CLONE_NEWUSER) failed: %s (started as a normal user, php.private_mounts needs "
+                 "unprivileged user namespaces: sysctl kernel.unprivileged_userns_clone=1)",
+                 strerror(errno));
+        return -1;
+    }
+    char map[64];
+    write_file("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof(map), "%d %d 1", (int)uid, (int)uid);
+    int rc = write_file("/proc/self/uid_map", map);
+    snprintf(map, sizeof(map), "%d %d 1", (int)gid, (int)gid);
+    if (rc == 0)
+        rc = write_file("/proc/self/gid_map", map);
+    if (rc != 0)
+        snprintf(err, errlen, "writing the user namespace's maps failed: %s", strerror(errno));
+    return rc;
+}
+
+static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
+{
+    const vc_config_t *cfg = w->cfg;
+    const char *name = pool_name(cfg, w->pool);
+    const vc_pool_t *pc = pool_conf(cfg, w->pool);
+    paths_t keep = {0}, need = {0}, hide = {0};
+    /* Written by the pool: its home (sessions, tmp), its sockets, its sites. */
+    add(&keep, vc_config_pool_home(w->data_dir, name));
+    char *daemon = w->pool ? vc_asprintf("vc-php.%s", name) : vc_strdup("vc-php");
+    add(&keep, vc_config_run_dir_of(cfg, daemon));
+    free(daemon);
+    for (size_t i = 0; i < cfg->nsites; i++)
+        if (site_in_pool(&cfg->sites[i], name))
+            add(&keep, vc_strdup(cfg->sites[i].root));
+    /* Read by it, so never under what is hidden. */
+    add(&need, vc_strdup(w->bin_dir));
+    add(&need, vc_config_pool_file(w->data_dir, name));
+    add(&need, vc_asprintf("%s/run", w->data_dir)); /* the bus's socket */
+    if (pc->ini_file)
+        add(&need, vc_strdup(pc->ini_file));
+    if (pc->worker_script)
+        add(&need, vc_strdup(pc->worker_script));
+    for (size_t i = 0; i < pc->nopen_basedir_dirs; i++)
+        add(&need, vc_strdup(pc->open_basedir_dirs[i]));
+    /* Hidden: the suite's own state and every other pool's. */
+    static const char *const own[] = {"state", "tls", "log", "temp"};
+    for (size_t i = 0; i < VC_ARRAY_SIZE(own); i++)
+        add(&hide, vc_asprintf("%s/%s", w->data_dir, own[i]));
+    for (size_t i = 0; i <= cfg->npools; i++) {
+        if ((int)i == w->pool)
+            continue;
+        add(&hide, vc_config_pool_home(w->data_dir, pool_name(cfg, (int)i)));
+        char *d = i ? vc_asprintf("vc-php.%s", pool_name(cfg, (int)i)) : vc_strdup("vc-php");
+        add(&hide, vc_config_run_dir_of(cfg, d));
+        free(d);
+    }
+    for (size_t i = 0; i < cfg->nsites; i++)
+        if (!site_in_pool(&cfg->sites[i], name))
+            add(&hide, vc_strdup(cfg->sites[i].root));
+    if (w->conf_dir)
+        add(&hide, vc_strdup(w->conf_dir));
+    add(&hide, vc_strdup("/root"));
+    add(&hide, vc_strdup("/home"));
+
+    int rc = own_namespace(err, errlen);
+    if (rc == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+        snprintf(err, errlen, "mount(MS_PRIVATE) failed: %s", strerror(errno));
+        rc = -1;
+    }
+    /* What stays writable becomes a mount of its own first, so making /
+     * read-only leaves it as it was. */
+    for (size_t i = 0; rc == 0 && i < keep.n; i++)
+        if (mount(keep.p[i], keep.p[i], NULL, MS_BIND | MS_REC, NULL) != 0) {
+            snprintf(err, errlen, "mount(MS_BIND) failed for \"%s\": %s", keep.p[i], strerror(errno));
+            rc = -1;
+        }
+    for (size_t i = 0; rc == 0 && i < hide.n; i++) {
+        int needed = 0;
+        for (size_t k = 0; k < keep.n && !needed; k++)
+            needed = covers(hide.p[i], keep.p[k]) || covers(keep.p[k], hide.p[i]);
+        for (size_t k = 0; k < need.n && !needed; k++)
+            needed = covers(hide.p[i], need.p[k]);
+        struct stat st;
+        if (needed || lstat(hide.p[i], &st) != 0 || !S_ISDIR(st.st_mode))
+            continue;
+        if (mount("none", hide.p[i], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0") != 0) {
+            snprintf(err, errlen, "mount(tmpfs) failed over \"%s\": %s", hide.p[i], strerror(errno));
+            rc = -1;
+        }
+    }
+    /* A site's key the pool's user could read (a careless chmod) reads
+     * as empty. */
+    for (size_t i = 0; rc == 0 && i < cfg->nsites; i++) {
+        const char *key = cfg->sites[i].tls_key;
+        struct stat st;
+        if (key && stat(key, &st) == 0 && S_ISREG(st.st_mode) && mount("/dev/null", key, NULL, MS_BIND, NULL) != 0) {
+            snprintf(err, errlen, "mount(MS_BIND) of /dev/null over \"%s\" failed: %s", key, strerror(errno));
+            rc = -1;
+        }
+    }
+    if (rc == 0) {
+        /* The flags the kernel keeps locked on an inherited mount must be
+         * given again with the remount (a user namespace refuses it
+         * otherwise). */
+        struct statvfs sv;
+        unsigned long locked = 0;
+        if (statvfs("/", &sv) == 0)
+            locked = (sv.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sv.f_flag & ST_NODEV ? MS_NODEV : 0) |
+                     (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+                     (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+        if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked, NULL) != 0) {
+            snprintf(err, errlen, "mount(MS_REMOUNT, MS_RDONLY) of / failed: %s", strerror(errno));
+            rc = -1;
+        }
+    }
+    paths_free(&keep);
+    paths_free(&need);
+    paths_free(&hide);
+    return rc;
+}
+
+static int syscall_filter(int in_userns, char *err, size_t errlen)
+{
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (ctx == NULL) {
+        snprintf(err, errlen, "seccomp_init() failed");
+        return -1;
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < VC_ARRAY_SIZE(denied); i++) {
+        int nr = seccomp_syscall_resolve_name(denied[i]);
+        if (nr != __NR_SCMP_ERROR && seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0) != 0) {
+            snprintf(err, errlen, "seccomp_rule_add() failed for %s", denied[i]);
+            rc = -1;
+        }
+    }
+    /* Without CAP_SYS_ADMIN (root, or a user namespace of our own) the
+     * kernel takes a filter only from a process that can gain no
+     * privilege: then mail()'s set-group-ID sendmail cannot either. */
+    if (rc == 0 && geteuid() != 0 && !in_userns)
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (rc == 0 && (rc = seccomp_load(ctx)) != 0)
+        snprintf(err, errlen, "seccomp_load() failed: %s", strerror(-rc));
+    seccomp_release(ctx);
+    return rc == 0 ? 0 : -1;
+}
+
+int walls_raise(const walls_ctx_t *w, char *err, size_t errlen)
+{
+    const vc_pool_t *pc = pool_conf(w->cfg, w->pool);
+    if (pc->private_mounts && private_mounts(w, err, errlen) < 0)
+        return -1;
+    if (pc->syscall_filter && syscall_filter(pc->private_mounts && geteuid() != 0, err, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+int walls_check(const vc_config_t *cfg, char *err, size_t errlen)
+{
+    for (size_t i = 0; i <= cfg->npools; i++) {
+        if (!pool_conf(cfg, (int)i)->private_mounts || geteuid() == 0)
+            continue;
+        /* Tried in a child: the namespace would stay with us. */
+        pid_t pid = fork();
+        if (pid == 0)
+            _exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
+        int status = 0;
+        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+            snprintf(err, errlen,
+                     "pool \"%s\": php.private_mounts needs root or unprivileged user namespaces "
+                     "(sysctl kernel.unprivileged_userns_clone=1)",
+                     pool_name(cfg, (int)i));
+            return -1;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,25 @@
+/*
+ * Optional walls around a pool: its own mount namespace and a system call
+ * filter (walls.c).
+ */
+#ifndef VC_CLI_WALLS_H
+#define VC_CLI_WALLS_H
+
+#include <stddef.h>
+
+#include "vc_config.h"
+
+typedef struct walls_ctx {
+    const vc_config_t *cfg;
+    int pool; /* 0: the default, then cfg->pools in order */
+    const char *data_dir, *conf_dir, *bin_dir;
+} walls_ctx_t;
+
+/* In the pool's process, before it changes user and runs vc-php: the
+ * walls its configuration asks for. 0, or -1 with the reason in err. */
+int walls_raise(const walls_ctx_t *w, char *err, size_t errlen);
+/* At start: the walls asked for can be raised here (a user namespace for
+ * an unprivileged start). 0, or -1 with the reason. */
+int walls_check(const vc_config_t *cfg, char *err, size_t errlen);
+
+#endif

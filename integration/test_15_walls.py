@@ -1,0 +1,118 @@
+"""Optional walls around a pool (docs/SECURITY.md, "Optional walls"): two
+sites on two pools, the same user for both (as a normal user's start, or
+root with allow_root, has it), so only the walls can tell them apart. Pool
+"shop" has php.private_mounts and php.syscall_filter; the default pool has
+neither. Runs started as root and as a normal user alike."""
+import json
+import os
+import shutil
+import tempfile
+
+import pytest
+import requests
+
+from conftest import Suite
+
+PROBE = r"""<?php
+header('Content-Type: application/json');
+$q = $_GET;
+$status = file_get_contents('/proc/self/status');
+preg_match('/^Seccomp:\s+(\d+)/m', $status, $m);
+session_start();
+$_SESSION['n'] = ($_SESSION['n'] ?? 0) + 1;
+echo json_encode([
+    'euid' => posix_geteuid(),
+    'seccomp' => (int)($m[1] ?? -1),
+    'write_shared' => @file_put_contents($q['shared'] . '/from-' . $q['me'], 'x') !== false,
+    'read_other_site' => @file_get_contents($q['other'] . '/public.txt') !== false,
+    'see_state' => count(@scandir($q['data'] . '/state') ?: []) > 2,
+    'see_state_file' => @file_get_contents($q['data'] . '/state/data.mdb', false, null, 0, 1) !== false,
+    'write_tmp' => @file_put_contents(sys_get_temp_dir() . '/upload', 'x') !== false,
+    'write_own_root' => @file_put_contents(__DIR__ . '/cache.txt', 'x') !== false,
+    'session' => $_SESSION['n'],
+    'mnt_ns' => @readlink('/proc/self/ns/mnt'),
+]);
+"""
+
+
+@pytest.fixture(scope="module")
+def walled():
+    d = tempfile.mkdtemp(prefix="vc-walls-")
+    os.chmod(d, 0o755)
+    roots = {}
+    for name in ("a", "b"):
+        root = os.path.join(d, name)
+        os.mkdir(root)
+        os.chmod(root, 0o777)  # each pool may write its own root: the walls must not stop that
+        with open(os.path.join(root, "probe.php"), "w") as f:
+            f.write(PROBE)
+        with open(os.path.join(root, "public.txt"), "w") as f:
+            f.write(f"world-readable file of {name}\n")
+        roots[name] = root
+    # A world-writable directory on the root file system, as /var/tmp is.
+    shared = tempfile.mkdtemp(prefix="vc-walls-shared-", dir="/var/tmp")
+    os.chmod(shared, 0o1777)
+    conf = os.path.join(d, "etc")
+    os.makedirs(os.path.join(conf, "sites-enabled"))
+    with open(os.path.join(conf, "vc.conf"), "w") as f:
+        f.write("php: { workers = 1; open_basedir = false; };\n"
+                "pools: { shop: { workers = 1; open_basedir = false; private_mounts = true; "
+                "syscall_filter = true; }; };\n")
+    for name in ("a", "b"):
+        with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
+            f.write(f'site: {{ hosts = ["{name}.test"]; root = "{roots[name]}"; '
+                    + ('default = true; ' if name == "a" else 'pool = "shop"; ') + "};\n")
+    s = Suite(root="", conf=conf)
+    s.start()
+    yield s, roots, shared
+    s.stop()
+    s.cleanup()
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.rmtree(shared, ignore_errors=True)
+
+
+def probe(s, host, roots, shared, other):
+    r = requests.get(s.url("/probe.php"), params={"shared": shared, "me": host, "other": roots[other],
+                                                  "data": s.data},
+                     headers={"Host": f"{host}.test"}, timeout=10)
+    assert r.status_code == 200, (r.status_code, r.text, s.logs()[-3000:])
+    return r.json(), r
+
+
+def test_the_walled_pool_sees_only_its_own(walled):
+    s, roots, shared = walled
+    open_, _ = probe(s, "a", roots, shared, "b")
+    shut, _ = probe(s, "b", roots, shared, "a")
+    # Without walls (the default pool) each of these works...
+    assert open_["seccomp"] == 0 and open_["write_shared"] and open_["read_other_site"], open_
+    assert open_["see_state"], open_
+    # ...and with them none does: a filter is on, the root file system is
+    # read-only, the other pool's site and the suite's state are hidden.
+    assert shut["seccomp"] == 2, shut
+    assert not shut["write_shared"] and not os.path.exists(os.path.join(shared, "from-b")), shut
+    assert not shut["read_other_site"] and not shut["see_state"] and not shut["see_state_file"], shut
+    # The same user runs both: the walls are what differs.
+    assert shut["euid"] == open_["euid"] == os.geteuid()
+
+
+def test_the_walled_pool_still_does_its_work(walled):
+    """Sessions, uploads to its temporary directory and writes into its own
+    root go on as before."""
+    s, roots, shared = walled
+    jar = requests.Session()
+    for n in (1, 2):
+        r = jar.get(s.url("/probe.php"), params={"shared": shared, "me": "b", "other": roots["a"], "data": s.data},
+                    headers={"Host": "b.test"}, timeout=10)
+        got = r.json()
+        assert got["session"] == n and got["write_tmp"] and got["write_own_root"], got
+    assert os.path.exists(os.path.join(roots["b"], "cache.txt"))
+
+
+def test_a_pool_without_walls_has_none(walled):
+    s, roots, shared = walled
+    got, _ = probe(s, "a", roots, shared, "b")
+    assert got["write_tmp"] and got["write_own_root"] and got["session"] >= 1, got
+    walled_ns = probe(s, "b", roots, shared, "a")[0]["mnt_ns"]
+    # The walled pool has a mount namespace of its own; the other shares ours.
+    assert got["mnt_ns"] == os.readlink("/proc/self/ns/mnt")
+    assert walled_ns and walled_ns != got["mnt_ns"], (walled_ns, got["mnt_ns"])
