@@ -222,7 +222,7 @@ def test_killed_worker_costs_its_client_a_502_and_nothing_else(make_suite):
 
     bg = threading.Thread(target=steady)
     bg.start()
-    time.sleep(0.3)
+    assert wait_for(lambda: len(others) >= 3)  # the steady load runs
     killed_at = time.monotonic()
     os.kill(pid, signal.SIGKILL)
     t.join()

@@ -2,6 +2,7 @@
 streaming, limits and paths."""
 import os
 import re
+import select
 import socket
 import ssl
 import subprocess
@@ -12,6 +13,7 @@ import pytest
 import requests
 
 from conftest import FIXTURES, curl
+from test_04_php_pool import wait_for
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
 
@@ -37,11 +39,19 @@ def tls13_ticket(port, sess):
                           "-sess_out", sess], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     p.stdin.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     p.stdin.flush()
-    time.sleep(1.0)
+    # The ticket comes after the handshake: s_client says so, then saves
+    # it at the end of the session.
+    out, deadline = b"", time.monotonic() + 10
+    while b"Post-Handshake New Session Ticket arrived" not in out and time.monotonic() < deadline:
+        ready, _, _ = select.select([p.stdout], [], [], max(0, deadline - time.monotonic()))
+        chunk = os.read(p.stdout.fileno(), 65536) if ready else b""
+        if not chunk:
+            break
+        out += chunk
     p.stdin.close()
-    out = p.stdout.read().decode(errors="replace")
+    out += p.stdout.read()
     p.wait(timeout=10)
-    return out
+    return out.decode(errors="replace")
 
 
 def test_tls_resumption_is_reused(suite, tmp_path):
@@ -415,5 +425,5 @@ def test_changed_files_show_at_once_or_within_a_second(make_suite, tmp_path):
     (root / "gone.php").write_text("<?php echo 'here';")
     assert sess.get(s.url("/gone.php"), timeout=10).text == "here"
     os.unlink(root / "gone.php")
-    time.sleep(1.2)
-    assert sess.get(s.url("/gone.php"), timeout=10).status_code == 404
+    # Within the path cache's second, then gone.
+    assert wait_for(lambda: sess.get(s.url("/gone.php"), timeout=10).status_code == 404, timeout=3)

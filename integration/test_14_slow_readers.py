@@ -82,21 +82,31 @@ def conf_suite(make_suite, tmp_path, text, **kw):
     return make_suite(conf=str(conf), **kw).start()
 
 
+def warm_front(s):
+    """The front's pid and its RSS once a 4 MiB answer has warmed its
+    buffers (growth is counted from there)."""
+    front = s.daemon_pid("vc-front")
+    requests.get(s.url("/pattern.php?mb=4"), timeout=10)
+    return front, rss_kib(front)
+
+
+def assert_grew_less(front, before, limit_kib, what):
+    grew = rss_kib(front) - before
+    assert grew < limit_kib, f"the front grew by {grew} KiB for {what}"
+
+
 def test_answers_nobody_reads_go_to_a_file_and_free_the_worker(make_suite, tmp_path):
     """Two clients ask for 96 MiB and read nothing: the front takes 4 MiB
     of each in memory (front.response_buffer), the rest in temporary files;
     both workers are idle again, the front's memory grew by much less than
     the 192 MiB it was sent, and each answer arrives whole once read."""
     s = conf_suite(make_suite, tmp_path, "php: { workers = 2; };\n")
-    front = s.daemon_pid("vc-front")
-    requests.get(s.url("/pattern.php?mb=4"), timeout=10)  # the front's buffers warm
-    before = rss_kib(front)
+    front, before = warm_front(s)
     clients = [stalled(s.http, "/pattern.php?mb=96") for _ in range(2)]
     try:
         assert wait_for(lambda: sum(temp_files(front)) >= 2 * 80 * MIB, timeout=30), temp_files(front)
         assert wait_for(lambda: all(w["state"] == "idle" for w in php_status(s)["workers"]), timeout=10)
-        grew = rss_kib(front) - before
-        assert grew < 40 * 1024, f"the front grew by {grew} KiB for two unread answers"
+        assert_grew_less(front, before, 40 * 1024, "two unread answers")
         assert metric(s, "vc_front_answers_spilled_total") == 2
         # Other clients are served meanwhile.
         assert requests.get(s.url("/hello.php"), timeout=5).status_code == 200
@@ -113,16 +123,13 @@ def test_past_the_temp_limit_the_worker_waits_for_the_client(make_suite, tmp_pat
     and reads the worker again as the client catches up."""
     s = conf_suite(make_suite, tmp_path,
                    'php: { workers = 1; };\nfront: { response_buffer = "1M"; response_temp_max = "8M"; };\n')
-    front = s.daemon_pid("vc-front")
-    requests.get(s.url("/pattern.php?mb=4"), timeout=10)
-    before = rss_kib(front)
+    front, before = warm_front(s)
     c = stalled(s.http, "/pattern.php?mb=64")
     try:
         assert wait_for(lambda: metric(s, "vc_front_answers_throttled_total") == 1, timeout=20)
         assert sum(temp_files(front)) <= 8 * MIB + 256 * 1024, temp_files(front)
         assert php_status(s)["workers"][0]["state"] == "busy"
-        grew = rss_kib(front) - before
-        assert grew < 24 * 1024, f"the front grew by {grew} KiB for one unread answer"
+        assert_grew_less(front, before, 24 * 1024, "one unread answer")
     finally:
         n, sha = drain(c)
     assert (n, sha) == (64 * MIB, pattern_sha(64))
@@ -133,15 +140,12 @@ def test_past_the_temp_limit_the_worker_waits_for_the_client(make_suite, tmp_pat
 def test_with_no_temp_file_the_worker_waits_at_the_memory_bound(make_suite, tmp_path):
     s = conf_suite(make_suite, tmp_path,
                    'php: { workers = 1; };\nfront: { response_buffer = "1M"; response_temp_max = 0; };\n')
-    front = s.daemon_pid("vc-front")
-    requests.get(s.url("/pattern.php?mb=4"), timeout=10)
-    before = rss_kib(front)
+    front, before = warm_front(s)
     c = stalled(s.http, "/pattern.php?mb=48")
     try:
         assert wait_for(lambda: metric(s, "vc_front_answers_throttled_total") == 1, timeout=20)
         assert temp_files(front) == [] and metric(s, "vc_front_answers_spilled_total") == 0
-        grew = rss_kib(front) - before
-        assert grew < 16 * 1024, f"the front grew by {grew} KiB for one unread answer"
+        assert_grew_less(front, before, 16 * 1024, "one unread answer")
     finally:
         n, sha = drain(c)
     assert (n, sha) == (48 * MIB, pattern_sha(48))
