@@ -80,5 +80,7 @@ int main(void)
     CHECK_STR(run(SEAM_ROUTED, &f, ROUTE_STATIC), "ab+");
     CHECK_STR(run(SEAM_ROUTED, &f, ROUTE_NOT_FOUND), "abd+");
     CHECK_STR(run(SEAM_EARLY, &f, ROUTE_PHP), "c-");
+    for (size_t i = 0; i < f.nsites; i++)
+        free(sites[i].backend_state);
     return vc_test_result("seam");
 }

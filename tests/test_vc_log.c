@@ -114,6 +114,8 @@ static void full_disk(void)
         _exit(full_disk_child(dir));
     int status = 0;
     waitpid(pid, &status, 0);
+    rmdir(dir); /* the child's mount went with its namespace */
+    free(dir);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 2) {
         fprintf(stderr, "vc_log: no user namespace here: the full disk case is skipped\n");
         return;
