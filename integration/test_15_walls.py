@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from conftest import Suite
+from test_12_privileges import make_cert
 
 PROBE = r"""<?php
 header('Content-Type: application/json');
@@ -27,6 +28,7 @@ echo json_encode([
     'read_other_site' => @file_get_contents($q['other'] . '/public.txt') !== false,
     'see_state' => count(@scandir($q['data'] . '/state') ?: []) > 2,
     'see_state_file' => @file_get_contents($q['data'] . '/state/data.mdb', false, null, 0, 1) !== false,
+    'read_key' => (string)@file_get_contents($q['key']) !== '',
     'write_tmp' => @file_put_contents(sys_get_temp_dir() . '/upload', 'x') !== false,
     'write_own_root' => @file_put_contents(__DIR__ . '/cache.txt', 'x') !== false,
     'session' => $_SESSION['n'],
@@ -52,6 +54,9 @@ def walled():
     # A world-writable directory on the root file system, as /var/tmp is.
     shared = tempfile.mkdtemp(prefix="vc-walls-shared-", dir="/var/tmp")
     os.chmod(shared, 0o1777)
+    # Site a's key, carelessly world-readable: the walled pool reads it empty.
+    crt, key = make_cert(d, "a.test")
+    os.chmod(key, 0o644)
     conf = os.path.join(d, "etc")
     os.makedirs(os.path.join(conf, "sites-enabled"))
     with open(os.path.join(conf, "vc.conf"), "w") as f:
@@ -61,9 +66,11 @@ def walled():
     for name in ("a", "b"):
         with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
             f.write(f'site: {{ hosts = ["{name}.test"]; root = "{roots[name]}"; '
-                    + ('default = true; ' if name == "a" else 'pool = "shop"; ') + "};\n")
+                    + (f'default = true; tls_cert = "{crt}"; tls_key = "{key}"; ' if name == "a" else
+                       'pool = "shop"; ') + "};\n")
     s = Suite(root="", conf=conf)
     s.start()
+    s.key = key
     yield s, roots, shared
     s.stop()
     s.cleanup()
@@ -73,7 +80,7 @@ def walled():
 
 def probe(s, host, roots, shared, other):
     r = requests.get(s.url("/probe.php"), params={"shared": shared, "me": host, "other": roots[other],
-                                                  "data": s.data},
+                                                  "data": s.data, "key": s.key},
                      headers={"Host": f"{host}.test"}, timeout=10)
     assert r.status_code == 200, (r.status_code, r.text, s.logs()[-3000:])
     return r.json(), r
@@ -85,12 +92,13 @@ def test_the_walled_pool_sees_only_its_own(walled):
     shut, _ = probe(s, "b", roots, shared, "a")
     # Without walls (the default pool) each of these works...
     assert open_["seccomp"] == 0 and open_["write_shared"] and open_["read_other_site"], open_
-    assert open_["see_state"], open_
+    assert open_["see_state"] and open_["read_key"], open_
     # ...and with them none does: a filter is on, the root file system is
     # read-only, the other pool's site and the suite's state are hidden.
     assert shut["seccomp"] == 2, shut
     assert not shut["write_shared"] and not os.path.exists(os.path.join(shared, "from-b")), shut
     assert not shut["read_other_site"] and not shut["see_state"] and not shut["see_state_file"], shut
+    assert not shut["read_key"], shut  # /dev/null over it
     # The same user runs both: the walls are what differs.
     assert shut["euid"] == open_["euid"] == os.geteuid()
 
@@ -101,7 +109,8 @@ def test_the_walled_pool_still_does_its_work(walled):
     s, roots, shared = walled
     jar = requests.Session()
     for n in (1, 2):
-        r = jar.get(s.url("/probe.php"), params={"shared": shared, "me": "b", "other": roots["a"], "data": s.data},
+        r = jar.get(s.url("/probe.php"), params={"shared": shared, "me": "b", "other": roots["a"], "data": s.data,
+                                                 "key": s.key},
                     headers={"Host": "b.test"}, timeout=10)
         got = r.json()
         assert got["session"] == n and got["write_tmp"] and got["write_own_root"], got

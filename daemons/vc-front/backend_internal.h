@@ -39,7 +39,7 @@ typedef struct preq {
     /* The body on its way (stream.c): */
     vc_frames_t queue;    /* frames not yet handed to h2o */
     vc_frames_t inflight; /* handed to h2o, until proceed */
-    size_t held;          /* bytes of queue and inflight */
+    size_t held;          /* bytes of queue, inflight and after (not the file's) */
     int spill_fd;         /* the temporary file, or -1 */
     uint64_t spill_wr, spill_rd;
     int spill_broken;  /* it failed once: not used again */

@@ -3,11 +3,8 @@
 #include "vc_log.h"
 #include "vc_util.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 typedef struct handler {
     h2o_handler_t super;

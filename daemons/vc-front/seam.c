@@ -1,5 +1,5 @@
 #include "seam.h"
-#include "vc_log.h"
+#include "vc_util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,9 +29,7 @@ int seam_init_sites(front_t *f)
 {
     for (size_t k = 0; k < f->nsites; k++) {
         site_rt_t *s = &f->sites[k];
-        s->backend_state = calloc(SEAM_MAX_BACKENDS, sizeof(void *));
-        if (s->backend_state == NULL)
-            return -1;
+        s->backend_state = vc_calloc(SEAM_MAX_BACKENDS, sizeof(void *));
         for (size_t i = 0; i < nbackends; i++)
             if (backends[i]->site_init && backends[i]->site_init(f, s, &s->backend_state[i]) < 0)
                 return -1;
