@@ -44,6 +44,24 @@ int sup_is_front(const child_t *k)
     return strcmp(k->binary, "vc-front") == 0;
 }
 
+int sup_overlaps(const sup_t *s, const child_t *k)
+{
+    if (sup_is_front(k))
+        return 1; /* the listeners are shared */
+    if (k->pool < 0)
+        return 0;
+    /* A pool's Unix socket is taken over in one step (vc_link_listen); a
+     * TCP port cannot be bound twice, so that pool stops first, and the
+     * fronts hold new requests until its successor is up. */
+    const char *name = s->privs.pools[k->pool].name;
+    char *link = strcmp(name, "default") ? vc_asprintf("php.%s", name) : vc_strdup("php");
+    char *ep = vc_config_endpoint(s->cfg, link);
+    int unix_socket = strncmp(ep, "ipc://", 6) == 0;
+    free(ep);
+    free(link);
+    return unix_socket;
+}
+
 static void spawn_as(sup_t *s, child_t *k, int replacing)
 {
     int p[2];

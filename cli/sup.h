@@ -61,6 +61,9 @@ typedef struct sup {
  * front.processes; vc-php, one per pool; others, one. */
 size_t sup_copies_of(const sup_t *s, const char *binary);
 int sup_is_front(const child_t *k);
+/* Whether k's successor can run beside it while it finishes (sup_replace):
+ * fronts, and pools linked over a Unix socket. */
+int sup_overlaps(const sup_t *s, const child_t *k);
 /* Forks and execs k as its user; its readiness pipe is k->ready_fd. */
 void sup_spawn(sup_t *s, child_t *k);
 /* Waits until k says it is ready (or dies, or times out): at start-up,

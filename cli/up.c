@@ -160,7 +160,7 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
                 strncmp(what, k->binary + 3, wl))
                 continue;
             matched++;
-            if (sup_is_front(k)) {
+            if (sup_overlaps(s, k)) {
                 failed += sup_replace(s, k, why, sizeof(why)) < 0;
             } else if (k->pid > 0) {
                 /* The others restart through the ordinary path, at once. */

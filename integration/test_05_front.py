@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import FIXTURES, curl
+from conftest import FIXTURES, curl, wrk
 from test_04_php_pool import wait_for
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
@@ -295,15 +295,6 @@ def test_limits_413_431_408(make_suite, tmp_path):
             data += chunk
         assert time.monotonic() - t0 < 5
         assert data == b"" or data.startswith(b"HTTP/1.1 408")
-
-
-def wrk(url, seconds=4, conns=16):
-    r = subprocess.run(["wrk", "-t2", f"-c{conns}", f"-d{seconds}s", url], capture_output=True, text=True,
-                       timeout=seconds + 30)
-    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", r.stdout)
-    total = int(re.search(r"(\d+) requests in", r.stdout).group(1))
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", r.stdout)
-    return total, [int(x) for x in errors.groups()] if errors else [0, 0, 0, 0], int(non2xx.group(1)) if non2xx else 0
 
 
 def test_restart_front_refuses_no_connection(suite):

@@ -363,30 +363,74 @@ int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t
     return 0;
 }
 
-int vc_link_listen(const char *endpoint)
+/* A Unix socket is bound under a temporary name beside its path and
+ * renamed onto it: a successor (vc restart php) takes the path over in one
+ * step, so a front connecting meanwhile finds the old listener or the new
+ * one, never no file; the old process's listener keeps its connections. */
+static int bind_unix(int fd, const struct sockaddr_un *sa, ino_t *ino)
+{
+    struct sockaddr_un tmp = *sa;
+    int n = snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d", sa->sun_path, (int)getpid());
+    int renamed = n > 0 && (size_t)n < sizeof(tmp.sun_path);
+    const struct sockaddr_un *at = renamed ? &tmp : sa;
+    struct stat st;
+    if (lstat(at->sun_path, &st) == 0 && S_ISSOCK(st.st_mode))
+        unlink(at->sun_path); /* left by a process that died, as ZeroMQ's ipc:// does */
+    if (bind(fd, (const struct sockaddr *)at, sizeof(*at)) < 0)
+        return -1;
+    if (lstat(at->sun_path, &st) == 0)
+        *ino = st.st_ino;
+    if (renamed && rename(tmp.sun_path, sa->sun_path) < 0) {
+        int err = errno;
+        unlink(tmp.sun_path);
+        errno = err;
+        return -1;
+    }
+    return 0;
+}
+
+int vc_link_listen(const char *endpoint, ino_t *ino)
 {
     struct sockaddr_storage sa;
     socklen_t len;
     const char *why;
+    ino_t unused;
+    if (ino == NULL)
+        ino = &unused;
+    *ino = 0;
     if (vc_link_address(endpoint, &sa, &len, &why) < 0)
         return -EINVAL;
     int fd = socket(sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return -errno;
+    int rc;
     if (sa.ss_family == AF_UNIX) {
-        /* A socket file left by a pool that died (as ZeroMQ's ipc:// does). */
-        const char *path = ((struct sockaddr_un *)&sa)->sun_path;
-        struct stat st;
-        if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
-            unlink(path);
+        rc = bind_unix(fd, (struct sockaddr_un *)&sa, ino);
     } else {
         int one = 1;
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        rc = bind(fd, (struct sockaddr *)&sa, len);
     }
-    if (bind(fd, (struct sockaddr *)&sa, len) < 0 || listen(fd, 128) < 0) {
+    if (rc < 0 || listen(fd, 128) < 0) {
         int err = errno;
         close(fd);
         return -err;
     }
     return fd;
+}
+
+void vc_link_unlisten(int fd, const char *endpoint, ino_t ino)
+{
+    if (fd >= 0)
+        close(fd);
+    struct sockaddr_storage sa;
+    socklen_t len;
+    const char *why;
+    struct stat st;
+    if (ino == 0 || vc_link_address(endpoint, &sa, &len, &why) < 0 || sa.ss_family != AF_UNIX)
+        return;
+    /* Only our own file: a successor's, renamed over it, stays. */
+    const char *path = ((struct sockaddr_un *)&sa)->sun_path;
+    if (lstat(path, &st) == 0 && st.st_ino == ino)
+        unlink(path);
 }

@@ -102,8 +102,14 @@ void vc_link_buf_free(vc_link_buf_t *b);
  * socket), "tcp://host:port" with host an IPv4 or [IPv6] literal, a name,
  * or "*" (any address, for a listener). 0, or -1 with *why set. */
 int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t *len, const char **why);
-/* A listening socket at the endpoint (non-blocking, close-on-exec; a
- * stale Unix socket file is replaced). The fd, or a negative errno. */
-int vc_link_listen(const char *endpoint);
+/* A listening socket at the endpoint (non-blocking, close-on-exec). A Unix
+ * socket's file is replaced in one step (a stale one, or a running
+ * predecessor's, whose listener keeps what it accepted); *ino, if ino is
+ * set, names that file for vc_link_unlisten (0 for TCP). The fd, or a
+ * negative errno. */
+int vc_link_listen(const char *endpoint, ino_t *ino);
+/* Closes the listener and removes its socket file if it is still the one
+ * vc_link_listen made (not a successor's). */
+void vc_link_unlisten(int fd, const char *endpoint, ino_t ino);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #define BIG (3u * 1024 * 1024)
 #define MANY 100
@@ -238,16 +239,37 @@ int main(void)
     char dir[] = "/tmp/vc-link-test-XXXXXX", ep[128];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(ep, sizeof(ep), "ipc://%s/php.sock", dir);
-    int l1 = vc_link_listen(ep);
-    CHECK(l1 >= 0);
+    ino_t i1, i2;
+    int l1 = vc_link_listen(ep, &i1);
+    CHECK(l1 >= 0 && i1 != 0);
     close(l1); /* the file stays, as after a crash */
-    int l2 = vc_link_listen(ep);
-    CHECK(l2 >= 0);
+    int l2 = vc_link_listen(ep, &i2);
+    CHECK(l2 >= 0 && i2 != i1);
     int c = socket(AF_UNIX, SOCK_STREAM, 0);
     CHECK(vc_link_address(ep, &sa, &salen, &why) == 0 && connect(c, (struct sockaddr *)&sa, salen) == 0);
     close(c);
-    close(l2);
-    unlink(strchr(ep + 6, '/'));
+    /* A successor takes the path over while l2 still listens; l2 keeps
+     * what it accepted, and its unlisten leaves the successor's file. */
+    int c2 = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    CHECK(connect(c2, (struct sockaddr *)&sa, salen) == 0);
+    ino_t i3;
+    int l3 = vc_link_listen(ep, &i3);
+    CHECK(l3 >= 0 && i3 != i2);
+    int a2 = accept(l2, NULL, NULL);
+    CHECK(a2 >= 0);
+    close(a2);
+    close(c2);
+    vc_link_unlisten(l2, ep, i2);
+    struct stat st;
+    CHECK(stat(strchr(ep + 6, '/'), &st) == 0 && st.st_ino == i3);
+    c = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK(connect(c, (struct sockaddr *)&sa, salen) == 0);
+    int a3 = accept(l3, NULL, NULL);
+    CHECK(a3 >= 0);
+    close(a3);
+    close(c);
+    vc_link_unlisten(l3, ep, i3);
+    CHECK(stat(strchr(ep + 6, '/'), &st) < 0 && errno == ENOENT);
     rmdir(dir);
 
     /* Descriptors (lending a worker's link): each arrives with the message

@@ -135,6 +135,8 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         stream_append(p, fr, 1);
     p->bodiless = bodiless;
     p->started = 1;
+    free(p->packed); /* begun: never sent again */
+    p->packed = NULL;
     /* h2o's gzip filter, set up here, compresses only 200s; nginx's also
      * 403s and 404s (a CMS's "not found" pages are full pages). */
     int status = req->res.status;
@@ -144,6 +146,8 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     req->res.status = status;
     stream_kick(p);
 }
+
+static void on_leaving(backend_t *be, const Vc__Leaving *lv);
 
 /* from: the lent worker the message came from (NULL: the broker). A
  * worker runs the application's code: it may only answer the request it
@@ -155,13 +159,16 @@ void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
         vc_log(VC_LOG_WARN, "backend", "dropped a malformed answer from the pool");
         return;
     }
-    if (bm->kind_case == VC__BACK_MESSAGE__KIND_LEND || bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL) {
-        if (from) /* only the broker lends and recalls */
-            vc_log(VC_LOG_WARN, "backend", "dropped a lend or recall from worker %d", from->pid);
+    if (bm->kind_case == VC__BACK_MESSAGE__KIND_LEND || bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL ||
+        bm->kind_case == VC__BACK_MESSAGE__KIND_LEAVING) {
+        if (from) /* only the broker lends, recalls and leaves */
+            vc_log(VC_LOG_WARN, "backend", "dropped a lend, recall or leaving from worker %d", from->pid);
         else if (bm->kind_case == VC__BACK_MESSAGE__KIND_LEND)
             lent_on_lend(be, bm->lend);
-        else
+        else if (bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL)
             lent_on_recall(be, bm->recall);
+        else
+            on_leaving(be, bm->leaving);
         vc__back_message__free_unpacked(bm, NULL);
         return;
     }
@@ -247,14 +254,28 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
         }
         p->conn->refs++;
     }
-    p->id = ++be->next_id;
+    p->id = ++be->pool->next_id;
     p->sent_ms = vc_mono_ms();
     head->id = p->id;
+    p->idempotent = !strcmp(head->method, "GET") || !strcmp(head->method, "HEAD");
+    p->script = h2o_strdup(&req->pool, head->script_filename ? head->script_filename : "", SIZE_MAX).base;
+    /* Kept until the answer begins: a process that leaves before it ran
+     * the request hands it back, and it goes to the successor as it was. */
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
     fm.kind_case = VC__FRONT_MESSAGE__KIND_REQUEST;
     fm.request = head;
+    p->packed_len = vc__front_message__get_packed_size(&fm);
+    p->packed = vc_malloc(p->packed_len);
+    vc__front_message__pack(&fm, p->packed);
+    return backend_forward(be, p);
+}
+
+int backend_forward(backend_t *be, preq_t *p)
+{
+    VC_ASSERT(!be->leaving && p->be == be && !p->started && p->packed != NULL);
+    h2o_req_t *req = p->req;
     if (be->nlent > 0)
-        return lent_submit(be, p, &fm, head);
+        return lent_submit(be, p);
     if (be->ob.out.len - be->ob.out.off > OUT_LIMIT) {
         if (!be->told_absent)
             vc_log(VC_LOG_ERR, "backend", "%u MiB of requests wait for the PHP pool at %s: 503 for new ones",
@@ -268,9 +289,35 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     /* The body is copied into the link's buffer: h2o frees it with the
      * request, which may go before the write. */
     int more = req->entity.base != NULL && req->entity.len > 0;
-    backend_send_message(be, &fm, more ? req->entity.base : NULL, more ? req->entity.len : 0);
+    backend_send_packed(be, p->packed, p->packed_len, more ? req->entity.base : NULL, more ? req->entity.len : 0);
     backend_track(be, p);
     return 0;
+}
+
+void backend_move(preq_t *p, backend_t *be)
+{
+    VC_ASSERT(!p->started && p->lw == NULL && !p->queued);
+    unlink_preq(p);
+    p->be = be;
+    p->sent_ms = vc_mono_ms();
+    backend_forward(be, p);
+}
+
+/* Leaving (proto/request.proto), from be's broker. */
+static void on_leaving(backend_t *be, const Vc__Leaving *lv)
+{
+    if (!be->leaving) {
+        vc_log(VC_LOG_NOTICE, "backend", "the PHP pool's process at %s is leaving: new requests go to its successor",
+               be->endpoint);
+        php_pool_succeed(be->pool, be);
+    }
+    for (size_t i = 0; i < lv->n_unstarted; i++) {
+        preq_t *p = *slot(be, lv->unstarted[i]);
+        /* Handed back: it never ran there. A request whose client left,
+         * or that got its 504, stays where it is until disposed. */
+        if (p && p->req && !p->started && !p->given_up && !p->final_seen && p->lw == NULL && !p->queued && p->packed)
+            backend_move(p, be->pool->cur);
+    }
 }
 
 void backend_tick(backend_t *be)
@@ -300,9 +347,9 @@ void backend_tick(backend_t *be)
     }
 }
 
-size_t backend_inflight(backend_t *be)
+int backend_done(const backend_t *be)
 {
-    return be->inflight;
+    return be->leaving && be->link == NULL && be->inflight == 0 && be->nlent == 0;
 }
 
 /* ---- the link ------------------------------------------------------------ */
@@ -364,7 +411,8 @@ static void close_link(backend_t *be)
     be->ob.writing = 0;
     vc_link_reset(&be->in);
     vc_link_reset(&be->ob.wbuf);
-    if (!h2o_timeout_is_linked(&be->retry_entry))
+    /* A process that left is not linked again: its successor is. */
+    if (!be->leaving && !h2o_timeout_is_linked(&be->retry_entry))
         h2o_timeout_link(be->f->ctx.loop, &be->retry_timeout, &be->retry_entry);
 }
 
@@ -372,7 +420,10 @@ static void close_link(backend_t *be)
  * was not is dropped with it (those requests are among the lost). */
 static void link_lost(backend_t *be, const char *why)
 {
-    vc_log(VC_LOG_ERR, "backend", "lost the link to the PHP pool at %s: %s", be->endpoint, why);
+    if (be->leaving && be->inflight == 0 && be->nlent == 0)
+        vc_log(VC_LOG_INFO, "backend", "the PHP pool's leaving process at %s is done with us", be->endpoint);
+    else
+        vc_log(VC_LOG_ERR, "backend", "lost the link to the PHP pool at %s: %s", be->endpoint, why);
     close_link(be);
     vc_link_reset(&be->ob.out);
     be->told_absent = 1;
@@ -458,8 +509,10 @@ static void connect_link(backend_t *be)
     be->link->data = be;
 }
 
-backend_t *backend_new(front_t *f, const char *endpoint)
+backend_t *backend_new(php_pool_t *pool)
 {
+    front_t *f = pool->f;
+    const char *endpoint = pool->endpoint;
     struct sockaddr_storage addr;
     socklen_t len;
     const char *why;
@@ -470,6 +523,7 @@ backend_t *backend_new(front_t *f, const char *endpoint)
     backend_t *be = vc_calloc(1, sizeof(*be));
     be->magic = BACKEND_MAGIC;
     be->f = f;
+    be->pool = pool;
     be->endpoint = vc_strdup(endpoint);
     be->addr = addr;
     be->addrlen = len;

@@ -95,9 +95,14 @@ struct lent {
     preq_t *job;   /* what it runs, while its client waits */
 };
 
+/* The link to one process of a pool (php_pool.c keeps the current one and
+ * those leaving). */
 struct backend {
     uint32_t magic;
     front_t *f;
+    php_pool_t *pool;
+    int leaving;           /* it said Leaving: nothing new goes to it */
+    struct backend *older; /* php_pool.c: the next one leaving */
     char *endpoint;
     struct sockaddr_storage addr;
     socklen_t addrlen;
@@ -110,7 +115,6 @@ struct backend {
     h2o_timeout_entry_t flush_entry;
     h2o_timeout_t retry_timeout;
     h2o_timeout_entry_t retry_entry;
-    uint64_t next_id;
     preq_t *buckets[NBUCKETS];
     size_t inflight;
     vc_frames_t fr;
@@ -124,7 +128,33 @@ struct backend {
     uint64_t need_ms; /* the last Need sent */
 };
 
+/* php_pool.c */
+
+struct php_pool {
+    front_t *f;
+    char *endpoint;
+    backend_t *cur;   /* new requests go here */
+    backend_t *older; /* processes leaving, finishing what they hold */
+    uint64_t next_id; /* request ids, unique across them: a request moves */
+};
+/* be said Leaving: a link to its successor becomes current, and what
+ * waited in be for its lent workers moves there. */
+void php_pool_succeed(php_pool_t *pool, backend_t *be);
+
 /* backend.c */
+
+backend_t *backend_new(php_pool_t *pool);
+/* php_pool_submit, for the current process. */
+int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head);
+void backend_destroy(backend_t **be);
+/* p (packed, tracked nowhere) goes to be: a lent worker or the broker.
+ * -1 once it answered p's client itself (503). */
+int backend_forward(backend_t *be, preq_t *p);
+/* p, not started, leaves its process for be (the successor). */
+void backend_move(preq_t *p, backend_t *be);
+void backend_tick(backend_t *be);
+/* Its link is closed for good and nothing of it is in use: it can go. */
+int backend_done(const backend_t *be);
 
 /* Tells the pool p's client is gone (a queued request never runs). */
 void backend_cancel(preq_t *p);
@@ -155,10 +185,10 @@ void stream_fini(preq_t *p);
 /* The link of l is read (on 0) or not (1) until said otherwise. */
 void lent_pause(lent_t *l, int on);
 
-/* Runs p on an idle lent worker, or queues it (503 when the queue is at
- * php.queue_limit). fm and head are borrowed. Returns 0, or -1 once it
- * answered req itself. */
-int lent_submit(backend_t *be, preq_t *p, const Vc__FrontMessage *fm, const Vc__RequestHead *head);
+/* Runs p (packed) on an idle lent worker, or queues it (503 when the
+ * queue is at php.queue_limit). Returns 0, or -1 once it answered req
+ * itself. */
+int lent_submit(backend_t *be, preq_t *p);
 /* p's client left while it ran on l: the worker is told. */
 void lent_cancel(lent_t *l);
 /* Takes p out of the queue for a lent worker, if it is in. */

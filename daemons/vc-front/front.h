@@ -12,6 +12,7 @@
 #include "vc_daemon.h"
 
 typedef struct backend backend_t;
+typedef struct php_pool php_pool_t;
 typedef struct tls tls_t;
 
 /* One site at run time. Its h2o pathconfs are never reachable by h2o's own
@@ -108,7 +109,7 @@ typedef struct front {
     tls_t *tls;
     site_rt_t *sites;
     size_t nsites;
-    backend_t **pools; /* one link per PHP pool: [0] the default, then cfg->pools */
+    php_pool_t **pools; /* each PHP pool (php_pool.h): [0] the default, then cfg->pools */
     size_t npools;
     uint16_t tls_port; /* for HTTP -> HTTPS redirects */
     int running;

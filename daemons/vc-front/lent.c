@@ -155,14 +155,9 @@ static lent_t *idle_lent(backend_t *be)
     return NULL;
 }
 
-int lent_submit(backend_t *be, preq_t *p, const Vc__FrontMessage *fm, const Vc__RequestHead *head)
+int lent_submit(backend_t *be, preq_t *p)
 {
     h2o_req_t *req = p->req;
-    p->idempotent = !strcmp(head->method, "GET") || !strcmp(head->method, "HEAD");
-    p->script = h2o_strdup(&req->pool, head->script_filename ? head->script_filename : "", SIZE_MAX).base;
-    p->packed_len = vc__front_message__get_packed_size(fm);
-    p->packed = vc_malloc(p->packed_len);
-    vc__front_message__pack(fm, p->packed);
     board(be)->accepted++;
     lent_t *l = idle_lent(be);
     if (l == NULL && be->qlen >= (size_t)be->f->d.cfg->php.queue_limit) {
@@ -209,18 +204,22 @@ void lent_remove(lent_t *l)
     free(l);
 }
 
-/* With no worker lent any more, what waits here goes to the broker. */
+/* With no worker lent any more, what waits here goes to the broker (its
+ * packed message stays with it until the answer begins), or, if this
+ * process is leaving, to its successor. */
 static void requeue_to_pool(backend_t *be)
 {
     if (be->nlent > 0)
         return;
     for (preq_t *p; (p = be->qhead) != NULL;) {
         lent_unqueue(be, p);
+        if (be->leaving) {
+            backend_move(p, be->pool->cur);
+            continue;
+        }
         h2o_req_t *req = p->req;
         int more = req->entity.base != NULL && req->entity.len > 0;
         backend_send_packed(be, p->packed, p->packed_len, more ? req->entity.base : NULL, more ? req->entity.len : 0);
-        free(p->packed);
-        p->packed = NULL;
     }
 }
 
@@ -426,6 +425,10 @@ static void lent_lost(lent_t *l, const char *why)
         case VC__OUTCOME__OUTCOME_RETRIED: {
             p->retries++;
             board(be)->retried++;
+            if (be->leaving) {
+                backend_move(p, be->pool->cur); /* the successor runs it */
+                break;
+            }
             lent_t *o = idle_lent(be);
             if (o)
                 run_on(o, p);

@@ -250,7 +250,7 @@ size_t front_php_inflight(const front_t *f)
 {
     size_t n = 0;
     for (size_t i = 0; i < f->npools; i++)
-        n += backend_inflight(f->pools[i]);
+        n += php_pool_inflight(f->pools[i]);
     return n;
 }
 
@@ -276,7 +276,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     vc_ctl_handle(f->d.ctl);
     metrics_tick(f);
     for (size_t i = 0; i < f->npools; i++)
-        backend_tick(f->pools[i]);
+        php_pool_tick(f->pools[i]);
     watchdog(f);
     tls_tickets_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
@@ -459,7 +459,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < f.npools; i++) {
         char *name = i ? vc_asprintf("php.%s", cfg->pools[i - 1].name) : vc_strdup("php");
         char *php_ep = vc_config_endpoint(cfg, name);
-        f.pools[i] = backend_new(&f, php_ep);
+        f.pools[i] = php_pool_new(&f, php_ep);
         free(php_ep);
         free(name);
         if (f.pools[i] == NULL)

@@ -33,7 +33,7 @@ static const char *protocol_of(h2o_req_t *req)
     return req->version == 0x100 ? "HTTP/1.0" : "HTTP/1.1";
 }
 
-static void to_php(front_t *f, site_rt_t *s, backend_t *pool_link, h2o_req_t *req, const route_t *rt)
+static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, const route_t *rt)
 {
     h2o_mem_pool_t *pool = &req->pool;
     Vc__RequestHead head = VC__REQUEST_HEAD__INIT;
@@ -105,7 +105,7 @@ static void to_php(front_t *f, site_rt_t *s, backend_t *pool_link, h2o_req_t *re
     head.config_version = f->d.cfg->version;
     f->stats.php++;
     req->pathconf = s->answer_conf;
-    backend_submit(pool_link, req, &head);
+    php_pool_submit(php, req, &head);
 }
 
 /* The pool the site names (site.pool), else the default: its index in

@@ -193,6 +193,10 @@ void broker_make_idle(dispatch_t *d, worker_t *w)
  * worker of its own, or over TCP) call lent workers back, one a job. */
 void broker_pump(dispatch_t *d)
 {
+    if (d->leaving) {
+        broker_bounce_queue(d); /* a retry: the successor runs it */
+        return;
+    }
     for (size_t i = 0; i < d->nw && d->qhead; i++)
         if (d->w[i].state == W_IDLE && !d->w[i].dying)
             assign(d, &d->w[i], broker_dequeue(d));
@@ -259,7 +263,8 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
     }
     if (fm->kind_case == VC__FRONT_MESSAGE__KIND_NEED) {
         vc__front_message__free_unpacked(fm, NULL);
-        broker_move_one(d, fid);
+        if (!d->leaving)
+            broker_move_one(d, fid);
         return;
     }
     if (fm->kind_case == VC__FRONT_MESSAGE__KIND_GIVE_BACK && fm->give_back->lost) {
@@ -279,6 +284,12 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
         return;
     }
     Vc__RequestHead *h = fm->request;
+    if (d->leaving) {
+        /* Sent before the front read our Leaving. */
+        broker_bounce(d, fid, h->id);
+        vc__front_message__free_unpacked(fm, NULL);
+        return;
+    }
     d->accepted++;
     job_t *j = vc_calloc(1, sizeof(*j));
     j->req_id = h->id;

@@ -70,6 +70,11 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply);
 int dispatch_alive(dispatch_t *d);
 /* Stopping: idle workers exit now, busy ones once their request is done. */
 void dispatch_drain(dispatch_t *d);
+/* SIGTERM (leaving.c): the fronts are told to send new requests to the
+ * successor, queued ones go back to them, and the workers drain. */
+void dispatch_leave(dispatch_t *d);
+/* While leaving: closes each front's link once nothing of its is here. */
+void dispatch_release_fronts(dispatch_t *d);
 /* The grace is over. */
 void dispatch_kill_workers(dispatch_t *d);
 

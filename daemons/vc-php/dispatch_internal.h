@@ -1,7 +1,7 @@
 /*
  * What the broker's parts share (dispatch.c: the queue, fronts' and
  * workers' messages; lending.c: workers lent to fronts; exits.c: workers
- * that exit or crash; sizing.c: the pool's size, generations and time
+ * that exit or crash; leaving.c: handing over to a successor; sizing.c: the pool's size, generations and time
  * limits; status.c: /proc samples and `vc status`). Only they include it.
  */
 #ifndef VC_PHP_DISPATCH_INTERNAL_H
@@ -117,6 +117,7 @@ struct dispatch {
     size_t sample_at; /* round robin of the memory samples */
     uint64_t last_sample_ms;
     int lending;                       /* not in fork mode */
+    int leaving;                       /* leaving.c: no new request */
     uint8_t slot_used[VC_BOARD_SLOTS]; /* board slots, one per worker */
     size_t next_slot;                  /* given out in turn, so a slot is
                                         * not reused while a front may
@@ -156,6 +157,12 @@ void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int l
 /* exits.c */
 void broker_front_lost(dispatch_t *d, const void *fid, uint32_t slot, Vc__Outcome outcome);
 void broker_report_overdue(dispatch_t *d, const void *gone_fid);
+
+/* leaving.c */
+/* Tells fid's front its request req_id never started here (it goes to the
+ * successor). */
+void broker_bounce(dispatch_t *d, const void *fid, uint64_t req_id);
+void broker_bounce_queue(dispatch_t *d);
 
 /* sizing.c */
 uint64_t broker_run_limit(const vc_config_t *cfg);

@@ -37,8 +37,9 @@ typedef struct front_link {
 } front_link_t;
 
 struct fronts {
-    int listen_fd;
+    int listen_fd; /* -1 once leaving */
     char *endpoint;
+    ino_t listen_ino; /* its socket file */
     front_link_t *l;
     size_t nl;
     uint32_t serial;
@@ -52,13 +53,15 @@ struct fronts {
 
 fronts_t *fronts_new(const char *endpoint)
 {
-    int fd = vc_link_listen(endpoint);
+    ino_t ino;
+    int fd = vc_link_listen(endpoint, &ino);
     if (fd < 0) {
         vc_log(VC_LOG_CRIT, "fronts", "could not listen at \"%s\" for fronts: %s", endpoint, vc_strerror(-fd));
         return NULL;
     }
     fronts_t *fs = vc_calloc(1, sizeof(*fs));
     fs->listen_fd = fd;
+    fs->listen_ino = ino;
     fs->endpoint = vc_strdup(endpoint);
     return fs;
 }
@@ -112,9 +115,7 @@ void fronts_destroy(fronts_t **pfs)
     for (size_t i = 0; i < fs->nl; i++)
         if (fs->l[i].fd >= 0)
             drop(NULL, &fs->l[i], NULL);
-    close(fs->listen_fd);
-    if (strncmp(fs->endpoint, "ipc://", 6) == 0)
-        unlink(fs->endpoint + 6);
+    fronts_unlisten(fs);
     free(fs->endpoint);
     free(fs->l);
     free(fs);
@@ -132,7 +133,7 @@ size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int acc
     fs->npolled = 0;
     if (max == 0)
         return 0;
-    items[n++] = (zmq_pollitem_t){NULL, fs->listen_fd, accepting ? ZMQ_POLLIN : 0, 0};
+    items[n++] = (zmq_pollitem_t){NULL, fs->listen_fd, accepting && fs->listen_fd >= 0 ? ZMQ_POLLIN : 0, 0};
     for (size_t i = 0; i < fs->nl && n < max; i++) {
         front_link_t *l = &fs->l[i];
         if (l->fd < 0)
@@ -261,7 +262,7 @@ void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_
         if (l->fd >= 0 && items[k].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
             read_front(fs, fs->polled[k - 1], cb, arg);
     }
-    if (items[0].revents & ZMQ_POLLIN)
+    if (items[0].revents & ZMQ_POLLIN && fs->listen_fd >= 0)
         accept_fronts(fs);
 }
 
@@ -407,4 +408,31 @@ size_t fronts_boards(fronts_t *fs, vc_board_t **out, size_t max)
         if (fs->l[i].fd >= 0 && fs->l[i].board)
             out[n++] = fs->l[i].board;
     return n;
+}
+
+void fronts_unlisten(fronts_t *fs)
+{
+    if (fs->listen_fd < 0)
+        return;
+    vc_link_unlisten(fs->listen_fd, fs->endpoint, fs->listen_ino);
+    fs->listen_fd = -1;
+}
+
+size_t fronts_ids(fronts_t *fs, char (*ids)[FRONT_ID_LEN], size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fs->nl && n < max; i++)
+        if (fs->l[i].fd >= 0 && !fs->l[i].stuck)
+            make_id(ids[n++], (uint32_t)i, fs->l[i].serial);
+    return n;
+}
+
+int fronts_close_if_done(fronts_t *fs, const void *fid)
+{
+    front_link_t *l = by_id(fs, fid, FRONT_ID_LEN);
+    if (l == NULL || l->out.len > l->out.off)
+        return 0;
+    vc_log(VC_LOG_INFO, "fronts", "closed the link of a front: this pool is leaving and holds nothing for it");
+    drop(fs, l, NULL);
+    return 1;
 }

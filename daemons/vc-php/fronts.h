@@ -70,4 +70,12 @@ vc_board_t *fronts_board(fronts_t *fs, const void *fid);
 #define FRONTS_MAX 256
 size_t fronts_boards(fronts_t *fs, vc_board_t **out, size_t max);
 
+/* Leaving (proto/request.proto): no new front is taken, and the socket
+ * file goes unless a successor's has replaced it. */
+void fronts_unlisten(fronts_t *fs);
+/* The ids of the linked fronts (at most max). */
+size_t fronts_ids(fronts_t *fs, char (*ids)[FRONT_ID_LEN], size_t max);
+/* Closes fid's link if nothing waits to be written to it: 1 if it did. */
+int fronts_close_if_done(fronts_t *fs, const void *fid);
+
 #endif

@@ -383,9 +383,8 @@ int main(int argc, char **argv)
             }
         int nz = n;
         /* Linked fronts are read while stopping too: the workers lent to
-         * them come back that way. A request that comes now waits, with no
-         * worker left to run it, until the link closes (the front answers
-         * 502, as before). */
+         * them come back that way, and a request that comes now is handed
+         * back (leaving.c). */
         size_t nfronts = fronts_pollitems(p.fronts, items + nz, cap - (size_t)nz, !stopping);
         size_t nall = (size_t)nz + nfronts;
         items[nall++] = (zmq_pollitem_t){NULL, dispatch_poll_fd(p.dispatch), ZMQ_POLLIN, 0};
@@ -417,10 +416,11 @@ int main(int argc, char **argv)
                     char msg[1200];
                     reload(&p, msg, sizeof(msg));
                 } else if (!stopping) {
-                    /* Finish what runs; take nothing new. */
+                    /* Finish what runs; take nothing new (a successor,
+                     * if the supervisor started one, takes it). */
                     stopping = 1;
                     stop_deadline = vc_mono_ms() + STOP_GRACE_MS;
-                    dispatch_drain(p.dispatch);
+                    dispatch_leave(p.dispatch);
                 }
             }
         }
@@ -430,6 +430,7 @@ int main(int argc, char **argv)
             break;
         }
         if (stopping) {
+            dispatch_release_fronts(p.dispatch);
             if (dispatch_alive(p.dispatch) == 0 || vc_mono_ms() >= stop_deadline) {
                 dispatch_kill_workers(p.dispatch);
                 break;
