@@ -32,7 +32,7 @@ void bp_turns(broker_peer_t *bp, int n)
         size_t nf = fronts_pollitems(bp->fronts, items, FRONTS_MAX + 1, !bp->d->leaving);
         items[nf] = (zmq_pollitem_t){NULL, dispatch_poll_fd(bp->d), ZMQ_POLLIN, 0};
         dispatch_watch(bp->d);
-        zmq_poll(items, (int)nf + 1, 5);
+        zmq_poll(items, (int)nf + 1, bp->poll_ms);
         if (items[nf].revents & ZMQ_POLLIN)
             dispatch_on_workers(bp->d);
         fronts_on_poll(bp->fronts, items, nf, dispatch_on_front, bp->d);
@@ -43,6 +43,7 @@ void bp_turns(broker_peer_t *bp, int n)
 void bp_start(broker_peer_t *bp, const char *conf, int workers)
 {
     memset(bp, 0, sizeof(*bp));
+    bp->poll_ms = 5;
     vc_log_set_level(VC_LOG_CRIT);
     char tmpl[] = "/tmp/vc-broker-test-XXXXXX";
     if (mkdtemp(tmpl) == NULL)
@@ -66,12 +67,22 @@ void bp_start(broker_peer_t *bp, const char *conf, int workers)
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
             exit(2);
+        /* A signal the broker sends kills it, as it kills a worker, and
+         * not a sanitizer's or libFuzzer's handler it inherited: blocked
+         * until those are gone. */
+        sigset_t all, old;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &old);
         pid_t pid = fork();
         if (pid == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlives the test */
+            for (int sig = 1; sig < NSIG; sig++)
+                signal(sig, SIG_DFL);
+            sigprocmask(SIG_SETMASK, &old, NULL);
             for (;;)
                 pause();
         }
+        sigprocmask(SIG_SETMASK, &old, NULL);
         bp_worker_t *w = &bp->w[bp->nw++];
         w->pid = pid;
         w->fd = sv[1];
@@ -162,6 +173,23 @@ void bp_msg_free(bp_msg_t *m)
         close(m->fd);
     m->bm = NULL;
     m->fd = -1;
+}
+
+void bp_front_drain(broker_peer_t *bp)
+{
+    bp_msg_t m;
+    while (bp_front_next(bp, &m, 0))
+        bp_msg_free(&m);
+    bp_msg_free(&m);
+}
+
+int bp_front_id(broker_peer_t *bp, char fid[FRONT_ID_LEN])
+{
+    char ids[1][FRONT_ID_LEN];
+    if (fronts_ids(bp->fronts, ids, 1) != 1)
+        return 0;
+    memcpy(fid, ids[0], FRONT_ID_LEN);
+    return 1;
 }
 
 int bp_front_closed(broker_peer_t *bp, int timeout_ms)

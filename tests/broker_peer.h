@@ -30,6 +30,7 @@ typedef struct broker_peer {
     vc_board_t *board; /* mapped from the first Lend */
     bp_worker_t w[BP_MAX_WORKERS];
     int nw;
+    int poll_ms; /* each turn waits this long for the peers (5) */
 } broker_peer_t;
 
 /* One message the broker sent the front: the BackMessage, and what came
@@ -51,6 +52,10 @@ void bp_turns(broker_peer_t *bp, int n);
  * timeout_ms: 1, or 0 if none came. */
 int bp_front_next(broker_peer_t *bp, bp_msg_t *m, int timeout_ms);
 void bp_msg_free(bp_msg_t *m);
+/* Reads and drops what the broker sent the front so far. */
+void bp_front_drain(broker_peer_t *bp);
+/* The front's id inside the broker: 1, or 0 if it is not linked. */
+int bp_front_id(broker_peer_t *bp, char fid[FRONT_ID_LEN]);
 /* Whether the broker closed the front's link (within timeout_ms). */
 int bp_front_closed(broker_peer_t *bp, int timeout_ms);
 /* The front sends raw message frames (a FrontMessage first). */
