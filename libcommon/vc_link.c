@@ -94,6 +94,8 @@ static void reserve(vc_link_buf_t *b, size_t more)
 
 static void put(vc_link_buf_t *b, const void *p, size_t n)
 {
+    if (n == 0)
+        return; /* an empty frame may have no base */
     memcpy(b->p + b->len, p, n);
     b->len += n;
 }

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "vc_wire.h"
@@ -306,7 +308,25 @@ static void went_idle(lent_t *l)
     bs->what[0] = bs->script[0] = '\0';
     vc_board_end(bs);
     l->busy = l->finishing = 0;
+    if (l->job)
+        l->job->lw = NULL; /* a job still here had no whole answer */
     l->job = NULL;
+}
+
+/* p's worker is gone, or done with it, and p's answer is not whole: cut
+ * if it had begun, else 502. May dispose p. */
+static void fail_unanswered(backend_t *be, preq_t *p)
+{
+    if (p->started) {
+        p->final_seen = 1;
+        p->aborted = 1;
+        stream_kick(p);
+        return;
+    }
+    p->given_up = p->final_seen = 1;
+    be->f->stats.errors_5xx++;
+    board(be)->failed_502++;
+    h2o_send_error_generic(p->req, 502, "Bad Gateway", "Bad Gateway: the PHP worker died\n", 0);
 }
 
 /* Once idle, l goes back to the pool (settle): its link is not read
@@ -326,8 +346,17 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
         return 0;
     char flag = *(const char *)f[0].iov_base;
     if (flag == WIRE_READY) {
+        preq_t *p = l->busy && !l->finishing ? l->job : NULL;
         if (l->busy)
             went_idle(l);
+        /* Ready with its request unanswered: only native code in the
+         * worker sends that. Its client is not left waiting (found by
+         * fuzz_front_link: the request kept a pointer to the worker, freed
+         * once given back). */
+        if (p && p->req && !p->final_seen) {
+            vc_log(VC_LOG_ERR, "backend", "lent worker %d said it was ready before it answered its request", l->pid);
+            fail_unanswered(be, p);
+        }
         return goes_back(l);
     }
     if (n < 3 || !l->busy)
@@ -418,9 +447,7 @@ static void lent_lost(lent_t *l, const char *why)
         outcome = vc_outcome_of_death(p->started, timed_out, p->idempotent && p->retries == 0 && p->packed);
         switch (outcome) {
         case VC__OUTCOME__OUTCOME_ABORTED:
-            p->final_seen = 1;
-            p->aborted = 1;
-            stream_kick(p); /* may dispose p */
+            fail_unanswered(be, p); /* cut; may dispose p */
             break;
         case VC__OUTCOME__OUTCOME_RETRIED: {
             p->retries++;
@@ -443,10 +470,7 @@ static void lent_lost(lent_t *l, const char *why)
             h2o_send_error_generic(req, 504, "Gateway Time-out", "Gateway Timeout: the script ran too long\n", 0);
             break;
         default:
-            p->given_up = p->final_seen = 1;
-            be->f->stats.errors_5xx++;
-            board(be)->failed_502++;
-            h2o_send_error_generic(req, 502, "Bad Gateway", "Bad Gateway: the PHP worker died\n", 0);
+            fail_unanswered(be, p); /* 502 */
             break;
         }
     } else if (p && p->final_seen) {
@@ -464,12 +488,37 @@ static lent_t *lent_by_slot(backend_t *be, uint32_t slot)
     return NULL;
 }
 
+/* What came with a Lend is what it says, or refused: a descriptor of
+ * another kind (a broker's fault, or descriptors out of step with their
+ * messages) made epoll refuse the worker's link, and libh2o then stopped
+ * updating every socket (found by fuzz_front_link); a board smaller than
+ * a board faults when read. */
+static int is_stream_socket(int fd)
+{
+    struct stat st;
+    int type = 0;
+    socklen_t len = sizeof(type);
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) &&
+           getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 && type == SOCK_STREAM;
+}
+
+static int is_board(int fd)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (size_t)st.st_size >= sizeof(vc_board_t);
+}
+
 void lent_on_lend(backend_t *be, const Vc__Lend *m)
 {
     int fd = vc_link_take_fd(&be->in);
+    if (fd >= 0 && !is_stream_socket(fd)) {
+        close(fd);
+        fd = -1;
+    }
     if (m->board) {
         int bfd = vc_link_take_fd(&be->in);
-        void *map = bfd >= 0 ? mmap(NULL, sizeof(vc_board_t), PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0) : MAP_FAILED;
+        void *map =
+            is_board(bfd) ? mmap(NULL, sizeof(vc_board_t), PROT_READ | PROT_WRITE, MAP_SHARED, bfd, 0) : MAP_FAILED;
         if (bfd >= 0)
             close(bfd);
         if (map == MAP_FAILED) {
