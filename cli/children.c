@@ -30,26 +30,33 @@
 /* How long daemons get to stop on SIGTERM before SIGKILL. */
 #define STOP_GRACE_MS 3000
 
-size_t sup_copies_of(const sup_t *s, const char *binary)
+size_t sup_copies_of(const sup_t *s, const vc_section_t *sec)
 {
-    if (strcmp(binary, "vc-front") == 0)
-        return (size_t)s->cfg->front.processes;
-    if (strcmp(binary, "vc-php") == 0)
+    const vc_supervision_t *how = sec->supervision;
+    if (how->copies == VC_COPIES_PER_POOL)
         return s->privs.npools;
+    if (how->copies == VC_COPIES_SETTING) {
+        const char *values = vc_config_section(s->cfg, sec);
+        for (size_t i = 0; values && i < sec->nsettings; i++)
+            if (strcmp(sec->settings[i].path, how->copies_setting) == 0 && sec->settings[i].type == T_INT)
+                return (size_t) * (const int64_t *)(values + sec->settings[i].off);
+        vc_log(VC_LOG_ERR, "up", "%s: its copies setting \"%s\" is not an integer setting of its own", how->binary,
+               how->copies_setting);
+    }
     return 1;
 }
 
-int sup_is_front(const child_t *k)
+int sup_serves_clients(const child_t *k)
 {
-    return strcmp(k->binary, "vc-front") == 0;
+    return k->how->serves_clients;
 }
 
 int sup_overlaps(const sup_t *s, const child_t *k)
 {
-    if (sup_is_front(k))
-        return 1; /* the listeners are shared */
-    if (k->pool < 0)
+    if (!k->how->overlaps)
         return 0;
+    if (k->pool < 0)
+        return 1; /* a front: the listeners are shared */
     /* A pool's Unix socket is taken over in one step (vc_link_listen); a
      * TCP port cannot be bound twice, so that pool stops first, and the
      * fronts hold new requests until its successor is up. */
@@ -117,7 +124,7 @@ static void spawn_as(sup_t *s, child_t *k, int replacing)
         snprintf(fdstr, sizeof(fdstr), "%d", fd);
         setenv("VC_READY_FD", fdstr, 1);
         setenv("VC_DATA", s->data_dir, 1);
-        if (sup_is_front(k)) {
+        if (sup_serves_clients(k)) {
             /* The listeners cross the exec; the port never closes. */
             for (size_t i = 0; i < s->nlisteners; i++)
                 fcntl(s->listeners[i].fd, F_SETFD, 0);
@@ -164,7 +171,8 @@ void sup_spawn(sup_t *s, child_t *k)
  * start-up so each daemon finds the ones before it running. */
 int sup_wait_ready(child_t *k)
 {
-    struct timeval tv = {READY_TIMEOUT_MS / 1000, 0};
+    int ms = k->how->ready_timeout_ms > 0 ? k->how->ready_timeout_ms : READY_TIMEOUT_MS;
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
     fd_set rd;
     FD_ZERO(&rd);
     FD_SET(k->ready_fd, &rd);

@@ -32,6 +32,5 @@ int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **a
 vc_config_t *cli_running_config(cli_t *cli);
 
 /* The daemons `vc up` runs, in start order. */
-extern const char *const cli_daemons[];
 
 #endif

@@ -13,8 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-const char *const cli_daemons[] = {"vc-bus", "vc-php", "vc-front", NULL};
-
 static void usage(FILE *out)
 {
     fputs("usage: vc [--data DIR] [--conf DIR] COMMAND [ARGS]\n"

@@ -11,14 +11,17 @@
 #include "vc_bus.h"
 #include "vc_ctl.h"
 #include "vc_listen.h"
+#include "vc_settings.h"
 #include "vc_store.h"
 
 #include <stdint.h>
 #include <sys/types.h>
 
 typedef struct child {
-    const char *binary; /* "vc-front" */
-    char name[48];      /* "vc-front", "vc-front.1" for a second front, "vc-php.shop" for a pool */
+    const vc_section_t *sec;     /* the daemon's own declaration (vc_settings.h) */
+    const vc_supervision_t *how; /* sec->supervision */
+    const char *binary;          /* "vc-front" */
+    char name[48];               /* "vc-front", "vc-front.1" for a second front, "vc-php.shop" for a pool */
     int instance;
     pid_t pid;
     int ready_fd; /* read end of the readiness pipe, -1 once ready */
@@ -57,10 +60,12 @@ typedef struct sup {
     uint64_t started_ms;
 } sup_t;
 
-/* How many processes of a daemon the configuration asks for: fronts,
- * front.processes; vc-php, one per pool; others, one. */
-size_t sup_copies_of(const sup_t *s, const char *binary);
-int sup_is_front(const child_t *k);
+/* How many processes of a daemon the configuration asks for, as its
+ * supervision entry says (vc_settings.h): one, one per pool, or a setting
+ * (front.processes). */
+size_t sup_copies_of(const sup_t *s, const vc_section_t *sec);
+/* k gets the listening sockets (a front). */
+int sup_serves_clients(const child_t *k);
 /* Whether k's successor can run beside it while it finishes (sup_replace):
  * fronts, and pools linked over a Unix socket. */
 int sup_overlaps(const sup_t *s, const child_t *k);

@@ -98,7 +98,7 @@ static int reload(sup_t *s, char *err, size_t errlen)
     for (size_t i = 0; i < s->nkids; i++) {
         if (s->kids[i].pid <= 0)
             continue;
-        if (sup_is_front(&s->kids[i])) {
+        if (s->kids[i].how->reload_by_replacing) {
             /* A front applies a configuration by being replaced. */
             char why[256];
             if (sup_replace(s, &s->kids[i], why, sizeof(why)) < 0)
@@ -398,16 +398,29 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     if (s.cfg->admin_listen && *s.cfg->admin_listen &&
         vc_listen_open(s.cfg->admin_listen, VC_LISTEN_ADMIN, &s.listeners, &s.nlisteners) < 0)
         return 1;
-    /* Fronts: front.processes of them; PHP: one per pool. */
-    size_t nprocs = 0;
-    for (size_t i = 0; cli_daemons[i]; i++)
-        nprocs += sup_copies_of(&s, cli_daemons[i]);
+    /* Each daemon its supervision entry asks for (vc_settings.h), in its
+     * order: fronts, front.processes of them; PHP, one per pool. */
+    const vc_section_t *daemons[16];
+    size_t ndaemons = 0, nprocs = 0;
+    for (size_t i = 0; vc_sections[i] && ndaemons < VC_ARRAY_SIZE(daemons); i++)
+        if (vc_sections[i]->supervision)
+            daemons[ndaemons++] = vc_sections[i];
+    for (size_t i = 1; i < ndaemons; i++) /* by order; few, so insertion */
+        for (size_t j = i; j > 0 && daemons[j]->supervision->order < daemons[j - 1]->supervision->order; j--) {
+            const vc_section_t *t = daemons[j];
+            daemons[j] = daemons[j - 1];
+            daemons[j - 1] = t;
+        }
+    for (size_t i = 0; i < ndaemons; i++)
+        nprocs += sup_copies_of(&s, daemons[i]);
     s.kids = vc_calloc(nprocs, sizeof(*s.kids));
-    for (size_t i = 0; cli_daemons[i]; i++) {
-        int pools = strcmp(cli_daemons[i], "vc-php") == 0;
-        for (size_t c = 0; c < sup_copies_of(&s, cli_daemons[i]); c++) {
+    for (size_t i = 0; i < ndaemons; i++) {
+        int pools = daemons[i]->supervision->copies == VC_COPIES_PER_POOL;
+        for (size_t c = 0; c < sup_copies_of(&s, daemons[i]); c++) {
             child_t *k = &s.kids[s.nkids++];
-            k->binary = cli_daemons[i];
+            k->sec = daemons[i];
+            k->how = daemons[i]->supervision;
+            k->binary = k->how->binary;
             k->instance = pools ? 0 : (int)c;
             k->pool = pools ? (int)c : -1;
             if (c == 0)
@@ -428,7 +441,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
             break;
         }
         /* The bus is up: join it before the others start. */
-        if (i == 0 && !strcmp(k->binary, "vc-bus")) {
+        if (!strcmp(k->binary, "vc-bus") && s.bus == NULL) {
             char *bus_ep = vc_config_endpoint(s.cfg, "bus-in");
             s.bus = vc_bus_new(s.zctx, bus_ep, "vc");
             free(bus_ep);

@@ -27,24 +27,7 @@ static const struct spec global_specs[] = {
     {"allow_root", T_BOOL, G(allow_root), 0, 0},
     {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
     {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
-    {"front.processes", T_INT, G(front.processes), 1, 64},
-    {"front.max_body", T_SIZE, G(front.max_body), 0, BIG},
-    {"front.max_header_bytes", T_SIZE, G(front.max_header_bytes), 1024, 1 << 24},
-    {"front.idle_timeout", T_DURATION, G(front.idle_timeout_ms), 100, 3600000},
-    {"front.gzip", T_BOOL, G(front.gzip), 0, 0},
-    {"front.max_headers", T_INT, G(front.max_headers), 1, 100},
-    {"front.max_connections", T_INT, G(front.max_connections), 1, 1000000},
-    {"front.max_connections_per_address", T_INT, G(front.max_connections_per_address), 1, 1000000},
-    {"front.header_timeout", T_DURATION, G(front.header_timeout_ms), 100, 3600000},
-    {"front.h2_max_streams", T_INT, G(front.h2_max_streams), 1, 1000},
-    {"front.php_timeout", T_DURATION, G(front.php_timeout_ms), 100, 3600000},
-    {"front.response_buffer", T_SIZE, G(front.response_buffer), 64 * 1024, 1LL << 30},
-    {"front.response_temp_max", T_SIZE, G(front.response_temp_max), 0, BIG},
-    {"front.temp_path", T_STR, G(front.temp_path), 0, 0},
-    {"front.ban_time", T_DURATION, G(front.ban_ms), 0, 86400000},
-    {"front.access_log", T_LOGFORMAT, G(front.access_log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
-    {"bus.journal_max", T_INT, G(bus.journal_max), 1, 10000000},
 };
 
 static const struct spec site_specs[] = {
@@ -87,32 +70,83 @@ static const struct {
     {"VC_MAX_REQUESTS", "php.max_requests"},
     {"VC_LOG_LEVEL", "log.level"},
     {"VC_LOG_FORMAT", "log.format"},
-    {"VC_FRONT_PROCESSES", "front.processes"},
     {"VC_ROOT", "root"},
 };
 
-const char *const vc_config_env_names[] = {"VC_LISTEN",
-                                           "VC_TLS_LISTEN",
-                                           "VC_ADMIN_LISTEN",
-                                           "VC_MODE",
-                                           "VC_WORKERS",
-                                           "VC_WORKER_SCRIPT",
-                                           "VC_WORKER_RESTORE",
-                                           "VC_PHP_INI",
-                                           "VC_PHP_INI_FILE",
-                                           "VC_MAX_REQUESTS",
-                                           "VC_LOG_LEVEL",
-                                           "VC_LOG_FORMAT",
-                                           "VC_FRONT_PROCESSES",
-                                           "VC_ROOT",
-                                           "VC_USER",
-                                           "VC_ALLOW_ROOT",
-                                           "VC_PHP_USER",
-                                           "VC_PHP_GROUP",
-                                           "VC_OPEN_BASEDIR",
-                                           "VC_PRIVATE_MOUNTS",
-                                           "VC_SYSCALL_FILTER",
-                                           NULL};
+const char *vc_config_env_name(size_t i)
+{
+    if (i < VC_ARRAY_SIZE(env_map))
+        return env_map[i].env;
+    i -= VC_ARRAY_SIZE(env_map);
+    for (size_t k = 0; vc_sections[k]; i -= vc_sections[k++]->nenv)
+        if (i < vc_sections[k]->nenv)
+            return vc_sections[k]->env[i].env;
+    return NULL;
+}
+
+/* ---- the daemons' own sections (vc_settings.h) ------------------------ */
+
+/* The spec of path among the sections', and where its value goes. */
+static const struct spec *section_spec(vc_config_t *cfg, const char *path, void **into)
+{
+    for (size_t k = 0; vc_sections[k]; k++) {
+        const struct spec *sp = vc_config_find_spec(vc_sections[k]->settings, vc_sections[k]->nsettings, path);
+        if (sp) {
+            *into = cfg->sections[k];
+            return sp;
+        }
+    }
+    return NULL;
+}
+
+/* The section's setting named by an environment variable, or NULL. */
+static const char *section_env_path(const char *env)
+{
+    for (size_t k = 0; vc_sections[k]; k++)
+        for (size_t i = 0; i < vc_sections[k]->nenv; i++)
+            if (strcmp(vc_sections[k]->env[i].env, env) == 0)
+                return vc_sections[k]->env[i].path;
+    return NULL;
+}
+
+static void sections_defaults(vc_config_t *cfg, const char *data_dir)
+{
+    size_t n = 0;
+    while (vc_sections[n])
+        n++;
+    cfg->sections = vc_calloc(n + 1, sizeof(void *));
+    for (size_t k = 0; k < n; k++) {
+        cfg->sections[k] = vc_calloc(1, vc_sections[k]->size ? vc_sections[k]->size : 1);
+        if (vc_sections[k]->defaults)
+            vc_sections[k]->defaults(cfg->sections[k], data_dir);
+    }
+}
+
+/* Frees what a section's strings and lists hold, then the section. */
+static void sections_fini(vc_config_t *cfg)
+{
+    for (size_t k = 0; cfg->sections && vc_sections[k]; k++) {
+        char *base = cfg->sections[k];
+        for (size_t i = 0; base && i < vc_sections[k]->nsettings; i++) {
+            const struct spec *sp = &vc_sections[k]->settings[i];
+            if (sp->type == T_STR)
+                free(*(char **)(base + sp->off));
+            else if (sp->type == T_LIST)
+                vc_config_free_list((char ***)(base + sp->off), (size_t *)(base + sp->off + sizeof(char **)));
+        }
+        free(base);
+    }
+    free(cfg->sections);
+    cfg->sections = NULL;
+}
+
+const void *vc_config_section(const vc_config_t *cfg, const vc_section_t *sec)
+{
+    for (size_t k = 0; vc_sections[k]; k++)
+        if (vc_sections[k] == sec)
+            return cfg->sections[k];
+    return NULL;
+}
 
 /* ---- errors ----------------------------------------------------------- */
 
@@ -377,6 +411,8 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
         void *into = base;
         if (sp == NULL && cfg != NULL && base == cfg && (sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)))
             into = &cfg->php; /* php.*: the default pool's settings */
+        if (sp == NULL && cfg != NULL && base == cfg)
+            sp = section_spec(cfg, path, &into); /* a daemon's own */
         if (sp != NULL) {
             int r = vc_config_set_setting(c, sp, into, s);
             if (r < 0)
@@ -467,7 +503,6 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->run_dir = vc_asprintf("%s/run", data_dir);
     cfg->state_dir = vc_asprintf("%s/state", data_dir);
     cfg->log_dir = vc_asprintf("%s/log", data_dir);
-    cfg->front.temp_path = vc_asprintf("%s/temp", data_dir);
     cfg->listen = vc_malloc(sizeof(char *));
     cfg->listen[0] = vc_strdup(":8080");
     cfg->nlisten = 1;
@@ -478,23 +513,8 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->log_level = VC_LOG_INFO;
     cfg->user = vc_strdup("vc");
     vc_pool_defaults(&cfg->php, "default");
-    cfg->front.processes = 1;
-    cfg->front.max_body = 8 * 1024 * 1024;
-    cfg->front.max_header_bytes = 16 * 1024;
-    cfg->front.idle_timeout_ms = 60000;
-    cfg->front.max_headers = 64;
-    cfg->front.max_connections = 10000;
-    cfg->front.max_connections_per_address = 1024;
-    cfg->front.header_timeout_ms = 10000;
-    cfg->front.response_buffer = 4 << 20;
-    cfg->front.response_temp_max = 1LL << 30;
-    cfg->front.h2_max_streams = 100;
-    /* Longer than a queue wait (30 s) plus a script's limit and grace. */
-    cfg->front.php_timeout_ms = 90000;
-    cfg->front.ban_ms = 60000;
-    cfg->front.gzip = 1;
     cfg->store.map_size = 256LL * 1024 * 1024;
-    cfg->bus.journal_max = 10000;
+    sections_defaults(cfg, data_dir);
 }
 
 /* Applies one "path = text" from the environment or the command line. The
@@ -516,6 +536,9 @@ static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, con
         return vc_config_set_text(c, 0, sp, cfg, text);
     if ((sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)) != NULL)
         return vc_config_set_text(c, 0, sp, &cfg->php, text);
+    void *into;
+    if ((sp = section_spec(cfg, path, &into)) != NULL)
+        return vc_config_set_text(c, 0, sp, into, text);
     return vc_config_fail(c, 0, "unknown setting \"%s\"", path);
 }
 
@@ -631,6 +654,8 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
         for (size_t j = 0; j < VC_ARRAY_SIZE(env_map); j++)
             if (strcmp(env_map[j].env, v->env[i]->key) == 0)
                 path = env_map[j].path;
+        if (path == NULL)
+            path = section_env_path(v->env[i]->key);
         if (path == NULL || apply_override(&c, cfg, path, v->env[i]->value, &root, &fallback) < 0) {
             if (path == NULL)
                 vc_config_fail(&c, 0, "not a known variable");
@@ -699,7 +724,7 @@ void vc_config_destroy(vc_config_t **pcfg)
     vc_config_free_list(&cfg->tls_listen, &cfg->ntls_listen);
     free(cfg->admin_listen);
     free(cfg->user);
-    free(cfg->front.temp_path);
+    sections_fini(cfg);
     vc_pool_fini(&cfg->php);
     for (size_t i = 0; i < cfg->npools; i++)
         vc_pool_fini(&cfg->pools[i]);

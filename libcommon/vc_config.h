@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "config.pb-c.h"
+#include "vc_settings.h"
 
 /* A PHP pool, as php-fpm's: its own user, processes, limits and PHP
  * settings. The `php` block is the pool named "default"; `pools` names
@@ -104,31 +105,12 @@ typedef struct vc_config {
     size_t npools;
 
     struct {
-        int64_t processes;
-        int64_t max_body;
-        int64_t max_header_bytes;
-        int64_t idle_timeout_ms;
-        int64_t max_headers;
-        int64_t max_connections;
-        int64_t max_connections_per_address;
-        int64_t header_timeout_ms; /* no request and no progress from a new connection by then: closed */
-        int64_t h2_max_streams;
-        int64_t php_timeout_ms;    /* no answer head from PHP by then: 504 */
-        int64_t response_buffer;   /* bytes of a PHP answer held in memory per request */
-        int64_t response_temp_max; /* then in a temporary file, up to this */
-        char *temp_path;           /* where those files go (DATA/temp) */
-        int64_t ban_ms;            /* an address cut for resets twice: refused this long */
-        int gzip;
-        int access_log_json;
-    } front;
-
-    struct {
         int64_t map_size;
     } store;
 
-    struct {
-        int64_t journal_max;
-    } bus;
+    /* Each daemon's own settings (vc_settings.h), in vc_sections' order:
+     * read with vc_config_section. */
+    void **sections;
 
     vc_endpoint_override_t *endpoints;
     size_t nendpoints;
@@ -190,6 +172,8 @@ char *vc_config_pool_home(const char *data_dir, const char *pool);
 const vc_site_t *vc_config_site_for_host(const vc_config_t *cfg, const char *host, size_t len);
 
 /* The names of VC_* variables that the configuration reads. */
-extern const char *const vc_config_env_names[];
+/* The i-th VC_* variable the configuration reads (the suite's and every
+ * section's), or NULL past the last. */
+const char *vc_config_env_name(size_t i);
 
 #endif

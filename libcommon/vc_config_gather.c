@@ -105,12 +105,12 @@ Vc__ConfigVersion *vc_config_gather(const char *confdir, char *err, size_t errle
             return NULL;
         }
     }
-    for (size_t i = 0; vc_config_env_names[i]; i++) {
-        const char *val = getenv(vc_config_env_names[i]);
+    for (size_t i = 0; vc_config_env_name(i); i++) {
+        const char *val = getenv(vc_config_env_name(i));
         if (val == NULL || *val == '\0')
             continue;
         v->env = vc_realloc(v->env, (v->n_env + 1) * sizeof(*v->env));
-        v->env[v->n_env++] = new_field(vc_config_env_names[i], val);
+        v->env[v->n_env++] = new_field(vc_config_env_name(i), val);
     }
     return v;
 }

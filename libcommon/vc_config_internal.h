@@ -12,17 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT, T_WORKERS };
-
-/* One setting: its dotted path ("php.workers"), its type, where it goes
- * (an offset into the struct being read) and its range. A T_LIST field
- * is a char ** followed by its size_t count. */
-struct spec {
-    const char *path;
-    enum type type;
-    size_t off;
-    int64_t min, max;
-};
+/* enum type and struct spec: vc_settings.h. */
 
 /* The source being read, for errors. */
 struct ctx {

@@ -1,4 +1,6 @@
 #include "vc_config.h"
+#include "../daemons/vc-bus/settings.h"
+#include "../daemons/vc-front/settings.h"
 #include "vc_test.h"
 #include "vc_util.h"
 
@@ -53,7 +55,7 @@ int main(void)
     CHECK(cfg->php.workers == 4);
     CHECK_STR(cfg->php.mode, "classic");
     CHECK(cfg->nlisten == 1 && !strcmp(cfg->listen[0], ":8080"));
-    CHECK(cfg->front.max_body == 8 * 1024 * 1024);
+    CHECK(front_settings(cfg)->max_body == 8 * 1024 * 1024);
     CHECK(cfg->nsites == 1 && cfg->sites[0].is_default);
     CHECK_STR(cfg->run_dir, "/data/run");
     char *ep = vc_config_endpoint(cfg, "php");
@@ -75,8 +77,8 @@ int main(void)
     CHECK_STR(cfg->php.mode, "fork");
     CHECK(cfg->php.nini == 1);
     CHECK(cfg->php.queue_timeout_ms == 2000);
-    CHECK(cfg->front.max_body == 1024 * 1024);
-    CHECK(cfg->front.gzip == 0);
+    CHECK(front_settings(cfg)->max_body == 1024 * 1024);
+    CHECK(front_settings(cfg)->gzip == 0);
     CHECK(cfg->log_json == 1);
     ep = vc_config_endpoint(cfg, "php");
     CHECK_STR(ep, "tcp://127.0.0.1:7000");
@@ -100,6 +102,30 @@ int main(void)
     vc_config_destroy(&cfg);
     CHECK_STR(parse("front: { max_body = \"8 apples\"; };\n", NULL, NULL),
               "/etc/vc/vc.conf:1: front.max_body: expected a size like 8M, got \"8 apples\"");
+    /* A daemon's own section (daemons/vc-front/settings.c): the same
+     * errors, its defaults, its environment, and a string it owns. */
+    CHECK_STR(parse("\nfront: {\n  processes = 65;\n};\n", NULL, NULL),
+              "/etc/vc/vc.conf:3: front.processes: 65 is out of range [1, 64]");
+    CHECK_STR(parse("front: { proceses = 2; };\n", NULL, NULL),
+              "/etc/vc/vc.conf:1: unknown setting \"front.proceses\"");
+    CHECK_STR(parse("bus: { journal_max = 5; };\nfront: { temp_path = \"/t\"; };\n", NULL, &cfg), "");
+    CHECK(cfg && bus_settings(cfg)->journal_max == 5 && front_settings(cfg)->processes == 1);
+    CHECK(cfg && !strcmp(front_settings(cfg)->temp_path, "/t"));
+    vc_config_destroy(&cfg);
+    CHECK_STR(parse(NULL, NULL, &cfg), "");
+    CHECK(cfg && !strcmp(front_settings(cfg)->temp_path, "/data/temp") && bus_settings(cfg)->journal_max == 10000);
+    vc_config_destroy(&cfg);
+    {
+        int named = 0;
+        for (size_t i = 0; vc_config_env_name(i); i++)
+            named +=
+                !strcmp(vc_config_env_name(i), "VC_FRONT_PROCESSES") || !strcmp(vc_config_env_name(i), "VC_WORKERS");
+        CHECK(named == 2);
+        int supervised = 0;
+        for (size_t i = 0; vc_sections[i]; i++)
+            supervised += vc_sections[i]->supervision != NULL;
+        CHECK(supervised == 3); /* vc-bus, vc-php, vc-front */
+    }
     CHECK_STR(parse("php: { mode = \"turbo\"; };\n", NULL, NULL),
               "configuration: php.mode: \"turbo\" is not one of classic, worker, fork");
     CHECK_STR(parse("php: { mode = \"worker\"; };\n", NULL, NULL),
@@ -210,10 +236,12 @@ int main(void)
         add(v, "/etc/vc/vc.conf", "php: { workers = 2; mode = \"fork\"; };\n", 0);
         setenv("VC_WORKERS", "6", 1);
         setenv("VC_ROOT", root, 1);
+        setenv("VC_FRONT_PROCESSES", "3", 1);
         Vc__ConfigVersion *g = vc_config_gather(NULL, err, sizeof(err));
         unsetenv("VC_WORKERS");
         unsetenv("VC_ROOT");
-        CHECK(g != NULL && g->n_env == 2);
+        unsetenv("VC_FRONT_PROCESSES");
+        CHECK(g != NULL && g->n_env == 3);
         v->env = g->env;
         v->n_env = g->n_env;
         g->env = NULL;
@@ -221,6 +249,7 @@ int main(void)
         vc_config_version_free(&g);
         cfg = vc_config_parse(v, "/data", err, sizeof(err));
         CHECK(cfg && cfg->php.workers == 6);
+        CHECK(cfg && front_settings(cfg)->processes == 3);
         CHECK(cfg && !strcmp(cfg->php.mode, "fork"));
         CHECK(cfg && !strcmp(cfg->sites[0].root, root));
         vc_config_destroy(&cfg);

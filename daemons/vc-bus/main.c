@@ -5,6 +5,7 @@
  * in a bounded journal in LMDB for `vc events --since`.
  */
 #include "journal.h"
+#include "settings.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
 #include "vc_msg.h"
@@ -116,7 +117,7 @@ int main(int argc, char **argv)
     /* The journal is history, not a ledger: losing the last second of it to
      * a power cut is fine, an fsync per event is not. */
     mdb_env_set_flags(vc_store_env(b.store), MDB_NOSYNC, 1);
-    b.journal = journal_new(b.store, (uint64_t)b.d.cfg->bus.journal_max);
+    b.journal = journal_new(b.store, (uint64_t)bus_settings(b.d.cfg)->journal_max);
 
     b.d.binds_bus = 1;
     vc_daemon_start(&b.d, on_command, &b);

@@ -326,7 +326,7 @@ void backend_tick(backend_t *be)
     /* Requests whose answer has not begun in front.php_timeout: the pool
      * is gone or wedged (its own limits answer well before this). Collected
      * first: answering one may dispose it at once. */
-    uint64_t now = vc_mono_ms(), limit = (uint64_t)be->f->d.cfg->front.php_timeout_ms;
+    uint64_t now = vc_mono_ms(), limit = (uint64_t)front_settings(be->f->d.cfg)->php_timeout_ms;
     preq_t *late[64];
     size_t n = 0;
     for (size_t i = 0; i < NBUCKETS; i++)

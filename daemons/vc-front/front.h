@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "route.h"
+#include "settings.h"
 #include "vc_daemon.h"
 
 typedef struct backend backend_t;

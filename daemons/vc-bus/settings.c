@@ -1,0 +1,30 @@
+/* vc-bus's settings and supervision (vc_settings.h). */
+#include "settings.h"
+#include "vc_util.h"
+
+#include <stddef.h>
+
+static const vc_setting_t settings[] = {
+    {"bus.journal_max", T_INT, offsetof(bus_settings_t, journal_max), 1, 10000000},
+};
+
+static void defaults(void *values, const char *data_dir)
+{
+    (void)data_dir;
+    ((bus_settings_t *)values)->journal_max = 10000;
+}
+
+static const vc_supervision_t supervision = {
+    .binary = "vc-bus",
+    .order = 10, /* first: everyone publishes to it */
+    .copies = VC_COPIES_ONE,
+};
+
+const vc_section_t vc_bus_settings = {
+    .name = "bus",
+    .settings = settings,
+    .nsettings = VC_ARRAY_SIZE(settings),
+    .size = sizeof(bus_settings_t),
+    .defaults = defaults,
+    .supervision = &supervision,
+};

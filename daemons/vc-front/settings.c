@@ -1,0 +1,73 @@
+/* vc-front's settings and supervision (vc_settings.h). */
+#include "settings.h"
+#include "vc_util.h"
+
+#include <stddef.h>
+
+#define F(field) offsetof(front_settings_t, field)
+#define BIG INT64_MAX
+
+static const vc_setting_t settings[] = {
+    {"front.processes", T_INT, F(processes), 1, 64},
+    {"front.max_body", T_SIZE, F(max_body), 0, BIG},
+    {"front.max_header_bytes", T_SIZE, F(max_header_bytes), 1024, 1 << 24},
+    {"front.idle_timeout", T_DURATION, F(idle_timeout_ms), 100, 3600000},
+    {"front.gzip", T_BOOL, F(gzip), 0, 0},
+    {"front.max_headers", T_INT, F(max_headers), 1, 100},
+    {"front.max_connections", T_INT, F(max_connections), 1, 1000000},
+    {"front.max_connections_per_address", T_INT, F(max_connections_per_address), 1, 1000000},
+    {"front.header_timeout", T_DURATION, F(header_timeout_ms), 100, 3600000},
+    {"front.h2_max_streams", T_INT, F(h2_max_streams), 1, 1000},
+    {"front.php_timeout", T_DURATION, F(php_timeout_ms), 100, 3600000},
+    {"front.response_buffer", T_SIZE, F(response_buffer), 64 * 1024, 1LL << 30},
+    {"front.response_temp_max", T_SIZE, F(response_temp_max), 0, BIG},
+    {"front.temp_path", T_STR, F(temp_path), 0, 0},
+    {"front.ban_time", T_DURATION, F(ban_ms), 0, 86400000},
+    {"front.access_log", T_LOGFORMAT, F(access_log_json), 0, 0},
+};
+
+static const vc_env_setting_t env[] = {
+    {"VC_FRONT_PROCESSES", "front.processes"},
+};
+
+static void defaults(void *values, const char *data_dir)
+{
+    front_settings_t *f = values;
+    f->temp_path = vc_asprintf("%s/temp", data_dir);
+    f->processes = 1;
+    f->max_body = 8 * 1024 * 1024;
+    f->max_header_bytes = 16 * 1024;
+    f->idle_timeout_ms = 60000;
+    f->max_headers = 64;
+    f->max_connections = 10000;
+    f->max_connections_per_address = 1024;
+    f->header_timeout_ms = 10000;
+    f->response_buffer = 4 << 20;
+    f->response_temp_max = 1LL << 30;
+    f->h2_max_streams = 100;
+    /* Longer than a queue wait (30 s) plus a script's limit and grace. */
+    f->php_timeout_ms = 90000;
+    f->ban_ms = 60000;
+    f->gzip = 1;
+}
+
+static const vc_supervision_t supervision = {
+    .binary = "vc-front",
+    .order = 30, /* after the pools it sends to */
+    .copies = VC_COPIES_SETTING,
+    .copies_setting = "front.processes",
+    .serves_clients = 1,
+    .overlaps = 1,
+    .reload_by_replacing = 1,
+};
+
+const vc_section_t vc_front_settings = {
+    .name = "front",
+    .settings = settings,
+    .nsettings = VC_ARRAY_SIZE(settings),
+    .size = sizeof(front_settings_t),
+    .defaults = defaults,
+    .env = env,
+    .nenv = VC_ARRAY_SIZE(env),
+    .supervision = &supervision,
+};

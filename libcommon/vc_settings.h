@@ -1,0 +1,77 @@
+/*
+ * What a daemon declares about itself, in its own folder: its settings
+ * (daemons/NAME/settings.c) and how `vc up` runs it. The build collects
+ * every daemons/NAME/settings.c and lists the section each defines (named
+ * after its folder: daemons/vc-front defines vc_front_settings) in
+ * vc_sections, so adding a daemon edits no shared file: vc_config.c reads
+ * a section's settings with the same file:line errors and refusal of
+ * unknown names as its own, and the supervisor runs what the section says.
+ */
+#ifndef VC_SETTINGS_H
+#define VC_SETTINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vc_config;
+
+enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT, T_WORKERS };
+
+/* One setting: its dotted path ("front.processes"), its type, where it
+ * goes (an offset into the struct being read) and its range. A T_LIST
+ * field is a char ** followed by its size_t count. A T_DURATION is kept
+ * in milliseconds. */
+struct spec {
+    const char *path;
+    enum type type;
+    size_t off;
+    int64_t min, max;
+};
+typedef struct spec vc_setting_t;
+
+/* An environment variable and the setting it sets (it wins over files). */
+typedef struct vc_env_setting {
+    const char *env, *path;
+} vc_env_setting_t;
+
+typedef enum {
+    VC_COPIES_ONE,      /* one process */
+    VC_COPIES_PER_POOL, /* one per PHP pool (vc-php) */
+    VC_COPIES_SETTING,  /* as many as an integer setting of the section says */
+} vc_copies_t;
+
+/* How `vc up` runs the daemon. */
+typedef struct vc_supervision {
+    const char *binary;         /* in the suite's bin directory */
+    int order;                  /* started in rising order, stopped in falling */
+    vc_copies_t copies;         /* each copy gets VC_INSTANCE (0, 1, ...) */
+    const char *copies_setting; /* VC_COPIES_SETTING: which */
+    int serves_clients;         /* it gets the listening sockets (VC_LISTEN_FDS;
+                                 * the admin one to copy 0 only) */
+    int overlaps;               /* `vc restart` starts its successor first and
+                                 * stops it once that one is ready */
+    int reload_by_replacing;    /* it applies a new configuration by being
+                                 * replaced (else: its `reload` command) */
+    int ready_timeout_ms;       /* to say it is ready; 0: 15 s */
+} vc_supervision_t;
+
+typedef struct vc_section {
+    const char *name; /* the first part of its settings' paths: "front" */
+    const vc_setting_t *settings;
+    size_t nsettings;
+    size_t size; /* of its values */
+    void (*defaults)(void *values, const char *data_dir);
+    const vc_env_setting_t *env;
+    size_t nenv;
+    const vc_supervision_t *supervision; /* NULL: no daemon of its own */
+} vc_section_t;
+
+/* Every section of the build, in the order of their folders' names; NULL
+ * at the end (generated: libcommon/CMakeLists.txt). */
+extern const vc_section_t *const vc_sections[];
+
+/* The section's values in cfg (defaults, then the files, the environment
+ * and `vc up` options), or NULL if the section is not in the build. */
+const void *vc_config_section(const struct vc_config *cfg, const vc_section_t *sec);
+
+#endif
