@@ -4,7 +4,7 @@
 #include "cli.h"
 #include "event.pb-c.h"
 #include "vc_bus.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_store.h"
 #include "vc_util.h"
 

@@ -13,7 +13,7 @@
 #include "vc_ctl.h"
 #include "vc_log.h"
 #include "walls.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_proc.h"
 #include "vc_store.h"
 #include "vc_util.h"

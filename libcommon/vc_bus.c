@@ -1,6 +1,6 @@
 #include "vc_bus.h"
 #include "vc_log.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_util.h"
 
 #include <errno.h>

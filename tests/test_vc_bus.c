@@ -1,5 +1,5 @@
 #include "vc_bus.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_test.h"
 
 int main(void)

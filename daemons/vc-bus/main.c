@@ -8,7 +8,7 @@
 #include "settings.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_proc.h"
 #include "vc_store.h"
 #include "vc_util.h"

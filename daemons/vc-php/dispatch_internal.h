@@ -11,7 +11,7 @@
 #include "fronts.h"
 #include "pool.h"
 #include "vc_log.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_util.h"
 #include "vc_wire.h"
 #include "vc_link.h"

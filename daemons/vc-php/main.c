@@ -11,7 +11,7 @@
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_proc.h"
 #include "vc_util.h"
 #include "zygote.h"

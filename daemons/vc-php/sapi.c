@@ -5,7 +5,7 @@
  */
 #include "sapi.h"
 #include "pool_ini.h"
-#include "appmode.h"
+#include "worker_mode.h"
 #include "vc_log.h"
 #include "vc_util.h"
 

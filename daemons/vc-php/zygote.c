@@ -1,10 +1,10 @@
 #include "zygote.h"
-#include "appmode.h"
+#include "worker_mode.h"
 #include "sapi.h"
 #include "vc_log.h"
 #include "vc_proc.h"
 #include "vc_util.h"
-#include "worker.h"
+#include "worker_link.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -134,7 +134,7 @@ void zygote_main(const vc_config_t *cfg, int sock)
         _exit(1);
     }
     if (cfg->php.worker_script && *cfg->php.worker_script && strcmp(cfg->php.mode, "classic") != 0)
-        appmode_main(cfg, sock, sigfd); /* boots the app, then zygote_serve */
+        worker_mode_main(cfg, sock, sigfd); /* boots the app, then zygote_serve */
     int link = zygote_serve(cfg, sock, sigfd);
     worker_main(cfg, link);
 }

@@ -1,10 +1,10 @@
 /*
- * vc_msg: ZeroMQ helpers. Sockets from endpoints, multipart messages held
+ * vc_zmq: ZeroMQ helpers. Sockets from endpoints, multipart messages held
  * as zmq_msg_t frames (so bodies pass through without copies), protobuf
  * frames packed straight into a buffer ZeroMQ then owns.
  */
-#ifndef VC_MSG_H
-#define VC_MSG_H
+#ifndef VC_ZMQ_H
+#define VC_ZMQ_H
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
-#include "appmode.h"
+#include "worker_mode.h"
 #include "sapi.h"
 #include "vc_log.h"
 #include "vc_util.h"
-#include "worker.h"
+#include "worker_link.h"
 #include "zygote.h"
 
 #include <php_main.h>
@@ -578,7 +578,7 @@ static void __attribute__((noreturn)) leave(int code)
 /* After the handler ran: exit() in it ends the request and the worker; an
  * uncaught exception goes to the user's exception handler if there is one,
  * else it is shown like any other and is fatal, so it bails out to
- * appmode_main, which ends this worker. */
+ * worker_mode_main, which ends this worker. */
 static void after_call(void)
 {
     if (EG(exception) == NULL)
@@ -694,7 +694,7 @@ static void __attribute__((noreturn)) serve_returned(zval *ret)
     leave(code);
 }
 
-void appmode_main(const vc_config_t *cfg, int zsock, int sigfd)
+void worker_mode_main(const vc_config_t *cfg, int zsock, int sigfd)
 {
     A.cfg = cfg;
     A.zsock = zsock;

@@ -1,6 +1,6 @@
-#include "worker.h"
+#include "worker_link.h"
 #include "vc_log.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_util.h"
 #include "vc_wire.h"
 #include "vc_link.h"
@@ -36,7 +36,7 @@ struct worker_conn {
  * worker waiting in poll() wakes at once (no race between a test of the
  * flag and the wait), and one busy with a request finishes it and finds
  * no next one, so its script ends as a script does (worker mode runs the
- * boot's shutdown functions, appmode.c). The signal is never blocked:
+ * boot's shutdown functions, worker_mode.c). The signal is never blocked:
  * the commands scripts run inherit a blocked mask, even through
  * posix_spawn(). */
 static volatile sig_atomic_t told_to_stop;

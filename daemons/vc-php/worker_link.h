@@ -4,8 +4,8 @@
  * one request at a time. Classic mode loops here in C; worker mode drives the same calls
  * from PHP (frankenphp_handle_request or a returned handler).
  */
-#ifndef VC_PHP_WORKER_H
-#define VC_PHP_WORKER_H
+#ifndef VC_PHP_WORKER_LINK_H
+#define VC_PHP_WORKER_LINK_H
 
 #include "sapi.h"
 #include "vc_config.h"

@@ -1,7 +1,7 @@
 #include <errno.h>
 
 #include "control.pb-c.h"
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_test.h"
 
 int main(void)
@@ -54,5 +54,5 @@ int main(void)
     zmq_close(a);
     zmq_close(b);
     zmq_ctx_term(ctx);
-    return vc_test_result("vc_msg");
+    return vc_test_result("vc_zmq");
 }

@@ -13,8 +13,8 @@
  * reset, and (unless the site turns it off) the global variables and every
  * user class's static properties go back to their post-boot values.
  */
-#ifndef VC_PHP_APPMODE_H
-#define VC_PHP_APPMODE_H
+#ifndef VC_PHP_WORKER_MODE_H
+#define VC_PHP_WORKER_MODE_H
 
 #include <php.h>
 
@@ -23,7 +23,7 @@
 /* Boots the worker script in this process (the zygote, PHP started) and
  * forks workers from the booted state through zygote_serve(). Never
  * returns. */
-void appmode_main(const vc_config_t *cfg, int zsock, int sigfd) __attribute__((noreturn));
+void worker_mode_main(const vc_config_t *cfg, int zsock, int sigfd) __attribute__((noreturn));
 
 ZEND_FUNCTION(frankenphp_handle_request);
 

@@ -1,4 +1,4 @@
-#include "vc_msg.h"
+#include "vc_zmq.h"
 #include "vc_util.h"
 
 #include <errno.h>
