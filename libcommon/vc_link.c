@@ -365,16 +365,23 @@ int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t
     return 0;
 }
 
-/* A Unix socket is bound under a temporary name beside its path and
- * renamed onto it: a successor (vc restart php) takes the path over in one
- * step, so a front connecting meanwhile finds the old listener or the new
- * one, never no file; the old process's listener keeps its connections. */
+/* A Unix socket is bound under a temporary name beside its path (PATH.PID)
+ * and renamed onto it when the process is ready to serve (vc_link_publish):
+ * a successor (vc restart php) takes the path over in one step, so a front
+ * connecting meanwhile finds the old listener or the new one, never no file,
+ * and never one still booting; the old process's listener keeps its
+ * connections. */
+static int hidden_name(const struct sockaddr_un *sa, struct sockaddr_un *tmp)
+{
+    *tmp = *sa;
+    int n = snprintf(tmp->sun_path, sizeof(tmp->sun_path), "%s.%d", sa->sun_path, (int)getpid());
+    return n > 0 && (size_t)n < sizeof(tmp->sun_path);
+}
+
 static int bind_unix(int fd, const struct sockaddr_un *sa, ino_t *ino)
 {
-    struct sockaddr_un tmp = *sa;
-    int n = snprintf(tmp.sun_path, sizeof(tmp.sun_path), "%s.%d", sa->sun_path, (int)getpid());
-    int renamed = n > 0 && (size_t)n < sizeof(tmp.sun_path);
-    const struct sockaddr_un *at = renamed ? &tmp : sa;
+    struct sockaddr_un tmp;
+    const struct sockaddr_un *at = hidden_name(sa, &tmp) ? &tmp : sa;
     struct stat st;
     if (lstat(at->sun_path, &st) == 0 && S_ISSOCK(st.st_mode))
         unlink(at->sun_path); /* left by a process that died, as ZeroMQ's ipc:// does */
@@ -382,16 +389,25 @@ static int bind_unix(int fd, const struct sockaddr_un *sa, ino_t *ino)
         return -1;
     if (lstat(at->sun_path, &st) == 0)
         *ino = st.st_ino;
-    if (renamed && rename(tmp.sun_path, sa->sun_path) < 0) {
-        int err = errno;
-        unlink(tmp.sun_path);
-        errno = err;
-        return -1;
-    }
     return 0;
 }
 
-int vc_link_listen(const char *endpoint, ino_t *ino)
+int vc_link_publish(const char *endpoint)
+{
+    struct sockaddr_storage sa;
+    socklen_t len;
+    const char *why;
+    struct sockaddr_un tmp;
+    if (vc_link_address(endpoint, &sa, &len, &why) < 0)
+        return -EINVAL;
+    if (sa.ss_family != AF_UNIX || !hidden_name((struct sockaddr_un *)&sa, &tmp))
+        return 0; /* TCP, or a path too long to hide: bound in place */
+    if (rename(tmp.sun_path, ((struct sockaddr_un *)&sa)->sun_path) < 0)
+        return -errno;
+    return 0;
+}
+
+int vc_link_listen_hidden(const char *endpoint, ino_t *ino)
 {
     struct sockaddr_storage sa;
     socklen_t len;
@@ -417,6 +433,19 @@ int vc_link_listen(const char *endpoint, ino_t *ino)
         int err = errno;
         close(fd);
         return -err;
+    }
+    return fd;
+}
+
+int vc_link_listen(const char *endpoint, ino_t *ino)
+{
+    int fd = vc_link_listen_hidden(endpoint, ino);
+    if (fd < 0)
+        return fd;
+    int rc = vc_link_publish(endpoint);
+    if (rc < 0) {
+        close(fd);
+        return rc;
     }
     return fd;
 }

@@ -108,6 +108,11 @@ int vc_link_address(const char *endpoint, struct sockaddr_storage *sa, socklen_t
  * set, names that file for vc_link_unlisten (0 for TCP). The fd, or a
  * negative errno. */
 int vc_link_listen(const char *endpoint, ino_t *ino);
+/* The same, but a Unix socket stays under a name of its own (PATH.PID)
+ * until vc_link_publish renames it onto its path: a process that takes
+ * over from a running one publishes once it is ready to serve. */
+int vc_link_listen_hidden(const char *endpoint, ino_t *ino);
+int vc_link_publish(const char *endpoint);
 /* Closes the listener and removes its socket file if it is still the one
  * vc_link_listen made (not a successor's). */
 void vc_link_unlisten(int fd, const char *endpoint, ino_t ino);

@@ -53,7 +53,7 @@ void bp_start(broker_peer_t *bp, const char *conf, int workers)
     bp->endpoint = vc_asprintf("ipc://%s/php.sock", bp->dir);
     bp->fronts = fronts_new(bp->endpoint);
     bp->d = dispatch_new(bp->cfg, bp->fronts, NULL);
-    if (bp->fronts == NULL || bp->d == NULL)
+    if (bp->fronts == NULL || bp->d == NULL || fronts_publish(bp->fronts) < 0)
         exit(2);
     dispatch_new_generation(bp->d, 1, bp->cfg); /* as the first zygote's */
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -252,6 +252,15 @@ void bp_front_request(broker_peer_t *bp, uint64_t id, const char *method)
 void bp_lent_request(broker_peer_t *bp, const bp_msg_t *lend, uint64_t id, const char *method)
 {
     request(bp, lend->fd, id, method, 1);
+}
+
+void bp_front_left(broker_peer_t *bp)
+{
+    Vc__Left left = VC__LEFT__INIT;
+    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+    fm.kind_case = VC__FRONT_MESSAGE__KIND_LEFT;
+    fm.left = &left;
+    send_front_message(bp, bp->front, &fm, 0);
 }
 
 void bp_give_back(broker_peer_t *bp, uint32_t slot, int lost, Vc__Outcome outcome, long instead)

@@ -63,6 +63,8 @@ void bp_front_send(broker_peer_t *bp, const struct iovec *f, size_t n);
 /* A request with that id and method, over the broker link / a lent one. */
 void bp_front_request(broker_peer_t *bp, uint64_t id, const char *method);
 void bp_lent_request(broker_peer_t *bp, const bp_msg_t *lend, uint64_t id, const char *method);
+/* Left: the front read Leaving. */
+void bp_front_left(broker_peer_t *bp);
 /* GiveBack{slot, lost, outcome, instead_of (-1: none)}. */
 void bp_give_back(broker_peer_t *bp, uint32_t slot, int lost, Vc__Outcome outcome, long instead);
 /* What the front's board says of slot (the real front writes it). */

@@ -172,6 +172,11 @@ int main(void)
     bp_front_request(&bp, 9, "GET");
     CHECK(bp_front_next(&bp, &lv9, 500) && lv9.bm->kind_case == VC__BACK_MESSAGE__KIND_LEAVING &&
           lv9.bm->leaving->unstarted[0] == 9);
+    /* Holding nothing, but the front has not said Left: what it sent may
+     * still be on the way, so the link stays. Once it says so, it goes. */
+    dispatch_release_fronts(bp.d);
+    CHECK(!bp_front_closed(&bp, 100));
+    bp_front_left(&bp);
     dispatch_release_fronts(bp.d);
     bp_turns(&bp, 2);
     CHECK(bp_front_closed(&bp, 500));

@@ -270,6 +270,18 @@ int main(void)
     close(c);
     vc_link_unlisten(l3, ep, i3);
     CHECK(stat(strchr(ep + 6, '/'), &st) < 0 && errno == ENOENT);
+    /* A hidden listener is found only once published. */
+    ino_t i4;
+    int l4 = vc_link_listen_hidden(ep, &i4);
+    CHECK(l4 >= 0);
+    c = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK(connect(c, (struct sockaddr *)&sa, salen) < 0);
+    close(c);
+    CHECK(vc_link_publish(ep) == 0);
+    c = socket(AF_UNIX, SOCK_STREAM, 0);
+    CHECK(connect(c, (struct sockaddr *)&sa, salen) == 0);
+    close(c);
+    vc_link_unlisten(l4, ep, i4);
     rmdir(dir);
 
     /* Descriptors (lending a worker's link): each arrives with the message

@@ -310,6 +310,11 @@ static void on_leaving(backend_t *be, const Vc__Leaving *lv)
         vc_log(VC_LOG_NOTICE, "backend", "the PHP pool's process at %s is leaving: new requests go to its successor",
                be->endpoint);
         php_pool_succeed(be->pool, be);
+        Vc__Left left = VC__LEFT__INIT;
+        Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+        fm.kind_case = VC__FRONT_MESSAGE__KIND_LEFT;
+        fm.left = &left;
+        backend_send_message(be, &fm, NULL, 0); /* nothing new follows */
     }
     for (size_t i = 0; i < lv->n_unstarted; i++) {
         preq_t *p = *slot(be, lv->unstarted[i]);

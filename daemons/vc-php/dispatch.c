@@ -261,6 +261,11 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
         vc__front_message__free_unpacked(fm, NULL);
         return;
     }
+    if (fm->kind_case == VC__FRONT_MESSAGE__KIND_LEFT) {
+        vc__front_message__free_unpacked(fm, NULL);
+        fronts_left(d->fronts, fid); /* leaving.c closes it once done */
+        return;
+    }
     if (fm->kind_case == VC__FRONT_MESSAGE__KIND_NEED) {
         vc__front_message__free_unpacked(fm, NULL);
         if (!d->leaving)

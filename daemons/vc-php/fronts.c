@@ -33,6 +33,7 @@ typedef struct front_link {
     int board_fd;    /* -1 until the first lend */
     vc_board_t *board;
     int board_sent; /* with the first lend that went */
+    int left;       /* it said Left: nothing new comes on this link */
     vc_link_buf_t in, out;
 } front_link_t;
 
@@ -54,7 +55,7 @@ struct fronts {
 fronts_t *fronts_new(const char *endpoint)
 {
     ino_t ino;
-    int fd = vc_link_listen(endpoint, &ino);
+    int fd = vc_link_listen_hidden(endpoint, &ino); /* fronts_publish */
     if (fd < 0) {
         vc_log(VC_LOG_CRIT, "fronts", "could not listen at \"%s\" for fronts: %s", endpoint, vc_strerror(-fd));
         return NULL;
@@ -410,6 +411,14 @@ size_t fronts_boards(fronts_t *fs, vc_board_t **out, size_t max)
     return n;
 }
 
+int fronts_publish(fronts_t *fs)
+{
+    int rc = vc_link_publish(fs->endpoint);
+    if (rc < 0)
+        vc_log(VC_LOG_CRIT, "fronts", "could not put the fronts' socket at \"%s\": %s", fs->endpoint, vc_strerror(-rc));
+    return rc;
+}
+
 void fronts_unlisten(fronts_t *fs)
 {
     if (fs->listen_fd < 0)
@@ -427,10 +436,17 @@ size_t fronts_ids(fronts_t *fs, char (*ids)[FRONT_ID_LEN], size_t max)
     return n;
 }
 
+void fronts_left(fronts_t *fs, const void *fid)
+{
+    front_link_t *l = by_id(fs, fid, FRONT_ID_LEN);
+    if (l)
+        l->left = 1;
+}
+
 int fronts_close_if_done(fronts_t *fs, const void *fid)
 {
     front_link_t *l = by_id(fs, fid, FRONT_ID_LEN);
-    if (l == NULL || l->out.len > l->out.off)
+    if (l == NULL || !l->left || l->out.len > l->out.off)
         return 0;
     vc_log(VC_LOG_INFO, "fronts", "closed the link of a front: this pool is leaving and holds nothing for it");
     drop(fs, l, NULL);

@@ -27,8 +27,11 @@ typedef struct fronts fronts_t;
 /* One whole message from a front: its frames, valid during the call. */
 typedef void (*fronts_message_cb)(void *arg, const void *fid, const struct iovec *frames, int n);
 
-/* Listens at endpoint; NULL (logged) if it cannot. */
+/* Listens at endpoint; NULL (logged) if it cannot. Fronts find it once
+ * fronts_publish put it in place (the pool is ready: a predecessor still
+ * serves until then). */
 fronts_t *fronts_new(const char *endpoint);
+int fronts_publish(fronts_t *fs);
 void fronts_destroy(fronts_t **fs);
 
 /* The listener and each link, for zmq_poll. With accepting 0 (stopping)
@@ -75,7 +78,10 @@ size_t fronts_boards(fronts_t *fs, vc_board_t **out, size_t max);
 void fronts_unlisten(fronts_t *fs);
 /* The ids of the linked fronts (at most max). */
 size_t fronts_ids(fronts_t *fs, char (*ids)[FRONT_ID_LEN], size_t max);
-/* Closes fid's link if nothing waits to be written to it: 1 if it did. */
+/* fid's front said Left: requests no longer come on its link. */
+void fronts_left(fronts_t *fs, const void *fid);
+/* Closes fid's link if it said Left and nothing waits to be written to
+ * it: 1 if it did. */
 int fronts_close_if_done(fronts_t *fs, const void *fid);
 
 #endif

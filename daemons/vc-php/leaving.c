@@ -3,8 +3,9 @@
  * successor (vc restart php) or stops. It takes no new request; what
  * waited in its queue goes back to its front, which sends it to the
  * successor; what runs is finished here; and a front's link is closed as
- * soon as nothing of that front's is left here, so the front's old link
- * never outlives the work on it.
+ * soon as the front said Left (so nothing it sent is still on the way) and
+ * nothing of that front's is left here: the front's old link never
+ * outlives the work on it.
  */
 #include "dispatch_internal.h"
 

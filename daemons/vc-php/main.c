@@ -358,6 +358,8 @@ int main(int argc, char **argv)
         return 1;
     }
     spawn_wanted(&p);
+    if (fronts_publish(p.fronts) < 0)
+        return 1;
     vc_daemon_ready(&p.d);
 
     int stopping = 0;
