@@ -69,13 +69,13 @@ int sup_overlaps(const sup_t *s, const child_t *k)
     return unix_socket;
 }
 
-static void spawn_as(sup_t *s, child_t *k, int replacing)
+pid_t sup_spawn_process(sup_t *s, const child_t *k, int replacing, int *ready_fd)
 {
     int p[2];
+    *ready_fd = -1;
     if (pipe2(p, O_CLOEXEC) != 0) {
         vc_log(VC_LOG_ERR, "up", "pipe() failed while starting \"%s\": %m", k->name);
-        k->restart_at_ms = vc_mono_ms() + 1000;
-        return;
+        return -1;
     }
     char *path = vc_asprintf("%s/%s", s->cli->bin_dir, k->binary);
     pid_t parent = getpid();
@@ -151,20 +151,26 @@ static void spawn_as(sup_t *s, child_t *k, int replacing)
     if (pid < 0) {
         vc_log(VC_LOG_ERR, "up", "fork() failed while starting \"%s\": %m", k->name);
         close(p[0]);
-        k->restart_at_ms = vc_mono_ms() + 1000;
-        return;
+        return -1;
     }
-    k->pid = pid;
-    k->ready_fd = p[0];
-    k->ready = 0;
-    k->started_ms = vc_mono_ms();
-    k->restart_at_ms = 0;
+    *ready_fd = p[0];
     vc_log(VC_LOG_INFO, "up", "started %s (pid %d)", k->name, (int)pid);
+    return pid;
 }
 
 void sup_spawn(sup_t *s, child_t *k)
 {
-    spawn_as(s, k, 0);
+    int ready_fd;
+    pid_t pid = sup_spawn_process(s, k, 0, &ready_fd);
+    if (pid < 0) {
+        k->restart_at_ms = vc_mono_ms() + 1000;
+        return;
+    }
+    k->pid = pid;
+    k->ready_fd = ready_fd;
+    k->ready = 0;
+    k->started_ms = vc_mono_ms();
+    k->restart_at_ms = 0;
 }
 
 /* Waits until the child says it is ready (or dies, or times out). Used at
@@ -208,6 +214,8 @@ void sup_reap(sup_t *s)
     int status;
     for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
         child_t *k = child_by_pid(s, pid);
+        if (k == NULL && sup_successor_exited(s, pid, status))
+            continue;
         if (k == NULL) {
             for (size_t i = 0; i < s->nretiring; i++)
                 if (s->retiring[i] == pid) {
@@ -333,40 +341,3 @@ void sup_stop_children(sup_t *s)
     while (waitpid(-1, NULL, 0) > 0)
         ;
 }
-
-/* Replaces a running daemon by a fresh process without a gap: the new one
- * starts (a front shares the listeners, which never close), and once it is
- * ready the old one gets SIGTERM and finishes what it holds. */
-int sup_replace(sup_t *s, child_t *k, char *err, size_t errlen)
-{
-    pid_t old = k->pid;
-    uint64_t old_started = k->started_ms;
-    spawn_as(s, k, 1);
-    if (k->pid <= 0 || sup_wait_ready(k) < 0) {
-        if (k->pid > 0) {
-            kill(k->pid, SIGKILL);
-            waitpid(k->pid, NULL, 0);
-        }
-        k->pid = old;
-        k->started_ms = old_started;
-        k->ready = 1;
-        snprintf(err, errlen, "the new %s did not start; the old one keeps running", k->name);
-        return -1;
-    }
-    if (old > 0) {
-        if (s->nretiring == s->cap_retiring) {
-            s->cap_retiring = s->cap_retiring ? 2 * s->cap_retiring : 8;
-            s->retiring = vc_realloc(s->retiring, s->cap_retiring * sizeof(*s->retiring));
-        }
-        s->retiring[s->nretiring++] = old;
-        kill(old, SIGTERM);
-    }
-    char a[16], b[16];
-    snprintf(a, sizeof(a), "%d", (int)old);
-    snprintf(b, sizeof(b), "%d", (int)k->pid);
-    vc_log(VC_LOG_NOTICE, "up", "%s replaced: pid %s -> %s", k->name, a, b);
-    vc_bus_publish(s->bus, "vc.daemon.replaced", VC__SEVERITY__NOTICE, "daemon", k->name, "old_pid", a, "pid", b, NULL);
-    return 0;
-}
-
-/* ---- control ------------------------------------------------------------- */

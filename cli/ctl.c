@@ -14,13 +14,17 @@
 #include <zmq.h>
 
 #define CALL_TIMEOUT_MS 3000
+/* restart and reload are answered once the daemons they replace are
+ * ready: a successor has 15 s (cli/replace.c). */
+#define REPLACE_TIMEOUT_MS 30000
 
 static int call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb, const char *const *args,
                 size_t nargs, Vc__Reply **out)
 {
     char *name = vc_asprintf("ctl-%s", daemon);
     char *ep = vc_config_endpoint(cfg, name);
-    int r = vc_ctl_call(zctx, ep, verb, args, nargs, CALL_TIMEOUT_MS, out);
+    long timeout = strcmp(verb, "restart") == 0 || strcmp(verb, "reload") == 0 ? REPLACE_TIMEOUT_MS : CALL_TIMEOUT_MS;
+    int r = vc_ctl_call(zctx, ep, verb, args, nargs, timeout, out);
     free(ep);
     free(name);
     return r;

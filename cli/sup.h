@@ -17,6 +17,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+/* A command that waits for replacements (replace.c): answered once every
+ * successor it started is ready or dropped. */
+typedef struct sup_op {
+    vc_ctl_later_t *later; /* who asked; NULL: nobody waits (SIGHUP) */
+    int pending;           /* replacements under way, and the caller's own */
+    int failed;
+    char done[1024]; /* the answer if all went well */
+    char why[1024];  /* the first failure */
+} sup_op_t;
+
 typedef struct child {
     const vc_section_t *sec;     /* the daemon's own declaration (vc_settings.h) */
     const vc_supervision_t *how; /* sec->supervision */
@@ -33,6 +43,11 @@ typedef struct child {
     int restart_pending; /* announce the restart once it is ready */
     int last_status;
     int pool; /* vc-php: which pool (an index into privs.pools); else -1 */
+    /* replace.c: the successor being started, until it is ready */
+    pid_t next_pid;
+    int next_ready_fd;
+    uint64_t next_deadline_ms;
+    sup_op_t *op;
 } child_t;
 
 typedef struct sup {
@@ -71,6 +86,25 @@ int sup_serves_clients(const child_t *k);
 int sup_overlaps(const sup_t *s, const child_t *k);
 /* Forks and execs k as its user; its readiness pipe is k->ready_fd. */
 void sup_spawn(sup_t *s, child_t *k);
+/* The same for a process of k's (replacing: a successor): its pid and the
+ * read end of its readiness pipe, or -1 (logged). */
+pid_t sup_spawn_process(sup_t *s, const child_t *k, int replacing, int *ready_fd);
+
+/* replace.c. An op starts with the caller's own hold, let go with
+ * sup_op_release once it started what it wanted. */
+sup_op_t *sup_op_new(vc_ctl_later_t *later, const char *done);
+void sup_op_release(sup_t *s, sup_op_t *op);
+void sup_op_fail(sup_op_t *op, const char *why);
+/* Starts k's successor; k keeps running until it is ready. -1 if it could
+ * not even start (op says why). */
+int sup_replace(sup_t *s, child_t *k, sup_op_t *op);
+/* k's successor wrote on (or closed) its readiness pipe. */
+void sup_successor_readable(sup_t *s, child_t *k);
+/* A reaped pid that was a successor: 1 (dropped), else 0. */
+int sup_successor_exited(sup_t *s, pid_t pid, int status);
+/* Successors late to be ready are dropped; at a stop, all of them. */
+void sup_successors_tick(sup_t *s);
+void sup_successors_stop(sup_t *s);
 /* Waits until k says it is ready (or dies, or times out): at start-up,
  * so each daemon finds the ones before it running. Returns 0 or -1. */
 int sup_wait_ready(child_t *k);
@@ -83,8 +117,5 @@ void sup_announce_restart(sup_t *s, child_t *k);
 long sup_next_timeout(sup_t *s);
 /* SIGTERM to every daemon, then SIGKILL past a grace. */
 void sup_stop_children(sup_t *s);
-/* Starts a new k, waits until it is ready, and lets the old one finish:
- * returns 0, or -1 (the old one keeps running) with the reason in err. */
-int sup_replace(sup_t *s, child_t *k, char *err, size_t errlen);
 
 #endif

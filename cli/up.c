@@ -81,7 +81,7 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
 
 /* Reload: a new version into the store, then each daemon is told. A refused
  * configuration leaves the running one in place. */
-static int reload(sup_t *s, char *err, size_t errlen)
+static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
 {
     vc_config_t *cfg = load_config(s, err, errlen);
     if (cfg == NULL) {
@@ -99,10 +99,9 @@ static int reload(sup_t *s, char *err, size_t errlen)
         if (s->kids[i].pid <= 0)
             continue;
         if (s->kids[i].how->reload_by_replacing) {
-            /* A front applies a configuration by being replaced. */
-            char why[256];
-            if (sup_replace(s, &s->kids[i], why, sizeof(why)) < 0)
-                vc_log(VC_LOG_WARN, "up", "%s", why);
+            /* A front applies a configuration by being replaced; the
+             * command is answered once its successor serves. */
+            sup_replace(s, &s->kids[i], op);
             continue;
         }
         char *name = vc_asprintf("ctl-%s", s->kids[i].name);
@@ -119,6 +118,15 @@ static int reload(sup_t *s, char *err, size_t errlen)
     }
     snprintf(err, errlen, "configuration version %s loaded", ver);
     return 0;
+}
+
+/* SIGHUP: a reload nobody waits for. */
+static void reload_unasked(sup_t *s)
+{
+    char err[1024];
+    sup_op_t *op = sup_op_new(NULL, "");
+    reload(s, op, err, sizeof(err));
+    sup_op_release(s, op);
 }
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -140,10 +148,12 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         }
     } else if (!strcmp(cmd->verb, "reload")) {
         char msg[1024];
-        if (reload(s, msg, sizeof(msg)) == 0)
-            vc_reply_ok(reply, "%s", msg);
+        sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
+        if (reload(s, op, msg, sizeof(msg)) == 0)
+            snprintf(op->done, sizeof(op->done), "%s", msg);
         else
-            vc_reply_fail(reply, "%s", msg);
+            sup_op_fail(op, msg);
+        sup_op_release(s, op); /* answers now, or once the fronts are replaced */
     } else if (!strcmp(cmd->verb, "stop")) {
         s->stopping = 1;
         vc_reply_ok(reply, "stopping");
@@ -151,8 +161,8 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         /* restart [NAME]: "front" is every front; no name is everything. */
         const char *what = cmd->n_args ? cmd->args[0] : "";
         size_t wl = strlen(what);
-        int matched = 0, failed = 0;
-        char why[256] = "";
+        int matched = 0;
+        sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
         for (size_t i = 0; i < s->nkids; i++) {
             child_t *k = &s->kids[i];
             const char *shortname = k->name + 3;
@@ -161,19 +171,20 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
                 continue;
             matched++;
             if (sup_overlaps(s, k)) {
-                failed += sup_replace(s, k, why, sizeof(why)) < 0;
+                sup_replace(s, k, op); /* answered once its successor serves */
             } else if (k->pid > 0) {
                 /* The others restart through the ordinary path, at once. */
                 k->backoff_ms = 0;
                 kill(k->pid, SIGTERM);
             }
         }
-        if (!matched)
-            vc_reply_fail(reply, "no daemon \"%s\"", what);
-        else if (failed)
-            vc_reply_fail(reply, "%s", why);
-        else
-            vc_reply_ok(reply, "restarted %d daemon%s", matched, matched == 1 ? "" : "s");
+        snprintf(op->done, sizeof(op->done), "restarted %d daemon%s", matched, matched == 1 ? "" : "s");
+        if (!matched) {
+            char why[160];
+            snprintf(why, sizeof(why), "no daemon \"%s\"", what);
+            sup_op_fail(op, why);
+        }
+        sup_op_release(s, op);
     }
 }
 
@@ -370,6 +381,8 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     s.zctx = zmq_ctx_new();
     char *ctl_ep = vc_config_endpoint(s.cfg, "ctl-vc");
     s.ctl = vc_ctl_new(s.zctx, ctl_ep, "vc", on_command, &s);
+    if (s.ctl)
+        vc_ctl_publish(s.ctl); /* the only one: `vc up` refused a second */
     free(ctl_ep);
     if (s.ctl == NULL)
         return 1;
@@ -430,6 +443,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
             else
                 snprintf(k->name, sizeof(k->name), "%s.%zu", k->binary, c);
             k->ready_fd = -1;
+            k->next_ready_fd = -1;
         }
     }
     for (size_t i = 0; i < s.nkids && !s.stopping; i++) {
@@ -460,7 +474,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     }
 
     /* The control socket, the signals, and each daemon's readiness pipe. */
-    zmq_pollitem_t *items = vc_calloc(2 + s.nkids, sizeof(*items));
+    zmq_pollitem_t *items = vc_calloc(2 + 2 * s.nkids, sizeof(*items));
     while (!s.stopping) {
         size_t n = 0;
         items[n++] = (zmq_pollitem_t){vc_ctl_socket(s.ctl), 0, ZMQ_POLLIN, 0};
@@ -468,6 +482,10 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         size_t first_kid = n;
         for (size_t i = 0; i < s.nkids; i++)
             items[n++] = (zmq_pollitem_t){NULL, s.kids[i].ready_fd, s.kids[i].ready_fd >= 0 ? ZMQ_POLLIN : 0, 0};
+        size_t first_next = n;
+        for (size_t i = 0; i < s.nkids; i++)
+            items[n++] =
+                (zmq_pollitem_t){NULL, s.kids[i].next_ready_fd, s.kids[i].next_ready_fd >= 0 ? ZMQ_POLLIN : 0, 0};
         if (zmq_poll(items, (int)n, sup_next_timeout(&s)) < 0 && errno != EINTR)
             break;
         if (items[0].revents & ZMQ_POLLIN)
@@ -477,7 +495,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
                 if (sig == SIGCHLD)
                     sup_reap(&s);
                 else if (sig == SIGHUP)
-                    reload(&s, err, sizeof(err));
+                    reload_unasked(&s);
                 else
                     s.stopping = 1;
             }
@@ -494,6 +512,10 @@ int cmd_up(cli_t *cli, int argc, char **argv)
                     sup_announce_restart(&s, k);
             }
         }
+        for (size_t i = 0; i < s.nkids; i++)
+            if (s.kids[i].next_ready_fd >= 0 && (items[first_next + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)))
+                sup_successor_readable(&s, &s.kids[i]);
+        sup_successors_tick(&s);
         sup_restart_due(&s);
         if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) > 0) {
             privs_give(&s.privs, s.tickets);
@@ -503,6 +525,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
 
     free(items);
     vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
+    sup_successors_stop(&s);
     sup_stop_children(&s);
     if (ready_fd >= 0)
         close(ready_fd);

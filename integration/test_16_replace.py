@@ -4,6 +4,7 @@ can be restarted or upgraded without the others dropping anything).
 `vc restart php` starts a new pool process beside the old one; the old one
 tells the fronts it is leaving, hands back what it had not started, and
 finishes what runs, while new requests already go to the new one."""
+import os
 import re
 import threading
 import time
@@ -130,3 +131,38 @@ def test_restart_bus_under_load_fails_nothing(suite):
     total, errors, non2xx = result["r"]
     assert suite.daemon_pid("vc-bus") != old
     assert total > 200 and errors == [0, 0, 0, 0] and non2xx == 0, result
+
+
+def test_a_slow_successor_does_not_hold_up_the_supervisor(make_suite, tmp_path):
+    """While a new pool boots (3 s here), the supervisor goes on answering,
+    and `vc restart` returns once the new one serves."""
+    from test_04_php_pool import APP, PUBLIC
+    script = tmp_path / "worker.php"
+    script.write_text("<?php\n"
+                      f"if (file_exists({str(tmp_path / 'slow')!r})) usleep(3000000);\n"
+                      f"require {os.path.join(APP, 'app.php')!r};\n"
+                      "return static fn () => app_handle();\n")
+    s = make_suite(root=PUBLIC, args=["--mode", "worker", "--worker-script", str(script), "--workers", "2"]).start()
+    old = pool_pid(s)
+    (tmp_path / "slow").write_text("")
+    done = {}
+
+    def restart():
+        done["r"] = s.vc("restart", "php", timeout=60)
+        done["t"] = time.monotonic()
+    t0 = time.monotonic()
+    t = threading.Thread(target=restart)
+    t.start()
+    waits = []
+    while t.is_alive() and time.monotonic() - t0 < 2.5:
+        a = time.monotonic()
+        r = s.vc("status", "--json")
+        waits.append(time.monotonic() - a)
+        assert r.returncode == 0, r.stdout + r.stderr
+        code, _, _ = curl(s.url("/"), timeout=5)  # the old pool still serves
+        assert code == 200
+    t.join()
+    assert done["r"].returncode == 0, done["r"].stdout + done["r"].stderr
+    assert done["t"] - t0 >= 2.5, done["t"] - t0
+    assert len(waits) >= 3 and max(waits) < 1.0, waits
+    assert pool_pid(s) != old

@@ -17,17 +17,40 @@ struct vc_ctl {
     void *ctx;
     uint64_t started_ms;
     vc_frames_t fr;
+    int deferred; /* the handler called vc_ctl_defer */
+    char *path;   /* an ipc:// endpoint's file, bound as PATH.PID until published */
+    char *hidden;
+    ino_t ino; /* the published file, removed at the end if still ours */
 };
 
+struct vc_ctl_later {
+    zmq_msg_t id; /* the asker's routing id */
+};
+
+/* An ipc:// control socket is bound as PATH.PID and renamed onto PATH
+ * once the daemon is ready (vc_ctl_publish), as its request link is
+ * (vc_link_listen_hidden): during `vc restart` the running process answers
+ * until its successor can. */
 vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ctl_fn fn, void *ctx)
 {
-    void *s = vc_socket(zctx, ZMQ_ROUTER, endpoint, 1);
+    char *path = NULL, *hidden = NULL, *bind_at = NULL;
+    if (strncmp(endpoint, "ipc://", 6) == 0 && strlen(endpoint) + 12 < 100) {
+        path = vc_strdup(endpoint + 6);
+        hidden = vc_asprintf("%s.%d", path, (int)getpid());
+        bind_at = vc_asprintf("ipc://%s", hidden);
+    }
+    void *s = vc_socket(zctx, ZMQ_ROUTER, bind_at ? bind_at : endpoint, 1);
+    free(bind_at);
     if (s == NULL) {
+        free(path);
+        free(hidden);
         vc_log(VC_LOG_ERR, "ctl", "zmq_bind() failed while opening the control endpoint \"%s\": %s", endpoint,
                zmq_strerror(errno));
         return NULL;
     }
     vc_ctl_t *c = vc_calloc(1, sizeof(*c));
+    c->path = path;
+    c->hidden = hidden;
     c->sock = s;
     c->daemon = vc_strdup(daemon);
     c->fn = fn;
@@ -36,12 +59,35 @@ vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ct
     return c;
 }
 
+int vc_ctl_publish(vc_ctl_t *c)
+{
+    if (c->hidden == NULL)
+        return 0;
+    struct stat st;
+    if (rename(c->hidden, c->path) < 0 || lstat(c->path, &st) < 0) {
+        vc_log(VC_LOG_ERR, "ctl", "could not put the control socket at \"%s\": %s", c->path, strerror(errno));
+        return -1;
+    }
+    c->ino = st.st_ino;
+    free(c->hidden);
+    c->hidden = NULL;
+    return 0;
+}
+
 void vc_ctl_destroy(vc_ctl_t **pc)
 {
     vc_ctl_t *c = *pc;
     if (c == NULL)
         return;
     zmq_close(c->sock);
+    /* Our file only: a successor's, renamed over it, stays. */
+    struct stat st;
+    if (c->ino && lstat(c->path, &st) == 0 && st.st_ino == c->ino)
+        unlink(c->path);
+    if (c->hidden)
+        unlink(c->hidden);
+    free(c->path);
+    free(c->hidden);
     vc_frames_fini(&c->fr);
     free(c->daemon);
     free(c);
@@ -146,6 +192,7 @@ const char *vc_record_get(const Vc__Record *rec, const char *key)
 static void handle_one(vc_ctl_t *c)
 {
     vc_frames_t *fr = &c->fr;
+    c->deferred = 0;
     Vc__Reply *reply = vc_malloc(sizeof(*reply));
     vc__reply__init(reply);
     Vc__Command *cmd = NULL;
@@ -168,6 +215,12 @@ static void handle_one(vc_ctl_t *c)
         vc_reply_fail(reply, "unknown command \"%s\"", cmd->verb);
         c->fn(c->ctx, cmd, reply);
     }
+    if (c->deferred) {
+        c->deferred = 0; /* answered later (vc_ctl_answer) */
+        vc__command__free_unpacked(cmd, NULL);
+        vc__reply__free_unpacked(reply, NULL);
+        return;
+    }
     /* Send the envelope back: identity and delimiter, then the reply. */
     if (zmq_msg_send(&fr->f[0], c->sock, ZMQ_SNDMORE) < 0 || zmq_msg_send(&fr->f[1], c->sock, ZMQ_SNDMORE) < 0 ||
         vc_send_proto(c->sock, &reply->base, 0) < 0)
@@ -176,6 +229,29 @@ static void handle_one(vc_ctl_t *c)
     if (cmd)
         vc__command__free_unpacked(cmd, NULL);
     vc__reply__free_unpacked(reply, NULL);
+}
+
+vc_ctl_later_t *vc_ctl_defer(vc_ctl_t *c)
+{
+    if (c->fr.n != 3)
+        return NULL; /* not inside a handler */
+    vc_ctl_later_t *l = vc_calloc(1, sizeof(*l));
+    zmq_msg_init(&l->id);
+    zmq_msg_copy(&l->id, &c->fr.f[0]);
+    c->deferred = 1;
+    return l;
+}
+
+void vc_ctl_answer(vc_ctl_t *c, vc_ctl_later_t *l, const Vc__Reply *reply)
+{
+    zmq_msg_t empty;
+    zmq_msg_init(&empty);
+    if (zmq_msg_send(&l->id, c->sock, ZMQ_SNDMORE) < 0 || zmq_msg_send(&empty, c->sock, ZMQ_SNDMORE) < 0 ||
+        vc_send_proto(c->sock, &reply->base, 0) < 0)
+        vc_log(VC_LOG_WARN, "ctl", "zmq_send() failed while answering later: %s", zmq_strerror(errno));
+    zmq_msg_close(&empty);
+    zmq_msg_close(&l->id);
+    free(l);
 }
 
 int vc_ctl_handle(vc_ctl_t *c)

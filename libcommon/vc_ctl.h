@@ -20,10 +20,21 @@ typedef void (*vc_ctl_fn)(void *ctx, const Vc__Command *cmd, Vc__Reply *reply);
 
 vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ctl_fn fn, void *ctx);
 void vc_ctl_destroy(vc_ctl_t **ctl);
+/* Puts an ipc:// control socket at its path (bound under a name of its own
+ * until then): once the daemon is ready to answer. 0 or -1 (logged). */
+int vc_ctl_publish(vc_ctl_t *ctl);
 /* The socket to poll for ZMQ_POLLIN. Borrowed. */
 void *vc_ctl_socket(vc_ctl_t *ctl);
 /* Answers every command waiting; never blocks. Returns how many. */
 int vc_ctl_handle(vc_ctl_t *ctl);
+
+/* A reply given later, without holding up the daemon's loop (the
+ * supervisor answers `vc restart` once the successors are ready): called
+ * in the handler, vc_ctl_defer keeps who asked, and the reply the handler
+ * filled is dropped; vc_ctl_answer sends one later and frees later. */
+typedef struct vc_ctl_later vc_ctl_later_t;
+vc_ctl_later_t *vc_ctl_defer(vc_ctl_t *ctl);
+void vc_ctl_answer(vc_ctl_t *ctl, vc_ctl_later_t *later, const Vc__Reply *reply);
 
 /* Reply builders; strings are copied. */
 void vc_reply_ok(Vc__Reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -144,6 +144,7 @@ void vc_daemon_announce(vc_daemon_t *d)
 
 void vc_daemon_ready(vc_daemon_t *d)
 {
+    vc_ctl_publish(d->ctl);
     vc_daemon_announce(d);
     vc_log(VC_LOG_INFO, "main", "%s %s ready", d->name, VC_VERSION);
     vc_proc_ready();

@@ -43,6 +43,7 @@ int main(void)
 
     int calls = 0;
     vc_ctl_t *ctl = vc_ctl_new(ctx, ep, "vc-test", on_command, &calls);
+    CHECK(ctl != NULL && vc_ctl_publish(ctl) == 0);
     CHECK(ctl != NULL);
     pthread_t t;
     pthread_create(&t, NULL, serve, ctl);
