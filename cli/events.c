@@ -124,8 +124,10 @@ int cmd_events(cli_t *cli, int argc, char **argv)
         char *ep = vc_config_endpoint(cfg, "bus-out");
         sub = vc_socket(zctx, ZMQ_SUB, ep, 0);
         free(ep);
-        if (sub)
+        if (sub) {
             zmq_setsockopt(sub, ZMQ_SUBSCRIBE, o.prefix ? o.prefix : "", o.prefix ? strlen(o.prefix) : 0);
+            zmq_setsockopt(sub, ZMQ_SUBSCRIBE, VC_BUS_WELCOME, strlen(VC_BUS_WELCOME));
+        }
     }
     if (since) {
         int64_t ms = vc_parse_duration_ms(since);
@@ -153,7 +155,12 @@ int cmd_events(cli_t *cli, int argc, char **argv)
         while (!interrupted && (end == 0 || vc_mono_ms() < end)) {
             if (vc_wait_readable(sub, 200) <= 0)
                 continue;
-            if (vc_frames_recv(sub, &fr, ZMQ_DONTWAIT) == 2) {
+            int n = vc_frames_recv(sub, &fr, ZMQ_DONTWAIT);
+            if (n == 1 && zmq_msg_size(&fr.f[0]) == strlen(VC_BUS_WELCOME) &&
+                memcmp(zmq_msg_data(&fr.f[0]), VC_BUS_WELCOME, strlen(VC_BUS_WELCOME)) == 0) {
+                /* Linked to the bus: what happens from now on is shown. */
+                fprintf(stderr, "vc events: following the bus\n");
+            } else if (n == 2) {
                 Vc__Envelope *e = vc__envelope__unpack(NULL, zmq_msg_size(&fr.f[1]), zmq_msg_data(&fr.f[1]));
                 if (e) {
                     print_event(&o, e);

@@ -1,5 +1,6 @@
 """The supervisor: restarts, announcements, clean stops."""
 import os
+import select
 import signal
 import subprocess
 import time
@@ -53,8 +54,10 @@ def test_killed_daemon_is_back_within_2s_and_announced(suite, daemon):
 def test_live_events_stream(suite):
     """`vc events` follows the bus live: a restart shows up as it happens."""
     p = subprocess.Popen([VC, "--data", suite.data, "events", "--json", "--for", "6", "vc.daemon."],
-                         stdout=subprocess.PIPE, text=True, env=suite.env)
-    time.sleep(0.5)  # let the subscription reach the bus
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=suite.env)
+    # It says so once the bus has linked it (the bus's welcome message).
+    ready, _, _ = select.select([p.stderr], [], [], 5)
+    assert ready and "following the bus" in p.stderr.readline()
     os.kill(suite.daemon_pid("vc-front"), signal.SIGKILL)
     out, _ = p.communicate(timeout=15)
     assert "vc.daemon.exited" in out and "vc.daemon.restarted" in out

@@ -14,6 +14,11 @@
 
 typedef struct vc_bus vc_bus_t;
 
+/* The one-frame message bus-out sends a subscriber that subscribed to it,
+ * once its link is up (ZeroMQ's XPUB welcome): no event is a topic of one
+ * frame, so it is never taken for one. */
+#define VC_BUS_WELCOME "vc.bus.welcome"
+
 /* Connects to the bus input endpoint "bus-in". It is a PUSH socket, not a
  * PUB: a PUB (or XPUB) drops whatever it sends before the bus's
  * subscription reaches it, and libzmq 4.3.4's XSUB does not reliably replay

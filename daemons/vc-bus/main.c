@@ -125,6 +125,10 @@ int main(int argc, char **argv)
     char *out_ep = vc_config_endpoint(b.d.cfg, "bus-out");
     b.in = vc_socket(b.d.zctx, ZMQ_PULL, in_ep, 1);
     b.out = vc_socket(b.d.zctx, ZMQ_XPUB, out_ep, 1);
+    /* Each subscriber that asks for it gets this one-frame message once its
+     * link is up (vc events --follow says it follows then). */
+    if (b.out)
+        zmq_setsockopt(b.out, ZMQ_XPUB_WELCOME_MSG, VC_BUS_WELCOME, strlen(VC_BUS_WELCOME));
     if (b.in == NULL || b.out == NULL) {
         vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\" and \"%s\": %s", in_ep, out_ep,
                zmq_strerror(errno));
