@@ -7,8 +7,9 @@
  * one of its invariants (VC_ASSERT). It runs for real around a fake front
  * and fake workers (tests/broker_peer.h), made again for every input.
  *
- * Input: records of [kind][length, 2 bytes][payload]. */
+ * Input: records (records.h). */
 #include "broker_peer.h"
+#include "records.h"
 
 #include <signal.h>
 
@@ -26,14 +27,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bp_worker_ready(&bp, 1); /* both lent; the third is not ready yet */
     char fid[FRONT_ID_LEN];
     int linked = bp_front_id(&bp, fid);
-    for (size_t at = 0; at + 3 <= size && linked;) {
-        uint8_t kind = data[at];
-        size_t len = (size_t)data[at + 1] | (size_t)data[at + 2] << 8;
-        at += 3;
-        if (len > size - at)
-            len = size - at;
-        const uint8_t *p = data + at;
-        at += len;
+    fuzz_record_t r;
+    for (size_t at = 0; fuzz_next_record(data, size, &at, &r) && linked;) {
+        uint8_t kind = r.kind;
+        size_t len = r.len;
+        const uint8_t *p = r.p;
         switch (kind % 6) {
         case 0: /* a FrontMessage, and a body frame if the kind says so */
         case 1: {

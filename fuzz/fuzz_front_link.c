@@ -13,8 +13,9 @@
  * write to the socket is collected instead. The pool's endpoint does not
  * exist, so what the front sends waits in its link's buffer.
  *
- * Input: records of [kind][length, 2 bytes][payload]. */
+ * Input: records (records.h). */
 #include "backend_internal.h"
+#include "records.h"
 #include "vc_config.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -146,14 +147,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int nclients = 0;
     int workers[NWORKERS]; /* our ends of lent workers' links */
     int nworkers = 0;
-    for (size_t at = 0; at + 3 <= size;) {
-        uint8_t kind = data[at];
-        size_t len = (size_t)data[at + 1] | (size_t)data[at + 2] << 8;
-        at += 3;
-        if (len > size - at)
-            len = size - at;
-        const uint8_t *p = data + at;
-        at += len;
+    fuzz_record_t r;
+    for (size_t at = 0; fuzz_next_record(data, size, &at, &r);) {
+        uint8_t kind = r.kind;
+        size_t len = r.len;
+        const uint8_t *p = r.p;
         backend_t *be = pool->older && kind & 0x80 ? pool->older : pool->cur;
         switch (kind % 6) {
         case 0: /* a BackMessage from the broker, with a body frame */
