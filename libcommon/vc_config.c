@@ -84,70 +84,6 @@ const char *vc_config_env_name(size_t i)
     return NULL;
 }
 
-/* ---- the daemons' own sections (vc_settings.h) ------------------------ */
-
-/* The spec of path among the sections', and where its value goes. */
-static const struct spec *section_spec(vc_config_t *cfg, const char *path, void **into)
-{
-    for (size_t k = 0; vc_sections[k]; k++) {
-        const struct spec *sp = vc_config_find_spec(vc_sections[k]->settings, vc_sections[k]->nsettings, path);
-        if (sp) {
-            *into = cfg->sections[k];
-            return sp;
-        }
-    }
-    return NULL;
-}
-
-/* The section's setting named by an environment variable, or NULL. */
-static const char *section_env_path(const char *env)
-{
-    for (size_t k = 0; vc_sections[k]; k++)
-        for (size_t i = 0; i < vc_sections[k]->nenv; i++)
-            if (strcmp(vc_sections[k]->env[i].env, env) == 0)
-                return vc_sections[k]->env[i].path;
-    return NULL;
-}
-
-static void sections_defaults(vc_config_t *cfg, const char *data_dir)
-{
-    size_t n = 0;
-    while (vc_sections[n])
-        n++;
-    cfg->sections = vc_calloc(n + 1, sizeof(void *));
-    for (size_t k = 0; k < n; k++) {
-        cfg->sections[k] = vc_calloc(1, vc_sections[k]->size ? vc_sections[k]->size : 1);
-        if (vc_sections[k]->defaults)
-            vc_sections[k]->defaults(cfg->sections[k], data_dir);
-    }
-}
-
-/* Frees what a section's strings and lists hold, then the section. */
-static void sections_fini(vc_config_t *cfg)
-{
-    for (size_t k = 0; cfg->sections && vc_sections[k]; k++) {
-        char *base = cfg->sections[k];
-        for (size_t i = 0; base && i < vc_sections[k]->nsettings; i++) {
-            const struct spec *sp = &vc_sections[k]->settings[i];
-            if (sp->type == T_STR)
-                free(*(char **)(base + sp->off));
-            else if (sp->type == T_LIST)
-                vc_config_free_list((char ***)(base + sp->off), (size_t *)(base + sp->off + sizeof(char **)));
-        }
-        free(base);
-    }
-    free(cfg->sections);
-    cfg->sections = NULL;
-}
-
-const void *vc_config_section(const vc_config_t *cfg, const vc_section_t *sec)
-{
-    for (size_t k = 0; vc_sections[k]; k++)
-        if (vc_sections[k] == sec)
-            return cfg->sections[k];
-    return NULL;
-}
-
 /* ---- errors ----------------------------------------------------------- */
 
 int vc_config_fail(struct ctx *c, int line, const char *fmt, ...)
@@ -412,7 +348,7 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
         if (sp == NULL && cfg != NULL && base == cfg && (sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)))
             into = &cfg->php; /* php.*: the default pool's settings */
         if (sp == NULL && cfg != NULL && base == cfg)
-            sp = section_spec(cfg, path, &into); /* a daemon's own */
+            sp = vc_config_section_spec(cfg, path, &into); /* a daemon's own */
         if (sp != NULL) {
             int r = vc_config_set_setting(c, sp, into, s);
             if (r < 0)
@@ -514,7 +450,7 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->user = vc_strdup("vc");
     vc_pool_defaults(&cfg->php, "default");
     cfg->store.map_size = 256LL * 1024 * 1024;
-    sections_defaults(cfg, data_dir);
+    vc_config_sections_init(cfg, data_dir);
 }
 
 /* Applies one "path = text" from the environment or the command line. The
@@ -537,7 +473,7 @@ static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, con
     if ((sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)) != NULL)
         return vc_config_set_text(c, 0, sp, &cfg->php, text);
     void *into;
-    if ((sp = section_spec(cfg, path, &into)) != NULL)
+    if ((sp = vc_config_section_spec(cfg, path, &into)) != NULL)
         return vc_config_set_text(c, 0, sp, into, text);
     return vc_config_fail(c, 0, "unknown setting \"%s\"", path);
 }
@@ -655,7 +591,7 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
             if (strcmp(env_map[j].env, v->env[i]->key) == 0)
                 path = env_map[j].path;
         if (path == NULL)
-            path = section_env_path(v->env[i]->key);
+            path = vc_config_section_env(v->env[i]->key);
         if (path == NULL || apply_override(&c, cfg, path, v->env[i]->value, &root, &fallback) < 0) {
             if (path == NULL)
                 vc_config_fail(&c, 0, "not a known variable");
@@ -724,7 +660,7 @@ void vc_config_destroy(vc_config_t **pcfg)
     vc_config_free_list(&cfg->tls_listen, &cfg->ntls_listen);
     free(cfg->admin_listen);
     free(cfg->user);
-    sections_fini(cfg);
+    vc_config_sections_fini(cfg);
     vc_pool_fini(&cfg->php);
     for (size_t i = 0; i < cfg->npools; i++)
         vc_pool_fini(&cfg->pools[i]);

@@ -33,6 +33,14 @@ int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *bas
 int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix,
                    const struct spec *specs, size_t nspecs, void *base);
 
+/* vc_settings.c: the daemons' own sections. */
+/* The spec of path among the sections', and in *into where its value goes. */
+const struct spec *vc_config_section_spec(vc_config_t *cfg, const char *path, void **into);
+/* The setting a section's environment variable sets, or NULL. */
+const char *vc_config_section_env(const char *env);
+void vc_config_sections_init(vc_config_t *cfg, const char *data_dir);
+void vc_config_sections_fini(vc_config_t *cfg);
+
 /* vc_pools.c: the pool settings ("php.workers" for the default pool,
  * the same names inside each of `pools`). */
 extern const struct spec vc_pool_specs[];

@@ -1,0 +1,69 @@
+/* The daemons' own sections of the configuration (vc_settings.h): their
+ * values inside a vc_config_t, for vc_config.c. */
+#include "vc_config_internal.h"
+#include "vc_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The spec of path among the sections', and where its value goes. */
+const struct spec *vc_config_section_spec(vc_config_t *cfg, const char *path, void **into)
+{
+    for (size_t k = 0; vc_sections[k]; k++) {
+        const struct spec *sp = vc_config_find_spec(vc_sections[k]->settings, vc_sections[k]->nsettings, path);
+        if (sp) {
+            *into = cfg->sections[k];
+            return sp;
+        }
+    }
+    return NULL;
+}
+
+/* The section's setting named by an environment variable, or NULL. */
+const char *vc_config_section_env(const char *env)
+{
+    for (size_t k = 0; vc_sections[k]; k++)
+        for (size_t i = 0; i < vc_sections[k]->nenv; i++)
+            if (strcmp(vc_sections[k]->env[i].env, env) == 0)
+                return vc_sections[k]->env[i].path;
+    return NULL;
+}
+
+void vc_config_sections_init(vc_config_t *cfg, const char *data_dir)
+{
+    size_t n = 0;
+    while (vc_sections[n])
+        n++;
+    cfg->sections = vc_calloc(n + 1, sizeof(void *));
+    for (size_t k = 0; k < n; k++) {
+        cfg->sections[k] = vc_calloc(1, vc_sections[k]->size ? vc_sections[k]->size : 1);
+        if (vc_sections[k]->defaults)
+            vc_sections[k]->defaults(cfg->sections[k], data_dir);
+    }
+}
+
+/* Frees what a section's strings and lists hold, then the section. */
+void vc_config_sections_fini(vc_config_t *cfg)
+{
+    for (size_t k = 0; cfg->sections && vc_sections[k]; k++) {
+        char *base = cfg->sections[k];
+        for (size_t i = 0; base && i < vc_sections[k]->nsettings; i++) {
+            const struct spec *sp = &vc_sections[k]->settings[i];
+            if (sp->type == T_STR)
+                free(*(char **)(base + sp->off));
+            else if (sp->type == T_LIST)
+                vc_config_free_list((char ***)(base + sp->off), (size_t *)(base + sp->off + sizeof(char **)));
+        }
+        free(base);
+    }
+    free(cfg->sections);
+    cfg->sections = NULL;
+}
+
+const void *vc_config_section(const vc_config_t *cfg, const vc_section_t *sec)
+{
+    for (size_t k = 0; vc_sections[k]; k++)
+        if (vc_sections[k] == sec)
+            return cfg->sections[k];
+    return NULL;
+}
