@@ -178,6 +178,12 @@ void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
     preq_t *p = *slot(be, id);
     if (from && (from->job == NULL || from->job != p))
         p = NULL;
+    /* And the broker answers only what it was sent: not a request that
+     * waits here for a lent worker, or runs on one (found by
+     * fuzz_front_link: a queued request "answered" lost the message it
+     * was to be sent as). */
+    if (from == NULL && p && (p->queued || p->lw))
+        p = NULL;
     if (p == NULL || p->req == NULL || p->given_up) {
         /* The client left; the answer has nowhere to go. */
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && !p->started) {
