@@ -413,9 +413,11 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         return 1;
     /* Each daemon its supervision entry asks for (vc_settings.h), in its
      * order: fronts, front.processes of them; PHP, one per pool. */
-    const vc_section_t *daemons[16];
-    size_t ndaemons = 0, nprocs = 0;
-    for (size_t i = 0; vc_sections[i] && ndaemons < VC_ARRAY_SIZE(daemons); i++)
+    size_t nsections = 0, ndaemons = 0, nprocs = 0;
+    while (vc_sections[nsections])
+        nsections++;
+    const vc_section_t **daemons = vc_calloc(nsections + 1, sizeof(*daemons));
+    for (size_t i = 0; i < nsections; i++)
         if (vc_sections[i]->supervision)
             daemons[ndaemons++] = vc_sections[i];
     for (size_t i = 1; i < ndaemons; i++) /* by order; few, so insertion */
@@ -446,6 +448,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
             k->next_ready_fd = -1;
         }
     }
+    free(daemons);
     for (size_t i = 0; i < s.nkids && !s.stopping; i++) {
         child_t *k = &s.kids[i];
         sup_spawn(&s, k);
