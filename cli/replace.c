@@ -32,7 +32,7 @@ sup_op_t *sup_op_new(vc_ctl_later_t *later, const char *done)
 }
 
 /* One replacement (or the caller) is done with op: the last answers. */
-static void op_settle(sup_t *s, sup_op_t *op)
+void sup_op_release(sup_t *s, sup_op_t *op)
 {
     if (op == NULL || --op->pending > 0)
         return;
@@ -46,11 +46,6 @@ static void op_settle(sup_t *s, sup_op_t *op)
         free(reply.message);
     }
     free(op);
-}
-
-void sup_op_release(sup_t *s, sup_op_t *op)
-{
-    op_settle(s, op);
 }
 
 void sup_op_fail(sup_op_t *op, const char *why)
@@ -112,7 +107,7 @@ static void take_over(sup_t *s, child_t *k)
     vc_bus_publish(s->bus, "vc.daemon.replaced", VC__SEVERITY__NOTICE, "daemon", k->name, "old_pid", a, "pid", b, NULL);
     sup_op_t *op = k->op;
     k->op = NULL;
-    op_settle(s, op);
+    sup_op_release(s, op);
 }
 
 /* The successor will not serve: dropped (killed if it still runs). */
@@ -133,7 +128,7 @@ static void drop_successor(sup_t *s, child_t *k, const char *how, int reaped)
     sup_op_t *op = k->op;
     k->op = NULL;
     sup_op_fail(op, why);
-    op_settle(s, op);
+    sup_op_release(s, op);
 }
 
 void sup_successor_readable(sup_t *s, child_t *k)

@@ -101,6 +101,7 @@ static void setup(void)
     f.d.cfg = vc_config_parse(&v, "/nonexistent", err, sizeof(err));
     if (f.d.cfg == NULL)
         abort();
+    f.settings = front_settings(f.d.cfg);
     h2o_config_init(&f.gc);
     hosts[0] = h2o_config_register_host(&f.gc, h2o_iovec_init(H2O_STRLIT("default")), 65535);
     php_path = h2o_config_register_path(hosts[0], "/", 0);

@@ -12,7 +12,7 @@ import time
 import pytest
 import requests
 
-from conftest import curl, wrk
+from conftest import alive, curl, wrk
 from test_04_php_pool import wait_for
 
 
@@ -65,8 +65,9 @@ def test_restart_php_under_load_fails_nothing(make_suite, mode):
     s = make_suite(args=["--workers", "3", "--mode", mode]).start()
     pids = restart_php_under_load(s, "/hello.php")
     # The old pools are gone, and the new one answers its control socket.
-    assert wait_for(lambda: not any(__import__("conftest").alive(p) for p in pids[:-1]), timeout=10)
-    assert s.status()["daemons"][1]["daemon"] == "vc-php"
+    assert wait_for(lambda: not any(alive(p) for p in pids[:-1]), timeout=10)
+    php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+    assert php["healthy"] and php["status"]["pid"] == str(pids[-1]), php
     replaced = [e for e in s.events() if e["topic"] == "vc.daemon.replaced" and e["fields"]["daemon"] == "vc-php"]
     assert [e["fields"]["pid"] for e in replaced] == [str(p) for p in pids[1:]]
 

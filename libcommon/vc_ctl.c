@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 struct vc_ctl {
@@ -34,7 +35,10 @@ struct vc_ctl_later {
 vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ctl_fn fn, void *ctx)
 {
     char *path = NULL, *hidden = NULL, *bind_at = NULL;
-    if (strncmp(endpoint, "ipc://", 6) == 0 && strlen(endpoint) + 12 < 100) {
+    /* PATH.PID must fit a Unix socket's path (108 bytes with its NUL); a
+     * longer one is bound in place, as before. */
+    if (strncmp(endpoint, "ipc://", 6) == 0 &&
+        strlen(endpoint + 6) + 1 + 10 < sizeof(((struct sockaddr_un *)0)->sun_path)) {
         path = vc_strdup(endpoint + 6);
         hidden = vc_asprintf("%s.%d", path, (int)getpid());
         bind_at = vc_asprintf("ipc://%s", hidden);

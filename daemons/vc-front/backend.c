@@ -316,6 +316,8 @@ static void on_leaving(backend_t *be, const Vc__Leaving *lv)
         vc_log(VC_LOG_NOTICE, "backend", "the PHP pool's process at %s is leaving: new requests go to its successor",
                be->endpoint);
         php_pool_succeed(be->pool, be);
+        if (!be->leaving)
+            return; /* no successor link: the requests stay here */
         Vc__Left left = VC__LEFT__INIT;
         Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
         fm.kind_case = VC__FRONT_MESSAGE__KIND_LEFT;
@@ -337,7 +339,7 @@ void backend_tick(backend_t *be)
     /* Requests whose answer has not begun in front.php_timeout: the pool
      * is gone or wedged (its own limits answer well before this). Collected
      * first: answering one may dispose it at once. */
-    uint64_t now = vc_mono_ms(), limit = (uint64_t)front_settings(be->f->d.cfg)->php_timeout_ms;
+    uint64_t now = vc_mono_ms(), limit = (uint64_t)be->f->settings->php_timeout_ms;
     preq_t *late[64];
     size_t n = 0;
     for (size_t i = 0; i < NBUCKETS; i++)

@@ -25,8 +25,8 @@ void budgets_charge_reset(conn_state_t *c)
     vc_log(VC_LOG_WARN, "limits", "closing a connection from %s that cancelled %u PHP requests before their answers",
            addr, c->resets);
     shutdown(c->fd, SHUT_RDWR);
-    uint64_t ban = bans_note_cut(c->f->bans, (struct sockaddr *)&c->peer, vc_mono_ms(),
-                                 (uint64_t)front_settings(c->f->d.cfg)->ban_ms);
+    uint64_t ban =
+        bans_note_cut(c->f->bans, (struct sockaddr *)&c->peer, vc_mono_ms(), (uint64_t)c->f->settings->ban_ms);
     if (ban) {
         char secs[32];
         snprintf(secs, sizeof(secs), "%llu", (unsigned long long)(ban / 1000));

@@ -101,6 +101,9 @@ typedef struct front_stats {
 
 typedef struct front {
     vc_daemon_t d;
+    /* d.cfg's front.* (settings.h), looked up once: a front keeps its
+     * configuration for its life (it is replaced to apply another). */
+    const front_settings_t *settings;
     h2o_globalconf_t gc;
     h2o_context_t ctx;
     h2o_hostconf_t *main_host;

@@ -104,11 +104,9 @@ static int headers_too_large(front_t *f, h2o_req_t *req)
     size_t bytes = 0;
     for (size_t i = 0; i < req->headers.size; i++)
         bytes += req->headers.entries[i].name->len + req->headers.entries[i].value.len + 4;
-    if (req->headers.size > (size_t)front_settings(f->d.cfg)->max_headers ||
-        bytes > (size_t)front_settings(f->d.cfg)->max_header_bytes) {
+    if (req->headers.size > (size_t)f->settings->max_headers || bytes > (size_t)f->settings->max_header_bytes) {
         vc_log(VC_LOG_NOTICE, "limits", "431 for %zu headers of %zu bytes (limits %lld, %lld)", req->headers.size,
-               bytes, (long long)front_settings(f->d.cfg)->max_headers,
-               (long long)front_settings(f->d.cfg)->max_header_bytes);
+               bytes, (long long)f->settings->max_headers, (long long)f->settings->max_header_bytes);
         return 1;
     }
     return 0;

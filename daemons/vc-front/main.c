@@ -129,17 +129,16 @@ static void on_accept(h2o_socket_t *listener, const char *err)
         if (l->accept != &f->accept_admin) {
             /* The address's own limit first: a client refused for it must
              * not cost another client its idle connection. */
-            if (peers_add(f->peers, (struct sockaddr *)&peer,
-                          (unsigned)front_settings(f->d.cfg)->max_connections_per_address) < 0) {
+            if (peers_add(f->peers, (struct sockaddr *)&peer, (unsigned)f->settings->max_connections_per_address) < 0) {
                 if (f->stats.connections_refused++ % 1000 == 0)
                     vc_log(VC_LOG_WARN, "limits",
                            "an address has %lld connections open (front.max_connections_per_address): closing its "
                            "new ones",
-                           (long long)front_settings(f->d.cfg)->max_connections_per_address);
+                           (long long)f->settings->max_connections_per_address);
                 h2o_socket_close(sock);
                 continue;
             }
-            if (f->stats.connections >= (uint64_t)front_settings(f->d.cfg)->max_connections && !evict_idle(f)) {
+            if (f->stats.connections >= (uint64_t)f->settings->max_connections && !evict_idle(f)) {
                 /* Over the limit with none idle: closed at once, so the
                  * backlog does not fill with clients that wait for nothing. */
                 if (f->stats.connections_refused++ % 1000 == 0)
@@ -337,7 +336,7 @@ void server_header_register(h2o_pathconf_t *pathconf)
 void front_path_filters(front_t *f, const site_rt_t *s, h2o_pathconf_t *pathconf)
 {
     server_header_register(pathconf);
-    if (s->conf->gzip && front_settings(f->d.cfg)->gzip) {
+    if (s->conf->gzip && f->settings->gzip) {
         h2o_compress_args_t ca = {.min_size = 256, .gzip = {.quality = 1}, .brotli = {.quality = -1}};
         h2o_compress_register(pathconf, &ca);
     }
@@ -366,6 +365,7 @@ int main(int argc, char **argv)
     static front_t f;
     vc_daemon_load(&f.d, "vc-front", argc, argv);
     const vc_config_t *cfg = f.d.cfg;
+    f.settings = front_settings(cfg);
     signal(SIGPIPE, SIG_IGN);
 
     h2o_config_init(&f.gc);
@@ -374,10 +374,10 @@ int main(int argc, char **argv)
      * each, in main's loop): an open, a stat and a close a request fewer
      * under load. h2o's default is no cache. */
     f.gc.filecache.capacity = 256;
-    f.gc.max_request_entity_size = (size_t)front_settings(cfg)->max_body;
-    f.gc.http1.req_timeout = (uint64_t)front_settings(cfg)->idle_timeout_ms;
-    f.gc.http2.idle_timeout = (uint64_t)front_settings(cfg)->idle_timeout_ms;
-    f.gc.http2.max_concurrent_requests_per_connection = (size_t)front_settings(cfg)->h2_max_streams;
+    f.gc.max_request_entity_size = (size_t)f.settings->max_body;
+    f.gc.http1.req_timeout = (uint64_t)f.settings->idle_timeout_ms;
+    f.gc.http2.idle_timeout = (uint64_t)f.settings->idle_timeout_ms;
+    f.gc.http2.max_concurrent_requests_per_connection = (size_t)f.settings->h2_max_streams;
     f.bans = bans_new();
     f.peers = peers_new();
     f.main_host = h2o_config_register_host(&f.gc, h2o_iovec_init(H2O_STRLIT("vc-front")), 65535);
@@ -391,13 +391,13 @@ int main(int argc, char **argv)
 
     /* Answers past front.response_buffer wait here for slow clients
      * (stream.c). Without it they wait in the worker instead. */
-    vc_mkdirs(front_settings(cfg)->temp_path, 0700);
-    f.temp_fd = open(front_settings(cfg)->temp_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    vc_mkdirs(f.settings->temp_path, 0700);
+    f.temp_fd = open(f.settings->temp_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (f.temp_fd < 0)
         vc_log(VC_LOG_ERR, "main",
                "open() failed while opening front.temp_path \"%s\": %s; large answers will hold their worker until "
                "the client reads them",
-               front_settings(cfg)->temp_path, strerror(errno));
+               f.settings->temp_path, strerror(errno));
     vc_mkdirs(cfg->log_dir, 0750);
     char *log_path = vc_asprintf("%s/access.log", cfg->log_dir);
     /* Combined, or one JSON object a line: time, site (host), status, bytes,
@@ -418,7 +418,7 @@ int main(int argc, char **argv)
     }
     char log_by_fd[32];
     snprintf(log_by_fd, sizeof(log_by_fd), "/proc/self/fd/%d", log_fd);
-    h2o_access_log_filehandle_t *log = front_settings(cfg)->access_log_json
+    h2o_access_log_filehandle_t *log = f.settings->access_log_json
                                            ? h2o_access_log_open_handle(log_by_fd, json_fmt, H2O_LOGCONF_ESCAPE_JSON)
                                            : h2o_access_log_open_handle(log_by_fd, NULL, H2O_LOGCONF_ESCAPE_APACHE);
     close(log_fd);

@@ -46,19 +46,15 @@ void php_pool_destroy(php_pool_t **ppool)
 
 void php_pool_succeed(php_pool_t *pool, backend_t *be)
 {
-    backend_t *next = be == pool->cur ? backend_new(pool) : NULL;
+    /* Only the current process can say Leaving first: the others have. */
+    VC_ASSERT(be == pool->cur && !be->leaving);
+    backend_t *next = backend_new(pool);
+    if (next == NULL)
+        return; /* the endpoint resolved a moment ago: not expected; be stays current */
     be->leaving = 1;
-    if (be == pool->cur) {
-        if (next == NULL) {
-            /* The endpoint resolved a moment ago: not expected. The old
-             * link stays current, and what it hands back is refused. */
-            be->leaving = 0;
-            return;
-        }
-        pool->cur = next;
-        be->older = pool->older;
-        pool->older = be;
-    }
+    pool->cur = next;
+    be->older = pool->older;
+    pool->older = be;
     /* What waited here for a lent worker never started. */
     for (preq_t *p; (p = be->qhead) != NULL;) {
         lent_unqueue(be, p);

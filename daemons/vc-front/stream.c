@@ -30,12 +30,12 @@
 
 static size_t mem_limit(const preq_t *p)
 {
-    return (size_t)front_settings(p->be->f->d.cfg)->response_buffer;
+    return (size_t)p->be->f->settings->response_buffer;
 }
 
 static uint64_t file_limit(const preq_t *p)
 {
-    return (uint64_t)front_settings(p->be->f->d.cfg)->response_temp_max;
+    return (uint64_t)p->be->f->settings->response_temp_max;
 }
 
 static void push(vc_frames_t *q, zmq_msg_t *m)

@@ -43,8 +43,8 @@ void watchdog(front_t *f)
 {
     /* Counted in whole ticks, the first up to a second late: + 4 closes
      * within the idle timeout plus 5 s. */
-    unsigned limit_s = (unsigned)(front_settings(f->d.cfg)->idle_timeout_ms / 1000) + 4;
-    uint64_t header_ms = (uint64_t)front_settings(f->d.cfg)->header_timeout_ms, now = vc_mono_ms();
+    unsigned limit_s = (unsigned)(f->settings->idle_timeout_ms / 1000) + 4;
+    uint64_t header_ms = (uint64_t)f->settings->header_timeout_ms, now = vc_mono_ms();
     unsigned header_s = header_ms >= 2000 ? (unsigned)(header_ms / 1000) : 1, headless = 0;
     for (conn_state_t *c = f->conns; c; c = c->next) {
         if (c->sock == NULL || c->cut)
