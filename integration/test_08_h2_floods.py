@@ -124,8 +124,10 @@ def test_zero_window_stall_is_closed(make_suite, tmp_path):
 
 
 def test_slowloris_does_not_move_latency(suite):
-    """1,000 connections each sending a byte of a request every 2 s: the
-    other client's p99 stays within 2x of its own."""
+    """1,000 connections each sending a byte of a request now and then: the
+    other client's p99 stays within 2x of its own (the median of three
+    rounds of 30 requests: one slow request on a loaded machine is one
+    round's p99, a front held up by the slow connections is every round's)."""
     import resource
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(hard, 4096), hard))
@@ -133,15 +135,17 @@ def test_slowloris_does_not_move_latency(suite):
     slow = [socket.create_connection(("127.0.0.1", suite.http)) for _ in range(1000)]
     line = b"GET /hello.php HTTP/1.1\r\nHost: x\r\nX-Slow: " + b"a" * 100
     try:
+        rounds = []
         for i in range(3):
             for c in slow:
                 try:
                     c.send(line[i:i + 1])
                 except OSError:
                     pass
-            during = p99(latencies(suite, 30))
-            time.sleep(0.5)
-        assert during <= max(2 * base, base + 0.02), (base, during)
+            rounds.append(p99(latencies(suite, 30)))
+            time.sleep(0.5)  # paces the slow clients' bytes
+        during = sorted(rounds)[1]
+        assert during <= max(2 * base, base + 0.02), (base, rounds)
         import re
         text = requests.get(f"http://127.0.0.1:{suite.admin}/metrics").text
         open_now = int(re.search(r'vc_front_connections\{front="vc-front"\} (\d+)', text).group(1))
