@@ -176,10 +176,14 @@ int main(void)
      * still be on the way, so the link stays. Once it says so, it goes. */
     dispatch_release_fronts(bp.d);
     CHECK(!bp_front_closed(&bp, 100));
+    /* No worker is left, but the process may not go yet either. */
+    CHECK(bp.d->nw == 0 && !dispatch_has_left(bp.d));
     bp_front_left(&bp);
     dispatch_release_fronts(bp.d);
     bp_turns(&bp, 2);
     CHECK(bp_front_closed(&bp, 500));
+    dispatch_release_fronts(bp.d);
+    CHECK(dispatch_has_left(bp.d));
     bp_msg_free(&lv);
     bp_msg_free(&lv8);
     bp_msg_free(&lv9);

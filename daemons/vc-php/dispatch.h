@@ -75,6 +75,9 @@ void dispatch_drain(dispatch_t *d);
 void dispatch_leave(dispatch_t *d);
 /* While leaving: closes each front's link once nothing of its is here. */
 void dispatch_release_fronts(dispatch_t *d);
+/* While leaving: 1 once no worker runs and every front has said Left and
+ * been let go, so the process may exit without losing a request. */
+int dispatch_has_left(dispatch_t *d);
 /* The grace is over. */
 void dispatch_kill_workers(dispatch_t *d);
 

@@ -128,6 +128,14 @@ size_t fronts_count(fronts_t *fs)
     return 1 + fs->nl;
 }
 
+size_t fronts_linked(const fronts_t *fs)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < fs->nl; i++)
+        n += fs->l[i].fd >= 0;
+    return n;
+}
+
 size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int accepting)
 {
     size_t n = 0;

@@ -38,6 +38,8 @@ void fronts_destroy(fronts_t **fs);
  * no new front is taken; linked ones are still read. */
 size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int accepting);
 size_t fronts_count(fronts_t *fs); /* pollitems it may fill */
+/* Fronts whose link is open. */
+size_t fronts_linked(const fronts_t *fs);
 /* After the poll: accepts fronts, reads their messages (cb for each), and
  * writes what was queued for those now writable. */
 void fronts_on_poll(fronts_t *fs, const zmq_pollitem_t *items, size_t n, fronts_message_cb cb, void *arg);

@@ -83,3 +83,12 @@ void dispatch_release_fronts(dispatch_t *d)
         if (!holds_for(d, ids[i]))
             fronts_close_if_done(d->fronts, ids[i]);
 }
+
+int dispatch_has_left(dispatch_t *d)
+{
+    /* Workers alone are not enough: a front that has not read our Leaving
+     * yet may still send a request, to be handed back rather than lost
+     * with the link (over TCP a small pool's workers finish in a
+     * millisecond, before the front has answered). */
+    return d->leaving && d->nw == 0 && fronts_linked(d->fronts) == 0;
+}

@@ -433,7 +433,7 @@ int main(int argc, char **argv)
         }
         if (stopping) {
             dispatch_release_fronts(p.dispatch);
-            if (dispatch_alive(p.dispatch) == 0 || vc_mono_ms() >= stop_deadline) {
+            if (dispatch_has_left(p.dispatch) || vc_mono_ms() >= stop_deadline) {
                 dispatch_kill_workers(p.dispatch);
                 break;
             }
