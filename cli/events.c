@@ -151,11 +151,11 @@ int cmd_events(cli_t *cli, int argc, char **argv)
         signal(SIGINT, on_sigint);
         signal(SIGTERM, on_sigint);
         uint64_t end = limit_s >= 0 ? vc_mono_ms() + (uint64_t)(limit_s * 1000) : 0;
-        vc_frames_t fr = {0};
+        vc_zparts_t fr = {0};
         while (!interrupted && (end == 0 || vc_mono_ms() < end)) {
             if (vc_wait_readable(sub, 200) <= 0)
                 continue;
-            int n = vc_frames_recv(sub, &fr, ZMQ_DONTWAIT);
+            int n = vc_zparts_recv(sub, &fr, ZMQ_DONTWAIT);
             if (n == 1 && zmq_msg_size(&fr.f[0]) == strlen(VC_BUS_WELCOME) &&
                 memcmp(zmq_msg_data(&fr.f[0]), VC_BUS_WELCOME, strlen(VC_BUS_WELCOME)) == 0) {
                 /* Linked to the bus: what happens from now on is shown. */
@@ -167,9 +167,9 @@ int cmd_events(cli_t *cli, int argc, char **argv)
                     vc__envelope__free_unpacked(e, NULL);
                 }
             }
-            vc_frames_close(&fr);
+            vc_zparts_close(&fr);
         }
-        vc_frames_fini(&fr);
+        vc_zparts_fini(&fr);
     }
 out:
     if (sub)

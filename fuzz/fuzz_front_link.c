@@ -131,7 +131,7 @@ static void deliver(backend_t *be, const uint8_t *p, size_t len, size_t split)
 {
     vc_frames_t fr = {0};
     struct iovec iov[2] = {{(void *)p, split}, {(void *)(p + split), len - split}};
-    vc_frames_append(&fr, iov, split < len ? 2 : 1);
+    vc_frames_copy(&fr, iov, split < len ? 2 : 1);
     backend_on_message(be, &fr, NULL);
     vc_frames_fini(&fr);
 }

@@ -17,7 +17,7 @@ struct vc_ctl {
     vc_ctl_fn fn;
     void *ctx;
     uint64_t started_ms;
-    vc_frames_t fr;
+    vc_zparts_t fr;
     int deferred; /* the handler called vc_ctl_defer */
     char *path;   /* an ipc:// endpoint's file, bound as PATH.PID until published */
     char *hidden;
@@ -92,7 +92,7 @@ void vc_ctl_destroy(vc_ctl_t **pc)
         unlink(c->hidden);
     free(c->path);
     free(c->hidden);
-    vc_frames_fini(&c->fr);
+    vc_zparts_fini(&c->fr);
     free(c->daemon);
     free(c);
     *pc = NULL;
@@ -195,7 +195,7 @@ const char *vc_record_get(const Vc__Record *rec, const char *key)
 /* One command: [identity][empty][Command] in, [identity][empty][Reply] out. */
 static void handle_one(vc_ctl_t *c)
 {
-    vc_frames_t *fr = &c->fr;
+    vc_zparts_t *fr = &c->fr;
     c->deferred = 0;
     Vc__Reply *reply = vc_malloc(sizeof(*reply));
     vc__reply__init(reply);
@@ -262,13 +262,13 @@ int vc_ctl_handle(vc_ctl_t *c)
 {
     int handled = 0;
     for (;;) {
-        int n = vc_frames_recv(c->sock, &c->fr, ZMQ_DONTWAIT);
+        int n = vc_zparts_recv(c->sock, &c->fr, ZMQ_DONTWAIT);
         if (n < 0)
             break;
         /* The first two frames are sent back as they are; the command frame
          * is closed with the rest. */
         handle_one(c);
-        vc_frames_close(&c->fr);
+        vc_zparts_close(&c->fr);
         handled++;
     }
     return handled;

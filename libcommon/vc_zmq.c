@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int vc_frames_recv(void *sock, vc_frames_t *fr, int flags)
+int vc_zparts_recv(void *sock, vc_zparts_t *fr, int flags)
 {
     VC_ASSERT(fr->n == 0);
     int more = 1, overflow = 0;
@@ -21,7 +21,7 @@ int vc_frames_recv(void *sock, vc_frames_t *fr, int flags)
         if (zmq_msg_recv(m, sock, fr->n == 0 ? flags : 0) < 0) {
             int e = errno;
             zmq_msg_close(m);
-            vc_frames_close(fr);
+            vc_zparts_close(fr);
             return -e;
         }
         more = zmq_msg_more(m);
@@ -33,42 +33,28 @@ int vc_frames_recv(void *sock, vc_frames_t *fr, int flags)
         fr->n++;
     }
     if (overflow) {
-        vc_frames_close(fr);
+        vc_zparts_close(fr);
         return -EMSGSIZE;
     }
     return (int)fr->n;
 }
 
-void vc_frames_close(vc_frames_t *fr)
+void vc_zparts_close(vc_zparts_t *fr)
 {
     for (size_t i = 0; i < fr->n; i++)
         zmq_msg_close(&fr->f[i]);
     fr->n = 0;
 }
 
-void vc_frames_fini(vc_frames_t *fr)
+void vc_zparts_fini(vc_zparts_t *fr)
 {
-    vc_frames_close(fr);
+    vc_zparts_close(fr);
     free(fr->f);
     fr->f = NULL;
     fr->cap = 0;
 }
 
-void vc_frames_append(vc_frames_t *fr, const struct iovec *bufs, size_t n)
-{
-    if (fr->cap < fr->n + n) {
-        fr->cap = fr->n + n;
-        fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
-    }
-    for (size_t i = 0; i < n; i++) {
-        zmq_msg_init_size(&fr->f[fr->n], bufs[i].iov_len);
-        if (bufs[i].iov_len)
-            memcpy(zmq_msg_data(&fr->f[fr->n]), bufs[i].iov_base, bufs[i].iov_len);
-        fr->n++;
-    }
-}
-
-int vc_frames_send(void *sock, vc_frames_t *fr, size_t from, int more)
+int vc_zparts_send(void *sock, vc_zparts_t *fr, size_t from, int more)
 {
     for (size_t i = from; i < fr->n; i++) {
         int fl = (i + 1 < fr->n || more) ? ZMQ_SNDMORE : 0;

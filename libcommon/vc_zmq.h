@@ -1,7 +1,8 @@
 /*
- * vc_zmq: ZeroMQ helpers. Sockets from endpoints, multipart messages held
- * as zmq_msg_t frames (so bodies pass through without copies), protobuf
- * frames packed straight into a buffer ZeroMQ then owns.
+ * vc_zmq: ZeroMQ helpers, for control and events (the request path has no
+ * ZeroMQ: vc_link, vc_frames). Sockets from endpoints, multipart messages
+ * held as zmq_msg_t parts, protobuf frames packed straight into a buffer
+ * ZeroMQ then owns.
  */
 #ifndef VC_ZMQ_H
 #define VC_ZMQ_H
@@ -11,27 +12,24 @@
 #include <sys/uio.h>
 #include <zmq.h>
 
-/* The frames of one multipart message. */
-typedef struct vc_frames {
+/* The parts of one multipart message. */
+typedef struct vc_zparts {
     zmq_msg_t *f;
     size_t n, cap;
-} vc_frames_t;
+} vc_zparts_t;
 
 /* Receives one whole multipart message into fr (which must be empty or
  * closed). flags: 0 or ZMQ_DONTWAIT. Returns the frame count, -EAGAIN when
  * nothing is waiting, or another negative errno. A message of more than
  * max_frames frames is drained and refused with -EMSGSIZE. */
-int vc_frames_recv(void *sock, vc_frames_t *fr, int flags);
+int vc_zparts_recv(void *sock, vc_zparts_t *fr, int flags);
 /* Closes every frame; fr can be reused. */
-void vc_frames_close(vc_frames_t *fr);
+void vc_zparts_close(vc_zparts_t *fr);
 /* Releases the array too. */
-void vc_frames_fini(vc_frames_t *fr);
-/* Appends a copy of each of n buffers as a frame (a message read from a
- * stream: its buffer is reused, the frames outlive it). */
-void vc_frames_append(vc_frames_t *fr, const struct iovec *bufs, size_t n);
+void vc_zparts_fini(vc_zparts_t *fr);
 /* Sends frames [from, n) and leaves them empty (ZeroMQ owns their content
  * now). more: ZMQ_SNDMORE if further frames follow. */
-int vc_frames_send(void *sock, vc_frames_t *fr, size_t from, int more);
+int vc_zparts_send(void *sock, vc_zparts_t *fr, size_t from, int more);
 
 /* Packs m into a new frame and sends it; ZeroMQ owns the buffer. */
 int vc_send_proto(void *sock, const ProtobufCMessage *m, int flags);

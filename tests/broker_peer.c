@@ -301,7 +301,7 @@ int bp_worker_read(broker_peer_t *bp, int w, vc_frames_t *fr, int timeout_ms)
         struct iovec f[64];
         int n = vc_link_parse(&x->in, f, 64);
         if (n > 0) {
-            vc_frames_append(fr, f, (size_t)n);
+            vc_frames_copy(fr, f, (size_t)n);
             return 1;
         }
         ssize_t got = vc_link_fill(x->fd, &x->in, 1);

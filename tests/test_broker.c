@@ -22,7 +22,7 @@ static uint64_t worker_got_request(int w)
     vc_frames_t fr = {0};
     uint64_t id = 0;
     if (bp_worker_read(&bp, w, &fr, 200) && fr.n >= 2) {
-        Vc__FrontMessage *fm = vc__front_message__unpack(NULL, zmq_msg_size(&fr.f[1]), zmq_msg_data(&fr.f[1]));
+        Vc__FrontMessage *fm = vc__front_message__unpack(NULL, fr.f[1].len, (const uint8_t *)fr.f[1].data);
         if (fm && fm->kind_case == VC__FRONT_MESSAGE__KIND_REQUEST)
             id = fm->request->id;
         if (fm)

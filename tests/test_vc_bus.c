@@ -13,11 +13,11 @@ int main(void)
     CHECK(pull != NULL);
     CHECK(vc_bus_publish(bus, "test.later", VC__SEVERITY__WARNING, "a", "1", "b", NULL, NULL) == 0);
 
-    vc_frames_t fr = {0};
+    vc_zparts_t fr = {0};
     const char *want[] = {"test.early", "test.later"};
     for (int i = 0; i < 2; i++) {
         CHECK(vc_wait_readable(pull, 2000) == 1);
-        CHECK(vc_frames_recv(pull, &fr, 0) == 2);
+        CHECK(vc_zparts_recv(pull, &fr, 0) == 2);
         CHECK(zmq_msg_size(&fr.f[0]) == strlen(want[i]) && !memcmp(zmq_msg_data(&fr.f[0]), want[i], strlen(want[i])));
         Vc__Envelope *e = vc__envelope__unpack(NULL, zmq_msg_size(&fr.f[1]), zmq_msg_data(&fr.f[1]));
         CHECK(e != NULL);
@@ -35,11 +35,11 @@ int main(void)
             }
             vc__envelope__free_unpacked(e, NULL);
         }
-        vc_frames_close(&fr);
+        vc_zparts_close(&fr);
     }
     CHECK_STR(vc_bus_severity_name(VC__SEVERITY__ERROR), "error");
     CHECK(vc_bus_publish(NULL, "x", VC__SEVERITY__INFO, NULL) < 0);
-    vc_frames_fini(&fr);
+    vc_zparts_fini(&fr);
     vc_bus_destroy(&bus);
     CHECK(bus == NULL);
     zmq_close(pull);

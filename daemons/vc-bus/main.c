@@ -31,7 +31,7 @@ typedef struct bus {
     uint64_t not_journaled;       /* events the journal could not take since it last could */
     uint64_t not_journaled_total; /* ever */
     int own_start_seen;           /* our own "bus.started" came through bus-in */
-    vc_frames_t fr;
+    vc_zparts_t fr;
 } bus_t;
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -52,8 +52,8 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
  * journaled if the envelope decodes. */
 static void on_event(bus_t *b)
 {
-    vc_frames_t *fr = &b->fr;
-    if (vc_frames_recv(b->in, fr, ZMQ_DONTWAIT) < 0)
+    vc_zparts_t *fr = &b->fr;
+    if (vc_zparts_recv(b->in, fr, ZMQ_DONTWAIT) < 0)
         return;
     Vc__Envelope *env = NULL;
     if (fr->n == 2)
@@ -61,7 +61,7 @@ static void on_event(bus_t *b)
     if (env == NULL) {
         if (b->malformed++ % 1000 == 0)
             vc_log(VC_LOG_WARN, "proxy", "dropped a malformed event (%zu frames)", fr->n);
-        vc_frames_close(fr);
+        vc_zparts_close(fr);
         return;
     }
     /* Per-second metrics go to live subscribers only: in the journal they
@@ -90,8 +90,8 @@ static void on_event(bus_t *b)
     vc__envelope__free_unpacked(env, NULL);
     /* XPUB drops for slow subscribers past their high-water mark rather
      * than blocking the bus. */
-    vc_frames_send(b->out, fr, 0, 0);
-    vc_frames_close(fr);
+    vc_zparts_send(b->out, fr, 0, 0);
+    vc_zparts_close(fr);
     b->forwarded++;
 }
 
@@ -99,9 +99,9 @@ static void on_event(bus_t *b)
  * they are only read to keep the queue empty. */
 static void on_subscription(bus_t *b)
 {
-    vc_frames_t *fr = &b->fr;
-    while (vc_frames_recv(b->out, fr, ZMQ_DONTWAIT) > 0)
-        vc_frames_close(fr);
+    vc_zparts_t *fr = &b->fr;
+    while (vc_zparts_recv(b->out, fr, ZMQ_DONTWAIT) > 0)
+        vc_zparts_close(fr);
 }
 
 int main(int argc, char **argv)
@@ -195,6 +195,6 @@ int main(int argc, char **argv)
     mdb_env_sync(vc_store_env(b.store), 1);
     journal_destroy(&b.journal);
     vc_store_destroy(&b.store);
-    vc_frames_fini(&b.fr);
+    vc_zparts_fini(&b.fr);
     return 0;
 }

@@ -121,7 +121,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         /* The whole answer is here: say its length instead of chunking. */
         size_t total = 0;
         for (size_t i = 1; i < fr->n && !bodiless; i++)
-            total += zmq_msg_size(&fr->f[i]);
+            total += fr->f[i].len;
         if (!bodiless)
             req->res.content_length = total;
         p->final_seen = 1;
@@ -154,7 +154,7 @@ static void on_leaving(backend_t *be, const Vc__Leaving *lv);
  * was given, never name another client's. */
 void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
 {
-    Vc__BackMessage *bm = vc__back_message__unpack(NULL, zmq_msg_size(&fr->f[0]), zmq_msg_data(&fr->f[0]));
+    Vc__BackMessage *bm = vc__back_message__unpack(NULL, fr->f[0].len, (const uint8_t *)fr->f[0].data);
     if (bm == NULL) {
         vc_log(VC_LOG_WARN, "backend", "dropped a malformed answer from the pool");
         return;
@@ -460,11 +460,13 @@ static void on_written(h2o_socket_t *sock, const char *err)
 }
 
 /* A whole message, as frames, to backend_on_message (they outlive the link's
- * buffer: h2o sends the body from them). */
+ * buffer: h2o sends the body from them). This link's buffer is large (it
+ * carries every relayed answer), so its frames are copied out of it
+ * (vc_link_take), never pinning it for one slow client. */
 static int on_link_message(void *arg, const struct iovec *f, int n)
 {
     backend_t *be = arg;
-    vc_frames_append(&be->fr, f, (size_t)n);
+    vc_link_take(&be->in, &be->fr, f, (size_t)n);
     backend_on_message(be, &be->fr, NULL);
     vc_frames_close(&be->fr);
     return 0;

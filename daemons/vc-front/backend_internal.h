@@ -9,7 +9,7 @@
 #include "backend.h"
 #include "vc_board.h"
 #include "vc_link.h"
-#include "vc_zmq.h"
+#include "vc_frames.h"
 
 #define NBUCKETS 4096
 

@@ -10,6 +10,7 @@
 #include "vc_log.h"
 #include "vc_util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -370,7 +371,9 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
             l->job->packed = NULL;
         }
     }
-    vc_frames_append(&be->fr, f + 2, (size_t)n - 2);
+    /* A large body frame is not copied: it keeps the worker link's buffer
+     * alive until h2o has sent it (vc_link_take). */
+    vc_link_take(&l->in, &be->fr, f + 2, (size_t)n - 2);
     backend_on_message(be, &be->fr, l); /* may dispose the job's request */
     vc_frames_close(&be->fr);
     if (flag == WIRE_DONE || flag == WIRE_FINAL) {

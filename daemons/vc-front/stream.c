@@ -12,7 +12,10 @@
  *      request, which cannot stop for one client: it is cut instead.
  *
  * What h2o is given in one send lives until it calls proceed; the bytes
- * of the queue and of that send together are what "held" counts.
+ * of the queue and of that send together are what "held" counts. A large
+ * frame from a lent worker points into that worker link's buffer instead
+ * of being copied (vc_link_take) and keeps a block of at most four times
+ * its size alive: held counts the frame's bytes, not the block's.
  */
 #include "backend_internal.h"
 #include "vc_log.h"
@@ -36,25 +39,6 @@ static size_t mem_limit(const preq_t *p)
 static uint64_t file_limit(const preq_t *p)
 {
     return (uint64_t)p->be->f->settings->response_temp_max;
-}
-
-static void push(vc_frames_t *q, zmq_msg_t *m)
-{
-    if (q->n == q->cap) {
-        q->cap = q->cap ? q->cap * 2 : 8;
-        q->f = vc_realloc(q->f, q->cap * sizeof(zmq_msg_t));
-    }
-    zmq_msg_init(&q->f[q->n]);
-    zmq_msg_move(&q->f[q->n], m);
-    q->n++;
-}
-
-static size_t frames_bytes(const vc_frames_t *q)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < q->n; i++)
-        n += zmq_msg_size(&q->f[i]);
-    return n;
 }
 
 /* An unnamed file in the front's temp directory: it vanishes with its
@@ -116,19 +100,19 @@ void stream_init(preq_t *p)
 void stream_append(preq_t *p, vc_frames_t *fr, size_t from)
 {
     for (size_t i = from; i < fr->n; i++) {
-        size_t len = zmq_msg_size(&fr->f[i]);
+        size_t len = fr->f[i].len;
         if (len == 0)
             continue;
         int file_in_use = p->spill_rd < p->spill_wr || p->after.n > 0;
         if (!file_in_use && p->held + len <= mem_limit(p)) {
-            push(&p->queue, &fr->f[i]);
+            vc_frames_push(&p->queue, &fr->f[i]);
             p->held += len;
-        } else if (p->after.n == 0 && spill(p, zmq_msg_data(&fr->f[i]), len) == 0) {
+        } else if (p->after.n == 0 && spill(p, fr->f[i].data, len) == 0) {
             /* in the file */
         } else {
             /* Over both bounds: kept, since it was read, and the link is
              * read no further (stream_kick) until the client catches up. */
-            push(file_in_use ? &p->after : &p->queue, &fr->f[i]);
+            vc_frames_push(file_in_use ? &p->after : &p->queue, &fr->f[i]);
             p->held += len;
             p->full = 1;
         }
@@ -200,7 +184,7 @@ void stream_kick(preq_t *p)
         if (p->inflight.n > VC_ARRAY_SIZE(vecs))
             bufs = h2o_mem_alloc_pool(&p->req->pool, sizeof(h2o_iovec_t) * p->inflight.n);
         for (size_t i = 0; i < p->inflight.n; i++)
-            bufs[n++] = h2o_iovec_init(zmq_msg_data(&p->inflight.f[i]), zmq_msg_size(&p->inflight.f[i]));
+            bufs[n++] = h2o_iovec_init(p->inflight.f[i].data, p->inflight.f[i].len);
     } else if (p->spill_rd < p->spill_wr) {
         if (p->spill_buf == NULL)
             p->spill_buf = vc_malloc(SPILL_READ);
@@ -230,7 +214,7 @@ void stream_kick(preq_t *p)
 void stream_proceed(preq_t *p)
 {
     VC_CHECK_OBJ(p, PREQ_MAGIC);
-    size_t sent = frames_bytes(&p->inflight);
+    size_t sent = vc_frames_bytes(&p->inflight);
     VC_ASSERT(p->held >= sent);
     p->held -= sent;
     vc_frames_close(&p->inflight);

@@ -48,14 +48,14 @@ void broker_to_front_id(dispatch_t *d, const void *fid, const Vc__BackMessage *b
         free(packed);
 }
 
-static void to_front(dispatch_t *d, const zmq_msg_t *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
+static void to_front(dispatch_t *d, const vc_frame_t *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
 {
-    if (zmq_msg_size((zmq_msg_t *)fid) == FRONT_ID_LEN)
-        broker_to_front_id(d, zmq_msg_data((zmq_msg_t *)fid), bm, body, blen);
+    if (fid->len == FRONT_ID_LEN)
+        broker_to_front_id(d, fid->data, bm, body, blen);
 }
 
 /* An answer from the broker itself: [front-id][BackMessage][text]. */
-void broker_answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigned status, const char *text,
+void broker_answer(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned status, const char *text,
                    const char *retry_after)
 {
     Vc__ResponseHead head = VC__RESPONSE_HEAD__INIT;
@@ -90,7 +90,7 @@ void broker_answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigne
 
 /* The worker died after the head went out: the front must cut the
  * response rather than pass a truncated body off as whole. */
-void broker_abort_stream(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id)
+void broker_abort_stream(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id)
 {
     Vc__StreamChunk chunk = VC__STREAM_CHUNK__INIT;
     chunk.id = req_id;
@@ -140,20 +140,11 @@ job_t *broker_dequeue(dispatch_t *d)
 static void assign(dispatch_t *d, worker_t *w, job_t *j)
 {
     vc_frames_t keep = {0};
-    size_t ncopy = j->idempotent ? j->fr.n : 1;
-    for (size_t i = 0; i < ncopy; i++) {
-        if (keep.n == keep.cap) {
-            keep.cap = keep.cap ? keep.cap * 2 : 4;
-            keep.f = vc_realloc(keep.f, keep.cap * sizeof(zmq_msg_t));
-        }
-        zmq_msg_init(&keep.f[keep.n]);
-        zmq_msg_copy(&keep.f[keep.n], &j->fr.f[i]);
-        keep.n++;
-    }
+    vc_frames_dup(&keep, &j->fr, j->idempotent ? j->fr.n : 1); /* by reference: no byte is copied */
     struct iovec stack[16];
     struct iovec *f = j->fr.n <= VC_ARRAY_SIZE(stack) ? stack : vc_malloc(j->fr.n * sizeof(*f));
     for (size_t i = 0; i < j->fr.n; i++)
-        f[i] = (struct iovec){zmq_msg_data(&j->fr.f[i]), zmq_msg_size(&j->fr.f[i])};
+        f[i] = vc_frame_iov(&j->fr.f[i]);
     /* The worker is idle, so reading: a blocking write does not wait on
      * anything but the copy. If it fails (the worker is gone, or stopped
      * reading for the link's send timeout) the worker is killed, and its
@@ -223,8 +214,7 @@ void broker_pump(dispatch_t *d)
 
 static int same_front(const job_t *j, const void *fid)
 {
-    return zmq_msg_size((zmq_msg_t *)&j->fr.f[0]) == FRONT_ID_LEN &&
-           memcmp(zmq_msg_data((zmq_msg_t *)&j->fr.f[0]), fid, FRONT_ID_LEN) == 0;
+    return j->fr.f[0].len == FRONT_ID_LEN && memcmp(j->fr.f[0].data, fid, FRONT_ID_LEN) == 0;
 }
 
 /* A request, or a cancel, from a front: [FrontMessage][body...]. */
@@ -304,9 +294,12 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
                           (const char *)h->request_uri.data);
     j->script = vc_strdup(h->script_filename);
     vc__front_message__free_unpacked(fm, NULL);
-    /* The job's frames: the front-id, then copies of the message's. */
-    vc_frames_append(&j->fr, &(struct iovec){(void *)fid, FRONT_ID_LEN}, 1);
-    vc_frames_append(&j->fr, f, (size_t)n);
+    /* The job's frames: the front-id, then a copy of the message (one
+     * block): the job may wait in the queue, and the front's link buffer
+     * is reused for what comes next. This is the relayed path's second
+     * copy of a request body (docs/BENCHMARKS.md). */
+    vc_frames_copy(&j->fr, &(struct iovec){(void *)fid, FRONT_ID_LEN}, 1);
+    vc_frames_copy(&j->fr, f, (size_t)n);
     if (d->qlen >= (size_t)d->cfg->php.queue_limit) {
         int idle = 0;
         for (size_t i = 0; i < d->nw; i++)
@@ -377,11 +370,13 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
     if (w->job->fr.n > 1) {
         /* Started: no retry any more, drop the copies. */
         for (size_t i = 1; i < w->job->fr.n; i++)
-            zmq_msg_close(&w->job->fr.f[i]);
+            vc_block_unref(&w->job->fr.f[i].block);
         w->job->fr.n = 1;
     }
-    const zmq_msg_t *fid = &w->job->fr.f[0]; /* not the one the worker names */
-    fronts_send(d->fronts, zmq_msg_data((zmq_msg_t *)fid), zmq_msg_size((zmq_msg_t *)fid), f + 2, (size_t)n - 2);
+    const vc_frame_t *fid = &w->job->fr.f[0]; /* not the one the worker names */
+    /* Copied into the front's output buffer: the worker's link buffer is
+     * read again at once. */
+    fronts_send(d->fronts, fid->data, fid->len, f + 2, (size_t)n - 2);
     if (flag == WIRE_DONE) {
         w->served++;
         broker_finish_job(d, w);
@@ -400,8 +395,7 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
 static int held_back(dispatch_t *d, const worker_t *w)
 {
     return w->job && (w->state == W_BUSY || w->state == W_FINISHING) &&
-           fronts_backlogged(d->fronts, zmq_msg_data((zmq_msg_t *)&w->job->fr.f[0]),
-                             zmq_msg_size((zmq_msg_t *)&w->job->fr.f[0]));
+           fronts_backlogged(d->fronts, w->job->fr.f[0].data, w->job->fr.f[0].len);
 }
 
 typedef struct worker_read {

@@ -11,7 +11,7 @@
 #include "fronts.h"
 #include "pool.h"
 #include "vc_log.h"
-#include "vc_zmq.h"
+#include "vc_frames.h"
 #include "vc_util.h"
 #include "vc_wire.h"
 #include "vc_link.h"
@@ -133,9 +133,9 @@ worker_t *broker_by_pid(dispatch_t *d, pid_t pid);
 void broker_link_close(dispatch_t *d, worker_t *w);
 void broker_job_free(job_t *j);
 void broker_to_front_id(dispatch_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen);
-void broker_answer(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id, unsigned status, const char *text,
+void broker_answer(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned status, const char *text,
                    const char *retry_after);
-void broker_abort_stream(dispatch_t *d, const zmq_msg_t *fid, uint64_t req_id);
+void broker_abort_stream(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id);
 void broker_enqueue(dispatch_t *d, job_t *j, int at_head);
 job_t *broker_dequeue(dispatch_t *d);
 void broker_make_idle(dispatch_t *d, worker_t *w);

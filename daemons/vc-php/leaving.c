@@ -26,8 +26,8 @@ void broker_bounce(dispatch_t *d, const void *fid, uint64_t req_id)
 void broker_bounce_queue(dispatch_t *d)
 {
     for (job_t *j; (j = broker_dequeue(d)) != NULL;) {
-        if (zmq_msg_size(&j->fr.f[0]) == FRONT_ID_LEN)
-            broker_bounce(d, zmq_msg_data(&j->fr.f[0]), j->req_id);
+        if (j->fr.f[0].len == FRONT_ID_LEN)
+            broker_bounce(d, j->fr.f[0].data, j->req_id);
         broker_job_free(j);
     }
 }
@@ -63,8 +63,7 @@ static int holds_for(const dispatch_t *d, const void *fid)
         const worker_t *w = &d->w[i];
         if (w->state == W_LENT && memcmp(w->lent_to, fid, FRONT_ID_LEN) == 0)
             return 1;
-        if (w->job && zmq_msg_size((zmq_msg_t *)&w->job->fr.f[0]) == FRONT_ID_LEN &&
-            memcmp(zmq_msg_data((zmq_msg_t *)&w->job->fr.f[0]), fid, FRONT_ID_LEN) == 0)
+        if (w->job && w->job->fr.f[0].len == FRONT_ID_LEN && memcmp(w->job->fr.f[0].data, fid, FRONT_ID_LEN) == 0)
             return 1;
     }
     for (size_t i = 0; i < d->nlost; i++)

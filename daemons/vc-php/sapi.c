@@ -171,13 +171,13 @@ static size_t on_read_post(char *buf, size_t count)
     vc_request_t *r = current;
     size_t done = 0;
     while (r && done < count && r->body_i < r->nbody) {
-        zmq_msg_t *m = &r->body[r->body_i];
-        size_t avail = zmq_msg_size(m) - r->body_off;
+        const vc_frame_t *m = &r->body[r->body_i];
+        size_t avail = m->len - r->body_off;
         size_t n = avail < count - done ? avail : count - done;
-        memcpy(buf + done, (char *)zmq_msg_data(m) + r->body_off, n);
+        memcpy(buf + done, m->data + r->body_off, n);
         done += n;
         r->body_off += n;
-        if (r->body_off == zmq_msg_size(m)) {
+        if (r->body_off == m->len) {
             r->body_i++;
             r->body_off = 0;
         }

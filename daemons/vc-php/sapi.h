@@ -11,16 +11,16 @@
 #define VC_PHP_SAPI_H
 
 #include <stddef.h>
-#include <zmq.h>
 
 #include "params.h"
 #include "request.pb-c.h"
 #include "vc_config.h"
+#include "vc_frames.h"
 
 typedef struct vc_request vc_request_t;
 struct vc_request {
     const Vc__RequestHead *head; /* borrowed for the request */
-    zmq_msg_t *body;             /* borrowed body frames */
+    const vc_frame_t *body;      /* borrowed body frames */
     size_t nbody;
     size_t body_i, body_off; /* read_post cursor */
 

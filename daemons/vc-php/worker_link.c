@@ -1,6 +1,5 @@
 #include "worker_link.h"
 #include "vc_log.h"
-#include "vc_zmq.h"
 #include "vc_util.h"
 #include "vc_wire.h"
 #include "vc_link.h"
@@ -210,13 +209,7 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
     /* What came while the last request ran (cancels) comes first. */
     vc_link_compact(&w->in);
     if (w->busy_in.len > w->busy_in.off) {
-        size_t more = w->busy_in.len - w->busy_in.off;
-        if (w->in.cap - w->in.len < more) {
-            w->in.cap = w->in.len + more + 65536;
-            w->in.p = vc_realloc(w->in.p, w->in.cap);
-        }
-        memcpy(w->in.p + w->in.len, w->busy_in.p + w->busy_in.off, more);
-        w->in.len += more;
+        vc_link_put(&w->in, w->busy_in.p + w->busy_in.off, w->busy_in.len - w->busy_in.off);
         w->busy_in.len = w->busy_in.off = 0;
     }
     static struct iovec f[VC_LINK_MAX_FRAMES];
@@ -242,13 +235,7 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
     /* The frames stay in w->in until worker_done(): the body is read from
      * there without a copy. */
     vc_frames_close(&w->fr);
-    for (int i = 0; i < n; i++) {
-        if (w->fr.n == w->fr.cap) {
-            w->fr.cap = w->fr.cap ? w->fr.cap * 2 : 8;
-            w->fr.f = vc_realloc(w->fr.f, w->fr.cap * sizeof(zmq_msg_t));
-        }
-        zmq_msg_init_data(&w->fr.f[w->fr.n++], f[i].iov_base, f[i].iov_len, NULL, NULL);
-    }
+    vc_frames_borrow(&w->fr, f, (size_t)n);
     w->front_id = f[0];
     w->req_id = w->fm->request->id;
     w->done_sent = 0;
