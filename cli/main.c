@@ -32,6 +32,11 @@ static void usage(FILE *out)
           "  scale N             set the PHP pool to N workers\n"
           "  events [--json] [--since DURATION] [--follow] [TOPIC-PREFIX]\n"
           "                      print events from the bus\n"
+          "The response cache:\n"
+          "  cache purge (--url URL | --prefix URL | --tag TAG | --all) [--soft]\n"
+          "                      drop entries (soft: keep them, stale); no request gets\n"
+          "                      them once this returns\n"
+          "  cache stats [--json]  entries, bytes, hit and store counts\n"
           "Configuration:\n"
           "  configtest          check the configuration directory\n"
           "  ensite NAME | dissite NAME | enconf NAME | disconf NAME\n"
@@ -144,6 +149,8 @@ int main(int argc, char **argv)
         rc = cmd_workers(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "restart"))
         rc = cmd_ctl(&cli, "vc", "restart", sub_argc - 1, sub_argv + 1);
+    else if (!strcmp(cmd, "cache"))
+        rc = cmd_cache(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "events"))
         rc = cmd_events(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "configtest"))

@@ -10,7 +10,7 @@ import pytest
 from conftest import VC, alive, curl, descendants
 
 
-@pytest.mark.parametrize("daemon", ["vc-bus", "vc-php", "vc-front"])
+@pytest.mark.parametrize("daemon", ["vc-bus", "vc-cache", "vc-php", "vc-front"])
 def test_killed_daemon_is_back_within_2s_and_announced(suite, daemon):
     old = suite.daemon_pid(daemon)
     os.kill(old, signal.SIGKILL)
@@ -116,7 +116,7 @@ def test_64_fronts_serve_reload_and_stop(make_suite):
 
 def test_a_clean_stop_goes_newest_first_and_logs_no_error(make_suite):
     """docs/running.md: the fronts stop first (they finish what they hold,
-    with the pool still there), then the pool, then the bus. Stopped
+    with the pool still there), then the pool, then the cache, then the bus. Stopped
     together, every clean stop logged "lost the link to the PHP pool"."""
     s = make_suite().start()
     code, _, _ = curl(s.url("/hello.php"))
@@ -125,4 +125,4 @@ def test_a_clean_stop_goes_newest_first_and_logs_no_error(make_suite):
     logs = s.logs()
     assert "lost the link" not in logs and "[error]" not in logs, logs
     order = [line.split(" up: ")[1].split(" ")[0] for line in logs.splitlines() if ") stopped: " in line]
-    assert order == ["vc-front", "vc-php", "vc-bus"], order
+    assert order == ["vc-front", "vc-php", "vc-cache", "vc-bus"], order

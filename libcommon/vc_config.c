@@ -41,6 +41,7 @@ static const struct spec site_specs[] = {
     {"site.hsts", T_DURATION, S(hsts_max_age), 0, BIG},
     {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG},
     {"site.gzip", T_BOOL, S(gzip), 0, 0},
+    {"site.cache", T_BOOL, S(cache), 0, 0},
     {"site.canonical_host", T_STR, S(canonical_host), 0, 0},
     {"site.redirects", T_LIST, S(redirects), 0, 0},
     {"site.error_pages", T_LIST, S(error_pages), 0, 0},
@@ -300,6 +301,15 @@ static int known_endpoint(const char *name)
     for (size_t i = 0; i < VC_ARRAY_SIZE(names); i++)
         if (strcmp(names[i], name) == 0)
             return 1;
+    /* And each daemon's own: its control endpoint and what it declares. */
+    for (size_t k = 0; vc_sections[k]; k++) {
+        const vc_section_t *sec = vc_sections[k];
+        if (sec->supervision && strncmp(name, "ctl-", 4) == 0 && strcmp(name + 4, sec->supervision->binary) == 0)
+            return 1;
+        for (size_t i = 0; sec->endpoints && sec->endpoints[i]; i++)
+            if (strcmp(sec->endpoints[i], name) == 0)
+                return 1;
+    }
     return 0;
 }
 
@@ -370,6 +380,7 @@ static void site_defaults(vc_site_t *s)
     s->front_controller = 1;
     s->static_max_age = -1;
     s->gzip = 1;
+    s->cache = 1;
 }
 
 static void site_fini(vc_site_t *s)

@@ -65,6 +65,7 @@ typedef struct vc_site {
     int64_t hsts_max_age;     /* seconds; 0: no Strict-Transport-Security */
     int64_t static_max_age;   /* seconds for Cache-Control; -1: none */
     int gzip;                 /* compress text responses */
+    int cache;                /* answers may be cached (cache.*), if they say so */
     char *canonical_host;     /* other hosts of the site redirect here (www/bare) */
     char **redirects;         /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;

@@ -64,6 +64,9 @@ typedef struct vc_section {
     const vc_env_setting_t *env;
     size_t nenv;
     const vc_supervision_t *supervision; /* NULL: no daemon of its own */
+    /* Endpoints of its own that `endpoints` may move, NULL-terminated
+     * (its control endpoint, ctl-BINARY, is known without this). */
+    const char *const *endpoints;
 } vc_section_t;
 
 /* Every section of the build, in the order of their folders' names; NULL

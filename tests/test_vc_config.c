@@ -124,8 +124,13 @@ int main(void)
         int supervised = 0;
         for (size_t i = 0; vc_sections[i]; i++)
             supervised += vc_sections[i]->supervision != NULL;
-        CHECK(supervised == 3); /* vc-bus, vc-php, vc-front */
+        CHECK(supervised == 4); /* vc-bus, vc-cache, vc-php, vc-front */
     }
+    /* A daemon's own endpoints and control endpoint may be moved; others
+     * are a typo. */
+    CHECK_STR(
+        parse("endpoints: { cache-in = \"ipc:///x/c.sock\"; ctl-vc-cache = \"ipc:///x/k.sock\"; };\n", NULL, NULL), "");
+    CHECK(strstr(parse("endpoints: { cache-inn = \"ipc:///x/c.sock\"; };\n", NULL, NULL), "cache-inn") != NULL);
     CHECK_STR(parse("php: { mode = \"turbo\"; };\n", NULL, NULL),
               "configuration: php.mode: \"turbo\" is not one of classic, worker, fork");
     CHECK_STR(parse("php: { mode = \"worker\"; };\n", NULL, NULL),

@@ -97,6 +97,10 @@ typedef struct front_stats {
     uint64_t answers_spilled;                  /* PHP answers that went to a temporary file (stream.c) */
     uint64_t answers_throttled;                /* times a worker's link was paused for a slow client */
     uint64_t answers_cut;                      /* relayed answers cut for a slow client */
+    uint64_t cache_hits, cache_misses;         /* answered from the cache; looked up, went to PHP */
+    uint64_t cache_bypass;                     /* skipped the cache (Authorization, session, Range) */
+    uint64_t cache_offers;                     /* answers offered to vc-cache */
+    uint64_t cache_offers_dropped;             /* offers dropped: vc-cache's queue was full */
 } front_stats_t;
 
 typedef struct front {

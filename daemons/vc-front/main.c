@@ -239,6 +239,9 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->stats.refused);
         vc_reply_field(reply, "errors_5xx", "%llu", (unsigned long long)f->stats.errors_5xx);
         vc_reply_field(reply, "inflight", "%zu", front_php_inflight(f));
+        vc_reply_field(reply, "cache_hits", "%llu", (unsigned long long)f->stats.cache_hits);
+        vc_reply_field(reply, "cache_misses", "%llu", (unsigned long long)f->stats.cache_misses);
+        vc_reply_field(reply, "cache_bypass", "%llu", (unsigned long long)f->stats.cache_bypass);
         vc_reply_field(reply, "sites", "%zu", f->nsites);
     } else if (!strcmp(cmd->verb, "reload")) {
         vc_reply_ok(reply, "vc-front applies a new configuration when it restarts");

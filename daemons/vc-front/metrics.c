@@ -48,6 +48,14 @@ static const struct {
      offsetof(front_stats_t, answers_throttled)},
     {"vc_front_answers_cut_total", "Answers relayed by the pool's broker cut because their client was that far behind.",
      offsetof(front_stats_t, answers_cut)},
+    {"vc_front_cache_hits_total", "Requests answered from the cache.", offsetof(front_stats_t, cache_hits)},
+    {"vc_front_cache_misses_total", "Requests looked up in the cache and passed to PHP (missing or stale).",
+     offsetof(front_stats_t, cache_misses)},
+    {"vc_front_cache_bypass_total", "Requests that skipped the cache (Authorization, a session cookie, Range).",
+     offsetof(front_stats_t, cache_bypass)},
+    {"vc_front_cache_offers_total", "Answers offered to vc-cache to store.", offsetof(front_stats_t, cache_offers)},
+    {"vc_front_cache_offers_dropped_total", "Answers not offered: vc-cache's queue was full.",
+     offsetof(front_stats_t, cache_offers_dropped)},
 };
 
 static uint64_t get(const front_stats_t *s, size_t off)

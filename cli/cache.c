@@ -1,0 +1,123 @@
+/*
+ * vc cache: purges and figures of the response cache (daemons/vc-cache).
+ */
+#include "cli.h"
+#include "vc_ctl.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int usage(void)
+{
+    fputs("usage: vc cache purge (--url URL | --prefix URL | --tag TAG | --all) [--soft]\n"
+          "       vc cache stats [--json]\n",
+          stderr);
+    return 2;
+}
+
+static int purge(cli_t *cli, int argc, char **argv)
+{
+    const char *kind = NULL, *value = NULL;
+    int soft = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--soft")) {
+            soft = 1;
+        } else if (!strcmp(a, "--all") && kind == NULL) {
+            kind = "all";
+        } else if ((!strcmp(a, "--url") || !strcmp(a, "--prefix") || !strcmp(a, "--tag")) && kind == NULL &&
+                   i + 1 < argc) {
+            kind = a + 2;
+            value = argv[++i];
+        } else {
+            return usage();
+        }
+    }
+    if (kind == NULL)
+        return usage();
+    const char *args[3];
+    size_t n = 0;
+    args[n++] = kind;
+    if (value)
+        args[n++] = value;
+    if (soft)
+        args[n++] = "soft";
+    Vc__Reply *r = NULL;
+    if (cli_call("vc-cache", "purge", args, n, cli, &r) < 0)
+        return 1;
+    int ok = r->ok;
+    if (ok)
+        printf("%s (purge %s)\n", r->message, vc_reply_get(r, "id") ? vc_reply_get(r, "id") : "-");
+    else
+        fprintf(stderr, "vc cache purge: %s\n", r->message);
+    vc__reply__free_unpacked(r, NULL);
+    return ok ? 0 : 1;
+}
+
+/* The fronts' hit counts, summed (each front process answers for its
+ * own). */
+static void front_counts(cli_t *cli, unsigned long long *hits, unsigned long long *misses, unsigned long long *bypass)
+{
+    Vc__Reply *sup = NULL;
+    *hits = *misses = *bypass = 0;
+    if (cli_call("vc", "status", NULL, 0, cli, &sup) < 0)
+        return;
+    for (size_t i = 0; i < sup->n_records; i++) {
+        const char *name = vc_record_get(sup->records[i], "daemon");
+        Vc__Reply *f = NULL;
+        if (name == NULL || strncmp(name, "vc-front", 8) != 0 || cli_call(name, "status", NULL, 0, cli, &f) < 0)
+            continue;
+        const char *h = vc_reply_get(f, "cache_hits"), *m = vc_reply_get(f, "cache_misses"),
+                   *b = vc_reply_get(f, "cache_bypass");
+        *hits += h ? strtoull(h, NULL, 10) : 0;
+        *misses += m ? strtoull(m, NULL, 10) : 0;
+        *bypass += b ? strtoull(b, NULL, 10) : 0;
+        vc__reply__free_unpacked(f, NULL);
+    }
+    vc__reply__free_unpacked(sup, NULL);
+}
+
+static int stats(cli_t *cli, int argc, char **argv)
+{
+    int json = argc > 1 && !strcmp(argv[1], "--json");
+    if (argc > 1 + json)
+        return usage();
+    Vc__Reply *r = NULL;
+    if (cli_call("vc-cache", "stats", NULL, 0, cli, &r) < 0)
+        return 1;
+    unsigned long long hits, misses, bypass;
+    front_counts(cli, &hits, &misses, &bypass);
+    static const char *const keys[] = {"entries", "bytes",  "max_size", "stored",   "refused",
+                                       "evicted", "purged", "offers",   "malformed"};
+    double ratio = hits + misses ? (double)hits / (double)(hits + misses) : 0;
+    if (json) {
+        printf("{");
+        for (size_t i = 0; i < VC_ARRAY_SIZE(keys); i++) {
+            const char *v = vc_reply_get(r, keys[i]);
+            printf("\"%s\":%s,", keys[i], v ? v : "0");
+        }
+        printf("\"hits\":%llu,\"misses\":%llu,\"bypass\":%llu,\"hit_ratio\":%.4f}\n", hits, misses, bypass, ratio);
+    } else {
+        for (size_t i = 0; i < VC_ARRAY_SIZE(keys); i++) {
+            const char *v = vc_reply_get(r, keys[i]);
+            printf("%-10s %s\n", keys[i], v ? v : "0");
+        }
+        printf("%-10s %llu\n%-10s %llu\n%-10s %llu\n%-10s %.1f%%\n", "hits", hits, "misses", misses, "bypass", bypass,
+               "hit_ratio", ratio * 100);
+    }
+    vc__reply__free_unpacked(r, NULL);
+    return 0;
+}
+
+int cmd_cache(cli_t *cli, int argc, char **argv)
+{
+    if (argc < 2)
+        return usage();
+    if (!strcmp(argv[1], "purge"))
+        return purge(cli, argc - 1, argv + 1);
+    if (!strcmp(argv[1], "stats"))
+        return stats(cli, argc - 1, argv + 1);
+    return usage();
+}

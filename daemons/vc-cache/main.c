@@ -1,0 +1,201 @@
+/*
+ * vc-cache: the response cache's only writer. Fronts serve hits straight
+ * from LMDB and push what they may store to "cache-in" (proto/cache.proto);
+ * this daemon stores those offers in batches, evicts past cache.max_size,
+ * and purges on command (`vc cache purge`, its control endpoint), each
+ * purge announced on the bus as cache.purged with its id.
+ */
+#include "store.h"
+#include "vc_confstore.h"
+#include "vc_daemon.h"
+#include "vc_log.h"
+#include "vc_proc.h"
+#include "vc_util.h"
+#include "vc_zmq.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Offers stored in one transaction at most: a burst is one commit. */
+#define BATCH 256
+/* Offers waiting in ZeroMQ's queue per front past this are dropped by the
+ * front (a miss offers again). */
+#define IN_HWM 10000
+
+typedef struct cache {
+    vc_daemon_t d;
+    void *in;
+    vc_store_t *store;
+    cache_store_t *cs;
+    uint64_t offers, malformed, purges;
+    vc_zparts_t fr;
+} cache_t;
+
+static const char *const kinds[] = {"url", "prefix", "tag", "all"};
+
+/* purge KIND VALUE [soft]: the purge runs at once; the reply says how many
+ * entries and the purge's id. Once it is answered no front reads what it
+ * purged (its transaction has committed). */
+static void on_purge(cache_t *c, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    size_t k = 0;
+    while (k < VC_ARRAY_SIZE(kinds) && (cmd->n_args < 1 || strcmp(cmd->args[0], kinds[k])))
+        k++;
+    if (k == VC_ARRAY_SIZE(kinds) || (k != PURGE_ALL && cmd->n_args < 2)) {
+        vc_reply_fail(reply, "purge: expected url|prefix|tag VALUE, or all; then soft if wanted");
+        return;
+    }
+    const char *value = k == PURGE_ALL ? "" : cmd->args[1];
+    int soft = cmd->n_args > (k == PURGE_ALL ? 1u : 2u) && strcmp(cmd->args[cmd->n_args - 1], "soft") == 0;
+    long n = cache_store_purge(c->cs, (purge_kind_t)k, value, soft);
+    if (n < 0) {
+        vc_reply_fail(reply, "purge failed: %s",
+                      n == -EINVAL ? "expected a URL like https://host/path" : vc_strerror((int)n));
+        return;
+    }
+    char id[40];
+    snprintf(id, sizeof(id), "%lld-%d-%llu", (long long)time(NULL), (int)getpid(), (unsigned long long)++c->purges);
+    char count[24];
+    snprintf(count, sizeof(count), "%ld", n);
+    vc_log(VC_LOG_NOTICE, "purge", "purge %s: %s %s%s: %ld entr%s", id, kinds[k], value, soft ? " (soft)" : "", n,
+           n == 1 ? "y" : "ies");
+    vc_bus_publish(c->d.bus, "cache.purged", VC__SEVERITY__NOTICE, "id", id, "kind", kinds[k], "value", value, "soft",
+                   soft ? "1" : "0", "entries", count, NULL);
+    vc_reply_ok(reply, "purged %ld entr%s", n, n == 1 ? "y" : "ies");
+    vc_reply_field(reply, "id", "%s", id);
+    vc_reply_field(reply, "entries", "%ld", n);
+}
+
+static void on_reload(cache_t *c, Vc__Reply *reply)
+{
+    char err[512];
+    vc_config_t *cfg = vc_confstore_load(c->d.data_dir, err, sizeof(err));
+    if (cfg == NULL) {
+        vc_reply_fail(reply, "%s", err);
+        return;
+    }
+    cache_store_set_settings(c->cs, vc_cache_settings_of(cfg));
+    vc_config_destroy(&c->d.cfg);
+    c->d.cfg = cfg;
+    vc_reply_ok(reply, "reloaded");
+}
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    cache_t *c = arg;
+    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "stats")) {
+        cache_counts_t n;
+        cache_store_counts(c->cs, &n);
+        const cache_settings_t *cfg = vc_cache_settings_of(c->d.cfg);
+        vc_reply_ok(reply, "vc-cache is running");
+        vc_reply_field(reply, "health", "ok");
+        vc_reply_field(reply, "entries", "%llu", (unsigned long long)n.entries);
+        vc_reply_field(reply, "bytes", "%llu", (unsigned long long)n.bytes);
+        vc_reply_field(reply, "max_size", "%lld", (long long)cfg->max_size);
+        vc_reply_field(reply, "offers", "%llu", (unsigned long long)c->offers);
+        vc_reply_field(reply, "stored", "%llu", (unsigned long long)n.stored);
+        vc_reply_field(reply, "refused", "%llu", (unsigned long long)n.refused);
+        vc_reply_field(reply, "malformed", "%llu", (unsigned long long)c->malformed);
+        vc_reply_field(reply, "evicted", "%llu", (unsigned long long)n.evicted);
+        vc_reply_field(reply, "purged", "%llu", (unsigned long long)n.purged);
+    } else if (!strcmp(cmd->verb, "purge")) {
+        on_purge(c, cmd, reply);
+    } else if (!strcmp(cmd->verb, "reload")) {
+        on_reload(c, reply);
+    }
+}
+
+/* Up to BATCH offers waiting on cache-in, stored in one transaction. */
+static void on_offers(cache_t *c)
+{
+    Vc__CacheStore *batch[BATCH];
+    size_t n = 0;
+    while (n < BATCH && vc_zparts_recv(c->in, &c->fr, ZMQ_DONTWAIT) > 0) {
+        Vc__CacheStore *o =
+            c->fr.n == 1 ? vc__cache_store__unpack(NULL, zmq_msg_size(&c->fr.f[0]), zmq_msg_data(&c->fr.f[0])) : NULL;
+        vc_zparts_close(&c->fr);
+        c->offers++;
+        if (o == NULL) {
+            if (c->malformed++ == 0)
+                vc_log(VC_LOG_WARN, "offers", "dropped a malformed offer (counted in vc cache stats)");
+            continue;
+        }
+        batch[n++] = o;
+    }
+    if (n)
+        cache_store_put(c->cs, batch, n);
+    for (size_t i = 0; i < n; i++)
+        vc__cache_store__free_unpacked(batch[i], NULL);
+}
+
+int main(int argc, char **argv)
+{
+    cache_t c = {0};
+    vc_daemon_load(&c.d, "vc-cache", argc, argv);
+    if (sodium_init() < 0)
+        return 1;
+    char err[512] = "";
+    c.store = vc_store_open(c.d.cfg->state_dir, (size_t)c.d.cfg->store.map_size, err, sizeof(err));
+    if (c.store == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "%s", err);
+        return 1;
+    }
+    /* A cache, not a ledger: each commit is not synced; the map is synced
+     * once a second. A crash of this process loses nothing committed; a
+     * power cut may lose the last second of stores. */
+    mdb_env_set_flags(vc_store_env(c.store), MDB_NOSYNC, 1);
+    c.cs = cache_store_new(c.store, vc_cache_settings_of(c.d.cfg));
+    if (c.cs == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "could not open the cache's databases in \"%s\"", c.d.cfg->state_dir);
+        return 1;
+    }
+    vc_daemon_start(&c.d, on_command, &c);
+    char *in_ep = vc_config_endpoint(c.d.cfg, "cache-in");
+    c.in = vc_socket(c.d.zctx, ZMQ_PULL, in_ep, 1);
+    if (c.in == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\": %s", in_ep, zmq_strerror(errno));
+        return 1;
+    }
+    int hwm = IN_HWM;
+    zmq_setsockopt(c.in, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+    free(in_ep);
+    vc_daemon_ready(&c.d);
+
+    uint64_t last_sync = vc_mono_ms();
+    for (int running = 1; running;) {
+        zmq_pollitem_t items[] = {
+            {c.in, 0, ZMQ_POLLIN, 0},
+            {vc_ctl_socket(c.d.ctl), 0, ZMQ_POLLIN, 0},
+            {NULL, c.d.sigfd, ZMQ_POLLIN, 0},
+        };
+        if (zmq_poll(items, 3, 1000) < 0 && errno != EINTR)
+            break;
+        if (items[0].revents & ZMQ_POLLIN)
+            on_offers(&c);
+        if (items[1].revents & ZMQ_POLLIN)
+            vc_ctl_handle(c.d.ctl);
+        if (items[2].revents & ZMQ_POLLIN)
+            for (int sig; (sig = vc_proc_read_signal(c.d.sigfd)) != 0;)
+                if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+                    running = 0;
+        if (vc_mono_ms() - last_sync >= 1000) {
+            mdb_env_sync(vc_store_env(c.store), 1);
+            last_sync = vc_mono_ms();
+        }
+    }
+    vc_log(VC_LOG_INFO, "main", "stopping");
+    zmq_close(c.in);
+    vc_daemon_fini(&c.d);
+    mdb_env_sync(vc_store_env(c.store), 1);
+    cache_store_destroy(&c.cs);
+    vc_store_destroy(&c.store);
+    vc_zparts_fini(&c.fr);
+    return 0;
+}

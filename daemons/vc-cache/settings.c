@@ -1,0 +1,60 @@
+/* vc-cache's settings and supervision (vc_settings.h). The values are
+ * read by the fronts too (what to look up, what to offer): their type is
+ * the cache's contract, libcommon/vc_cache.h. */
+#include "vc_cache.h"
+#include "vc_util.h"
+
+#include <stddef.h>
+
+#define C(field) offsetof(cache_settings_t, field)
+
+static const vc_setting_t settings[] = {
+    {"cache.enabled", T_BOOL, C(enabled), 0, 0},
+    {"cache.max_size", T_SIZE, C(max_size), 1 << 20, INT64_MAX},
+    {"cache.max_object", T_SIZE, C(max_object), 0, 1LL << 30},
+    {"cache.session_cookies", T_LIST, C(session_cookies), 0, 0},
+    {"cache.strip_params", T_LIST, C(strip_params), 0, 0},
+};
+
+static char **list_of(const char *const *names, size_t n, size_t *count)
+{
+    char **l = vc_calloc(n, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+        l[i] = vc_strdup(names[i]);
+    *count = n;
+    return l;
+}
+
+static void defaults(void *values, const char *data_dir)
+{
+    (void)data_dir;
+    cache_settings_t *c = values;
+    c->enabled = 1;
+    c->max_size = 256LL << 20;
+    c->max_object = 1 << 20;
+    /* PHP's own session name: a visitor with a session sees pages made
+     * for them. */
+    static const char *const sessions[] = {"PHPSESSID"};
+    c->session_cookies = list_of(sessions, VC_ARRAY_SIZE(sessions), &c->nsession_cookies);
+    /* Parameters trackers add to a link: the page is the same. */
+    static const char *const strip[] = {"utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "yclid"};
+    c->strip_params = list_of(strip, VC_ARRAY_SIZE(strip), &c->nstrip_params);
+}
+
+static const vc_supervision_t supervision = {
+    .binary = "vc-cache",
+    .order = 15, /* after the bus, before the fronts that offer it answers */
+    .copies = VC_COPIES_ONE,
+};
+
+static const char *const endpoints[] = {"cache-in", NULL};
+
+const vc_section_t vc_cache_settings = {
+    .name = "cache",
+    .settings = settings,
+    .nsettings = VC_ARRAY_SIZE(settings),
+    .size = sizeof(cache_settings_t),
+    .defaults = defaults,
+    .supervision = &supervision,
+    .endpoints = endpoints,
+};

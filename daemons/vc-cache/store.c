@@ -1,0 +1,514 @@
+#include "store.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <errno.h>
+#include <string.h>
+#include <strings.h>
+
+#define TAG_HASH 16 /* bytes of a key's hash in a tag row */
+/* Eviction goes below the limit by this share, so a full cache is not
+ * evicted one entry per offer. */
+#define EVICT_TO_PERCENT 90
+
+struct cache_store {
+    vc_store_t *st;
+    const cache_settings_t *cfg;
+    cache_counts_t c;
+};
+
+typedef struct dbs {
+    MDB_dbi cache, tags, seq, meta;
+} dbs_t;
+
+/* What one write transaction changes, applied to the counts only once it
+ * commits (vc_store_write may run it twice: a full map is grown first). */
+typedef struct delta {
+    uint64_t entries, bytes, seq;
+    uint64_t stored, evicted, purged, refused;
+} delta_t;
+
+static int open_dbs(MDB_txn *txn, MDB_dbi cache, dbs_t *d)
+{
+    d->cache = cache;
+    int rc = mdb_dbi_open(txn, VC_DB_CACHE_TAGS, MDB_CREATE, &d->tags);
+    if (rc == 0)
+        rc = mdb_dbi_open(txn, VC_DB_CACHE_SEQ, MDB_CREATE, &d->seq);
+    if (rc == 0)
+        rc = mdb_dbi_open(txn, VC_DB_CACHE_META, MDB_CREATE, &d->meta);
+    return rc ? vc_store_err(rc) : 0;
+}
+
+static uint64_t meta_get(MDB_txn *txn, const dbs_t *d, const char *name)
+{
+    MDB_val k = {strlen(name), (void *)name}, v;
+    uint64_t n = 0;
+    if (mdb_get(txn, d->meta, &k, &v) == 0 && v.mv_size == 8)
+        memcpy(&n, v.mv_data, 8);
+    return n;
+}
+
+static int meta_put(MDB_txn *txn, const dbs_t *d, const char *name, uint64_t n)
+{
+    MDB_val k = {strlen(name), (void *)name}, v = {8, &n};
+    return vc_store_err(mdb_put(txn, d->meta, &k, &v, 0));
+}
+
+static void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x)
+{
+    x->entries = meta_get(txn, d, "entries");
+    x->bytes = meta_get(txn, d, "bytes");
+    x->seq = meta_get(txn, d, "seq");
+}
+
+static int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x)
+{
+    int r = meta_put(txn, d, "entries", x->entries);
+    if (r == 0)
+        r = meta_put(txn, d, "bytes", x->bytes);
+    if (r == 0)
+        r = meta_put(txn, d, "seq", x->seq);
+    return r;
+}
+
+/* tag NUL hash(key): short whatever the key's length. */
+static size_t tag_row(const char *tag, size_t tlen, const void *key, size_t klen, unsigned char *out)
+{
+    memcpy(out, tag, tlen);
+    out[tlen] = '\0';
+    crypto_generichash(out + tlen + 1, TAG_HASH, key, klen, NULL, 0);
+    return tlen + 1 + TAG_HASH;
+}
+
+/* Removes key's entry with its tag and eviction rows. key must not point
+ * into the map (it changes under the deletes). 1 if there was one, 0 if
+ * not, or a negative error. */
+static int drop_entry(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, delta_t *x)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    int rc = mdb_get(txn, d->cache, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    if (rc != 0)
+        return vc_store_err(rc);
+    size_t size = v.mv_size;
+    vc_cache_entry_t e;
+    char *tags = NULL;
+    if (vc_cache_entry_parse(v.mv_data, v.mv_size, &e) == 0) {
+        /* The value is only valid until the first delete: its tags are
+         * copied out first. */
+        uint64_t seq = e.seq;
+        size_t tlen = (size_t)(e.body - (const char *)e.tags);
+        tags = vc_malloc(tlen + 1);
+        memcpy(tags, e.tags, tlen);
+        e.tags = (const unsigned char *)tags;
+        unsigned char sk[8];
+        vc_store_u64_key(seq, sk);
+        MDB_val s = {8, sk};
+        mdb_del(txn, d->seq, &s, NULL);
+        size_t pos = 0;
+        uint32_t i = 0;
+        const char *t;
+        size_t tl;
+        while (vc_cache_entry_tag(&e, &pos, &i, &t, &tl))
+            if (tl > 0 && tl <= VC_CACHE_TAG_MAX) {
+                unsigned char row[VC_CACHE_TAG_MAX + 1 + TAG_HASH];
+                MDB_val r = {tag_row(t, tl, key, klen, row), row};
+                mdb_del(txn, d->tags, &r, NULL);
+            }
+        free(tags);
+    }
+    rc = mdb_del(txn, d->cache, &k, NULL);
+    if (rc != 0)
+        return vc_store_err(rc);
+    x->bytes -= x->bytes < size + klen ? x->bytes : size + klen;
+    x->entries -= x->entries > 0;
+    return 1;
+}
+
+static int has_header(const Vc__CacheStore *o, const char *name)
+{
+    for (size_t i = 0; i < o->n_headers; i++)
+        if (strcasecmp(o->headers[i]->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, const Vc__CacheStore *o, delta_t *x)
+{
+    size_t klen = o->key.len;
+    if (klen == 0 || klen > VC_CACHE_KEY_MAX || o->body.len > (uint64_t)cfg->max_object || o->status < 100 ||
+        o->status > 599 || o->n_headers > 1000 || o->fresh_ms < o->stored_ms || o->stale_ms < o->fresh_ms) {
+        x->refused++;
+        return 0;
+    }
+    int r = drop_entry(txn, d, o->key.data, klen, x);
+    if (r < 0)
+        return r;
+    vc_cache_header_t *hs = vc_calloc(o->n_headers + 1, sizeof(*hs));
+    size_t nh = 0;
+    for (size_t i = 0; i < o->n_headers; i++) {
+        size_t nl = strlen(o->headers[i]->name);
+        if (nl == 0 || nl > 1024 || o->headers[i]->value.len > 65536)
+            continue;
+        hs[nh++] = (vc_cache_header_t){o->headers[i]->name, (const char *)o->headers[i]->value.data, nl,
+                                       o->headers[i]->value.len};
+    }
+    /* An ETag on every body: a client that has it gets a 304 from the
+     * front. Weak: the front may compress what it sends. */
+    char etag[40];
+    if (!has_header(o, "etag")) {
+        unsigned char h[8];
+        crypto_generichash(h, sizeof(h), o->body.data, o->body.len, NULL, 0);
+        int n = snprintf(etag, sizeof(etag), "W/\"vc-");
+        for (size_t i = 0; i < sizeof(h); i++)
+            n += snprintf(etag + n, sizeof(etag) - (size_t)n, "%02x", h[i]);
+        snprintf(etag + n, sizeof(etag) - (size_t)n, "\"");
+        hs[nh++] = (vc_cache_header_t){"ETag", etag, 4, strlen(etag)};
+    }
+    const char *tags[VC_CACHE_TAGS_MAX];
+    size_t tag_lens[VC_CACHE_TAGS_MAX], nt = 0;
+    for (size_t i = 0; i < o->n_tags && nt < VC_CACHE_TAGS_MAX; i++) {
+        size_t tl = strlen(o->tags[i]);
+        if (tl > 0 && tl <= VC_CACHE_TAG_MAX) {
+            tags[nt] = o->tags[i];
+            tag_lens[nt++] = tl;
+        }
+    }
+    vc_cache_entry_in_t in = {
+        .status = o->status,
+        .stored_ms = o->stored_ms,
+        .fresh_ms = o->fresh_ms,
+        .stale_ms = o->stale_ms,
+        .seq = ++x->seq,
+        .nheaders = nh,
+        .headers = hs,
+        .ntags = nt,
+        .tags = tags,
+        .tag_lens = tag_lens,
+        .body = o->body.data,
+        .body_len = o->body.len,
+    };
+    size_t size = vc_cache_entry_size(&in);
+    MDB_val k = {klen, o->key.data}, v = {size, NULL};
+    int rc = mdb_put(txn, d->cache, &k, &v, MDB_RESERVE);
+    if (rc == 0)
+        vc_cache_entry_write(&in, v.mv_data);
+    free(hs);
+    unsigned char sk[8];
+    vc_store_u64_key(in.seq, sk);
+    MDB_val s = {8, sk};
+    if (rc == 0)
+        rc = mdb_put(txn, d->seq, &s, &k, 0);
+    for (size_t i = 0; i < nt && rc == 0; i++) {
+        unsigned char row[VC_CACHE_TAG_MAX + 1 + TAG_HASH];
+        MDB_val tr = {tag_row(tags[i], tag_lens[i], o->key.data, klen, row), row};
+        rc = mdb_put(txn, d->tags, &tr, &k, 0);
+    }
+    if (rc != 0)
+        return vc_store_err(rc);
+    x->bytes += size + klen;
+    x->entries++;
+    x->stored++;
+    return 0;
+}
+
+/* The oldest entries go until the bytes are under the limit's share. */
+static int evict(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, delta_t *x)
+{
+    uint64_t limit = (uint64_t)cfg->max_size, target = limit / 100 * EVICT_TO_PERCENT;
+    if (x->bytes <= limit)
+        return 0;
+    while (x->bytes > target) {
+        MDB_cursor *cur;
+        int rc = mdb_cursor_open(txn, d->seq, &cur);
+        if (rc != 0)
+            return vc_store_err(rc);
+        MDB_val sk, key;
+        rc = mdb_cursor_get(cur, &sk, &key, MDB_FIRST);
+        char kb[VC_CACHE_KEY_MAX];
+        size_t klen = rc == 0 && key.mv_size <= sizeof(kb) ? key.mv_size : 0;
+        if (klen)
+            memcpy(kb, key.mv_data, klen);
+        if (rc == 0 && klen == 0)
+            mdb_cursor_del(cur, 0); /* a row no entry can have */
+        mdb_cursor_close(cur);
+        if (rc == MDB_NOTFOUND) {
+            x->bytes = 0; /* nothing left to count */
+            break;
+        }
+        if (rc != 0)
+            return vc_store_err(rc);
+        if (klen == 0)
+            continue;
+        int r = drop_entry(txn, d, kb, klen, x);
+        if (r < 0)
+            return r;
+        if (r == 0) {
+            /* A row whose entry is gone: drop the row itself. */
+            unsigned char first[8];
+            memcpy(first, sk.mv_data, sk.mv_size == 8 ? 8 : 0);
+            MDB_val s = {8, first};
+            if (sk.mv_size == 8)
+                mdb_del(txn, d->seq, &s, NULL);
+        }
+        x->evicted += r > 0;
+    }
+    return 0;
+}
+
+typedef struct put_ctx {
+    cache_store_t *cs;
+    Vc__CacheStore *const *offers;
+    size_t n;
+    delta_t x;
+} put_ctx_t;
+
+static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    put_ctx_t *p = arg;
+    dbs_t d;
+    int r = open_dbs(txn, dbi, &d);
+    if (r < 0)
+        return r;
+    memset(&p->x, 0, sizeof(p->x));
+    read_meta(txn, &d, &p->x);
+    for (size_t i = 0; i < p->n && r >= 0; i++)
+        r = put_one(txn, &d, p->cs->cfg, p->offers[i], &p->x);
+    if (r >= 0)
+        r = evict(txn, &d, p->cs->cfg, &p->x);
+    if (r >= 0)
+        r = write_meta(txn, &d, &p->x);
+    return r;
+}
+
+static void apply(cache_store_t *cs, const delta_t *x)
+{
+    cs->c.entries = x->entries;
+    cs->c.bytes = x->bytes;
+    cs->c.stored += x->stored;
+    cs->c.evicted += x->evicted;
+    cs->c.purged += x->purged;
+    cs->c.refused += x->refused;
+}
+
+int cache_store_put(cache_store_t *cs, Vc__CacheStore *const *offers, size_t n)
+{
+    put_ctx_t p = {.cs = cs, .offers = offers, .n = n};
+    int r = vc_store_write(cs->st, VC_DB_CACHE, put_txn, &p);
+    if (r < 0) {
+        vc_log(VC_LOG_ERR, "store", "could not store %zu answers: %s", n, vc_strerror(r));
+        return r;
+    }
+    apply(cs, &p.x);
+    return 0;
+}
+
+/* ---- purges -------------------------------------------------------------- */
+
+typedef struct purge_ctx {
+    cache_store_t *cs;
+    purge_kind_t kind;
+    const char *value;
+    int soft;
+    delta_t x;
+} purge_ctx_t;
+
+/* The entry stays, but is no longer fresh: the next request refreshes it. */
+static int soften(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    int rc = mdb_get(txn, d->cache, &k, &v);
+    if (rc == MDB_NOTFOUND)
+        return 0;
+    vc_cache_entry_t e;
+    if (rc != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, &e) != 0)
+        return rc ? vc_store_err(rc) : 0;
+    if (e.fresh_ms == 0)
+        return 1; /* already */
+    char *copy = vc_malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    int64_t zero = 0;
+    memcpy(copy + 16, &zero, 8); /* fresh_ms (vc_cache.h's layout) */
+    MDB_val nv = {v.mv_size, copy};
+    rc = mdb_put(txn, d->cache, &k, &nv, 0);
+    free(copy);
+    return rc ? vc_store_err(rc) : 1;
+}
+
+static int purge_key(MDB_txn *txn, const dbs_t *d, purge_ctx_t *p, const void *key, size_t klen)
+{
+    int r = p->soft ? soften(txn, d, key, klen) : drop_entry(txn, d, key, klen, &p->x);
+    if (r > 0)
+        p->x.purged++;
+    return r;
+}
+
+/* Keys (copied: they change under the deletes) of dbi's rows whose key
+ * starts with prefix; for tags the value is the entry's key. */
+static int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
+                   size_t *n)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, dbi, &cur);
+    if (rc != 0)
+        return vc_store_err(rc);
+    MDB_val k = {plen, (void *)prefix}, v;
+    size_t cap = 0;
+    for (rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+            break;
+        const MDB_val *take = values ? &v : &k;
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            *out = vc_realloc(*out, cap * sizeof(char *));
+            *lens = vc_realloc(*lens, cap * sizeof(size_t));
+        }
+        (*out)[*n] = vc_malloc(take->mv_size + 1);
+        memcpy((*out)[*n], take->mv_data, take->mv_size);
+        (*lens)[(*n)++] = take->mv_size;
+    }
+    mdb_cursor_close(cur);
+    return rc == 0 || rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
+}
+
+/* "scheme://host/rest" split; 0, or -1 if it is not such a URL. */
+static int split_url(const char *url, const char **host, size_t *hlen, const char **path, size_t *plen,
+                     const char **query, size_t *qlen)
+{
+    const char *p = strstr(url, "://");
+    if (p == NULL)
+        return -1;
+    *host = p + 3;
+    const char *slash = strchr(*host, '/');
+    *hlen = slash ? (size_t)(slash - *host) : strlen(*host);
+    *path = slash ? slash : "/";
+    const char *q = slash ? strchr(slash, '?') : NULL;
+    *plen = q ? (size_t)(q - *path) : strlen(*path);
+    *query = q ? q + 1 : "";
+    *qlen = q ? strlen(q + 1) : 0;
+    return *hlen ? 0 : -1;
+}
+
+static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    purge_ctx_t *p = arg;
+    const cache_settings_t *cfg = p->cs->cfg;
+    dbs_t d;
+    int r = open_dbs(txn, dbi, &d);
+    if (r < 0)
+        return r;
+    memset(&p->x, 0, sizeof(p->x));
+    read_meta(txn, &d, &p->x);
+    char **keys = NULL;
+    size_t *lens = NULL, n = 0;
+    if (p->kind == PURGE_TAG) {
+        size_t tl = strlen(p->value);
+        char row[VC_CACHE_TAG_MAX + 2];
+        if (tl == 0 || tl > VC_CACHE_TAG_MAX)
+            return 0;
+        memcpy(row, p->value, tl);
+        row[tl] = '\0';
+        r = collect(txn, d.tags, row, tl + 1, 1, &keys, &lens, &n);
+    } else if (p->kind == PURGE_ALL) {
+        r = collect(txn, d.cache, "", 0, 0, &keys, &lens, &n);
+    } else {
+        const char *host, *path, *query;
+        size_t hlen, plen, qlen;
+        if (split_url(p->value, &host, &hlen, &path, &plen, &query, &qlen) < 0)
+            return -EINVAL;
+        static const char *const schemes[] = {"http", "https"};
+        for (size_t s = 0; s < 2 && r >= 0; s++) {
+            char key[VC_CACHE_KEY_MAX];
+            size_t klen;
+            if (p->kind == PURGE_URL) {
+                klen = vc_cache_key(schemes[s], host, hlen, path, plen, query, qlen, cfg->strip_params,
+                                    cfg->nstrip_params, key, sizeof(key));
+                if (klen) {
+                    keys = vc_realloc(keys, (n + 1) * sizeof(char *));
+                    lens = vc_realloc(lens, (n + 1) * sizeof(size_t));
+                    keys[n] = vc_malloc(klen);
+                    memcpy(keys[n], key, klen);
+                    lens[n++] = klen;
+                }
+            } else {
+                /* A prefix is taken as written, but for the host's case
+                 * and default port, as in a key. */
+                klen = vc_cache_key(schemes[s], host, hlen, path, plen, NULL, 0, NULL, 0, key, sizeof(key));
+                if (klen && qlen == 0)
+                    r = collect(txn, d.cache, key, klen, 0, &keys, &lens, &n);
+            }
+        }
+    }
+    for (size_t i = 0; i < n && r >= 0; i++)
+        r = purge_key(txn, &d, p, keys[i], lens[i]);
+    for (size_t i = 0; i < n; i++)
+        free(keys[i]);
+    free(keys);
+    free(lens);
+    if (r >= 0)
+        r = write_meta(txn, &d, &p->x);
+    return r;
+}
+
+long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, int soft)
+{
+    purge_ctx_t p = {.cs = cs, .kind = kind, .value = value ? value : "", .soft = soft};
+    int r = vc_store_write(cs->st, VC_DB_CACHE, purge_txn, &p);
+    if (r < 0)
+        return r;
+    apply(cs, &p.x);
+    return (long)p.x.purged;
+}
+
+/* ---- life ---------------------------------------------------------------- */
+
+typedef struct counts_ctx {
+    delta_t x;
+} counts_ctx_t;
+
+static int read_counts(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    dbs_t d;
+    int r = open_dbs(txn, dbi, &d);
+    if (r == 0)
+        read_meta(txn, &d, &((counts_ctx_t *)arg)->x);
+    return r;
+}
+
+cache_store_t *cache_store_new(vc_store_t *st, const cache_settings_t *cfg)
+{
+    cache_store_t *cs = vc_calloc(1, sizeof(*cs));
+    cs->st = st;
+    cs->cfg = cfg;
+    /* The databases exist from the start (the fronts open them), with
+     * the counts a previous run left. */
+    counts_ctx_t c = {0};
+    if (vc_store_write(st, VC_DB_CACHE, read_counts, &c) < 0) {
+        free(cs);
+        return NULL;
+    }
+    cs->c.entries = c.x.entries;
+    cs->c.bytes = c.x.bytes;
+    return cs;
+}
+
+void cache_store_set_settings(cache_store_t *cs, const cache_settings_t *cfg)
+{
+    cs->cfg = cfg;
+}
+
+void cache_store_destroy(cache_store_t **pcs)
+{
+    free(*pcs);
+    *pcs = NULL;
+}
+
+void cache_store_counts(cache_store_t *cs, cache_counts_t *out)
+{
+    *out = cs->c;
+}

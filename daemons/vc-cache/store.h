@@ -1,0 +1,44 @@
+/*
+ * The cache in LMDB, as its only writer keeps it (libcommon/vc_cache.h
+ * has the layout): offers stored in batches, one transaction each; the
+ * oldest entries evicted past cache.max_size; purges by URL, prefix, tag
+ * or everything, hard (gone) or soft (stale: the next request refreshes
+ * it). A transaction is all or nothing: a crash at any point leaves the
+ * entries as they were before it or after it.
+ */
+#ifndef VC_CACHE_STORE_H
+#define VC_CACHE_STORE_H
+
+#include "cache.pb-c.h"
+#include "vc_cache.h"
+#include "vc_store.h"
+
+typedef struct cache_store cache_store_t;
+
+typedef struct cache_counts {
+    uint64_t entries, bytes;          /* now */
+    uint64_t stored, evicted, purged; /* since start */
+    uint64_t refused;                 /* offers that were not storable */
+} cache_counts_t;
+
+typedef enum { PURGE_URL, PURGE_PREFIX, PURGE_TAG, PURGE_ALL } purge_kind_t;
+
+/* cfg is borrowed and must outlive the store (it may be replaced with
+ * cache_store_set_settings). */
+cache_store_t *cache_store_new(vc_store_t *st, const cache_settings_t *cfg);
+void cache_store_destroy(cache_store_t **pcs);
+void cache_store_set_settings(cache_store_t *cs, const cache_settings_t *cfg);
+
+/* Stores the offers in one transaction, then evicts down to max_size. 0,
+ * or a negative error (nothing of the batch is stored). */
+int cache_store_put(cache_store_t *cs, Vc__CacheStore *const *offers, size_t n);
+
+/* Purges entries: PURGE_URL by the URL's key (both schemes), PURGE_PREFIX
+ * every key that starts with the URL (both schemes), PURGE_TAG by tag,
+ * PURGE_ALL everything (value ignored). soft: kept, but stale. Returns the
+ * entries purged, or a negative error. */
+long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, int soft);
+
+void cache_store_counts(cache_store_t *cs, cache_counts_t *out);
+
+#endif

@@ -1,0 +1,218 @@
+#include "cache_policy.h"
+
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+/* A lifetime longer than this is taken as this: a year, as RFC 9111
+ * suggests for Expires far away. */
+#define MAX_LIFETIME_S (365LL * 86400)
+
+static int is(const char *name, size_t len, const char *want)
+{
+    return len == strlen(want) && strncasecmp(name, want, len) == 0;
+}
+
+static int is_space(char c)
+{
+    return c == ' ' || c == '\t';
+}
+
+int cache_policy_directive(const char *v, size_t len, const char *name, int64_t *secs)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len;) {
+        while (i < len && (is_space(v[i]) || v[i] == ','))
+            i++;
+        size_t start = i;
+        while (i < len && v[i] != ',' && v[i] != '=' && !is_space(v[i]))
+            i++;
+        size_t tlen = i - start;
+        while (i < len && is_space(v[i]))
+            i++;
+        int64_t n = -1;
+        if (i < len && v[i] == '=') {
+            i++;
+            while (i < len && is_space(v[i]))
+                i++;
+            int quoted = i < len && v[i] == '"';
+            i += quoted;
+            int digits = 0;
+            int64_t acc = 0;
+            while (i < len && v[i] >= '0' && v[i] <= '9') {
+                if (acc < MAX_LIFETIME_S)
+                    acc = acc * 10 + (v[i] - '0');
+                digits++;
+                i++;
+            }
+            n = digits ? (acc > MAX_LIFETIME_S ? MAX_LIFETIME_S : acc) : -1;
+            /* The rest of the value (a quoted list, a bad number). */
+            while (i < len && v[i] != ',') {
+                if (v[i] == '"')
+                    quoted = !quoted;
+                i++;
+            }
+        }
+        if (tlen == nl && strncasecmp(v + start, name, nl) == 0) {
+            *secs = n;
+            return 1;
+        }
+        if (tlen == 0 && i < len && v[i] != ',')
+            i++; /* a stray byte: no progress otherwise */
+    }
+    return 0;
+}
+
+/* An HTTP date (IMF-fixdate, RFC 9110 5.6.7), in ms; -1 if it is not one.
+ * The obsolete forms are taken as expired, as RFC 9111 says of an invalid
+ * Expires. */
+static int64_t http_date(const char *v, size_t len)
+{
+    char buf[40];
+    if (len >= sizeof(buf))
+        return -1;
+    memcpy(buf, v, len);
+    buf[len] = '\0';
+    struct tm tm;
+    memset(&tm, 0, sizeof(tm));
+    const char *end = strptime(buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
+    if (end == NULL || *end != '\0')
+        return -1;
+    time_t t = timegm(&tm);
+    return t < 0 ? -1 : (int64_t)t * 1000;
+}
+
+int cache_policy_status_ok(int status)
+{
+    /* RFC 9110 15.1, "heuristically cacheable" (206 aside: ranges are
+     * not stored), and here only with an explicit lifetime. */
+    switch (status) {
+    case 200:
+    case 203:
+    case 204:
+    case 300:
+    case 301:
+    case 308:
+    case 404:
+    case 405:
+    case 410:
+    case 414:
+    case 501: return 1;
+    default: return 0;
+    }
+}
+
+/* Vary names only Accept-Encoding (any case, any spacing), or is empty. */
+static int vary_ok(const char *v, size_t len)
+{
+    for (size_t i = 0; i < len;) {
+        while (i < len && (is_space(v[i]) || v[i] == ','))
+            i++;
+        size_t start = i;
+        while (i < len && v[i] != ',' && !is_space(v[i]))
+            i++;
+        if (i > start && !is(v + start, i - start, "accept-encoding"))
+            return 0;
+    }
+    return 1;
+}
+
+static void refuse(cache_decision_t *out, const char *why)
+{
+    out->store = 0;
+    out->why = why;
+}
+
+void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, cache_decision_t *out)
+{
+    memset(out, 0, sizeof(*out));
+    const cache_hdr_t *ours = NULL, *surrogate = NULL, *cc = NULL, *expires = NULL, *date = NULL;
+    for (size_t i = 0; i < n; i++) {
+        const char *nm = h[i].name;
+        size_t nl = h[i].name_len;
+        if (is(nm, nl, "set-cookie"))
+            return refuse(out, "set-cookie");
+        if (is(nm, nl, "vary") && !vary_ok(h[i].value, h[i].value_len))
+            return refuse(out, "vary");
+        if (is(nm, nl, "velocity-cache-control"))
+            ours = &h[i];
+        else if (is(nm, nl, "surrogate-control"))
+            surrogate = &h[i];
+        else if (is(nm, nl, "cache-control") && cc == NULL)
+            cc = &h[i];
+        else if (is(nm, nl, "expires") && expires == NULL)
+            expires = &h[i];
+        else if (is(nm, nl, "date") && date == NULL)
+            date = &h[i];
+    }
+    if (!cache_policy_status_ok(status))
+        return refuse(out, "status");
+    int64_t s = -1, secs;
+    /* `private` and `no-store` for the client hold for us too, whatever a
+     * targeted field says: a page meant for one visitor is never stored. */
+    if (cc && (cache_policy_directive(cc->value, cc->value_len, "private", &secs) ||
+               cache_policy_directive(cc->value, cc->value_len, "no-store", &secs)))
+        return refuse(out, "private");
+    const cache_hdr_t *target = ours ? ours : surrogate;
+    if (target) {
+        if (cache_policy_directive(target->value, target->value_len, "no-store", &secs))
+            return refuse(out, "no-store");
+        if (cache_policy_directive(target->value, target->value_len, "max-age", &secs))
+            s = secs;
+    } else if (cc) {
+        if (cache_policy_directive(cc->value, cc->value_len, "no-cache", &secs))
+            return refuse(out, "no-cache");
+        if (cache_policy_directive(cc->value, cc->value_len, "s-maxage", &secs))
+            s = secs;
+        else if (cache_policy_directive(cc->value, cc->value_len, "max-age", &secs))
+            s = secs;
+    }
+    if (s < 0 && target == NULL && expires) {
+        int64_t e = http_date(expires->value, expires->value_len);
+        int64_t base = date ? http_date(date->value, date->value_len) : -1;
+        s = e < 0 ? 0 : (e - (base >= 0 ? base : now_ms)) / 1000;
+        if (s > MAX_LIFETIME_S)
+            s = MAX_LIFETIME_S;
+    }
+    if (s <= 0)
+        return refuse(out, s == 0 ? "expired" : "no-lifetime");
+    /* How long past its lifetime it may still serve (when PHP fails, or
+     * while it is refreshed): the larger of the two. */
+    const cache_hdr_t *src = target ? target : cc;
+    int64_t stale = 0;
+    if (src && cache_policy_directive(src->value, src->value_len, "stale-while-revalidate", &secs) && secs > stale)
+        stale = secs;
+    if (src && cache_policy_directive(src->value, src->value_len, "stale-if-error", &secs) && secs > stale)
+        stale = secs;
+    out->store = 1;
+    out->fresh_ms = s * 1000;
+    out->stale_ms = stale * 1000;
+}
+
+int cache_policy_is_tag_header(const char *name, size_t len)
+{
+    return is(name, len, "surrogate-key") || is(name, len, "cache-tag") || is(name, len, "xkey");
+}
+
+int cache_policy_is_ours(const char *name, size_t len)
+{
+    return is(name, len, "velocity-cache-control") || is(name, len, "surrogate-control") ||
+           cache_policy_is_tag_header(name, len);
+}
+
+void cache_policy_tags(const char *v, size_t len, size_t max, void (*fn)(void *arg, const char *tag, size_t len),
+                       void *arg)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < len && found < max;) {
+        while (i < len && (is_space(v[i]) || v[i] == ','))
+            i++;
+        size_t start = i;
+        while (i < len && v[i] != ',' && !is_space(v[i]))
+            i++;
+        if (i > start) {
+            fn(arg, v + start, i - start);
+            found++;
+        }
+    }
+}

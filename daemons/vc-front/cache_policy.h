@@ -1,0 +1,60 @@
+/*
+ * What the cache may store of an answer, and for how long (RFC 9111, with
+ * the targeted fields of RFC 9213), from its status and headers alone.
+ * Pure: no I/O, no clock (the caller passes now), so it is unit-tested and
+ * fuzzed (fuzz/fuzz_cache.c) apart from the front.
+ *
+ * Safe by default: never an answer with Set-Cookie, `private`, `no-store`
+ * or `no-cache` in Cache-Control, `Vary: *`, or a Vary on a request header
+ * other than Accept-Encoding (the front stores the body before it is
+ * compressed, and compresses each hit for its client); only statuses RFC
+ * 9110 calls cacheable by default, and only with an explicit lifetime (no
+ * heuristic freshness).
+ *
+ * The lifetime, first that applies: Velocity-Cache-Control (ours), then
+ * Surrogate-Control (both targeted at us: they replace Cache-Control for
+ * the cache, and never reach the client), then Cache-Control's s-maxage,
+ * then max-age, then Expires (against Date, else now).
+ */
+#ifndef VC_FRONT_CACHE_POLICY_H
+#define VC_FRONT_CACHE_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cache_hdr {
+    const char *name, *value;
+    size_t name_len, value_len;
+} cache_hdr_t;
+
+typedef struct cache_decision {
+    int store;        /* 1: may be stored */
+    const char *why;  /* when not: a word for Cache-Status ("no-store", ...) */
+    int64_t fresh_ms; /* lifetime */
+    int64_t stale_ms; /* beyond it: stale-while-revalidate / stale-if-error */
+} cache_decision_t;
+
+/* The decision for an answer of `status` with headers h[0..n). now_ms is
+ * the wall clock (for Expires). */
+void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, cache_decision_t *out);
+
+/* Whether an answer of this status may be stored at all. */
+int cache_policy_status_ok(int status);
+
+/* Headers the cache reads and the client never sees: our targeted
+ * control, Surrogate-Control, and the tag headers. */
+int cache_policy_is_ours(const char *name, size_t len);
+
+/* Whether name is a tag header (Surrogate-Key, Cache-Tag, xkey). Tags are
+ * separated by spaces (Surrogate-Key, xkey) or commas (Cache-Tag): both
+ * are accepted in each. */
+int cache_policy_is_tag_header(const char *name, size_t len);
+/* Splits a tag header's value: calls fn for each tag, at most max. */
+void cache_policy_tags(const char *value, size_t len, size_t max, void (*fn)(void *arg, const char *tag, size_t len),
+                       void *arg);
+
+/* The value of directive name in a Cache-Control-like field: 1 and *secs
+ * (or -1 when it has no number) if present, else 0. */
+int cache_policy_directive(const char *value, size_t len, const char *name, int64_t *secs);
+
+#endif

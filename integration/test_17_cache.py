@@ -1,0 +1,318 @@
+"""The response cache (docs/CACHE.md): vc-cache stores what PHP's answers
+say may be stored, the front serves hits from LMDB, `vc cache purge`
+removes them. PHP's runs are counted by the script itself (cached.php:
+"run N of ID"), so a hit is an answer PHP did not make."""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import uuid
+from urllib.parse import quote
+
+import pytest
+import requests
+
+from conftest import curl
+from test_04_php_pool import wait_for
+
+
+def page(id_, *headers, **params):
+    q = [f"id={id_}"] + [f"h[]={quote(h)}" for h in headers] + [f"{k}={quote(str(v))}" for k, v in params.items()]
+    return "/cached.php?" + "&".join(q)
+
+
+def new_id():
+    return uuid.uuid4().hex[:12]
+
+
+def get(s, path, *args, method=None):
+    extra = ["-X", method] if method else []
+    code, head, body = curl(*extra, *args, s.url(path))
+    return code, {k.lower(): v for k, v in re.findall(r"^([^:\r\n]+): ?(.*?)\r?$", head, re.M)}, body
+
+
+def run_of(body):
+    m = re.match(rb"run (\d+) of", body)
+    assert m, body
+    return int(m.group(1))
+
+
+@pytest.fixture(scope="module")
+def cache_suite(tmp_path_factory):
+    from conftest import Suite
+    conf = tmp_path_factory.mktemp("etc")
+    (conf / "vc.conf").write_text('cache: { max_object = "64k"; };\n')
+    s = Suite(conf=str(conf), args=["--workers", "2"]).start()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def test_a_fresh_answer_is_stored_once_and_served_from_the_cache(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: public, max-age=60")
+    code, h, body = get(s, path)
+    assert code == 200 and run_of(body) == 1
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    # Stored once vc-cache has taken the offer: poll for the hit.
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    for _ in range(5):
+        code, h, body = get(s, path)
+        assert code == 200 and run_of(body) == 1, body
+        assert re.fullmatch(r"Velocity; hit; ttl=(\d+)", h["cache-status"])
+        assert int(h["age"]) >= 0 and h["etag"].startswith('W/"vc-')
+        assert h["cache-control"] == "public, max-age=60" and h["content-type"].startswith("text/html")
+    # Over HTTP/2 as well.
+    code, h2, body = get(s, path, "--http2-prior-knowledge")
+    assert code == 200 and run_of(body) == 1 and h2["cache-status"].startswith("Velocity; hit")
+    # The front counts its hits.
+    metrics = requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).text
+    assert int(re.search(r"^vc_front_cache_hits_total\S* (\d+)", metrics, re.M).group(1)) >= 6
+
+
+@pytest.mark.parametrize("headers,params,why", [
+    (["Cache-Control: max-age=60"], {"cookie": 1}, "set-cookie"),
+    (["Cache-Control: private, max-age=60"], {}, "private"),
+    (["Cache-Control: max-age=60, no-store"], {}, "private"),
+    (["Cache-Control: no-cache, max-age=60"], {}, "no-cache"),
+    (["Cache-Control: max-age=60", "Vary: *"], {}, "vary"),
+    (["Cache-Control: max-age=60", "Vary: Cookie"], {}, "vary"),
+    ([], {}, "no-lifetime"),
+    (["Cache-Control: max-age=0"], {}, "expired"),
+    (["Cache-Control: max-age=60"], {"status": 500}, "status"),
+    (["Cache-Control: max-age=60"], {"status": 403}, "status"),
+    (["Velocity-Cache-Control: no-store", "Cache-Control: max-age=60"], {}, "no-store"),
+])
+def test_what_must_not_be_stored_is_not(cache_suite, headers, params, why):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, *headers, **params)
+    for n in (1, 2, 3):
+        code, h, body = get(s, path)
+        assert run_of(body) == n, (n, h)
+        assert h["cache-status"] == f"Velocity; fwd=uri-miss; detail={why}", h
+
+
+@pytest.mark.parametrize("args,why", [
+    (["-H", "Authorization: Basic dXNlcjpwYXNz"], "authorization"),
+    (["-H", "Cookie: theme=dark; PHPSESSID=abc123"], "session"),
+    (["-H", "Range: bytes=0-3"], "range"),
+    (["-H", "X-Forwarded-Host: evil.example"], "unkeyed-header"),
+    (["-H", "X-Original-URL: /admin"], "unkeyed-header"),
+])
+def test_requests_that_bypass_the_cache_neither_read_nor_store(cache_suite, args, why):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    # Stored by a plain request first: the bypassing one must not read it.
+    get(s, path)
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    for _ in range(2):
+        code, h, body = get(s, path, *args)
+        assert h["cache-status"] == f"Velocity; fwd=bypass; detail={why}", h
+        assert run_of(body) >= 2
+    # A cookie that is not a session's is not a reason.
+    code, h, body = get(s, path, "-H", "Cookie: theme=dark; NOTPHPSESSID=1")
+    assert h["cache-status"].startswith("Velocity; hit")
+
+
+def test_an_entry_expires_with_its_lifetime(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=1")
+    get(s, path)
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    # Past its second it is stale: PHP runs again, and the new answer is
+    # stored in its place.
+    assert wait_for(lambda: get(s, path)[1]["cache-status"] == "Velocity; fwd=stale; stored", timeout=5)
+    code, h, body = get(s, path)
+    assert run_of(body) >= 2
+
+
+@pytest.mark.parametrize("headers,ttl", [
+    (["Cache-Control: public, max-age=5, s-maxage=100"], 100),
+    (["Cache-Control: no-cache", "Surrogate-Control: max-age=200"], 200),
+    (["Cache-Control: max-age=0", "Velocity-Cache-Control: max-age=300"], 300),
+    (["Expires: Thu, 01 Jan 2099 00:00:00 GMT"], 365 * 86400),
+])
+def test_the_lifetime_comes_from_the_field_that_targets_us(cache_suite, headers, ttl):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, *headers, "Surrogate-Key: t1 t2")
+    code, h, body = get(s, path)
+    # Ours never reach the client; Cache-Control is the client's.
+    for name in ("velocity-cache-control", "surrogate-control", "surrogate-key"):
+        assert name not in h, h
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    code, h, body = get(s, path)
+    got = int(h["cache-status"].rsplit("=", 1)[1])
+    assert ttl - 5 <= got <= ttl, h
+    for name in ("velocity-cache-control", "surrogate-control", "surrogate-key"):
+        assert name not in h, h
+
+
+def test_a_client_that_has_the_entry_gets_304(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", "Last-Modified: Tue, 01 Dec 2026 10:00:00 GMT")
+    get(s, path)
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    code, h, body = get(s, path)
+    etag = h["etag"]
+    code, h304, body = get(s, path, "-H", f"If-None-Match: {etag}")
+    assert code == 304 and body == b"" and h304["etag"] == etag and "content-type" not in h304
+    code, _, body = get(s, path, "-H", 'If-None-Match: "other"')
+    assert code == 200 and run_of(body) == 1
+    code, _, _ = get(s, path, "-H", "If-Modified-Since: Tue, 01 Dec 2026 10:00:00 GMT")
+    assert code == 304
+    code, _, _ = get(s, path, "-H", "If-Modified-Since: Mon, 30 Nov 2026 10:00:00 GMT")
+    assert code == 200
+
+
+def head(s, path):
+    """A HEAD by curl (the same bytes of the URL as get's: the key is the
+    path as sent)."""
+    r = subprocess.run(["curl", "-sS", "-I", "--max-time", "10", s.url(path)], capture_output=True, timeout=15)
+    lines = r.stdout.decode("latin-1").split("\r\n")
+    return int(lines[0].split()[1]), {k.lower(): v for k, _, v in (l.partition(": ") for l in lines[1:] if l)}
+
+
+def test_head_never_stores_and_reads_a_stored_get(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    code, h = head(s, path)
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; detail=head"
+    code, h, body = get(s, path)
+    assert run_of(body) == 2 and h["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    assert wait_for(lambda: head(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    code, h = head(s, path)
+    assert code == 200 and int(h["content-length"]) == len(body)
+
+
+def test_the_key_ignores_parameter_order_and_trackers(cache_suite):
+    s, id_ = cache_suite, new_id()
+    get(s, page(id_, "Cache-Control: max-age=60") + "&b=2&a=1")
+    other = f"/cached.php?utm_source=news&a=1&id={id_}&fbclid=x&h[]={quote('Cache-Control: max-age=60')}&b=2"
+    assert wait_for(lambda: get(s, other)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    code, h, body = get(s, page(id_, "Cache-Control: max-age=60") + "&b=3&a=1")
+    assert h["cache-status"].startswith("Velocity; fwd=uri-miss")
+
+
+def test_an_odd_host_reads_but_never_stores(cache_suite):
+    """A Host in another case shares the key of its plain form; what PHP
+    makes of it (this page prints its Host) is never stored."""
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    code, h, body = get(s, path, "-H", f"Host: LocalHost:{s.http}")
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; detail=host-form" and b"host=LocalHost" in body
+    code, h, body = get(s, path, "-H", f"Host: localhost:{s.http}")
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    assert wait_for(lambda: get(s, path, "-H", f"Host: LOCALHOST:{s.http}")[1]["cache-status"].startswith(
+        "Velocity; hit"), timeout=5)
+    code, h, body = get(s, path, "-H", f"Host: LOCALHOST:{s.http}")
+    assert b"host=localhost:" in body
+
+
+def test_an_answer_over_max_object_is_not_stored(cache_suite):
+    """cache.max_object is 64k here."""
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", pad=100000)
+    for n in (1, 2):
+        code, h, body = get(s, path)
+        assert run_of(body) == n and len(body) > 100000
+        # Streamed: its length was not known when the headers left.
+        assert h["cache-status"] == "Velocity; fwd=uri-miss", h
+    small = page(id_, "Cache-Control: max-age=60", pad=1000)
+    stored(s, small)
+
+
+def purge(s, *args):
+    r = s.vc("cache", "purge", *args)
+    assert r.returncode == 0, r.stdout + r.stderr
+    m = re.match(r"purged (\d+) entr(?:y|ies) \(purge (\S+)\)", r.stdout)
+    assert m, r.stdout
+    return int(m.group(1)), m.group(2)
+
+
+def stored(s, path):
+    get(s, path)
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+
+
+@pytest.mark.parametrize("kind", ["tag", "url", "prefix", "all"])
+def test_a_purge_leaves_nothing_served(cache_suite, kind):
+    s, id_, other = cache_suite, new_id(), new_id()
+    path = page(id_, "Cache-Control: max-age=60", f"Surrogate-Key: post-{id_} home")
+    kept = page(other, "Cache-Control: max-age=60", f"Cache-Tag: post-{other}")
+    stored(s, path)
+    stored(s, kept)
+    # A prefix is of the key: scheme, host and path, then the query; the
+    # path's prefix takes every query.
+    value = {"tag": ["--tag", f"post-{id_}"],
+             "url": ["--url", s.url(path)],
+             "prefix": ["--prefix", s.url("/cached.php")],
+             "all": ["--all"]}[kind]
+    n, pid = purge(s, *value)
+    assert n >= 1
+    # Once vc cache purge has returned, no request gets the purged answer.
+    code, h, body = get(s, path)
+    assert run_of(body) == 2 and h["cache-status"] == "Velocity; fwd=uri-miss; stored", h
+    if kind in ("tag", "url"):
+        code, h, body = get(s, kept)
+        assert run_of(body) == 1 and h["cache-status"].startswith("Velocity; hit")
+    events = [e for e in s.events() if e["topic"] == "cache.purged"]
+    assert any(e["fields"]["id"] == pid and e["fields"]["kind"] == kind for e in events), events
+
+
+def test_a_soft_purge_keeps_the_entry_stale(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", f"xkey: soft-{id_}")
+    stored(s, path)
+    n, _ = purge(s, "--tag", f"soft-{id_}", "--soft")
+    assert n == 1
+    code, h, body = get(s, path)
+    assert h["cache-status"] == "Velocity; fwd=stale; stored" and run_of(body) == 2
+
+
+def test_purge_refuses_what_it_cannot_read(cache_suite):
+    r = cache_suite.vc("cache", "purge", "--url", "not a url")
+    assert r.returncode == 1 and "expected a URL" in r.stderr
+    r = cache_suite.vc("cache", "purge")
+    assert r.returncode == 2 and "usage" in r.stderr
+
+
+def test_stats_count_entries_and_hits(cache_suite):
+    s, id_ = cache_suite, new_id()
+    stored(s, page(id_, "Cache-Control: max-age=60"))
+    r = s.vc("cache", "stats", "--json", check=True)
+    st = json.loads(r.stdout)
+    assert st["entries"] >= 1 and st["bytes"] > 0 and st["hits"] >= 1 and 0 < st["hit_ratio"] <= 1, st
+
+
+def test_the_cache_outlives_its_daemon_and_the_front(make_suite):
+    """Entries live in LMDB: a killed vc-cache, or a replaced front, loses
+    none, and hits go on while vc-cache is away (fronts read LMDB)."""
+    s = make_suite(args=["--workers", "1"]).start()
+    id_ = new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    stored(s, path)
+    pid = s.daemon_pid("vc-cache")
+    os.kill(pid, signal.SIGKILL)
+    code, h, body = get(s, path)
+    assert run_of(body) == 1 and h["cache-status"].startswith("Velocity; hit")
+    assert wait_for(lambda: s.vc("status").returncode == 0 and s.daemon_pid("vc-cache") != pid, timeout=10)
+    assert s.vc("restart", "front").returncode == 0
+    code, h, body = get(s, path)
+    assert run_of(body) == 1 and h["cache-status"].startswith("Velocity; hit")
+    # And it stores again.
+    id2 = new_id()
+    stored(s, page(id2, "Cache-Control: max-age=60"))
+
+
+def test_cache_enabled_false_turns_it_off(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("cache: { enabled = false; };\n")
+    s = make_suite(conf=str(conf), args=["--workers", "1"]).start()
+    id_ = new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    for n in (1, 2, 3):
+        code, h, body = get(s, path)
+        assert run_of(body) == n and "cache-status" not in h

@@ -1,0 +1,109 @@
+/*
+ * vc_cache: the response cache's contract between vc-cache (the only
+ * writer) and the fronts (readers): its settings, the key of an answer,
+ * and the layout of an entry in LMDB.
+ *
+ * Databases in the node's LMDB environment (vc_store.h), all written by
+ * vc-cache alone:
+ *   cache       key -> entry (below)
+ *   cache_tags  tag NUL hash(key) -> key (a purge by tag walks tag NUL)
+ *   cache_seq   big-endian u64 seq -> key (oldest first: eviction)
+ *   cache_meta  "bytes", "seq" -> u64 (little-endian)
+ *
+ * An entry, little-endian, every length checked by the reader (LMDB is
+ * outside input to a reader: another version, or a bug, may have written
+ * it):
+ *   u32 magic  u32 status  i64 stored_ms  i64 fresh_ms  i64 stale_ms
+ *   u64 seq    u32 nheaders  u32 ntags  u32 body_len
+ *   nheaders x (u16 name_len, u32 value_len, name, value)
+ *   ntags x (u16 len, tag)
+ *   body
+ */
+#ifndef VC_CACHE_H
+#define VC_CACHE_H
+
+#include "vc_settings.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VC_DB_CACHE "cache"
+#define VC_DB_CACHE_TAGS "cache_tags"
+#define VC_DB_CACHE_SEQ "cache_seq"
+#define VC_DB_CACHE_META "cache_meta"
+
+#define VC_CACHE_ENTRY_MAGIC 0x31454356u /* "VCE1" */
+#define VC_CACHE_KEY_MAX 511             /* LMDB's key limit: a longer URL is not cached */
+#define VC_CACHE_TAG_MAX 128             /* a longer tag is dropped */
+#define VC_CACHE_TAGS_MAX 64             /* tags an answer may give */
+
+/* The "cache.*" settings (daemons/vc-cache/settings.c). */
+typedef struct cache_settings {
+    int enabled;            /* cache.enabled: off for every site */
+    int64_t max_size;       /* bytes of entries kept, least recent first out */
+    int64_t max_object;     /* a larger answer is not stored */
+    char **session_cookies; /* a request with one of these bypasses */
+    size_t nsession_cookies;
+    char **strip_params; /* query parameters not in the key ("utm_*": prefix) */
+    size_t nstrip_params;
+} cache_settings_t;
+
+extern const vc_section_t vc_cache_settings;
+
+static inline const cache_settings_t *vc_cache_settings_of(const struct vc_config *cfg)
+{
+    return (const cache_settings_t *)vc_config_section(cfg, &vc_cache_settings);
+}
+
+/* The key of an answer: "scheme://host/path?query" with the host in lower
+ * case without its scheme's default port, and the query's parameters
+ * sorted with the strip list's left out (a tracking parameter does not
+ * make a page of its own). The raw path is kept as the client sent it:
+ * PHP sees it so. Writes at most cap bytes into out; returns the key's
+ * length, or 0 if it does not fit (not cached). */
+size_t vc_cache_key(const char *scheme, const char *host, size_t hlen, const char *path, size_t plen, const char *query,
+                    size_t qlen, char *const *strip, size_t nstrip, char *out, size_t cap);
+
+/* A header of an entry; name and value point into the entry's bytes. */
+typedef struct vc_cache_header {
+    const char *name, *value;
+    size_t name_len, value_len;
+} vc_cache_header_t;
+
+/* An entry as read from LMDB. Every pointer is into the bytes it was
+ * parsed from: valid as long as they are (an LMDB value: until its
+ * transaction ends). */
+typedef struct vc_cache_entry {
+    uint32_t status;
+    int64_t stored_ms, fresh_ms, stale_ms;
+    uint64_t seq;
+    uint32_t nheaders, ntags;
+    const unsigned char *headers, *tags; /* walked with the _next calls */
+    const char *body;
+    size_t body_len;
+} vc_cache_entry_t;
+
+/* 0, or -1 if the bytes are not a whole, well-formed entry. */
+int vc_cache_entry_parse(const void *bytes, size_t len, vc_cache_entry_t *e);
+/* The header or tag after *pos (start at 0): 1, or 0 past the last. Only
+ * for an entry vc_cache_entry_parse accepted. */
+int vc_cache_entry_header(const vc_cache_entry_t *e, size_t *pos, uint32_t *i, vc_cache_header_t *h);
+int vc_cache_entry_tag(const vc_cache_entry_t *e, size_t *pos, uint32_t *i, const char **tag, size_t *len);
+
+/* Writing an entry: its size, then the bytes into a buffer of that size. */
+typedef struct vc_cache_entry_in {
+    uint32_t status;
+    int64_t stored_ms, fresh_ms, stale_ms;
+    uint64_t seq;
+    size_t nheaders;
+    const vc_cache_header_t *headers;
+    size_t ntags;
+    const char *const *tags;
+    const size_t *tag_lens;
+    const void *body;
+    size_t body_len;
+} vc_cache_entry_in_t;
+size_t vc_cache_entry_size(const vc_cache_entry_in_t *in);
+void vc_cache_entry_write(const vc_cache_entry_in_t *in, void *out);
+
+#endif

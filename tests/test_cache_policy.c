@@ -1,0 +1,178 @@
+/* What the cache stores and for how long (daemons/vc-front/cache_policy.c),
+ * the key of an answer and the entry codec (libcommon/vc_cache.c). */
+#include "cache_policy.h"
+#include "vc_cache.h"
+#include "vc_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define NOW 1790000000000LL /* a wall clock in ms */
+
+static cache_decision_t decide(int status, const char *const *pairs)
+{
+    cache_hdr_t h[16];
+    size_t n = 0;
+    for (; pairs[2 * n]; n++)
+        h[n] = (cache_hdr_t){pairs[2 * n], pairs[2 * n + 1], strlen(pairs[2 * n]), strlen(pairs[2 * n + 1])};
+    cache_decision_t d;
+    cache_policy_decide(status, h, n, NOW, &d);
+    return d;
+}
+
+#define H(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static void policy(void)
+{
+    cache_decision_t d;
+    d = decide(200, H("Cache-Control", "max-age=60"));
+    CHECK(d.store && d.fresh_ms == 60000 && d.stale_ms == 0);
+    d = decide(200, H("Cache-Control", "public, max-age=60, s-maxage=300"));
+    CHECK(d.store && d.fresh_ms == 300000);
+    d = decide(200, H("Cache-Control", "max-age=\"30\""));
+    CHECK(d.store && d.fresh_ms == 30000);
+    /* Safe defaults. */
+    d = decide(200, H("Cache-Control", "max-age=60", "Set-Cookie", "a=b"));
+    CHECK(!d.store && !strcmp(d.why, "set-cookie"));
+    d = decide(200, H("Cache-Control", "private, max-age=60"));
+    CHECK(!d.store && !strcmp(d.why, "private"));
+    d = decide(200, H("Cache-Control", "max-age=60,no-store"));
+    CHECK(!d.store);
+    d = decide(200, H("Cache-Control", "no-cache, max-age=60"));
+    CHECK(!d.store && !strcmp(d.why, "no-cache"));
+    d = decide(200, H("Cache-Control", "max-age=60", "Vary", "*"));
+    CHECK(!d.store && !strcmp(d.why, "vary"));
+    d = decide(200, H("Cache-Control", "max-age=60", "Vary", "Cookie"));
+    CHECK(!d.store);
+    d = decide(200, H("Cache-Control", "max-age=60", "Vary", "accept-encoding , Accept-Encoding"));
+    CHECK(d.store);
+    d = decide(200, H("Content-Type", "text/html"));
+    CHECK(!d.store && !strcmp(d.why, "no-lifetime"));
+    d = decide(200, H("Cache-Control", "max-age=0"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+    d = decide(500, H("Cache-Control", "max-age=60"));
+    CHECK(!d.store && !strcmp(d.why, "status"));
+    d = decide(404, H("Cache-Control", "max-age=60"));
+    CHECK(d.store);
+    /* Not fooled by a directive inside another's name or value. */
+    d = decide(200, H("Cache-Control", "x-max-age=60"));
+    CHECK(!d.store);
+    d = decide(200, H("Cache-Control", "max-age=abc"));
+    CHECK(!d.store);
+    d = decide(200, H("Cache-Control", "ext=\"private, no-store\", max-age=5"));
+    CHECK(d.store && d.fresh_ms == 5000);
+    /* Targeted fields (RFC 9213) win over Cache-Control for us. */
+    d = decide(200, H("Cache-Control", "max-age=0", "Velocity-Cache-Control", "max-age=120"));
+    CHECK(d.store && d.fresh_ms == 120000);
+    d = decide(200, H("Cache-Control", "no-cache", "Surrogate-Control", "max-age=10"));
+    CHECK(d.store && d.fresh_ms == 10000);
+    d = decide(200, H("Cache-Control", "max-age=60", "Surrogate-Control", "no-store"));
+    CHECK(!d.store);
+    d = decide(200, H("Cache-Control", "private", "Velocity-Cache-Control", "max-age=120"));
+    CHECK(!d.store); /* but never a private page */
+    /* Expires against Date; a bad one is expired. */
+    d = decide(200, H("Date", "Sun, 06 Nov 1994 08:49:37 GMT", "Expires", "Sun, 06 Nov 1994 08:50:37 GMT"));
+    CHECK(d.store && d.fresh_ms == 60000);
+    d = decide(200, H("Expires", "0"));
+    CHECK(!d.store);
+    d = decide(200, H("Cache-Control", "max-age=10", "Expires", "Sun, 06 Nov 1994 08:50:37 GMT"));
+    CHECK(d.store && d.fresh_ms == 10000);
+    /* Staleness allowed. */
+    d = decide(200, H("Cache-Control", "max-age=10, stale-while-revalidate=30, stale-if-error=60"));
+    CHECK(d.store && d.stale_ms == 60000);
+    /* A lifetime past a year is a year. */
+    d = decide(200, H("Cache-Control", "max-age=99999999999999999999"));
+    CHECK(d.store && d.fresh_ms == 365LL * 86400 * 1000);
+
+    CHECK(cache_policy_is_ours("Surrogate-Key", 13) && cache_policy_is_ours("xkey", 4) &&
+          cache_policy_is_ours("velocity-cache-control", 22) && !cache_policy_is_ours("cache-control", 13));
+}
+
+static char tags_seen[256];
+
+static void add_tag(void *arg, const char *t, size_t n)
+{
+    strncat(tags_seen, t, n);
+    strcat(tags_seen, "|");
+}
+
+static const char *key(const char *scheme, const char *host, const char *path, const char *query)
+{
+    static char out[VC_CACHE_KEY_MAX + 1];
+    static char *strip[] = {"utm_*", "fbclid"};
+    size_t n = vc_cache_key(scheme, host, strlen(host), path, strlen(path), query, strlen(query), strip, 2, out,
+                            VC_CACHE_KEY_MAX);
+    out[n] = '\0';
+    return out;
+}
+
+static void keys(void)
+{
+    CHECK_STR(key("https", "Example.COM:443", "/a.php", ""), "https://example.com/a.php");
+    CHECK_STR(key("http", "example.com:8080", "/a.php", ""), "http://example.com:8080/a.php");
+    CHECK_STR(key("http", "example.com:80", "/a.php", "b=2&a=1"), "http://example.com/a.php?a=1&b=2");
+    CHECK_STR(key("http", "h", "/", "utm_source=x&id=3&fbclid=y&utm_medium=z"), "http://h/?id=3");
+    CHECK_STR(key("http", "h", "/", "&&a&"), "http://h/?a");
+    CHECK_STR(key("http", "h", "/", "utm_source=x"), "http://h/");
+    /* The path as sent: PHP sees it so. */
+    CHECK_STR(key("http", "h", "/A%20b", ""), "http://h/A%20b");
+    char big[600];
+    memset(big, 'a', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    CHECK_STR(key("http", "h", big, ""), "");
+
+    cache_policy_tags(" a, b  c,,d ", 12, 3, add_tag, NULL);
+    CHECK_STR(tags_seen, "a|b|c|");
+}
+
+static void entries(void)
+{
+    vc_cache_header_t hs[2] = {{"Content-Type", "text/plain", 12, 10}, {"ETag", "\"x\"", 4, 3}};
+    const char *tags[] = {"post-1", "home"};
+    size_t tag_lens[] = {6, 4};
+    vc_cache_entry_in_t in = {.status = 200,
+                              .stored_ms = 1,
+                              .fresh_ms = 2,
+                              .stale_ms = 3,
+                              .seq = 9,
+                              .nheaders = 2,
+                              .headers = hs,
+                              .ntags = 2,
+                              .tags = tags,
+                              .tag_lens = tag_lens,
+                              .body = "hello",
+                              .body_len = 5};
+    size_t n = vc_cache_entry_size(&in);
+    char *buf = malloc(n);
+    vc_cache_entry_write(&in, buf);
+    vc_cache_entry_t e;
+    CHECK(vc_cache_entry_parse(buf, n, &e) == 0);
+    CHECK(e.status == 200 && e.stored_ms == 1 && e.fresh_ms == 2 && e.stale_ms == 3 && e.seq == 9);
+    CHECK(e.body_len == 5 && !memcmp(e.body, "hello", 5));
+    vc_cache_header_t h;
+    size_t pos = 0;
+    uint32_t i = 0;
+    CHECK(vc_cache_entry_header(&e, &pos, &i, &h) && h.name_len == 12 && !memcmp(h.value, "text/plain", 10));
+    CHECK(vc_cache_entry_header(&e, &pos, &i, &h) && h.value_len == 3);
+    CHECK(!vc_cache_entry_header(&e, &pos, &i, &h));
+    const char *t;
+    size_t tl;
+    pos = 0;
+    i = 0;
+    CHECK(vc_cache_entry_tag(&e, &pos, &i, &t, &tl) && tl == 6 && !memcmp(t, "post-1", 6));
+    CHECK(vc_cache_entry_tag(&e, &pos, &i, &t, &tl) && tl == 4);
+    /* Every cut, and a wrong magic, is refused. */
+    for (size_t cut = 0; cut < n; cut++)
+        CHECK(vc_cache_entry_parse(buf, cut, &e) == -1);
+    buf[0] ^= 1;
+    CHECK(vc_cache_entry_parse(buf, n, &e) == -1);
+    free(buf);
+}
+
+int main(void)
+{
+    policy();
+    keys();
+    entries();
+    return vc_test_result("cache_policy");
+}
