@@ -551,6 +551,7 @@ backend_t *backend_new(php_pool_t *pool)
     be->flush_entry.cb = on_flush_timer;
     be->retry_entry.cb = on_retry;
     h2o_timeout_init(f->ctx.loop, &be->retry_timeout, RETRY_MS);
+    lent_init(be);
     connect_link(be);
     return be;
 }

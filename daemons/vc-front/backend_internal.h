@@ -126,6 +126,8 @@ struct backend {
     preq_t *qhead, *qtail;
     size_t qlen;
     uint64_t need_ms; /* the last Need sent */
+    h2o_timeout_t need_timeout;
+    h2o_timeout_entry_t need_entry; /* asks again while requests wait */
 };
 
 /* php_pool.c */
@@ -201,7 +203,9 @@ void lent_on_recall(backend_t *be, const Vc__Recall *m);
 void lent_remove(lent_t *l);
 /* Every lent worker let go (the link to the broker is gone). */
 void lent_drop_all(backend_t *be);
-/* backend_destroy: the lent workers and the board. */
+/* backend_new: the Need timer. backend_destroy: the lent workers, the
+ * board and the timer. */
+void lent_init(backend_t *be);
 void lent_fini(backend_t *be);
 /* Once a second: 504 for requests that waited php.queue_timeout here. */
 void lent_tick(backend_t *be);

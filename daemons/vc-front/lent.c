@@ -268,14 +268,33 @@ static lent_t *owed_lent(backend_t *be)
  * waiting does not wake the broker per request. */
 static void need(backend_t *be)
 {
-    if (be->qhead == NULL || vc_mono_ms() - be->need_ms < NEED_EVERY_MS)
+    if (be->qhead == NULL)
         return;
-    be->need_ms = vc_mono_ms();
-    Vc__Need n = VC__NEED__INIT;
-    Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
-    fm.kind_case = VC__FRONT_MESSAGE__KIND_NEED;
-    fm.need = &n;
-    backend_send_message(be, &fm, NULL, 0);
+    if (vc_mono_ms() - be->need_ms >= NEED_EVERY_MS) {
+        be->need_ms = vc_mono_ms();
+        Vc__Need n = VC__NEED__INIT;
+        Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;
+        fm.kind_case = VC__FRONT_MESSAGE__KIND_NEED;
+        fm.need = &n;
+        backend_send_message(be, &fm, NULL, 0);
+    }
+    /* And again while requests wait: the broker moves only a worker idle
+     * when the Need comes, and one at another front may go idle a moment
+     * later (two requests that began together end together), with nothing
+     * here to ask again until a request here starts. */
+    if (!h2o_timeout_is_linked(&be->need_entry))
+        h2o_timeout_link(be->f->ctx.loop, &be->need_timeout, &be->need_entry);
+}
+
+static void on_need_timer(h2o_timeout_entry_t *entry)
+{
+    need(H2O_STRUCT_FROM_MEMBER(backend_t, need_entry, entry));
+}
+
+void lent_init(backend_t *be)
+{
+    be->need_entry.cb = on_need_timer;
+    h2o_timeout_init(be->f->ctx.loop, &be->need_timeout, NEED_EVERY_MS);
 }
 
 /* The worker has nothing to do: given back if the pool asked, else the
@@ -620,6 +639,9 @@ void lent_drop_all(backend_t *be)
 
 void lent_fini(backend_t *be)
 {
+    if (h2o_timeout_is_linked(&be->need_entry))
+        h2o_timeout_unlink(&be->need_entry);
+    h2o_timeout_dispose(be->f->ctx.loop, &be->need_timeout);
     lent_drop_all(be);
     free(be->lent);
     be->lent = NULL;
