@@ -36,9 +36,13 @@ def pool_pid(s, other_than=None):
     return pid
 
 
-def restart_php_under_load(s, path, conns=8, restarts=3, script=None, seconds=6):
+def restart_php_under_load(s, path, conns=8, restarts=3, script=None, seconds=None):
     """wrk on path while `vc restart php` runs `restarts` times, each once
-    the load has reached PHP again; the pool's pid is new each time."""
+    the load has reached PHP again; the pool's pid is new each time. The
+    load lasts long enough for every restart (under the sanitizers a fork
+    mode pool serves a few dozen requests a second, and a load that ended
+    before the last restart failed it as "no load reached PHP")."""
+    seconds = seconds or 3 + 3 * restarts
     result = {}
     t = threading.Thread(target=lambda: result.update(r=wrk(s.url(path), seconds=seconds, conns=conns,
                                                                script=script)))

@@ -5,6 +5,7 @@
 #include "vc_link.h"
 #include "vc_test.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
@@ -124,12 +125,12 @@ int main(void)
     /* A buffer emptied after a large message is given back; a small one
      * is kept for the next message. */
     vc_link_buf_t g = {0};
-    g.cap = 1024 * 1024;
-    g.p = malloc(g.cap);
-    uint32_t one[2] = {1, 1000};
-    memcpy(g.p, one, 8);
-    g.len = 8 + 1000;
-    CHECK(vc_link_parse(&g, f, 4) == 1 && f[0].iov_len == 1000);
+    static char large[8 + 600000];
+    uint32_t one[2] = {htole32(1), htole32(600000)};
+    memcpy(large, one, 8);
+    vc_link_put(&g, large, sizeof(large));
+    CHECK(g.cap > 256 * 1024);
+    CHECK(vc_link_parse(&g, f, 4) == 1 && f[0].iov_len == 600000);
     vc_link_compact(&g);
     CHECK(g.cap == 0 && g.p == NULL && g.len == 0);
     CHECK(h.cap > 0 && h.cap <= 256 * 1024);
