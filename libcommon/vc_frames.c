@@ -29,26 +29,6 @@ void vc_block_unref(vc_block_t **pb)
         free(b);
 }
 
-vc_block_t *vc_block_resize(vc_block_t **pb, size_t len, size_t cap)
-{
-    vc_block_t *b = *pb;
-    VC_ASSERT(b == NULL || len <= b->cap);
-    if (b == NULL || b->refs == 1) {
-        b = vc_realloc(b, sizeof(*b) + cap);
-        b->refs = 1;
-        b->cap = cap;
-    } else {
-        /* Frames still point into the old one: it stays theirs. */
-        vc_block_t *nb = vc_block_new(cap);
-        if (len)
-            memcpy(nb->data, b->data, len);
-        vc_block_unref(pb);
-        b = nb;
-    }
-    *pb = b;
-    return b;
-}
-
 static vc_frame_t *grow(vc_frames_t *fr, size_t more)
 {
     if (fr->cap < fr->n + more) {
@@ -80,18 +60,6 @@ void vc_frames_copy(vc_frames_t *fr, const struct iovec *bufs, size_t n)
     }
     if (n == 0)
         vc_block_unref(&blk);
-    fr->n += n;
-}
-
-void vc_frames_share(vc_frames_t *fr, const struct iovec *bufs, size_t n, vc_block_t *blk)
-{
-    vc_frame_t *m = grow(fr, n);
-    for (size_t i = 0; i < n; i++) {
-        const char *p = bufs[i].iov_base;
-        VC_ASSERT(bufs[i].iov_len == 0 || (p >= blk->data && p + bufs[i].iov_len <= blk->data + blk->cap));
-        vc_block_ref(blk);
-        m[i] = (vc_frame_t){(char *)p, bufs[i].iov_len, blk};
-    }
     fr->n += n;
 }
 

@@ -2,10 +2,8 @@
  * vc_frames: the frames of one message on the request path (vc_link),
  * without ZeroMQ. A frame is a pointer and a length into memory that is
  * either held by a reference-counted block (vc_block_t) or borrowed:
- *  - copied: the bytes are copied into a new block (one a message);
- *  - shared: the frame points into a block someone else filled (a link's
- *    read buffer) and holds a reference, so the bytes are not copied and
- *    the block lives until its last frame is closed;
+ *  - copied: the bytes are copied into a new block (one a message), which
+ *    lives until its last frame is closed;
  *  - borrowed: no block; the frame is valid only as long as the lender
  *    says (a worker's request frames, read where they lie in its link
  *    buffer until the answer is done).
@@ -31,10 +29,6 @@ vc_block_t *vc_block_new(size_t cap);
 void vc_block_ref(vc_block_t *b);
 /* Drops one reference; the last frees the block. *pb is set to NULL. */
 void vc_block_unref(vc_block_t **pb);
-/* A block of at least cap bytes holding the first len bytes of *pb, which
- * it replaces: grown in place when nobody else holds *pb, else a new one
- * (the others keep the old). */
-vc_block_t *vc_block_resize(vc_block_t **pb, size_t len, size_t cap);
 
 typedef struct vc_frame {
     char *data;
@@ -49,9 +43,6 @@ typedef struct vc_frames {
 
 /* Appends a copy of each of n buffers as a frame, all in one new block. */
 void vc_frames_copy(vc_frames_t *fr, const struct iovec *bufs, size_t n);
-/* Appends n buffers that lie inside blk as frames holding a reference to
- * blk each: no byte is copied. */
-void vc_frames_share(vc_frames_t *fr, const struct iovec *bufs, size_t n, vc_block_t *blk);
 /* Appends n buffers as borrowed frames: the caller keeps them valid for
  * as long as the frames are used. */
 void vc_frames_borrow(vc_frames_t *fr, const struct iovec *bufs, size_t n);

@@ -81,39 +81,15 @@ int vc_link_send_byte(int fd, char c)
     return vc_link_send(fd, &f, 1);
 }
 
-/* b's bytes from `from` on move to the start of a block of cap bytes
- * (offsets move with them). A block a frame still holds is never written
- * below b->len: the bytes go to a new block, the old one stays the
- * frames'. */
-static void move_to(vc_link_buf_t *b, size_t from, size_t cap)
-{
-    size_t keep = b->len - from;
-    if (b->blk && b->blk->refs > 1) {
-        vc_block_t *nb = vc_block_new(cap);
-        if (keep)
-            memcpy(nb->data, b->p + from, keep);
-        vc_block_unref(&b->blk);
-        b->blk = nb;
-    } else {
-        if (from > 0 && keep)
-            memmove(b->p, b->p + from, keep);
-        if (b->blk == NULL || b->blk->cap != cap)
-            vc_block_resize(&b->blk, keep, cap);
-    }
-    b->p = b->blk->data;
-    b->cap = cap;
-    b->off -= from;
-    b->len = keep;
-}
-
 static void reserve(vc_link_buf_t *b, size_t more)
 {
-    if (b->blk && b->cap - b->len >= more)
-        return; /* writing past len disturbs no frame */
+    if (b->cap - b->len >= more)
+        return;
     size_t cap = b->cap ? b->cap : 65536;
     while (cap - b->len < more)
         cap *= 2;
-    move_to(b, 0, cap);
+    b->p = vc_realloc(b->p, cap);
+    b->cap = cap;
 }
 
 void vc_link_put(vc_link_buf_t *b, const void *p, size_t n)
@@ -141,8 +117,11 @@ void vc_link_append(vc_link_buf_t *out, const struct iovec *frames, size_t n)
      * half the buffer (so each byte moves at most once on average): a
      * buffer a slow reader never lets empty must not grow for ever, nor
      * be moved whole for each small message. */
-    if (out->off > 0 && out->cap - out->len < total && out->off >= out->len - out->off)
-        move_to(out, out->off, out->cap);
+    if (out->off > 0 && out->cap - out->len < total && out->off >= out->len - out->off) {
+        memmove(out->p, out->p + out->off, out->len - out->off);
+        out->len -= out->off;
+        out->off = 0;
+    }
     reserve(out, total);
     uint32_t v = htole32((uint32_t)n);
     put(out, &v, sizeof(v));
@@ -280,24 +259,10 @@ int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max)
     return (int)count;
 }
 
-/* Frames this small are copied, not shared (vc_link.h). */
-#define SHARE_MIN (16u * 1024u)
-
-void vc_link_take(vc_link_buf_t *b, vc_frames_t *fr, const struct iovec *frames, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        size_t len = frames[i].iov_len;
-        if (b->blk && len >= SHARE_MIN && len >= b->cap / 4)
-            vc_frames_share(fr, &frames[i], 1, b->blk);
-        else
-            vc_frames_copy(fr, &frames[i], 1);
-    }
-}
-
 /* The bytes only: descriptors wait to be taken. */
 static void free_bytes(vc_link_buf_t *b)
 {
-    vc_block_unref(&b->blk); /* frames may still hold it */
+    free(b->p);
     b->p = NULL;
     b->len = b->cap = b->off = 0;
 }
@@ -313,22 +278,17 @@ void vc_link_compact(vc_link_buf_t *b)
 {
     if (b->off == 0)
         return;
-    if (b->len == b->off && b->cap > keep_cap(b)) {
+    memmove(b->p, b->p + b->off, b->len - b->off);
+    b->len -= b->off;
+    b->off = 0;
+    if (b->len == 0 && b->cap > keep_cap(b))
         free_bytes(b);
-    } else if (b->len == b->off && b->blk->refs > 1) {
-        /* Frames hold it: the next fill takes a new block of this size. */
-        vc_block_unref(&b->blk);
-        b->p = NULL;
-        b->len = b->off = 0;
-    } else {
-        move_to(b, b->off, b->cap);
-    }
 }
 
 void vc_link_reset(vc_link_buf_t *b)
 {
     b->len = b->off = 0;
-    if (b->cap > keep_cap(b) || (b->blk && b->blk->refs > 1))
+    if (b->cap > keep_cap(b))
         free_bytes(b);
     close_fds(b);
 }

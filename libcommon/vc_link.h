@@ -17,8 +17,6 @@
 #ifndef VC_LINK_H
 #define VC_LINK_H
 
-#include "vc_frames.h"
-
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -32,11 +30,7 @@
 /* Bytes read from a link and not yet taken, or (as an output buffer)
  * messages not yet written. */
 typedef struct vc_link_buf {
-    /* The bytes live in a block (vc_frames.h) so frames can point into
-     * them without a copy (vc_link_take): while a frame holds the block,
-     * the buffer moves to a new one instead of reusing it. */
-    vc_block_t *blk;
-    char *p; /* blk->data */
+    char *p;
     size_t len, cap;
     size_t off;  /* reading: where the next message starts; writing: bytes written */
     size_t keep; /* capacity kept once emptied (at least 256 KiB) */
@@ -82,14 +76,6 @@ ssize_t vc_link_fill(int fd, vc_link_buf_t *b, int nonblock);
  * -EPROTO for a message over the limits. */
 int vc_link_parse(vc_link_buf_t *b, struct iovec *frames, size_t max);
 
-/* Appends the frames of a message parsed from b (vc_link_parse) to fr.
- * A frame of at least a quarter of b's capacity (and 16 KiB) is shared:
- * it points into b's block, which it keeps alive, and b moves to a new
- * block when it needs room. Smaller ones are copied: pinning a block of
- * up to 4 times its size for a few bytes would bound memory no longer by
- * the bytes a caller counts, and a copy of a small frame costs less than
- * a new block. */
-void vc_link_take(vc_link_buf_t *b, vc_frames_t *fr, const struct iovec *frames, size_t n);
 /* Appends n raw bytes to b (bytes read elsewhere, to be parsed here). */
 void vc_link_put(vc_link_buf_t *b, const void *p, size_t n);
 

@@ -460,13 +460,11 @@ static void on_written(h2o_socket_t *sock, const char *err)
 }
 
 /* A whole message, as frames, to backend_on_message (they outlive the link's
- * buffer: h2o sends the body from them). This link's buffer is large (it
- * carries every relayed answer), so its frames are copied out of it
- * (vc_link_take), never pinning it for one slow client. */
+ * buffer: h2o sends the body from them). */
 static int on_link_message(void *arg, const struct iovec *f, int n)
 {
     backend_t *be = arg;
-    vc_link_take(&be->in, &be->fr, f, (size_t)n);
+    vc_frames_copy(&be->fr, f, (size_t)n);
     backend_on_message(be, &be->fr, NULL);
     vc_frames_close(&be->fr);
     return 0;

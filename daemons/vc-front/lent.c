@@ -390,9 +390,10 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
             l->job->packed = NULL;
         }
     }
-    /* A large body frame is not copied: it keeps the worker link's buffer
-     * alive until h2o has sent it (vc_link_take). */
-    vc_link_take(&l->in, &be->fr, f + 2, (size_t)n - 2);
+    /* Copied out of the link's buffer, which is read again at once
+     * (docs/BENCHMARKS.md: frames pointing into it cost more than this
+     * copy). */
+    vc_frames_copy(&be->fr, f + 2, (size_t)n - 2);
     backend_on_message(be, &be->fr, l); /* may dispose the job's request */
     vc_frames_close(&be->fr);
     if (flag == WIRE_DONE || flag == WIRE_FINAL) {

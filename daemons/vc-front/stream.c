@@ -12,10 +12,7 @@
  *      request, which cannot stop for one client: it is cut instead.
  *
  * What h2o is given in one send lives until it calls proceed; the bytes
- * of the queue and of that send together are what "held" counts. A large
- * frame from a lent worker points into that worker link's buffer instead
- * of being copied (vc_link_take) and keeps a block of at most four times
- * its size alive: held counts the frame's bytes, not the block's.
+ * of the queue and of that send together are what "held" counts.
  */
 #include "backend_internal.h"
 #include "vc_log.h"
