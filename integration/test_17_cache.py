@@ -316,3 +316,27 @@ def test_cache_enabled_false_turns_it_off(make_suite, tmp_path):
     for n in (1, 2, 3):
         code, h, body = get(s, path)
         assert run_of(body) == n and "cache-status" not in h
+
+
+def test_a_successful_unsafe_method_drops_the_entry(cache_suite):
+    """RFC 9111 4.4: a POST, PUT, PATCH or DELETE that did not fail drops
+    what is stored for its URL, whoever sent it; a failed one does not."""
+    s, id_, other = cache_suite, new_id(), new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    failing = page(other, "Cache-Control: max-age=60")
+    stored(s, path)
+    stored(s, failing)
+    code, _, _ = get(s, failing, "-d", "status=500")
+    assert code == 500
+    # With a session (it bypasses reading, not invalidating).
+    code, _, body = get(s, path, "-H", "Cookie: PHPSESSID=abc", "-d", "x=1")
+    assert code == 200 and run_of(body) == 2
+    assert wait_for(lambda: not get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    # Invalidations leave a front in order: the failed POST, sent first,
+    # would have taken effect by now.
+    code, h, body = get(s, failing)
+    assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1
+    for method in ("PUT", "DELETE", "PATCH"):
+        stored(s, path)
+        get(s, path, method=method)
+        assert wait_for(lambda: not get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5), method

@@ -105,6 +105,7 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "malformed", "%llu", (unsigned long long)c->malformed);
         vc_reply_field(reply, "evicted", "%llu", (unsigned long long)n.evicted);
         vc_reply_field(reply, "purged", "%llu", (unsigned long long)n.purged);
+        vc_reply_field(reply, "invalidated", "%llu", (unsigned long long)n.invalidated);
     } else if (!strcmp(cmd->verb, "purge")) {
         on_purge(c, cmd, reply);
     } else if (!strcmp(cmd->verb, "reload")) {

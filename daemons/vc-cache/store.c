@@ -28,7 +28,7 @@ typedef struct dbs {
  * commits (vc_store_write may run it twice: a full map is grown first). */
 typedef struct delta {
     uint64_t entries, bytes, seq;
-    uint64_t stored, evicted, purged, refused;
+    uint64_t stored, evicted, purged, refused, invalidated;
 } delta_t;
 
 static int open_dbs(MDB_txn *txn, MDB_dbi cache, dbs_t *d)
@@ -140,6 +140,11 @@ static int has_header(const Vc__CacheStore *o, const char *name)
 static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, const Vc__CacheStore *o, delta_t *x)
 {
     size_t klen = o->key.len;
+    if (o->invalidate) {
+        int r = klen && klen <= VC_CACHE_KEY_MAX ? drop_entry(txn, d, o->key.data, klen, x) : 0;
+        x->invalidated += r > 0;
+        return r < 0 ? r : 0;
+    }
     if (klen == 0 || klen > VC_CACHE_KEY_MAX || o->body.len > (uint64_t)cfg->max_object || o->status < 100 ||
         o->status > 599 || o->n_headers > 1000 || o->fresh_ms < o->stored_ms || o->stale_ms < o->fresh_ms) {
         x->refused++;
@@ -293,6 +298,7 @@ static void apply(cache_store_t *cs, const delta_t *x)
     cs->c.evicted += x->evicted;
     cs->c.purged += x->purged;
     cs->c.refused += x->refused;
+    cs->c.invalidated += x->invalidated;
 }
 
 int cache_store_put(cache_store_t *cs, Vc__CacheStore *const *offers, size_t n)

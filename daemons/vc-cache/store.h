@@ -19,6 +19,7 @@ typedef struct cache_counts {
     uint64_t entries, bytes;          /* now */
     uint64_t stored, evicted, purged; /* since start */
     uint64_t refused;                 /* offers that were not storable */
+    uint64_t invalidated;             /* entries dropped for an unsafe method */
 } cache_counts_t;
 
 typedef enum { PURGE_URL, PURGE_PREFIX, PURGE_TAG, PURGE_ALL } purge_kind_t;

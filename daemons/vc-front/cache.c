@@ -280,12 +280,13 @@ static int not_kept(const h2o_header_t *h)
            h2o_lcstris(n->base, n->len, H2O_STRLIT("cache-status")) || h2o_lcstris(n->base, n->len, H2O_STRLIT("age"));
 }
 
-static void offer(keeper_t *k, h2o_req_t *req)
+/* Sends a message to vc-cache without waiting: dropped (and counted)
+ * when its queue is full. */
+static void push(front_t *f, const Vc__CacheStore *cs)
 {
-    tap_t *t = k->tap;
     if (rt.push == NULL) {
-        char *ep = vc_config_endpoint(t->f->d.cfg, "cache-in");
-        rt.push = vc_socket(t->f->d.zctx, ZMQ_PUSH, ep, 0);
+        char *ep = vc_config_endpoint(f->d.cfg, "cache-in");
+        rt.push = vc_socket(f->d.zctx, ZMQ_PUSH, ep, 0);
         if (rt.push) {
             int hwm = OFFER_HWM;
             zmq_setsockopt(rt.push, ZMQ_SNDHWM, &hwm, sizeof(hwm));
@@ -297,6 +298,19 @@ static void offer(keeper_t *k, h2o_req_t *req)
         if (rt.push == NULL)
             return;
     }
+    size_t len = vc__cache_store__get_packed_size(cs);
+    uint8_t *buf = vc_malloc(len);
+    vc__cache_store__pack(cs, buf);
+    if (zmq_send(rt.push, buf, len, ZMQ_DONTWAIT) < 0)
+        f->stats.cache_offers_dropped++;
+    else
+        f->stats.cache_offers++;
+    free(buf);
+}
+
+static void offer(keeper_t *k, h2o_req_t *req)
+{
+    tap_t *t = k->tap;
     Vc__CacheHeader hv[MAX_HEADERS];
     Vc__CacheHeader *hp[MAX_HEADERS];
     for (size_t i = 0; i < k->nh; i++) {
@@ -320,14 +334,7 @@ static void offer(keeper_t *k, h2o_req_t *req)
     cs.stale_ms = cs.fresh_ms + k->dec.stale_ms;
     cs.tags = k->tags;
     cs.n_tags = k->ntags;
-    size_t len = vc__cache_store__get_packed_size(&cs);
-    uint8_t *buf = vc_malloc(len);
-    vc__cache_store__pack(&cs, buf);
-    if (zmq_send(rt.push, buf, len, ZMQ_DONTWAIT) < 0)
-        t->f->stats.cache_offers_dropped++;
-    else
-        t->f->stats.cache_offers++;
-    free(buf);
+    push(t->f, &cs);
 }
 
 static void keeper_free(keeper_t *k)
@@ -464,6 +471,36 @@ static void add_tap(front_t *f, h2o_req_t *req, const char *key, size_t klen, in
     t->detail = detail;
 }
 
+/* ---- an unsafe method: the entry goes ------------------------------------- */
+
+typedef struct invalidator {
+    h2o_req_prefilter_t super;
+    front_t *f;
+    const char *key;
+    size_t klen;
+} invalidator_t;
+
+/* RFC 9111 4.4: a POST, PUT, PATCH or DELETE that did not fail makes
+ * what is stored for its URL stale; here it is dropped. */
+static void on_invalidator_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    invalidator_t *v = (invalidator_t *)self;
+    if (req->res.status >= 200 && req->res.status < 400) {
+        Vc__CacheStore cs = VC__CACHE_STORE__INIT;
+        cs.key.data = (uint8_t *)v->key;
+        cs.key.len = v->klen;
+        cs.invalidate = 1;
+        push(v->f, &cs);
+    }
+    h2o_setup_next_prefilter(self, req, slot);
+}
+
+static int unsafe(h2o_iovec_t m)
+{
+    return h2o_memis(m.base, m.len, H2O_STRLIT("POST")) || h2o_memis(m.base, m.len, H2O_STRLIT("PUT")) ||
+           h2o_memis(m.base, m.len, H2O_STRLIT("PATCH")) || h2o_memis(m.base, m.len, H2O_STRLIT("DELETE"));
+}
+
 /* ---- the backend ----------------------------------------------------------- */
 
 /* The reason a request skips the cache, or NULL. */
@@ -504,28 +541,47 @@ static int site_init(front_t *f, site_rt_t *s, void **state)
     return 0;
 }
 
+/* The request's key into key (VC_CACHE_KEY_MAX bytes): its length, or 0 if
+ * it does not fit. */
+static size_t key_of(const seam_request_t *r, char *key)
+{
+    h2o_req_t *req = r->req;
+    size_t plen = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
+    const char *q = req->query_at != SIZE_MAX ? req->path.base + req->query_at + 1 : "";
+    size_t qlen = req->query_at != SIZE_MAX ? req->path.len - req->query_at - 1 : 0;
+    return vc_cache_key(r->https ? "https" : "http", req->authority.base, req->authority.len, req->path.base, plen, q,
+                        qlen, rt.cfg->strip_params, rt.cfg->nstrip_params, key, VC_CACHE_KEY_MAX);
+}
+
 static int take(const seam_request_t *r, void *state)
 {
     h2o_req_t *req = r->req;
     if (r->kind != ROUTE_PHP || !rt.cfg->enabled || !r->site->conf->cache)
         return 0;
     int head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
-    if (!head && !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")))
-        return 0;
+    int get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET"));
     front_t *f = r->f;
+    char key[VC_CACHE_KEY_MAX];
+    size_t klen;
+    if (!head && !get) {
+        /* Whoever sends it (a session, Authorization): the stored answer
+         * is out of date once it succeeds. */
+        if (unsafe(req->method) && (klen = key_of(r, key)) > 0) {
+            invalidator_t *v = (invalidator_t *)h2o_add_prefilter(req, sizeof(*v));
+            v->super.on_setup_ostream = on_invalidator_setup;
+            v->f = f;
+            v->key = h2o_strdup(&req->pool, key, klen).base;
+            v->klen = klen;
+        }
+        return 0;
+    }
     const char *why = bypass_reason(req);
     if (why) {
         f->stats.cache_bypass++;
         add_tap(f, req, NULL, 0, 0, "bypass", why);
         return 0;
     }
-    char key[VC_CACHE_KEY_MAX];
-    size_t plen = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
-    const char *q = req->query_at != SIZE_MAX ? req->path.base + req->query_at + 1 : "";
-    size_t qlen = req->query_at != SIZE_MAX ? req->path.len - req->query_at - 1 : 0;
-    size_t klen = vc_cache_key(r->https ? "https" : "http", req->authority.base, req->authority.len, req->path.base,
-                               plen, q, qlen, rt.cfg->strip_params, rt.cfg->nstrip_params, key, sizeof(key));
-    if (klen == 0) {
+    if ((klen = key_of(r, key)) == 0) {
         f->stats.cache_bypass++;
         add_tap(f, req, NULL, 0, 0, "bypass", "key-too-long");
         return 0;
@@ -534,8 +590,9 @@ static int take(const seam_request_t *r, void *state)
      * its plain form: it may read that entry, but what PHP makes of it is
      * not stored (an application that prints its Host would otherwise
      * serve "EXAMPLE.com:80" to everyone). */
-    int host_plain = klen >= req->authority.len + 3 && memcmp(key + strlen(r->https ? "https" : "http") + 3,
-                                                              req->authority.base, req->authority.len) == 0;
+    size_t slen = strlen(r->https ? "https" : "http") + 3;
+    int host_plain =
+        klen >= slen + req->authority.len && memcmp(key + slen, req->authority.base, req->authority.len) == 0;
     const char *fwd = "uri-miss";
     MDB_txn *txn = ready() ? begin() : NULL;
     if (txn) {
