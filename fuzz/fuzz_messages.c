@@ -1,6 +1,7 @@
 /* libFuzzer: every protobuf message our daemons accept from a peer
- * (requests, answers, commands, events, configuration versions), and the
+ * (requests, answers, commands, events, configuration versions, cache offers), and the
  * listener hand-over string. The first byte picks which. */
+#include "cache.pb-c.h"
 #include "config.pb-c.h"
 #include "control.pb-c.h"
 #include "event.pb-c.h"
@@ -20,7 +21,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     vc_log_set_level(0);
     const unsigned char *p = data + 1;
     size_t n = size - 1;
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
     case 0: {
         Vc__FrontMessage *m = vc__front_message__unpack(NULL, n, p);
         if (m && m->kind_case == VC__FRONT_MESSAGE__KIND_REQUEST) {
@@ -42,6 +43,16 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         Vc__Command *m = vc__command__unpack(NULL, n, p);
         if (m)
             vc__command__free_unpacked(m, NULL);
+        break;
+    }
+    case 6: {
+        /* An offer from a front to vc-cache. */
+        Vc__CacheStore *m = vc__cache_store__unpack(NULL, n, p);
+        if (m) {
+            volatile size_t l = m->key.len + m->body.len + m->n_headers + m->n_tags;
+            (void)l;
+            vc__cache_store__free_unpacked(m, NULL);
+        }
         break;
     }
     case 3: {
