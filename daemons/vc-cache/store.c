@@ -64,6 +64,16 @@ static void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x)
     x->seq = meta_get(txn, d, "seq");
 }
 
+/* A write transaction's start: the databases, and the counts as they are. */
+static int begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x)
+{
+    int r = open_dbs(txn, cache, d);
+    memset(x, 0, sizeof(*x));
+    if (r == 0)
+        read_meta(txn, d, x);
+    return r;
+}
+
 static int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x)
 {
     int r = meta_put(txn, d, "entries", x->entries);
@@ -276,11 +286,9 @@ static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
     put_ctx_t *p = arg;
     dbs_t d;
-    int r = open_dbs(txn, dbi, &d);
+    int r = begin(txn, dbi, &d, &p->x);
     if (r < 0)
         return r;
-    memset(&p->x, 0, sizeof(p->x));
-    read_meta(txn, &d, &p->x);
     for (size_t i = 0; i < p->n && r >= 0; i++)
         r = put_one(txn, &d, p->cs->cfg, p->offers[i], &p->x);
     if (r >= 0)
@@ -405,11 +413,9 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     purge_ctx_t *p = arg;
     const cache_settings_t *cfg = p->cs->cfg;
     dbs_t d;
-    int r = open_dbs(txn, dbi, &d);
+    int r = begin(txn, dbi, &d, &p->x);
     if (r < 0)
         return r;
-    memset(&p->x, 0, sizeof(p->x));
-    read_meta(txn, &d, &p->x);
     char **keys = NULL;
     size_t *lens = NULL, n = 0;
     if (p->kind == PURGE_TAG) {
