@@ -110,6 +110,18 @@ static MDB_txn *begin(void)
     return NULL;
 }
 
+/* Whether key has an entry now. */
+static int stored(const char *key, size_t klen)
+{
+    MDB_txn *txn = ready() ? begin() : NULL;
+    if (txn == NULL)
+        return 0;
+    MDB_val k = {klen, (void *)key}, v;
+    int found = mdb_get(txn, rt.dbi, &k, &v) == 0;
+    mdb_txn_reset(txn);
+    return found;
+}
+
 /* ---- a hit --------------------------------------------------------------- */
 
 static const char *reason_of(int status)
@@ -485,7 +497,9 @@ typedef struct invalidator {
 static void on_invalidator_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     invalidator_t *v = (invalidator_t *)self;
-    if (req->res.status >= 200 && req->res.status < 400) {
+    /* Only for what is stored: a POST to a page never cached (a form's
+     * target, an API) costs a lookup here, not a write in vc-cache. */
+    if (req->res.status >= 200 && req->res.status < 400 && stored(v->key, v->klen)) {
         Vc__CacheStore cs = VC__CACHE_STORE__INIT;
         cs.key.data = (uint8_t *)v->key;
         cs.key.len = v->klen;
