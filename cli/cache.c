@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zmq.h>
 
 static int usage(void)
 {
@@ -17,7 +18,7 @@ static int usage(void)
     return 2;
 }
 
-static int purge(cli_t *cli, int argc, char **argv)
+static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
 {
     const char *kind = NULL, *value = NULL;
     int soft = 0;
@@ -45,7 +46,7 @@ static int purge(cli_t *cli, int argc, char **argv)
     if (soft)
         args[n++] = "soft";
     Vc__Reply *r = NULL;
-    if (cli_call("vc-cache", "purge", args, n, cli, &r) < 0)
+    if (cli_call(zctx, cfg, "vc-cache", "purge", args, n, &r) < 0)
         return 1;
     int ok = r->ok;
     if (ok)
@@ -58,16 +59,17 @@ static int purge(cli_t *cli, int argc, char **argv)
 
 /* The fronts' hit counts, summed (each front process answers for its
  * own). */
-static void front_counts(cli_t *cli, unsigned long long *hits, unsigned long long *misses, unsigned long long *bypass)
+static void front_counts(void *zctx, const vc_config_t *cfg, unsigned long long *hits, unsigned long long *misses,
+                         unsigned long long *bypass)
 {
     Vc__Reply *sup = NULL;
     *hits = *misses = *bypass = 0;
-    if (cli_call("vc", "status", NULL, 0, cli, &sup) < 0)
+    if (cli_call(zctx, cfg, "vc", "status", NULL, 0, &sup) < 0)
         return;
     for (size_t i = 0; i < sup->n_records; i++) {
         const char *name = vc_record_get(sup->records[i], "daemon");
         Vc__Reply *f = NULL;
-        if (name == NULL || strncmp(name, "vc-front", 8) != 0 || cli_call(name, "status", NULL, 0, cli, &f) < 0)
+        if (name == NULL || strncmp(name, "vc-front", 8) != 0 || cli_call(zctx, cfg, name, "status", NULL, 0, &f) < 0)
             continue;
         const char *h = vc_reply_get(f, "cache_hits"), *m = vc_reply_get(f, "cache_misses"),
                    *b = vc_reply_get(f, "cache_bypass");
@@ -79,16 +81,16 @@ static void front_counts(cli_t *cli, unsigned long long *hits, unsigned long lon
     vc__reply__free_unpacked(sup, NULL);
 }
 
-static int stats(cli_t *cli, int argc, char **argv)
+static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
 {
     int json = argc > 1 && !strcmp(argv[1], "--json");
     if (argc > 1 + json)
         return usage();
     Vc__Reply *r = NULL;
-    if (cli_call("vc-cache", "stats", NULL, 0, cli, &r) < 0)
+    if (cli_call(zctx, cfg, "vc-cache", "stats", NULL, 0, &r) < 0)
         return 1;
     unsigned long long hits, misses, bypass;
-    front_counts(cli, &hits, &misses, &bypass);
+    front_counts(zctx, cfg, &hits, &misses, &bypass);
     static const char *const keys[] = {"entries", "bytes",  "max_size", "stored",   "refused",
                                        "evicted", "purged", "offers",   "malformed"};
     double ratio = hits + misses ? (double)hits / (double)(hits + misses) : 0;
@@ -113,11 +115,16 @@ static int stats(cli_t *cli, int argc, char **argv)
 
 int cmd_cache(cli_t *cli, int argc, char **argv)
 {
-    if (argc < 2)
+    int purging = argc >= 2 && !strcmp(argv[1], "purge");
+    if (!purging && (argc < 2 || strcmp(argv[1], "stats")))
         return usage();
-    if (!strcmp(argv[1], "purge"))
-        return purge(cli, argc - 1, argv + 1);
-    if (!strcmp(argv[1], "stats"))
-        return stats(cli, argc - 1, argv + 1);
-    return usage();
+    /* One configuration and one ZeroMQ context for every call. */
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    void *zctx = zmq_ctx_new();
+    int rc = purging ? purge(zctx, cfg, argc - 1, argv + 1) : stats(zctx, cfg, argc - 1, argv + 1);
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    return rc;
 }

@@ -27,12 +27,12 @@ int cmd_enable(cli_t *cli, const char *which, int on, int argc, char **argv);
 /* Sends one verb to a daemon's control endpoint and prints the reply. */
 int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **argv);
 
-/* Sends one verb to a daemon and returns its reply in *out (the caller
- * frees it with vc__reply__free_unpacked); a negative error, said on
- * stderr, if it does not answer. */
+/* Sends one verb to a daemon of the suite cfg describes and returns its
+ * reply in *out (the caller frees it with vc__reply__free_unpacked); a
+ * negative error, said on stderr, if it does not answer. */
 struct Vc__Reply;
-int cli_call(const char *daemon, const char *verb, const char *const *args, size_t nargs, cli_t *cli,
-             struct Vc__Reply **out);
+int cli_call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb, const char *const *args,
+             size_t nargs, struct Vc__Reply **out);
 /* vc cache ... (cache.c). */
 int cmd_cache(cli_t *cli, int argc, char **argv);
 

@@ -240,17 +240,12 @@ int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **a
     return status;
 }
 
-int cli_call(const char *daemon, const char *verb, const char *const *args, size_t nargs, cli_t *cli, Vc__Reply **out)
+int cli_call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb, const char *const *args,
+             size_t nargs, Vc__Reply **out)
 {
-    vc_config_t *cfg = cli_running_config(cli);
-    if (cfg == NULL)
-        return -VC_ERR_NOTRUNNING;
-    void *zctx = zmq_ctx_new();
     int rc = call(zctx, cfg, daemon, verb, args, nargs, out);
     if (rc < 0)
         fprintf(stderr, "vc %s: %s does not answer: %s\n", verb, daemon, vc_strerror(rc));
-    zmq_ctx_term(zctx);
-    vc_config_destroy(&cfg);
     return rc;
 }
 

@@ -426,6 +426,13 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
         memcpy(row, p->value, tl);
         row[tl] = '\0';
         r = collect(txn, d.tags, row, tl + 1, 1, &keys, &lens, &n);
+    } else if (p->kind == PURGE_ALL && !p->soft) {
+        /* Everything goes: the databases are emptied, not walked. */
+        MDB_dbi all[] = {d.cache, d.tags, d.seq};
+        for (size_t i = 0; i < VC_ARRAY_SIZE(all) && r >= 0; i++)
+            r = vc_store_err(mdb_drop(txn, all[i], 0));
+        p->x.purged = p->x.entries;
+        p->x.entries = p->x.bytes = 0;
     } else if (p->kind == PURGE_ALL) {
         r = collect(txn, d.cache, "", 0, 0, &keys, &lens, &n);
     } else {

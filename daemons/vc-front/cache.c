@@ -517,33 +517,43 @@ static int unsafe(h2o_iovec_t m)
 
 /* ---- the backend ----------------------------------------------------------- */
 
-/* The reason a request skips the cache, or NULL. */
+/* Whether a Cookie header's value names one of the session cookies. */
+static int has_session(h2o_iovec_t c)
+{
+    const cache_settings_t *cfg = rt.cfg;
+    for (size_t s = 0; s < cfg->nsession_cookies; s++) {
+        size_t nl = strlen(cfg->session_cookies[s]);
+        /* NAME= at the start or after "; " */
+        for (size_t at = 0; at + nl < c.len; at++)
+            if ((at == 0 || c.base[at - 1] == ' ' || c.base[at - 1] == ';') &&
+                memcmp(c.base + at, cfg->session_cookies[s], nl) == 0 && c.base[at + nl] == '=')
+                return 1;
+    }
+    return 0;
+}
+
+/* The reason a request skips the cache, or NULL: one pass over its
+ * headers (h2o keeps their names in lower case). */
 static const char *bypass_reason(h2o_req_t *req)
 {
-    if (h2o_find_header(&req->headers, H2O_TOKEN_AUTHORIZATION, -1) != -1)
-        return "authorization";
-    if (h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1) != -1)
-        return "range";
     /* Headers frameworks read instead of the URL or Host, which are not in
      * the key: an answer made from them must not be served to others
      * (cache poisoning). */
     static const char *const unkeyed[] = {"x-forwarded-host",   "x-original-url",         "x-rewrite-url",
                                           "x-forwarded-server", "x-http-method-override", "x-http-method",
                                           "x-method-override"};
-    for (size_t i = 0; i < VC_ARRAY_SIZE(unkeyed); i++)
-        if (h2o_find_header_by_str(&req->headers, unkeyed[i], strlen(unkeyed[i]), -1) != -1)
-            return "unkeyed-header";
-    const cache_settings_t *cfg = rt.cfg;
-    for (ssize_t i = -1; (i = h2o_find_header(&req->headers, H2O_TOKEN_COOKIE, i)) != -1;) {
-        h2o_iovec_t c = req->headers.entries[i].value;
-        for (size_t s = 0; s < cfg->nsession_cookies; s++) {
-            size_t nl = strlen(cfg->session_cookies[s]);
-            /* NAME= at the start or after "; " */
-            for (size_t at = 0; at + nl < c.len; at++)
-                if ((at == 0 || c.base[at - 1] == ' ' || c.base[at - 1] == ';') &&
-                    memcmp(c.base + at, cfg->session_cookies[s], nl) == 0 && c.base[at + nl] == '=')
-                    return "session";
-        }
+    for (size_t i = 0; i < req->headers.size; i++) {
+        const h2o_header_t *h = &req->headers.entries[i];
+        if (h->name == &H2O_TOKEN_AUTHORIZATION->buf)
+            return "authorization";
+        if (h->name == &H2O_TOKEN_RANGE->buf)
+            return "range";
+        if (h->name == &H2O_TOKEN_COOKIE->buf && has_session(h->value))
+            return "session";
+        if (h->name->len > 2 && h->name->base[0] == 'x' && h->name->base[1] == '-')
+            for (size_t u = 0; u < VC_ARRAY_SIZE(unkeyed); u++)
+                if (h2o_memis(h->name->base, h->name->len, unkeyed[u], strlen(unkeyed[u])))
+                    return "unkeyed-header";
     }
     return NULL;
 }
