@@ -91,8 +91,8 @@ static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
         return 1;
     unsigned long long hits, misses, bypass;
     front_counts(zctx, cfg, &hits, &misses, &bypass);
-    static const char *const keys[] = {"entries", "bytes",  "max_size", "stored",   "refused",
-                                       "evicted", "purged", "offers",   "malformed"};
+    static const char *const keys[] = {"entries", "bytes",  "max_size",    "stored", "refused",
+                                       "evicted", "purged", "invalidated", "offers", "malformed"};
     double ratio = hits + misses ? (double)hits / (double)(hits + misses) : 0;
     if (json) {
         printf("{");

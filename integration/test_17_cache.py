@@ -284,6 +284,7 @@ def test_stats_count_entries_and_hits(cache_suite):
     r = s.vc("cache", "stats", "--json", check=True)
     st = json.loads(r.stdout)
     assert st["entries"] >= 1 and st["bytes"] > 0 and st["hits"] >= 1 and 0 < st["hit_ratio"] <= 1, st
+    assert st["stored"] >= 1 and "invalidated" in st and "purged" in st, st
 
 
 def test_the_cache_outlives_its_daemon_and_the_front(make_suite):
