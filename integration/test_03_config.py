@@ -1,4 +1,5 @@
 """The configuration directory: configtest, ensite/dissite, reload."""
+import json
 import os
 
 from conftest import FIXTURES, curl
@@ -71,7 +72,10 @@ def test_broken_reload_keeps_serving(make_suite, tmp_path):
     s.vc("dissite", "bad", check=True)
     r = s.vc("reload")
     assert r.returncode == 0, r.stderr
-    assert int(s.status()["supervisor"]["config_version"]) == int(before) + 1
+    # Read whatever the pool's health: under the sanitizers its new
+    # generation may still be forking its workers ("no workers").
+    st = json.loads(s.vc("status", "--json").stdout)
+    assert int(st["supervisor"]["config_version"]) == int(before) + 1
     assert any(e["topic"] == "config.changed" for e in s.events())
 
 
