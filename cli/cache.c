@@ -57,13 +57,18 @@ static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
     return ok ? 0 : 1;
 }
 
-/* The fronts' hit counts, summed (each front process answers for its
- * own). */
-static void front_counts(void *zctx, const vc_config_t *cfg, unsigned long long *hits, unsigned long long *misses,
-                         unsigned long long *bypass)
+/* What the fronts count, summed (each front process answers for its own):
+ * the front's status field, and its name in stats. */
+static const char *const front_fields[][2] = {
+    {"cache_hits", "hits"},     {"cache_stale", "stale"},   {"cache_collapsed", "collapsed"},
+    {"cache_misses", "misses"}, {"cache_bypass", "bypass"}, {"cache_refreshes", "refreshes"},
+};
+enum { F_HITS, F_STALE, F_COLLAPSED, F_MISSES, F_COUNT = VC_ARRAY_SIZE(front_fields) };
+
+static void front_counts(void *zctx, const vc_config_t *cfg, unsigned long long *out)
 {
     Vc__Reply *sup = NULL;
-    *hits = *misses = *bypass = 0;
+    memset(out, 0, F_COUNT * sizeof(*out));
     if (cli_call(zctx, cfg, "vc", "status", NULL, 0, &sup) < 0)
         return;
     for (size_t i = 0; i < sup->n_records; i++) {
@@ -71,11 +76,10 @@ static void front_counts(void *zctx, const vc_config_t *cfg, unsigned long long 
         Vc__Reply *f = NULL;
         if (name == NULL || strncmp(name, "vc-front", 8) != 0 || cli_call(zctx, cfg, name, "status", NULL, 0, &f) < 0)
             continue;
-        const char *h = vc_reply_get(f, "cache_hits"), *m = vc_reply_get(f, "cache_misses"),
-                   *b = vc_reply_get(f, "cache_bypass");
-        *hits += h ? strtoull(h, NULL, 10) : 0;
-        *misses += m ? strtoull(m, NULL, 10) : 0;
-        *bypass += b ? strtoull(b, NULL, 10) : 0;
+        for (size_t k = 0; k < F_COUNT; k++) {
+            const char *v = vc_reply_get(f, front_fields[k][0]);
+            out[k] += v ? strtoull(v, NULL, 10) : 0;
+        }
         vc__reply__free_unpacked(f, NULL);
     }
     vc__reply__free_unpacked(sup, NULL);
@@ -89,25 +93,30 @@ static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
     Vc__Reply *r = NULL;
     if (cli_call(zctx, cfg, "vc-cache", "stats", NULL, 0, &r) < 0)
         return 1;
-    unsigned long long hits, misses, bypass;
-    front_counts(zctx, cfg, &hits, &misses, &bypass);
+    unsigned long long fc[F_COUNT];
+    front_counts(zctx, cfg, fc);
     static const char *const keys[] = {"entries", "bytes",  "max_size",    "stored", "refused",
                                        "evicted", "purged", "invalidated", "offers", "malformed"};
-    double ratio = hits + misses ? (double)hits / (double)(hits + misses) : 0;
+    /* Answers PHP did not make for their request, of those looked up. */
+    unsigned long long served = fc[F_HITS] + fc[F_STALE] + fc[F_COLLAPSED];
+    double ratio = served + fc[F_MISSES] ? (double)served / (double)(served + fc[F_MISSES]) : 0;
     if (json) {
         printf("{");
         for (size_t i = 0; i < VC_ARRAY_SIZE(keys); i++) {
             const char *v = vc_reply_get(r, keys[i]);
             printf("\"%s\":%s,", keys[i], v ? v : "0");
         }
-        printf("\"hits\":%llu,\"misses\":%llu,\"bypass\":%llu,\"hit_ratio\":%.4f}\n", hits, misses, bypass, ratio);
+        for (size_t k = 0; k < F_COUNT; k++)
+            printf("\"%s\":%llu,", front_fields[k][1], fc[k]);
+        printf("\"hit_ratio\":%.4f}\n", ratio);
     } else {
         for (size_t i = 0; i < VC_ARRAY_SIZE(keys); i++) {
             const char *v = vc_reply_get(r, keys[i]);
-            printf("%-10s %s\n", keys[i], v ? v : "0");
+            printf("%-11s %s\n", keys[i], v ? v : "0");
         }
-        printf("%-10s %llu\n%-10s %llu\n%-10s %llu\n%-10s %.1f%%\n", "hits", hits, "misses", misses, "bypass", bypass,
-               "hit_ratio", ratio * 100);
+        for (size_t k = 0; k < F_COUNT; k++)
+            printf("%-11s %llu\n", front_fields[k][1], fc[k]);
+        printf("%-11s %.1f%%\n", "hit_ratio", ratio * 100);
     }
     vc__reply__free_unpacked(r, NULL);
     return 0;

@@ -32,8 +32,8 @@ static void headers(const char *p, size_t len)
         i = end + 1;
     }
     cache_decision_t d;
-    cache_policy_decide(200, h, n, 1790000000000LL, &d);
-    if (d.store && (d.fresh_ms <= 0 || d.stale_ms < 0))
+    cache_policy_decide(200, h, n, 1790000000000LL, 10000, &d);
+    if (d.store && (d.fresh_ms <= 0 || d.stale_ms < 0 || d.error_ms < d.stale_ms))
         __builtin_trap();
 }
 

@@ -89,7 +89,7 @@ size_t vc_cache_key(const char *scheme, const char *host, size_t hlen, const cha
 
 /* ---- entries ------------------------------------------------------------- */
 
-#define FIXED (4 + 4 + 8 + 8 + 8 + 8 + 4 + 4 + 4)
+#define FIXED (4 + 4 + 8 + 8 + 8 + 8 + 8 + 4 + 4 + 4)
 
 static uint32_t get32(const unsigned char *p)
 {
@@ -121,10 +121,11 @@ int vc_cache_entry_parse(const void *bytes, size_t len, vc_cache_entry_t *e)
     e->stored_ms = (int64_t)get64(p + 8);
     e->fresh_ms = (int64_t)get64(p + 16);
     e->stale_ms = (int64_t)get64(p + 24);
-    e->seq = get64(p + 32);
-    e->nheaders = get32(p + 40);
-    e->ntags = get32(p + 44);
-    uint32_t body_len = get32(p + 48);
+    e->error_ms = (int64_t)get64(p + 32);
+    e->seq = get64(p + 40);
+    e->nheaders = get32(p + 48);
+    e->ntags = get32(p + 52);
+    uint32_t body_len = get32(p + 56);
     size_t at = FIXED;
     e->headers = p + at;
     for (uint32_t i = 0; i < e->nheaders; i++) {
@@ -150,6 +151,8 @@ int vc_cache_entry_parse(const void *bytes, size_t len, vc_cache_entry_t *e)
         return -1;
     e->body = (const char *)p + at;
     e->body_len = body_len;
+    e->bytes = bytes;
+    e->len = len;
     return 0;
 }
 
@@ -225,6 +228,7 @@ void vc_cache_entry_write(const vc_cache_entry_in_t *in, void *out)
     p = put64(p, (uint64_t)in->stored_ms);
     p = put64(p, (uint64_t)in->fresh_ms);
     p = put64(p, (uint64_t)in->stale_ms);
+    p = put64(p, (uint64_t)in->error_ms);
     p = put64(p, in->seq);
     p = put32(p, (uint32_t)in->nheaders);
     p = put32(p, (uint32_t)in->ntags);

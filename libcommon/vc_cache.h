@@ -8,13 +8,24 @@
  *   cache       key -> entry (below)
  *   cache_tags  tag NUL hash(key) -> key (a purge by tag walks tag NUL)
  *   cache_seq   big-endian u64 seq -> key (oldest first: eviction)
- *   cache_meta  "bytes", "seq" -> u64 (little-endian)
+ *   cache_meta  "entries", "bytes", "seq", "epoch" -> u64 (host order)
+ *
+ * "epoch" counts purges: a front that holds an answer in memory (one
+ * request's answer served to the others that waited for it) serves it
+ * only while the epoch it read before asking PHP is still the epoch, so
+ * that after a purge returns no request gets what it purged.
+ *
+ * Times are the wall clock in ms: fresh until fresh_ms (0 once soft
+ * purged); served stale while one refresh runs until stale_ms
+ * (stale-while-revalidate, cache.grace); served stale when PHP fails until
+ * error_ms (stale-if-error). stored_ms <= fresh_ms <= stale_ms <= error_ms
+ * as written (a soft purge zeroes fresh_ms alone).
  *
  * An entry, little-endian, every length checked by the reader (LMDB is
  * outside input to a reader: another version, or a bug, may have written
  * it):
  *   u32 magic  u32 status  i64 stored_ms  i64 fresh_ms  i64 stale_ms
- *   u64 seq    u32 nheaders  u32 ntags  u32 body_len
+ *   i64 error_ms  u64 seq    u32 nheaders  u32 ntags  u32 body_len
  *   nheaders x (u16 name_len, u32 value_len, name, value)
  *   ntags x (u16 len, tag)
  *   body
@@ -31,8 +42,9 @@
 #define VC_DB_CACHE_TAGS "cache_tags"
 #define VC_DB_CACHE_SEQ "cache_seq"
 #define VC_DB_CACHE_META "cache_meta"
+#define VC_CACHE_META_EPOCH "epoch"
 
-#define VC_CACHE_ENTRY_MAGIC 0x31454356u /* "VCE1" */
+#define VC_CACHE_ENTRY_MAGIC 0x32454356u /* "VCE2": an older entry is a miss */
 #define VC_CACHE_KEY_MAX 511             /* LMDB's key limit: a longer URL is not cached */
 #define VC_CACHE_TAG_MAX 128             /* a longer tag is dropped */
 #define VC_CACHE_TAGS_MAX 64             /* tags an answer may give */
@@ -46,6 +58,9 @@ typedef struct cache_settings {
     size_t nsession_cookies;
     char **strip_params; /* query parameters not in the key ("utm_*": prefix) */
     size_t nstrip_params;
+    int64_t grace_ms;        /* stale served while refreshed, unless the answer forbids it */
+    int64_t lock_timeout_ms; /* a miss waits this long for another's answer */
+    int64_t hit_for_miss_ms; /* an uncacheable page's misses do not wait, this long */
 } cache_settings_t;
 
 extern const vc_section_t vc_cache_settings;
@@ -75,12 +90,14 @@ typedef struct vc_cache_header {
  * transaction ends). */
 typedef struct vc_cache_entry {
     uint32_t status;
-    int64_t stored_ms, fresh_ms, stale_ms;
+    int64_t stored_ms, fresh_ms, stale_ms, error_ms;
     uint64_t seq;
     uint32_t nheaders, ntags;
     const unsigned char *headers, *tags; /* walked with the _next calls */
     const char *body;
     size_t body_len;
+    const void *bytes; /* the whole entry, as parsed */
+    size_t len;
 } vc_cache_entry_t;
 
 /* 0, or -1 if the bytes are not a whole, well-formed entry. */
@@ -93,7 +110,7 @@ int vc_cache_entry_tag(const vc_cache_entry_t *e, size_t *pos, uint32_t *i, cons
 /* Writing an entry: its size, then the bytes into a buffer of that size. */
 typedef struct vc_cache_entry_in {
     uint32_t status;
-    int64_t stored_ms, fresh_ms, stale_ms;
+    int64_t stored_ms, fresh_ms, stale_ms, error_ms;
     uint64_t seq;
     size_t nheaders;
     const vc_cache_header_t *headers;

@@ -9,15 +9,20 @@
 
 #define NOW 1790000000000LL /* a wall clock in ms */
 
-static cache_decision_t decide(int status, const char *const *pairs)
+static cache_decision_t decide_grace(int status, int64_t grace_ms, const char *const *pairs)
 {
     cache_hdr_t h[16];
     size_t n = 0;
     for (; pairs[2 * n]; n++)
         h[n] = (cache_hdr_t){pairs[2 * n], pairs[2 * n + 1], strlen(pairs[2 * n]), strlen(pairs[2 * n + 1])};
     cache_decision_t d;
-    cache_policy_decide(status, h, n, NOW, &d);
+    cache_policy_decide(status, h, n, NOW, grace_ms, &d);
     return d;
+}
+
+static cache_decision_t decide(int status, const char *const *pairs)
+{
+    return decide_grace(status, 0, pairs);
 }
 
 #define H(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -77,9 +82,29 @@ static void policy(void)
     CHECK(!d.store);
     d = decide(200, H("Cache-Control", "max-age=10", "Expires", "Sun, 06 Nov 1994 08:50:37 GMT"));
     CHECK(d.store && d.fresh_ms == 10000);
-    /* Staleness allowed. */
+    /* Staleness allowed: while refreshed, and when PHP fails (at least as
+     * long). */
     d = decide(200, H("Cache-Control", "max-age=10, stale-while-revalidate=30, stale-if-error=60"));
-    CHECK(d.store && d.stale_ms == 60000);
+    CHECK(d.store && d.stale_ms == 30000 && d.error_ms == 60000);
+    d = decide(200, H("Cache-Control", "max-age=10, stale-while-revalidate=30"));
+    CHECK(d.store && d.stale_ms == 30000 && d.error_ms == 30000);
+    /* The site's grace, unless the answer forbids it. */
+    d = decide_grace(200, 5000, H("Cache-Control", "max-age=10"));
+    CHECK(d.store && d.stale_ms == 5000 && d.error_ms == 5000);
+    d = decide_grace(200, 5000, H("Cache-Control", "max-age=10, stale-if-error=2"));
+    CHECK(d.store && d.stale_ms == 5000 && d.error_ms == 5000);
+    d = decide_grace(200, 5000, H("Cache-Control", "max-age=10, must-revalidate, stale-while-revalidate=30"));
+    CHECK(d.store && d.stale_ms == 0 && d.error_ms == 0);
+    d = decide_grace(200, 5000, H("Cache-Control", "max-age=10, proxy-revalidate"));
+    CHECK(d.store && d.stale_ms == 0);
+    d = decide_grace(200, 5000, H("Cache-Control", "s-maxage=10"));
+    CHECK(d.store && d.stale_ms == 0);
+    d = decide_grace(200, 5000, H("Cache-Control", "s-maxage=10, stale-while-revalidate=20"));
+    CHECK(d.store && d.stale_ms == 20000);
+    /* Our targeted field's own directives, not the client's. */
+    d = decide(200, H("Cache-Control", "max-age=0, must-revalidate", "Velocity-Cache-Control",
+                      "max-age=60, stale-while-revalidate=30"));
+    CHECK(d.store && d.fresh_ms == 60000 && d.stale_ms == 30000);
     /* A lifetime past a year is a year. */
     d = decide(200, H("Cache-Control", "max-age=99999999999999999999"));
     CHECK(d.store && d.fresh_ms == 365LL * 86400 * 1000);
@@ -134,6 +159,7 @@ static void entries(void)
                               .stored_ms = 1,
                               .fresh_ms = 2,
                               .stale_ms = 3,
+                              .error_ms = 4,
                               .seq = 9,
                               .nheaders = 2,
                               .headers = hs,
@@ -147,7 +173,7 @@ static void entries(void)
     vc_cache_entry_write(&in, buf);
     vc_cache_entry_t e;
     CHECK(vc_cache_entry_parse(buf, n, &e) == 0);
-    CHECK(e.status == 200 && e.stored_ms == 1 && e.fresh_ms == 2 && e.stale_ms == 3 && e.seq == 9);
+    CHECK(e.status == 200 && e.stored_ms == 1 && e.fresh_ms == 2 && e.stale_ms == 3 && e.error_ms == 4 && e.seq == 9);
     CHECK(e.body_len == 5 && !memcmp(e.body, "hello", 5));
     vc_cache_header_t h;
     size_t pos = 0;

@@ -14,6 +14,9 @@ static const vc_setting_t settings[] = {
     {"cache.max_object", T_SIZE, C(max_object), 0, 1LL << 30},
     {"cache.session_cookies", T_LIST, C(session_cookies), 0, 0},
     {"cache.strip_params", T_LIST, C(strip_params), 0, 0},
+    {"cache.grace", T_DURATION, C(grace_ms), 0, 86400000},
+    {"cache.lock_timeout", T_DURATION, C(lock_timeout_ms), 0, 600000},
+    {"cache.hit_for_miss", T_DURATION, C(hit_for_miss_ms), 0, 86400000},
 };
 
 static char **list_of(const char *const *names, size_t n, size_t *count)
@@ -32,6 +35,12 @@ static void defaults(void *values, const char *data_dir)
     c->enabled = 1;
     c->max_size = 256LL << 20;
     c->max_object = 1 << 20;
+    /* No stale answer the page did not allow (RFC 9111 4.2.4). */
+    c->grace_ms = 0;
+    /* As nginx's proxy_cache_lock_timeout. */
+    c->lock_timeout_ms = 5000;
+    /* As Varnish's built-in hit-for-miss. */
+    c->hit_for_miss_ms = 120000;
     /* PHP's own session name: a visitor with a session sees pages made
      * for them. */
     static const char *const sessions[] = {"PHPSESSID"};

@@ -27,7 +27,7 @@ typedef struct dbs {
 /* What one write transaction changes, applied to the counts only once it
  * commits (vc_store_write may run it twice: a full map is grown first). */
 typedef struct delta {
-    uint64_t entries, bytes, seq;
+    uint64_t entries, bytes, seq, epoch;
     uint64_t stored, evicted, purged, refused, invalidated;
 } delta_t;
 
@@ -62,6 +62,7 @@ static void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x)
     x->entries = meta_get(txn, d, "entries");
     x->bytes = meta_get(txn, d, "bytes");
     x->seq = meta_get(txn, d, "seq");
+    x->epoch = meta_get(txn, d, VC_CACHE_META_EPOCH);
 }
 
 /* A write transaction's start: the databases, and the counts as they are. */
@@ -81,6 +82,8 @@ static int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x)
         r = meta_put(txn, d, "bytes", x->bytes);
     if (r == 0)
         r = meta_put(txn, d, "seq", x->seq);
+    if (r == 0)
+        r = meta_put(txn, d, VC_CACHE_META_EPOCH, x->epoch);
     return r;
 }
 
@@ -156,7 +159,8 @@ static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, co
         return r < 0 ? r : 0;
     }
     if (klen == 0 || klen > VC_CACHE_KEY_MAX || o->body.len > (uint64_t)cfg->max_object || o->status < 100 ||
-        o->status > 599 || o->n_headers > 1000 || o->fresh_ms < o->stored_ms || o->stale_ms < o->fresh_ms) {
+        o->status > 599 || o->n_headers > 1000 || o->fresh_ms < o->stored_ms || o->stale_ms < o->fresh_ms ||
+        o->error_ms < o->stale_ms) {
         x->refused++;
         return 0;
     }
@@ -198,6 +202,7 @@ static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, co
         .stored_ms = o->stored_ms,
         .fresh_ms = o->fresh_ms,
         .stale_ms = o->stale_ms,
+        .error_ms = o->error_ms,
         .seq = ++x->seq,
         .nheaders = nh,
         .headers = hs,
@@ -469,6 +474,9 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
         free(keys[i]);
     free(keys);
     free(lens);
+    /* Answers a front keeps in memory from before now are not served
+     * again (vc_cache.h). */
+    p->x.epoch++;
     if (r >= 0)
         r = write_meta(txn, &d, &p->x);
     return r;

@@ -123,7 +123,8 @@ static void refuse(cache_decision_t *out, const char *why)
     out->why = why;
 }
 
-void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, cache_decision_t *out)
+void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, int64_t grace_ms,
+                         cache_decision_t *out)
 {
     memset(out, 0, sizeof(*out));
     const cache_hdr_t *ours = NULL, *surrogate = NULL, *cc = NULL, *expires = NULL, *date = NULL;
@@ -176,17 +177,29 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
     }
     if (s <= 0)
         return refuse(out, s == 0 ? "expired" : "no-lifetime");
-    /* How long past its lifetime it may still serve (when PHP fails, or
-     * while it is refreshed): the larger of the two. */
+    /* How long past its lifetime it may be served stale: while one
+     * refresh runs (stale-while-revalidate, or the site's grace), and when
+     * PHP fails (stale-if-error, at least as long). must-revalidate and
+     * proxy-revalidate forbid both; s-maxage (proxy-revalidate for a shared
+     * cache, RFC 9111 5.2.2.10) forbids the grace nobody asked for, but not
+     * what the answer grants in the same field. */
     const cache_hdr_t *src = target ? target : cc;
-    int64_t stale = 0;
-    if (src && cache_policy_directive(src->value, src->value_len, "stale-while-revalidate", &secs) && secs > stale)
-        stale = secs;
-    if (src && cache_policy_directive(src->value, src->value_len, "stale-if-error", &secs) && secs > stale)
-        stale = secs;
+    int64_t swr = 0, sie = 0, grace = grace_ms;
+    if (src && (cache_policy_directive(src->value, src->value_len, "must-revalidate", &secs) ||
+                cache_policy_directive(src->value, src->value_len, "proxy-revalidate", &secs))) {
+        grace = 0;
+    } else {
+        if (src && cache_policy_directive(src->value, src->value_len, "stale-while-revalidate", &secs) && secs > 0)
+            swr = secs * 1000;
+        if (src && cache_policy_directive(src->value, src->value_len, "stale-if-error", &secs) && secs > 0)
+            sie = secs * 1000;
+        if (src && src == cc && cache_policy_directive(cc->value, cc->value_len, "s-maxage", &secs))
+            grace = 0;
+    }
     out->store = 1;
     out->fresh_ms = s * 1000;
-    out->stale_ms = stale * 1000;
+    out->stale_ms = swr > grace ? swr : grace;
+    out->error_ms = sie > out->stale_ms ? sie : out->stale_ms;
 }
 
 int cache_policy_is_tag_header(const char *name, size_t len)

@@ -31,12 +31,16 @@ typedef struct cache_decision {
     int store;        /* 1: may be stored */
     const char *why;  /* when not: a word for Cache-Status ("no-store", ...) */
     int64_t fresh_ms; /* lifetime */
-    int64_t stale_ms; /* beyond it: stale-while-revalidate / stale-if-error */
+    int64_t stale_ms; /* beyond it: served stale while one refresh runs */
+    int64_t error_ms; /* beyond it: served stale when PHP fails (>= stale_ms) */
 } cache_decision_t;
 
 /* The decision for an answer of `status` with headers h[0..n). now_ms is
- * the wall clock (for Expires). */
-void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, cache_decision_t *out);
+ * the wall clock (for Expires); grace_ms how long past its lifetime the
+ * site lets any answer be served stale while it is refreshed (cache.grace),
+ * unless the answer forbids it. */
+void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, int64_t grace_ms,
+                         cache_decision_t *out);
 
 /* Whether an answer of this status may be stored at all. */
 int cache_policy_status_ok(int status);

@@ -99,6 +99,9 @@ typedef struct front_stats {
     uint64_t answers_cut;                      /* relayed answers cut for a slow client */
     uint64_t cache_hits, cache_misses;         /* answered from the cache; looked up, went to PHP */
     uint64_t cache_bypass;                     /* skipped the cache (Authorization, session, Range) */
+    uint64_t cache_stale;                      /* answered stale: while refreshed, or PHP failed */
+    uint64_t cache_collapsed;                  /* waited for another request's answer */
+    uint64_t cache_refreshes;                  /* background requests refreshing a stale entry */
     uint64_t cache_offers;                     /* answers offered to vc-cache */
     uint64_t cache_offers_dropped;             /* offers dropped: vc-cache's queue was full */
 } front_stats_t;

@@ -242,6 +242,9 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "cache_hits", "%llu", (unsigned long long)f->stats.cache_hits);
         vc_reply_field(reply, "cache_misses", "%llu", (unsigned long long)f->stats.cache_misses);
         vc_reply_field(reply, "cache_bypass", "%llu", (unsigned long long)f->stats.cache_bypass);
+        vc_reply_field(reply, "cache_stale", "%llu", (unsigned long long)f->stats.cache_stale);
+        vc_reply_field(reply, "cache_collapsed", "%llu", (unsigned long long)f->stats.cache_collapsed);
+        vc_reply_field(reply, "cache_refreshes", "%llu", (unsigned long long)f->stats.cache_refreshes);
         vc_reply_field(reply, "sites", "%zu", f->nsites);
     } else if (!strcmp(cmd->verb, "reload")) {
         vc_reply_ok(reply, "vc-front applies a new configuration when it restarts");

@@ -39,7 +39,16 @@ int seam_init_sites(front_t *f)
 
 int seam_dispatch(seam_stage_t stage, const seam_request_t *r)
 {
-    for (size_t i = 0; i < nbackends; i++)
+    return seam_dispatch_after(stage, r, NULL);
+}
+
+int seam_dispatch_after(seam_stage_t stage, const seam_request_t *r, const seam_backend_t *after)
+{
+    size_t i = 0;
+    if (after)
+        while (i < nbackends && backends[i++] != after)
+            ;
+    for (; i < nbackends; i++)
         if (backends[i]->stage == stage && backends[i]->take(r, r->site->backend_state[i]))
             return 1;
     return 0;

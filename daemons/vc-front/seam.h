@@ -64,5 +64,8 @@ void seam_register(const seam_backend_t *b);
 int seam_init_sites(front_t *f);
 /* Asks the backends of stage in order: 1 once one took r, else 0. */
 int seam_dispatch(seam_stage_t stage, const seam_request_t *r);
+/* The same, asking only the backends after `after` (one that took r and
+ * hands it on later: the cache, once a request it held waits no more). */
+int seam_dispatch_after(seam_stage_t stage, const seam_request_t *r, const seam_backend_t *after);
 
 #endif

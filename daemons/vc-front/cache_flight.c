@@ -1,0 +1,392 @@
+/*
+ * Collapsed forwarding: of the requests that miss the cache for one page at
+ * once, one goes to PHP (it leads the page's flight) and the others wait for
+ * its answer, which they get from memory when it may be stored: a cold page
+ * that takes 200 ms costs one PHP execution, not one a request. A waiter
+ * goes to PHP itself after cache.lock_timeout (as nginx's
+ * proxy_cache_lock_timeout). When the answer may not be stored, the
+ * waiters go to PHP at once, and the page's later misses do not wait for
+ * cache.hit_for_miss (Varnish's hit-for-miss: its requests would otherwise
+ * be served one after the other). When PHP fails, they get the stale entry
+ * if it may stand in (stale-if-error). When the leader's client leaves, the
+ * next waiter leads.
+ *
+ * An answer just stored is kept a second: vc-cache writes it to LMDB a
+ * moment later, and a miss in between gets it from here, unless a purge
+ * came since the leader asked PHP (the purge count, vc_cache.h).
+ *
+ * Flights are per front process: fronts of one node (front.processes > 1)
+ * each send their own first miss.
+ */
+#include "cache_internal.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUCKETS 256
+#define HFM_SLOTS 4096 /* hit-for-miss marks: a collision costs a wait, nothing more */
+
+typedef struct waiter waiter_t;
+
+typedef enum pending {
+    PENDING_NONE,
+    PENDING_SERVE,   /* the answer is in: the waiters get it */
+    PENDING_RELEASE, /* no answer to share: each waiter goes to PHP (or gets a stale entry on an error) */
+    PENDING_PROMOTE, /* the leader left: the first waiter leads */
+} pending_t;
+
+struct cache_flight {
+    cache_flight_t *next; /* in its bucket */
+    char *key;
+    size_t klen;
+    uint64_t hash;
+    cache_lead_t *lead; /* NULL: no request is under way */
+    uint64_t epoch;     /* purges before the leader asked PHP */
+    waiter_t *first, *last;
+    void *entry; /* the answer, once stored; malloc'd */
+    size_t entry_len;
+    pending_t pending;
+    flight_end_t end;
+    h2o_context_t *ctx;
+    h2o_timeout_entry_t wake;   /* deferred: never a waiter answered inside the leader's send */
+    h2o_timeout_entry_t expire; /* the stored answer is dropped */
+};
+
+struct waiter {
+    cache_flight_t *fl; /* NULL once it waits no more */
+    waiter_t *prev, *next;
+    h2o_req_t *req;
+    front_t *f;
+    site_rt_t *site;
+    int https;
+    char *file, *script_name, *path_info, *document_uri; /* its route, for PHP */
+    h2o_timeout_entry_t timer;
+};
+
+static cache_flight_t *buckets[BUCKETS];
+static struct {
+    uint64_t hash;
+    int64_t until_ms;
+} hfm[HFM_SLOTS];
+static h2o_timeout_t lock_timeout;
+static int lock_timeout_ready;
+
+static uint64_t hash_of(const char *key, size_t klen)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (size_t i = 0; i < klen; i++)
+        h = (h ^ (unsigned char)key[i]) * 1099511628211ULL;
+    return h;
+}
+
+cache_flight_t *flight_find(const char *key, size_t klen)
+{
+    uint64_t h = hash_of(key, klen);
+    for (cache_flight_t *fl = buckets[h % BUCKETS]; fl; fl = fl->next)
+        if (fl->hash == h && fl->klen == klen && memcmp(fl->key, key, klen) == 0)
+            return fl;
+    return NULL;
+}
+
+int flight_running(const cache_flight_t *fl)
+{
+    return fl->lead != NULL;
+}
+
+int flight_answer(cache_flight_t *fl, int64_t now, uint64_t epoch, vc_cache_entry_t *e)
+{
+    return fl->entry && fl->epoch == epoch && vc_cache_entry_parse(fl->entry, fl->entry_len, e) == 0 &&
+           now < e->fresh_ms;
+}
+
+int flight_hit_for_miss(const char *key, size_t klen)
+{
+    uint64_t h = hash_of(key, klen);
+    return hfm[h % HFM_SLOTS].hash == h && cache_now_ms() < hfm[h % HFM_SLOTS].until_ms;
+}
+
+static void mark_hit_for_miss(uint64_t h, int64_t ms)
+{
+    hfm[h % HFM_SLOTS].hash = h;
+    hfm[h % HFM_SLOTS].until_ms = ms > 0 ? cache_now_ms() + ms : 0;
+}
+
+/* ---- a flight's life --------------------------------------------------------- */
+
+static void drop_entry(cache_flight_t *fl)
+{
+    free(fl->entry);
+    fl->entry = NULL;
+    h2o_timeout_unlink(&fl->expire);
+}
+
+/* Gone from the table once nothing runs, waits or is kept. */
+static void maybe_free(cache_flight_t *fl)
+{
+    if (fl->lead || fl->first || fl->entry || fl->pending != PENDING_NONE)
+        return;
+    cache_flight_t **pp = &buckets[fl->hash % BUCKETS];
+    while (*pp != fl)
+        pp = &(*pp)->next;
+    *pp = fl->next;
+    h2o_timeout_unlink(&fl->wake);
+    h2o_timeout_unlink(&fl->expire);
+    free(fl->key);
+    free(fl);
+}
+
+static void on_expire(h2o_timeout_entry_t *entry)
+{
+    cache_flight_t *fl = H2O_STRUCT_FROM_MEMBER(cache_flight_t, expire, entry);
+    drop_entry(fl);
+    maybe_free(fl);
+}
+
+static void on_wake(h2o_timeout_entry_t *entry);
+
+static void on_lead_dispose(void *arg)
+{
+    cache_lead_t *lead = arg;
+    if (lead->fl)
+        flight_failed(lead, FLIGHT_GONE);
+}
+
+/* Makes req the leader of fl. */
+static cache_lead_t *lead(cache_flight_t *fl, h2o_req_t *req)
+{
+    cache_lead_t *l = h2o_mem_alloc_shared(&req->pool, sizeof(*l), on_lead_dispose);
+    l->fl = fl;
+    fl->lead = l;
+    return l;
+}
+
+cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_t epoch)
+{
+    cache_flight_t *fl = flight_find(key, klen);
+    if (fl == NULL) {
+        fl = vc_calloc(1, sizeof(*fl));
+        fl->key = vc_malloc(klen);
+        memcpy(fl->key, key, klen);
+        fl->klen = klen;
+        fl->hash = hash_of(key, klen);
+        fl->ctx = req->conn->ctx;
+        fl->wake.cb = on_wake;
+        fl->expire.cb = on_expire;
+        fl->next = buckets[fl->hash % BUCKETS];
+        buckets[fl->hash % BUCKETS] = fl;
+    }
+    drop_entry(fl);
+    fl->epoch = epoch;
+    return lead(fl, req);
+}
+
+static void defer(cache_flight_t *fl, pending_t what)
+{
+    fl->pending = what;
+    if (!h2o_timeout_is_linked(&fl->wake))
+        h2o_timeout_link(fl->ctx->loop, &fl->ctx->zero_timeout, &fl->wake);
+}
+
+void flight_stored(cache_lead_t *l, void *entry, size_t len)
+{
+    cache_flight_t *fl = l->fl;
+    if (fl == NULL) {
+        free(entry);
+        return;
+    }
+    l->fl = NULL;
+    fl->lead = NULL;
+    drop_entry(fl);
+    fl->entry = entry;
+    fl->entry_len = len;
+    mark_hit_for_miss(fl->hash, 0);
+    h2o_timeout_link(fl->ctx->loop, &fl->ctx->one_sec_timeout, &fl->expire);
+    defer(fl, PENDING_SERVE);
+}
+
+void flight_failed(cache_lead_t *l, flight_end_t why)
+{
+    cache_flight_t *fl = l->fl;
+    if (fl == NULL)
+        return;
+    l->fl = NULL;
+    fl->lead = NULL;
+    fl->end = why;
+    if (why == FLIGHT_UNCACHEABLE)
+        mark_hit_for_miss(fl->hash, cache_settings()->hit_for_miss_ms);
+    if (fl->first)
+        defer(fl, why == FLIGHT_GONE ? PENDING_PROMOTE : PENDING_RELEASE);
+    else
+        maybe_free(fl);
+}
+
+void flight_forget(const char *key, size_t klen)
+{
+    cache_flight_t *fl = flight_find(key, klen);
+    if (fl) {
+        drop_entry(fl);
+        maybe_free(fl);
+    }
+}
+
+/* ---- waiters ------------------------------------------------------------------- */
+
+static void unlink_waiter(waiter_t *w)
+{
+    cache_flight_t *fl = w->fl;
+    if (fl == NULL)
+        return;
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        fl->first = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        fl->last = w->prev;
+    w->fl = NULL;
+    w->prev = w->next = NULL;
+    h2o_timeout_unlink(&w->timer);
+}
+
+/* Its client left while it waited. */
+static void on_waiter_dispose(void *arg)
+{
+    waiter_t *w = arg;
+    cache_flight_t *fl = w->fl;
+    unlink_waiter(w);
+    if (fl)
+        maybe_free(fl);
+}
+
+/* w waits no more and goes to PHP, leading its flight if l is set; key
+ * is its page's. */
+static void go(waiter_t *w, const char *key, size_t klen, cache_lead_t *l)
+{
+    static route_t route; /* one request at a time, as handler.c's */
+    route.kind = ROUTE_PHP;
+    snprintf(route.file, sizeof(route.file), "%s", w->file);
+    snprintf(route.script_name, sizeof(route.script_name), "%s", w->script_name);
+    snprintf(route.path_info, sizeof(route.path_info), "%s", w->path_info);
+    snprintf(route.document_uri, sizeof(route.document_uri), "%s", w->document_uri);
+    seam_request_t r = {
+        .f = w->f, .site = w->site, .req = w->req, .https = w->https, .kind = ROUTE_PHP, .route = &route};
+    cache_tap_args_t a = {.key = key, .klen = klen, .may_store = 1, .fwd = "uri-miss", .lead = l};
+    /* PHP may fail this one too: the stale entry, if any, stands in. */
+    vc_cache_entry_t e;
+    uint64_t epoch;
+    if (cache_lookup(key, klen, &e, &epoch) && cache_now_ms() < e.error_ms) {
+        a.stale = e.bytes;
+        a.stale_len = e.len;
+        a.fwd = "stale";
+    }
+    cache_tap(w->f, w->req, &a);
+    cache_lookup_end();
+    w->f->stats.cache_misses++;
+    cache_to_php(&r);
+}
+
+/* PHP failed for the leader: a stale entry that may stand in answers, else
+ * the waiter tries PHP itself. */
+static void release(waiter_t *w, const char *key, size_t klen, flight_end_t end)
+{
+    vc_cache_entry_t e;
+    uint64_t epoch;
+    int64_t now = cache_now_ms();
+    if (end == FLIGHT_ERROR && cache_lookup(key, klen, &e, &epoch) && now < e.error_ms) {
+        char status[128];
+        int64_t past = now - (e.fresh_ms > 0 ? e.fresh_ms : e.stored_ms);
+        snprintf(status, sizeof(status), "Velocity; fwd=uri-miss; collapsed; ttl=%lld; detail=stale-if-error",
+                 -(long long)(past / 1000) - 1);
+        w->f->stats.cache_stale++;
+        cache_serve(w->req, &e, now, status);
+        cache_lookup_end();
+        return;
+    }
+    cache_lookup_end();
+    go(w, key, klen, NULL);
+}
+
+static waiter_t *pop(cache_flight_t *fl)
+{
+    waiter_t *w = fl->first;
+    if (w)
+        unlink_waiter(w);
+    return w;
+}
+
+static void on_wake(h2o_timeout_entry_t *entry)
+{
+    cache_flight_t *fl = H2O_STRUCT_FROM_MEMBER(cache_flight_t, wake, entry);
+    pending_t what = fl->pending;
+    fl->pending = PENDING_NONE;
+    waiter_t *w;
+    /* A request that answers at once may be disposed of within the call:
+     * each waiter leaves the list before it is answered. */
+    if (what == PENDING_SERVE && fl->entry) {
+        vc_cache_entry_t e;
+        int64_t now = cache_now_ms();
+        if (vc_cache_entry_parse(fl->entry, fl->entry_len, &e) == 0)
+            while ((w = pop(fl)) != NULL)
+                cache_serve(w->req, &e, now, "Velocity; fwd=uri-miss; collapsed");
+    } else if (what == PENDING_RELEASE) {
+        while ((w = pop(fl)) != NULL)
+            release(w, fl->key, fl->klen, fl->end);
+    } else if (what == PENDING_PROMOTE && fl->lead == NULL && (w = pop(fl)) != NULL) {
+        go(w, fl->key, fl->klen, lead(fl, w->req));
+    }
+    maybe_free(fl);
+}
+
+/* Waited cache.lock_timeout: goes to PHP itself. */
+static void on_lock_timeout(h2o_timeout_entry_t *entry)
+{
+    waiter_t *w = H2O_STRUCT_FROM_MEMBER(waiter_t, timer, entry);
+    cache_flight_t *fl = w->fl;
+    char key[VC_CACHE_KEY_MAX];
+    size_t klen = fl->klen;
+    memcpy(key, fl->key, klen);
+    unlink_waiter(w);
+    maybe_free(fl);
+    go(w, key, klen, NULL);
+}
+
+static char *pool_copy(h2o_req_t *req, const char *s)
+{
+    return h2o_strdup(&req->pool, s, SIZE_MAX).base;
+}
+
+void flight_wait(cache_flight_t *fl, const seam_request_t *r)
+{
+    h2o_req_t *req = r->req;
+    waiter_t *w = h2o_mem_alloc_shared(&req->pool, sizeof(*w), on_waiter_dispose);
+    memset(w, 0, sizeof(*w));
+    w->req = req;
+    w->f = r->f;
+    w->site = r->site;
+    w->https = r->https;
+    w->file = pool_copy(req, r->route->file);
+    w->script_name = pool_copy(req, r->route->script_name);
+    w->path_info = pool_copy(req, r->route->path_info);
+    w->document_uri = pool_copy(req, r->route->document_uri);
+    w->timer.cb = on_lock_timeout;
+    const cache_settings_t *cfg = cache_settings();
+    if (cfg->lock_timeout_ms == 0) {
+        go(w, fl->key, fl->klen, NULL); /* no waiting at all */
+        return;
+    }
+    if (!lock_timeout_ready) {
+        h2o_timeout_init(req->conn->ctx->loop, &lock_timeout, (uint64_t)cfg->lock_timeout_ms);
+        lock_timeout_ready = 1;
+    }
+    w->fl = fl;
+    w->prev = fl->last;
+    if (fl->last)
+        fl->last->next = w;
+    else
+        fl->first = w;
+    fl->last = w;
+    h2o_timeout_link(req->conn->ctx->loop, &lock_timeout, &w->timer);
+}

@@ -1,0 +1,112 @@
+/*
+ * The cache backend's parts, shared by its files:
+ *   cache.c          the backend: lookups in LMDB, hits, what a request does
+ *   cache_tap.c      PHP's answer: offered to vc-cache, stale on an error,
+ *                    and the entry an unsafe method makes out of date
+ *   cache_flight.c   one request for a page goes to PHP; the others wait
+ *                    for its answer (collapsed forwarding), hit-for-miss
+ *   cache_refresh.c  a request of the front's own that refreshes a stale
+ *                    entry while the stale one is served
+ * Everything runs in the front's event loop.
+ */
+#ifndef VC_FRONT_CACHE_INTERNAL_H
+#define VC_FRONT_CACHE_INTERNAL_H
+
+#include "front.h"
+#include "seam.h"
+#include "vc_cache.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+extern const seam_backend_t cache_backend;
+
+/* The wall clock in ms, as entries keep it. */
+int64_t cache_now_ms(void);
+const cache_settings_t *cache_settings(void);
+
+/* ---- cache.c --------------------------------------------------------------- */
+
+/* Looks key up: 1 with *e parsed (valid until cache_lookup_end), else 0.
+ * *epoch is the purge count read in the same transaction. */
+int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch);
+void cache_lookup_end(void);
+/* The purge count now (vc_cache.h, "epoch"); 0 if unknown. */
+uint64_t cache_epoch(void);
+/* Answers req from e (copied into the request's pool: e may go after),
+ * with Cache-Status: status. */
+void cache_serve(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const char *status);
+/* The reason phrase of a status a cache may store. */
+const char *cache_reason_of(int status);
+/* Adds Cache-Status; returns its index in the answer's headers. */
+ssize_t cache_add_status(h2o_req_t *req, const char *value);
+/* Adds the headers of e and Age to req's answer, as a hit has them. */
+void cache_add_entry_headers(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, int not_modified);
+
+/* ---- cache_flight.c -------------------------------------------------------- */
+
+typedef struct cache_flight cache_flight_t;
+/* What a request that went to PHP for a flight holds: the flight, while it
+ * leads it (NULL once it ended). In the request's pool. */
+typedef struct cache_lead {
+    cache_flight_t *fl;
+} cache_lead_t;
+
+typedef enum flight_end {
+    FLIGHT_UNCACHEABLE, /* the answer may not be stored: the others go to PHP, and later ones do not wait */
+    FLIGHT_ERROR,       /* PHP failed (5xx): the others get a stale entry if allowed, else go to PHP */
+    FLIGHT_GONE,        /* the leader's client left, or its answer was cut: the next waiter leads */
+} flight_end_t;
+
+/* The flight for key (one is asking PHP, or has just answered), or NULL. */
+cache_flight_t *flight_find(const char *key, size_t klen);
+/* Its answer, if it has one that may still be served (fresh, and no purge
+ * since it was asked for: epoch is the purge count now): 1 and *e. */
+int flight_answer(cache_flight_t *fl, int64_t now, uint64_t epoch, vc_cache_entry_t *e);
+/* Whether its request is still under way. */
+int flight_running(const cache_flight_t *fl);
+/* A new flight for key, led by req (which goes to PHP with a tap holding
+ * the returned lead). epoch: the purge count before PHP was asked. */
+cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_t epoch);
+/* r waits for fl's answer (at most cache.lock_timeout, then goes to PHP). */
+void flight_wait(cache_flight_t *fl, const seam_request_t *r);
+/* The leader's answer was stored: the waiters get it. entry is an entry's
+ * bytes (vc_cache.h), malloc'd: the flight keeps it. */
+void flight_stored(cache_lead_t *lead, void *entry, size_t len);
+void flight_failed(cache_lead_t *lead, flight_end_t why);
+/* Whether key's answers were lately not storable (no waiting for them). */
+int flight_hit_for_miss(const char *key, size_t klen);
+/* Drops what is kept for key (an unsafe method changed it). */
+void flight_forget(const char *key, size_t klen);
+
+/* ---- cache_tap.c ----------------------------------------------------------- */
+
+typedef struct cache_tap_args {
+    const char *key; /* NULL: not stored */
+    size_t klen;
+    int may_store;      /* a GET that was looked up (not HEAD, not bypassed) */
+    const char *fwd;    /* Cache-Status fwd= */
+    const char *detail; /* why it bypassed, or NULL */
+    cache_lead_t *lead; /* the flight it leads, or NULL */
+    /* A stale entry's bytes to answer with if PHP fails (stale-if-error),
+     * or NULL; copied. */
+    const void *stale;
+    size_t stale_len;
+} cache_tap_args_t;
+
+/* Sees PHP's answer to req: Cache-Status, offered to vc-cache if it may
+ * be stored, the flight told. */
+void cache_tap(front_t *f, h2o_req_t *req, const cache_tap_args_t *a);
+/* An unsafe method to key: once it succeeds, what is stored goes. */
+void cache_tap_invalidator(front_t *f, h2o_req_t *req, const char *key, size_t klen);
+/* Sends r (routed to PHP) on to the PHP backend, past the cache. */
+int cache_to_php(const seam_request_t *r);
+
+/* ---- cache_refresh.c ------------------------------------------------------- */
+
+/* Starts a request of our own for r's page (GET, r's headers but
+ * conditionals), whose answer refreshes key's stale entry; it leads a new
+ * flight. 0, or -1 if it could not start. */
+int cache_refresh(const seam_request_t *r, const char *key, size_t klen, uint64_t epoch);
+
+#endif

@@ -1,0 +1,422 @@
+/*
+ * The tap on PHP's answer to a request that passed the cache: an h2o
+ * prefilter, so it sees PHP's status and headers before h2o's filters
+ * (compression) and decides there whether the answer may be stored
+ * (cache_policy.h). A storable answer is kept as it is sent, and offered
+ * to vc-cache once it was sent whole; the flight it leads, if any, is told
+ * how it ended. When PHP fails (500, 502, 503, 504) and a stale entry may
+ * stand in for it (stale-if-error), the stale entry is sent instead.
+ */
+#include "cache_internal.h"
+#include "cache_policy.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "vc_zmq.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache.pb-c.h"
+
+/* Offers queued for vc-cache past this are dropped (the next miss offers
+ * again): a front never waits for the cache. */
+#define OFFER_HWM 1000
+/* Headers an answer may have for the cache to keep it. */
+#define MAX_HEADERS 100
+
+static void *push_sock; /* to vc-cache's cache-in */
+
+typedef struct tap {
+    h2o_req_prefilter_t super;
+    front_t *f;
+    cache_tap_args_t a; /* key and stale copied into the request's pool */
+} tap_t;
+
+typedef struct keeper {
+    h2o_ostream_t super;
+    tap_t *tap;
+    cache_decision_t dec;
+    cache_hdr_t hs[MAX_HEADERS];
+    size_t nh;
+    char *tags[VC_CACHE_TAGS_MAX];
+    size_t ntags;
+    char *body;
+    size_t len, cap;
+    int checked, dropped, sent;
+    ssize_t status_at; /* the Cache-Status header, to correct */
+} keeper_t;
+
+static void collect_tag(void *arg, const char *tag, size_t len)
+{
+    keeper_t *k = arg;
+    if (k->ntags < VC_CACHE_TAGS_MAX && len <= VC_CACHE_TAG_MAX)
+        k->tags[k->ntags++] = h2o_strdup(NULL, tag, len).base;
+}
+
+/* Not stored, and not the client's: framing, the front's own, and what a
+ * hit makes anew. */
+static int not_kept(const h2o_header_t *h)
+{
+    const h2o_iovec_t *n = h->name;
+    return h2o_lcstris(n->base, n->len, H2O_STRLIT("strict-transport-security")) ||
+           h2o_lcstris(n->base, n->len, H2O_STRLIT("cache-status")) || h2o_lcstris(n->base, n->len, H2O_STRLIT("age"));
+}
+
+/* Sends a message to vc-cache without waiting: dropped (and counted)
+ * when its queue is full. */
+static void push(front_t *f, const Vc__CacheStore *cs)
+{
+    if (push_sock == NULL) {
+        char *ep = vc_config_endpoint(f->d.cfg, "cache-in");
+        push_sock = vc_socket(f->d.zctx, ZMQ_PUSH, ep, 0);
+        if (push_sock) {
+            int hwm = OFFER_HWM;
+            zmq_setsockopt(push_sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+        } else {
+            vc_log(VC_LOG_ERR, "cache", "zmq_connect() failed while linking to vc-cache at \"%s\": %s", ep,
+                   zmq_strerror(errno));
+        }
+        free(ep);
+        if (push_sock == NULL)
+            return;
+    }
+    size_t len = vc__cache_store__get_packed_size(cs);
+    uint8_t *buf = vc_malloc(len);
+    vc__cache_store__pack(cs, buf);
+    if (zmq_send(push_sock, buf, len, ZMQ_DONTWAIT) < 0)
+        f->stats.cache_offers_dropped++;
+    else
+        f->stats.cache_offers++;
+    free(buf);
+}
+
+/* The entry the answer makes, for the requests that waited for it
+ * (malloc'd; the flight keeps it). */
+static void *entry_of(keeper_t *k, h2o_req_t *req, int64_t now, size_t *len)
+{
+    vc_cache_header_t hs[MAX_HEADERS];
+    for (size_t i = 0; i < k->nh; i++)
+        hs[i] = (vc_cache_header_t){k->hs[i].name, k->hs[i].value, k->hs[i].name_len, k->hs[i].value_len};
+    vc_cache_entry_in_t in = {
+        .status = (uint32_t)req->res.status,
+        .stored_ms = now,
+        .fresh_ms = now + k->dec.fresh_ms,
+        .stale_ms = now + k->dec.fresh_ms + k->dec.stale_ms,
+        .error_ms = now + k->dec.fresh_ms + k->dec.error_ms,
+        .nheaders = k->nh,
+        .headers = hs,
+        .body = k->body,
+        .body_len = k->len,
+    };
+    *len = vc_cache_entry_size(&in);
+    void *out = vc_malloc(*len);
+    vc_cache_entry_write(&in, out);
+    return out;
+}
+
+static void offer(keeper_t *k, h2o_req_t *req, int64_t now)
+{
+    tap_t *t = k->tap;
+    Vc__CacheHeader hv[MAX_HEADERS];
+    Vc__CacheHeader *hp[MAX_HEADERS];
+    for (size_t i = 0; i < k->nh; i++) {
+        vc__cache_header__init(&hv[i]);
+        hv[i].name = (char *)k->hs[i].name;
+        hv[i].value.data = (uint8_t *)k->hs[i].value;
+        hv[i].value.len = k->hs[i].value_len;
+        hp[i] = &hv[i];
+    }
+    Vc__CacheStore cs = VC__CACHE_STORE__INIT;
+    cs.key.data = (uint8_t *)t->a.key;
+    cs.key.len = t->a.klen;
+    cs.status = (uint32_t)req->res.status;
+    cs.headers = hp;
+    cs.n_headers = k->nh;
+    cs.body.data = (uint8_t *)k->body;
+    cs.body.len = k->len;
+    cs.stored_ms = now;
+    cs.fresh_ms = now + k->dec.fresh_ms;
+    cs.stale_ms = cs.fresh_ms + k->dec.stale_ms;
+    cs.error_ms = cs.fresh_ms + k->dec.error_ms;
+    cs.tags = k->tags;
+    cs.n_tags = k->ntags;
+    push(t->f, &cs);
+}
+
+static void keeper_free(keeper_t *k)
+{
+    free(k->body);
+    k->body = NULL;
+    for (size_t i = 0; i < k->ntags; i++)
+        free(k->tags[i]);
+    k->ntags = 0;
+    k->dropped = 1;
+}
+
+static void end_flight(tap_t *t, flight_end_t why)
+{
+    if (t->a.lead)
+        flight_failed(t->a.lead, why);
+}
+
+/* The Cache-Status header says "stored" no more. */
+static void not_stored(keeper_t *k, h2o_req_t *req, const char *why)
+{
+    keeper_free(k);
+    end_flight(k->tap, FLIGHT_UNCACHEABLE);
+    /* Only while the headers have not left (the first send): a streamed
+     * answer's header never said "stored". */
+    if (k->status_at < 0 || (size_t)k->status_at >= req->res.headers.size || k->sent)
+        return;
+    char v[96];
+    int n = snprintf(v, sizeof(v), "Velocity; fwd=%s; detail=%s", k->tap->a.fwd, why);
+    req->res.headers.entries[k->status_at].value = h2o_strdup(&req->pool, v, (size_t)n);
+}
+
+static void on_keeper_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size_t n, h2o_send_state_t state)
+{
+    keeper_t *k = (keeper_t *)self;
+    if (!k->checked) {
+        /* The status is final only now (backend.c shows h2o's filters a
+         * 200 for a 403 or 404, so they compress those too). */
+        k->checked = 1;
+        if (!cache_policy_status_ok(req->res.status))
+            not_stored(k, req, "status");
+    }
+    const cache_settings_t *cfg = cache_settings();
+    for (size_t i = 0; i < n && !k->dropped; i++) {
+        if (k->len + bufs[i].len > (size_t)cfg->max_object) {
+            not_stored(k, req, "too-large");
+            break;
+        }
+        if (k->len + bufs[i].len > k->cap) {
+            k->cap = (k->len + bufs[i].len) * 2;
+            k->body = vc_realloc(k->body, k->cap);
+        }
+        memcpy(k->body + k->len, bufs[i].base, bufs[i].len);
+        k->len += bufs[i].len;
+    }
+    if (state == H2O_SEND_STATE_ERROR && !k->dropped) {
+        keeper_free(k); /* cut short: never stored */
+        end_flight(k->tap, FLIGHT_GONE);
+    }
+    if (state == H2O_SEND_STATE_FINAL && !k->dropped) {
+        int64_t now = cache_now_ms();
+        offer(k, req, now);
+        if (k->tap->a.lead) {
+            size_t len;
+            void *entry = entry_of(k, req, now, &len);
+            flight_stored(k->tap->a.lead, entry, len);
+        }
+        keeper_free(k);
+    }
+    k->sent = 1;
+    h2o_ostream_send_next(&k->super, req, bufs, n, state);
+}
+
+/* The client left before the whole answer was sent. */
+static void on_keeper_stop(h2o_ostream_t *self, h2o_req_t *req)
+{
+    keeper_t *k = (keeper_t *)self;
+    keeper_free(k);
+    end_flight(k->tap, FLIGHT_GONE);
+}
+
+/* Sends the stale entry in place of PHP's failed answer, whose body is
+ * dropped as it comes. */
+typedef struct stand_in {
+    h2o_ostream_t super;
+    h2o_iovec_t body;
+    int status, sent;
+} stand_in_t;
+
+static void on_stand_in_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size_t n, h2o_send_state_t state)
+{
+    stand_in_t *o = (stand_in_t *)self;
+    /* PHP's answer cut short is no failure of ours: the stale one is whole. */
+    if (state == H2O_SEND_STATE_ERROR)
+        state = H2O_SEND_STATE_FINAL;
+    /* backend.c sets PHP's status back once the filters are set up. */
+    req->res.status = o->status;
+    req->res.reason = cache_reason_of(o->status);
+    if (o->sent || o->body.len == 0) {
+        h2o_ostream_send_next(&o->super, req, NULL, 0, state);
+        return;
+    }
+    o->sent = 1;
+    h2o_ostream_send_next(&o->super, req, &o->body, 1, state);
+}
+
+/* RFC 5861 4: an error is a 500, 502, 503 or 504 (the front's own, for a
+ * pool away or too slow, as well as PHP's). */
+static int is_error(int status)
+{
+    return status == 500 || status == 502 || status == 503 || status == 504;
+}
+
+/* PHP failed: the stale entry answers instead, if it may. Returns the slot
+ * for the next filter. */
+static h2o_ostream_t **stand_in(tap_t *t, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    vc_cache_entry_t e;
+    int64_t now = cache_now_ms();
+    if (vc_cache_entry_parse(t->a.stale, t->a.stale_len, &e) != 0 || now >= e.error_ms)
+        return slot;
+    int failed = req->res.status;
+    req->res.status = (int)e.status;
+    req->res.reason = cache_reason_of(req->res.status);
+    req->res.headers = (h2o_headers_t){NULL, 0, 0};
+    req->res.content_length = e.body_len;
+    cache_add_entry_headers(req, &e, now, 0);
+    char v[128];
+    int64_t past = now - (e.fresh_ms > 0 ? e.fresh_ms : e.stored_ms);
+    snprintf(v, sizeof(v), "Velocity; fwd=%s; fwd-status=%d; ttl=%lld; detail=stale-if-error", t->a.fwd, failed,
+             -(long long)(past / 1000) - 1);
+    cache_add_status(req, v);
+    t->f->stats.cache_stale++;
+    vc_log(VC_LOG_NOTICE, "cache", "a stale answer stands in for PHP's %d (stale-if-error)", failed);
+    stand_in_t *o = (stand_in_t *)h2o_add_ostream(req, sizeof(*o), slot);
+    o->super.do_send = on_stand_in_send;
+    o->body = h2o_iovec_init(e.body, e.body_len); /* in the request's pool */
+    o->status = (int)e.status;
+    o->sent = 0;
+    return &o->super.next;
+}
+
+static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    tap_t *t = (tap_t *)self;
+    cache_decision_t d = {.store = 0, .why = t->a.detail};
+    cache_hdr_t hs[MAX_HEADERS], all[MAX_HEADERS];
+    size_t nh = 0, na = 0;
+    keeper_t *k = NULL;
+    const cache_settings_t *cfg = cache_settings();
+    if (t->a.may_store && req->res.headers.size > MAX_HEADERS) {
+        d.why = "headers";
+    } else if (t->a.may_store) {
+        /* Decided on every header PHP sent; stored as PHP sent it (h2o's
+         * filters, later, may compress it for this client) with its
+         * headers but ours and the front's own. */
+        for (size_t i = 0; i < req->res.headers.size; i++) {
+            const h2o_header_t *h = &req->res.headers.entries[i];
+            const char *name = h->orig_name ? h->orig_name : h->name->base;
+            all[na++] = (cache_hdr_t){name, h->value.base, h->name->len, h->value.len};
+            if (!cache_policy_is_ours(h->name->base, h->name->len) && !not_kept(h))
+                hs[nh++] = all[na - 1];
+        }
+        cache_policy_decide(req->res.status, all, na, cache_now_ms(), cfg->grace_ms, &d);
+    }
+    if (d.store && req->res.content_length != SIZE_MAX && req->res.content_length > (size_t)cfg->max_object) {
+        d.store = 0;
+        d.why = "too-large";
+    }
+    if (!d.store)
+        end_flight(t, is_error(req->res.status) ? FLIGHT_ERROR : FLIGHT_UNCACHEABLE);
+    if (!d.store && t->a.stale && is_error(req->res.status)) {
+        h2o_ostream_t **next = stand_in(t, req, slot);
+        if (next != slot) {
+            h2o_setup_next_prefilter(self, req, next);
+            return;
+        }
+    }
+    if (d.store) {
+        k = (keeper_t *)h2o_add_ostream(req, sizeof(*k), slot);
+        memset((char *)k + sizeof(k->super), 0, sizeof(*k) - sizeof(k->super));
+        k->super.do_send = on_keeper_send;
+        k->super.stop = on_keeper_stop;
+        k->tap = t;
+        k->dec = d;
+        memcpy(k->hs, hs, nh * sizeof(*hs));
+        k->nh = nh;
+        k->status_at = -1;
+        for (size_t i = 0; i < req->res.headers.size; i++) {
+            const h2o_header_t *h = &req->res.headers.entries[i];
+            if (cache_policy_is_tag_header(h->name->base, h->name->len))
+                cache_policy_tags(h->value.base, h->value.len, VC_CACHE_TAGS_MAX, collect_tag, k);
+        }
+        slot = &k->super.next;
+    }
+    /* Ours never reach the client (RFC 9213: targeted at this cache). */
+    for (size_t i = req->res.headers.size; i-- > 0;)
+        if (cache_policy_is_ours(req->res.headers.entries[i].name->base, req->res.headers.entries[i].name->len))
+            h2o_delete_header(&req->res.headers, (ssize_t)i);
+    char v[96];
+    if (d.store && req->res.content_length == SIZE_MAX)
+        snprintf(v, sizeof(v), "Velocity; fwd=%s", t->a.fwd); /* streamed: stored if it fits */
+    else if (d.store)
+        snprintf(v, sizeof(v), "Velocity; fwd=%s; stored", t->a.fwd);
+    else
+        snprintf(v, sizeof(v), "Velocity; fwd=%s; detail=%s", t->a.fwd, d.why ? d.why : "none");
+    ssize_t at = cache_add_status(req, v);
+    if (k)
+        k->status_at = at;
+    h2o_setup_next_prefilter(self, req, slot);
+}
+
+void cache_tap(front_t *f, h2o_req_t *req, const cache_tap_args_t *a)
+{
+    tap_t *t = (tap_t *)h2o_add_prefilter(req, sizeof(*t));
+    t->super.on_setup_ostream = on_tap_setup;
+    t->f = f;
+    t->a = *a;
+    if (a->key)
+        t->a.key = h2o_strdup(&req->pool, a->key, a->klen).base;
+    if (a->stale) {
+        void *copy = h2o_mem_alloc_pool(&req->pool, a->stale_len);
+        memcpy(copy, a->stale, a->stale_len);
+        t->a.stale = copy;
+    }
+}
+
+int cache_to_php(const seam_request_t *r)
+{
+    if (seam_dispatch_after(SEAM_ROUTED, r, &cache_backend))
+        return 1;
+    h2o_send_error_503(r->req, "Service Unavailable", "Service Unavailable\n", 0);
+    return 1;
+}
+
+/* ---- an unsafe method: the entry goes ------------------------------------- */
+
+typedef struct invalidator {
+    h2o_req_prefilter_t super;
+    front_t *f;
+    const char *key;
+    size_t klen;
+} invalidator_t;
+
+/* RFC 9111 4.4: a POST, PUT, PATCH or DELETE that did not fail makes
+ * what is stored for its URL stale; here it is dropped. */
+static void on_invalidator_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    invalidator_t *v = (invalidator_t *)self;
+    if (req->res.status >= 200 && req->res.status < 400) {
+        flight_forget(v->key, v->klen);
+        /* Only for what is stored: a POST to a page never cached (a
+         * form's target, an API) costs a lookup here, not a write in
+         * vc-cache. */
+        vc_cache_entry_t e;
+        uint64_t epoch;
+        int found = cache_lookup(v->key, v->klen, &e, &epoch);
+        cache_lookup_end();
+        if (found) {
+            Vc__CacheStore cs = VC__CACHE_STORE__INIT;
+            cs.key.data = (uint8_t *)v->key;
+            cs.key.len = v->klen;
+            cs.invalidate = 1;
+            push(v->f, &cs);
+        }
+    }
+    h2o_setup_next_prefilter(self, req, slot);
+}
+
+void cache_tap_invalidator(front_t *f, h2o_req_t *req, const char *key, size_t klen)
+{
+    invalidator_t *v = (invalidator_t *)h2o_add_prefilter(req, sizeof(*v));
+    v->super.on_setup_ostream = on_invalidator_setup;
+    v->f = f;
+    v->key = h2o_strdup(&req->pool, key, klen).base;
+    v->klen = klen;
+}

@@ -1,0 +1,203 @@
+"""The cache under concurrency and failure (docs/CACHE.md): one request a
+page goes to PHP while the others wait for its answer (collapsed
+forwarding), an uncacheable page's requests stop waiting (hit-for-miss), a
+stale entry is served while one request refreshes it
+(stale-while-revalidate, cache.grace) and stands in when PHP fails
+(stale-if-error). PHP's runs are counted by the script (cached.php)."""
+import http.client
+import re
+import threading
+import time
+
+import pytest
+import requests
+
+from test_04_php_pool import wait_for
+from test_17_cache import get, new_id, page, run_of, stored
+
+
+@pytest.fixture(scope="module")
+def flight_suite(tmp_path_factory):
+    from conftest import Suite
+    conf = tmp_path_factory.mktemp("etc")
+    (conf / "vc.conf").write_text('cache: { lock_timeout = "1s"; };\n')
+    s = Suite(conf=str(conf), args=["--workers", "2"]).start()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def metric(s, name):
+    text = requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).text
+    return sum(int(v) for v in re.findall(rf"^{name}\S* (\d+)", text, re.M))
+
+
+def together(s, path, n, headers=None):
+    """n requests for path sent at once (connected first, then released
+    together): [(status, Cache-Status, body)]."""
+    host = s.url("/").split("//")[1].rstrip("/")
+    barrier = threading.Barrier(n, timeout=30)
+    out = [None] * n
+
+    def one(i):
+        c = http.client.HTTPConnection(host, timeout=30)
+        c.connect()
+        barrier.wait()
+        c.request("GET", path, headers=headers or {})
+        r = c.getresponse()
+        out[i] = (r.status, r.getheader("Cache-Status"), r.read())
+        c.close()
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert all(out), "a request did not finish"
+    return out
+
+
+def test_500_misses_for_a_cold_page_make_one_php_run(flight_suite):
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", ms=200)
+    before = metric(s, "vc_front_cache_collapsed_total")
+    t0 = time.monotonic()
+    answers = together(s, path, 500)
+    took = time.monotonic() - t0
+    assert {code for code, _, _ in answers} == {200}
+    # One PHP run served everyone (with 2 workers, 500 runs would take 50 s).
+    assert {run_of(body) for _, _, body in answers} == {1}, took
+    statuses = [st for _, st, _ in answers]
+    assert statuses.count("Velocity; fwd=uri-miss; stored") == 1, statuses
+    assert all(st == "Velocity; fwd=uri-miss; stored" or st == "Velocity; fwd=uri-miss; collapsed"
+               or st.startswith("Velocity; hit") for st in statuses), statuses
+    assert metric(s, "vc_front_cache_collapsed_total") - before >= 1
+    # The next request is a hit of that same run.
+    assert run_of(get(s, path)[2]) == 1
+
+
+def test_an_uncacheable_page_is_not_waited_for_again(flight_suite):
+    s, id_ = flight_suite, new_id()
+    path = page(id_, ms=300)  # no lifetime: never stored
+    before = metric(s, "vc_front_cache_collapsed_total")
+    first = together(s, path, 4)
+    # Those that waited went to PHP once the answer proved uncacheable.
+    assert sorted(run_of(b) for _, _, b in first) == [1, 2, 3, 4]
+    assert all(st == "Velocity; fwd=uri-miss; detail=no-lifetime" for _, st, _ in first), first
+    waited = metric(s, "vc_front_cache_collapsed_total") - before
+    assert waited >= 1
+    # Now marked hit-for-miss: nobody waits, they run side by side.
+    second = together(s, path, 4)
+    assert sorted(run_of(b) for _, _, b in second) == [5, 6, 7, 8]
+    assert metric(s, "vc_front_cache_collapsed_total") - before == waited
+
+
+def test_a_stale_entry_is_served_while_one_request_refreshes_it(flight_suite):
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=1, stale-while-revalidate=60", ms=400)
+    stored(s, path)
+    assert wait_for(lambda: "ttl=-" in get(s, path)[1]["cache-status"], timeout=5)
+    # That request found it stale: a refresh runs for 400 ms. Those that
+    # come meanwhile get the stale entry at once, and start no other.
+    t0 = time.monotonic()
+    for _ in range(5):
+        code, h, body = get(s, path)
+        assert code == 200 and run_of(body) == 1
+        assert re.fullmatch(r"Velocity; hit; ttl=-\d+; detail=stale-while-revalidate", h["cache-status"]), h
+    assert time.monotonic() - t0 < 0.4 * 5
+    assert wait_for(lambda: run_of(get(s, path)[2]) == 2, timeout=5)
+    code, h, body = get(s, path)
+    assert h["cache-status"].startswith("Velocity; hit; ttl=") and "ttl=-" not in h["cache-status"]
+    # Only one refresh ran: PHP's next run (bypassing the cache) is the 3rd.
+    code, h, body = get(s, path, "-H", "Cookie: PHPSESSID=x")
+    assert run_of(body) == 3
+
+
+@pytest.mark.parametrize("fail", ["503", "500", "kill"])
+def test_a_stale_entry_stands_in_when_php_fails(flight_suite, fail):
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=1, stale-if-error=60")
+    stored(s, path)
+    assert wait_for(lambda: get(s, path, "-H", "Cookie: fail=503")[1]["cache-status"].endswith("stale-if-error"),
+                    timeout=5)
+    code, h, body = get(s, path, "-H", f"Cookie: fail={fail}")
+    assert code == 200 and run_of(body) == 1, (code, h, body)
+    failed = "502" if fail == "kill" else fail
+    assert re.fullmatch(rf"Velocity; fwd=stale; fwd-status={failed}; ttl=-\d+; detail=stale-if-error",
+                        h["cache-status"]), h
+    assert "age" in h and "etag" in h
+    # Once PHP answers again, the page is refreshed.
+    code, h, body = get(s, path)
+    assert code == 200 and h["cache-status"] == "Velocity; fwd=stale; stored" and "failed" not in body.decode()
+
+
+def test_without_stale_if_error_a_failure_reaches_the_client(flight_suite):
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=1")
+    stored(s, path)
+    assert wait_for(lambda: get(s, path, "-H", "Cookie: fail=503")[0] == 503, timeout=5)
+    code, h, body = get(s, path, "-H", "Cookie: fail=503")
+    assert code == 503 and b"failed run" in body
+    assert h["cache-status"] == "Velocity; fwd=stale; detail=status"
+
+
+def test_a_waiter_leads_when_the_leader_leaves(flight_suite):
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", ms=600)
+    # The first client gives up after 200 ms (over HTTP/2, whose
+    # connection the front reads while PHP works: it sees it close); the
+    # second waits for it.
+    before = metric(s, "vc_front_cache_misses_total")
+    collapsed = metric(s, "vc_front_cache_collapsed_total")
+    leader = threading.Thread(target=lambda: pytest.raises(
+        AssertionError, get, s, path, "--http2-prior-knowledge", "--max-time", "0.2"))
+    leader.start()
+    assert wait_for(lambda: metric(s, "vc_front_cache_misses_total") > before, timeout=5)
+    time.sleep(0.05)  # so that the second request finds the first under way
+    t0 = time.monotonic()
+    code, h, body = get(s, path)
+    took = time.monotonic() - t0
+    leader.join()
+    # It went to PHP itself as soon as the first left, not after the
+    # 1 s lock timeout plus the page's 600 ms.
+    assert code == 200 and run_of(body) == 2 and h["cache-status"] == "Velocity; fwd=uri-miss; stored", h
+    assert took < 1.5, took
+    assert metric(s, "vc_front_cache_collapsed_total") == collapsed + 1  # it did wait
+
+
+def test_a_waiter_goes_to_php_itself_after_the_lock_timeout(flight_suite):
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", ms=2500)
+    leader = threading.Thread(target=get, args=(s, path))
+    leader.start()
+    time.sleep(0.3)
+    t0 = time.monotonic()
+    code, h, body = get(s, path)
+    took = time.monotonic() - t0
+    leader.join()
+    # lock_timeout = 1s, then its own run of 2.5 s: before the leader's
+    # answer would have come for it, after the timeout.
+    assert code == 200 and run_of(body) == 2, h
+    assert 1.0 <= took < 2.5 + 1.0 + 1.0, took
+
+
+@pytest.fixture(scope="module")
+def grace_suite(tmp_path_factory):
+    from conftest import Suite
+    conf = tmp_path_factory.mktemp("etc")
+    (conf / "vc.conf").write_text('cache: { grace = "30s"; };\n')
+    s = Suite(conf=str(conf), args=["--workers", "2"]).start()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def test_grace_serves_stale_unless_the_page_forbids_it(grace_suite):
+    s = grace_suite
+    graced = page(new_id(), "Cache-Control: max-age=1")
+    strict = page(new_id(), "Cache-Control: max-age=1, must-revalidate")
+    stored(s, graced)
+    stored(s, strict)
+    assert wait_for(lambda: "ttl=-" in get(s, graced)[1]["cache-status"], timeout=5)
+    code, h, body = get(s, strict)
+    assert h["cache-status"] == "Velocity; fwd=stale; stored" and run_of(body) == 2
