@@ -58,13 +58,18 @@ SEAM_BACKEND(d)
 SEAM_BACKEND(a)
 SEAM_BACKEND(c)
 
-static const char *run(seam_stage_t stage, front_t *f, route_kind_t kind)
+static const char *run_after(seam_stage_t stage, front_t *f, route_kind_t kind, const seam_backend_t *after)
 {
     nasked = 0;
     asked[0] = '\0';
     seam_request_t r = {.f = f, .site = &f->sites[1], .kind = kind};
-    note(seam_dispatch(stage, &r) ? '+' : '-');
+    note(seam_dispatch_after(stage, &r, after) ? '+' : '-');
     return asked;
+}
+
+static const char *run(seam_stage_t stage, front_t *f, route_kind_t kind)
+{
+    return run_after(stage, f, kind, NULL);
 }
 
 int main(void)
@@ -80,6 +85,10 @@ int main(void)
     CHECK_STR(run(SEAM_ROUTED, &f, ROUTE_STATIC), "ab+");
     CHECK_STR(run(SEAM_ROUTED, &f, ROUTE_NOT_FOUND), "abd+");
     CHECK_STR(run(SEAM_EARLY, &f, ROUTE_PHP), "c-");
+    /* A backend that held a request hands it on to those after it. */
+    CHECK_STR(run_after(SEAM_ROUTED, &f, ROUTE_PHP, &a), "bd+");
+    CHECK_STR(run_after(SEAM_ROUTED, &f, ROUTE_STATIC, &b), "d+");
+    CHECK_STR(run_after(SEAM_ROUTED, &f, ROUTE_PHP, &d), "-");
     for (size_t i = 0; i < f.nsites; i++)
         free(sites[i].backend_state);
     return vc_test_result("seam");
