@@ -1,6 +1,7 @@
 /* The cache's parsers of outside input: an answer's headers as PHP sent
  * them (daemons/vc-front/cache_policy.c), a request's URL as its key, and
- * an entry read back from LMDB (libcommon/vc_cache.c). The input's first
+ * an entry read back from LMDB (libcommon/vc_cache.c), a Range header
+ * against a cached body. The input's first
  * byte picks which; for headers, lines "Name: value". */
 #include "cache_policy.h"
 #include "vc_cache.h"
@@ -49,6 +50,14 @@ static void url(const char *p, size_t len)
         __builtin_trap();
 }
 
+static void range(const char *p, size_t len)
+{
+    uint64_t first, last, size = len * 7;
+    int r = cache_policy_range(p, len, size, &first, &last);
+    if (r == 1 && (first > last || last >= size))
+        __builtin_trap();
+}
+
 static void entry(const uint8_t *p, size_t len)
 {
     vc_cache_entry_t e;
@@ -74,9 +83,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size == 0)
         return 0;
     const char *p = (const char *)data + 1;
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0: headers(p, size - 1); break;
     case 1: url(p, size - 1); break;
+    case 3: range(p, size - 1); break;
     default: entry(data + 1, size - 1); break;
     }
     return 0;

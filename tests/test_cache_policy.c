@@ -195,9 +195,35 @@ static void entries(void)
     free(buf);
 }
 
+static int range(const char *v, uint64_t size, uint64_t *a, uint64_t *b)
+{
+    return cache_policy_range(v, strlen(v), size, a, b);
+}
+
+static void ranges(void)
+{
+    uint64_t a, b;
+    CHECK(range("bytes=0-3", 10, &a, &b) == 1 && a == 0 && b == 3);
+    CHECK(range("bytes=5-", 10, &a, &b) == 1 && a == 5 && b == 9);
+    CHECK(range("bytes=-3", 10, &a, &b) == 1 && a == 7 && b == 9);
+    CHECK(range("bytes=-30", 10, &a, &b) == 1 && a == 0 && b == 9);
+    CHECK(range("Bytes=2-99", 10, &a, &b) == 1 && a == 2 && b == 9);
+    CHECK(range("bytes=10-", 10, &a, &b) == -1);
+    CHECK(range("bytes=-0", 10, &a, &b) == -1);
+    CHECK(range("bytes=0-0", 0, &a, &b) == -1);
+    /* The whole body: several ranges, bad syntax, other units. */
+    CHECK(range("bytes=0-1,3-4", 10, &a, &b) == 0);
+    CHECK(range("bytes=4-2", 10, &a, &b) == 0);
+    CHECK(range("bytes=x-2", 10, &a, &b) == 0);
+    CHECK(range("bytes=-", 10, &a, &b) == 0);
+    CHECK(range("items=0-1", 10, &a, &b) == 0);
+    CHECK(range("bytes=99999999999999999999-", 10, &a, &b) == 0);
+}
+
 int main(void)
 {
     policy();
+    ranges();
     keys();
     entries();
     return vc_test_result("cache_policy");

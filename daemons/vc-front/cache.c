@@ -10,10 +10,12 @@
  * Cache-Status (RFC 9211).
  *
  * Bypassed (straight to PHP, never stored): a request with Authorization,
- * with a session cookie (cache.session_cookies), or with Range (a cached
- * body is not cut into ranges yet); a site with cache = false.
+ * with a session cookie (cache.session_cookies), or with unkeyed headers
+ * frameworks read; one with Range unless a hit answers it; a site with
+ * cache = false.
  */
 #include "cache_internal.h"
+#include "cache_policy.h"
 #include "handler.h"
 #include "vc_log.h"
 #include "vc_store.h"
@@ -257,9 +259,73 @@ void cache_add_entry_headers(h2o_req_t *req, const vc_cache_entry_t *e, int64_t 
     add_header(req, "Age", 3, age, (size_t)alen);
 }
 
+/* The value of e's header name, or NULL. */
+static const char *entry_header(const vc_cache_entry_t *e, const char *name, size_t *len)
+{
+    vc_cache_header_t h;
+    size_t pos = 0;
+    uint32_t i = 0;
+    while (vc_cache_entry_header(e, &pos, &i, &h))
+        if (h.name_len == strlen(name) && strncasecmp(h.name, name, h.name_len) == 0) {
+            *len = h.value_len;
+            return h.value;
+        }
+    return NULL;
+}
+
+/* If-Range (RFC 9110 13.1.5): the range only if the client's copy is
+ * this one, by a strong entity tag or the exact Last-Modified date. */
+static int if_range_holds(h2o_req_t *req, const vc_cache_entry_t *e)
+{
+    ssize_t at = h2o_find_header(&req->headers, H2O_TOKEN_IF_RANGE, -1);
+    if (at == -1)
+        return 1;
+    h2o_iovec_t want = req->headers.entries[at].value;
+    size_t len;
+    const char *v = entry_header(e, want.len && want.base[0] == '"' ? "etag" : "last-modified", &len);
+    return v && !(len >= 2 && v[0] == 'W' && v[1] == '/') && h2o_memis(want.base, want.len, v, len);
+}
+
+/* A GET with Range answered from e: one range (206), or none that can be
+ * (416). 0 if the whole body is to be sent. */
+static int serve_range(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const char *status)
+{
+    ssize_t at = h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1);
+    if (at == -1 || e->status != 200 || !h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")) ||
+        !if_range_holds(req, e))
+        return 0;
+    uint64_t first, last;
+    h2o_iovec_t v = req->headers.entries[at].value;
+    int r = cache_policy_range(v.base, v.len, e->body_len, &first, &last);
+    if (r == 0)
+        return 0;
+    char cr[64];
+    if (r < 0) {
+        req->res.status = 416;
+        req->res.reason = "Range Not Satisfiable";
+        int n = snprintf(cr, sizeof(cr), "bytes */%zu", e->body_len);
+        add_header(req, "Content-Range", 13, cr, (size_t)n);
+        cache_add_status(req, status);
+        h2o_send_inline(req, "", 0);
+        return 1;
+    }
+    req->res.status = 206;
+    req->res.reason = "Partial Content";
+    cache_add_entry_headers(req, e, now, 0);
+    int n = snprintf(cr, sizeof(cr), "bytes %llu-%llu/%zu", (unsigned long long)first, (unsigned long long)last,
+                     e->body_len);
+    add_header(req, "Content-Range", 13, cr, (size_t)n);
+    cache_add_status(req, status);
+    req->res.content_length = (size_t)(last - first + 1);
+    h2o_send_inline(req, e->body + first, (size_t)(last - first + 1));
+    return 1;
+}
+
 void cache_serve(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const char *status)
 {
     int nm = not_modified(req, e);
+    if (!nm && serve_range(req, e, now, status))
+        return;
     req->res.status = nm ? 304 : (int)e->status;
     req->res.reason = cache_reason_of(req->res.status);
     cache_add_entry_headers(req, e, now, nm);
@@ -309,7 +375,8 @@ static int has_session(h2o_iovec_t c)
 }
 
 /* The reason a request skips the cache, or NULL: one pass over its
- * headers (h2o keeps their names in lower case). */
+ * headers (h2o keeps their names in lower case). A Range is not one: it
+ * is answered from a hit, and only a miss passes it to PHP. */
 static const char *bypass_reason(h2o_req_t *req)
 {
     /* Headers frameworks read instead of the URL or Host, which are not in
@@ -322,8 +389,6 @@ static const char *bypass_reason(h2o_req_t *req)
         const h2o_header_t *h = &req->headers.entries[i];
         if (h->name == &H2O_TOKEN_AUTHORIZATION->buf)
             return "authorization";
-        if (h->name == &H2O_TOKEN_RANGE->buf)
-            return "range";
         if (h->name == &H2O_TOKEN_COOKIE->buf && has_session(h->value))
             return "session";
         if (h->name->len > 2 && h->name->base[0] == 'x' && h->name->base[1] == '-')
@@ -449,6 +514,14 @@ static int take(const seam_request_t *r, void *state)
         serve_hit(f, req, &e, now);
         cache_lookup_end();
         return 1;
+    }
+    if (h2o_find_header(&req->headers, H2O_TOKEN_RANGE, -1) != -1) {
+        /* PHP answers a range as it likes (most send the whole page): not
+         * stored, and nobody waits for it. */
+        cache_lookup_end();
+        f->stats.cache_bypass++;
+        cache_tap(f, req, &(cache_tap_args_t){.fwd = "bypass", .detail = "range"});
+        return 0;
     }
     if (head || !host_plain) {
         /* A HEAD is answered by PHP without a body: never stored. */

@@ -229,3 +229,59 @@ void cache_policy_tags(const char *v, size_t len, size_t max, void (*fn)(void *a
         }
     }
 }
+
+/* Digits at v[*i..): 1 and *n, or 0 if none (or more than 19). */
+static int number(const char *v, size_t len, size_t *i, uint64_t *n)
+{
+    size_t start = *i;
+    *n = 0;
+    while (*i < len && v[*i] >= '0' && v[*i] <= '9' && *i - start < 19)
+        *n = *n * 10 + (uint64_t)(v[(*i)++] - '0');
+    return *i > start && (*i == len || v[*i] < '0' || v[*i] > '9');
+}
+
+int cache_policy_range(const char *v, size_t len, uint64_t size, uint64_t *first, uint64_t *last)
+{
+    size_t i = 0;
+    while (i < len && is_space(v[i]))
+        i++;
+    if (len - i < 6 || strncasecmp(v + i, "bytes=", 6) != 0)
+        return 0;
+    i += 6;
+    while (i < len && is_space(v[i]))
+        i++;
+    uint64_t a = 0, b = 0;
+    int has_a = 0, has_b = 0;
+    if (i < len && v[i] != '-') {
+        if (!number(v, len, &i, &a))
+            return 0;
+        has_a = 1;
+    }
+    if (i >= len || v[i] != '-')
+        return 0;
+    i++;
+    if (i < len && v[i] >= '0' && v[i] <= '9') {
+        if (!number(v, len, &i, &b))
+            return 0;
+        has_b = 1;
+    }
+    while (i < len && is_space(v[i]))
+        i++;
+    if (i != len || (!has_a && !has_b))
+        return 0; /* more than one range, or not one at all */
+    if (!has_a) {
+        /* The last b bytes. */
+        if (b == 0 || size == 0)
+            return -1;
+        *first = b >= size ? 0 : size - b;
+        *last = size - 1;
+        return 1;
+    }
+    if (has_b && b < a)
+        return 0; /* invalid: ignored (RFC 9110 14.1.1) */
+    if (a >= size)
+        return -1;
+    *first = a;
+    *last = has_b && b < size ? b : size - 1;
+    return 1;
+}

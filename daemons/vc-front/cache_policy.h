@@ -61,4 +61,10 @@ void cache_policy_tags(const char *value, size_t len, size_t max, void (*fn)(voi
  * (or -1 when it has no number) if present, else 0. */
 int cache_policy_directive(const char *value, size_t len, const char *name, int64_t *secs);
 
+/* A Range header's value against a body of size bytes (RFC 9110 14.2):
+ * 1 with [*first, *last] for one satisfiable range; -1 when none can be
+ * (a 416); 0 to send the whole body (bad syntax, another unit, or more
+ * than one range: no multipart answers from the cache). */
+int cache_policy_range(const char *value, size_t len, uint64_t size, uint64_t *first, uint64_t *last);
+
 #endif
