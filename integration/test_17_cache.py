@@ -379,3 +379,22 @@ def test_a_successful_unsafe_method_drops_the_entry(cache_suite):
         stored(s, path)
         get(s, path, method=method)
         assert wait_for(lambda: not get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5), method
+
+
+def test_an_unsafe_method_drops_what_its_answer_names_on_its_own_host(cache_suite):
+    """RFC 9111 4.4: the URLs in the answer's Location and Content-Location
+    go too, but only on the request's own host."""
+    s = cache_suite
+    named, located, elsewhere = (page(new_id(), "Cache-Control: max-age=60") for _ in range(3))
+    for p in (named, located, elsewhere):
+        stored(s, p)
+    host = s.url("/").split("//")[1].rstrip("/")
+    form = page(new_id(), f"Content-Location: {named}", f"Location: http://{host.upper()}{located}",
+                f"Location: http://other.example{elsewhere}")
+    code, _, _ = get(s, form, "-d", "x=1")
+    assert code in (200, 302)
+    for p in (named, located):
+        assert wait_for(lambda: not get(s, p)[1]["cache-status"].startswith("Velocity; hit"), timeout=5), p
+    # Invalidations leave a front in order: that one's would be done.
+    code, h, body = get(s, elsewhere)
+    assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1

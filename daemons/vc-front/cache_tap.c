@@ -387,27 +387,62 @@ typedef struct invalidator {
     size_t klen;
 } invalidator_t;
 
+/* Drops what is stored for key, if anything is. */
+static void invalidate(front_t *f, const char *key, size_t klen)
+{
+    flight_forget(key, klen);
+    /* Only for what is stored: a POST to a page never cached (a form's
+     * target, an API) costs a lookup here, not a write in vc-cache. */
+    vc_cache_entry_t e;
+    uint64_t epoch;
+    int found = cache_lookup(key, klen, &e, &epoch);
+    cache_lookup_end();
+    if (found) {
+        Vc__CacheStore cs = VC__CACHE_STORE__INIT;
+        cs.key.data = (uint8_t *)key;
+        cs.key.len = klen;
+        cs.invalidate = 1;
+        push(f, &cs);
+    }
+}
+
+/* The URL an answer's Location or Content-Location names, if it is on the
+ * request's own host (RFC 9111 4.4: another host's must not be touched,
+ * or a site could purge its neighbours'), made a key. */
+static void invalidate_named(front_t *f, h2o_req_t *req, h2o_iovec_t value)
+{
+    h2o_url_t base, rel, dest;
+    if (h2o_url_init(&base, req->scheme, req->authority, req->path) != 0 ||
+        h2o_url_parse_relative(value.base, value.len, &rel) != 0)
+        return;
+    h2o_url_resolve(&req->pool, &base, &rel, &dest);
+    if (dest.scheme != req->scheme ||
+        !h2o_lcstris(dest.authority.base, dest.authority.len, req->authority.base, req->authority.len))
+        return;
+    const char *q = memchr(dest.path.base, '?', dest.path.len);
+    size_t plen = q ? (size_t)(q - dest.path.base) : dest.path.len;
+    const cache_settings_t *cfg = cache_settings();
+    char key[VC_CACHE_KEY_MAX];
+    size_t klen = vc_cache_key(dest.scheme->name.base, dest.authority.base, dest.authority.len, dest.path.base, plen,
+                               q ? q + 1 : "", q ? dest.path.len - plen - 1 : 0, cfg->strip_params, cfg->nstrip_params,
+                               key, sizeof(key));
+    if (klen)
+        invalidate(f, key, klen);
+}
+
 /* RFC 9111 4.4: a POST, PUT, PATCH or DELETE that did not fail makes
- * what is stored for its URL stale; here it is dropped. */
+ * what is stored for its URL stale, and for the URLs its answer's
+ * Location and Content-Location name; here they are dropped. */
 static void on_invalidator_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     invalidator_t *v = (invalidator_t *)self;
     if (req->res.status >= 200 && req->res.status < 400) {
-        flight_forget(v->key, v->klen);
-        /* Only for what is stored: a POST to a page never cached (a
-         * form's target, an API) costs a lookup here, not a write in
-         * vc-cache. */
-        vc_cache_entry_t e;
-        uint64_t epoch;
-        int found = cache_lookup(v->key, v->klen, &e, &epoch);
-        cache_lookup_end();
-        if (found) {
-            Vc__CacheStore cs = VC__CACHE_STORE__INIT;
-            cs.key.data = (uint8_t *)v->key;
-            cs.key.len = v->klen;
-            cs.invalidate = 1;
-            push(v->f, &cs);
-        }
+        invalidate(v->f, v->key, v->klen);
+        ssize_t at = -1;
+        while ((at = h2o_find_header(&req->res.headers, H2O_TOKEN_LOCATION, at)) != -1)
+            invalidate_named(v->f, req, req->res.headers.entries[at].value);
+        while ((at = h2o_find_header(&req->res.headers, H2O_TOKEN_CONTENT_LOCATION, at)) != -1)
+            invalidate_named(v->f, req, req->res.headers.entries[at].value);
     }
     h2o_setup_next_prefilter(self, req, slot);
 }
