@@ -73,7 +73,7 @@ class Reference:
     """nginx + php-fpm 8.2 from Debian, configured here, nothing global."""
     name = "nginx+fpm"
 
-    def __init__(self, workers, mode, tmp, root, nginx_workers=1, server_name="localhost"):
+    def __init__(self, workers, mode, tmp, root, nginx_workers=1, server_name="localhost", cache=False):
         self.dir = tempfile.mkdtemp(prefix="ref-bench-", dir=tmp)
         d = self.dir
         self.http, self.https, self.h2c = free_port(), free_port(), free_port()
@@ -98,6 +98,17 @@ catch_workers_output = yes
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                         "-keyout", key, "-out", crt, "-days", "2", "-subj", "/CN=localhost"], check=True,
                        capture_output=True)
+        # nginx's own response cache, as its documentation sets it up: the
+        # answer's Cache-Control or Expires gives the lifetime, answers with
+        # Set-Cookie are not stored, one miss a key goes to PHP at a time.
+        cache_loc = """
+            fastcgi_cache vc_ref;
+            fastcgi_cache_key "$scheme$request_method$host$request_uri";
+            fastcgi_cache_lock on;
+            fastcgi_cache_use_stale updating error timeout http_500 http_503;
+            fastcgi_cache_background_update on;
+            add_header X-Cache-Status $upstream_cache_status;
+"""
         php_loc = f"""
         location ~ [^/]\\.php(/|$) {{
             fastcgi_split_path_info ^(.+?\\.php)(/.*)$;
@@ -107,6 +118,7 @@ catch_workers_output = yes
             fastcgi_index index.php;
             include /etc/nginx/fastcgi.conf;
             fastcgi_pass unix:{sock};
+            {cache_loc if cache else ""}
         }}
         location / {{ try_files $uri $uri/ /index.php?$query_string; }}
 """
@@ -130,6 +142,7 @@ http {{
     uwsgi_temp_path {d}/uwsgi;
     scgi_temp_path {d}/scgi;
     gzip on;
+    {f"fastcgi_cache_path {d}/cache levels=1:2 keys_zone=vc_ref:10m max_size=256m;" if cache else ""}
     server {{
         server_name {server_name};
         listen 127.0.0.1:{self.http};
@@ -181,3 +194,46 @@ http {{
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+
+
+class NginxCache(Reference):
+    """nginx + php-fpm with nginx's fastcgi_cache in front of PHP."""
+    name = "nginx-cache"
+
+    def __init__(self, workers, mode, tmp, root, **kw):
+        super().__init__(workers, mode, tmp, root, cache=True, **kw)
+
+
+class Varnish(Reference):
+    """Varnish 7.1 from Debian, with its built-in VCL, in front of nginx +
+    php-fpm (Varnish speaks HTTP to its backend, not FastCGI): the usual
+    way PHP sites put it in front."""
+    name = "varnish"
+
+    def __init__(self, workers, mode, tmp, root, **kw):
+        super().__init__(workers, mode, tmp, root, **kw)
+        self.backend = self.http
+        self.http = free_port()
+        workdir = os.path.join(self.dir, "varnish")
+        os.makedirs(workdir)
+        args = ["varnishd", "-F", "-n", workdir, "-a", f"127.0.0.1:{self.http}", "-b", f"127.0.0.1:{self.backend}",
+                "-s", "malloc,256m", "-p", "thread_pool_min=50"]
+        if os.geteuid() == 0:
+            args += ["-j", "unix,user=varnish"]
+        self.varnish = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            wait_http(self.http, "/")
+        except Exception:
+            self.stop()
+            raise
+
+    def pids(self):
+        return super().pids() + tree(self.varnish.pid)
+
+    def stop(self):
+        self.varnish.send_signal(signal.SIGTERM)
+        try:
+            self.varnish.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            self.varnish.kill()
+        super().stop()

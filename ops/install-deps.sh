@@ -13,7 +13,7 @@ BUILD="build-essential cmake pkg-config clang-format
 # Run: the PHP extensions the example app and the conformance apps load.
 RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # Tests and benchmarks: the reference stack and real clients.
-TEST="nginx-light php8.2-fpm curl nghttp2-client wrk
+TEST="nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf
   clang libclang-rt-14-dev procps psmisc iproute2"
