@@ -1,0 +1,152 @@
+"""The cache's behaviour beside the references' (docs/CACHE.md, "Beside
+nginx and Varnish"): the same cases against our cache, nginx's
+fastcgi_cache and Varnish 7.1 with its built-in VCL (in front of nginx +
+php-fpm), all serving integration/fixtures/docroot/cached.php, whose run
+counter tells a stored answer from a new one. Each case states what each
+stack does, from its documentation, and checks it: where they differ, the
+table in docs/CACHE.md says why."""
+import os
+import shutil
+import tempfile
+import threading
+
+import pytest
+
+from conftest import FIXTURES, Suite, curl
+from reference import NginxCache, Varnish
+from test_04_php_pool import wait_for
+from test_17_cache import new_id, page, run_of
+
+DOCROOT = os.path.join(FIXTURES, "docroot")
+
+
+class OurStack:
+    name = "velocity"
+
+    def __init__(self):
+        self.suite = Suite(args=["--workers", "2"]).start()
+        self.http = self.suite.http
+
+    def stop(self):
+        self.suite.stop()
+        self.suite.cleanup()
+
+
+@pytest.fixture(scope="module", params=["velocity", "nginx-cache", "varnish"])
+def stack(request):
+    if request.param == "velocity":
+        st = OurStack()
+        yield st
+        st.stop()
+        return
+    tmp = tempfile.mkdtemp(prefix="vc-ref-cache-")
+    cls = NginxCache if request.param == "nginx-cache" else Varnish
+    st = cls(2, "classic", tmp, DOCROOT)
+    try:
+        yield st
+    finally:
+        st.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def fetch(st, path, *args):
+    code, head, body = curl(*args, f"http://127.0.0.1:{st.http}{path}")
+    return code, body, head.lower()
+
+
+def reused(st, path, *args):
+    """Whether a request (args) gets the answer a plain GET stored: PHP's
+    run counter does not move. nginx and Varnish store before they answer;
+    vc-cache a moment after: ours is waited for when it said "stored"."""
+    _, body, head = fetch(st, path)
+    if st.name == V and "; stored" in head:
+        assert wait_for(lambda: "cache-status: velocity; hit" in fetch(st, path)[2], timeout=5)
+    _, again, _ = fetch(st, path, *args)
+    return run_of(again) == run_of(body)
+
+
+# (case, headers of the answer, query, request args, {stack: reused?})
+V, N, R = "velocity", "nginx-cache", "varnish"
+CASES = [
+    ("max-age", ["Cache-Control: max-age=60"], {}, [], {V: True, N: True, R: True}),
+    ("expires", ["Expires: Thu, 01 Jan 2099 00:00:00 GMT"], {}, [], {V: True, N: True, R: True}),
+    ("set-cookie", ["Cache-Control: max-age=60"], {"cookie": 1}, [], {V: False, N: False, R: False}),
+    ("private", ["Cache-Control: private, max-age=60"], {}, [], {V: False, N: False, R: False}),
+    ("no-store", ["Cache-Control: no-store, max-age=60"], {}, [], {V: False, N: False, R: False}),
+    ("no-cache", ["Cache-Control: no-cache, max-age=60"], {}, [], {V: False, N: False, R: False}),
+    ("vary-star", ["Cache-Control: max-age=60", "Vary: *"], {}, [], {V: False, N: False, R: False}),
+    # No lifetime: Varnish gives one (default_ttl, 120 s); nginx and we
+    # store only what says it may be.
+    ("no-lifetime", [], {}, [], {V: False, N: False, R: True}),
+    ("max-age-0", ["Cache-Control: max-age=0"], {}, [], {V: False, N: False, R: False}),
+    # s-maxage is for shared caches: all three read it first.
+    ("s-maxage", ["Cache-Control: max-age=0, s-maxage=60"], {}, [], {V: True, N: True, R: True}),
+    ("404", ["Cache-Control: max-age=60"], {"status": 404}, [], {V: True, N: True, R: True}),
+    # An error with a lifetime: nginx stores it (its lifetime from the
+    # answer applies to any status); we and Varnish store only statuses
+    # RFC 9110 calls cacheable by default.
+    ("500", ["Cache-Control: max-age=60"], {"status": 500}, [], {V: False, N: True, R: False}),
+    # What a request brings: nginx serves whatever it stored to anyone;
+    # Varnish passes any request with a cookie or Authorization; we pass
+    # Authorization and session cookies only.
+    ("authorization", ["Cache-Control: max-age=60"], {}, ["-H", "Authorization: Basic dTpw"],
+     {V: False, N: True, R: False}),
+    ("session-cookie", ["Cache-Control: max-age=60"], {}, ["-H", "Cookie: PHPSESSID=abc"],
+     {V: False, N: True, R: False}),
+    ("other-cookie", ["Cache-Control: max-age=60"], {}, ["-H", "Cookie: theme=dark"],
+     {V: True, N: True, R: False}),
+    # A tracker's parameter makes no page of its own for us.
+    ("utm-param", ["Cache-Control: max-age=60"], {}, "utm", {V: True, N: False, R: False}),
+]
+
+
+@pytest.mark.parametrize("case,headers,params,args,expect", CASES, ids=[c[0] for c in CASES])
+def test_what_is_stored_and_reused(stack, case, headers, params, args, expect):
+    path = page(new_id(), *headers, **params)
+    if args == "utm":
+        _, body, head = fetch(stack, path)
+        if stack.name == V:
+            assert wait_for(lambda: "cache-status: velocity; hit" in fetch(stack, path)[2], timeout=5)
+        got = run_of(fetch(stack, path + "&utm_source=news")[1]) == run_of(body)
+    else:
+        got = reused(stack, path, *args)
+    assert got == expect[stack.name], f"{stack.name} {case}: reused={got}"
+
+
+def test_a_post_drops_the_stored_page(stack):
+    """RFC 9111 4.4: we drop what a successful POST's URL had stored; nginx
+    and Varnish's built-in VCL keep serving it."""
+    path = page(new_id(), "Cache-Control: max-age=60")
+    assert reused(stack, path)
+    before = run_of(fetch(stack, path)[1])
+    fetch(stack, path, "-d", "x=1")
+    # Ours reaches vc-cache a moment after the POST's answer.
+    if stack.name == V:
+        assert wait_for(lambda: "velocity; hit" not in fetch(stack, path)[2], timeout=5)
+    else:
+        assert run_of(fetch(stack, path)[1]) == before
+
+
+def test_a_head_never_stores_an_empty_get(stack):
+    path = page(new_id(), "Cache-Control: max-age=60")
+    code, _, _ = fetch(stack, path, "-I")
+    assert code == 200
+    code, body, _ = fetch(stack, path)
+    assert code == 200 and body.startswith(b"run "), (stack.name, body)
+
+
+def test_concurrent_misses_make_one_php_run(stack):
+    """All three collapse concurrent misses for one page (nginx with
+    fastcgi_cache_lock, as set up here; Varnish by its waiting list)."""
+    path = page(new_id(), "Cache-Control: max-age=60", ms=300)
+    bodies = []
+
+    def one():
+        bodies.append(fetch(stack, path)[1])
+
+    threads = [threading.Thread(target=one) for _ in range(20)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert len(bodies) == 20 and {run_of(b) for b in bodies} == {1}, stack.name
