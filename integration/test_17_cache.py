@@ -18,6 +18,9 @@ from conftest import curl
 from test_04_php_pool import wait_for
 
 
+TOKEN = "t0ken-for-the-purge-api"
+
+
 def page(id_, *headers, **params):
     q = [f"id={id_}"] + [f"h[]={quote(h)}" for h in headers] + [f"{k}={quote(str(v))}" for k, v in params.items()]
     return "/cached.php?" + "&".join(q)
@@ -43,7 +46,7 @@ def run_of(body):
 def cache_suite(tmp_path_factory):
     from conftest import Suite
     conf = tmp_path_factory.mktemp("etc")
-    (conf / "vc.conf").write_text('cache: { max_object = "64k"; };\n')
+    (conf / "vc.conf").write_text(f'cache: {{ max_object = "64k"; purge_token = "{TOKEN}"; }};\n')
     s = Suite(conf=str(conf), args=["--workers", "2"]).start()
     yield s
     s.stop()
@@ -398,3 +401,49 @@ def test_an_unsafe_method_drops_what_its_answer_names_on_its_own_host(cache_suit
     # Invalidations leave a front in order: that one's would be done.
     code, h, body = get(s, elsewhere)
     assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1
+
+
+def api_purge(s, path="/", *headers, token=TOKEN):
+    """The admin listener's PURGE API: (status, JSON or text)."""
+    args = ["-X", "PURGE"] + [a for h in headers for a in ("-H", h)]
+    if token:
+        args += ["-H", f"Authorization: Bearer {token}"]
+    code, _, body = curl(*args, f"http://127.0.0.1:{s.admin}{path}")
+    try:
+        return code, json.loads(body)
+    except ValueError:
+        return code, body.decode()
+
+
+def test_the_purge_api_on_the_admin_listener(cache_suite):
+    s = cache_suite
+    host = s.url("/").split("//")[1].rstrip("/")
+    tagged, by_url, soft = new_id(), new_id(), new_id()
+    p_tag = page(tagged, "Cache-Control: max-age=60", f"xkey: api-{tagged} other-{tagged}")
+    p_url = page(by_url, "Cache-Control: max-age=60")
+    p_soft = page(soft, "Cache-Control: max-age=60", f"Cache-Tag: api-{soft}")
+    for p in (p_tag, p_url, p_soft):
+        stored(s, p)
+    # Without the token, or with another: refused, nothing purged.
+    assert api_purge(s, "/", f"xkey-purge: api-{tagged}", token=None)[0] == 401
+    assert api_purge(s, "/", f"xkey-purge: api-{tagged}", token="wrong")[0] == 401
+    assert get(s, p_tag)[1]["cache-status"].startswith("Velocity; hit")
+    # By tags, as xkey users send them: one entry had both.
+    code, r = api_purge(s, "/", f"xkey-purge: api-{tagged} other-{tagged}")
+    assert code == 200 and r == {"ok": True, "entries": 1}, r
+    code, h, body = get(s, p_tag)
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored" and run_of(body) == 2
+    # By URL: the path on the host the Host header names.
+    code, r = api_purge(s, p_url, f"Host: {host}")
+    assert code == 200 and r["entries"] == 1, r
+    code, h, body = get(s, p_url)
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored" and run_of(body) == 2
+    # Soft: stale, served while refreshed.
+    code, r = api_purge(s, "/", f"xkey-softpurge: api-{soft}")
+    assert code == 200 and r["entries"] == 1, r
+    assert "detail=stale-while-revalidate" in get(s, p_soft)[1]["cache-status"]
+    # Malformed: a clear 400.
+    code, body = api_purge(s, "/", "Velocity-Purge: everything")
+    assert code == 400 and "expected all or prefix" in body
+    # Other methods still get /metrics (or its 404).
+    assert requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).status_code == 200

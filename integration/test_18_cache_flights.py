@@ -201,3 +201,10 @@ def test_grace_serves_stale_unless_the_page_forbids_it(grace_suite):
     assert wait_for(lambda: "ttl=-" in get(s, graced)[1]["cache-status"], timeout=5)
     code, h, body = get(s, strict)
     assert h["cache-status"] == "Velocity; fwd=stale; stored" and run_of(body) == 2
+
+
+def test_the_purge_api_is_off_without_a_token(flight_suite):
+    s = flight_suite
+    code, _, body = __import__("conftest").curl("-X", "PURGE", "-H", "Authorization: Bearer x",
+                                                 f"http://127.0.0.1:{s.admin}/")
+    assert code == 403 and b"cache.purge_token" in body

@@ -61,6 +61,7 @@ typedef struct cache_settings {
     int64_t grace_ms;        /* stale served while refreshed, unless the answer forbids it */
     int64_t lock_timeout_ms; /* a miss waits this long for another's answer */
     int64_t hit_for_miss_ms; /* an uncacheable page's misses do not wait, this long */
+    char *purge_token;       /* the admin listener's PURGE API; off when empty */
 } cache_settings_t;
 
 extern const vc_section_t vc_cache_settings;

@@ -7,6 +7,7 @@
  *                    for its answer (collapsed forwarding), hit-for-miss
  *   cache_refresh.c  a request of the front's own that refreshes a stale
  *                    entry while the stale one is served
+ *   cache_admin.c    the purge API on the admin listener
  * Everything runs in the front's event loop.
  */
 #ifndef VC_FRONT_CACHE_INTERNAL_H
@@ -101,6 +102,11 @@ void cache_tap(front_t *f, h2o_req_t *req, const cache_tap_args_t *a);
 void cache_tap_invalidator(front_t *f, h2o_req_t *req, const char *key, size_t klen);
 /* Sends r (routed to PHP) on to the PHP backend, past the cache. */
 int cache_to_php(const seam_request_t *r);
+
+/* ---- cache_admin.c --------------------------------------------------------- */
+
+/* The PURGE API on the admin listener's pathconf (asked before /metrics). */
+void cache_admin_register(front_t *f, h2o_pathconf_t *pathconf);
 
 /* ---- cache_refresh.c ------------------------------------------------------- */
 

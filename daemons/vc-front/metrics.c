@@ -1,4 +1,5 @@
 #include "metrics.h"
+#include "cache_internal.h"
 #include "backend.h"
 #include "beneath.h"
 #include "framing.h"
@@ -120,6 +121,7 @@ h2o_hostconf_t *metrics_register(front_t *f)
     h2o_hostconf_t *host = h2o_config_register_host(&f->gc, h2o_iovec_init(H2O_STRLIT("vc-admin.invalid")), 65535);
     h2o_pathconf_t *pc = h2o_config_register_path(host, "/", 0);
     server_header_register(pc);
+    cache_admin_register(f, pc); /* PURGE, before /metrics */
     metrics_handler_t *h = (metrics_handler_t *)h2o_create_handler(pc, sizeof(*h));
     h->super.on_req = on_metrics;
     h->f = f;
