@@ -126,7 +126,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
             break;
         }
-        case 2: cache_store_purge(cs, PURGE_TAG, value, kind & 0x80); break;
+        case 2:
+            if (kind & 0x40) {
+                /* A site's PHP: its own hosts only. */
+                static char *hosts[] = {"host", "127.0.0.1:8080"};
+                cache_store_purge_hosts(cs, PURGE_TAG, value, kind & 0x80, hosts, 2);
+            } else {
+                cache_store_purge(cs, PURGE_TAG, value, kind & 0x80);
+            }
+            break;
         case 3: cache_store_purge(cs, PURGE_URL, value, kind & 0x80); break;
         case 4: cache_store_purge(cs, PURGE_PREFIX, value, kind & 0x80); break;
         default: cache_store_purge(cs, PURGE_ALL, NULL, kind & 0x80); break;

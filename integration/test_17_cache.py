@@ -447,3 +447,34 @@ def test_the_purge_api_on_the_admin_listener(cache_suite):
     assert code == 400 and "expected all or prefix" in body
     # Other methods still get /metrics (or its 404).
     assert requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).status_code == 200
+
+
+def test_php_purges_tags_of_its_own_hosts_only(cache_suite):
+    """vc_cache_purge_tags() in PHP: the answer's head carries the tags
+    (never to the client), and only the site's own hosts' entries go."""
+    s, id_ = cache_suite, new_id()
+    tag = f"php-{id_}"
+    path = page(id_, "Cache-Control: max-age=60", f"Surrogate-Key: {tag}")
+    other_host = ["-H", f"Host: localhost:{s.http}"]
+    stored(s, path)
+    get(s, path, *other_host)
+    assert wait_for(lambda: get(s, path, *other_host)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    other_run = run_of(get(s, path, *other_host)[2])
+    code, h, body = get(s, f"/purge.php?tags={tag},unused", "-d", "x=1")
+    assert code == 200 and body == b"purged\n"
+    assert not any(k.startswith("velocity-purge") for k in h), h
+    # Purged for the host that asked, a moment later (it goes with the
+    # answer to vc-cache); the other host's entry is not this site's to purge.
+    assert wait_for(lambda: get(s, path)[1]["cache-status"] == "Velocity; fwd=uri-miss; stored", timeout=5)
+    code, h, body = get(s, path, *other_host)
+    assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == other_run
+    # Soft, from a GET.
+    stored(s, path)
+    assert get(s, f"/purge.php?tags={tag}&soft=1")[2] == b"purged\n"
+    assert wait_for(lambda: "stale-while-revalidate" in get(s, path)[1]["cache-status"], timeout=5)
+    events = [e for e in s.events() if e["topic"] == "cache.purged" and e["fields"].get("by") == "php"]
+    assert any(e["fields"]["value"] == tag for e in events), events
+    # Too late (after output), or not a tag: refused, and said so.
+    assert get(s, f"/purge.php?tags={tag}&late=1")[2] == b"output first\nrefused\n"
+    code, h, body = get(s, "/purge.php?tags=a%20b")
+    assert body.startswith(b"ValueError: vc_cache_purge_tags(): Argument #1 ($tags) must hold tags"), body

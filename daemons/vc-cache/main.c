@@ -40,6 +40,18 @@ typedef struct cache {
 
 static const char *const kinds[] = {"url", "prefix", "tag", "all"};
 
+/* A purge done: its id, logged and published (the cluster replays it). */
+static void purged(cache_t *c, size_t k, const char *value, int soft, long n, const char *by, char *id, size_t idlen)
+{
+    snprintf(id, idlen, "%lld-%d-%llu", (long long)time(NULL), (int)getpid(), (unsigned long long)++c->purges);
+    char count[24];
+    snprintf(count, sizeof(count), "%ld", n);
+    vc_log(VC_LOG_NOTICE, "purge", "purge %s by %s: %s %s%s: %ld entr%s", id, by, kinds[k], value,
+           soft ? " (soft)" : "", n, n == 1 ? "y" : "ies");
+    vc_bus_publish(c->d.bus, "cache.purged", VC__SEVERITY__NOTICE, "id", id, "kind", kinds[k], "value", value, "soft",
+                   soft ? "1" : "0", "entries", count, "by", by, NULL);
+}
+
 /* purge KIND VALUE [soft]: the purge runs at once; the reply says how many
  * entries and the purge's id. Once it is answered no front reads what it
  * purged (its transaction has committed). */
@@ -61,16 +73,23 @@ static void on_purge(cache_t *c, const Vc__Command *cmd, Vc__Reply *reply)
         return;
     }
     char id[40];
-    snprintf(id, sizeof(id), "%lld-%d-%llu", (long long)time(NULL), (int)getpid(), (unsigned long long)++c->purges);
-    char count[24];
-    snprintf(count, sizeof(count), "%ld", n);
-    vc_log(VC_LOG_NOTICE, "purge", "purge %s: %s %s%s: %ld entr%s", id, kinds[k], value, soft ? " (soft)" : "", n,
-           n == 1 ? "y" : "ies");
-    vc_bus_publish(c->d.bus, "cache.purged", VC__SEVERITY__NOTICE, "id", id, "kind", kinds[k], "value", value, "soft",
-                   soft ? "1" : "0", "entries", count, NULL);
+    purged(c, k, value, soft, n, "operator", id, sizeof(id));
     vc_reply_ok(reply, "purged %ld entr%s", n, n == 1 ? "y" : "ies");
     vc_reply_field(reply, "id", "%s", id);
     vc_reply_field(reply, "entries", "%ld", n);
+}
+
+/* Tags a site's PHP purged (vc_cache_purge_tags()), on its hosts only. */
+static void on_php_purge(cache_t *c, const Vc__CachePurge *p)
+{
+    if (p->n_hosts == 0)
+        return; /* never everyone's */
+    for (size_t i = 0; i < p->n_tags && i < VC_CACHE_TAGS_MAX; i++) {
+        long n = cache_store_purge_hosts(c->cs, PURGE_TAG, p->tags[i], p->soft, p->hosts, p->n_hosts);
+        char id[40];
+        if (n >= 0)
+            purged(c, PURGE_TAG, p->tags[i], p->soft, n, "php", id, sizeof(id));
+    }
 }
 
 static void on_reload(cache_t *c, Vc__Reply *reply)
@@ -126,6 +145,16 @@ static void on_offers(cache_t *c)
         if (o == NULL) {
             if (c->malformed++ == 0)
                 vc_log(VC_LOG_WARN, "offers", "dropped a malformed offer (counted in vc cache stats)");
+            continue;
+        }
+        if (o->purge) {
+            /* In order: what the front offered before it is stored first. */
+            if (n)
+                cache_store_put(c->cs, batch, n);
+            while (n > 0)
+                vc__cache_store__free_unpacked(batch[--n], NULL);
+            on_php_purge(c, o->purge);
+            vc__cache_store__free_unpacked(o, NULL);
             continue;
         }
         batch[n++] = o;

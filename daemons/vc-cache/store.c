@@ -333,8 +333,31 @@ typedef struct purge_ctx {
     purge_kind_t kind;
     const char *value;
     int soft;
+    char *const *hosts; /* none: every host */
+    size_t nhosts;
     delta_t x;
 } purge_ctx_t;
+
+/* Whether key ("scheme://host/...") is on one of p's hosts. */
+static int on_hosts(const purge_ctx_t *p, const char *key, size_t klen)
+{
+    if (p->nhosts == 0)
+        return 1;
+    const char *h = memmem(key, klen, "://", 3);
+    if (h == NULL)
+        return 0;
+    h += 3;
+    const char *end = memchr(h, '/', klen - (size_t)(h - key));
+    size_t hl = end ? (size_t)(end - h) : klen - (size_t)(h - key);
+    const char *colon = hl && h[0] != '[' ? memchr(h, ':', hl) : NULL;
+    size_t name = colon ? (size_t)(colon - h) : hl;
+    for (size_t i = 0; i < p->nhosts; i++) {
+        size_t l = strlen(p->hosts[i]);
+        if ((l == hl && memcmp(h, p->hosts[i], l) == 0) || (l == name && memcmp(h, p->hosts[i], l) == 0))
+            return 1;
+    }
+    return 0;
+}
 
 /* The entry stays, but is no longer fresh: the next request refreshes it. */
 static int soften(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen)
@@ -360,6 +383,8 @@ static int soften(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen)
 
 static int purge_key(MDB_txn *txn, const dbs_t *d, purge_ctx_t *p, const void *key, size_t klen)
 {
+    if (!on_hosts(p, key, klen))
+        return 0;
     int r = p->soft ? soften(txn, d, key, klen) : drop_entry(txn, d, key, klen, &p->x);
     if (r > 0)
         p->x.purged++;
@@ -431,7 +456,7 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
         memcpy(row, p->value, tl);
         row[tl] = '\0';
         r = collect(txn, d.tags, row, tl + 1, 1, &keys, &lens, &n);
-    } else if (p->kind == PURGE_ALL && !p->soft) {
+    } else if (p->kind == PURGE_ALL && !p->soft && p->nhosts == 0) {
         /* Everything goes: the databases are emptied, not walked. */
         MDB_dbi all[] = {d.cache, d.tags, d.seq};
         for (size_t i = 0; i < VC_ARRAY_SIZE(all) && r >= 0; i++)
@@ -484,7 +509,14 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, int soft)
 {
-    purge_ctx_t p = {.cs = cs, .kind = kind, .value = value ? value : "", .soft = soft};
+    return cache_store_purge_hosts(cs, kind, value, soft, NULL, 0);
+}
+
+long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *value, int soft, char *const *hosts,
+                             size_t nhosts)
+{
+    purge_ctx_t p = {
+        .cs = cs, .kind = kind, .value = value ? value : "", .soft = soft, .hosts = hosts, .nhosts = nhosts};
     int r = vc_store_write(cs->st, VC_DB_CACHE, purge_txn, &p);
     if (r < 0)
         return r;

@@ -39,6 +39,10 @@ int cache_store_put(cache_store_t *cs, Vc__CacheStore *const *offers, size_t n);
  * PURGE_ALL everything (value ignored). soft: kept, but stale. Returns the
  * entries purged, or a negative error. */
 long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, int soft);
+/* The same, of the entries whose key's host is one of hosts[0..n) only (a
+ * host without a port matches the key's host with any port). */
+long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *value, int soft, char *const *hosts,
+                             size_t nhosts);
 
 void cache_store_counts(cache_store_t *cs, cache_counts_t *out);
 

@@ -440,7 +440,7 @@ static int miss(const seam_request_t *r, const char *key, size_t klen, const vc_
         flight_wait(fl, r);
         return 1;
     }
-    cache_tap_args_t a = {.key = key, .klen = klen, .may_store = 1, .fwd = e ? "stale" : "uri-miss"};
+    cache_tap_args_t a = {.site = r->site, .key = key, .klen = klen, .may_store = 1, .fwd = e ? "stale" : "uri-miss"};
     /* Kept in case PHP fails (stale-if-error): copied before the read
      * transaction ends. */
     if (e && now < e->error_ms) {
@@ -468,8 +468,8 @@ static int take(const seam_request_t *r, void *state)
     if (!head && !get) {
         /* Whoever sends it (a session, Authorization): the stored answer
          * is out of date once it succeeds. */
-        if (unsafe(req->method) && (klen = key_of(r, key)) > 0)
-            cache_tap_invalidator(f, req, key, klen);
+        klen = unsafe(req->method) ? key_of(r, key) : 0;
+        cache_tap_invalidator(f, r->site, req, klen ? key : NULL, klen);
         return 0;
     }
     const char *why = bypass_reason(req);
@@ -477,7 +477,7 @@ static int take(const seam_request_t *r, void *state)
         why = "key-too-long";
     if (why) {
         f->stats.cache_bypass++;
-        cache_tap(f, req, &(cache_tap_args_t){.fwd = "bypass", .detail = why});
+        cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = why});
         return 0;
     }
     /* A Host in another case, or with its default port, shares the key of
@@ -520,7 +520,7 @@ static int take(const seam_request_t *r, void *state)
          * stored, and nobody waits for it. */
         cache_lookup_end();
         f->stats.cache_bypass++;
-        cache_tap(f, req, &(cache_tap_args_t){.fwd = "bypass", .detail = "range"});
+        cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = "range"});
         return 0;
     }
     if (head || !host_plain) {
@@ -528,7 +528,8 @@ static int take(const seam_request_t *r, void *state)
         cache_lookup_end();
         f->stats.cache_misses++;
         cache_tap(f, req,
-                  &(cache_tap_args_t){.fwd = found ? "stale" : "uri-miss", .detail = head ? "head" : "host-form"});
+                  &(cache_tap_args_t){
+                      .site = r->site, .fwd = found ? "stale" : "uri-miss", .detail = head ? "head" : "host-form"});
         return 0;
     }
     return miss(r, key, klen, found ? &e : NULL, epoch, now);

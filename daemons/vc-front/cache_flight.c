@@ -273,7 +273,7 @@ static void go(waiter_t *w, const char *key, size_t klen, cache_lead_t *l)
     snprintf(route.document_uri, sizeof(route.document_uri), "%s", w->document_uri);
     seam_request_t r = {
         .f = w->f, .site = w->site, .req = w->req, .https = w->https, .kind = ROUTE_PHP, .route = &route};
-    cache_tap_args_t a = {.key = key, .klen = klen, .may_store = 1, .fwd = "uri-miss", .lead = l};
+    cache_tap_args_t a = {.site = w->site, .key = key, .klen = klen, .may_store = 1, .fwd = "uri-miss", .lead = l};
     /* PHP may fail this one too: the stale entry, if any, stands in. */
     vc_cache_entry_t e;
     uint64_t epoch;

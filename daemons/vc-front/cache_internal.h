@@ -83,6 +83,7 @@ void flight_forget(const char *key, size_t klen);
 /* ---- cache_tap.c ----------------------------------------------------------- */
 
 typedef struct cache_tap_args {
+    const site_rt_t *site;
     const char *key; /* NULL: not stored */
     size_t klen;
     int may_store;      /* a GET that was looked up (not HEAD, not bypassed) */
@@ -98,8 +99,10 @@ typedef struct cache_tap_args {
 /* Sees PHP's answer to req: Cache-Status, offered to vc-cache if it may
  * be stored, the flight told. */
 void cache_tap(front_t *f, h2o_req_t *req, const cache_tap_args_t *a);
-/* An unsafe method to key: once it succeeds, what is stored goes. */
-void cache_tap_invalidator(front_t *f, h2o_req_t *req, const char *key, size_t klen);
+/* A method other than GET and HEAD: the tags its answer purges (PHP's
+ * vc_cache_purge_tags()) go to vc-cache; and for an unsafe method to key
+ * (NULL: not one), once it succeeds, what is stored goes. */
+void cache_tap_invalidator(front_t *f, const site_rt_t *site, h2o_req_t *req, const char *key, size_t klen);
 /* Sends r (routed to PHP) on to the PHP backend, past the cache. */
 int cache_to_php(const seam_request_t *r);
 

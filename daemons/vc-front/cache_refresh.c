@@ -108,7 +108,7 @@ int cache_refresh(const seam_request_t *sr, const char *key, size_t klen, uint64
 
     seam_request_t own = *sr;
     own.req = req;
-    cache_tap_args_t a = {.key = key, .klen = klen, .may_store = 1, .fwd = "stale"};
+    cache_tap_args_t a = {.site = sr->site, .key = key, .klen = klen, .may_store = 1, .fwd = "stale"};
     a.lead = flight_start(key, klen, req, epoch);
     cache_tap(sr->f, req, &a);
     vc_log(VC_LOG_DEBUG, "cache", "refreshing %.*s in the background", (int)klen, key);

@@ -285,9 +285,79 @@ static h2o_ostream_t **stand_in(tap_t *t, h2o_req_t *req, h2o_ostream_t **slot)
     return &o->super.next;
 }
 
+typedef struct tag_set {
+    char *tags[VC_CACHE_TAGS_MAX];
+    size_t n;
+    h2o_mem_pool_t *pool;
+} tag_set_t;
+
+static void add_purge_tag(void *arg, const char *tag, size_t len)
+{
+    tag_set_t *t = arg;
+    if (t->n < VC_CACHE_TAGS_MAX && len <= VC_CACHE_TAG_MAX)
+        t->tags[t->n++] = h2o_strdup(t->pool, tag, len).base;
+}
+
+/* The host of req's key, as keys have it (lower case, no default port). */
+static char *plain_host(h2o_req_t *req)
+{
+    char key[VC_CACHE_KEY_MAX];
+    const char *scheme = req->scheme == &H2O_URL_SCHEME_HTTPS ? "https" : "http";
+    size_t klen =
+        vc_cache_key(scheme, req->authority.base, req->authority.len, "/", 1, "", 0, NULL, 0, key, sizeof(key));
+    size_t start = strlen(scheme) + 3;
+    if (klen <= start)
+        return NULL;
+    return h2o_strdup(&req->pool, key + start, klen - start - 1).base; /* less the "/" */
+}
+
+/* Tags PHP purged (vc_cache_purge_tags(): its headers, taken out here),
+ * sent to vc-cache for the site's own hosts: the request's, and the
+ * site's names. */
+static void purges_from_php(front_t *f, h2o_req_t *req, const site_rt_t *site)
+{
+    tag_set_t hard = {.pool = &req->pool}, soft = {.pool = &req->pool};
+    for (size_t i = req->res.headers.size; i-- > 0;) {
+        const h2o_header_t *h = &req->res.headers.entries[i];
+        tag_set_t *into = h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("velocity-purge-tags"))        ? &hard
+                          : h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("velocity-purge-soft-tags")) ? &soft
+                                                                                                             : NULL;
+        if (into) {
+            cache_policy_tags(h->value.base, h->value.len, VC_CACHE_TAGS_MAX, add_purge_tag, into);
+            h2o_delete_header(&req->res.headers, (ssize_t)i);
+        }
+    }
+    if (hard.n + soft.n == 0)
+        return;
+    char *hosts[1 + 16];
+    size_t nhosts = 0;
+    if ((hosts[nhosts] = plain_host(req)) != NULL)
+        nhosts++;
+    for (size_t i = 0; site && i < site->conf->nhosts && nhosts < VC_ARRAY_SIZE(hosts); i++) {
+        h2o_iovec_t lc = h2o_strdup(&req->pool, site->conf->hosts[i], SIZE_MAX);
+        h2o_strtolower(lc.base, lc.len);
+        hosts[nhosts++] = lc.base;
+    }
+    for (int s = 0; s < 2; s++) {
+        tag_set_t *t = s ? &soft : &hard;
+        if (t->n == 0)
+            continue;
+        Vc__CachePurge p = VC__CACHE_PURGE__INIT;
+        p.tags = t->tags;
+        p.n_tags = t->n;
+        p.soft = s;
+        p.hosts = hosts;
+        p.n_hosts = nhosts;
+        Vc__CacheStore cs = VC__CACHE_STORE__INIT;
+        cs.purge = &p;
+        push(f, &cs);
+    }
+}
+
 static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     tap_t *t = (tap_t *)self;
+    purges_from_php(t->f, req, t->a.site);
     cache_decision_t d = {.store = 0, .why = t->a.detail};
     cache_hdr_t hs[MAX_HEADERS], all[MAX_HEADERS];
     size_t nh = 0, na = 0;
@@ -383,7 +453,8 @@ int cache_to_php(const seam_request_t *r)
 typedef struct invalidator {
     h2o_req_prefilter_t super;
     front_t *f;
-    const char *key;
+    const site_rt_t *site;
+    const char *key; /* NULL: not an unsafe method */
     size_t klen;
 } invalidator_t;
 
@@ -436,7 +507,8 @@ static void invalidate_named(front_t *f, h2o_req_t *req, h2o_iovec_t value)
 static void on_invalidator_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **slot)
 {
     invalidator_t *v = (invalidator_t *)self;
-    if (req->res.status >= 200 && req->res.status < 400) {
+    purges_from_php(v->f, req, v->site);
+    if (v->key && req->res.status >= 200 && req->res.status < 400) {
         invalidate(v->f, v->key, v->klen);
         ssize_t at = -1;
         while ((at = h2o_find_header(&req->res.headers, H2O_TOKEN_LOCATION, at)) != -1)
@@ -447,11 +519,12 @@ static void on_invalidator_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_
     h2o_setup_next_prefilter(self, req, slot);
 }
 
-void cache_tap_invalidator(front_t *f, h2o_req_t *req, const char *key, size_t klen)
+void cache_tap_invalidator(front_t *f, const site_rt_t *site, h2o_req_t *req, const char *key, size_t klen)
 {
     invalidator_t *v = (invalidator_t *)h2o_add_prefilter(req, sizeof(*v));
     v->super.on_setup_ostream = on_invalidator_setup;
     v->f = f;
-    v->key = h2o_strdup(&req->pool, key, klen).base;
+    v->site = site;
+    v->key = key ? h2o_strdup(&req->pool, key, klen).base : NULL;
     v->klen = klen;
 }

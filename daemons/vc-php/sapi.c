@@ -4,6 +4,7 @@
  * gives a script behind nginx, so scripts cannot tell the difference.
  */
 #include "sapi.h"
+#include "cache_purge.h"
 #include "pool_ini.h"
 #include "worker_mode.h"
 #include "vc_log.h"
@@ -302,6 +303,7 @@ static const zend_function_entry functions[] = {
     ZEND_FALIAS(frankenphp_finish_request, fastcgi_finish_request, arginfo_fastcgi_finish_request)
     ZEND_FALIAS(frankenphp_request_headers, getallheaders, arginfo_getallheaders)
     ZEND_FE(frankenphp_handle_request, arginfo_frankenphp_handle_request)
+    ZEND_FE(vc_cache_purge_tags, arginfo_vc_cache_purge_tags)
     ZEND_FE_END
 };
 /* clang-format on */
