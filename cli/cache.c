@@ -13,7 +13,8 @@
 static int usage(void)
 {
     fputs("usage: vc cache purge (--url URL | --prefix URL | --tag TAG | --all) [--soft]\n"
-          "       vc cache stats [--json]\n",
+          "       vc cache stats [--json]\n"
+          "       vc cache check\n",
           stderr);
     return 2;
 }
@@ -122,17 +123,33 @@ static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
     return 0;
 }
 
+/* vc-cache walks its databases: 0 if they agree. */
+static int check(void *zctx, const vc_config_t *cfg, int argc)
+{
+    if (argc != 1)
+        return usage();
+    Vc__Reply *r = NULL;
+    if (cli_call(zctx, cfg, "vc-cache", "check", NULL, 0, &r) < 0)
+        return 1;
+    int ok = r->ok;
+    fprintf(ok ? stdout : stderr, "%s\n", r->message);
+    vc__reply__free_unpacked(r, NULL);
+    return ok ? 0 : 1;
+}
+
 int cmd_cache(cli_t *cli, int argc, char **argv)
 {
-    int purging = argc >= 2 && !strcmp(argv[1], "purge");
-    if (!purging && (argc < 2 || strcmp(argv[1], "stats")))
+    const char *sub = argc >= 2 ? argv[1] : "";
+    if (strcmp(sub, "purge") && strcmp(sub, "stats") && strcmp(sub, "check"))
         return usage();
     /* One configuration and one ZeroMQ context for every call. */
     vc_config_t *cfg = cli_running_config(cli);
     if (cfg == NULL)
         return 1;
     void *zctx = zmq_ctx_new();
-    int rc = purging ? purge(zctx, cfg, argc - 1, argv + 1) : stats(zctx, cfg, argc - 1, argv + 1);
+    int rc = !strcmp(sub, "purge")   ? purge(zctx, cfg, argc - 1, argv + 1)
+             : !strcmp(sub, "check") ? check(zctx, cfg, argc - 1)
+                                     : stats(zctx, cfg, argc - 1, argv + 1);
     zmq_ctx_term(zctx);
     vc_config_destroy(&cfg);
     return rc;

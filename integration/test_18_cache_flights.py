@@ -5,7 +5,10 @@ stale entry is served while one request refreshes it
 (stale-while-revalidate, cache.grace) and stands in when PHP fails
 (stale-if-error). PHP's runs are counted by the script (cached.php)."""
 import http.client
+import json
+import os
 import re
+import signal
 import threading
 import time
 
@@ -208,3 +211,56 @@ def test_the_purge_api_is_off_without_a_token(flight_suite):
     code, _, body = __import__("conftest").curl("-X", "PURGE", "-H", "Authorization: Bearer x",
                                                  f"http://127.0.0.1:{s.admin}/")
     assert code == 403 and b"cache.purge_token" in body
+
+
+def test_kill_9_during_writes_and_purges_leaves_the_cache_whole(make_suite, tmp_path):
+    """vc-cache killed twice and the front once, while a load stores new
+    pages (evicting: max_size is small) and purges by tag run: the
+    databases still agree (vc cache check walks them), and the suite
+    stores and serves again."""
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('cache: { max_size = "2M"; };\n')
+    s = make_suite(conf=str(conf), args=["--workers", "2"]).start()
+    script = tmp_path / "pages.lua"
+    script.write_text(
+        'local n = 0\n'
+        'request = function()\n'
+        '  n = n + 1\n'
+        '  return wrk.format("GET", "/cached.php?id=kill9&n=" .. n .. "&pad=3000"\n'
+        '    .. "&h[]=Cache-Control:%20max-age=60&h[]=xkey:%20t" .. (n % 10))\n'
+        'end\n')
+    load = {}
+    loader = threading.Thread(target=lambda: load.update(r=__import__("conftest").wrk(
+        s.url("/"), seconds=6, conns=8, script=str(script))))
+    loader.start()
+    stop = threading.Event()
+    purges = []
+
+    def purger():
+        i = 0
+        while not stop.is_set():
+            args = ["cache", "purge", "--tag", f"t{i % 10}"] + (["--soft"] if i % 3 == 0 else [])
+            purges.append(s.vc(*args).returncode)
+            i += 1
+
+    p = threading.Thread(target=purger)
+    p.start()
+    try:
+        for daemon in ("vc-cache", "vc-cache", "vc-front"):
+            assert wait_for(lambda: s.vc("cache", "stats").returncode == 0 and
+                            json.loads(s.vc("cache", "stats", "--json").stdout)["stored"] > 50, timeout=10)
+            pid = s.daemon_pid(daemon)
+            os.kill(pid, signal.SIGKILL)
+            assert wait_for(lambda: s.vc("status").returncode == 0 and s.daemon_pid(daemon) != pid, timeout=15)
+    finally:
+        loader.join()
+        stop.set()
+        p.join()
+    assert load["r"][0] > 500, load
+    assert purges.count(0) >= 3, purges
+    r = s.vc("cache", "check")
+    assert r.returncode == 0 and "consistent" in r.stdout, r.stdout + r.stderr
+    path = page(new_id(), "Cache-Control: max-age=60")
+    stored(s, path)
+    assert run_of(get(s, path)[2]) == 1

@@ -127,6 +127,13 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "invalidated", "%llu", (unsigned long long)n.invalidated);
     } else if (!strcmp(cmd->verb, "purge")) {
         on_purge(c, cmd, reply);
+    } else if (!strcmp(cmd->verb, "check")) {
+        char err[512];
+        long n = cache_store_check(c->cs, err, sizeof(err));
+        if (n < 0)
+            vc_reply_fail(reply, "the cache's databases disagree: %s", err);
+        else
+            vc_reply_ok(reply, "%ld entries, consistent", n);
     } else if (!strcmp(cmd->verb, "reload")) {
         on_reload(c, reply);
     }

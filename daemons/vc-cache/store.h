@@ -46,4 +46,9 @@ long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *v
 
 void cache_store_counts(cache_store_t *cs, cache_counts_t *out);
 
+/* Whether the databases agree: every entry reads whole and has its
+ * eviction row, every eviction and tag row names an entry, the count is
+ * what is there. The entries, or -1 with what is wrong in err. */
+long cache_store_check(cache_store_t *cs, char *err, size_t errlen);
+
 #endif
