@@ -1,6 +1,7 @@
 /* vc-cache's store past the parser (daemons/vc-cache/store.c): any
  * sequence of offers from fronts (any key, status, headers, tags, body,
- * times, invalidations) and purges of every kind, into a real LMDB store
+ * times, invalidations, hits reported for recency) and purges of every
+ * kind, into a real LMDB store
  * with a small cache.max_size, so eviction runs too. After each input the
  * databases must agree: the count of entries is the meta's, every
  * eviction row and tag row names an entry that exists and lists it, and
@@ -73,7 +74,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 1: {
             Vc__CacheStore *o = vc__cache_store__unpack(NULL, len, rec);
             if (o) {
-                cache_store_put(cs, &o, 1);
+                /* As vc-cache takes them: hits to move, or an offer. */
+                if (o->n_touch)
+                    cache_store_touch(cs, o->touch, o->n_touch);
+                else
+                    cache_store_put(cs, &o, 1);
                 vc__cache_store__free_unpacked(o, NULL);
             }
             break;

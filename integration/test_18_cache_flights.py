@@ -264,3 +264,36 @@ def test_kill_9_during_writes_and_purges_leaves_the_cache_whole(make_suite, tmp_
     path = page(new_id(), "Cache-Control: max-age=60")
     stored(s, path)
     assert run_of(get(s, path)[2]) == 1
+
+
+def test_eviction_spares_what_is_used(make_suite, tmp_path):
+    """Past max_size the least recently used entries go: a page hit lately
+    outlives one stored right after it and never hit."""
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('cache: { max_size = "1M"; };\n')
+    s = make_suite(conf=str(conf), args=["--workers", "2"]).start()
+
+    def new_page():
+        return page(new_id(), "Cache-Control: max-age=600", pad=25000)
+
+    used, unused = new_page(), new_page()
+    stored(s, used)
+    stored(s, unused)
+    # Eight newer pages put both in the older half of the eviction order:
+    # a hit on the used one is reported (within a second) and moves it to
+    # the recent end.
+    for _ in range(8):
+        stored(s, new_page())
+    assert get(s, used)[1]["cache-status"].startswith("Velocity; hit")
+    assert wait_for(lambda: metric(s, "vc_front_cache_touches_total") > 0, timeout=5)
+    # Then pages until the first eviction (1M holds about 40): the oldest
+    # go, about a tenth, the unused page first.
+    n = 0
+    while json.loads(s.vc("cache", "stats", "--json").stdout)["evicted"] == 0:
+        n += 1
+        assert n < 80, "nothing evicted"
+        stored(s, new_page())
+    assert get(s, unused)[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    code, h, body = get(s, used)
+    assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1

@@ -245,3 +245,13 @@ void vc_cache_entry_write(const vc_cache_entry_in_t *in, void *out)
     }
     put(p, in->body, in->body_len);
 }
+
+void vc_cache_entry_set_fresh(void *bytes, int64_t fresh_ms)
+{
+    put64((unsigned char *)bytes + 16, (uint64_t)fresh_ms);
+}
+
+void vc_cache_entry_set_seq(void *bytes, uint64_t seq)
+{
+    put64((unsigned char *)bytes + 40, seq);
+}

@@ -7,7 +7,9 @@
  * vc-cache alone:
  *   cache       key -> entry (below)
  *   cache_tags  tag NUL hash(key) -> key (a purge by tag walks tag NUL)
- *   cache_seq   big-endian u64 seq -> key (oldest first: eviction)
+ *   cache_seq   big-endian u64 seq -> key (eviction: the lowest first; an
+ *               entry hit lately gets a new seq, so the least recently
+ *               used go first)
  *   cache_meta  "entries", "bytes", "seq", "epoch" -> u64 (host order)
  *
  * "epoch" counts purges: a front that holds an answer in memory (one
@@ -123,5 +125,10 @@ typedef struct vc_cache_entry_in {
 } vc_cache_entry_in_t;
 size_t vc_cache_entry_size(const vc_cache_entry_in_t *in);
 void vc_cache_entry_write(const vc_cache_entry_in_t *in, void *out);
+
+/* Changes one time or the sequence of an entry's bytes in place (a copy:
+ * an LMDB value is read-only). Only for bytes vc_cache_entry_parse took. */
+void vc_cache_entry_set_fresh(void *bytes, int64_t fresh_ms);
+void vc_cache_entry_set_seq(void *bytes, uint64_t seq);
 
 #endif

@@ -154,13 +154,16 @@ static void on_offers(cache_t *c)
                 vc_log(VC_LOG_WARN, "offers", "dropped a malformed offer (counted in vc cache stats)");
             continue;
         }
-        if (o->purge) {
+        if (o->purge || o->n_touch) {
             /* In order: what the front offered before it is stored first. */
             if (n)
                 cache_store_put(c->cs, batch, n);
             while (n > 0)
                 vc__cache_store__free_unpacked(batch[--n], NULL);
-            on_php_purge(c, o->purge);
+            if (o->purge)
+                on_php_purge(c, o->purge);
+            else
+                cache_store_touch(c->cs, o->touch, o->n_touch);
             vc__cache_store__free_unpacked(o, NULL);
             continue;
         }

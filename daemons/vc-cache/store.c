@@ -373,8 +373,7 @@ static int soften(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen)
         return 1; /* already */
     char *copy = vc_malloc(v.mv_size);
     memcpy(copy, v.mv_data, v.mv_size);
-    int64_t zero = 0;
-    memcpy(copy + 16, &zero, 8); /* fresh_ms (vc_cache.h's layout) */
+    vc_cache_entry_set_fresh(copy, 0);
     MDB_val nv = {v.mv_size, copy};
     rc = mdb_put(txn, d->cache, &k, &nv, 0);
     free(copy);
@@ -570,6 +569,62 @@ void cache_store_destroy(cache_store_t **pcs)
 void cache_store_counts(cache_store_t *cs, cache_counts_t *out)
 {
     *out = cs->c;
+}
+
+/* ---- recency ------------------------------------------------------------- */
+
+typedef struct touch_ctx {
+    cache_store_t *cs;
+    const ProtobufCBinaryData *keys;
+    size_t n;
+    delta_t x;
+} touch_ctx_t;
+
+/* key's entry moves to the recent end of the eviction order. */
+static int touch_one(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, delta_t *x)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    vc_cache_entry_t e;
+    if (klen == 0 || klen > VC_CACHE_KEY_MAX || mdb_get(txn, d->cache, &k, &v) != 0 ||
+        vc_cache_entry_parse(v.mv_data, v.mv_size, &e) != 0)
+        return 0; /* gone since (purged, evicted): nothing to move */
+    /* Copied before any write: v is valid only until the next one. */
+    char *copy = vc_malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    unsigned char sk[8];
+    vc_store_u64_key(e.seq, sk);
+    MDB_val s = {8, sk};
+    int rc = mdb_del(txn, d->seq, &s, NULL);
+    vc_cache_entry_set_seq(copy, ++x->seq);
+    MDB_val nv = {v.mv_size, copy};
+    if (rc == 0 || rc == MDB_NOTFOUND)
+        rc = mdb_put(txn, d->cache, &k, &nv, 0);
+    free(copy);
+    vc_store_u64_key(x->seq, sk);
+    if (rc == 0)
+        rc = mdb_put(txn, d->seq, &s, &k, 0);
+    return rc ? vc_store_err(rc) : 0;
+}
+
+static int touch_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    touch_ctx_t *t = arg;
+    dbs_t d;
+    int r = begin(txn, dbi, &d, &t->x);
+    for (size_t i = 0; i < t->n && r >= 0; i++)
+        r = touch_one(txn, &d, t->keys[i].data, t->keys[i].len, &t->x);
+    if (r >= 0)
+        r = write_meta(txn, &d, &t->x);
+    return r;
+}
+
+int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t n)
+{
+    touch_ctx_t t = {.cs = cs, .keys = keys, .n = n};
+    int r = vc_store_write(cs->st, VC_DB_CACHE, touch_txn, &t);
+    if (r == 0)
+        apply(cs, &t.x);
+    return r;
 }
 
 /* ---- checking ------------------------------------------------------------ */

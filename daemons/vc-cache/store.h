@@ -1,7 +1,8 @@
 /*
  * The cache in LMDB, as its only writer keeps it (libcommon/vc_cache.h
  * has the layout): offers stored in batches, one transaction each; the
- * oldest entries evicted past cache.max_size; purges by URL, prefix, tag
+ * least recently used entries evicted past cache.max_size (the fronts
+ * report hits); purges by URL, prefix, tag
  * or everything, hard (gone) or soft (stale: the next request refreshes
  * it). A transaction is all or nothing: a crash at any point leaves the
  * entries as they were before it or after it.
@@ -43,6 +44,10 @@ long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, 
  * host without a port matches the key's host with any port). */
 long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *value, int soft, char *const *hosts,
                              size_t nhosts);
+
+/* The entries of keys were hit lately: they move to the recent end of the
+ * eviction order (least recently used first out). 0, or a negative error. */
+int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t n);
 
 void cache_store_counts(cache_store_t *cs, cache_counts_t *out);
 

@@ -109,9 +109,10 @@ static MDB_txn *begin(void)
     return NULL;
 }
 
-static uint64_t epoch_in(MDB_txn *txn)
+/* A count of cache_meta (vc_cache.h), or 0. */
+static uint64_t meta_in(MDB_txn *txn, const char *name)
 {
-    MDB_val k = {strlen(VC_CACHE_META_EPOCH), VC_CACHE_META_EPOCH}, v;
+    MDB_val k = {strlen(name), (void *)name}, v;
     uint64_t n = 0;
     if (mdb_get(txn, rt.meta, &k, &v) == 0 && v.mv_size == sizeof(n))
         memcpy(&n, v.mv_data, sizeof(n));
@@ -124,7 +125,7 @@ int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *ep
     MDB_txn *txn = ready() ? begin() : NULL;
     if (txn == NULL)
         return 0;
-    *epoch = epoch_in(txn);
+    *epoch = meta_in(txn, VC_CACHE_META_EPOCH);
     MDB_val k = {klen, (void *)key}, v;
     return mdb_get(txn, rt.dbi, &k, &v) == 0 && vc_cache_entry_parse(v.mv_data, v.mv_size, e) == 0;
 }
@@ -140,7 +141,7 @@ uint64_t cache_epoch(void)
     MDB_txn *txn = ready() ? begin() : NULL;
     if (txn == NULL)
         return 0;
-    uint64_t n = epoch_in(txn);
+    uint64_t n = meta_in(txn, VC_CACHE_META_EPOCH);
     mdb_txn_reset(txn);
     return n;
 }
@@ -338,9 +339,13 @@ void cache_serve(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const c
     h2o_send_inline(req, e->body, e->body_len); /* copies the body */
 }
 
-/* A hit, fresh (ttl >= 0) or stale (served while refreshed). */
-static void serve_hit(front_t *f, h2o_req_t *req, const vc_cache_entry_t *e, int64_t now)
+/* A hit, fresh (ttl >= 0) or stale (served while refreshed), inside the
+ * lookup's transaction. An entry in the older half of the eviction order
+ * is reported, so that what is used is evicted last. */
+static void serve_hit(front_t *f, h2o_req_t *req, const char *key, size_t klen, const vc_cache_entry_t *e, int64_t now)
 {
+    if (rt.txn && e->seq + meta_in(rt.txn, "entries") / 2 < meta_in(rt.txn, "seq"))
+        cache_recency_note(f, req, key, klen);
     char status[96];
     int64_t ttl = e->fresh_ms - now;
     if (ttl >= 0) {
@@ -492,7 +497,7 @@ static int take(const seam_request_t *r, void *state)
     vc_cache_entry_t e;
     int found = cache_lookup(key, klen, &e, &epoch);
     if (found && now < e.fresh_ms) {
-        serve_hit(f, req, &e, now);
+        serve_hit(f, req, key, klen, &e, now);
         cache_lookup_end();
         return 1;
     }
@@ -511,7 +516,7 @@ static int take(const seam_request_t *r, void *state)
          * first: it copies this request, which may be done once served). */
         if ((fl == NULL || !flight_running(fl)) && cache_refresh(r, key, klen, epoch) == 0)
             f->stats.cache_refreshes++;
-        serve_hit(f, req, &e, now);
+        serve_hit(f, req, key, klen, &e, now);
         cache_lookup_end();
         return 1;
     }

@@ -8,6 +8,7 @@
  *   cache_refresh.c  a request of the front's own that refreshes a stale
  *                    entry while the stale one is served
  *   cache_admin.c    the purge API on the admin listener
+ *   cache_recency.c  hits reported to vc-cache, for eviction by recency
  * Everything runs in the front's event loop.
  */
 #ifndef VC_FRONT_CACHE_INTERNAL_H
@@ -103,8 +104,18 @@ void cache_tap(front_t *f, h2o_req_t *req, const cache_tap_args_t *a);
  * vc_cache_purge_tags()) go to vc-cache; and for an unsafe method to key
  * (NULL: not one), once it succeeds, what is stored goes. */
 void cache_tap_invalidator(front_t *f, const site_rt_t *site, h2o_req_t *req, const char *key, size_t klen);
+/* Sends a message to vc-cache's cache-in without waiting: dropped (and
+ * counted) when its queue is full. */
+struct Vc__CacheStore;
+void cache_push(front_t *f, const struct Vc__CacheStore *cs);
 /* Sends r (routed to PHP) on to the PHP backend, past the cache. */
 int cache_to_php(const seam_request_t *r);
+
+/* ---- cache_recency.c ------------------------------------------------------- */
+
+/* key's entry, in the older half of the eviction order, was hit: reported
+ * to vc-cache within a second, to be evicted later. */
+void cache_recency_note(front_t *f, h2o_req_t *req, const char *key, size_t klen);
 
 /* ---- cache_admin.c --------------------------------------------------------- */
 

@@ -66,7 +66,7 @@ static int not_kept(const h2o_header_t *h)
 
 /* Sends a message to vc-cache without waiting: dropped (and counted)
  * when its queue is full. */
-static void push(front_t *f, const Vc__CacheStore *cs)
+void cache_push(front_t *f, const Vc__CacheStore *cs)
 {
     if (push_sock == NULL) {
         char *ep = vc_config_endpoint(f->d.cfg, "cache-in");
@@ -142,7 +142,7 @@ static void offer(keeper_t *k, h2o_req_t *req, int64_t now)
     cs.error_ms = cs.fresh_ms + k->dec.error_ms;
     cs.tags = k->tags;
     cs.n_tags = k->ntags;
-    push(t->f, &cs);
+    cache_push(t->f, &cs);
 }
 
 static void keeper_free(keeper_t *k)
@@ -350,7 +350,7 @@ static void purges_from_php(front_t *f, h2o_req_t *req, const site_rt_t *site)
         p.n_hosts = nhosts;
         Vc__CacheStore cs = VC__CACHE_STORE__INIT;
         cs.purge = &p;
-        push(f, &cs);
+        cache_push(f, &cs);
     }
 }
 
@@ -473,7 +473,7 @@ static void invalidate(front_t *f, const char *key, size_t klen)
         cs.key.data = (uint8_t *)key;
         cs.key.len = klen;
         cs.invalidate = 1;
-        push(f, &cs);
+        cache_push(f, &cs);
     }
 }
 
