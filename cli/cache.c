@@ -51,7 +51,8 @@ static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
         return 1;
     int ok = r->ok;
     if (ok)
-        printf("%s (purge %s)\n", r->message, vc_reply_get(r, "id") ? vc_reply_get(r, "id") : "-");
+        printf("%s (purge %s) in %s ms\n", r->message, vc_reply_get(r, "id") ? vc_reply_get(r, "id") : "-",
+               vc_reply_get(r, "ms") ? vc_reply_get(r, "ms") : "?");
     else
         fprintf(stderr, "vc cache purge: %s\n", r->message);
     vc__reply__free_unpacked(r, NULL);

@@ -23,7 +23,11 @@ static int call(void *zctx, const vc_config_t *cfg, const char *daemon, const ch
 {
     char *name = vc_asprintf("ctl-%s", daemon);
     char *ep = vc_config_endpoint(cfg, name);
-    long timeout = strcmp(verb, "restart") == 0 || strcmp(verb, "reload") == 0 ? REPLACE_TIMEOUT_MS : CALL_TIMEOUT_MS;
+    /* A replacement, or a walk of the whole cache (a purge, a check of a
+     * million entries), takes its time. */
+    int long_one =
+        !strcmp(verb, "restart") || !strcmp(verb, "reload") || !strcmp(verb, "purge") || !strcmp(verb, "check");
+    long timeout = long_one ? REPLACE_TIMEOUT_MS : CALL_TIMEOUT_MS;
     int r = vc_ctl_call(zctx, ep, verb, args, nargs, timeout, out);
     free(ep);
     free(name);

@@ -41,15 +41,18 @@ typedef struct cache {
 static const char *const kinds[] = {"url", "prefix", "tag", "all"};
 
 /* A purge done: its id, logged and published (the cluster replays it). */
-static void purged(cache_t *c, size_t k, const char *value, int soft, long n, const char *by, char *id, size_t idlen)
+static void purged(cache_t *c, size_t k, const char *value, int soft, long n, uint64_t ms, const char *by, char *id,
+                   size_t idlen)
 {
     snprintf(id, idlen, "%lld-%d-%llu", (long long)time(NULL), (int)getpid(), (unsigned long long)++c->purges);
     char count[24];
     snprintf(count, sizeof(count), "%ld", n);
-    vc_log(VC_LOG_NOTICE, "purge", "purge %s by %s: %s %s%s: %ld entr%s", id, by, kinds[k], value,
-           soft ? " (soft)" : "", n, n == 1 ? "y" : "ies");
+    char took[24];
+    snprintf(took, sizeof(took), "%llu", (unsigned long long)ms);
+    vc_log(VC_LOG_NOTICE, "purge", "purge %s by %s: %s %s%s: %ld entr%s in %llu ms", id, by, kinds[k], value,
+           soft ? " (soft)" : "", n, n == 1 ? "y" : "ies", (unsigned long long)ms);
     vc_bus_publish(c->d.bus, "cache.purged", VC__SEVERITY__NOTICE, "id", id, "kind", kinds[k], "value", value, "soft",
-                   soft ? "1" : "0", "entries", count, "by", by, NULL);
+                   soft ? "1" : "0", "entries", count, "by", by, "ms", took, NULL);
 }
 
 /* purge KIND VALUE [soft]: the purge runs at once; the reply says how many
@@ -66,6 +69,7 @@ static void on_purge(cache_t *c, const Vc__Command *cmd, Vc__Reply *reply)
     }
     const char *value = k == PURGE_ALL ? "" : cmd->args[1];
     int soft = cmd->n_args > (k == PURGE_ALL ? 1u : 2u) && strcmp(cmd->args[cmd->n_args - 1], "soft") == 0;
+    uint64_t t0 = vc_mono_ms();
     long n = cache_store_purge(c->cs, (purge_kind_t)k, value, soft);
     if (n < 0) {
         vc_reply_fail(reply, "purge failed: %s",
@@ -73,10 +77,11 @@ static void on_purge(cache_t *c, const Vc__Command *cmd, Vc__Reply *reply)
         return;
     }
     char id[40];
-    purged(c, k, value, soft, n, "operator", id, sizeof(id));
+    purged(c, k, value, soft, n, vc_mono_ms() - t0, "operator", id, sizeof(id));
     vc_reply_ok(reply, "purged %ld entr%s", n, n == 1 ? "y" : "ies");
     vc_reply_field(reply, "id", "%s", id);
     vc_reply_field(reply, "entries", "%ld", n);
+    vc_reply_field(reply, "ms", "%llu", (unsigned long long)(vc_mono_ms() - t0));
 }
 
 /* Tags a site's PHP purged (vc_cache_purge_tags()), on its hosts only. */
@@ -85,10 +90,11 @@ static void on_php_purge(cache_t *c, const Vc__CachePurge *p)
     if (p->n_hosts == 0)
         return; /* never everyone's */
     for (size_t i = 0; i < p->n_tags && i < VC_CACHE_TAGS_MAX; i++) {
+        uint64_t t0 = vc_mono_ms();
         long n = cache_store_purge_hosts(c->cs, PURGE_TAG, p->tags[i], p->soft, p->hosts, p->n_hosts);
         char id[40];
         if (n >= 0)
-            purged(c, PURGE_TAG, p->tags[i], p->soft, n, "php", id, sizeof(id));
+            purged(c, PURGE_TAG, p->tags[i], p->soft, n, vc_mono_ms() - t0, "php", id, sizeof(id));
     }
 }
 

@@ -419,6 +419,19 @@ static int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, i
     return rc == 0 || rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
 }
 
+typedef struct key_ref {
+    const char *key;
+    size_t len;
+} key_ref_t;
+
+/* LMDB's default order of keys: bytes, then the shorter first. */
+static int key_order(const void *a, const void *b)
+{
+    const key_ref_t *x = a, *y = b;
+    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
 /* "scheme://host/rest" split; 0, or -1 if it is not such a URL. */
 static int split_url(const char *url, const char **host, size_t *hlen, const char **path, size_t *plen,
                      const char **query, size_t *qlen)
@@ -492,8 +505,15 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
             }
         }
     }
+    /* In the cache's own order (a tag's rows come in the order of their
+     * keys' hashes): each page of entries is reached once, in turn. */
+    key_ref_t *order = vc_malloc((n ? n : 1) * sizeof(*order));
+    for (size_t i = 0; i < n; i++)
+        order[i] = (key_ref_t){keys[i], lens[i]};
+    qsort(order, n, sizeof(*order), key_order);
     for (size_t i = 0; i < n && r >= 0; i++)
-        r = purge_key(txn, &d, p, keys[i], lens[i]);
+        r = purge_key(txn, &d, p, order[i].key, order[i].len);
+    free(order);
     for (size_t i = 0; i < n; i++)
         free(keys[i]);
     free(keys);
