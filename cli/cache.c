@@ -97,8 +97,8 @@ static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
         return 1;
     unsigned long long fc[F_COUNT];
     front_counts(zctx, cfg, fc);
-    static const char *const keys[] = {"entries", "bytes",  "max_size",    "stored", "refused",
-                                       "evicted", "purged", "invalidated", "offers", "malformed"};
+    static const char *const keys[] = {"entries", "bytes",       "max_size", "stored",    "refused",     "evicted",
+                                       "purged",  "invalidated", "offers",   "malformed", "soft_pending"};
     /* Answers PHP did not make for their request, of those looked up. */
     unsigned long long served = fc[F_HITS] + fc[F_STALE] + fc[F_COLLAPSED];
     double ratio = served + fc[F_MISSES] ? (double)served / (double)(served + fc[F_MISSES]) : 0;

@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         size_t vl = len < sizeof(value) - 1 ? len : sizeof(value) - 1;
         memcpy(value, rec, vl);
         value[vl] = '\0';
-        switch (kind % 6) {
+        switch (kind % 7) {
         case 0:
         case 1: {
             Vc__CacheStore *o = vc__cache_store__unpack(NULL, len, rec);
@@ -94,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         case 3: cache_store_purge(cs, PURGE_URL, value, kind & 0x80); break;
         case 4: cache_store_purge(cs, PURGE_PREFIX, value, kind & 0x80); break;
+        case 5: cache_store_maintain(cs); break;
         default: cache_store_purge(cs, PURGE_ALL, NULL, kind & 0x80); break;
         }
     }

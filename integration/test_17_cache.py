@@ -311,6 +311,23 @@ def test_a_soft_purge_keeps_the_entry_stale(cache_suite):
     assert h["cache-status"].startswith("Velocity; hit; ttl=") and run_of(body) == 2
 
 
+def test_a_soft_purge_is_a_mark_then_applied_to_each_entry(cache_suite):
+    """A soft purge of a tag commits as one row (vc_cache.h); vc-cache then
+    makes each entry stale itself, in the background, and drops the row:
+    what was purged stays stale, what was stored since stays fresh."""
+    s, a, b = cache_suite, new_id(), new_id()
+    tag = f"mark-{a}"
+    old = page(a, "Cache-Control: max-age=60", f"xkey: {tag}")
+    later = page(b, "Cache-Control: max-age=60", f"xkey: {tag}")
+    stored(s, old)
+    purge(s, "--tag", tag, "--soft")
+    stored(s, later)  # after the mark: not its
+    assert wait_for(lambda: json.loads(s.vc("cache", "stats", "--json").stdout)["soft_pending"] == 0, timeout=10)
+    assert "stale-while-revalidate" in get(s, old)[1]["cache-status"]
+    code, h, body = get(s, later)
+    assert h["cache-status"].startswith("Velocity; hit; ttl=") and "ttl=-" not in h["cache-status"]
+
+
 def test_purge_refuses_what_it_cannot_read(cache_suite):
     r = cache_suite.vc("cache", "purge", "--url", "not a url")
     assert r.returncode == 1 and "expected a URL" in r.stderr

@@ -10,7 +10,15 @@
  *   cache_seq   big-endian u64 seq -> key (eviction: the lowest first; an
  *               entry hit lately gets a new seq, so the least recently
  *               used go first)
- *   cache_meta  "entries", "bytes", "seq", "epoch" -> u64 (host order)
+ *   cache_meta  "entries", "bytes", "seq", "epoch", "soft_tags", "soft_all"
+ *               -> u64 (host order)
+ *   cache_soft  tag -> i64 ms: a soft purge of the tag, not yet applied to
+ *               each entry (vc-cache does so in the background)
+ *
+ * An entry is stale, whatever its fresh_ms, if it was stored at or before
+ * "soft_all", or before the cache_soft time of one of its tags: a soft
+ * purge of a tag or of everything is one row, so it commits at once
+ * however many entries it covers.
  *
  * "epoch" counts purges: a front that holds an answer in memory (one
  * request's answer served to the others that waited for it) serves it
@@ -45,6 +53,9 @@
 #define VC_DB_CACHE_SEQ "cache_seq"
 #define VC_DB_CACHE_META "cache_meta"
 #define VC_CACHE_META_EPOCH "epoch"
+#define VC_DB_CACHE_SOFT "cache_soft"
+#define VC_CACHE_META_SOFT_TAGS "soft_tags" /* rows in cache_soft */
+#define VC_CACHE_META_SOFT_ALL "soft_all"   /* ms of the last soft purge of everything */
 
 #define VC_CACHE_ENTRY_MAGIC 0x32454356u /* "VCE2": an older entry is a miss */
 #define VC_CACHE_KEY_MAX 511             /* LMDB's key limit: a longer URL is not cached */

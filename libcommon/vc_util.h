@@ -57,6 +57,8 @@ unsigned vc_sockaddr_host(const struct sockaddr *sa, char *buf, size_t len);
 /* Clocks: wall time for events and logs, monotonic for timeouts. */
 uint64_t vc_now_us(void);
 uint64_t vc_mono_ms(void);
+/* The wall clock in ms since the epoch (what the cache's entries keep). */
+int64_t vc_wall_ms(void);
 
 /* Parses "5m", "30s", "2h", "1d", "1500ms" into milliseconds; -1 on error. */
 int64_t vc_parse_duration_ms(const char *s);

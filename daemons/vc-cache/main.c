@@ -131,6 +131,7 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "evicted", "%llu", (unsigned long long)n.evicted);
         vc_reply_field(reply, "purged", "%llu", (unsigned long long)n.purged);
         vc_reply_field(reply, "invalidated", "%llu", (unsigned long long)n.invalidated);
+        vc_reply_field(reply, "soft_pending", "%llu", (unsigned long long)n.soft_tags);
     } else if (!strcmp(cmd->verb, "purge")) {
         on_purge(c, cmd, reply);
     } else if (!strcmp(cmd->verb, "check")) {
@@ -232,6 +233,7 @@ int main(int argc, char **argv)
                 if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
                     running = 0;
         if (vc_mono_ms() - last_sync >= 1000) {
+            cache_store_maintain(c.cs);
             mdb_env_sync(vc_store_env(c.store), 1);
             last_sync = vc_mono_ms();
         }

@@ -1,4 +1,4 @@
-#include "store.h"
+#include "store_internal.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -9,29 +9,11 @@
 #include <string.h>
 #include <strings.h>
 
-#define TAG_HASH 16 /* bytes of a key's hash in a tag row */
 /* Eviction goes below the limit by this share, so a full cache is not
  * evicted one entry per offer. */
 #define EVICT_TO_PERCENT 90
 
-struct cache_store {
-    vc_store_t *st;
-    const cache_settings_t *cfg;
-    cache_counts_t c;
-};
-
-typedef struct dbs {
-    MDB_dbi cache, tags, seq, meta;
-} dbs_t;
-
-/* What one write transaction changes, applied to the counts only once it
- * commits (vc_store_write may run it twice: a full map is grown first). */
-typedef struct delta {
-    uint64_t entries, bytes, seq, epoch;
-    uint64_t stored, evicted, purged, refused, invalidated;
-} delta_t;
-
-static int open_dbs(MDB_txn *txn, MDB_dbi cache, dbs_t *d)
+int open_dbs(MDB_txn *txn, MDB_dbi cache, dbs_t *d)
 {
     d->cache = cache;
     int rc = mdb_dbi_open(txn, VC_DB_CACHE_TAGS, MDB_CREATE, &d->tags);
@@ -39,10 +21,12 @@ static int open_dbs(MDB_txn *txn, MDB_dbi cache, dbs_t *d)
         rc = mdb_dbi_open(txn, VC_DB_CACHE_SEQ, MDB_CREATE, &d->seq);
     if (rc == 0)
         rc = mdb_dbi_open(txn, VC_DB_CACHE_META, MDB_CREATE, &d->meta);
+    if (rc == 0)
+        rc = mdb_dbi_open(txn, VC_DB_CACHE_SOFT, MDB_CREATE, &d->soft);
     return rc ? vc_store_err(rc) : 0;
 }
 
-static uint64_t meta_get(MDB_txn *txn, const dbs_t *d, const char *name)
+uint64_t meta_get(MDB_txn *txn, const dbs_t *d, const char *name)
 {
     MDB_val k = {strlen(name), (void *)name}, v;
     uint64_t n = 0;
@@ -51,22 +35,24 @@ static uint64_t meta_get(MDB_txn *txn, const dbs_t *d, const char *name)
     return n;
 }
 
-static int meta_put(MDB_txn *txn, const dbs_t *d, const char *name, uint64_t n)
+int meta_put(MDB_txn *txn, const dbs_t *d, const char *name, uint64_t n)
 {
     MDB_val k = {strlen(name), (void *)name}, v = {8, &n};
     return vc_store_err(mdb_put(txn, d->meta, &k, &v, 0));
 }
 
-static void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x)
+void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x)
 {
     x->entries = meta_get(txn, d, "entries");
     x->bytes = meta_get(txn, d, "bytes");
     x->seq = meta_get(txn, d, "seq");
     x->epoch = meta_get(txn, d, VC_CACHE_META_EPOCH);
+    x->soft_tags = meta_get(txn, d, VC_CACHE_META_SOFT_TAGS);
+    x->soft_all_ms = (int64_t)meta_get(txn, d, VC_CACHE_META_SOFT_ALL);
 }
 
 /* A write transaction's start: the databases, and the counts as they are. */
-static int begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x)
+int begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x)
 {
     int r = open_dbs(txn, cache, d);
     memset(x, 0, sizeof(*x));
@@ -75,7 +61,7 @@ static int begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x)
     return r;
 }
 
-static int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x)
+int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x)
 {
     int r = meta_put(txn, d, "entries", x->entries);
     if (r == 0)
@@ -84,11 +70,15 @@ static int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x)
         r = meta_put(txn, d, "seq", x->seq);
     if (r == 0)
         r = meta_put(txn, d, VC_CACHE_META_EPOCH, x->epoch);
+    if (r == 0)
+        r = meta_put(txn, d, VC_CACHE_META_SOFT_TAGS, x->soft_tags);
+    if (r == 0)
+        r = meta_put(txn, d, VC_CACHE_META_SOFT_ALL, (uint64_t)x->soft_all_ms);
     return r;
 }
 
 /* tag NUL hash(key): short whatever the key's length. */
-static size_t tag_row(const char *tag, size_t tlen, const void *key, size_t klen, unsigned char *out)
+size_t tag_row(const char *tag, size_t tlen, const void *key, size_t klen, unsigned char *out)
 {
     memcpy(out, tag, tlen);
     out[tlen] = '\0';
@@ -99,7 +89,7 @@ static size_t tag_row(const char *tag, size_t tlen, const void *key, size_t klen
 /* Removes key's entry with its tag and eviction rows. key must not point
  * into the map (it changes under the deletes). 1 if there was one, 0 if
  * not, or a negative error. */
-static int drop_entry(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, delta_t *x)
+int drop_entry(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, delta_t *x)
 {
     MDB_val k = {klen, (void *)key}, v;
     int rc = mdb_get(txn, d->cache, &k, &v);
@@ -303,13 +293,14 @@ static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     return r;
 }
 
-static void apply(cache_store_t *cs, const delta_t *x)
+void apply(cache_store_t *cs, const delta_t *x)
 {
     cs->c.entries = x->entries;
     cs->c.bytes = x->bytes;
     cs->c.stored += x->stored;
     cs->c.evicted += x->evicted;
     cs->c.purged += x->purged;
+    cs->c.soft_tags = x->soft_tags;
     cs->c.refused += x->refused;
     cs->c.invalidated += x->invalidated;
 }
@@ -324,223 +315,6 @@ int cache_store_put(cache_store_t *cs, Vc__CacheStore *const *offers, size_t n)
     }
     apply(cs, &p.x);
     return 0;
-}
-
-/* ---- purges -------------------------------------------------------------- */
-
-typedef struct purge_ctx {
-    cache_store_t *cs;
-    purge_kind_t kind;
-    const char *value;
-    int soft;
-    char *const *hosts; /* none: every host */
-    size_t nhosts;
-    delta_t x;
-} purge_ctx_t;
-
-/* Whether key ("scheme://host/...") is on one of p's hosts. */
-static int on_hosts(const purge_ctx_t *p, const char *key, size_t klen)
-{
-    if (p->nhosts == 0)
-        return 1;
-    const char *h = memmem(key, klen, "://", 3);
-    if (h == NULL)
-        return 0;
-    h += 3;
-    const char *end = memchr(h, '/', klen - (size_t)(h - key));
-    size_t hl = end ? (size_t)(end - h) : klen - (size_t)(h - key);
-    const char *colon = hl && h[0] != '[' ? memchr(h, ':', hl) : NULL;
-    size_t name = colon ? (size_t)(colon - h) : hl;
-    for (size_t i = 0; i < p->nhosts; i++) {
-        size_t l = strlen(p->hosts[i]);
-        if ((l == hl && memcmp(h, p->hosts[i], l) == 0) || (l == name && memcmp(h, p->hosts[i], l) == 0))
-            return 1;
-    }
-    return 0;
-}
-
-/* The entry stays, but is no longer fresh: the next request refreshes it. */
-static int soften(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen)
-{
-    MDB_val k = {klen, (void *)key}, v;
-    int rc = mdb_get(txn, d->cache, &k, &v);
-    if (rc == MDB_NOTFOUND)
-        return 0;
-    vc_cache_entry_t e;
-    if (rc != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, &e) != 0)
-        return rc ? vc_store_err(rc) : 0;
-    if (e.fresh_ms == 0)
-        return 1; /* already */
-    char *copy = vc_malloc(v.mv_size);
-    memcpy(copy, v.mv_data, v.mv_size);
-    vc_cache_entry_set_fresh(copy, 0);
-    MDB_val nv = {v.mv_size, copy};
-    rc = mdb_put(txn, d->cache, &k, &nv, 0);
-    free(copy);
-    return rc ? vc_store_err(rc) : 1;
-}
-
-static int purge_key(MDB_txn *txn, const dbs_t *d, purge_ctx_t *p, const void *key, size_t klen)
-{
-    if (!on_hosts(p, key, klen))
-        return 0;
-    int r = p->soft ? soften(txn, d, key, klen) : drop_entry(txn, d, key, klen, &p->x);
-    if (r > 0)
-        p->x.purged++;
-    return r;
-}
-
-/* Keys (copied: they change under the deletes) of dbi's rows whose key
- * starts with prefix; for tags the value is the entry's key. */
-static int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
-                   size_t *n)
-{
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, dbi, &cur);
-    if (rc != 0)
-        return vc_store_err(rc);
-    MDB_val k = {plen, (void *)prefix}, v;
-    size_t cap = 0;
-    for (rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
-            break;
-        const MDB_val *take = values ? &v : &k;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            *out = vc_realloc(*out, cap * sizeof(char *));
-            *lens = vc_realloc(*lens, cap * sizeof(size_t));
-        }
-        (*out)[*n] = vc_malloc(take->mv_size + 1);
-        memcpy((*out)[*n], take->mv_data, take->mv_size);
-        (*lens)[(*n)++] = take->mv_size;
-    }
-    mdb_cursor_close(cur);
-    return rc == 0 || rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
-}
-
-typedef struct key_ref {
-    const char *key;
-    size_t len;
-} key_ref_t;
-
-/* LMDB's default order of keys: bytes, then the shorter first. */
-static int key_order(const void *a, const void *b)
-{
-    const key_ref_t *x = a, *y = b;
-    int c = memcmp(x->key, y->key, x->len < y->len ? x->len : y->len);
-    return c ? c : (x->len > y->len) - (x->len < y->len);
-}
-
-/* "scheme://host/rest" split; 0, or -1 if it is not such a URL. */
-static int split_url(const char *url, const char **host, size_t *hlen, const char **path, size_t *plen,
-                     const char **query, size_t *qlen)
-{
-    const char *p = strstr(url, "://");
-    if (p == NULL)
-        return -1;
-    *host = p + 3;
-    const char *slash = strchr(*host, '/');
-    *hlen = slash ? (size_t)(slash - *host) : strlen(*host);
-    *path = slash ? slash : "/";
-    const char *q = slash ? strchr(slash, '?') : NULL;
-    *plen = q ? (size_t)(q - *path) : strlen(*path);
-    *query = q ? q + 1 : "";
-    *qlen = q ? strlen(q + 1) : 0;
-    return *hlen ? 0 : -1;
-}
-
-static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
-{
-    purge_ctx_t *p = arg;
-    const cache_settings_t *cfg = p->cs->cfg;
-    dbs_t d;
-    int r = begin(txn, dbi, &d, &p->x);
-    if (r < 0)
-        return r;
-    char **keys = NULL;
-    size_t *lens = NULL, n = 0;
-    if (p->kind == PURGE_TAG) {
-        size_t tl = strlen(p->value);
-        char row[VC_CACHE_TAG_MAX + 2];
-        if (tl == 0 || tl > VC_CACHE_TAG_MAX)
-            return 0;
-        memcpy(row, p->value, tl);
-        row[tl] = '\0';
-        r = collect(txn, d.tags, row, tl + 1, 1, &keys, &lens, &n);
-    } else if (p->kind == PURGE_ALL && !p->soft && p->nhosts == 0) {
-        /* Everything goes: the databases are emptied, not walked. */
-        MDB_dbi all[] = {d.cache, d.tags, d.seq};
-        for (size_t i = 0; i < VC_ARRAY_SIZE(all) && r >= 0; i++)
-            r = vc_store_err(mdb_drop(txn, all[i], 0));
-        p->x.purged = p->x.entries;
-        p->x.entries = p->x.bytes = 0;
-    } else if (p->kind == PURGE_ALL) {
-        r = collect(txn, d.cache, "", 0, 0, &keys, &lens, &n);
-    } else {
-        const char *host, *path, *query;
-        size_t hlen, plen, qlen;
-        if (split_url(p->value, &host, &hlen, &path, &plen, &query, &qlen) < 0)
-            return -EINVAL;
-        static const char *const schemes[] = {"http", "https"};
-        for (size_t s = 0; s < 2 && r >= 0; s++) {
-            char key[VC_CACHE_KEY_MAX];
-            size_t klen;
-            if (p->kind == PURGE_URL) {
-                klen = vc_cache_key(schemes[s], host, hlen, path, plen, query, qlen, cfg->strip_params,
-                                    cfg->nstrip_params, key, sizeof(key));
-                if (klen) {
-                    keys = vc_realloc(keys, (n + 1) * sizeof(char *));
-                    lens = vc_realloc(lens, (n + 1) * sizeof(size_t));
-                    keys[n] = vc_malloc(klen);
-                    memcpy(keys[n], key, klen);
-                    lens[n++] = klen;
-                }
-            } else {
-                /* A prefix is taken as written, but for the host's case
-                 * and default port, as in a key. */
-                klen = vc_cache_key(schemes[s], host, hlen, path, plen, NULL, 0, NULL, 0, key, sizeof(key));
-                if (klen && qlen == 0)
-                    r = collect(txn, d.cache, key, klen, 0, &keys, &lens, &n);
-            }
-        }
-    }
-    /* In the cache's own order (a tag's rows come in the order of their
-     * keys' hashes): each page of entries is reached once, in turn. */
-    key_ref_t *order = vc_malloc((n ? n : 1) * sizeof(*order));
-    for (size_t i = 0; i < n; i++)
-        order[i] = (key_ref_t){keys[i], lens[i]};
-    qsort(order, n, sizeof(*order), key_order);
-    for (size_t i = 0; i < n && r >= 0; i++)
-        r = purge_key(txn, &d, p, order[i].key, order[i].len);
-    free(order);
-    for (size_t i = 0; i < n; i++)
-        free(keys[i]);
-    free(keys);
-    free(lens);
-    /* Answers a front keeps in memory from before now are not served
-     * again (vc_cache.h). */
-    p->x.epoch++;
-    if (r >= 0)
-        r = write_meta(txn, &d, &p->x);
-    return r;
-}
-
-long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, int soft)
-{
-    return cache_store_purge_hosts(cs, kind, value, soft, NULL, 0);
-}
-
-long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *value, int soft, char *const *hosts,
-                             size_t nhosts)
-{
-    purge_ctx_t p = {
-        .cs = cs, .kind = kind, .value = value ? value : "", .soft = soft, .hosts = hosts, .nhosts = nhosts};
-    int r = vc_store_write(cs->st, VC_DB_CACHE, purge_txn, &p);
-    if (r < 0)
-        return r;
-    apply(cs, &p.x);
-    return (long)p.x.purged;
 }
 
 /* ---- life ---------------------------------------------------------------- */
@@ -572,6 +346,7 @@ cache_store_t *cache_store_new(vc_store_t *st, const cache_settings_t *cfg)
     }
     cs->c.entries = c.x.entries;
     cs->c.bytes = c.x.bytes;
+    cs->c.soft_tags = c.x.soft_tags;
     return cs;
 }
 
@@ -645,79 +420,4 @@ int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t
     if (r == 0)
         apply(cs, &t.x);
     return r;
-}
-
-/* ---- checking ------------------------------------------------------------ */
-
-typedef struct check_ctx {
-    uint64_t entries;
-    char *err;
-    size_t errlen;
-} check_ctx_t;
-
-static int bad(check_ctx_t *c, const char *what, const MDB_val *key)
-{
-    snprintf(c->err, c->errlen, "%s: %.*s", what, (int)(key->mv_size > 200 ? 200 : key->mv_size),
-             (const char *)key->mv_data);
-    return -EINVAL;
-}
-
-static int check_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
-{
-    check_ctx_t *c = arg;
-    dbs_t d;
-    int r = open_dbs(txn, dbi, &d);
-    if (r < 0)
-        return r;
-    MDB_cursor *cur;
-    MDB_val k, v;
-    uint64_t n = 0;
-    if (mdb_cursor_open(txn, dbi, &cur) != 0)
-        return -EIO;
-    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0 && r == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        vc_cache_entry_t e;
-        unsigned char sk[8];
-        if (vc_cache_entry_parse(v.mv_data, v.mv_size, &e) != 0) {
-            r = bad(c, "an entry that does not read whole", &k);
-            break;
-        }
-        vc_store_u64_key(e.seq, sk);
-        MDB_val s = {8, sk}, sv;
-        if (mdb_get(txn, d.seq, &s, &sv) != 0 || sv.mv_size != k.mv_size || memcmp(sv.mv_data, k.mv_data, k.mv_size))
-            r = bad(c, "an entry without its eviction row", &k);
-        n++;
-    }
-    mdb_cursor_close(cur);
-    /* Every eviction row and tag row names an entry that is there. */
-    MDB_dbi others[2] = {d.seq, d.tags};
-    for (int i = 0; i < 2 && r == 0; i++) {
-        if (mdb_cursor_open(txn, others[i], &cur) != 0)
-            return -EIO;
-        for (int rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-            MDB_val ev;
-            if (mdb_get(txn, dbi, &v, &ev) != 0) {
-                r = bad(c, i ? "a tag row for no entry" : "an eviction row for no entry", &v);
-                break;
-            }
-        }
-        mdb_cursor_close(cur);
-    }
-    if (r == 0 && meta_get(txn, &d, "entries") != n) {
-        snprintf(c->err, c->errlen, "%llu entries, counted as %llu", (unsigned long long)n,
-                 (unsigned long long)meta_get(txn, &d, "entries"));
-        r = -EINVAL;
-    }
-    c->entries = n;
-    return r;
-}
-
-long cache_store_check(cache_store_t *cs, char *err, size_t errlen)
-{
-    check_ctx_t c = {.err = err, .errlen = errlen};
-    *err = '\0';
-    int r = vc_store_read(cs->st, VC_DB_CACHE, check_txn, &c);
-    if (r < 0 && *err == '\0')
-        snprintf(err, errlen, "%s", vc_strerror(r));
-    return r < 0 ? -1 : (long)c.entries;
 }

@@ -21,6 +21,7 @@ typedef struct cache_counts {
     uint64_t stored, evicted, purged; /* since start */
     uint64_t refused;                 /* offers that were not storable */
     uint64_t invalidated;             /* entries dropped for an unsafe method */
+    uint64_t soft_tags;               /* soft purges by tag not yet applied entry by entry */
 } cache_counts_t;
 
 typedef enum { PURGE_URL, PURGE_PREFIX, PURGE_TAG, PURGE_ALL } purge_kind_t;
@@ -44,6 +45,10 @@ long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, 
  * host without a port matches the key's host with any port). */
 long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *value, int soft, char *const *hosts,
                              size_t nhosts);
+
+/* A slice of the background work: soft purges by tag applied to their
+ * entries (purge.c). Called about once a second. 0, or a negative error. */
+int cache_store_maintain(cache_store_t *cs);
 
 /* The entries of keys were hit lately: they move to the recent end of the
  * eviction order (least recently used first out). 0, or a negative error. */

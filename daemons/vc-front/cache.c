@@ -36,7 +36,7 @@ static struct {
     const cache_settings_t *cfg;
     vc_store_t *store;
     MDB_txn *txn; /* reset between lookups, renewed for the next */
-    MDB_dbi dbi, meta;
+    MDB_dbi dbi, meta, soft;
     int dbi_open;
     uint64_t next_try_ms;
 } rt;
@@ -82,6 +82,8 @@ static int ready(void)
     int rc = mdb_dbi_open(t, VC_DB_CACHE, 0, &rt.dbi);
     if (rc == 0)
         rc = mdb_dbi_open(t, VC_DB_CACHE_META, 0, &rt.meta);
+    if (rc == 0)
+        rc = mdb_dbi_open(t, VC_DB_CACHE_SOFT, 0, &rt.soft);
     if (rc == 0) {
         mdb_txn_commit(t); /* keeps the handle for later transactions */
         rt.dbi_open = 1;
@@ -119,6 +121,28 @@ static uint64_t meta_in(MDB_txn *txn, const char *name)
     return n;
 }
 
+/* Whether a soft purge of everything, or of one of e's tags, came after e
+ * was stored (vc_cache.h: they are marks, applied to entries later). */
+static int soft_purged(MDB_txn *txn, const vc_cache_entry_t *e)
+{
+    if ((int64_t)meta_in(txn, VC_CACHE_META_SOFT_ALL) >= e->stored_ms)
+        return 1;
+    if (e->ntags == 0 || meta_in(txn, VC_CACHE_META_SOFT_TAGS) == 0)
+        return 0;
+    size_t pos = 0;
+    uint32_t i = 0;
+    const char *tag;
+    size_t tl;
+    while (vc_cache_entry_tag(e, &pos, &i, &tag, &tl)) {
+        MDB_val k = {tl, (void *)tag}, v;
+        int64_t at;
+        if (mdb_get(txn, rt.soft, &k, &v) == 0 && v.mv_size == sizeof(at) && (memcpy(&at, v.mv_data, sizeof(at)), 1) &&
+            at >= e->stored_ms)
+            return 1;
+    }
+    return 0;
+}
+
 int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch)
 {
     *epoch = 0;
@@ -127,7 +151,11 @@ int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *ep
         return 0;
     *epoch = meta_in(txn, VC_CACHE_META_EPOCH);
     MDB_val k = {klen, (void *)key}, v;
-    return mdb_get(txn, rt.dbi, &k, &v) == 0 && vc_cache_entry_parse(v.mv_data, v.mv_size, e) == 0;
+    if (mdb_get(txn, rt.dbi, &k, &v) != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, e) != 0)
+        return 0;
+    if (e->fresh_ms > 0 && soft_purged(txn, e))
+        e->fresh_ms = 0; /* as the mark's application will make it */
+    return 1;
 }
 
 void cache_lookup_end(void)
