@@ -32,6 +32,10 @@ static void headers(const char *p, size_t len)
         }
         i = end + 1;
     }
+    char names[CACHE_VARY_LIST_MAX];
+    size_t vl = cache_policy_vary_names(h, n, names, sizeof(names));
+    if (vl != SIZE_MAX && (vl >= sizeof(names) || strlen(names) != vl))
+        __builtin_trap();
     cache_decision_t d;
     cache_policy_decide(200, h, n, 1790000000000LL, 10000, &d);
     if (d.store && (d.fresh_ms <= 0 || d.stale_ms < 0 || d.error_ms < d.stale_ms))

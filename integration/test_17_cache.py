@@ -81,7 +81,7 @@ def test_a_fresh_answer_is_stored_once_and_served_from_the_cache(cache_suite):
     (["Cache-Control: max-age=60, no-store"], {}, "private"),
     (["Cache-Control: no-cache, max-age=60"], {}, "no-cache"),
     (["Cache-Control: max-age=60", "Vary: *"], {}, "vary"),
-    (["Cache-Control: max-age=60", "Vary: Cookie"], {}, "vary"),
+    (["Cache-Control: max-age=60", "Vary: a, b, c, d, e, f, g, h, i"], {}, "vary"),
     ([], {}, "no-lifetime"),
     (["Cache-Control: max-age=0"], {}, "expired"),
     (["Cache-Control: max-age=60"], {"status": 500}, "status"),
@@ -116,6 +116,32 @@ def test_requests_that_bypass_the_cache_neither_read_nor_store(cache_suite, args
     # A cookie that is not a session's is not a reason.
     code, h, body = get(s, path, "-H", "Cookie: theme=dark; NOTPHPSESSID=1")
     assert h["cache-status"].startswith("Velocity; hit")
+
+
+def test_a_page_that_varies_is_stored_once_per_variant(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", "Vary: X-Lang, Accept-Encoding")
+    fr, de = ["-H", "X-Lang: fr"], ["-H", "X-Lang:  de "]
+    code, h, body = get(s, path, *fr)
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored" and run_of(body) == 1
+    assert wait_for(lambda: get(s, path, *fr)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    # Another value, or none: variants of their own, found missing.
+    code, h, body = get(s, path, *de)
+    assert h["cache-status"] == "Velocity; fwd=vary-miss; stored" and run_of(body) == 2
+    code, h, body = get(s, path)
+    assert h["cache-status"] == "Velocity; fwd=vary-miss; stored" and run_of(body) == 3
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    assert wait_for(lambda: get(s, path, "-H", "X-Lang: de")[1]["cache-status"].startswith("Velocity; hit"),
+                    timeout=5)
+    for args, run in ((fr, 1), (["-H", "x-lang: de"], 2), ([], 3)):
+        code, h, body = get(s, path, *args)
+        assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == run, (args, h)
+        assert h["vary"] == "X-Lang, Accept-Encoding"
+    # A purge of the URL takes every variant.
+    n, _ = purge(s, "--url", s.url(path))
+    assert n == 4  # the page's marker and its three variants
+    code, h, body = get(s, path, *fr)
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored" and run_of(body) == 4
 
 
 def test_ranges_are_answered_from_a_stored_body(cache_suite):
@@ -495,3 +521,18 @@ def test_php_purges_tags_of_its_own_hosts_only(cache_suite):
     assert get(s, f"/purge.php?tags={tag}&late=1")[2] == b"output first\nrefused\n"
     code, h, body = get(s, "/purge.php?tags=a%20b")
     assert body.startswith(b"ValueError: vc_cache_purge_tags(): Argument #1 ($tags) must hold tags"), body
+
+
+def test_a_prefix_purge_takes_both_schemes(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    stored(s, path)
+    # The same host over https (keys keep a port that is not the scheme's
+    # default): the prefix names both.
+    host = ["-H", f"Host: 127.0.0.1:{s.http}"]
+    code, _, _ = curl("-k", *host, s.surl(path))
+    assert code == 200
+    assert wait_for(lambda: "velocity; hit" in curl("-k", *host, s.surl(path))[1].lower(), timeout=5)
+    n, _ = purge(s, "--prefix", s.url("/cached.php"))
+    assert n >= 2
+    assert get(s, path)[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"

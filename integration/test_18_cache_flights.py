@@ -302,3 +302,27 @@ def test_eviction_spares_what_is_used(make_suite, tmp_path):
     assert get(s, unused)[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
     code, h, body = get(s, used)
     assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1
+
+
+def test_waiters_for_another_variant_get_their_own(flight_suite):
+    """Misses for a cold page that turns out to vary: a waiter whose
+    headers pick another variant than the first request's goes to PHP for
+    its own; one that picks the same gets the first's answer."""
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", "Vary: X-Lang", ms=300)
+    out = {}
+
+    def one(name, lang):
+        out[name] = get(s, path, "-H", f"X-Lang: {lang}")
+
+    first = threading.Thread(target=one, args=("first", "fr"))
+    first.start()
+    time.sleep(0.1)  # the first is at PHP; the others wait for it
+    others = [threading.Thread(target=one, args=(n, lang)) for n, lang in (("same", "fr"), ("other", "de"))]
+    for t in others:
+        t.start()
+    for t in [first] + others:
+        t.join(10)
+    assert run_of(out["first"][2]) == 1 and run_of(out["same"][2]) == 1
+    assert out["same"][1]["cache-status"] == "Velocity; fwd=uri-miss; collapsed"
+    assert run_of(out["other"][2]) == 2 and out["other"][1]["cache-status"] == "Velocity; fwd=uri-miss; stored"

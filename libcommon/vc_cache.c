@@ -46,6 +46,10 @@ size_t vc_cache_key(const char *scheme, const char *host, size_t hlen, const cha
         hlen -= dl;
     if (slen + 3 + hlen + plen + 1 + qlen > cap)
         return 0;
+    /* The variants' separator never comes from a URL (vc_cache_variant_key). */
+    if (memchr(host, VC_CACHE_VARIANT_SEP, hlen) || memchr(path, VC_CACHE_VARIANT_SEP, plen) ||
+        (qlen && memchr(query, VC_CACHE_VARIANT_SEP, qlen)))
+        return 0;
     memcpy(out, scheme, slen);
     at = slen;
     memcpy(out + at, "://", 3);
@@ -254,4 +258,29 @@ void vc_cache_entry_set_fresh(void *bytes, int64_t fresh_ms)
 void vc_cache_entry_set_seq(void *bytes, uint64_t seq)
 {
     put64((unsigned char *)bytes + 40, seq);
+}
+
+size_t vc_cache_variant_key(const char *base, size_t blen, const char *const *values, const size_t *lens, size_t n,
+                            char *out, size_t cap)
+{
+    if (blen + 1 > cap)
+        return 0;
+    memcpy(out, base, blen);
+    size_t at = blen;
+    out[at++] = VC_CACHE_VARIANT_SEP;
+    for (size_t i = 0; i < n; i++) {
+        const char *v = values[i] ? values[i] : "";
+        size_t l = values[i] ? lens[i] : 0;
+        while (l && (*v == ' ' || *v == '\t'))
+            v++, l--;
+        while (l && (v[l - 1] == ' ' || v[l - 1] == '\t'))
+            l--;
+        if (at + l + 1 > cap)
+            return 0;
+        for (size_t c = 0; c < l; c++) /* the separator may not come from a value */
+            out[at + c] = v[c] == VC_CACHE_VARIANT_SEP ? ' ' : v[c];
+        at += l;
+        out[at++] = VC_CACHE_VARIANT_SEP;
+    }
+    return at;
 }

@@ -93,6 +93,20 @@ static inline const cache_settings_t *vc_cache_settings_of(const struct vc_confi
 size_t vc_cache_key(const char *scheme, const char *host, size_t hlen, const char *path, size_t plen, const char *query,
                     size_t qlen, char *const *strip, size_t nstrip, char *out, size_t cap);
 
+/* Variants (an answer with Vary on request headers, Accept-Encoding
+ * aside): the entry at the page's key is a marker (status 0, one header,
+ * "Vary: a, b": the names, lower case, sorted), and each variant is stored
+ * under key SEP value-of-a SEP value-of-b SEP, the values as the request
+ * sent them (several fields joined by ", "), trimmed. */
+#define VC_CACHE_VARIANT_SEP '\x01'
+#define VC_CACHE_VARY_LIST_MAX 600
+
+/* The variant key for base (a key) and names ("a, b"), given each name's
+ * value (values[i], lens[i]; NULL: the request has none). Returns its
+ * length, or 0 if it does not fit cap (not cached). */
+size_t vc_cache_variant_key(const char *base, size_t blen, const char *const *values, const size_t *lens, size_t n,
+                            char *out, size_t cap);
+
 /* A header of an entry; name and value point into the entry's bytes. */
 typedef struct vc_cache_header {
     const char *name, *value;

@@ -48,7 +48,9 @@ static void policy(void)
     d = decide(200, H("Cache-Control", "max-age=60", "Vary", "*"));
     CHECK(!d.store && !strcmp(d.why, "vary"));
     d = decide(200, H("Cache-Control", "max-age=60", "Vary", "Cookie"));
-    CHECK(!d.store);
+    CHECK(d.store); /* a variant */
+    d = decide(200, H("Cache-Control", "max-age=60", "Vary", "a, b, c, d, e, f, g, h, i"));
+    CHECK(!d.store && !strcmp(d.why, "vary"));
     d = decide(200, H("Cache-Control", "max-age=60", "Vary", "accept-encoding , Accept-Encoding"));
     CHECK(d.store);
     d = decide(200, H("Content-Type", "text/html"));
@@ -131,6 +133,24 @@ static const char *key(const char *scheme, const char *host, const char *path, c
     return out;
 }
 
+static void variant_keys(void)
+{
+    char out[64];
+    const char *values[] = {" fr ", NULL,
+                            "a\x01"
+                            "b"};
+    size_t lens[] = {4, 0, 3};
+    size_t n = vc_cache_variant_key("http://h/p", 10, values, lens, 3, out, sizeof(out));
+    CHECK(n == 10 + 1 + 2 + 1 + 1 + 3 + 1 && !memcmp(out,
+                                                     "http://h/p\x01"
+                                                     "fr\x01\x01"
+                                                     "a b\x01",
+                                                     n));
+    CHECK(vc_cache_variant_key("http://h/p", 10, values, lens, 3, out, 15) == 0); /* does not fit */
+    /* A URL with the separator in it has no key. */
+    CHECK_STR(key("http", "h", "/a\x01", ""), "");
+}
+
 static void keys(void)
 {
     CHECK_STR(key("https", "Example.COM:443", "/a.php", ""), "https://example.com/a.php");
@@ -195,6 +215,32 @@ static void entries(void)
     free(buf);
 }
 
+static const char *vary(const char *const *pairs)
+{
+    static char out[CACHE_VARY_LIST_MAX];
+    cache_hdr_t h[16];
+    size_t n = 0;
+    for (; pairs[2 * n]; n++)
+        h[n] = (cache_hdr_t){pairs[2 * n], pairs[2 * n + 1], strlen(pairs[2 * n]), strlen(pairs[2 * n + 1])};
+    return cache_policy_vary_names(h, n, out, sizeof(out)) == SIZE_MAX ? "refused" : out;
+}
+
+static void varies(void)
+{
+    CHECK_STR(vary(H("Content-Type", "text/html")), "");
+    CHECK_STR(vary(H("Vary", "Accept-Encoding")), "");
+    CHECK_STR(vary(H("Vary", "X-Lang, Cookie", "vary", "cookie,accept-encoding , Accept-Language")),
+              "accept-language, cookie, x-lang");
+    CHECK_STR(vary(H("Vary", "*")), "refused");
+    CHECK_STR(vary(H("Vary", "a, *")), "refused");
+    CHECK_STR(vary(H("Vary", "a,b,c,d,e,f,g,h")), "a, b, c, d, e, f, g, h");
+    CHECK_STR(vary(H("Vary", "a,b,c,d,e,f,g,h,i")), "refused");
+    char longname[100];
+    memset(longname, 'x', 65);
+    longname[65] = '\0';
+    CHECK_STR(vary(H("Vary", longname)), "refused");
+}
+
 static int range(const char *v, uint64_t size, uint64_t *a, uint64_t *b)
 {
     return cache_policy_range(v, strlen(v), size, a, b);
@@ -224,7 +270,9 @@ int main(void)
 {
     policy();
     ranges();
+    varies();
     keys();
+    variant_keys();
     entries();
     return vc_test_result("cache_policy");
 }

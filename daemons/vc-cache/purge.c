@@ -86,35 +86,6 @@ static int purge_key(MDB_txn *txn, const dbs_t *d, purge_ctx_t *p, const void *k
     return r;
 }
 
-/* Keys (copied: they change under the deletes) of dbi's rows whose key
- * starts with prefix; for tags the value is the entry's key. */
-static int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
-                   size_t *n)
-{
-    MDB_cursor *cur;
-    int rc = mdb_cursor_open(txn, dbi, &cur);
-    if (rc != 0)
-        return vc_store_err(rc);
-    MDB_val k = {plen, (void *)prefix}, v;
-    size_t cap = 0;
-    for (rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST); rc == 0;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
-            break;
-        const MDB_val *take = values ? &v : &k;
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            *out = vc_realloc(*out, cap * sizeof(char *));
-            *lens = vc_realloc(*lens, cap * sizeof(size_t));
-        }
-        (*out)[*n] = vc_malloc(take->mv_size + 1);
-        memcpy((*out)[*n], take->mv_data, take->mv_size);
-        (*lens)[(*n)++] = take->mv_size;
-    }
-    mdb_cursor_close(cur);
-    return rc == 0 || rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
-}
-
 typedef struct key_ref {
     const char *key;
     size_t len;
@@ -221,22 +192,21 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
             return -EINVAL;
         static const char *const schemes[] = {"http", "https"};
         for (size_t s = 0; s < 2 && r >= 0; s++) {
-            char key[VC_CACHE_KEY_MAX];
+            char key[VC_CACHE_KEY_MAX + 1];
             size_t klen;
             if (p->kind == PURGE_URL) {
                 klen = vc_cache_key(schemes[s], host, hlen, path, plen, query, qlen, cfg->strip_params,
-                                    cfg->nstrip_params, key, sizeof(key));
+                                    cfg->nstrip_params, key, VC_CACHE_KEY_MAX);
                 if (klen) {
-                    keys = vc_realloc(keys, (n + 1) * sizeof(char *));
-                    lens = vc_realloc(lens, (n + 1) * sizeof(size_t));
-                    keys[n] = vc_malloc(klen);
-                    memcpy(keys[n], key, klen);
-                    lens[n++] = klen;
+                    push_key(&keys, &lens, &n, key, klen);
+                    /* And its variants, if it varies. */
+                    key[klen] = VC_CACHE_VARIANT_SEP;
+                    r = collect(txn, d.cache, key, klen + 1, 0, &keys, &lens, &n);
                 }
             } else {
                 /* A prefix is taken as written, but for the host's case
                  * and default port, as in a key. */
-                klen = vc_cache_key(schemes[s], host, hlen, path, plen, NULL, 0, NULL, 0, key, sizeof(key));
+                klen = vc_cache_key(schemes[s], host, hlen, path, plen, NULL, 0, NULL, 0, key, VC_CACHE_KEY_MAX);
                 if (klen && qlen == 0)
                     r = collect(txn, d.cache, key, klen, 0, &keys, &lens, &n);
             }

@@ -132,6 +132,62 @@ int drop_entry(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, delta
     return 1;
 }
 
+/* Keys (copied: they change under the deletes) of dbi's rows whose key
+ * starts with prefix; for tags the value is the entry's key. */
+void push_key(char ***out, size_t **lens, size_t *n, const void *data, size_t len)
+{
+    /* The arrays hold 64, then each power of two: they grow when full,
+     * whoever filled them. */
+    if (*n == 0 || (*n >= 64 && (*n & (*n - 1)) == 0)) {
+        size_t cap = *n ? *n * 2 : 64;
+        *out = vc_realloc(*out, cap * sizeof(char *));
+        *lens = vc_realloc(*lens, cap * sizeof(size_t));
+    }
+    (*out)[*n] = vc_malloc(len + 1);
+    memcpy((*out)[*n], data, len);
+    (*lens)[(*n)++] = len;
+}
+
+int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
+            size_t *n)
+{
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(txn, dbi, &cur);
+    if (rc != 0)
+        return vc_store_err(rc);
+    MDB_val k = {plen, (void *)prefix}, v;
+    for (rc = mdb_cursor_get(cur, &k, &v, plen ? MDB_SET_RANGE : MDB_FIRST); rc == 0;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0)
+            break;
+        const MDB_val *take = values ? &v : &k;
+        push_key(out, lens, n, take->mv_data, take->mv_size);
+    }
+    mdb_cursor_close(cur);
+    return rc == 0 || rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
+}
+
+/* Drops base's variants (keys base SEP ..., vc_cache.h). */
+int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, delta_t *x)
+{
+    char prefix[VC_CACHE_KEY_MAX + 1];
+    if (blen >= sizeof(prefix))
+        return 0;
+    memcpy(prefix, base, blen);
+    prefix[blen] = VC_CACHE_VARIANT_SEP;
+    char **keys = NULL;
+    size_t *lens = NULL, n = 0;
+    int r = collect(txn, d->cache, prefix, blen + 1, 0, &keys, &lens, &n);
+    for (size_t i = 0; i < n; i++) {
+        if (r >= 0)
+            r = drop_entry(txn, d, keys[i], lens[i], x);
+        free(keys[i]);
+    }
+    free(keys);
+    free(lens);
+    return r < 0 ? r : 0;
+}
+
 static int has_header(const Vc__CacheStore *o, const char *name)
 {
     for (size_t i = 0; i < o->n_headers; i++)
@@ -140,21 +196,102 @@ static int has_header(const Vc__CacheStore *o, const char *name)
     return 0;
 }
 
+/* Writes an entry with its eviction and tag rows (none there before). */
+static int write_entry(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, const vc_cache_entry_in_t *in,
+                       delta_t *x)
+{
+    size_t size = vc_cache_entry_size(in);
+    MDB_val k = {klen, (void *)key}, v = {size, NULL};
+    int rc = mdb_put(txn, d->cache, &k, &v, MDB_RESERVE);
+    if (rc == 0)
+        vc_cache_entry_write(in, v.mv_data);
+    unsigned char sk[8];
+    vc_store_u64_key(in->seq, sk);
+    MDB_val s = {8, sk};
+    if (rc == 0)
+        rc = mdb_put(txn, d->seq, &s, &k, 0);
+    for (size_t i = 0; i < in->ntags && rc == 0; i++) {
+        unsigned char row[VC_CACHE_TAG_MAX + 1 + TAG_HASH];
+        MDB_val tr = {tag_row(in->tags[i], in->tag_lens[i], key, klen, row), row};
+        rc = mdb_put(txn, d->tags, &tr, &k, 0);
+    }
+    if (rc != 0)
+        return vc_store_err(rc);
+    x->bytes += size + klen;
+    x->entries++;
+    return 0;
+}
+
+/* The marker at base that says which headers its answers vary on: kept if
+ * it says the same, else replaced (with the variants of another list, or
+ * the entry that did not vary). */
+static int put_marker(MDB_txn *txn, const dbs_t *d, const Vc__CacheStore *o, delta_t *x)
+{
+    const void *base = o->vary_base.data;
+    size_t blen = o->vary_base.len, vl = strlen(o->vary);
+    MDB_val k = {blen, (void *)base}, v;
+    vc_cache_entry_t e;
+    vc_cache_header_t h;
+    size_t pos = 0;
+    uint32_t i = 0;
+    if (mdb_get(txn, d->cache, &k, &v) == 0 && vc_cache_entry_parse(v.mv_data, v.mv_size, &e) == 0 && e.status == 0 &&
+        vc_cache_entry_header(&e, &pos, &i, &h) && h.value_len == vl && memcmp(h.value, o->vary, vl) == 0)
+        return 0;
+    int r = drop_entry(txn, d, base, blen, x);
+    if (r >= 0)
+        r = drop_variants(txn, d, base, blen, x);
+    if (r < 0)
+        return r;
+    vc_cache_header_t vary = {"Vary", o->vary, 4, vl};
+    vc_cache_entry_in_t in = {
+        .status = 0,
+        .stored_ms = o->stored_ms,
+        .fresh_ms = o->fresh_ms,
+        .stale_ms = o->stale_ms,
+        .error_ms = o->error_ms,
+        .seq = ++x->seq,
+        .nheaders = 1,
+        .headers = &vary,
+    };
+    return write_entry(txn, d, base, blen, &in, x);
+}
+
+/* A variant's key is its base, the separator, and more. */
+static int variant_ok(const Vc__CacheStore *o)
+{
+    size_t blen = o->vary_base.len, vl = strlen(o->vary);
+    return blen > 0 && blen < o->key.len && memcmp(o->key.data, o->vary_base.data, blen) == 0 &&
+           o->key.data[blen] == VC_CACHE_VARIANT_SEP && !memchr(o->vary_base.data, VC_CACHE_VARIANT_SEP, blen) &&
+           vl > 0 && vl < VC_CACHE_VARY_LIST_MAX;
+}
+
 static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, const Vc__CacheStore *o, delta_t *x)
 {
     size_t klen = o->key.len;
     if (o->invalidate) {
+        /* The page, and its variants if it has any. */
         int r = klen && klen <= VC_CACHE_KEY_MAX ? drop_entry(txn, d, o->key.data, klen, x) : 0;
         x->invalidated += r > 0;
+        if (r > 0)
+            r = drop_variants(txn, d, o->key.data, klen, x);
         return r < 0 ? r : 0;
     }
     if (klen == 0 || klen > VC_CACHE_KEY_MAX || o->body.len > (uint64_t)cfg->max_object || o->status < 100 ||
         o->status > 599 || o->n_headers > 1000 || o->fresh_ms < o->stored_ms || o->stale_ms < o->fresh_ms ||
-        o->error_ms < o->stale_ms) {
+        o->error_ms < o->stale_ms || (o->vary_base.len && !variant_ok(o))) {
         x->refused++;
         return 0;
     }
-    int r = drop_entry(txn, d, o->key.data, klen, x);
+    int r = o->vary_base.len ? put_marker(txn, d, o, x) : 0;
+    if (r >= 0 && !o->vary_base.len) {
+        /* The page varied before, and no more: its variants go too. */
+        MDB_val k = {klen, o->key.data}, v;
+        vc_cache_entry_t e;
+        if (mdb_get(txn, d->cache, &k, &v) == 0 && vc_cache_entry_parse(v.mv_data, v.mv_size, &e) == 0 && e.status == 0)
+            r = drop_variants(txn, d, o->key.data, klen, x);
+    }
+    if (r >= 0)
+        r = drop_entry(txn, d, o->key.data, klen, x);
     if (r < 0)
         return r;
     vc_cache_header_t *hs = vc_calloc(o->n_headers + 1, sizeof(*hs));
@@ -202,28 +339,11 @@ static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, co
         .body = o->body.data,
         .body_len = o->body.len,
     };
-    size_t size = vc_cache_entry_size(&in);
-    MDB_val k = {klen, o->key.data}, v = {size, NULL};
-    int rc = mdb_put(txn, d->cache, &k, &v, MDB_RESERVE);
-    if (rc == 0)
-        vc_cache_entry_write(&in, v.mv_data);
+    r = write_entry(txn, d, o->key.data, klen, &in, x);
     free(hs);
-    unsigned char sk[8];
-    vc_store_u64_key(in.seq, sk);
-    MDB_val s = {8, sk};
-    if (rc == 0)
-        rc = mdb_put(txn, d->seq, &s, &k, 0);
-    for (size_t i = 0; i < nt && rc == 0; i++) {
-        unsigned char row[VC_CACHE_TAG_MAX + 1 + TAG_HASH];
-        MDB_val tr = {tag_row(tags[i], tag_lens[i], o->key.data, klen, row), row};
-        rc = mdb_put(txn, d->tags, &tr, &k, 0);
-    }
-    if (rc != 0)
-        return vc_store_err(rc);
-    x->bytes += size + klen;
-    x->entries++;
-    x->stored++;
-    return 0;
+    if (r == 0)
+        x->stored++;
+    return r;
 }
 
 /* The oldest entries go until the bytes are under the limit's share. */

@@ -53,4 +53,14 @@ size_t tag_row(const char *tag, size_t tlen, const void *key, size_t klen, unsig
  * into the map. 1 if there was one, 0 if not, or a negative error. */
 int drop_entry(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, delta_t *x);
 
+/* Appends a copy of data to the arrays (which grow as they need: start
+ * them NULL, NULL, 0). */
+void push_key(char ***out, size_t **lens, size_t *n, const void *data, size_t len);
+/* Keys (copied) of dbi's rows whose key starts with prefix; for values,
+ * the rows' values (a tag row's entry key). 0, or a negative error. */
+int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
+            size_t *n);
+/* Drops base's variants (keys base SEP ..., vc_cache.h). */
+int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, delta_t *x);
+
 #endif

@@ -143,19 +143,55 @@ static int soft_purged(MDB_txn *txn, const vc_cache_entry_t *e)
     return 0;
 }
 
-int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch)
+/* key's entry (or marker) in txn: 1 and *e, else 0. */
+static int get_entry(MDB_txn *txn, const char *key, size_t klen, vc_cache_entry_t *e)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    if (mdb_get(txn, rt.dbi, &k, &v) != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, e) != 0)
+        return 0;
+    if (e->status != 0 && e->fresh_ms > 0 && soft_purged(txn, e))
+        e->fresh_ms = 0; /* as the mark's application will make it */
+    return 1;
+}
+
+int cache_lookup_for(h2o_req_t *req, const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch, char *used,
+                     size_t *used_len)
 {
     *epoch = 0;
+    memcpy(used, key, klen);
+    *used_len = klen;
     MDB_txn *txn = ready() ? begin() : NULL;
     if (txn == NULL)
         return 0;
     *epoch = meta_in(txn, VC_CACHE_META_EPOCH);
-    MDB_val k = {klen, (void *)key}, v;
-    if (mdb_get(txn, rt.dbi, &k, &v) != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, e) != 0)
+    if (!get_entry(txn, key, klen, e))
         return 0;
-    if (e->fresh_ms > 0 && soft_purged(txn, e))
-        e->fresh_ms = 0; /* as the mark's application will make it */
-    return 1;
+    if (e->status != 0)
+        return 1;
+    /* A marker: the page varies on the headers it names. */
+    vc_cache_header_t h;
+    size_t pos = 0;
+    uint32_t i = 0;
+    if (req == NULL || !vc_cache_entry_header(e, &pos, &i, &h))
+        return 0;
+    *used_len = cache_variant_key(req, key, klen, h.value, h.value_len, used, VC_CACHE_KEY_MAX);
+    return *used_len > 0 && get_entry(txn, used, *used_len, e) && e->status != 0;
+}
+
+int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch)
+{
+    char used[VC_CACHE_KEY_MAX];
+    size_t used_len;
+    return cache_lookup_for(NULL, key, klen, e, epoch, used, &used_len);
+}
+
+int cache_has(const char *key, size_t klen)
+{
+    MDB_txn *txn = ready() ? begin() : NULL;
+    vc_cache_entry_t e;
+    int found = txn && get_entry(txn, key, klen, &e);
+    cache_lookup_end();
+    return found;
 }
 
 void cache_lookup_end(void)
@@ -462,7 +498,7 @@ static size_t key_of(const seam_request_t *r, char *key)
  * answers were lately not storable. e: the stale entry, or NULL (in the
  * lookup's transaction). */
 static int miss(const seam_request_t *r, const char *key, size_t klen, const vc_cache_entry_t *e, uint64_t epoch,
-                int64_t now)
+                int64_t now, const char *fwd)
 {
     front_t *f = r->f;
     h2o_req_t *req = r->req;
@@ -473,7 +509,7 @@ static int miss(const seam_request_t *r, const char *key, size_t klen, const vc_
         flight_wait(fl, r);
         return 1;
     }
-    cache_tap_args_t a = {.site = r->site, .key = key, .klen = klen, .may_store = 1, .fwd = e ? "stale" : "uri-miss"};
+    cache_tap_args_t a = {.site = r->site, .key = key, .klen = klen, .may_store = 1, .fwd = fwd};
     /* Kept in case PHP fails (stale-if-error): copied before the read
      * transaction ends. */
     if (e && now < e->error_ms) {
@@ -523,7 +559,19 @@ static int take(const seam_request_t *r, void *state)
     int64_t now = cache_now_ms();
     uint64_t epoch;
     vc_cache_entry_t e;
-    int found = cache_lookup(key, klen, &e, &epoch);
+    /* The page's key, or its variant's when it varies (the key of what is
+     * stored, waited for and refreshed from here on). */
+    char page_key[VC_CACHE_KEY_MAX];
+    size_t page_len = klen;
+    memcpy(page_key, key, klen);
+    int found = cache_lookup_for(req, page_key, page_len, &e, &epoch, key, &klen);
+    if (klen == 0) {
+        cache_lookup_end();
+        f->stats.cache_bypass++;
+        cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = "key-too-long"});
+        return 0;
+    }
+    const char *fwd = found ? "stale" : klen != page_len ? "vary-miss" : "uri-miss";
     if (found && now < e.fresh_ms) {
         serve_hit(f, req, key, klen, &e, now);
         cache_lookup_end();
@@ -560,12 +608,10 @@ static int take(const seam_request_t *r, void *state)
         /* A HEAD is answered by PHP without a body: never stored. */
         cache_lookup_end();
         f->stats.cache_misses++;
-        cache_tap(f, req,
-                  &(cache_tap_args_t){
-                      .site = r->site, .fwd = found ? "stale" : "uri-miss", .detail = head ? "head" : "host-form"});
+        cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = fwd, .detail = head ? "head" : "host-form"});
         return 0;
     }
-    return miss(r, key, klen, found ? &e : NULL, epoch, now);
+    return miss(r, key, klen, found ? &e : NULL, epoch, now, fwd);
 }
 
 const seam_backend_t cache_backend = {

@@ -47,6 +47,12 @@ struct cache_flight {
     waiter_t *first, *last;
     void *entry; /* the answer, once stored; malloc'd */
     size_t entry_len;
+    /* Where it was stored: key itself, or a variant of it (the answer
+     * varies on vary's headers): only waiters whose headers pick the same
+     * variant get it. */
+    char *stored_key;
+    size_t stored_len;
+    char vary[CACHE_VARY_LIST_MAX];
     pending_t pending;
     flight_end_t end;
     h2o_context_t *ctx;
@@ -97,8 +103,9 @@ int flight_running(const cache_flight_t *fl)
 
 int flight_answer(cache_flight_t *fl, int64_t now, uint64_t epoch, vc_cache_entry_t *e)
 {
-    return fl->entry && fl->epoch == epoch && vc_cache_entry_parse(fl->entry, fl->entry_len, e) == 0 &&
-           now < e->fresh_ms;
+    /* Not a variant: which one a newcomer picks is for the lookup to say. */
+    return fl->entry && fl->epoch == epoch && fl->stored_len == fl->klen &&
+           vc_cache_entry_parse(fl->entry, fl->entry_len, e) == 0 && now < e->fresh_ms;
 }
 
 int flight_hit_for_miss(const char *key, size_t klen)
@@ -119,6 +126,8 @@ static void drop_entry(cache_flight_t *fl)
 {
     free(fl->entry);
     fl->entry = NULL;
+    free(fl->stored_key);
+    fl->stored_key = NULL;
     h2o_timeout_unlink(&fl->expire);
 }
 
@@ -189,7 +198,7 @@ static void defer(cache_flight_t *fl, pending_t what)
         h2o_timeout_link(fl->ctx->loop, &fl->ctx->zero_timeout, &fl->wake);
 }
 
-void flight_stored(cache_lead_t *l, void *entry, size_t len)
+void flight_stored(cache_lead_t *l, void *entry, size_t len, const char *key, size_t klen, const char *vary)
 {
     cache_flight_t *fl = l->fl;
     if (fl == NULL) {
@@ -201,6 +210,10 @@ void flight_stored(cache_lead_t *l, void *entry, size_t len)
     drop_entry(fl);
     fl->entry = entry;
     fl->entry_len = len;
+    fl->stored_key = vc_malloc(klen);
+    memcpy(fl->stored_key, key, klen);
+    fl->stored_len = klen;
+    snprintf(fl->vary, sizeof(fl->vary), "%s", vary);
     mark_hit_for_miss(fl->hash, 0);
     h2o_timeout_link(fl->ctx->loop, &fl->ctx->one_sec_timeout, &fl->expire);
     defer(fl, PENDING_SERVE);
@@ -329,8 +342,16 @@ static void on_wake(h2o_timeout_entry_t *entry)
         vc_cache_entry_t e;
         int64_t now = cache_now_ms();
         if (vc_cache_entry_parse(fl->entry, fl->entry_len, &e) == 0)
-            while ((w = pop(fl)) != NULL)
-                cache_serve(w->req, &e, now, "Velocity; fwd=uri-miss; collapsed");
+            while ((w = pop(fl)) != NULL) {
+                char mine[VC_CACHE_KEY_MAX];
+                size_t base = cache_base_len(fl->key, fl->klen), ml = 0;
+                if (fl->vary[0])
+                    ml = cache_variant_key(w->req, fl->key, base, fl->vary, strlen(fl->vary), mine, sizeof(mine));
+                if (!fl->vary[0] || (ml == fl->stored_len && memcmp(mine, fl->stored_key, ml) == 0))
+                    cache_serve(w->req, &e, now, "Velocity; fwd=uri-miss; collapsed");
+                else
+                    go(w, fl->key, base, NULL); /* another variant: its own miss */
+            }
     } else if (what == PENDING_RELEASE) {
         while ((w = pop(fl)) != NULL)
             release(w, fl->key, fl->klen, fl->end);

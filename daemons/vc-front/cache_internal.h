@@ -9,11 +9,13 @@
  *                    entry while the stale one is served
  *   cache_admin.c    the purge API on the admin listener
  *   cache_recency.c  hits reported to vc-cache, for eviction by recency
+ *   cache_vary.c     the variant a request picks (Vary)
  * Everything runs in the front's event loop.
  */
 #ifndef VC_FRONT_CACHE_INTERNAL_H
 #define VC_FRONT_CACHE_INTERNAL_H
 
+#include "cache_policy.h"
 #include "front.h"
 #include "seam.h"
 #include "vc_cache.h"
@@ -29,9 +31,18 @@ const cache_settings_t *cache_settings(void);
 
 /* ---- cache.c --------------------------------------------------------------- */
 
-/* Looks key up: 1 with *e parsed (valid until cache_lookup_end), else 0.
- * *epoch is the purge count read in the same transaction. */
+/* Looks key up: 1 with *e parsed (valid until cache_lookup_end), else 0
+ * (and 0 for a page's marker of variants: nothing to serve). *epoch is the
+ * purge count read in the same transaction. */
 int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch);
+/* The same for req, whose page may vary: when key holds a marker, the
+ * variant req's headers pick is looked up instead. used (VC_CACHE_KEY_MAX
+ * bytes) receives the key read and *used_len its length: 0 if that
+ * variant's key would not fit (not cached). */
+int cache_lookup_for(h2o_req_t *req, const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch, char *used,
+                     size_t *used_len);
+/* Whether anything, an entry or a marker, is stored at key. */
+int cache_has(const char *key, size_t klen);
 void cache_lookup_end(void);
 /* The purge count now (vc_cache.h, "epoch"); 0 if unknown. */
 uint64_t cache_epoch(void);
@@ -73,8 +84,10 @@ cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_
 /* r waits for fl's answer (at most cache.lock_timeout, then goes to PHP). */
 void flight_wait(cache_flight_t *fl, const seam_request_t *r);
 /* The leader's answer was stored: the waiters get it. entry is an entry's
- * bytes (vc_cache.h), malloc'd: the flight keeps it. */
-void flight_stored(cache_lead_t *lead, void *entry, size_t len);
+ * bytes (vc_cache.h), malloc'd: the flight keeps it; key is where it was
+ * stored: the flight's own, or a variant's (vary: the headers it varies on,
+ * else ""), which a waiter gets only if its headers pick the same. */
+void flight_stored(cache_lead_t *lead, void *entry, size_t len, const char *key, size_t klen, const char *vary);
 void flight_failed(cache_lead_t *lead, flight_end_t why);
 /* Whether key's answers were lately not storable (no waiting for them). */
 int flight_hit_for_miss(const char *key, size_t klen);
@@ -110,6 +123,15 @@ struct Vc__CacheStore;
 void cache_push(front_t *f, const struct Vc__CacheStore *cs);
 /* Sends r (routed to PHP) on to the PHP backend, past the cache. */
 int cache_to_php(const seam_request_t *r);
+
+/* ---- cache_vary.c ----------------------------------------------------------- */
+
+/* The key of the variant req picks of base, for the varied headers names
+ * ("a, b"): its length, or 0 if it does not fit cap. */
+size_t cache_variant_key(h2o_req_t *req, const char *base, size_t blen, const char *names, size_t nlen, char *out,
+                         size_t cap);
+/* The length of the page's key in key (a variant's, or the page's own). */
+size_t cache_base_len(const char *key, size_t klen);
 
 /* ---- cache_recency.c ------------------------------------------------------- */
 

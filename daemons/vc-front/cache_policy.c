@@ -1,5 +1,6 @@
 #include "cache_policy.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
@@ -102,19 +103,70 @@ int cache_policy_status_ok(int status)
     }
 }
 
-/* Vary names only Accept-Encoding (any case, any spacing), or is empty. */
-static int vary_ok(const char *v, size_t len)
+/* One name of a Vary list: lower case, at most CACHE_VARY_NAME_MAX. */
+typedef struct vary_name {
+    char s[CACHE_VARY_NAME_MAX + 1];
+    size_t len;
+} vary_name_t;
+
+static int by_name(const void *a, const void *b)
 {
-    for (size_t i = 0; i < len;) {
-        while (i < len && (is_space(v[i]) || v[i] == ','))
-            i++;
-        size_t start = i;
-        while (i < len && v[i] != ',' && !is_space(v[i]))
-            i++;
-        if (i > start && !is(v + start, i - start, "accept-encoding"))
-            return 0;
+    return strcmp(((const vary_name_t *)a)->s, ((const vary_name_t *)b)->s);
+}
+
+size_t cache_policy_vary_names(const cache_hdr_t *h, size_t n, char *out, size_t cap)
+{
+    vary_name_t names[CACHE_VARY_MAX];
+    size_t count = 0;
+    for (size_t k = 0; k < n; k++) {
+        if (!is(h[k].name, h[k].name_len, "vary"))
+            continue;
+        const char *v = h[k].value;
+        size_t len = h[k].value_len;
+        for (size_t i = 0; i < len;) {
+            while (i < len && (is_space(v[i]) || v[i] == ','))
+                i++;
+            size_t start = i;
+            while (i < len && v[i] != ',' && !is_space(v[i]))
+                i++;
+            size_t nl = i - start;
+            if (nl == 0 || is(v + start, nl, "accept-encoding"))
+                continue; /* the front serves every encoding from one body */
+            if ((nl == 1 && v[start] == '*') || nl > CACHE_VARY_NAME_MAX)
+                return SIZE_MAX;
+            vary_name_t one = {.len = nl};
+            for (size_t c = 0; c < nl; c++) {
+                char ch = v[start + c];
+                if ((unsigned char)ch <= ' ' || ch == 0x7f)
+                    return SIZE_MAX;
+                one.s[c] = (char)(ch >= 'A' && ch <= 'Z' ? ch + 32 : ch);
+            }
+            one.s[nl] = '\0';
+            int seen = 0;
+            for (size_t c = 0; c < count && !seen; c++)
+                seen = strcmp(names[c].s, one.s) == 0;
+            if (seen)
+                continue;
+            if (count == CACHE_VARY_MAX)
+                return SIZE_MAX;
+            names[count++] = one;
+        }
     }
-    return 1;
+    qsort(names, count, sizeof(*names), by_name);
+    size_t at = 0;
+    for (size_t c = 0; c < count; c++) {
+        if (at + names[c].len + 2 > cap)
+            return SIZE_MAX;
+        if (c) {
+            out[at++] = ',';
+            out[at++] = ' ';
+        }
+        memcpy(out + at, names[c].s, names[c].len);
+        at += names[c].len;
+    }
+    if (cap)
+        out[at < cap ? at : cap - 1] = '\0';
+    return at;
 }
 
 static void refuse(cache_decision_t *out, const char *why)
@@ -133,8 +185,6 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
         size_t nl = h[i].name_len;
         if (is(nm, nl, "set-cookie"))
             return refuse(out, "set-cookie");
-        if (is(nm, nl, "vary") && !vary_ok(h[i].value, h[i].value_len))
-            return refuse(out, "vary");
         if (is(nm, nl, "velocity-cache-control"))
             ours = &h[i];
         else if (is(nm, nl, "surrogate-control"))
@@ -148,6 +198,9 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
     }
     if (!cache_policy_status_ok(status))
         return refuse(out, "status");
+    char names[CACHE_VARY_LIST_MAX];
+    if (cache_policy_vary_names(h, n, names, sizeof(names)) == SIZE_MAX)
+        return refuse(out, "vary");
     int64_t s = -1, secs;
     /* `private` and `no-store` for the client hold for us too, whatever a
      * targeted field says: a page meant for one visitor is never stored. */

@@ -5,11 +5,11 @@
  * fuzzed (fuzz/fuzz_cache.c) apart from the front.
  *
  * Safe by default: never an answer with Set-Cookie, `private`, `no-store`
- * or `no-cache` in Cache-Control, `Vary: *`, or a Vary on a request header
- * other than Accept-Encoding (the front stores the body before it is
- * compressed, and compresses each hit for its client); only statuses RFC
- * 9110 calls cacheable by default, and only with an explicit lifetime (no
- * heuristic freshness).
+ * or `no-cache` in Cache-Control, or `Vary: *`; only statuses RFC 9110
+ * calls cacheable by default, and only with an explicit lifetime (no
+ * heuristic freshness). An answer that varies on request headers is stored
+ * as a variant (Accept-Encoding aside: the front stores the body before it
+ * is compressed, and compresses each hit for its client).
  *
  * The lifetime, first that applies: Velocity-Cache-Control (ours), then
  * Surrogate-Control (both targeted at us: they replace Cache-Control for
@@ -41,6 +41,16 @@ typedef struct cache_decision {
  * unless the answer forbids it. */
 void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, int64_t grace_ms,
                          cache_decision_t *out);
+
+#define CACHE_VARY_MAX 8        /* headers an answer may vary on and be stored */
+#define CACHE_VARY_NAME_MAX 64  /* bytes of one such header's name */
+#define CACHE_VARY_LIST_MAX 600 /* the normalised list: 8 x (64 + ", ") and more */
+
+/* The request headers the answer's Vary fields name, but Accept-Encoding:
+ * lower case, sorted, unique, ", " between, into out (NUL-ended). Returns
+ * its length (0: none), or SIZE_MAX if it may not be stored that way
+ * (`*`, more than CACHE_VARY_MAX names, a name too long or not a token). */
+size_t cache_policy_vary_names(const cache_hdr_t *h, size_t n, char *out, size_t cap);
 
 /* Whether an answer of this status may be stored at all. */
 int cache_policy_status_ok(int status);

@@ -46,6 +46,11 @@ typedef struct keeper {
     size_t len, cap;
     int checked, dropped, sent;
     ssize_t status_at; /* the Cache-Status header, to correct */
+    /* Where it is stored: the page's key, or its variant's when the
+     * answer varies (vary: the headers, "a, b"; else ""). */
+    char key[VC_CACHE_KEY_MAX];
+    size_t klen, base_len;
+    char vary[CACHE_VARY_LIST_MAX];
 } keeper_t;
 
 static void collect_tag(void *arg, const char *tag, size_t len)
@@ -129,8 +134,13 @@ static void offer(keeper_t *k, h2o_req_t *req, int64_t now)
         hp[i] = &hv[i];
     }
     Vc__CacheStore cs = VC__CACHE_STORE__INIT;
-    cs.key.data = (uint8_t *)t->a.key;
-    cs.key.len = t->a.klen;
+    cs.key.data = (uint8_t *)k->key;
+    cs.key.len = k->klen;
+    if (k->vary[0]) {
+        cs.vary_base.data = (uint8_t *)k->key;
+        cs.vary_base.len = k->base_len;
+        cs.vary = k->vary;
+    }
     cs.status = (uint32_t)req->res.status;
     cs.headers = hp;
     cs.n_headers = k->nh;
@@ -208,7 +218,7 @@ static void on_keeper_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *buf
         if (k->tap->a.lead) {
             size_t len;
             void *entry = entry_of(k, req, now, &len);
-            flight_stored(k->tap->a.lead, entry, len);
+            flight_stored(k->tap->a.lead, entry, len, k->key, k->klen, k->vary);
         }
         keeper_free(k);
     }
@@ -382,6 +392,18 @@ static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_
         d.store = 0;
         d.why = "too-large";
     }
+    /* Stored under the page's key, or, if the answer varies, under the
+     * variant this request's headers pick. */
+    char vary[CACHE_VARY_LIST_MAX] = "", key[VC_CACHE_KEY_MAX];
+    size_t klen = 0, base_len = d.store ? cache_base_len(t->a.key, t->a.klen) : 0;
+    if (d.store && cache_policy_vary_names(all, na, vary, sizeof(vary)) > 0)
+        klen = cache_variant_key(req, t->a.key, base_len, vary, strlen(vary), key, sizeof(key));
+    else if (d.store)
+        memcpy(key, t->a.key, klen = base_len);
+    if (d.store && klen == 0) {
+        d.store = 0;
+        d.why = "key-too-long";
+    }
     if (!d.store)
         end_flight(t, is_error(req->res.status) ? FLIGHT_ERROR : FLIGHT_UNCACHEABLE);
     if (!d.store && t->a.stale && is_error(req->res.status)) {
@@ -398,6 +420,10 @@ static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_
         k->super.stop = on_keeper_stop;
         k->tap = t;
         k->dec = d;
+        memcpy(k->key, key, klen);
+        k->klen = klen;
+        k->base_len = base_len;
+        memcpy(k->vary, vary, sizeof(vary));
         memcpy(k->hs, hs, nh * sizeof(*hs));
         k->nh = nh;
         k->status_at = -1;
@@ -464,11 +490,7 @@ static void invalidate(front_t *f, const char *key, size_t klen)
     flight_forget(key, klen);
     /* Only for what is stored: a POST to a page never cached (a form's
      * target, an API) costs a lookup here, not a write in vc-cache. */
-    vc_cache_entry_t e;
-    uint64_t epoch;
-    int found = cache_lookup(key, klen, &e, &epoch);
-    cache_lookup_end();
-    if (found) {
+    if (cache_has(key, klen)) { /* an entry, or the marker of its variants */
         Vc__CacheStore cs = VC__CACHE_STORE__INIT;
         cs.key.data = (uint8_t *)key;
         cs.key.len = klen;
