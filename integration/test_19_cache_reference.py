@@ -95,6 +95,10 @@ CASES = [
      {V: False, N: True, R: False}),
     ("other-cookie", ["Cache-Control: max-age=60"], {}, ["-H", "Cookie: theme=dark"],
      {V: True, N: True, R: False}),
+    # An answer that varies: a request with another value of the header is
+    # another variant, for all three.
+    ("vary-other-value", ["Cache-Control: max-age=60", "Vary: X-Lang"], {}, ["-H", "X-Lang: de"],
+     {V: False, N: False, R: False}),
     # A tracker's parameter makes no page of its own for us.
     ("utm-param", ["Cache-Control: max-age=60"], {}, "utm", {V: True, N: False, R: False}),
 ]
