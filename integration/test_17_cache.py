@@ -46,7 +46,8 @@ def run_of(body):
 def cache_suite(tmp_path_factory):
     from conftest import Suite
     conf = tmp_path_factory.mktemp("etc")
-    (conf / "vc.conf").write_text(f'cache: {{ max_object = "64k"; purge_token = "{TOKEN}"; }};\n')
+    (conf / "vc.conf").write_text(f'cache: {{ max_object = "64k"; purge_token = "{TOKEN}"; }};\n'
+                                  'front: { access_log = "json"; };\n')
     s = Suite(conf=str(conf), args=["--workers", "2"]).start()
     yield s
     s.stop()
@@ -536,3 +537,23 @@ def test_a_prefix_purge_takes_both_schemes(cache_suite):
     n, _ = purge(s, "--prefix", s.url("/cached.php"))
     assert n >= 2
     assert get(s, path)[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
+
+
+def test_the_access_log_says_how_the_cache_took_each_request(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60")
+    stored(s, path)
+    get(s, path)
+
+    def lines():
+        with open(os.path.join(s.data, "log", "access.log")) as f:
+            return [json.loads(x) for x in f.read().splitlines() if id_ in x]
+
+    assert wait_for(lambda: any(e["cache"].startswith("Velocity; hit") for e in lines()), timeout=5)
+    caches = [e["cache"] for e in lines()]
+    assert caches[0] == "Velocity; fwd=uri-miss; stored", caches
+    code, _, _ = curl(s.url("/hello.php"))
+    assert wait_for(lambda: any(json.loads(x)["uri"] == "/hello.php" and json.loads(x)["cache"] ==
+                                "Velocity; fwd=uri-miss; detail=no-lifetime"
+                                for x in open(os.path.join(s.data, "log", "access.log")).read().splitlines()),
+                    timeout=5)

@@ -407,12 +407,13 @@ int main(int argc, char **argv)
     vc_mkdirs(cfg->log_dir, 0750);
     char *log_path = vc_asprintf("%s/access.log", cfg->log_dir);
     /* Combined, or one JSON object a line: time, site (host), status, bytes,
-     * total and backend time. */
+     * total and backend time, and how the cache took it (its Cache-Status;
+     * "-" when it did not). */
     static const char json_fmt[] =
         "{\"time\":\"%{%Y-%m-%dT%H:%M:%S%z}t\",\"remote\":\"%h\",\"host\":\"%V\",\"method\":\"%m\","
         "\"uri\":\"%U%q\",\"protocol\":\"%H\",\"status\":%s,\"bytes\":%b,"
         "\"total_ms\":%{duration}x,\"backend_ms\":%{process-time}x,\"referer\":\"%{Referer}i\","
-        "\"user_agent\":\"%{User-Agent}i\"}";
+        "\"user_agent\":\"%{User-Agent}i\",\"cache\":\"%{Cache-Status}o\"}";
     /* Opened here without following a symlink (one planted in the log
      * directory would have us append client-controlled lines to any file
      * we may write), then handed to h2o by its descriptor's name. */
