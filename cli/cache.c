@@ -14,6 +14,7 @@ static int usage(void)
 {
     fputs("usage: vc cache purge (--url URL | --prefix URL | --tag TAG | --all) [--soft]\n"
           "       vc cache stats [--json]\n"
+          "       vc cache show URL [--json]\n"
           "       vc cache check\n",
           stderr);
     return 2;
@@ -124,6 +125,52 @@ static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
     return 0;
 }
 
+/* What is stored for a URL: 0 if anything is, 1 if nothing. */
+static int show(void *zctx, const vc_config_t *cfg, int argc, char **argv)
+{
+    int json = argc == 3 && !strcmp(argv[2], "--json");
+    if (argc != 2 + json)
+        return usage();
+    Vc__Reply *r = NULL;
+    const char *args[] = {argv[1]};
+    if (cli_call(zctx, cfg, "vc-cache", "show", args, 1, &r) < 0)
+        return 1;
+    if (!r->ok) {
+        fprintf(stderr, "vc cache show: %s\n", r->message);
+        vc__reply__free_unpacked(r, NULL);
+        return 1;
+    }
+    if (json)
+        printf("[");
+    for (size_t i = 0; i < r->n_records; i++) {
+        const Vc__Record *rec = r->records[i];
+        if (json) {
+            printf("%s{", i ? "," : "");
+            for (size_t k = 0; k < rec->n_fields; k++) {
+                printf("%s\"", k ? "," : "");
+                vc_json_escape(stdout, rec->fields[k]->key, strlen(rec->fields[k]->key));
+                printf("\":\"");
+                vc_json_escape(stdout, rec->fields[k]->value, strlen(rec->fields[k]->value));
+                printf("\"");
+            }
+            printf("}");
+            continue;
+        }
+        /* The key, what it is, then one line a field. */
+        printf("%s%s (%s)\n", i ? "\n" : "", vc_record_get(rec, "key"), vc_record_get(rec, "kind"));
+        for (size_t k = 0; k < rec->n_fields; k++)
+            if (strcmp(rec->fields[k]->key, "key") && strcmp(rec->fields[k]->key, "kind"))
+                printf("  %-8s %s\n", rec->fields[k]->key, rec->fields[k]->value);
+    }
+    if (json)
+        printf("]\n");
+    else if (r->n_records == 0)
+        printf("nothing stored for %s\n", argv[1]);
+    int found = r->n_records > 0;
+    vc__reply__free_unpacked(r, NULL);
+    return found ? 0 : 1;
+}
+
 /* vc-cache walks its databases: 0 if they agree. */
 static int check(void *zctx, const vc_config_t *cfg, int argc)
 {
@@ -141,7 +188,7 @@ static int check(void *zctx, const vc_config_t *cfg, int argc)
 int cmd_cache(cli_t *cli, int argc, char **argv)
 {
     const char *sub = argc >= 2 ? argv[1] : "";
-    if (strcmp(sub, "purge") && strcmp(sub, "stats") && strcmp(sub, "check"))
+    if (strcmp(sub, "purge") && strcmp(sub, "stats") && strcmp(sub, "check") && strcmp(sub, "show"))
         return usage();
     /* One configuration and one ZeroMQ context for every call. */
     vc_config_t *cfg = cli_running_config(cli);
@@ -150,6 +197,7 @@ int cmd_cache(cli_t *cli, int argc, char **argv)
     void *zctx = zmq_ctx_new();
     int rc = !strcmp(sub, "purge")   ? purge(zctx, cfg, argc - 1, argv + 1)
              : !strcmp(sub, "check") ? check(zctx, cfg, argc - 1)
+             : !strcmp(sub, "show")  ? show(zctx, cfg, argc - 1, argv + 1)
                                      : stats(zctx, cfg, argc - 1, argv + 1);
     zmq_ctx_term(zctx);
     vc_config_destroy(&cfg);

@@ -37,6 +37,7 @@ static void usage(FILE *out)
           "                      drop entries (soft: keep them, stale); no request gets\n"
           "                      them once this returns\n"
           "  cache stats [--json]  entries, bytes, hit and store counts\n"
+          "  cache show URL [--json]  what is stored for a URL (and its variants)\n"
           "  cache check         whether the cache's databases agree (after a crash)\n"
           "Configuration:\n"
           "  configtest          check the configuration directory\n"

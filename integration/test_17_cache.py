@@ -557,3 +557,20 @@ def test_the_access_log_says_how_the_cache_took_each_request(cache_suite):
                                 "Velocity; fwd=uri-miss; detail=no-lifetime"
                                 for x in open(os.path.join(s.data, "log", "access.log")).read().splitlines()),
                     timeout=5)
+
+
+def test_show_says_what_is_stored_for_a_url(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", "Vary: X-Lang", f"xkey: show-{id_}")
+    r = s.vc("cache", "show", s.url(path))
+    assert r.returncode == 1 and "nothing stored" in r.stdout
+    get(s, path, "-H", "X-Lang: fr")
+    assert wait_for(lambda: s.vc("cache", "show", s.url(path)).returncode == 0, timeout=5)
+    r = s.vc("cache", "show", s.url(path) + "&utm_source=x", "--json")
+    shown = json.loads(r.stdout)
+    assert [e["kind"] for e in shown] == ["marker", "variant"], shown
+    assert shown[0]["vary"] == "x-lang" and shown[1]["key"].endswith(" | fr | ")
+    v = shown[1]
+    assert v["status"] == "200" and v["tags"] == f"show-{id_}" and 0 < int(v["fresh_s"]) <= 60
+    r = s.vc("cache", "show", "not a url")
+    assert r.returncode == 1 and "expected a URL" in r.stderr

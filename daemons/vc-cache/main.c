@@ -134,6 +134,12 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "soft_pending", "%llu", (unsigned long long)n.soft_tags);
     } else if (!strcmp(cmd->verb, "purge")) {
         on_purge(c, cmd, reply);
+    } else if (!strcmp(cmd->verb, "show")) {
+        int r = cmd->n_args == 1 ? cache_store_show(c->cs, cmd->args[0], reply) : -EINVAL;
+        if (r < 0)
+            vc_reply_fail(reply, "show: %s", r == -EINVAL ? "expected a URL like https://host/path" : vc_strerror(r));
+        else
+            vc_reply_ok(reply, "%zu stored", reply->n_records);
     } else if (!strcmp(cmd->verb, "check")) {
         char err[512];
         long n = cache_store_check(c->cs, err, sizeof(err));

@@ -56,6 +56,11 @@ int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t
 
 void cache_store_counts(cache_store_t *cs, cache_counts_t *out);
 
+/* What is stored for url (both schemes; its variants too), a record an
+ * entry, into reply (show.c). 0, or a negative error (-EINVAL: not a URL). */
+struct Vc__Reply;
+int cache_store_show(cache_store_t *cs, const char *url, struct Vc__Reply *reply);
+
 /* Whether the databases agree: every entry reads whole and has its
  * eviction row, every eviction and tag row names an entry, the count is
  * what is there. The entries, or -1 with what is wrong in err. */
