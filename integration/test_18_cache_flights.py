@@ -326,3 +326,37 @@ def test_waiters_for_another_variant_get_their_own(flight_suite):
     assert run_of(out["first"][2]) == 1 and run_of(out["same"][2]) == 1
     assert out["same"][1]["cache-status"] == "Velocity; fwd=uri-miss; collapsed"
     assert run_of(out["other"][2]) == 2 and out["other"][1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
+
+
+def test_a_stale_entry_is_revalidated_with_php(flight_suite):
+    """Past its lifetime, PHP is asked with the entry's ETag: its 304 makes
+    the stored page good again (the client gets the page, not the 304);
+    the background refresh does the same. A client's own If-None-Match is
+    PHP's to answer."""
+    s, id_ = flight_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=1", etag="v1")
+    stored(s, path)
+    before = metric(s, "vc_front_cache_revalidated_total")
+
+    def past_hit():
+        r = get(s, path)
+        return None if r[1]["cache-status"].startswith("Velocity; hit") else r
+    code, h, body = wait_for(past_hit, timeout=5)
+    assert code == 200 and run_of(body) == 1, (code, h, body)
+    assert h["cache-status"] == "Velocity; fwd=stale; fwd-status=304; stored" and h["etag"] == '"v1"'
+    assert metric(s, "vc_front_cache_revalidated_total") == before + 1
+    code, h, body = get(s, path)
+    assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1
+    # A client that has the page: once the entry is stale, its own
+    # If-None-Match goes to PHP, whose 304 is for it.
+    def php_304():
+        code, h, _ = get(s, path, "-H", 'If-None-Match: "v1"')
+        return code == 304 and h["cache-status"] == "Velocity; fwd=stale; detail=status"
+    assert wait_for(php_304, timeout=5)
+    # In the background (stale-while-revalidate): the refresh is a 304 too.
+    swr = page(new_id(), "Cache-Control: max-age=1, stale-while-revalidate=60", etag="w1")
+    stored(s, swr)
+    assert wait_for(lambda: "stale-while-revalidate" in get(s, swr)[1]["cache-status"], timeout=5)
+    assert wait_for(lambda: metric(s, "vc_front_cache_revalidated_total") >= before + 2, timeout=5)
+    assert wait_for(lambda: re.fullmatch(r"Velocity; hit; ttl=\d+", get(s, swr)[1]["cache-status"]), timeout=5)
+    assert run_of(get(s, swr)[2]) == 1

@@ -292,7 +292,7 @@ static int kept_in_304(const char *n, size_t l)
     return 0;
 }
 
-static void add_header(h2o_req_t *req, const char *name, size_t nlen, const char *value, size_t vlen)
+void cache_add_header(h2o_req_t *req, const char *name, size_t nlen, const char *value, size_t vlen)
 {
     char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);
     for (size_t k = 0; k < nlen; k++)
@@ -317,11 +317,11 @@ void cache_add_entry_headers(h2o_req_t *req, const vc_cache_entry_t *e, int64_t 
     uint32_t i = 0;
     while (vc_cache_entry_header(e, &pos, &i, &h))
         if (!nm || kept_in_304(h.name, h.name_len))
-            add_header(req, h.name, h.name_len, h.value, h.value_len);
+            cache_add_header(req, h.name, h.name_len, h.value, h.value_len);
     char age[24];
     int64_t secs = now > e->stored_ms ? (now - e->stored_ms) / 1000 : 0;
     int alen = snprintf(age, sizeof(age), "%lld", (long long)secs);
-    add_header(req, "Age", 3, age, (size_t)alen);
+    cache_add_header(req, "Age", 3, age, (size_t)alen);
 }
 
 /* The value of e's header name, or NULL. */
@@ -369,7 +369,7 @@ static int serve_range(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, c
         req->res.status = 416;
         req->res.reason = "Range Not Satisfiable";
         int n = snprintf(cr, sizeof(cr), "bytes */%zu", e->body_len);
-        add_header(req, "Content-Range", 13, cr, (size_t)n);
+        cache_add_header(req, "Content-Range", 13, cr, (size_t)n);
         cache_add_status(req, status);
         h2o_send_inline(req, "", 0);
         return 1;
@@ -379,7 +379,7 @@ static int serve_range(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, c
     cache_add_entry_headers(req, e, now, 0);
     int n = snprintf(cr, sizeof(cr), "bytes %llu-%llu/%zu", (unsigned long long)first, (unsigned long long)last,
                      e->body_len);
-    add_header(req, "Content-Range", 13, cr, (size_t)n);
+    cache_add_header(req, "Content-Range", 13, cr, (size_t)n);
     cache_add_status(req, status);
     req->res.content_length = (size_t)(last - first + 1);
     h2o_send_inline(req, e->body + first, (size_t)(last - first + 1));
@@ -441,6 +441,28 @@ static int has_session(h2o_iovec_t c)
                 return 1;
     }
     return 0;
+}
+
+int cache_add_validators(h2o_req_t *req, const vc_cache_entry_t *e)
+{
+    if (h2o_find_header(&req->headers, H2O_TOKEN_IF_NONE_MATCH, -1) != -1 ||
+        h2o_find_header(&req->headers, H2O_TOKEN_IF_MODIFIED_SINCE, -1) != -1)
+        return 0; /* the client's own: its 304 would be for them */
+    size_t len;
+    int added = 0;
+    const char *v = entry_header(e, "etag", &len);
+    /* Ours (W/"vc-...", made from the body) means nothing to PHP. */
+    if (v && !(len >= 6 && memcmp(v, "W/\"vc-", 6) == 0)) {
+        h2o_iovec_t c = h2o_strdup(&req->pool, v, len);
+        h2o_add_header(&req->pool, &req->headers, H2O_TOKEN_IF_NONE_MATCH, NULL, c.base, c.len);
+        added = 1;
+    }
+    if ((v = entry_header(e, "last-modified", &len)) != NULL) {
+        h2o_iovec_t c = h2o_strdup(&req->pool, v, len);
+        h2o_add_header(&req->pool, &req->headers, H2O_TOKEN_IF_MODIFIED_SINCE, NULL, c.base, c.len);
+        added = 1;
+    }
+    return added;
 }
 
 /* The reason a request skips the cache, or NULL: one pass over its
@@ -510,9 +532,9 @@ static int miss(const seam_request_t *r, const char *key, size_t klen, const vc_
         return 1;
     }
     cache_tap_args_t a = {.site = r->site, .key = key, .klen = klen, .may_store = 1, .fwd = fwd};
-    /* Kept in case PHP fails (stale-if-error): copied before the read
-     * transaction ends. */
-    if (e && now < e->error_ms) {
+    /* Kept in case PHP fails (stale-if-error), or says it has not changed
+     * (asked with its validators): copied before the transaction ends. */
+    if (e && (a.revalidate = cache_add_validators(req, e)) | (now < e->error_ms)) {
         a.stale = e->bytes;
         a.stale_len = e->len;
     }
@@ -590,7 +612,7 @@ static int take(const seam_request_t *r, void *state)
     if (found && now < e.stale_ms) {
         /* Served stale; one request of our own refreshes it (started
          * first: it copies this request, which may be done once served). */
-        if ((fl == NULL || !flight_running(fl)) && cache_refresh(r, key, klen, epoch) == 0)
+        if ((fl == NULL || !flight_running(fl)) && cache_refresh(r, key, klen, epoch, &e) == 0)
             f->stats.cache_refreshes++;
         serve_hit(f, req, key, klen, &e, now);
         cache_lookup_end();

@@ -53,6 +53,12 @@ void cache_serve(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const c
 const char *cache_reason_of(int status);
 /* Adds Cache-Status; returns its index in the answer's headers. */
 ssize_t cache_add_status(h2o_req_t *req, const char *value);
+/* Adds a header to req's answer (copied). */
+void cache_add_header(h2o_req_t *req, const char *name, size_t nlen, const char *value, size_t vlen);
+/* Asks PHP whether e is still good: If-None-Match with its ETag (PHP's,
+ * not one the cache made), If-Modified-Since with its Last-Modified, unless
+ * the client sent conditionals of its own. 1 if any was added. */
+int cache_add_validators(h2o_req_t *req, const vc_cache_entry_t *e);
 /* Adds the headers of e and Age to req's answer, as a hit has them. */
 void cache_add_entry_headers(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, int not_modified);
 
@@ -108,6 +114,9 @@ typedef struct cache_tap_args {
      * or NULL; copied. */
     const void *stale;
     size_t stale_len;
+    /* PHP was asked with the stale entry's validators: its 304 means the
+     * entry, refreshed, answers (RFC 9111 4.3.4). */
+    int revalidate;
 } cache_tap_args_t;
 
 /* Sees PHP's answer to req: Cache-Status, offered to vc-cache if it may
@@ -149,6 +158,6 @@ void cache_admin_register(front_t *f, h2o_pathconf_t *pathconf);
 /* Starts a request of our own for r's page (GET, r's headers but
  * conditionals), whose answer refreshes key's stale entry; it leads a new
  * flight. 0, or -1 if it could not start. */
-int cache_refresh(const seam_request_t *r, const char *key, size_t klen, uint64_t epoch);
+int cache_refresh(const seam_request_t *r, const char *key, size_t klen, uint64_t epoch, const vc_cache_entry_t *e);
 
 #endif

@@ -5,8 +5,9 @@
  * connection that has no socket: made like the client's (its headers,
  * address and route, as Varnish's background fetch uses the request that
  * found the object stale), less what would make PHP answer something else
- * than the page (conditionals) or the front compress it for nobody
- * (Accept-Encoding). What PHP sends is dropped once the tap has seen it.
+ * than the page (the client's conditionals) or the front compress it for
+ * nobody (Accept-Encoding); with the stale entry's own validators, so that
+ * PHP may answer 304 and save making the page. What PHP sends is dropped once the tap has seen it.
  * It leads the page's flight, so only one runs at a time.
  */
 #include "cache_internal.h"
@@ -65,7 +66,7 @@ static void on_sink(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size
         h2o_timeout_link(ctx->loop, &ctx->zero_timeout, &r->dispose);
 }
 
-int cache_refresh(const seam_request_t *sr, const char *key, size_t klen, uint64_t epoch)
+int cache_refresh(const seam_request_t *sr, const char *key, size_t klen, uint64_t epoch, const vc_cache_entry_t *e)
 {
     h2o_req_t *src = sr->req;
     refresh_t *r = vc_calloc(1, sizeof(*r));
@@ -109,6 +110,12 @@ int cache_refresh(const seam_request_t *sr, const char *key, size_t klen, uint64
     seam_request_t own = *sr;
     own.req = req;
     cache_tap_args_t a = {.site = sr->site, .key = key, .klen = klen, .may_store = 1, .fwd = "stale"};
+    /* PHP may say the stale entry is still good (304): then it is stored
+     * again as it was, for the lifetime the 304 gives. */
+    if ((a.revalidate = cache_add_validators(req, e)) != 0) {
+        a.stale = e->bytes;
+        a.stale_len = e->len;
+    }
     a.lead = flight_start(key, klen, req, epoch);
     cache_tap(sr->f, req, &a);
     vc_log(VC_LOG_DEBUG, "cache", "refreshing %.*s in the background", (int)klen, key);

@@ -295,6 +295,42 @@ static h2o_ostream_t **stand_in(tap_t *t, h2o_req_t *req, h2o_ostream_t **slot)
     return &o->super.next;
 }
 
+/* PHP answered 304 to the validators sent for the stale entry: the entry
+ * answers, its headers updated with the 304's (RFC 9111 4.3.4), and is
+ * stored again for the lifetime they give. Returns the slot for the next
+ * filter (the keeper, if it is stored, sees the entry's body go by). */
+static h2o_ostream_t **revalidated(tap_t *t, h2o_req_t *req, h2o_ostream_t **slot)
+{
+    vc_cache_entry_t e;
+    if (vc_cache_entry_parse(t->a.stale, t->a.stale_len, &e) != 0)
+        return slot;
+    h2o_headers_t fresh = req->res.headers;
+    req->res.headers = (h2o_headers_t){NULL, 0, 0};
+    vc_cache_header_t h;
+    size_t pos = 0;
+    uint32_t i = 0;
+    while (vc_cache_entry_header(&e, &pos, &i, &h))
+        if (h2o_find_header_by_str(&fresh, h.name, h.name_len, -1) == -1)
+            cache_add_header(req, h.name, h.name_len, h.value, h.value_len);
+    for (size_t k = 0; k < fresh.size; k++) {
+        const h2o_header_t *f = &fresh.entries[k];
+        if (!h2o_lcstris(f->name->base, f->name->len, H2O_STRLIT("content-length")))
+            h2o_add_header_by_str(&req->pool, &req->res.headers, f->name->base, f->name->len, 1, f->orig_name,
+                                  f->value.base, f->value.len);
+    }
+    req->res.status = (int)e.status;
+    req->res.reason = cache_reason_of(req->res.status);
+    req->res.content_length = e.body_len;
+    t->a.fwd = "stale; fwd-status=304";
+    t->f->stats.cache_revalidated++;
+    stand_in_t *o = (stand_in_t *)h2o_add_ostream(req, sizeof(*o), slot);
+    o->super.do_send = on_stand_in_send;
+    o->body = h2o_iovec_init(e.body, e.body_len); /* in the request's pool */
+    o->status = (int)e.status;
+    o->sent = 0;
+    return &o->super.next;
+}
+
 typedef struct tag_set {
     char *tags[VC_CACHE_TAGS_MAX];
     size_t n;
@@ -368,6 +404,8 @@ static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_
 {
     tap_t *t = (tap_t *)self;
     purges_from_php(t->f, req, t->a.site);
+    if (t->a.revalidate && t->a.stale && req->res.status == 304)
+        slot = revalidated(t, req, slot);
     cache_decision_t d = {.store = 0, .why = t->a.detail};
     cache_hdr_t hs[MAX_HEADERS], all[MAX_HEADERS];
     size_t nh = 0, na = 0;

@@ -102,6 +102,7 @@ typedef struct front_stats {
     uint64_t cache_stale;                      /* answered stale: while refreshed, or PHP failed */
     uint64_t cache_collapsed;                  /* waited for another request's answer */
     uint64_t cache_refreshes;                  /* background requests refreshing a stale entry */
+    uint64_t cache_revalidated;                /* stale entries PHP said were still good (304) */
     uint64_t cache_touches;                    /* hits on older entries reported for eviction by recency */
     uint64_t cache_offers;                     /* answers offered to vc-cache */
     uint64_t cache_offers_dropped;             /* offers dropped: vc-cache's queue was full */

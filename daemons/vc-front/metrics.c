@@ -60,6 +60,8 @@ static const struct {
      offsetof(front_stats_t, cache_collapsed)},
     {"vc_front_cache_refreshes_total", "Background requests that refreshed a stale entry.",
      offsetof(front_stats_t, cache_refreshes)},
+    {"vc_front_cache_revalidated_total", "Stale entries PHP answered 304 for: served and stored again.",
+     offsetof(front_stats_t, cache_revalidated)},
     {"vc_front_cache_touches_total", "Hits on entries in the older half of the eviction order, reported to vc-cache.",
      offsetof(front_stats_t, cache_touches)},
     {"vc_front_cache_offers_total", "Answers offered to vc-cache to store.", offsetof(front_stats_t, cache_offers)},
