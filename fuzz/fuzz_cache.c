@@ -37,7 +37,8 @@ static void headers(const char *p, size_t len)
     if (vl != SIZE_MAX && (vl >= sizeof(names) || strlen(names) != vl))
         __builtin_trap();
     cache_decision_t d;
-    cache_policy_decide(200, h, n, 1790000000000LL, 10000, &d);
+    cache_policy_opts_t o = {.grace_ms = 10000, .ttl_ms = -1, .max_ttl_ms = -1};
+    cache_policy_decide(200, h, n, 1790000000000LL, &o, &d);
     if (d.store && (d.fresh_ms <= 0 || d.stale_ms < 0 || d.error_ms < d.stale_ms))
         __builtin_trap();
 }

@@ -574,3 +574,37 @@ def test_show_says_what_is_stored_for_a_url(cache_suite):
     assert v["status"] == "200" and v["tags"] == f"show-{id_}" and 0 < int(v["fresh_s"]) <= 60
     r = s.vc("cache", "show", "not a url")
     assert r.returncode == 1 and "expected a URL" in r.stderr
+
+
+def test_a_sites_rules_turn_paths_off_give_and_cap_lifetimes(make_suite, tmp_path):
+    """site.cache_rules: "/x/ off" skips the cache, ttl= gives answers
+    that say nothing a lifetime, max_ttl= caps what they say; the longest
+    prefix decides. A bad rule is refused with its file and line."""
+    root = tmp_path / "root"
+    for d in ("api", "news", "news/live"):
+        (root / d).mkdir(parents=True)
+        (root / d / "cached.php").write_text(open(os.path.join(os.path.dirname(__file__), "fixtures", "docroot",
+                                                               "cached.php")).read())
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "sites-enabled" / "s.conf").write_text(
+        f'site: {{ root = "{root}"; default = true;\n'
+        '  cache_rules = ["/api/ off", "/news/ ttl=60s max_ttl=120s", "/news/live/ max_ttl=0s"]; };\n')
+    s = make_suite(conf=str(conf), root=str(root)).start()
+    api = "/api" + page(new_id(), "Cache-Control: max-age=60")
+    code, h, body = get(s, api)
+    assert h["cache-status"] == "Velocity; fwd=bypass; detail=rule"
+    silent = "/news" + page(new_id())  # says nothing about caching
+    code, h, body = get(s, silent)
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    assert wait_for(lambda: re.fullmatch(r"Velocity; hit; ttl=(5\d|60)", get(s, silent)[1]["cache-status"]), timeout=5)
+    long_lived = "/news" + page(new_id(), "Cache-Control: max-age=86400")
+    stored(s, long_lived)
+    assert 100 <= int(re.search(r"ttl=(\d+)", get(s, long_lived)[1]["cache-status"]).group(1)) <= 120
+    live = "/news/live" + page(new_id(), "Cache-Control: max-age=60")
+    assert get(s, live)[1]["cache-status"] == "Velocity; fwd=uri-miss; detail=expired"
+    # A rule that does not read: configtest says where.
+    (conf / "sites-enabled" / "s.conf").write_text(
+        f'site: {{ root = "{root}"; default = true;\n  cache_rules = ["/api/ sometimes"]; }};\n')
+    r = s.vc("configtest")
+    assert r.returncode != 0 and "s.conf:1" in r.stderr and "cache rule" in r.stderr and "sometimes" in r.stderr

@@ -1,4 +1,5 @@
 #include "vc_cache.h"
+#include "vc_util.h"
 
 #include <endian.h>
 #include <stdlib.h>
@@ -283,4 +284,47 @@ size_t vc_cache_variant_key(const char *base, size_t blen, const char *const *va
         out[at++] = VC_CACHE_VARIANT_SEP;
     }
     return at;
+}
+
+int vc_cache_rule_parse(const char *s, vc_cache_rule_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    out->ttl_ms = out->max_ttl_ms = out->grace_ms = -1;
+    char word[256];
+    int n = 0, words = 0;
+    for (const char *p = s; sscanf(p, "%255s%n", word, &n) == 1; p += n, words++) {
+        if (words == 0) {
+            if (word[0] != '/') {
+                snprintf(err, errlen, "\"%s\" does not start with a path (\"/api/ off\")", s);
+                return -1;
+            }
+            snprintf(out->prefix, sizeof(out->prefix), "%s", word);
+            continue;
+        }
+        if (strcmp(word, "off") == 0) {
+            out->off = 1;
+            continue;
+        }
+        static const char *const names[] = {"ttl=", "max_ttl=", "grace="};
+        int64_t *dest[] = {&out->ttl_ms, &out->max_ttl_ms, &out->grace_ms};
+        size_t k = 0;
+        while (k < 3 && strncmp(word, names[k], strlen(names[k])) != 0)
+            k++;
+        int64_t ms = k < 3 ? vc_parse_duration_ms(word + strlen(names[k])) : -1;
+        if (ms < 0 || ms > 365LL * 86400 * 1000) {
+            snprintf(err, errlen, "\"%s\" in \"%s\": expected off, ttl=D, max_ttl=D or grace=D (D: \"90s\", \"10m\")",
+                     word, s);
+            return -1;
+        }
+        *dest[k] = ms;
+    }
+    if (words == 0) {
+        snprintf(err, errlen, "an empty rule");
+        return -1;
+    }
+    if (words == 1) {
+        snprintf(err, errlen, "\"%s\" says nothing: add off, ttl=D, max_ttl=D or grace=D", s);
+        return -1;
+    }
+    return 0;
 }

@@ -84,6 +84,20 @@ static inline const cache_settings_t *vc_cache_settings_of(const struct vc_confi
     return (const cache_settings_t *)vc_config_section(cfg, &vc_cache_settings);
 }
 
+/* A site's rule for the paths under a prefix (site.cache_rules, one
+ * string each): "PREFIX off" (never looked up nor stored), or "PREFIX"
+ * followed by any of ttl=D (the lifetime of an answer that gives none:
+ * loosens), max_ttl=D (no answer lives longer: tightens), grace=D (this
+ * path's cache.grace). D is a duration ("90s", "10m"). */
+typedef struct vc_cache_rule {
+    char prefix[256];
+    int off;
+    int64_t ttl_ms, max_ttl_ms, grace_ms; /* -1: not set */
+} vc_cache_rule_t;
+
+/* 0, or -1 with what is wrong in err. */
+int vc_cache_rule_parse(const char *s, vc_cache_rule_t *out, char *err, size_t errlen);
+
 /* The key of an answer: "scheme://host/path?query" with the host in lower
  * case without its scheme's default port, and the query's parameters
  * sorted with the strip list's left out (a tracking parameter does not

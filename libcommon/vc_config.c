@@ -1,4 +1,5 @@
 #include "vc_config.h"
+#include "vc_cache.h"
 #include "vc_config_internal.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -42,6 +43,7 @@ static const struct spec site_specs[] = {
     {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG},
     {"site.gzip", T_BOOL, S(gzip), 0, 0},
     {"site.cache", T_BOOL, S(cache), 0, 0},
+    {"site.cache_rules", T_LIST, S(cache_rules), 0, 0},
     {"site.canonical_host", T_STR, S(canonical_host), 0, 0},
     {"site.redirects", T_LIST, S(redirects), 0, 0},
     {"site.error_pages", T_LIST, S(error_pages), 0, 0},
@@ -392,6 +394,7 @@ static void site_fini(vc_site_t *s)
     free(s->tls_key);
     free(s->canonical_host);
     vc_config_free_list(&s->redirects, &s->nredirects);
+    vc_config_free_list(&s->cache_rules, &s->ncache_rules);
     vc_config_free_list(&s->error_pages, &s->nerror_pages);
     free(s->pool);
     free(s->source);
@@ -569,6 +572,12 @@ static int validate(struct ctx *c, vc_config_t *cfg)
             if (n < 2 || from[0] != '/' || (code != 301 && code != 302 && code != 307 && code != 308))
                 return vc_config_fail(c, s->line, "site \"%s\": redirect \"%s\" is not \"/FROM TO [301|302|307|308]\"",
                                       s->name, s->redirects[r]);
+        }
+        for (size_t r = 0; r < s->ncache_rules; r++) {
+            vc_cache_rule_t rule;
+            char why[512];
+            if (vc_cache_rule_parse(s->cache_rules[r], &rule, why, sizeof(why)) < 0)
+                return vc_config_fail(c, s->line, "site \"%s\": cache rule %s", s->name, why);
         }
         for (size_t e = 0; e < s->nerror_pages; e++) {
             int code = 0;

@@ -66,8 +66,10 @@ typedef struct vc_site {
     int64_t static_max_age;   /* seconds for Cache-Control; -1: none */
     int gzip;                 /* compress text responses */
     int cache;                /* answers may be cached (cache.*), if they say so */
-    char *canonical_host;     /* other hosts of the site redirect here (www/bare) */
-    char **redirects;         /* "FROM TO [CODE]": exact path redirects */
+    char **cache_rules;       /* "PREFIX off|ttl=D|max_ttl=D|grace=D ..." (vc_cache.h) */
+    size_t ncache_rules;
+    char *canonical_host; /* other hosts of the site redirect here (www/bare) */
+    char **redirects;     /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;
     char **error_pages; /* "CODE PATH": pages for the front's own errors */
     size_t nerror_pages;

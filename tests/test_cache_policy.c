@@ -16,7 +16,8 @@ static cache_decision_t decide_grace(int status, int64_t grace_ms, const char *c
     for (; pairs[2 * n]; n++)
         h[n] = (cache_hdr_t){pairs[2 * n], pairs[2 * n + 1], strlen(pairs[2 * n]), strlen(pairs[2 * n + 1])};
     cache_decision_t d;
-    cache_policy_decide(status, h, n, NOW, grace_ms, &d);
+    cache_policy_opts_t o = {.grace_ms = grace_ms, .ttl_ms = -1, .max_ttl_ms = -1};
+    cache_policy_decide(status, h, n, NOW, &o, &d);
     return d;
 }
 
@@ -131,6 +132,36 @@ static const char *key(const char *scheme, const char *host, const char *path, c
                             VC_CACHE_KEY_MAX);
     out[n] = '\0';
     return out;
+}
+
+static void rules(void)
+{
+    vc_cache_rule_t r;
+    char err[256];
+    CHECK(vc_cache_rule_parse("/api/ off", &r, err, sizeof(err)) == 0 && r.off && !strcmp(r.prefix, "/api/"));
+    CHECK(vc_cache_rule_parse("/blog/ ttl=10m max_ttl=1h grace=30s", &r, err, sizeof(err)) == 0 && !r.off &&
+          r.ttl_ms == 600000 && r.max_ttl_ms == 3600000 && r.grace_ms == 30000);
+    CHECK(vc_cache_rule_parse("/x/ ttl=5m", &r, err, sizeof(err)) == 0 && r.max_ttl_ms == -1 && r.grace_ms == -1);
+    CHECK(vc_cache_rule_parse("api off", &r, err, sizeof(err)) < 0 && strstr(err, "path"));
+    CHECK(vc_cache_rule_parse("/x/", &r, err, sizeof(err)) < 0 && strstr(err, "says nothing"));
+    CHECK(vc_cache_rule_parse("/x/ ttl=soon", &r, err, sizeof(err)) < 0 && strstr(err, "ttl=soon"));
+    CHECK(vc_cache_rule_parse("/x/ often", &r, err, sizeof(err)) < 0);
+    CHECK(vc_cache_rule_parse("", &r, err, sizeof(err)) < 0);
+    /* A rule's lifetime for answers that give none, and its cap. */
+    cache_hdr_t none[1] = {{"Content-Type", "text/html", 12, 9}};
+    cache_hdr_t long_one[1] = {{"Cache-Control", "max-age=86400", 13, 13}};
+    cache_hdr_t cookie[2] = {{"Set-Cookie", "a=1", 10, 3}, {"Content-Type", "text/html", 12, 9}};
+    cache_policy_opts_t o = {.grace_ms = 0, .ttl_ms = 300000, .max_ttl_ms = 60000};
+    cache_decision_t d;
+    cache_policy_decide(200, none, 1, NOW, &o, &d);
+    CHECK(d.store && d.fresh_ms == 60000); /* given 5 min, capped at 1 */
+    cache_policy_decide(200, long_one, 1, NOW, &o, &d);
+    CHECK(d.store && d.fresh_ms == 60000);
+    cache_policy_decide(200, cookie, 2, NOW, &o, &d);
+    CHECK(!d.store && !strcmp(d.why, "set-cookie")); /* a rule never stores what must not be */
+    o.max_ttl_ms = 0;
+    cache_policy_decide(200, long_one, 1, NOW, &o, &d);
+    CHECK(!d.store); /* max_ttl=0: nothing lives */
 }
 
 static void variant_keys(void)
@@ -273,6 +304,7 @@ int main(void)
     varies();
     keys();
     variant_keys();
+    rules();
     entries();
     return vc_test_result("cache_policy");
 }

@@ -496,11 +496,42 @@ static int unsafe(h2o_iovec_t m)
            h2o_memis(m.base, m.len, H2O_STRLIT("PATCH")) || h2o_memis(m.base, m.len, H2O_STRLIT("DELETE"));
 }
 
+/* A site's rules (site.cache_rules), the longest prefix first: the first
+ * that matches a path is its rule. */
+typedef struct site_rules {
+    vc_cache_rule_t *v;
+    size_t n;
+} site_rules_t;
+
+static int longest_first(const void *a, const void *b)
+{
+    size_t x = strlen(((const vc_cache_rule_t *)a)->prefix), y = strlen(((const vc_cache_rule_t *)b)->prefix);
+    return (x < y) - (x > y);
+}
+
 static int site_init(front_t *f, site_rt_t *s, void **state)
 {
     rt.f = f;
     rt.cfg = vc_cache_settings_of(f->d.cfg);
+    site_rules_t *rules = vc_calloc(1, sizeof(*rules));
+    rules->v = vc_calloc(s->conf->ncache_rules + 1, sizeof(*rules->v));
+    for (size_t i = 0; i < s->conf->ncache_rules; i++) {
+        char err[512];
+        if (vc_cache_rule_parse(s->conf->cache_rules[i], &rules->v[rules->n], err, sizeof(err)) == 0)
+            rules->n++; /* the configuration was checked: never otherwise */
+    }
+    qsort(rules->v, rules->n, sizeof(*rules->v), longest_first);
+    *state = rules;
     return 0;
+}
+
+static const vc_cache_rule_t *rule_for(const site_rules_t *rules, h2o_iovec_t path)
+{
+    for (size_t i = 0; rules && i < rules->n; i++)
+        if (path.len >= strlen(rules->v[i].prefix) &&
+            memcmp(path.base, rules->v[i].prefix, strlen(rules->v[i].prefix)) == 0)
+            return &rules->v[i];
+    return NULL;
 }
 
 /* The request's key into key (VC_CACHE_KEY_MAX bytes): its length, or 0 if
@@ -519,8 +550,8 @@ static size_t key_of(const seam_request_t *r, char *key)
  * PHP for the page, the others wait for its answer, unless the page's
  * answers were lately not storable. e: the stale entry, or NULL (in the
  * lookup's transaction). */
-static int miss(const seam_request_t *r, const char *key, size_t klen, const vc_cache_entry_t *e, uint64_t epoch,
-                int64_t now, const char *fwd)
+static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char *key, size_t klen,
+                const vc_cache_entry_t *e, uint64_t epoch, int64_t now, const char *fwd)
 {
     front_t *f = r->f;
     h2o_req_t *req = r->req;
@@ -528,10 +559,10 @@ static int miss(const seam_request_t *r, const char *key, size_t klen, const vc_
     if (fl && flight_running(fl) && !flight_hit_for_miss(key, klen)) {
         cache_lookup_end();
         f->stats.cache_collapsed++;
-        flight_wait(fl, r);
+        flight_wait(fl, r, rule);
         return 1;
     }
-    cache_tap_args_t a = {.site = r->site, .key = key, .klen = klen, .may_store = 1, .fwd = fwd};
+    cache_tap_args_t a = {.site = r->site, .rule = rule, .key = key, .klen = klen, .may_store = 1, .fwd = fwd};
     /* Kept in case PHP fails (stale-if-error), or says it has not changed
      * (asked with its validators): copied before the transaction ends. */
     if (e && (a.revalidate = cache_add_validators(req, e)) | (now < e->error_ms)) {
@@ -563,7 +594,8 @@ static int take(const seam_request_t *r, void *state)
         cache_tap_invalidator(f, r->site, req, klen ? key : NULL, klen);
         return 0;
     }
-    const char *why = bypass_reason(req);
+    const vc_cache_rule_t *rule = rule_for(state, req->path_normalized);
+    const char *why = rule && rule->off ? "rule" : bypass_reason(req);
     if (why == NULL && (klen = key_of(r, key)) == 0)
         why = "key-too-long";
     if (why) {
@@ -612,7 +644,7 @@ static int take(const seam_request_t *r, void *state)
     if (found && now < e.stale_ms) {
         /* Served stale; one request of our own refreshes it (started
          * first: it copies this request, which may be done once served). */
-        if ((fl == NULL || !flight_running(fl)) && cache_refresh(r, key, klen, epoch, &e) == 0)
+        if ((fl == NULL || !flight_running(fl)) && cache_refresh(r, rule, key, klen, epoch, &e) == 0)
             f->stats.cache_refreshes++;
         serve_hit(f, req, key, klen, &e, now);
         cache_lookup_end();
@@ -633,7 +665,7 @@ static int take(const seam_request_t *r, void *state)
         cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = fwd, .detail = head ? "head" : "host-form"});
         return 0;
     }
-    return miss(r, key, klen, found ? &e : NULL, epoch, now, fwd);
+    return miss(r, rule, key, klen, found ? &e : NULL, epoch, now, fwd);
 }
 
 const seam_backend_t cache_backend = {

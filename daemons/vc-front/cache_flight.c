@@ -66,6 +66,7 @@ struct waiter {
     h2o_req_t *req;
     front_t *f;
     site_rt_t *site;
+    const vc_cache_rule_t *rule;
     int https;
     char *file, *script_name, *path_info, *document_uri; /* its route, for PHP */
     h2o_timeout_entry_t timer;
@@ -286,7 +287,8 @@ static void go(waiter_t *w, const char *key, size_t klen, cache_lead_t *l)
     snprintf(route.document_uri, sizeof(route.document_uri), "%s", w->document_uri);
     seam_request_t r = {
         .f = w->f, .site = w->site, .req = w->req, .https = w->https, .kind = ROUTE_PHP, .route = &route};
-    cache_tap_args_t a = {.site = w->site, .key = key, .klen = klen, .may_store = 1, .fwd = "uri-miss", .lead = l};
+    cache_tap_args_t a = {
+        .site = w->site, .rule = w->rule, .key = key, .klen = klen, .may_store = 1, .fwd = "uri-miss", .lead = l};
     /* PHP may fail this one too: the stale entry, if any, stands in. */
     vc_cache_entry_t e;
     uint64_t epoch;
@@ -379,7 +381,7 @@ static char *pool_copy(h2o_req_t *req, const char *s)
     return h2o_strdup(&req->pool, s, SIZE_MAX).base;
 }
 
-void flight_wait(cache_flight_t *fl, const seam_request_t *r)
+void flight_wait(cache_flight_t *fl, const seam_request_t *r, const vc_cache_rule_t *rule)
 {
     h2o_req_t *req = r->req;
     waiter_t *w = h2o_mem_alloc_shared(&req->pool, sizeof(*w), on_waiter_dispose);
@@ -387,6 +389,7 @@ void flight_wait(cache_flight_t *fl, const seam_request_t *r)
     w->req = req;
     w->f = r->f;
     w->site = r->site;
+    w->rule = rule;
     w->https = r->https;
     w->file = pool_copy(req, r->route->file);
     w->script_name = pool_copy(req, r->route->script_name);

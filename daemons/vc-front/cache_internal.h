@@ -87,8 +87,9 @@ int flight_running(const cache_flight_t *fl);
 /* A new flight for key, led by req (which goes to PHP with a tap holding
  * the returned lead). epoch: the purge count before PHP was asked. */
 cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_t epoch);
-/* r waits for fl's answer (at most cache.lock_timeout, then goes to PHP). */
-void flight_wait(cache_flight_t *fl, const seam_request_t *r);
+/* r waits for fl's answer (at most cache.lock_timeout, then goes to PHP);
+ * rule: the site's rule for its path, or NULL. */
+void flight_wait(cache_flight_t *fl, const seam_request_t *r, const vc_cache_rule_t *rule);
 /* The leader's answer was stored: the waiters get it. entry is an entry's
  * bytes (vc_cache.h), malloc'd: the flight keeps it; key is where it was
  * stored: the flight's own, or a variant's (vary: the headers it varies on,
@@ -104,7 +105,8 @@ void flight_forget(const char *key, size_t klen);
 
 typedef struct cache_tap_args {
     const site_rt_t *site;
-    const char *key; /* NULL: not stored */
+    const vc_cache_rule_t *rule; /* the site's rule for the path, or NULL */
+    const char *key;             /* NULL: not stored */
     size_t klen;
     int may_store;      /* a GET that was looked up (not HEAD, not bypassed) */
     const char *fwd;    /* Cache-Status fwd= */
@@ -158,6 +160,7 @@ void cache_admin_register(front_t *f, h2o_pathconf_t *pathconf);
 /* Starts a request of our own for r's page (GET, r's headers but
  * conditionals), whose answer refreshes key's stale entry; it leads a new
  * flight. 0, or -1 if it could not start. */
-int cache_refresh(const seam_request_t *r, const char *key, size_t klen, uint64_t epoch, const vc_cache_entry_t *e);
+int cache_refresh(const seam_request_t *r, const vc_cache_rule_t *rule, const char *key, size_t klen, uint64_t epoch,
+                  const vc_cache_entry_t *e);
 
 #endif

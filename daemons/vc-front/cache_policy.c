@@ -175,7 +175,7 @@ static void refuse(cache_decision_t *out, const char *why)
     out->why = why;
 }
 
-void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, int64_t grace_ms,
+void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, const cache_policy_opts_t *o,
                          cache_decision_t *out)
 {
     memset(out, 0, sizeof(*out));
@@ -228,6 +228,10 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
         if (s > MAX_LIFETIME_S)
             s = MAX_LIFETIME_S;
     }
+    if (s < 0 && o->ttl_ms > 0)
+        s = o->ttl_ms / 1000 > 0 ? o->ttl_ms / 1000 : 1; /* the path's rule gives one */
+    if (s > 0 && o->max_ttl_ms >= 0 && s > o->max_ttl_ms / 1000)
+        s = o->max_ttl_ms / 1000; /* the path's rule caps it */
     if (s <= 0)
         return refuse(out, s == 0 ? "expired" : "no-lifetime");
     /* How long past its lifetime it may be served stale: while one
@@ -237,7 +241,7 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
      * cache, RFC 9111 5.2.2.10) forbids the grace nobody asked for, but not
      * what the answer grants in the same field. */
     const cache_hdr_t *src = target ? target : cc;
-    int64_t swr = 0, sie = 0, grace = grace_ms;
+    int64_t swr = 0, sie = 0, grace = o->grace_ms;
     if (src && (cache_policy_directive(src->value, src->value_len, "must-revalidate", &secs) ||
                 cache_policy_directive(src->value, src->value_len, "proxy-revalidate", &secs))) {
         grace = 0;

@@ -35,11 +35,18 @@ typedef struct cache_decision {
     int64_t error_ms; /* beyond it: served stale when PHP fails (>= stale_ms) */
 } cache_decision_t;
 
+/* What the site says, beyond what answers say (cache.grace, and a path's
+ * rule: vc_cache.h). */
+typedef struct cache_policy_opts {
+    int64_t grace_ms;   /* how long past its lifetime any answer may be served stale while refreshed,
+                           unless it forbids it */
+    int64_t ttl_ms;     /* the lifetime of an answer that gives none (else not stored); -1: none */
+    int64_t max_ttl_ms; /* no lifetime is longer; -1: no cap */
+} cache_policy_opts_t;
+
 /* The decision for an answer of `status` with headers h[0..n). now_ms is
- * the wall clock (for Expires); grace_ms how long past its lifetime the
- * site lets any answer be served stale while it is refreshed (cache.grace),
- * unless the answer forbids it. */
-void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, int64_t grace_ms,
+ * the wall clock (for Expires). */
+void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now_ms, const cache_policy_opts_t *o,
                          cache_decision_t *out);
 
 #define CACHE_VARY_MAX 8        /* headers an answer may vary on and be stored */

@@ -66,7 +66,8 @@ static void on_sink(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *bufs, size
         h2o_timeout_link(ctx->loop, &ctx->zero_timeout, &r->dispose);
 }
 
-int cache_refresh(const seam_request_t *sr, const char *key, size_t klen, uint64_t epoch, const vc_cache_entry_t *e)
+int cache_refresh(const seam_request_t *sr, const vc_cache_rule_t *rule, const char *key, size_t klen, uint64_t epoch,
+                  const vc_cache_entry_t *e)
 {
     h2o_req_t *src = sr->req;
     refresh_t *r = vc_calloc(1, sizeof(*r));
@@ -109,7 +110,7 @@ int cache_refresh(const seam_request_t *sr, const char *key, size_t klen, uint64
 
     seam_request_t own = *sr;
     own.req = req;
-    cache_tap_args_t a = {.site = sr->site, .key = key, .klen = klen, .may_store = 1, .fwd = "stale"};
+    cache_tap_args_t a = {.site = sr->site, .rule = rule, .key = key, .klen = klen, .may_store = 1, .fwd = "stale"};
     /* PHP may say the stale entry is still good (304): then it is stored
      * again as it was, for the lifetime the 304 gives. */
     if ((a.revalidate = cache_add_validators(req, e)) != 0) {

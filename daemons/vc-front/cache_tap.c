@@ -424,7 +424,11 @@ static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_
             if (!cache_policy_is_ours(h->name->base, h->name->len) && !not_kept(h))
                 hs[nh++] = all[na - 1];
         }
-        cache_policy_decide(req->res.status, all, na, cache_now_ms(), cfg->grace_ms, &d);
+        const vc_cache_rule_t *rule = t->a.rule;
+        cache_policy_opts_t o = {.grace_ms = rule && rule->grace_ms >= 0 ? rule->grace_ms : cfg->grace_ms,
+                                 .ttl_ms = rule ? rule->ttl_ms : -1,
+                                 .max_ttl_ms = rule ? rule->max_ttl_ms : -1};
+        cache_policy_decide(req->res.status, all, na, cache_now_ms(), &o, &d);
     }
     if (d.store && req->res.content_length != SIZE_MAX && req->res.content_length > (size_t)cfg->max_object) {
         d.store = 0;
