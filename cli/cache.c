@@ -15,6 +15,7 @@ static int usage(void)
     fputs("usage: vc cache purge (--url URL | --prefix URL | --tag TAG | --all) [--soft]\n"
           "       vc cache stats [--json]\n"
           "       vc cache show URL [--json]\n"
+          "       vc cache warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json]\n"
           "       vc cache check\n",
           stderr);
     return 2;
@@ -188,12 +189,19 @@ static int check(void *zctx, const vc_config_t *cfg, int argc)
 int cmd_cache(cli_t *cli, int argc, char **argv)
 {
     const char *sub = argc >= 2 ? argv[1] : "";
-    if (strcmp(sub, "purge") && strcmp(sub, "stats") && strcmp(sub, "check") && strcmp(sub, "show"))
+    if (strcmp(sub, "purge") && strcmp(sub, "stats") && strcmp(sub, "check") && strcmp(sub, "show") &&
+        strcmp(sub, "warm"))
         return usage();
     /* One configuration and one ZeroMQ context for every call. */
     vc_config_t *cfg = cli_running_config(cli);
     if (cfg == NULL)
         return 1;
+    if (!strcmp(sub, "warm")) {
+        /* HTTP to this node's own listeners: no ZeroMQ. */
+        int rc = cache_warm(cfg, argc - 1, argv + 1);
+        vc_config_destroy(&cfg);
+        return rc == -2 ? usage() : rc;
+    }
     void *zctx = zmq_ctx_new();
     int rc = !strcmp(sub, "purge")   ? purge(zctx, cfg, argc - 1, argv + 1)
              : !strcmp(sub, "check") ? check(zctx, cfg, argc - 1)

@@ -31,6 +31,9 @@ int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **a
  * reply in *out (the caller frees it with vc__reply__free_unpacked); a
  * negative error, said on stderr, if it does not answer. */
 struct Vc__Reply;
+/* vc cache warm ARGS (cache_warm.c): 0, 1 (errors), or -2 (usage). */
+int cache_warm(const vc_config_t *cfg, int argc, char **argv);
+
 int cli_call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb, const char *const *args,
              size_t nargs, struct Vc__Reply **out);
 /* vc cache ... (cache.c). */

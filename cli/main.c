@@ -38,6 +38,8 @@ static void usage(FILE *out)
           "                      them once this returns\n"
           "  cache stats [--json]  entries, bytes, hit and store counts\n"
           "  cache show URL [--json]  what is stored for a URL (and its variants)\n"
+          "  cache warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json]\n"
+          "                      fill this node's cache from a sitemap or a list of URLs\n"
           "  cache check         whether the cache's databases agree (after a crash)\n"
           "Configuration:\n"
           "  configtest          check the configuration directory\n"

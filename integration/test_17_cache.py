@@ -608,3 +608,32 @@ def test_a_sites_rules_turn_paths_off_give_and_cap_lifetimes(make_suite, tmp_pat
         f'site: {{ root = "{root}"; default = true;\n  cache_rules = ["/api/ sometimes"]; }};\n')
     r = s.vc("configtest")
     assert r.returncode != 0 and "s.conf:1" in r.stderr and "cache rule" in r.stderr and "sometimes" in r.stderr
+
+
+def test_warm_fills_the_cache_from_a_sitemap_or_a_list(cache_suite, tmp_path):
+    s = cache_suite
+    a, b, c = new_id(), new_id(), new_id()
+    sitemap = s.url(f"/sitemap.php?index=1&ids={a},{b}&plain={c}")
+    r = s.vc("cache", "warm", "--sitemap", sitemap, "--json")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert json.loads(r.stdout) == {"urls": 3, "stored": 2, "already": 0, "uncacheable": 1, "errors": 0}
+    for id_ in (a, b):
+        path = "/cached.php?id=" + id_ + "&h[]=" + quote("Cache-Control: max-age=60")
+        assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+        assert run_of(get(s, path)[2]) == 1
+    # Again: already there. A list, with an error among its lines.
+    urls = tmp_path / "urls.txt"
+    urls.write_text(f"{s.url('/cached.php?id=' + a + '&h[]=' + quote('Cache-Control: max-age=60'))}\n"
+                    f"\n  {s.url('/cached.php?id=' + new_id() + '&status=500')}  \nnot a url\n")
+    r = s.vc("cache", "warm", "--list", str(urls))
+    assert r.returncode == 1
+    assert r.stdout.strip() == "warmed 2 URLs: 0 stored, 1 already there, 0 not cacheable, 1 errors", r.stdout
+    # A URL on a name that resolves nowhere: asked of this node all the same.
+    other = f"/cached.php?id={new_id()}&h[]=" + quote("Cache-Control: max-age=60")
+    urls.write_text(f"http://warm.example:{s.http}{other}\n")
+    assert s.vc("cache", "warm", "--list", str(urls)).returncode == 0
+    host = ["-H", f"Host: warm.example:{s.http}"]
+    assert wait_for(lambda: get(s, other, *host)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    r = s.vc("cache", "warm", "--sitemap", s.url("/hello.php"))
+    assert r.returncode == 1 and "is not XML" in r.stderr
+    assert s.vc("cache", "warm").returncode == 2
