@@ -360,3 +360,22 @@ def test_a_stale_entry_is_revalidated_with_php(flight_suite):
     assert wait_for(lambda: metric(s, "vc_front_cache_revalidated_total") >= before + 2, timeout=5)
     assert wait_for(lambda: re.fullmatch(r"Velocity; hit; ttl=\d+", get(s, swr)[1]["cache-status"]), timeout=5)
     assert run_of(get(s, swr)[2]) == 1
+
+
+def test_two_front_processes_send_one_miss_between_them(make_suite, tmp_path):
+    """Claims: with two front processes sharing the port (the kernel
+    spreads connections between them), concurrent misses for a cold page
+    still make one PHP run: the front that did not claim it waits for the
+    other's answer to land in the cache."""
+    from test_04_php_pool import front_requests
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("front: { processes = 2; };\n")
+    s = make_suite(conf=str(conf), args=["--workers", "2"]).start()
+    before = front_requests(s)
+    path = page(new_id(), "Cache-Control: max-age=60", ms=300)
+    answers = together(s, path, 200)
+    after = front_requests(s)
+    assert all(after[d] > before.get(d, 0) for d in after) and len(after) == 2, (before, after)
+    assert {code for code, _, _ in answers} == {200}
+    assert {run_of(body) for _, _, body in answers} == {1}

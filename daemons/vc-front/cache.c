@@ -48,6 +48,11 @@ int64_t cache_now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+front_t *cache_front(void)
+{
+    return rt.f;
+}
+
 const cache_settings_t *cache_settings(void)
 {
     return rt.cfg;
@@ -569,8 +574,16 @@ static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char
         a.stale = e->bytes;
         a.stale_len = e->len;
     }
-    if (!flight_hit_for_miss(key, klen))
+    if (!flight_hit_for_miss(key, klen)) {
+        if (!claim_take(key, klen)) {
+            /* Another front process is at PHP for it. */
+            cache_lookup_end();
+            f->stats.cache_collapsed++;
+            flight_wait(flight_remote(key, klen, req), r, rule);
+            return 1;
+        }
         a.lead = flight_start(key, klen, req, epoch);
+    }
     cache_tap(f, req, &a);
     cache_lookup_end();
     f->stats.cache_misses++;
@@ -644,8 +657,12 @@ static int take(const seam_request_t *r, void *state)
     if (found && now < e.stale_ms) {
         /* Served stale; one request of our own refreshes it (started
          * first: it copies this request, which may be done once served). */
-        if ((fl == NULL || !flight_running(fl)) && cache_refresh(r, rule, key, klen, epoch, &e) == 0)
-            f->stats.cache_refreshes++;
+        if ((fl == NULL || !flight_running(fl)) && claim_take(key, klen)) {
+            if (cache_refresh(r, rule, key, klen, epoch, &e) == 0)
+                f->stats.cache_refreshes++;
+            else
+                claim_release(key, klen);
+        }
         serve_hit(f, req, key, klen, &e, now);
         cache_lookup_end();
         return 1;

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #define BUCKETS 256
+#define POLL_MS 20     /* how often waiters for another front's answer look for it */
 #define HFM_SLOTS 4096 /* hit-for-miss marks: a collision costs a wait, nothing more */
 
 typedef struct waiter waiter_t;
@@ -58,6 +59,8 @@ struct cache_flight {
     h2o_context_t *ctx;
     h2o_timeout_entry_t wake;   /* deferred: never a waiter answered inside the leader's send */
     h2o_timeout_entry_t expire; /* the stored answer is dropped */
+    int remote;                 /* another front holds the claim: its answer is looked for in the cache */
+    h2o_timeout_entry_t poll;   /* then, every POLL_MS */
 };
 
 struct waiter {
@@ -99,7 +102,7 @@ cache_flight_t *flight_find(const char *key, size_t klen)
 
 int flight_running(const cache_flight_t *fl)
 {
-    return fl->lead != NULL;
+    return fl->lead != NULL || fl->remote;
 }
 
 int flight_answer(cache_flight_t *fl, int64_t now, uint64_t epoch, vc_cache_entry_t *e)
@@ -135,7 +138,7 @@ static void drop_entry(cache_flight_t *fl)
 /* Gone from the table once nothing runs, waits or is kept. */
 static void maybe_free(cache_flight_t *fl)
 {
-    if (fl->lead || fl->first || fl->entry || fl->pending != PENDING_NONE)
+    if (fl->lead || fl->remote || fl->first || fl->entry || fl->pending != PENDING_NONE)
         return;
     cache_flight_t **pp = &buckets[fl->hash % BUCKETS];
     while (*pp != fl)
@@ -143,6 +146,7 @@ static void maybe_free(cache_flight_t *fl)
     *pp = fl->next;
     h2o_timeout_unlink(&fl->wake);
     h2o_timeout_unlink(&fl->expire);
+    h2o_timeout_unlink(&fl->poll);
     free(fl->key);
     free(fl);
 }
@@ -151,6 +155,8 @@ static void on_expire(h2o_timeout_entry_t *entry)
 {
     cache_flight_t *fl = H2O_STRUCT_FROM_MEMBER(cache_flight_t, expire, entry);
     drop_entry(fl);
+    if (fl->lead == NULL)
+        claim_release(fl->key, fl->klen);
     maybe_free(fl);
 }
 
@@ -172,7 +178,11 @@ static cache_lead_t *lead(cache_flight_t *fl, h2o_req_t *req)
     return l;
 }
 
-cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_t epoch)
+static void on_poll(h2o_timeout_entry_t *entry);
+static h2o_timeout_t poll_timeout;
+static int poll_timeout_ready;
+
+static cache_flight_t *find_or_make(const char *key, size_t klen, h2o_req_t *req)
 {
     cache_flight_t *fl = flight_find(key, klen);
     if (fl == NULL) {
@@ -184,9 +194,31 @@ cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_
         fl->ctx = req->conn->ctx;
         fl->wake.cb = on_wake;
         fl->expire.cb = on_expire;
+        fl->poll.cb = on_poll;
         fl->next = buckets[fl->hash % BUCKETS];
         buckets[fl->hash % BUCKETS] = fl;
     }
+    return fl;
+}
+
+cache_flight_t *flight_remote(const char *key, size_t klen, h2o_req_t *req)
+{
+    cache_flight_t *fl = find_or_make(key, klen, req);
+    drop_entry(fl);
+    if (!fl->remote) {
+        fl->remote = 1;
+        if (!poll_timeout_ready) {
+            h2o_timeout_init(fl->ctx->loop, &poll_timeout, POLL_MS);
+            poll_timeout_ready = 1;
+        }
+        h2o_timeout_link(fl->ctx->loop, &poll_timeout, &fl->poll);
+    }
+    return fl;
+}
+
+cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_t epoch)
+{
+    cache_flight_t *fl = find_or_make(key, klen, req);
     drop_entry(fl);
     fl->epoch = epoch;
     return lead(fl, req);
@@ -208,6 +240,9 @@ void flight_stored(cache_lead_t *l, void *entry, size_t len, const char *key, si
     }
     l->fl = NULL;
     fl->lead = NULL;
+    /* The claim stays until the answer is dropped here (a second): other
+     * fronts' waiters look for it in the cache meanwhile, where vc-cache
+     * puts it a moment after this. */
     drop_entry(fl);
     fl->entry = entry;
     fl->entry_len = len;
@@ -227,6 +262,7 @@ void flight_failed(cache_lead_t *l, flight_end_t why)
         return;
     l->fl = NULL;
     fl->lead = NULL;
+    claim_release(fl->key, fl->klen);
     fl->end = why;
     if (why == FLIGHT_UNCACHEABLE)
         mark_hit_for_miss(fl->hash, cache_settings()->hit_for_miss_ms);
@@ -241,6 +277,8 @@ void flight_forget(const char *key, size_t klen)
     cache_flight_t *fl = flight_find(key, klen);
     if (fl) {
         drop_entry(fl);
+        if (fl->lead == NULL)
+            claim_release(fl->key, fl->klen); /* nobody is to wait for what was stored */
         maybe_free(fl);
     }
 }
@@ -358,9 +396,42 @@ static void on_wake(h2o_timeout_entry_t *entry)
         while ((w = pop(fl)) != NULL)
             release(w, fl->key, fl->klen, fl->end);
     } else if (what == PENDING_PROMOTE && fl->lead == NULL && (w = pop(fl)) != NULL) {
+        claim_take(fl->key, fl->klen); /* it asks PHP now, whatever another front does */
         go(w, fl->key, fl->klen, lead(fl, w->req));
     }
     maybe_free(fl);
+}
+
+/* Waiting for another front's answer: served once it is in the cache;
+ * once the claim is gone without it (not storable, or that front died),
+ * one of the waiters asks PHP. */
+static void on_poll(h2o_timeout_entry_t *entry)
+{
+    cache_flight_t *fl = H2O_STRUCT_FROM_MEMBER(cache_flight_t, poll, entry);
+    if (fl->first == NULL) {
+        fl->remote = 0; /* nobody waits any more */
+        maybe_free(fl);
+        return;
+    }
+    vc_cache_entry_t e;
+    uint64_t epoch;
+    int64_t now = cache_now_ms();
+    if (cache_lookup(fl->key, fl->klen, &e, &epoch) && now < e.fresh_ms) {
+        fl->remote = 0;
+        waiter_t *w;
+        while ((w = pop(fl)) != NULL)
+            cache_serve(w->req, &e, now, "Velocity; fwd=uri-miss; collapsed");
+        cache_lookup_end();
+        maybe_free(fl);
+        return;
+    }
+    cache_lookup_end();
+    if (!claim_held(fl->key, fl->klen)) {
+        fl->remote = 0;
+        defer(fl, PENDING_PROMOTE);
+        return;
+    }
+    h2o_timeout_link(fl->ctx->loop, &poll_timeout, &fl->poll);
 }
 
 /* Waited cache.lock_timeout: goes to PHP itself. */

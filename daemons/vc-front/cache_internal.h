@@ -25,6 +25,8 @@
 
 extern const seam_backend_t cache_backend;
 
+/* The front this process is (set at the first site's start). */
+front_t *cache_front(void);
 /* The wall clock in ms, as entries keep it. */
 int64_t cache_now_ms(void);
 const cache_settings_t *cache_settings(void);
@@ -87,6 +89,10 @@ int flight_running(const cache_flight_t *fl);
 /* A new flight for key, led by req (which goes to PHP with a tap holding
  * the returned lead). epoch: the purge count before PHP was asked. */
 cache_lead_t *flight_start(const char *key, size_t klen, h2o_req_t *req, uint64_t epoch);
+/* A flight for key whose request another front sent (it holds the claim):
+ * its waiters get the entry once it is stored, or one of them asks PHP
+ * once the claim is gone. */
+cache_flight_t *flight_remote(const char *key, size_t klen, h2o_req_t *req);
 /* r waits for fl's answer (at most cache.lock_timeout, then goes to PHP);
  * rule: the site's rule for its path, or NULL. */
 void flight_wait(cache_flight_t *fl, const seam_request_t *r, const vc_cache_rule_t *rule);
@@ -134,6 +140,17 @@ struct Vc__CacheStore;
 void cache_push(front_t *f, const struct Vc__CacheStore *cs);
 /* Sends r (routed to PHP) on to the PHP backend, past the cache. */
 int cache_to_php(const seam_request_t *r);
+
+/* ---- cache_claims.c --------------------------------------------------------- */
+
+/* Claims a page for this front's miss: 1 if this front may ask PHP (the
+ * claim is its own now, or claims cannot be used), 0 if another live
+ * front holds it. */
+int claim_take(const char *key, size_t klen);
+/* Whether another live front holds key's claim. */
+int claim_held(const char *key, size_t klen);
+/* Lets go of key's claim, if this front holds it. */
+void claim_release(const char *key, size_t klen);
 
 /* ---- cache_vary.c ----------------------------------------------------------- */
 
