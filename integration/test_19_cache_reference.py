@@ -9,6 +9,7 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 
 import pytest
 
@@ -154,3 +155,29 @@ def test_concurrent_misses_make_one_php_run(stack):
     for t in threads:
         t.join(30)
     assert len(bodies) == 20 and {run_of(b) for b in bodies} == {1}, stack.name
+
+
+@pytest.mark.parametrize("case,headers,args,expect", [
+    # Past its lifetime, within stale-while-revalidate: the stale page at
+    # once, refreshed behind (nginx: fastcgi_cache_background_update, as
+    # set up here; Varnish: its grace).
+    ("stale-while-revalidate", ["Cache-Control: max-age=1, stale-while-revalidate=30"], [],
+     {V: True, N: True, R: True}),
+    # PHP answers 503 within stale-if-error: the stale page stands in for
+    # us and nginx (fastcgi_cache_use_stale http_503); Varnish's built-in
+    # VCL passes a backend's 503 on.
+    ("stale-if-error", ["Cache-Control: max-age=1, stale-if-error=30"], ["-H", "Cookie: fail=503"],
+     {V: True, N: True, R: False}),
+])
+def test_stale_answers(stack, case, headers, args, expect):
+    path = page(new_id(), *headers)
+    _, body, head = fetch(stack, path)
+    first = run_of(body)
+    if stack.name == V:
+        assert wait_for(lambda: "cache-status: velocity; hit" in fetch(stack, path)[2], timeout=5)
+    # The lifetime (1 s) runs out: time itself is what is waited for.
+    stored_at = time.monotonic()
+    assert wait_for(lambda: time.monotonic() - stored_at > 1.5, timeout=5, step=0.1)
+    _, body, _ = fetch(stack, path, *args)
+    got = body.startswith(b"run %d of" % first)
+    assert got == expect[stack.name], f"{stack.name} {case}: stale={got} {body[:40]!r}"
