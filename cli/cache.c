@@ -12,7 +12,7 @@
 
 static int usage(void)
 {
-    fputs("usage: vc cache purge (--url URL | --prefix URL | --tag TAG | --all) [--soft]\n"
+    fputs("usage: vc cache purge (--url URL | --prefix URL | --tag TAG | --site NAME | --all) [--soft]\n"
           "       vc cache stats [--json]\n"
           "       vc cache show URL [--json]\n"
           "       vc cache warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json]\n"
@@ -31,13 +31,30 @@ static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
             soft = 1;
         } else if (!strcmp(a, "--all") && kind == NULL) {
             kind = "all";
-        } else if ((!strcmp(a, "--url") || !strcmp(a, "--prefix") || !strcmp(a, "--tag")) && kind == NULL &&
-                   i + 1 < argc) {
+        } else if ((!strcmp(a, "--url") || !strcmp(a, "--prefix") || !strcmp(a, "--tag") || !strcmp(a, "--site")) &&
+                   kind == NULL && i + 1 < argc) {
             kind = a + 2;
             value = argv[++i];
         } else {
             return usage();
         }
+    }
+    char hosts[4096] = "";
+    if (kind && !strcmp(kind, "site")) {
+        /* A site is its host names: vc-cache knows keys, not sites. */
+        const vc_site_t *site = NULL;
+        for (size_t i = 0; i < cfg->nsites && site == NULL; i++)
+            if (!strcmp(cfg->sites[i].name, value))
+                site = &cfg->sites[i];
+        if (site == NULL || site->nhosts == 0) {
+            fprintf(stderr, "vc cache purge: %s\n",
+                    site ? "that site has no host names (the default site): purge with --prefix or --all"
+                         : "no such site (vc configtest lists them)");
+            return 1;
+        }
+        for (size_t h = 0; h < site->nhosts; h++)
+            snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%s%s", h ? "," : "", site->hosts[h]);
+        value = hosts;
     }
     if (kind == NULL)
         return usage();

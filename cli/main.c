@@ -33,7 +33,7 @@ static void usage(FILE *out)
           "  events [--json] [--since DURATION] [--follow] [TOPIC-PREFIX]\n"
           "                      print events from the bus\n"
           "The response cache:\n"
-          "  cache purge (--url URL | --prefix URL | --tag TAG | --all) [--soft]\n"
+          "  cache purge (--url URL | --prefix URL | --tag TAG | --site NAME | --all) [--soft]\n"
           "                      drop entries (soft: keep them, stale); no request gets\n"
           "                      them once this returns\n"
           "  cache stats [--json]  entries, bytes, hit and store counts\n"

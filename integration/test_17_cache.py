@@ -637,3 +637,34 @@ def test_warm_fills_the_cache_from_a_sitemap_or_a_list(cache_suite, tmp_path):
     r = s.vc("cache", "warm", "--sitemap", s.url("/hello.php"))
     assert r.returncode == 1 and "is not XML" in r.stderr
     assert s.vc("cache", "warm").returncode == 2
+
+
+def test_a_tag_too_long_is_left_out_and_said(cache_suite):
+    s, id_ = cache_suite, new_id()
+    path = page(id_, "Cache-Control: max-age=60", f"xkey: kept-{id_} " + "x" * 200)
+    stored(s, path)
+    shown = json.loads(s.vc("cache", "show", s.url(path), "--json").stdout)
+    assert shown[0]["tags"] == f"kept-{id_}"
+    assert wait_for(lambda: "a tag was left out of an answer's tags: longer than 128 bytes" in s.logs(), timeout=5)
+
+
+def test_a_purge_of_a_site_takes_its_hosts_only(make_suite, tmp_path):
+    docroot = os.path.join(os.path.dirname(__file__), "fixtures", "docroot")
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    for name in ("one", "two"):
+        (conf / "sites-enabled" / f"{name}.conf").write_text(
+            f'site: {{ hosts = ["{name}.test", "www.{name}.test"]; root = "{docroot}"; }};\n')
+    s = make_suite(conf=str(conf)).start()
+    path = page(new_id(), "Cache-Control: max-age=60")
+    hosts = {h: ["-H", f"Host: {h}:{s.http}"] for h in ("one.test", "www.one.test", "two.test")}
+    for args in hosts.values():
+        get(s, path, *args)
+        assert wait_for(lambda: get(s, path, *args)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    n, _ = purge(s, "--site", "one")
+    assert n == 2
+    assert get(s, path, *hosts["one.test"])[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    assert get(s, path, *hosts["www.one.test"])[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    assert get(s, path, *hosts["two.test"])[1]["cache-status"].startswith("Velocity; hit")
+    r = s.vc("cache", "purge", "--site", "nosuch")
+    assert r.returncode == 1 and "no such site" in r.stderr

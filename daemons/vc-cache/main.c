@@ -38,7 +38,9 @@ typedef struct cache {
     vc_zparts_t fr;
 } cache_t;
 
-static const char *const kinds[] = {"url", "prefix", "tag", "all"};
+/* As purge_kind_t, then "site": everything on a site's hosts ("a,b"). */
+static const char *const kinds[] = {"url", "prefix", "tag", "all", "site"};
+#define KIND_SITE 4
 
 /* A purge done: its id, logged and published (the cluster replays it). */
 static void purged(cache_t *c, size_t k, const char *value, int soft, long n, uint64_t ms, const char *by, char *id,
@@ -64,13 +66,24 @@ static void on_purge(cache_t *c, const Vc__Command *cmd, Vc__Reply *reply)
     while (k < VC_ARRAY_SIZE(kinds) && (cmd->n_args < 1 || strcmp(cmd->args[0], kinds[k])))
         k++;
     if (k == VC_ARRAY_SIZE(kinds) || (k != PURGE_ALL && cmd->n_args < 2)) {
-        vc_reply_fail(reply, "purge: expected url|prefix|tag VALUE, or all; then soft if wanted");
+        vc_reply_fail(reply, "purge: expected url|prefix|tag|site VALUE, or all; then soft if wanted");
         return;
     }
     const char *value = k == PURGE_ALL ? "" : cmd->args[1];
     int soft = cmd->n_args > (k == PURGE_ALL ? 1u : 2u) && strcmp(cmd->args[cmd->n_args - 1], "soft") == 0;
     uint64_t t0 = vc_mono_ms();
-    long n = cache_store_purge(c->cs, (purge_kind_t)k, value, soft);
+    long n;
+    if (k == KIND_SITE) {
+        /* Every entry whose key's host is one of the site's. */
+        char *copy = vc_strdup(value), *save = NULL, *hosts[64];
+        size_t nh = 0;
+        for (char *h = strtok_r(copy, ",", &save); h && nh < VC_ARRAY_SIZE(hosts); h = strtok_r(NULL, ",", &save))
+            hosts[nh++] = h;
+        n = nh ? cache_store_purge_hosts(c->cs, PURGE_ALL, "", soft, hosts, nh) : -EINVAL;
+        free(copy);
+    } else {
+        n = cache_store_purge(c->cs, (purge_kind_t)k, value, soft);
+    }
     if (n < 0) {
         vc_reply_fail(reply, "purge failed: %s",
                       n == -EINVAL ? "expected a URL like https://host/path" : vc_strerror((int)n));

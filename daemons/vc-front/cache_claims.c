@@ -100,9 +100,15 @@ static int held_by_other(const MDB_val *v, int64_t now)
     return cl.pid != (int32_t)getpid() && cl.until_ms > now && alive(cl.pid);
 }
 
+/* One front process has nobody to share a miss with. */
+static int alone(void)
+{
+    return cache_front()->settings->processes <= 1;
+}
+
 int claim_take(const char *key, size_t klen)
 {
-    if (!open_env())
+    if (alone() || !open_env())
         return 1;
     MDB_txn *txn;
     if (mdb_txn_begin(c.env, NULL, 0, &txn) != 0)
@@ -124,7 +130,7 @@ int claim_take(const char *key, size_t klen)
 
 int claim_held(const char *key, size_t klen)
 {
-    if (!open_env())
+    if (alone() || !open_env())
         return 0;
     MDB_txn *txn;
     if (mdb_txn_begin(c.env, NULL, MDB_RDONLY, &txn) != 0)

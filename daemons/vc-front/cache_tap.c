@@ -56,8 +56,17 @@ typedef struct keeper {
 static void collect_tag(void *arg, const char *tag, size_t len)
 {
     keeper_t *k = arg;
-    if (k->ntags < VC_CACHE_TAGS_MAX && len <= VC_CACHE_TAG_MAX)
+    if (k->ntags < VC_CACHE_TAGS_MAX && len <= VC_CACHE_TAG_MAX) {
         k->tags[k->ntags++] = h2o_strdup(NULL, tag, len).base;
+        return;
+    }
+    /* Said once in a while: a page that sends them sends them each time. */
+    static uint64_t next_ms;
+    if (vc_mono_ms() >= next_ms) {
+        next_ms = vc_mono_ms() + 60000;
+        vc_log(VC_LOG_WARN, "cache", "a tag was left out of an answer's tags: %s (\"%.40s%s\")",
+               len > VC_CACHE_TAG_MAX ? "longer than 128 bytes" : "more than 64 tags", tag, len > 40 ? "..." : "");
+    }
 }
 
 /* Not stored, and not the client's: framing, the front's own, and what a
@@ -472,7 +481,7 @@ static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_
         for (size_t i = 0; i < req->res.headers.size; i++) {
             const h2o_header_t *h = &req->res.headers.entries[i];
             if (cache_policy_is_tag_header(h->name->base, h->name->len))
-                cache_policy_tags(h->value.base, h->value.len, VC_CACHE_TAGS_MAX, collect_tag, k);
+                cache_policy_tags(h->value.base, h->value.len, VC_CACHE_TAGS_MAX + 1, collect_tag, k);
         }
         slot = &k->super.next;
     }
