@@ -581,7 +581,7 @@ def test_a_sites_rules_turn_paths_off_give_and_cap_lifetimes(make_suite, tmp_pat
     that say nothing a lifetime, max_ttl= caps what they say; the longest
     prefix decides. A bad rule is refused with its file and line."""
     root = tmp_path / "root"
-    for d in ("api", "news", "news/live"):
+    for d in ("api", "news", "news/live", "open"):
         (root / d).mkdir(parents=True)
         (root / d / "cached.php").write_text(open(os.path.join(os.path.dirname(__file__), "fixtures", "docroot",
                                                                "cached.php")).read())
@@ -589,7 +589,8 @@ def test_a_sites_rules_turn_paths_off_give_and_cap_lifetimes(make_suite, tmp_pat
     (conf / "sites-enabled").mkdir(parents=True)
     (conf / "sites-enabled" / "s.conf").write_text(
         f'site: {{ root = "{root}"; default = true;\n'
-        '  cache_rules = ["/api/ off", "/news/ ttl=60s max_ttl=120s", "/news/live/ max_ttl=0s"]; };\n')
+        '  cache_rules = ["/api/ off", "/news/ ttl=60s max_ttl=120s", "/news/live/ max_ttl=0s",\n'
+        '                 "/open/ sessions"]; };\n')
     s = make_suite(conf=str(conf), root=str(root)).start()
     api = "/api" + page(new_id(), "Cache-Control: max-age=60")
     code, h, body = get(s, api)
@@ -603,6 +604,10 @@ def test_a_sites_rules_turn_paths_off_give_and_cap_lifetimes(make_suite, tmp_pat
     assert 100 <= int(re.search(r"ttl=(\d+)", get(s, long_lived)[1]["cache-status"]).group(1)) <= 120
     live = "/news/live" + page(new_id(), "Cache-Control: max-age=60")
     assert get(s, live)[1]["cache-status"] == "Velocity; fwd=uri-miss; detail=expired"
+    # Where the site vouches for it, a session cookie does not bypass.
+    opened = "/open" + page(new_id(), "Cache-Control: max-age=60")
+    code, h, body = get(s, opened, "-H", "Cookie: PHPSESSID=abc")
+    assert h["cache-status"] == "Velocity; fwd=uri-miss; stored"
     # A rule that does not read: configtest says where.
     (conf / "sites-enabled" / "s.conf").write_text(
         f'site: {{ root = "{root}"; default = true;\n  cache_rules = ["/api/ sometimes"]; }};\n')

@@ -188,7 +188,7 @@ def test_a_waiter_goes_to_php_itself_after_the_lock_timeout(flight_suite):
 def grace_suite(tmp_path_factory):
     from conftest import Suite
     conf = tmp_path_factory.mktemp("etc")
-    (conf / "vc.conf").write_text('cache: { grace = "30s"; };\n')
+    (conf / "vc.conf").write_text('cache: { grace = "30s"; debug = true; };\n')
     s = Suite(conf=str(conf), args=["--workers", "2"]).start()
     yield s
     s.stop()
@@ -202,13 +202,15 @@ def test_grace_serves_stale_unless_the_page_forbids_it(grace_suite):
     stored(s, graced)
     stored(s, strict)
     assert wait_for(lambda: "ttl=-" in get(s, graced)[1]["cache-status"], timeout=5)
+    # cache.debug: Cache-Status says the key (RFC 9211).
+    assert f'; key="http://127.0.0.1:{s.http}/cached.php?' in get(s, graced)[1]["cache-status"]
     # The strict page, stored a moment later, expires a moment later: its
     # first answer that is not a hit.
     def past_hit():
         r = get(s, strict)
         return None if r[1]["cache-status"].startswith("Velocity; hit") else r
     code, h, body = wait_for(past_hit, timeout=5)
-    assert h["cache-status"] == "Velocity; fwd=stale; stored" and run_of(body) == 2
+    assert h["cache-status"].startswith("Velocity; fwd=stale; stored; key=") and run_of(body) == 2
 
 
 def test_the_purge_api_is_off_without_a_token(flight_suite):

@@ -301,8 +301,8 @@ int vc_cache_rule_parse(const char *s, vc_cache_rule_t *out, char *err, size_t e
             snprintf(out->prefix, sizeof(out->prefix), "%s", word);
             continue;
         }
-        if (strcmp(word, "off") == 0) {
-            out->off = 1;
+        if (strcmp(word, "off") == 0 || strcmp(word, "sessions") == 0) {
+            *(word[0] == 'o' ? &out->off : &out->sessions) = 1;
             continue;
         }
         static const char *const names[] = {"ttl=", "max_ttl=", "grace="};
@@ -312,7 +312,8 @@ int vc_cache_rule_parse(const char *s, vc_cache_rule_t *out, char *err, size_t e
             k++;
         int64_t ms = k < 3 ? vc_parse_duration_ms(word + strlen(names[k])) : -1;
         if (ms < 0 || ms > 365LL * 86400 * 1000) {
-            snprintf(err, errlen, "\"%s\" in \"%s\": expected off, ttl=D, max_ttl=D or grace=D (D: \"90s\", \"10m\")",
+            snprintf(err, errlen,
+                     "\"%s\" in \"%s\": expected off, sessions, ttl=D, max_ttl=D or grace=D (D: \"90s\", \"10m\")",
                      word, s);
             return -1;
         }

@@ -74,6 +74,7 @@ typedef struct cache_settings {
     int64_t grace_ms;        /* stale served while refreshed, unless the answer forbids it */
     int64_t lock_timeout_ms; /* a miss waits this long for another's answer */
     int64_t hit_for_miss_ms; /* an uncacheable page's misses do not wait, this long */
+    int debug;               /* Cache-Status says the key */
     char *purge_token;       /* the admin listener's PURGE API; off when empty */
 } cache_settings_t;
 
@@ -86,12 +87,15 @@ static inline const cache_settings_t *vc_cache_settings_of(const struct vc_confi
 
 /* A site's rule for the paths under a prefix (site.cache_rules, one
  * string each): "PREFIX off" (never looked up nor stored), or "PREFIX"
- * followed by any of ttl=D (the lifetime of an answer that gives none:
+ * followed by any of sessions (a request with a session cookie is looked
+ * up and stored like any other), ttl=D (the lifetime of an answer that gives none:
  * loosens), max_ttl=D (no answer lives longer: tightens), grace=D (this
  * path's cache.grace). D is a duration ("90s", "10m"). */
 typedef struct vc_cache_rule {
     char prefix[256];
     int off;
+    int sessions; /* "sessions": a session cookie does not bypass here (the site vouches its pages are not per
+                     visitor) */
     int64_t ttl_ms, max_ttl_ms, grace_ms; /* -1: not set */
 } vc_cache_rule_t;
 

@@ -18,6 +18,7 @@ static const vc_setting_t settings[] = {
     {"cache.lock_timeout", T_DURATION, C(lock_timeout_ms), 0, 600000},
     {"cache.hit_for_miss", T_DURATION, C(hit_for_miss_ms), 0, 86400000},
     {"cache.purge_token", T_STR, C(purge_token), 0, 0},
+    {"cache.debug", T_BOOL, C(debug), 0, 0},
 };
 
 static char **list_of(const char *const *names, size_t n, size_t *count)

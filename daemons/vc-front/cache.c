@@ -311,6 +311,21 @@ void cache_add_header(h2o_req_t *req, const char *name, size_t nlen, const char 
 ssize_t cache_add_status(h2o_req_t *req, const char *value)
 {
     h2o_iovec_t s = h2o_strdup(&req->pool, value, SIZE_MAX);
+    h2o_iovec_t *key = rt.cfg->debug ? h2o_req_getenv(req, H2O_STRLIT("vc-cache-key"), 0) : NULL;
+    if (key) {
+        /* RFC 9211's key, as an sf-string: quotes and backslashes escaped,
+         * what is not printable (a variant's separators) a space. */
+        char *q = h2o_mem_alloc_pool(&req->pool, key->len * 2 + 1);
+        size_t n = 0;
+        for (size_t i = 0; i < key->len; i++) {
+            char c = key->base[i];
+            if (c == '"' || c == '\\')
+                q[n++] = '\\';
+            q[n++] = (unsigned char)c < 0x20 || (unsigned char)c >= 0x7f ? ' ' : c;
+        }
+        s = h2o_concat(&req->pool, s, h2o_iovec_init(H2O_STRLIT("; key=\"")), h2o_iovec_init(q, n),
+                       h2o_iovec_init(H2O_STRLIT("\"")));
+    }
     h2o_add_header_by_str(&req->pool, &req->res.headers, H2O_STRLIT("cache-status"), 0, "Cache-Status", s.base, s.len);
     return (ssize_t)req->res.headers.size - 1;
 }
@@ -473,7 +488,7 @@ int cache_add_validators(h2o_req_t *req, const vc_cache_entry_t *e)
 /* The reason a request skips the cache, or NULL: one pass over its
  * headers (h2o keeps their names in lower case). A Range is not one: it
  * is answered from a hit, and only a miss passes it to PHP. */
-static const char *bypass_reason(h2o_req_t *req)
+static const char *bypass_reason(h2o_req_t *req, const vc_cache_rule_t *rule)
 {
     /* Headers frameworks read instead of the URL or Host, which are not in
      * the key: an answer made from them must not be served to others
@@ -485,7 +500,7 @@ static const char *bypass_reason(h2o_req_t *req)
         const h2o_header_t *h = &req->headers.entries[i];
         if (h->name == &H2O_TOKEN_AUTHORIZATION->buf)
             return "authorization";
-        if (h->name == &H2O_TOKEN_COOKIE->buf && has_session(h->value))
+        if (h->name == &H2O_TOKEN_COOKIE->buf && !(rule && rule->sessions) && has_session(h->value))
             return "session";
         if (h->name->len > 2 && h->name->base[0] == 'x' && h->name->base[1] == '-')
             for (size_t u = 0; u < VC_ARRAY_SIZE(unkeyed); u++)
@@ -608,7 +623,7 @@ static int take(const seam_request_t *r, void *state)
         return 0;
     }
     const vc_cache_rule_t *rule = rule_for(state, req->path_normalized);
-    const char *why = rule && rule->off ? "rule" : bypass_reason(req);
+    const char *why = rule && rule->off ? "rule" : bypass_reason(req, rule);
     if (why == NULL && (klen = key_of(r, key)) == 0)
         why = "key-too-long";
     if (why) {
@@ -639,6 +654,8 @@ static int take(const seam_request_t *r, void *state)
         return 0;
     }
     const char *fwd = found ? "stale" : klen != page_len ? "vary-miss" : "uri-miss";
+    if (rt.cfg->debug)
+        *h2o_req_getenv(req, H2O_STRLIT("vc-cache-key"), 1) = h2o_strdup(&req->pool, key, klen);
     if (found && now < e.fresh_ms) {
         serve_hit(f, req, key, klen, &e, now);
         cache_lookup_end();
