@@ -142,6 +142,7 @@ static void rules(void)
     CHECK(vc_cache_rule_parse("/blog/ ttl=10m max_ttl=1h grace=30s", &r, err, sizeof(err)) == 0 && !r.off &&
           r.ttl_ms == 600000 && r.max_ttl_ms == 3600000 && r.grace_ms == 30000);
     CHECK(vc_cache_rule_parse("/x/ ttl=5m", &r, err, sizeof(err)) == 0 && r.max_ttl_ms == -1 && r.grace_ms == -1);
+    CHECK(vc_cache_rule_parse("/x/ sessions", &r, err, sizeof(err)) == 0 && r.sessions && !r.off);
     CHECK(vc_cache_rule_parse("api off", &r, err, sizeof(err)) < 0 && strstr(err, "path"));
     CHECK(vc_cache_rule_parse("/x/", &r, err, sizeof(err)) < 0 && strstr(err, "says nothing"));
     CHECK(vc_cache_rule_parse("/x/ ttl=soon", &r, err, sizeof(err)) < 0 && strstr(err, "ttl=soon"));
