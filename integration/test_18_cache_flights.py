@@ -19,15 +19,20 @@ from test_04_php_pool import wait_for
 from test_17_cache import get, new_id, page, run_of, stored
 
 
-@pytest.fixture(scope="module")
-def flight_suite(tmp_path_factory):
+def suite_with(tmp_path_factory, vc_conf):
+    """A suite of two workers with vc_conf as its vc.conf, for a module."""
     from conftest import Suite
     conf = tmp_path_factory.mktemp("etc")
-    (conf / "vc.conf").write_text('cache: { lock_timeout = "1s"; };\n')
+    (conf / "vc.conf").write_text(vc_conf)
     s = Suite(conf=str(conf), args=["--workers", "2"]).start()
     yield s
     s.stop()
     s.cleanup()
+
+
+@pytest.fixture(scope="module")
+def flight_suite(tmp_path_factory):
+    yield from suite_with(tmp_path_factory, 'cache: { lock_timeout = "1s"; };\n')
 
 
 def metric(s, name):
@@ -186,13 +191,7 @@ def test_a_waiter_goes_to_php_itself_after_the_lock_timeout(flight_suite):
 
 @pytest.fixture(scope="module")
 def grace_suite(tmp_path_factory):
-    from conftest import Suite
-    conf = tmp_path_factory.mktemp("etc")
-    (conf / "vc.conf").write_text('cache: { grace = "30s"; debug = true; };\n')
-    s = Suite(conf=str(conf), args=["--workers", "2"]).start()
-    yield s
-    s.stop()
-    s.cleanup()
+    yield from suite_with(tmp_path_factory, 'cache: { grace = "30s"; debug = true; };\n')
 
 
 def test_grace_serves_stale_unless_the_page_forbids_it(grace_suite):

@@ -33,7 +33,6 @@
 #include "control.pb-c.h"
 
 #define CALL_TIMEOUT_S 30
-#define MAX_TAGS 64
 
 typedef struct purge_call purge_call_t;
 
@@ -229,19 +228,6 @@ static int token_ok(h2o_iovec_t auth, const char *token)
     return diff == 0;
 }
 
-typedef struct tag_list {
-    char *tags[MAX_TAGS];
-    size_t n;
-    h2o_mem_pool_t *pool;
-} tag_list_t;
-
-static void add_tag(void *arg, const char *tag, size_t len)
-{
-    tag_list_t *l = arg;
-    if (l->n < MAX_TAGS && len <= VC_CACHE_TAG_MAX)
-        l->tags[l->n++] = h2o_strdup(l->pool, tag, len).base;
-}
-
 static int on_req(h2o_handler_t *self, h2o_req_t *req)
 {
     if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("PURGE")))
@@ -259,13 +245,13 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
     purge_req_t **hook = h2o_mem_alloc_shared(&req->pool, sizeof(*hook), on_dispose);
     *hook = pr;
     /* Tags, from xkey's headers or the tag headers answers carry. */
-    tag_list_t tags = {.pool = &req->pool};
+    cache_tag_list_t tags = {.pool = &req->pool};
     int soft = 0;
     static const char *const tag_headers[] = {"xkey-purge", "xkey-softpurge", "surrogate-key", "cache-tag", "xkey"};
     for (size_t i = 0; i < VC_ARRAY_SIZE(tag_headers); i++) {
         h2o_iovec_t v = header(req, tag_headers[i]);
         if (v.base) {
-            cache_policy_tags(v.base, v.len, MAX_TAGS, add_tag, &tags);
+            cache_policy_tags(v.base, v.len, VC_CACHE_TAGS_MAX, cache_tag_list_add, &tags);
             soft |= i == 1;
         }
     }

@@ -134,6 +134,15 @@ void cache_tap(front_t *f, h2o_req_t *req, const cache_tap_args_t *a);
  * vc_cache_purge_tags()) go to vc-cache; and for an unsafe method to key
  * (NULL: not one), once it succeeds, what is stored goes. */
 void cache_tap_invalidator(front_t *f, const site_rt_t *site, h2o_req_t *req, const char *key, size_t klen);
+/* Tags gathered from a header (cache_policy_tags' fn: cache_tag_list_add),
+ * copied into pool's memory; the 64 first of at most 128 bytes. */
+typedef struct cache_tag_list {
+    char *tags[VC_CACHE_TAGS_MAX];
+    size_t n;
+    h2o_mem_pool_t *pool;
+} cache_tag_list_t;
+void cache_tag_list_add(void *arg, const char *tag, size_t len);
+
 /* Sends a message to vc-cache's cache-in without waiting: dropped (and
  * counted) when its queue is full. */
 struct Vc__CacheStore;

@@ -268,6 +268,18 @@ static void on_stand_in_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *b
     h2o_ostream_send_next(&o->super, req, &o->body, 1, state);
 }
 
+/* The stand-in for PHP's answer: e's body (in the request's pool), with
+ * e's status. Returns the slot for the next filter. */
+static h2o_ostream_t **add_stand_in(h2o_req_t *req, h2o_ostream_t **slot, const vc_cache_entry_t *e)
+{
+    stand_in_t *o = (stand_in_t *)h2o_add_ostream(req, sizeof(*o), slot);
+    o->super.do_send = on_stand_in_send;
+    o->body = h2o_iovec_init(e->body, e->body_len);
+    o->status = (int)e->status;
+    o->sent = 0;
+    return &o->super.next;
+}
+
 /* RFC 5861 4: an error is a 500, 502, 503 or 504 (the front's own, for a
  * pool away or too slow, as well as PHP's). */
 static int is_error(int status)
@@ -296,12 +308,7 @@ static h2o_ostream_t **stand_in(tap_t *t, h2o_req_t *req, h2o_ostream_t **slot)
     cache_add_status(req, v);
     t->f->stats.cache_stale++;
     vc_log(VC_LOG_NOTICE, "cache", "a stale answer stands in for PHP's %d (stale-if-error)", failed);
-    stand_in_t *o = (stand_in_t *)h2o_add_ostream(req, sizeof(*o), slot);
-    o->super.do_send = on_stand_in_send;
-    o->body = h2o_iovec_init(e.body, e.body_len); /* in the request's pool */
-    o->status = (int)e.status;
-    o->sent = 0;
-    return &o->super.next;
+    return add_stand_in(req, slot, &e);
 }
 
 /* PHP answered 304 to the validators sent for the stale entry: the entry
@@ -332,23 +339,12 @@ static h2o_ostream_t **revalidated(tap_t *t, h2o_req_t *req, h2o_ostream_t **slo
     req->res.content_length = e.body_len;
     t->a.fwd = "stale; fwd-status=304";
     t->f->stats.cache_revalidated++;
-    stand_in_t *o = (stand_in_t *)h2o_add_ostream(req, sizeof(*o), slot);
-    o->super.do_send = on_stand_in_send;
-    o->body = h2o_iovec_init(e.body, e.body_len); /* in the request's pool */
-    o->status = (int)e.status;
-    o->sent = 0;
-    return &o->super.next;
+    return add_stand_in(req, slot, &e);
 }
 
-typedef struct tag_set {
-    char *tags[VC_CACHE_TAGS_MAX];
-    size_t n;
-    h2o_mem_pool_t *pool;
-} tag_set_t;
-
-static void add_purge_tag(void *arg, const char *tag, size_t len)
+void cache_tag_list_add(void *arg, const char *tag, size_t len)
 {
-    tag_set_t *t = arg;
+    cache_tag_list_t *t = arg;
     if (t->n < VC_CACHE_TAGS_MAX && len <= VC_CACHE_TAG_MAX)
         t->tags[t->n++] = h2o_strdup(t->pool, tag, len).base;
 }
@@ -371,14 +367,15 @@ static char *plain_host(h2o_req_t *req)
  * site's names. */
 static void purges_from_php(front_t *f, h2o_req_t *req, const site_rt_t *site)
 {
-    tag_set_t hard = {.pool = &req->pool}, soft = {.pool = &req->pool};
+    cache_tag_list_t hard = {.pool = &req->pool}, soft = {.pool = &req->pool};
     for (size_t i = req->res.headers.size; i-- > 0;) {
         const h2o_header_t *h = &req->res.headers.entries[i];
-        tag_set_t *into = h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("velocity-purge-tags"))        ? &hard
-                          : h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("velocity-purge-soft-tags")) ? &soft
-                                                                                                             : NULL;
+        cache_tag_list_t *into = h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("velocity-purge-tags")) ? &hard
+                                 : h2o_lcstris(h->name->base, h->name->len, H2O_STRLIT("velocity-purge-soft-tags"))
+                                     ? &soft
+                                     : NULL;
         if (into) {
-            cache_policy_tags(h->value.base, h->value.len, VC_CACHE_TAGS_MAX, add_purge_tag, into);
+            cache_policy_tags(h->value.base, h->value.len, VC_CACHE_TAGS_MAX, cache_tag_list_add, into);
             h2o_delete_header(&req->res.headers, (ssize_t)i);
         }
     }
@@ -394,7 +391,7 @@ static void purges_from_php(front_t *f, h2o_req_t *req, const site_rt_t *site)
         hosts[nhosts++] = lc.base;
     }
     for (int s = 0; s < 2; s++) {
-        tag_set_t *t = s ? &soft : &hard;
+        cache_tag_list_t *t = s ? &soft : &hard;
         if (t->n == 0)
             continue;
         Vc__CachePurge p = VC__CACHE_PURGE__INIT;
