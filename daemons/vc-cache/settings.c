@@ -21,6 +21,10 @@ static const vc_setting_t settings[] = {
     {"cache.debug", T_BOOL, C(debug), 0, 0},
 };
 
+static const vc_env_setting_t env[] = {
+    {"VC_CACHE_ENABLED", "cache.enabled"},
+};
+
 static char **list_of(const char *const *names, size_t n, size_t *count)
 {
     char **l = vc_calloc(n, sizeof(char *));
@@ -68,4 +72,6 @@ const vc_section_t vc_cache_settings = {
     .defaults = defaults,
     .supervision = &supervision,
     .endpoints = endpoints,
+    .env = env,
+    .nenv = VC_ARRAY_SIZE(env),
 };
