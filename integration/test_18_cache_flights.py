@@ -160,8 +160,8 @@ def test_a_waiter_leads_when_the_leader_leaves(flight_suite):
     leader = threading.Thread(target=lambda: pytest.raises(
         AssertionError, get, s, path, "--http2-prior-knowledge", "--max-time", "0.2"))
     leader.start()
+    # Counted once its flight is up: the second request finds it under way.
     assert wait_for(lambda: metric(s, "vc_front_cache_misses_total") > before, timeout=5)
-    time.sleep(0.05)  # so that the second request finds the first under way
     t0 = time.monotonic()
     code, h, body = get(s, path)
     took = time.monotonic() - t0
@@ -176,9 +176,10 @@ def test_a_waiter_leads_when_the_leader_leaves(flight_suite):
 def test_a_waiter_goes_to_php_itself_after_the_lock_timeout(flight_suite):
     s, id_ = flight_suite, new_id()
     path = page(id_, "Cache-Control: max-age=60", ms=2500)
+    before = metric(s, "vc_front_cache_misses_total")
     leader = threading.Thread(target=get, args=(s, path))
     leader.start()
-    time.sleep(0.3)
+    assert wait_for(lambda: metric(s, "vc_front_cache_misses_total") > before, timeout=5)
     t0 = time.monotonic()
     code, h, body = get(s, path)
     took = time.monotonic() - t0
@@ -316,9 +317,12 @@ def test_waiters_for_another_variant_get_their_own(flight_suite):
     def one(name, lang):
         out[name] = get(s, path, "-H", f"X-Lang: {lang}")
 
+    before = metric(s, "vc_front_cache_misses_total")
     first = threading.Thread(target=one, args=("first", "fr"))
     first.start()
-    time.sleep(0.1)  # the first is at PHP; the others wait for it
+    # The first is at PHP (its miss counted once its flight is up): the
+    # others wait for it.
+    assert wait_for(lambda: metric(s, "vc_front_cache_misses_total") > before, timeout=5)
     others = [threading.Thread(target=one, args=(n, lang)) for n, lang in (("same", "fr"), ("other", "de"))]
     for t in others:
         t.start()

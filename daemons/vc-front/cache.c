@@ -205,16 +205,6 @@ void cache_lookup_end(void)
         mdb_txn_reset(rt.txn);
 }
 
-uint64_t cache_epoch(void)
-{
-    MDB_txn *txn = ready() ? begin() : NULL;
-    if (txn == NULL)
-        return 0;
-    uint64_t n = meta_in(txn, VC_CACHE_META_EPOCH);
-    mdb_txn_reset(txn);
-    return n;
-}
-
 /* ---- a hit --------------------------------------------------------------- */
 
 const char *cache_reason_of(int status)

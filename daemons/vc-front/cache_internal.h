@@ -46,8 +46,6 @@ int cache_lookup_for(h2o_req_t *req, const char *key, size_t klen, vc_cache_entr
 /* Whether anything, an entry or a marker, is stored at key. */
 int cache_has(const char *key, size_t klen);
 void cache_lookup_end(void);
-/* The purge count now (vc_cache.h, "epoch"); 0 if unknown. */
-uint64_t cache_epoch(void);
 /* Answers req from e (copied into the request's pool: e may go after),
  * with Cache-Status: status. */
 void cache_serve(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const char *status);
