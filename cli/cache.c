@@ -164,13 +164,7 @@ static int show(void *zctx, const vc_config_t *cfg, int argc, char **argv)
         const Vc__Record *rec = r->records[i];
         if (json) {
             printf("%s{", i ? "," : "");
-            for (size_t k = 0; k < rec->n_fields; k++) {
-                printf("%s\"", k ? "," : "");
-                vc_json_escape(stdout, rec->fields[k]->key, strlen(rec->fields[k]->key));
-                printf("\":\"");
-                vc_json_escape(stdout, rec->fields[k]->value, strlen(rec->fields[k]->value));
-                printf("\"");
-            }
+            cli_print_json_fields(rec->fields, rec->n_fields);
             printf("}");
             continue;
         }

@@ -31,6 +31,9 @@ int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **a
  * reply in *out (the caller frees it with vc__reply__free_unpacked); a
  * negative error, said on stderr, if it does not answer. */
 struct Vc__Reply;
+/* "key":"value",... of a reply's fields, JSON-escaped, to stdout. */
+void cli_print_json_fields(Vc__Field *const *f, size_t n);
+
 /* vc cache warm ARGS (cache_warm.c): 0, 1 (errors), or -2 (usage). */
 int cache_warm(const vc_config_t *cfg, int argc, char **argv);
 

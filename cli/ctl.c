@@ -34,7 +34,7 @@ static int call(void *zctx, const vc_config_t *cfg, const char *daemon, const ch
     return r;
 }
 
-static void print_json_fields(Vc__Field *const *f, size_t n)
+void cli_print_json_fields(Vc__Field *const *f, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         printf("%s\"", i ? "," : "");
@@ -65,7 +65,7 @@ static int status_once(void *zctx, const vc_config_t *cfg, int json, int print)
     if (print && json)
         printf("{\"supervisor\":{");
     if (print && json)
-        print_json_fields(sup->fields, sup->n_fields);
+        cli_print_json_fields(sup->fields, sup->n_fields);
     if (print && json)
         printf("},\"daemons\":[");
     if (print && !json)
@@ -83,15 +83,15 @@ static int status_once(void *zctx, const vc_config_t *cfg, int json, int print)
         healthy &= ok;
         if (print && json) {
             printf("%s{", i ? "," : "");
-            print_json_fields(rec->fields, rec->n_fields);
+            cli_print_json_fields(rec->fields, rec->n_fields);
             printf(",\"healthy\":%s", ok ? "true" : "false");
             if (d) {
                 printf(",\"status\":{");
-                print_json_fields(d->fields, d->n_fields);
+                cli_print_json_fields(d->fields, d->n_fields);
                 printf("},\"workers\":[");
                 for (size_t w = 0; w < d->n_records; w++) {
                     printf("%s{", w ? "," : "");
-                    print_json_fields(d->records[w]->fields, d->records[w]->n_fields);
+                    cli_print_json_fields(d->records[w]->fields, d->records[w]->n_fields);
                     printf("}");
                 }
                 printf("]");
@@ -262,11 +262,11 @@ int cmd_reload(cli_t *cli, int argc, char **argv)
 static void print_pool_json(const Vc__Reply *r)
 {
     printf("\"pool\":{");
-    print_json_fields(r->fields, r->n_fields);
+    cli_print_json_fields(r->fields, r->n_fields);
     printf("},\"workers\":[");
     for (size_t w = 0; w < r->n_records; w++) {
         printf("%s{", w ? "," : "");
-        print_json_fields(r->records[w]->fields, r->records[w]->n_fields);
+        cli_print_json_fields(r->records[w]->fields, r->records[w]->n_fields);
         printf("}");
     }
     printf("]");
