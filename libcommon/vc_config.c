@@ -1,5 +1,6 @@
 #include "vc_config.h"
 #include "vc_cache.h"
+#include "vc_realtime.h"
 #include "vc_config_internal.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -48,6 +49,8 @@ static const struct spec site_specs[] = {
     {"site.redirects", T_LIST, S(redirects), 0, 0},
     {"site.error_pages", T_LIST, S(error_pages), 0, 0},
     {"site.pool", T_STR, S(pool), 0, 0},
+    {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0},
+    {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0},
 };
 
 /* Environment variables and the settings they set. */
@@ -395,6 +398,8 @@ static void site_fini(vc_site_t *s)
     free(s->canonical_host);
     vc_config_free_list(&s->redirects, &s->nredirects);
     vc_config_free_list(&s->cache_rules, &s->ncache_rules);
+    vc_config_free_list(&s->realtime_apps, &s->nrealtime_apps);
+    vc_config_free_list(&s->realtime_origins, &s->nrealtime_origins);
     vc_config_free_list(&s->error_pages, &s->nerror_pages);
     free(s->pool);
     free(s->source);
@@ -578,6 +583,12 @@ static int validate(struct ctx *c, vc_config_t *cfg)
             char why[512];
             if (vc_cache_rule_parse(s->cache_rules[r], &rule, why, sizeof(why)) < 0)
                 return vc_config_fail(c, s->line, "site \"%s\": cache rule %s", s->name, why);
+        }
+        for (size_t r = 0; r < s->nrealtime_apps; r++) {
+            vc_rt_app_t app;
+            char why[512];
+            if (vc_rt_app_parse(s->realtime_apps[r], &app, why, sizeof(why)) < 0)
+                return vc_config_fail(c, s->line, "site \"%s\": realtime app %s", s->name, why);
         }
         for (size_t e = 0; e < s->nerror_pages; e++) {
             int code = 0;

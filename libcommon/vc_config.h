@@ -68,6 +68,10 @@ typedef struct vc_site {
     int cache;                /* answers may be cached (cache.*), if they say so */
     char **cache_rules;       /* "PREFIX off|ttl=D|max_ttl=D|grace=D ..." (vc_cache.h) */
     size_t ncache_rules;
+    char **realtime_apps; /* "ID KEY SECRET" (vc_realtime.h) */
+    size_t nrealtime_apps;
+    char **realtime_origins; /* Origins whose pages may connect ("https://a.example"); none: any */
+    size_t nrealtime_origins;
     char *canonical_host; /* other hosts of the site redirect here (www/bare) */
     char **redirects;     /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;

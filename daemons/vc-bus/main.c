@@ -5,6 +5,7 @@
  * in a bounded journal in LMDB for `vc events --since`.
  */
 #include "journal.h"
+#include "rooms.h"
 #include "settings.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
@@ -27,6 +28,7 @@ typedef struct bus {
     void *in, *out;
     vc_store_t *store;
     journal_t *journal;
+    rooms_relay_t *rooms;
     uint64_t forwarded, malformed;
     uint64_t not_journaled;       /* events the journal could not take since it last could */
     uint64_t not_journaled_total; /* ever */
@@ -45,6 +47,9 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "journaled", "%llu", (unsigned long long)journal_appended(b->journal));
         vc_reply_field(reply, "journal_entries", "%llu", (unsigned long long)journal_count(b->journal));
         vc_reply_field(reply, "journal_dropped", "%llu", (unsigned long long)b->not_journaled_total);
+        uint64_t bad, relayed = rooms_relay_count(b->rooms, &bad);
+        vc_reply_field(reply, "room_messages", "%llu", (unsigned long long)relayed);
+        vc_reply_field(reply, "room_messages_malformed", "%llu", (unsigned long long)bad);
     }
 }
 
@@ -141,6 +146,8 @@ int main(int argc, char **argv)
         chmod(in_ep + 6, 0666);
     free(in_ep);
     free(out_ep);
+    if ((b.rooms = rooms_relay_open(b.d.zctx, b.d.cfg)) == NULL)
+        return 1;
     /* Our own publisher connects once bus-in is bound (connected before,
      * ZeroMQ retries only after its reconnect interval), and our own start
      * is in the journal before we say we are ready: whoever waited for the
@@ -163,8 +170,10 @@ int main(int argc, char **argv)
             {b.out, 0, ZMQ_POLLIN, 0},
             {vc_ctl_socket(b.d.ctl), 0, ZMQ_POLLIN, 0},
             {NULL, b.d.sigfd, ZMQ_POLLIN, 0},
+            {rooms_relay_in(b.rooms), 0, ZMQ_POLLIN, 0},
+            {rooms_relay_out(b.rooms), 0, ZMQ_POLLIN, 0},
         };
-        int n = zmq_poll(items, 4, 1000);
+        int n = zmq_poll(items, 6, 1000);
         if (n < 0 && errno != EINTR)
             break;
         if (items[0].revents & ZMQ_POLLIN)
@@ -182,6 +191,8 @@ int main(int argc, char **argv)
             for (int sig; (sig = vc_proc_read_signal(b.d.sigfd)) != 0;)
                 if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
                     running = 0;
+        if ((items[4].revents | items[5].revents) & ZMQ_POLLIN)
+            rooms_relay_pump(b.rooms);
         if (vc_mono_ms() - last_sync >= 1000) {
             mdb_env_sync(vc_store_env(b.store), 1);
             last_sync = vc_mono_ms();
@@ -191,6 +202,7 @@ int main(int argc, char **argv)
     /* Sockets close before the context terminates, or it waits for them. */
     zmq_close(b.in);
     zmq_close(b.out);
+    rooms_relay_close(&b.rooms);
     vc_daemon_fini(&b.d);
     mdb_env_sync(vc_store_env(b.store), 1);
     journal_destroy(&b.journal);

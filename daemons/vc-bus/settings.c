@@ -14,6 +14,9 @@ static void defaults(void *values, const char *data_dir)
     ((bus_settings_t *)values)->journal_max = 10000;
 }
 
+/* Room messages (rooms.h): in from publishers, out to every front. */
+static const char *const endpoints[] = {"rooms-in", "rooms-out", NULL};
+
 static const vc_supervision_t supervision = {
     .binary = "vc-bus",
     .order = 10, /* first: everyone publishes to it */
@@ -27,4 +30,5 @@ const vc_section_t vc_bus_settings = {
     .size = sizeof(bus_settings_t),
     .defaults = defaults,
     .supervision = &supervision,
+    .endpoints = endpoints,
 };

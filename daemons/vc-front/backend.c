@@ -149,6 +149,8 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
 
 static void on_leaving(backend_t *be, const Vc__Leaving *lv);
 
+void (*backend_publish_hook)(const char *site, const Vc__Publish *p);
+
 /* from: the lent worker the message came from (NULL: the broker). A
  * worker runs the application's code: it may only answer the request it
  * was given, never name another client's. */
@@ -172,9 +174,10 @@ void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
         vc__back_message__free_unpacked(bm, NULL);
         return;
     }
-    uint64_t id = bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD    ? bm->head->id
-                  : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK ? bm->chunk->id
-                                                                  : 0;
+    uint64_t id = bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD      ? bm->head->id
+                  : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK   ? bm->chunk->id
+                  : bm->kind_case == VC__BACK_MESSAGE__KIND_PUBLISH ? bm->publish->id
+                                                                    : 0;
     preq_t *p = *slot(be, id);
     if (from && (from->job == NULL || from->job != p))
         p = NULL;
@@ -184,7 +187,12 @@ void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
      * was to be sent as). */
     if (from == NULL && p && (p->queued || p->lw))
         p = NULL;
-    if (p == NULL || p->req == NULL || p->given_up) {
+    if (bm->kind_case == VC__BACK_MESSAGE__KIND_PUBLISH) {
+        /* vc_publish(): on the site of the request that ran it, even if
+         * its client has left (the request is still ours until PHP ends). */
+        if (backend_publish_hook)
+            backend_publish_hook(p ? p->site : NULL, bm->publish);
+    } else if (p == NULL || p->req == NULL || p->given_up) {
         /* The client left; the answer has nowhere to go. */
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && !p->started) {
         on_head(be, p, bm->head, fr);
@@ -265,6 +273,7 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     head->id = p->id;
     p->idempotent = !strcmp(head->method, "GET") || !strcmp(head->method, "HEAD");
     p->script = h2o_strdup(&req->pool, head->script_filename ? head->script_filename : "", SIZE_MAX).base;
+    p->site = h2o_strdup(&req->pool, head->site ? head->site : "", SIZE_MAX).base;
     /* Kept until the answer begins: a process that leaves before it ran
      * the request hands it back, and it goes to the successor as it was. */
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;

@@ -32,4 +32,9 @@ void php_pool_tick(php_pool_t *pool);
 /* Requests waiting for an answer. */
 size_t php_pool_inflight(const php_pool_t *pool);
 
+/* vc_publish() in PHP: a Publish the worker of a request sent, with the
+ * request's site name (NULL if the request is no longer known here).
+ * Set by realtime (realtime.c); NULL: publishing is off. */
+extern void (*backend_publish_hook)(const char *site, const Vc__Publish *p);
+
 #endif

@@ -58,6 +58,7 @@ typedef struct preq {
     int idempotent;
     int retries;
     const char *script; /* in the request's pool */
+    const char *site;   /* its site's name, in the request's pool (vc_publish()) */
 } preq_t;
 
 /* Messages for a socket written by h2o: those of one turn of the loop

@@ -54,6 +54,7 @@ typedef struct conn_state {
     unsigned refs;
     uint32_t resets; /* PHP requests it cancelled before their answer */
     int cut;         /* over budget: being closed */
+    int upgraded;    /* a WebSocket now (ws_conn.c), which keeps itself alive */
     /* The watchdog: the kernel's byte counts a second ago, requests that
      * reached us, seconds in a row without progress. */
     uint64_t last_read, last_acked, requests, last_requests;

@@ -9,6 +9,7 @@
 #include "bans.h"
 #include "beneath.h"
 #include "peers.h"
+#include "realtime.h"
 #include "seam.h"
 #include "front.h"
 #include "handler.h"
@@ -283,6 +284,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     for (size_t i = 0; i < f->npools; i++)
         php_pool_tick(f->pools[i]);
     watchdog(f);
+    realtime_tick(f);
     tls_tickets_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
 }
@@ -473,6 +475,9 @@ int main(int argc, char **argv)
             return 1;
     }
 
+    if (realtime_start(&f) < 0)
+        return 1;
+
     sig_sock = h2o_evloop_socket_create(f.ctx.loop, f.d.sigfd, H2O_SOCKET_FLAG_DONT_READ);
     sig_sock->data = &f;
     h2o_socket_read_start(sig_sock, on_signal);
@@ -501,6 +506,7 @@ int main(int argc, char **argv)
      * "Connection: close", and let what is in flight finish. */
     close_listeners();
     h2o_context_request_shutdown(&f.ctx);
+    realtime_stop(&f); /* WebSockets: 1001, going away */
     uint64_t start = vc_mono_ms(), deadline = start + STOP_GRACE_MS;
     while ((front_php_inflight(&f) > 0 || vc_mono_ms() < start + STOP_LINGER_MS) && vc_mono_ms() < deadline)
         h2o_evloop_run(f.ctx.loop, 50);

@@ -24,10 +24,17 @@ static const vc_setting_t settings[] = {
     {"front.temp_path", T_STR, F(temp_path), 0, 0},
     {"front.ban_time", T_DURATION, F(ban_ms), 0, 86400000},
     {"front.access_log", T_LOGFORMAT, F(access_log_json), 0, 0},
+    {"front.realtime", T_BOOL, F(realtime), 0, 0},
+    {"front.realtime_max_message", T_SIZE, F(realtime_max_message), 256, 1 << 20},
+    {"front.realtime_max_queue", T_SIZE, F(realtime_max_queue), 4096, 1LL << 30},
+    {"front.realtime_activity_timeout", T_DURATION, F(realtime_activity_timeout_ms), 1000, 3600000},
+    {"front.realtime_max_channels", T_INT, F(realtime_max_channels), 1, 100000},
+    {"front.realtime_client_events", T_INT, F(realtime_client_events), 0, 100000},
 };
 
 static const vc_env_setting_t env[] = {
     {"VC_FRONT_PROCESSES", "front.processes"},
+    {"VC_REALTIME", "front.realtime"},
 };
 
 static void defaults(void *values, const char *data_dir)
@@ -49,6 +56,14 @@ static void defaults(void *values, const char *data_dir)
     f->php_timeout_ms = 90000;
     f->ban_ms = 60000;
     f->gzip = 1;
+    f->realtime = 1;
+    /* Pusher's own limits where it has them: 10 KB events (ours allow
+     * more), 100 channels to a connection, 10 client events a second. */
+    f->realtime_max_message = 64 * 1024;
+    f->realtime_max_queue = 512 * 1024;
+    f->realtime_activity_timeout_ms = 30000;
+    f->realtime_max_channels = 100;
+    f->realtime_client_events = 10;
 }
 
 static const vc_supervision_t supervision = {

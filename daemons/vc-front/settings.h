@@ -24,6 +24,12 @@ typedef struct front_settings {
     int64_t ban_ms;            /* an address cut for resets twice: refused this long */
     int gzip;
     int access_log_json;
+    int realtime;                         /* WebSocket and the Pusher protocol on every site */
+    int64_t realtime_max_message;         /* a frame or message from a client, an event's data */
+    int64_t realtime_max_queue;           /* bytes queued for a client that does not read: then cut */
+    int64_t realtime_activity_timeout_ms; /* a quiet client is pinged after this */
+    int64_t realtime_max_channels;        /* subscriptions of one connection */
+    int64_t realtime_client_events;       /* client events a connection may send a second */
 } front_settings_t;
 
 extern const vc_section_t vc_front_settings;

@@ -47,7 +47,7 @@ void watchdog(front_t *f)
     uint64_t header_ms = (uint64_t)f->settings->header_timeout_ms, now = vc_mono_ms();
     unsigned header_s = header_ms >= 2000 ? (unsigned)(header_ms / 1000) : 1, headless = 0;
     for (conn_state_t *c = f->conns; c; c = c->next) {
-        if (c->sock == NULL || c->cut)
+        if (c->sock == NULL || c->cut || c->upgraded)
             continue;
         uint64_t received, acked;
         if (tcp_counts(c->fd, &received, &acked) != 0)

@@ -1,0 +1,131 @@
+#include "rooms.h"
+#include "realtime.pb-c.h"
+#include "vc_bus.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "vc_zmq.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Messages relayed per pump, so that control and events get their turn. */
+#define BATCH 512
+/* A room message on the wire: a Pusher event's data is at most 10 KB,
+ * ours is front.realtime_max_message (64 KiB by default). */
+#define MAX_MESSAGE (1 << 20)
+#define MAX_NAME 256
+
+struct rooms_relay {
+    void *in, *out;
+    uint64_t next_id, relayed, malformed;
+    vc_zparts_t fr;
+};
+
+int rooms_message_valid(const Vc__RoomMessage *m)
+{
+    size_t rl = strlen(m->room);
+    return rl > 0 && rl <= MAX_NAME && memchr(m->room, '\n', rl) == NULL && strchr(m->room, ':') != NULL &&
+           strlen(m->event) <= MAX_NAME && strlen(m->except) <= 64 && strlen(m->user_id) <= MAX_NAME &&
+           m->data.len <= MAX_MESSAGE;
+}
+
+rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg)
+{
+    rooms_relay_t *r = vc_calloc(1, sizeof(*r));
+    /* Ids rise across restarts of the bus as long as the clock does: a
+     * client that reconnects with the last id it saw asks for what came
+     * after it. */
+    r->next_id = (uint64_t)vc_wall_ms() * 1000;
+    char *in_ep = vc_config_endpoint(cfg, "rooms-in"), *out_ep = vc_config_endpoint(cfg, "rooms-out");
+    r->in = vc_socket(zctx, ZMQ_PULL, in_ep, 1);
+    r->out = vc_socket(zctx, ZMQ_XPUB, out_ep, 1);
+    if (r->in) {
+        int64_t max = MAX_MESSAGE + 4096;
+        zmq_setsockopt(r->in, ZMQ_MAXMSGSIZE, &max, sizeof(max));
+    }
+    if (r->out)
+        zmq_setsockopt(r->out, ZMQ_XPUB_WELCOME_MSG, VC_BUS_WELCOME, strlen(VC_BUS_WELCOME));
+    int ok = r->in && r->out;
+    if (!ok)
+        vc_log(VC_LOG_CRIT, "rooms", "zmq_bind() failed while opening \"%s\" and \"%s\": %s", in_ep, out_ep,
+               zmq_strerror(errno));
+    /* PHP's pools publish too, as other users (as with bus-in). */
+    if (ok && strncmp(in_ep, "ipc://", 6) == 0)
+        chmod(in_ep + 6, 0666);
+    free(in_ep);
+    free(out_ep);
+    if (!ok)
+        rooms_relay_close(&r);
+    return r;
+}
+
+void rooms_relay_close(rooms_relay_t **rp)
+{
+    rooms_relay_t *r = *rp;
+    if (r == NULL)
+        return;
+    if (r->in)
+        zmq_close(r->in);
+    if (r->out)
+        zmq_close(r->out);
+    vc_zparts_fini(&r->fr);
+    free(r);
+    *rp = NULL;
+}
+
+void *rooms_relay_in(const rooms_relay_t *r)
+{
+    return r->in;
+}
+
+void *rooms_relay_out(const rooms_relay_t *r)
+{
+    return r->out;
+}
+
+uint64_t rooms_relay_count(const rooms_relay_t *r, uint64_t *malformed)
+{
+    *malformed = r->malformed;
+    return r->relayed;
+}
+
+/* [room "\n"][RoomMessage]: checked, given its id, sent on. */
+static int relay_one(rooms_relay_t *r)
+{
+    vc_zparts_t *fr = &r->fr;
+    if (vc_zparts_recv(r->in, fr, ZMQ_DONTWAIT) < 0)
+        return 0;
+    Vc__RoomMessage *m = NULL;
+    if (fr->n == 2)
+        m = vc__room_message__unpack(NULL, zmq_msg_size(&fr->f[1]), zmq_msg_data(&fr->f[1]));
+    if (m == NULL || !rooms_message_valid(m)) {
+        if (r->malformed++ % 1000 == 0)
+            vc_log(VC_LOG_WARN, "rooms", "dropped a malformed room message (%zu frames)", fr->n);
+        if (m)
+            vc__room_message__free_unpacked(m, NULL);
+        vc_zparts_close(fr);
+        return 1;
+    }
+    m->id = r->next_id++;
+    size_t rl = strlen(m->room);
+    char *topic = vc_malloc(rl + 1);
+    memcpy(topic, m->room, rl);
+    topic[rl] = '\n';
+    vc_send_bytes(r->out, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    vc_send_proto(r->out, &m->base, ZMQ_DONTWAIT);
+    free(topic);
+    vc__room_message__free_unpacked(m, NULL);
+    vc_zparts_close(fr);
+    r->relayed++;
+    return 1;
+}
+
+void rooms_relay_pump(rooms_relay_t *r)
+{
+    for (int i = 0; i < BATCH && relay_one(r); i++)
+        ;
+    while (vc_zparts_recv(r->out, &r->fr, ZMQ_DONTWAIT) > 0)
+        vc_zparts_close(&r->fr);
+}

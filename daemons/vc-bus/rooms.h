@@ -1,0 +1,34 @@
+/*
+ * Room messages (proto/realtime.proto): fronts and pools push them into
+ * "rooms-in", vc-bus gives each an id and sends it to every front on
+ * "rooms-out". They travel apart from events, so that a burst of events
+ * never delays a room's fan-out, and `vc events` never sees them. This is
+ * the one place a node's room messages pass: where vc-mesh will bridge
+ * them to other nodes.
+ */
+#ifndef VC_BUS_ROOMS_H
+#define VC_BUS_ROOMS_H
+
+#include "vc_config.h"
+
+#include <stdint.h>
+
+typedef struct rooms_relay rooms_relay_t;
+
+/* Binds both endpoints; NULL (logged) if either fails. */
+rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg);
+void rooms_relay_close(rooms_relay_t **r);
+/* The sockets to poll for input: rooms-in, and rooms-out (subscriptions). */
+void *rooms_relay_in(const rooms_relay_t *r);
+void *rooms_relay_out(const rooms_relay_t *r);
+/* Relays what waits on rooms-in (at most a batch), and drains the
+ * subscriptions rooms-out has read. */
+void rooms_relay_pump(rooms_relay_t *r);
+uint64_t rooms_relay_count(const rooms_relay_t *r, uint64_t *malformed);
+
+/* A room message's checks, for the relay and for its fuzz target: 1 if
+ * m may be relayed. */
+struct Vc__RoomMessage;
+int rooms_message_valid(const struct Vc__RoomMessage *m);
+
+#endif

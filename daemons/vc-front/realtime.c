@@ -1,0 +1,207 @@
+/*
+ * The realtime backend: takes a site's WebSocket upgrades at /app/KEY
+ * (the Pusher protocol, pusher.c) and calls to /apps/ID/... for an id of
+ * one of the site's apps (the HTTP API, pusher_api.c), before the site's
+ * redirects, so that an HTTP-to-HTTPS redirect never breaks a client
+ * configured for ws://. Anything else under those paths is the
+ * application's, as it was.
+ */
+#include "realtime.h"
+#include "backend.h"
+#include "handler.h"
+#include "rooms.h"
+#include "seam.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "ws_conn.h"
+#include "ws_proto.h"
+
+#include <string.h>
+#include <strings.h>
+
+rt_stats_t rt_stats;
+
+static rt_site_t **sites; /* every site's, for vc_publish() by site name */
+static size_t nsites;
+
+const vc_rt_app_t *rt_app_by_key(const rt_site_t *rs, const char *key, size_t len)
+{
+    for (size_t i = 0; i < rs->napps; i++)
+        if (strlen(rs->apps[i].key) == len && memcmp(rs->apps[i].key, key, len) == 0)
+            return &rs->apps[i];
+    return NULL;
+}
+
+const vc_rt_app_t *rt_app_by_id(const rt_site_t *rs, const char *id, size_t len)
+{
+    for (size_t i = 0; i < rs->napps; i++)
+        if (strlen(rs->apps[i].id) == len && memcmp(rs->apps[i].id, id, len) == 0)
+            return &rs->apps[i];
+    return NULL;
+}
+
+int rt_channel_name_ok(const char *name, size_t len)
+{
+    if (len == 0 || len > 164)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("_-=@,.;", c)) ||
+            c == '\0')
+            return 0;
+    }
+    return 1;
+}
+
+int rt_publish(const vc_rt_app_t *app, const char *channel, const char *event, const char *data, size_t data_len,
+               const char *except, const char *user_id)
+{
+    char room[512];
+    snprintf(room, sizeof(room), "%s:%s", app->id, channel);
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = room;
+    m.event = (char *)event;
+    m.data.data = (uint8_t *)data;
+    m.data.len = data_len;
+    m.except = (char *)(except ? except : "");
+    m.user_id = (char *)(user_id ? user_id : "");
+    m.time_ms = vc_wall_ms();
+    if (rooms_publish(&m) < 0) {
+        if (rt_stats.publish_dropped++ % 1000 == 0)
+            vc_log(VC_LOG_WARN, "realtime", "a room message was dropped: vc-bus's rooms-in is not taking them");
+        return -1;
+    }
+    rt_stats.published++;
+    return 0;
+}
+
+static void php_publish(const char *site, const Vc__Publish *p)
+{
+    rt_site_t *rs = NULL;
+    for (size_t i = 0; site && i < nsites && rs == NULL; i++)
+        if (strcmp(sites[i]->site->conf->name, site) == 0)
+            rs = sites[i];
+    const char *why = NULL;
+    if (rs == NULL)
+        why = "its request is no longer known here";
+    else if (rs->napps == 0)
+        why = "the site has no realtime app";
+    else if (!rt_channel_name_ok(p->channel, strlen(p->channel)))
+        why = "the channel name is not one of 1 to 164 of A-Z a-z 0-9 _ - = @ , . ;";
+    else if (*p->event == '\0' || strlen(p->event) > 200)
+        why = "the event name is empty or over 200 characters";
+    else if (ws_utf8_feed(0, p->data.data, p->data.len) != 0)
+        why = "the data is not UTF-8";
+    if (why) {
+        vc_log(VC_LOG_NOTICE, "realtime", "vc_publish() to \"%s\" dropped: %s", p->channel, why);
+        return;
+    }
+    if (rt_publish(&rs->apps[0], p->channel, p->event, (const char *)p->data.data, p->data.len, NULL, NULL) == 0)
+        rt_stats.php_published++;
+}
+
+static int site_init(front_t *f, site_rt_t *s, void **state)
+{
+    rt_site_t *rs = vc_calloc(1, sizeof(*rs));
+    rs->site = s;
+    const vc_site_t *conf = s->conf;
+    char why[512];
+    for (size_t i = 0; i < conf->nrealtime_apps; i++) {
+        rs->apps = vc_realloc(rs->apps, (rs->napps + 1) * sizeof(*rs->apps));
+        if (vc_rt_app_parse(conf->realtime_apps[i], &rs->apps[rs->napps], why, sizeof(why)) == 0)
+            rs->napps++;
+    }
+    if (rs->napps == 0 && conf->is_default && f->settings->realtime) {
+        rs->apps = vc_realloc(rs->apps, sizeof(*rs->apps));
+        if (vc_rt_default_app(f->d.cfg->state_dir, &rs->apps[0], why, sizeof(why)) < 0) {
+            vc_log(VC_LOG_ERR, "realtime", "%s", why);
+            return -1;
+        }
+        rs->napps = 1;
+    }
+    sites = vc_realloc(sites, (nsites + 1) * sizeof(*sites));
+    sites[nsites++] = rs;
+    *state = rs;
+    return 0;
+}
+
+/* The site's realtime_origins, if it lists any, are the only pages that
+ * may connect (a browser always sends Origin; other clients may not). */
+static int origin_allowed(const vc_site_t *conf, h2o_req_t *req)
+{
+    if (conf->nrealtime_origins == 0)
+        return 1;
+    ssize_t i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("origin"), -1);
+    if (i == -1)
+        return 0;
+    h2o_iovec_t o = req->headers.entries[i].value;
+    for (size_t k = 0; k < conf->nrealtime_origins; k++) {
+        const char *a = conf->realtime_origins[k];
+        if (strcmp(a, "*") == 0 || (strlen(a) == o.len && strncasecmp(a, o.base, o.len) == 0))
+            return 1;
+    }
+    return 0;
+}
+
+static int take(const seam_request_t *r, void *state)
+{
+    rt_site_t *rs = state;
+    h2o_req_t *req = r->req;
+    h2o_iovec_t path = req->path_normalized;
+    if (!r->f->settings->realtime || rs->napps == 0 || path.len < 6)
+        return 0;
+    if (memcmp(path.base, "/app/", 5) == 0 && ws_is_upgrade(req)) {
+        h2o_iovec_t key = h2o_iovec_init(path.base + 5, path.len - 5);
+        if (memchr(key.base, '/', key.len))
+            return 0;
+        if (!origin_allowed(rs->site->conf, req)) {
+            vc_log(VC_LOG_NOTICE, "realtime", "403 for a WebSocket from an origin not in site.realtime_origins");
+            front_send_error(r->f, r->site, req, 403, "this page's origin may not connect\n");
+            return 1;
+        }
+        return pusher_take(r->f, rs, req, key);
+    }
+    if (path.len > 6 && memcmp(path.base, "/apps/", 6) == 0) {
+        const char *id = path.base + 6, *end = memchr(id, '/', path.len - 6);
+        if (end == NULL)
+            return 0;
+        const vc_rt_app_t *app = rt_app_by_id(rs, id, (size_t)(end - id));
+        if (app == NULL)
+            return 0;
+        return pusher_api_take(r->f, rs, req, app, h2o_iovec_init(end, (size_t)(path.base + path.len - end)));
+    }
+    return 0;
+}
+
+static const seam_backend_t realtime = {
+    .name = "realtime",
+    .stage = SEAM_EARLY,
+    .order = 20,
+    .site_init = site_init,
+    .take = take,
+};
+SEAM_BACKEND(realtime)
+
+int realtime_start(front_t *f)
+{
+    if (!f->settings->realtime)
+        return 0;
+    if (rooms_start(f) < 0)
+        return -1;
+    backend_publish_hook = php_publish;
+    return 0;
+}
+
+void realtime_tick(front_t *f)
+{
+    if (!f->settings->realtime)
+        return;
+    rooms_tick();
+    pusher_tick(f);
+}
+
+void realtime_stop(front_t *f)
+{
+    if (f->settings->realtime)
+        pusher_going_away();
+}

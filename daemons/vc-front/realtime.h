@@ -1,0 +1,64 @@
+/*
+ * Realtime in the front: the Pusher protocol over WebSocket (pusher.c),
+ * its HTTP API (pusher_api.c), and PHP's vc_publish() (a Publish on a
+ * worker's link), on rooms shared by every front process (rooms.h).
+ * realtime.c is the seam backend that hands them their requests.
+ */
+#ifndef VC_FRONT_REALTIME_H
+#define VC_FRONT_REALTIME_H
+
+#include "front.h"
+#include "request.pb-c.h"
+#include "vc_realtime.h"
+
+/* What realtime keeps for a site. */
+typedef struct rt_site {
+    site_rt_t *site;
+    vc_rt_app_t *apps; /* [0] is where vc_publish() goes */
+    size_t napps;
+} rt_site_t;
+
+typedef struct rt_stats {
+    uint64_t connections;       /* Pusher connections open now */
+    uint64_t connections_total; /* opened since start */
+    uint64_t connections_cut;   /* closed for not reading, or for silence */
+    uint64_t subscribe_refused; /* bad authorisation, a bad name, over the limit */
+    uint64_t client_events;     /* relayed from clients */
+    uint64_t client_events_refused;
+    uint64_t api_calls, api_refused; /* HTTP API */
+    uint64_t published;              /* messages sent to the bus from here */
+    uint64_t publish_dropped;        /* the bus's queue was full */
+    uint64_t php_published;          /* of which vc_publish() */
+} rt_stats_t;
+
+extern rt_stats_t rt_stats;
+
+const vc_rt_app_t *rt_app_by_key(const rt_site_t *rs, const char *key, size_t len);
+const vc_rt_app_t *rt_app_by_id(const rt_site_t *rs, const char *id, size_t len);
+
+/* A Pusher channel name: 1 to 164 of [A-Za-z0-9_-=@,.;] (Pusher's rule). */
+int rt_channel_name_ok(const char *name, size_t len);
+
+/* Publishes an event on app's channel: to the bus, and so to every
+ * subscriber of every front. except: a socket id not to send it to, or
+ * NULL. 0, or -1 if it was dropped. */
+int rt_publish(const vc_rt_app_t *app, const char *channel, const char *event, const char *data, size_t data_len,
+               const char *except, const char *user_id);
+
+/* The WebSocket side (pusher.c). */
+int pusher_take(front_t *f, rt_site_t *rs, h2o_req_t *req, h2o_iovec_t key);
+void pusher_tick(front_t *f);
+/* Closes every connection with 1001 (the front stops or is replaced). */
+void pusher_going_away(void);
+
+/* The HTTP API (pusher_api.c): rest is the path after "/apps/ID". */
+int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest);
+
+/* At start, once the loop is made: the link to the bus's rooms, and
+ * vc_publish() (backend.h's hook). 0, or -1 (logged). */
+int realtime_start(front_t *f);
+/* Once a second (main.c), and when the front stops. */
+void realtime_tick(front_t *f);
+void realtime_stop(front_t *f);
+
+#endif

@@ -1,0 +1,297 @@
+#include "rooms.h"
+#include "vc_bus.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "vc_zmq.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* Buckets of the room table: a power of two. A chain is a few rooms even
+ * with 100,000 of them. */
+#define NBUCKETS 16384
+/* How long start waits for rooms-out's welcome, so that what is published
+ * once the front is ready reaches it (the bus answers in microseconds). */
+#define WELCOME_WAIT_MS 2000
+
+struct rt_room {
+    struct rt_room *next; /* in its bucket */
+    rt_sub_t **subs;
+    size_t nsubs, cap;
+    rt_member_t *members;
+    size_t nmembers;
+    char name[];
+};
+
+static struct {
+    front_t *f;
+    void *push, *sub;
+    h2o_socket_t *watch; /* a dup of sub's ZMQ_FD on the loop */
+    rt_room_t *buckets[NBUCKETS];
+    size_t nrooms, nsubs;
+    uint64_t delivered, malformed;
+    vc_zparts_t fr;
+} R;
+
+static uint32_t hash(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h & (NBUCKETS - 1);
+}
+
+rt_room_t *rooms_find(const char *name)
+{
+    for (rt_room_t *r = R.buckets[hash(name)]; r; r = r->next)
+        if (strcmp(r->name, name) == 0)
+            return r;
+    return NULL;
+}
+
+const char *rooms_name(const rt_room_t *r)
+{
+    return r->name;
+}
+
+size_t rooms_subscribers(const rt_room_t *r)
+{
+    return r->nsubs;
+}
+
+size_t rooms_count(size_t *subscriptions)
+{
+    *subscriptions = R.nsubs;
+    return R.nrooms;
+}
+
+void rooms_each(int (*cb)(rt_room_t *r, void *arg), void *arg)
+{
+    for (size_t i = 0; i < NBUCKETS; i++)
+        for (rt_room_t *r = R.buckets[i]; r; r = r->next)
+            if (cb(r, arg))
+                return;
+}
+
+void rooms_join(const char *name, rt_sub_t *s)
+{
+    rt_room_t *r = rooms_find(name);
+    if (r == NULL) {
+        size_t n = strlen(name);
+        r = vc_calloc(1, sizeof(*r) + n + 1);
+        memcpy(r->name, name, n);
+        uint32_t b = hash(name);
+        r->next = R.buckets[b];
+        R.buckets[b] = r;
+        R.nrooms++;
+    }
+    if (r->nsubs == r->cap) {
+        r->cap = r->cap ? r->cap * 2 : 4;
+        r->subs = vc_realloc(r->subs, r->cap * sizeof(*r->subs));
+    }
+    s->room = r;
+    s->index = r->nsubs;
+    r->subs[r->nsubs++] = s;
+    R.nsubs++;
+}
+
+static void room_free(rt_room_t *r)
+{
+    rt_room_t **p = &R.buckets[hash(r->name)];
+    while (*p != r)
+        p = &(*p)->next;
+    *p = r->next;
+    for (size_t i = 0; i < r->nmembers; i++) {
+        free(r->members[i].user_id);
+        free(r->members[i].info);
+    }
+    free(r->members);
+    free(r->subs);
+    free(r);
+    R.nrooms--;
+}
+
+void rooms_leave(rt_sub_t *s)
+{
+    rt_room_t *r = s->room;
+    if (r == NULL)
+        return;
+    /* The last one takes its place: order among subscribers is not kept. */
+    rt_sub_t *last = r->subs[--r->nsubs];
+    r->subs[s->index] = last;
+    last->index = s->index;
+    s->room = NULL;
+    R.nsubs--;
+    if (r->nsubs == 0)
+        room_free(r);
+}
+
+static rt_member_t *member_find(rt_room_t *r, const char *user_id)
+{
+    for (size_t i = 0; i < r->nmembers; i++)
+        if (strcmp(r->members[i].user_id, user_id) == 0)
+            return &r->members[i];
+    return NULL;
+}
+
+int rooms_member_add(rt_room_t *r, const char *user_id, const char *info)
+{
+    rt_member_t *m = member_find(r, user_id);
+    int first = m == NULL;
+    if (first) {
+        r->members = vc_realloc(r->members, (r->nmembers + 1) * sizeof(*r->members));
+        m = &r->members[r->nmembers++];
+        *m = (rt_member_t){.user_id = vc_strdup(user_id)};
+    }
+    free(m->info);
+    m->info = info ? vc_strdup(info) : NULL;
+    m->conns++;
+    return first;
+}
+
+int rooms_member_remove(rt_room_t *r, const char *user_id)
+{
+    rt_member_t *m = member_find(r, user_id);
+    if (m == NULL || --m->conns > 0)
+        return 0;
+    free(m->user_id);
+    free(m->info);
+    *m = r->members[--r->nmembers];
+    return 1;
+}
+
+const rt_member_t *rooms_members(const rt_room_t *r, size_t *n)
+{
+    *n = r->nmembers;
+    return r->members;
+}
+
+uint64_t rooms_delivered(uint64_t *malformed)
+{
+    *malformed = R.malformed;
+    return R.delivered;
+}
+
+int rooms_publish(const Vc__RoomMessage *m)
+{
+    if (R.push == NULL)
+        return -1;
+    size_t rl = strlen(m->room);
+    char topic[512];
+    if (rl + 1 > sizeof(topic))
+        return -1;
+    memcpy(topic, m->room, rl);
+    topic[rl] = '\n';
+    if (vc_send_bytes(R.push, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        return -1;
+    return vc_send_proto(R.push, &m->base, ZMQ_DONTWAIT) < 0 ? -1 : 0;
+}
+
+/* Every subscriber of the message's room here, but the one it excepts. */
+static void deliver(const Vc__RoomMessage *m)
+{
+    rt_room_t *r = rooms_find(m->room);
+    if (r == NULL)
+        return;
+    /* One frame per protocol: the first subscriber of each makes it. */
+    const rt_sub_ops_t *ops[4] = {0};
+    ws_out_t *frames[4] = {0};
+    size_t nops = 0;
+    for (size_t i = 0; i < r->nsubs; i++) {
+        rt_sub_t *s = r->subs[i];
+        if (m->except[0] && s->socket_id && strcmp(s->socket_id, m->except) == 0)
+            continue;
+        size_t k = 0;
+        while (k < nops && ops[k] != s->ops)
+            k++;
+        if (k == nops && nops < 4)
+            ops[nops++] = s->ops;
+        s->ops->deliver(s, m, k < 4 ? &frames[k] : NULL);
+    }
+    for (size_t k = 0; k < nops; k++)
+        ws_out_unref(frames[k]);
+    R.delivered++;
+}
+
+static void drain(void)
+{
+    for (;;) {
+        int n = vc_zparts_recv(R.sub, &R.fr, ZMQ_DONTWAIT);
+        if (n < 0)
+            return;
+        if (n == 2) {
+            Vc__RoomMessage *m = vc__room_message__unpack(NULL, zmq_msg_size(&R.fr.f[1]), zmq_msg_data(&R.fr.f[1]));
+            if (m) {
+                deliver(m);
+                vc__room_message__free_unpacked(m, NULL);
+            } else {
+                R.malformed++;
+            }
+        } /* one frame: the bus's welcome */
+        vc_zparts_close(&R.fr);
+    }
+}
+
+static void on_readable(h2o_socket_t *sock, const char *err)
+{
+    (void)sock;
+    (void)err;
+    drain();
+}
+
+int rooms_start(front_t *f)
+{
+    R.f = f;
+    char *in_ep = vc_config_endpoint(f->d.cfg, "rooms-in"), *out_ep = vc_config_endpoint(f->d.cfg, "rooms-out");
+    R.push = vc_socket(f->d.zctx, ZMQ_PUSH, in_ep, 0);
+    R.sub = vc_socket(f->d.zctx, ZMQ_SUB, out_ep, 0);
+    int ok = R.push && R.sub;
+    if (ok) {
+        /* Publishing never blocks the loop: with the bus gone long enough
+         * to fill this, a message is dropped and the publisher told. */
+        int hwm = 100000;
+        zmq_setsockopt(R.push, ZMQ_SNDHWM, &hwm, sizeof(hwm));
+        zmq_setsockopt(R.sub, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+        zmq_setsockopt(R.sub, ZMQ_SUBSCRIBE, "", 0);
+        int fd;
+        size_t len = sizeof(fd);
+        ok = zmq_getsockopt(R.sub, ZMQ_FD, &fd, &len) == 0;
+        if (ok && vc_wait_readable(R.sub, WELCOME_WAIT_MS) <= 0)
+            vc_log(VC_LOG_WARN, "rooms", "no welcome from \"%s\" in %d ms: is vc-bus running?", out_ep,
+                   WELCOME_WAIT_MS);
+        if (ok) {
+            R.watch = h2o_evloop_socket_create(f->ctx.loop, dup(fd), H2O_SOCKET_FLAG_DONT_READ);
+            h2o_socket_read_start(R.watch, on_readable);
+            drain();
+        }
+    }
+    if (!ok)
+        vc_log(VC_LOG_ERR, "rooms", "zmq_connect() failed while linking to \"%s\" and \"%s\": %s", in_ep, out_ep,
+               zmq_strerror(errno));
+    free(in_ep);
+    free(out_ep);
+    return ok ? 0 : -1;
+}
+
+/* ZMQ_FD signals edges only: what arrived while it was not watched (or in
+ * the turn that read its edge) is read here too, once a second. */
+void rooms_tick(void)
+{
+    if (R.sub)
+        drain();
+}
+
+void rooms_stop(void)
+{
+    if (R.watch) {
+        h2o_socket_close(R.watch);
+        R.watch = NULL;
+    }
+    if (R.push)
+        zmq_close(R.push);
+    if (R.sub)
+        zmq_close(R.sub);
+    R.push = R.sub = NULL;
+    vc_zparts_fini(&R.fr);
+}

@@ -1,0 +1,100 @@
+#include "vc_realtime.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int field_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= VC_RT_FIELD_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
+              c == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+int vc_rt_app_parse(const char *s, vc_rt_app_t *app, char *why, size_t whylen)
+{
+    char id[VC_RT_FIELD_MAX + 1], key[VC_RT_FIELD_MAX + 1], secret[VC_RT_FIELD_MAX + 1], extra[2];
+    if (sscanf(s, "%128s %128s %128s %1s", id, key, secret, extra) != 3) {
+        snprintf(why, whylen, "\"%s\" is not \"ID KEY SECRET\"", s);
+        return -1;
+    }
+    if (!field_ok(id) || !field_ok(key) || !field_ok(secret)) {
+        snprintf(why, whylen, "\"%s\": an id, key and secret are 1 to %d of A-Z, a-z, 0-9, '_', '-' and '.'", s,
+                 VC_RT_FIELD_MAX - 1);
+        return -1;
+    }
+    memset(app, 0, sizeof(*app));
+    memcpy(app->id, id, strlen(id));
+    memcpy(app->key, key, strlen(key));
+    memcpy(app->secret, secret, strlen(secret));
+    return 0;
+}
+
+static void random_hex(char *out, size_t bytes)
+{
+    unsigned char b[64];
+    randombytes_buf(b, bytes);
+    sodium_bin2hex(out, bytes * 2 + 1, b, bytes);
+}
+
+int vc_rt_default_app(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen)
+{
+    char *path = vc_asprintf("%s/realtime-app", state_dir);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        size_t len;
+        char *text = vc_read_file(path, &len);
+        if (text) {
+            char why[256];
+            text[strcspn(text, "\n")] = '\0';
+            int rc = vc_rt_app_parse(text, app, why, sizeof(why));
+            free(text);
+            if (rc < 0)
+                snprintf(err, errlen, "%s: %s", path, why);
+            free(path);
+            return rc;
+        }
+        if (errno != ENOENT)
+            break;
+        /* Made in a temporary file, then linked in place: link() fails if
+         * another process made it first, and that one is read back. */
+        char id[16], key[41], secret[65];
+        unsigned char n[4];
+        randombytes_buf(n, sizeof(n));
+        snprintf(id, sizeof(id), "%u", (unsigned)(n[0] << 16 | n[1] << 8 | n[2]) % 9000000 + 1000000);
+        random_hex(key, 10);
+        random_hex(secret, 32);
+        char *tmp = vc_asprintf("%s.%d", path, (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) {
+            snprintf(err, errlen, "open() failed while making \"%s\": %s", tmp, strerror(errno));
+            free(tmp);
+            free(path);
+            return -1;
+        }
+        char line[256];
+        int ln = snprintf(line, sizeof(line), "%s %s %s\n", id, key, secret);
+        int wrote = write(fd, line, (size_t)ln) == ln && fsync(fd) == 0;
+        close(fd);
+        if (wrote && link(tmp, path) != 0 && errno != EEXIST)
+            wrote = 0;
+        unlink(tmp);
+        free(tmp);
+        if (!wrote)
+            break;
+    }
+    snprintf(err, errlen, "the default realtime app in \"%s\" could not be read or made: %s", path, strerror(errno));
+    free(path);
+    return -1;
+}

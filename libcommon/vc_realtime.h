@@ -1,0 +1,28 @@
+/*
+ * Realtime apps (Pusher protocol): an app is an id, a key the clients
+ * connect with, and a secret that signs channel authorisations and API
+ * calls. A site lists its own in site.realtime_apps ("ID KEY SECRET");
+ * the default site, if it lists none, has one made at first start and
+ * kept in DATA/state/realtime-app (mode 0600), so that the example works
+ * with no configuration. `vc rooms apps` shows them.
+ */
+#ifndef VC_REALTIME_H
+#define VC_REALTIME_H
+
+#include <stddef.h>
+
+#define VC_RT_FIELD_MAX 128
+
+typedef struct vc_rt_app {
+    char id[VC_RT_FIELD_MAX], key[VC_RT_FIELD_MAX], secret[VC_RT_FIELD_MAX];
+} vc_rt_app_t;
+
+/* "ID KEY SECRET": each 1 to 127 of [A-Za-z0-9_.-]. 0, or -1 with why. */
+int vc_rt_app_parse(const char *s, vc_rt_app_t *app, char *why, size_t whylen);
+
+/* The default site's app: read from state_dir/realtime-app, made there
+ * first if it is not (atomically: two fronts starting at once agree).
+ * 0, or -1 with err. */
+int vc_rt_default_app(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen);
+
+#endif
