@@ -435,7 +435,14 @@ int pusher_take(front_t *f, rt_site_t *rs, h2o_req_t *req, h2o_iovec_t key)
     c->ws = ws_upgrade(f, req, &callbacks, &opt, c, &status, &why);
     if (c->ws == NULL) {
         free(c);
-        h2o_send_error_generic(req, status, status == 426 ? "Upgrade Required" : "Bad Request", why, 0);
+        /* By hand: h2o_send_error_generic() drops the headers set, and a
+         * 426 names the version we speak. */
+        req->res.status = status;
+        req->res.reason = status == 426 ? "Upgrade Required" : "Bad Request";
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                       H2O_STRLIT("text/plain; charset=utf-8"));
+        h2o_iovec_t body = h2o_concat(&req->pool, h2o_iovec_init(why, strlen(why)), h2o_iovec_init("\n", 1));
+        h2o_send_inline(req, body.base, body.len);
         return 1;
     }
     c->next = conns;

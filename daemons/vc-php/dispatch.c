@@ -336,9 +336,10 @@ static int answers_its_job(const worker_t *w, const struct iovec *msg)
     Vc__BackMessage *bm = vc__back_message__unpack(NULL, msg->iov_len, msg->iov_base);
     if (bm == NULL)
         return 0;
-    uint64_t id = bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD    ? bm->head->id
-                  : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK ? bm->chunk->id
-                                                                  : 0;
+    uint64_t id = bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD      ? bm->head->id
+                  : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK   ? bm->chunk->id
+                  : bm->kind_case == VC__BACK_MESSAGE__KIND_PUBLISH ? bm->publish->id
+                                                                    : 0;
     vc__back_message__free_unpacked(bm, NULL);
     return id != 0 && id == w->job->req_id;
 }

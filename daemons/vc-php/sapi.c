@@ -5,6 +5,7 @@
  */
 #include "sapi.h"
 #include "cache_purge.h"
+#include "publish.h"
 #include "pool_ini.h"
 #include "worker_mode.h"
 #include "vc_log.h"
@@ -34,6 +35,11 @@
 static vc_request_t *current;
 static char *ini_entries;
 static char *user_name, *home_dir;
+
+vc_request_t *vc_sapi_current(void)
+{
+    return current;
+}
 
 static const vc_param_t *find_param(const vc_request_t *r, const char *name, size_t len)
 {
@@ -304,6 +310,7 @@ static const zend_function_entry functions[] = {
     ZEND_FALIAS(frankenphp_request_headers, getallheaders, arginfo_getallheaders)
     ZEND_FE(frankenphp_handle_request, arginfo_frankenphp_handle_request)
     ZEND_FE(vc_cache_purge_tags, arginfo_vc_cache_purge_tags)
+    ZEND_FE(vc_publish, arginfo_vc_publish)
     ZEND_FE_END
 };
 /* clang-format on */

@@ -149,6 +149,33 @@ static void on_emit(vc_request_t *r, int final)
         read_cancels(w, r);
 }
 
+/* vc_publish(): [PART][front-id][BackMessage publish], at once. The
+ * broker relays it, or the front reads it if it has the worker lent. */
+static int on_publish(vc_request_t *r, const char *channel, const char *event, const char *data, size_t len)
+{
+    worker_conn_t *w = r->transport;
+    leave_if_forked("publishing");
+    char flag = WIRE_PART;
+    Vc__Publish pub = VC__PUBLISH__INIT;
+    pub.id = w->req_id;
+    pub.channel = (char *)channel;
+    pub.event = (char *)event;
+    pub.data.data = (uint8_t *)data;
+    pub.data.len = len;
+    Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
+    bm.kind_case = VC__BACK_MESSAGE__KIND_PUBLISH;
+    bm.publish = &pub;
+    size_t plen = protobuf_c_message_get_packed_size(&bm.base);
+    uint8_t *packed = vc_malloc(plen);
+    protobuf_c_message_pack(&bm.base, packed);
+    struct iovec f[3] = {{&flag, 1}, w->front_id, {packed, plen}};
+    int rc = vc_link_send(w->fd, f, 3);
+    free(packed);
+    if (rc < 0)
+        link_lost(rc);
+    return 0;
+}
+
 worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
 {
     worker_conn_t *w = vc_calloc(1, sizeof(*w));
@@ -245,6 +272,7 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
     r->body = w->fr.f + 2;
     r->nbody = w->fr.n - 2;
     r->emit = on_emit;
+    r->publish = on_publish;
     r->transport = w;
     snprintf(w->rid, sizeof(w->rid), "r%llx", (unsigned long long)w->req_id);
     vc_log_set_context(w->rid);
