@@ -41,6 +41,9 @@ static void usage(FILE *out)
           "  cache warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json]\n"
           "                      fill this node's cache from a sitemap or a list of URLs\n"
           "  cache check         whether the cache's databases agree (after a crash)\n"
+          "Realtime (WebSocket, the Pusher protocol):\n"
+          "  rooms [--json]      rooms of every front, their subscribers and presence members\n"
+          "  rooms apps [--secret]  each site's realtime apps (id, key, secret)\n"
           "Configuration:\n"
           "  configtest          check the configuration directory\n"
           "  ensite NAME | dissite NAME | enconf NAME | disconf NAME\n"
@@ -155,6 +158,8 @@ int main(int argc, char **argv)
         rc = cmd_ctl(&cli, "vc", "restart", sub_argc - 1, sub_argv + 1);
     else if (!strcmp(cmd, "cache"))
         rc = cmd_cache(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "rooms"))
+        rc = cmd_rooms(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "events"))
         rc = cmd_events(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "configtest"))

@@ -247,6 +247,9 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "cache_collapsed", "%llu", (unsigned long long)f->stats.cache_collapsed);
         vc_reply_field(reply, "cache_refreshes", "%llu", (unsigned long long)f->stats.cache_refreshes);
         vc_reply_field(reply, "sites", "%zu", f->nsites);
+        realtime_status(reply);
+    } else if (!strcmp(cmd->verb, "rooms")) {
+        realtime_rooms(reply);
     } else if (!strcmp(cmd->verb, "reload")) {
         vc_reply_ok(reply, "vc-front applies a new configuration when it restarts");
     }

@@ -6,6 +6,7 @@
  */
 #include "backend.h"
 #include "handler.h"
+#include "realtime.h"
 #include "seam.h"
 #include "vc_util.h"
 
@@ -103,6 +104,9 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
     head.content_length = req->entity.base ? req->entity.len : 0;
     head.has_body = req->entity.base != NULL; /* "Content-Length: 0" too */
     head.config_version = f->d.cfg->version;
+    Vc__Header params[3], *pp[3];
+    head.n_params = realtime_php_params(s, params, pp);
+    head.params = pp;
     f->stats.php++;
     req->pathconf = s->answer_conf;
     php_pool_submit(php, req, &head);

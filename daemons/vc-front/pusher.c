@@ -29,7 +29,8 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A server's ping unanswered this long closes the connection (4201). */
+/* A server's ping unanswered this long closes the connection (4201): 30 s
+ * as Pusher recommends, or the activity timeout if that is shorter. */
 #define PONG_TIMEOUT_MS 30000
 /* Members a presence channel may have (Pusher's limit). */
 #define MAX_MEMBERS 100
@@ -378,6 +379,8 @@ static void on_closed(ws_conn_t *ws)
     if (c->next)
         c->next->prev = c->prev;
     rt_stats.connections--;
+    if (ws_was_cut(ws))
+        rt_stats.connections_cut++;
     free(c);
 }
 
@@ -457,6 +460,7 @@ int pusher_take(front_t *f, rt_site_t *rs, h2o_req_t *req, h2o_iovec_t key)
 void pusher_tick(front_t *f)
 {
     uint64_t now = vc_mono_ms(), quiet = (uint64_t)f->settings->realtime_activity_timeout_ms;
+    uint64_t pong_wait = quiet < PONG_TIMEOUT_MS ? quiet : PONG_TIMEOUT_MS;
     for (pusher_conn_t *c = conns; c; c = c->next) {
         if (ws_closing(c->ws))
             continue;
@@ -466,7 +470,7 @@ void pusher_tick(front_t *f)
         if (c->ping_sent_ms == 0 && now - last >= quiet) {
             send_json(c, json_pack("{s:s, s:{}}", "event", "pusher:ping", "data"));
             c->ping_sent_ms = now;
-        } else if (c->ping_sent_ms && now - c->ping_sent_ms >= PONG_TIMEOUT_MS) {
+        } else if (c->ping_sent_ms && now - c->ping_sent_ms >= pong_wait) {
             rt_stats.connections_cut++;
             send_error(c, 4201, "pong reply not received");
             ws_close(c->ws, 4201, "pong reply not received");

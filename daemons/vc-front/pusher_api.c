@@ -11,8 +11,11 @@
  * Every call is signed (pusher_sign.h): a bad signature, another app's
  * key or a body that is not the one signed is a 401, a timestamp more
  * than 600 s away a 401, and a call seen before (its signature, within
- * that window) a 401 too, so a captured call cannot be replayed. The
- * channel counts are this front process's.
+ * that window) a 401 too once its timestamp is over REPLAY_GRACE_S old, so
+ * a captured call cannot be replayed. Within those seconds the same
+ * signature passes again: an app that sends the same event twice in one
+ * second signs both calls alike (the body and the second are the same).
+ * The channel counts are this front process's.
  */
 #include "pusher_sign.h"
 #include "realtime.h"
@@ -33,6 +36,7 @@
  * the first 8 bytes of a signature and when it was seen. Full (a flood of
  * valid calls), the oldest slot of a probe is taken over. */
 #define SEEN_SLOTS 16384
+#define REPLAY_GRACE_S 2
 #define SEEN_PROBE 16
 
 static struct {
@@ -40,8 +44,9 @@ static struct {
     int64_t at_s;
 } seen[SEEN_SLOTS];
 
-/* 1 if signature was seen in the window; else it is now. */
-static int replayed(const char hexsig[65], int64_t now_s)
+/* 1 if signature was seen in the window and its call's timestamp is older
+ * than the grace; else it is now. */
+static int replayed(const char hexsig[65], int64_t ts, int64_t now_s)
 {
     uint64_t v = 0;
     for (int i = 0; i < 16; i++)
@@ -53,7 +58,7 @@ static int replayed(const char hexsig[65], int64_t now_s)
         size_t k = (at + i) % SEEN_SLOTS;
         int live = seen[k].sig && seen[k].at_s >= now_s - 2 * PUSHER_API_WINDOW_S;
         if (live && seen[k].sig == v)
-            return 1;
+            return now_s - ts > REPLAY_GRACE_S;
         if (!live) {
             oldest = k;
             break;
@@ -250,10 +255,10 @@ int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t
     if (!is_post && !is_get)
         return answer(req, 405, "Method Not Allowed", "the Pusher HTTP API takes GET and POST\n");
     char sig[65];
-    int64_t now_s = vc_wall_ms() / 1000;
+    int64_t now_s = vc_wall_ms() / 1000, ts = 0;
     pusher_sign_result_t v =
         pusher_api_verify(app, method, req->path.base, path_len, query.base, query.len,
-                          req->entity.base ? req->entity.base : "", req->entity.base ? req->entity.len : 0, now_s, sig);
+                          req->entity.base ? req->entity.base : "", req->entity.base ? req->entity.len : 0, now_s, sig, &ts);
     if (v != PUSHER_SIGN_OK) {
         vc_log(VC_LOG_NOTICE, "realtime", "401 for a Pusher API call to app %s: %s", app->id, pusher_sign_why(v));
         char *msg = vc_asprintf("%s\n", pusher_sign_why(v));
@@ -261,7 +266,7 @@ int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t
         free(msg);
         return answer(req, 401, "Unauthorized", m.base);
     }
-    if (replayed(sig, now_s)) {
+    if (replayed(sig, ts, now_s)) {
         vc_log(VC_LOG_NOTICE, "realtime", "401 for a Pusher API call to app %s: its signature was used before",
                app->id);
         return answer(req, 401, "Unauthorized", "this signature was used before: a call is signed afresh\n");

@@ -99,7 +99,7 @@ static const char *find(const param_t *p, size_t n, const char *name)
 
 pusher_sign_result_t pusher_api_verify(const vc_rt_app_t *app, const char *method, const char *path, size_t path_len,
                                        const char *query, size_t query_len, const void *body, size_t body_len,
-                                       int64_t now_s, char signature[65])
+                                       int64_t now_s, char signature[65], int64_t *timestamp)
 {
     param_t p[MAX_PARAMS];
     size_t n = 0;
@@ -175,8 +175,10 @@ pusher_sign_result_t pusher_api_verify(const vc_rt_app_t *app, const char *metho
     pusher_hmac_hex(app->secret, msg, used, want);
     free(msg);
     rc = same(want, sig, 64) ? PUSHER_SIGN_OK : PUSHER_SIGN_BAD_SIGNATURE;
-    if (rc == PUSHER_SIGN_OK)
+    if (rc == PUSHER_SIGN_OK) {
         memcpy(signature, want, 65);
+        *timestamp = t;
+    }
 out:
     for (size_t i = 0; i < n; i++) {
         free(p[i].name);

@@ -35,10 +35,10 @@ typedef enum pusher_sign_result {
 
 /* Checks an API call: method and path as sent (no query), the raw query,
  * the body, our clock. On PUSHER_SIGN_OK, signature holds the call's
- * auth_signature (to refuse it a second time). */
+ * auth_signature and *timestamp its auth_timestamp (to refuse a replay). */
 pusher_sign_result_t pusher_api_verify(const vc_rt_app_t *app, const char *method, const char *path, size_t path_len,
                                        const char *query, size_t query_len, const void *body, size_t body_len,
-                                       int64_t now_s, char signature[65]);
+                                       int64_t now_s, char signature[65], int64_t *timestamp);
 const char *pusher_sign_why(pusher_sign_result_t r);
 
 #endif

@@ -11,6 +11,7 @@
 #include "handler.h"
 #include "rooms.h"
 #include "seam.h"
+#include "vc_ctl.h"
 #include "vc_log.h"
 #include "vc_util.h"
 #include "ws_conn.h"
@@ -20,6 +21,8 @@
 #include <strings.h>
 
 rt_stats_t rt_stats;
+
+static const seam_backend_t realtime;
 
 static rt_site_t **sites; /* every site's, for vc_publish() by site name */
 static size_t nsites;
@@ -98,6 +101,23 @@ static void php_publish(const char *site, const Vc__Publish *p)
     }
     if (rt_publish(&rs->apps[0], p->channel, p->event, (const char *)p->data.data, p->data.len, NULL, NULL) == 0)
         rt_stats.php_published++;
+}
+
+size_t realtime_php_params(const site_rt_t *s, Vc__Header *h, Vc__Header **hp)
+{
+    const rt_site_t *rs = seam_state(s, &realtime);
+    if (rs == NULL || rs->napps == 0)
+        return 0;
+    static const char *const names[] = {"VC_REALTIME_APP_ID", "VC_REALTIME_APP_KEY", "VC_REALTIME_APP_SECRET"};
+    const char *values[] = {rs->apps[0].id, rs->apps[0].key, rs->apps[0].secret};
+    for (size_t i = 0; i < 3; i++) {
+        vc__header__init(&h[i]);
+        h[i].name = (char *)names[i];
+        h[i].value.data = (uint8_t *)values[i];
+        h[i].value.len = strlen(values[i]);
+        hp[i] = &h[i];
+    }
+    return 3;
 }
 
 static int site_init(front_t *f, site_rt_t *s, void **state)
@@ -204,4 +224,47 @@ void realtime_stop(front_t *f)
 {
     if (f->settings->realtime)
         pusher_going_away();
+}
+
+void realtime_status(Vc__Reply *reply)
+{
+    size_t subs, rooms = rooms_count(&subs);
+    uint64_t bad, delivered = rooms_delivered(&bad);
+    vc_reply_field(reply, "realtime_connections", "%llu", (unsigned long long)rt_stats.connections);
+    vc_reply_field(reply, "realtime_connections_total", "%llu", (unsigned long long)rt_stats.connections_total);
+    vc_reply_field(reply, "realtime_rooms", "%zu", rooms);
+    vc_reply_field(reply, "realtime_subscriptions", "%zu", subs);
+    vc_reply_field(reply, "realtime_published", "%llu", (unsigned long long)rt_stats.published);
+    vc_reply_field(reply, "realtime_publish_dropped", "%llu", (unsigned long long)rt_stats.publish_dropped);
+    vc_reply_field(reply, "realtime_php_published", "%llu", (unsigned long long)rt_stats.php_published);
+    vc_reply_field(reply, "realtime_delivered", "%llu", (unsigned long long)delivered);
+    vc_reply_field(reply, "realtime_client_events", "%llu", (unsigned long long)rt_stats.client_events);
+    vc_reply_field(reply, "realtime_refused",
+                   "%llu", (unsigned long long)(rt_stats.subscribe_refused + rt_stats.client_events_refused +
+                                                rt_stats.api_refused));
+    vc_reply_field(reply, "realtime_api_calls", "%llu", (unsigned long long)rt_stats.api_calls);
+}
+
+/* Rooms in a reply: at most this many, the rest counted. */
+#define ROOMS_LISTED 10000
+
+static int add_room(rt_room_t *r, void *arg)
+{
+    Vc__Reply *reply = arg;
+    if (reply->n_records >= ROOMS_LISTED)
+        return 1;
+    size_t members;
+    rooms_members(r, &members);
+    Vc__Record *rec = vc_reply_record(reply);
+    vc_record_field(rec, "room", "%s", rooms_name(r));
+    vc_record_field(rec, "subscribers", "%zu", rooms_subscribers(r));
+    vc_record_field(rec, "members", "%zu", members);
+    return 0;
+}
+
+void realtime_rooms(Vc__Reply *reply)
+{
+    size_t subs, n = rooms_count(&subs);
+    vc_reply_ok(reply, "%zu rooms, %zu subscriptions", n, subs);
+    rooms_each(add_room, reply);
 }

@@ -37,6 +37,14 @@ int seam_init_sites(front_t *f)
     return 0;
 }
 
+void *seam_state(const site_rt_t *s, const seam_backend_t *b)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i] == b)
+            return s->backend_state ? s->backend_state[i] : NULL;
+    return NULL;
+}
+
 int seam_dispatch(seam_stage_t stage, const seam_request_t *r)
 {
     return seam_dispatch_after(stage, r, NULL);

@@ -60,6 +60,9 @@ void seam_register(const seam_backend_t *b);
         seam_register(&var);                                                                                           \
     }
 
+/* What backend b keeps for site s (its site_init's state), or NULL. */
+void *seam_state(const site_rt_t *s, const seam_backend_t *b);
+
 /* Each backend's site_init for every site. 0, or -1. */
 int seam_init_sites(front_t *f);
 /* Asks the backends of stage in order: 1 once one took r, else 0. */

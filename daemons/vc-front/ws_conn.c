@@ -21,6 +21,7 @@ struct ws_conn {
     h2o_iovec_t iov[WRITE_BATCH];
     int close_sent, close_received;
     int finish; /* close the socket once the queue is written */
+    int cut;    /* over its queue's bound */
     int in_callback, doomed;
     uint64_t last_read_ms;
     struct sockaddr_storage peer;
@@ -74,6 +75,11 @@ int ws_closing(const ws_conn_t *c)
 size_t ws_queued(const ws_conn_t *c)
 {
     return c->qbytes;
+}
+
+int ws_was_cut(const ws_conn_t *c)
+{
+    return c->cut;
 }
 
 /* The socket goes and the connection with it; inside a callback of ours,
@@ -167,26 +173,41 @@ static void send_close(ws_conn_t *c, uint16_t code, const char *reason)
     c->close_sent = 1;
 }
 
+/* Closes once what is queued is written, or in a second at most: a client
+ * that does not read would hold the socket for ever otherwise. */
+static void finish_soon(ws_conn_t *c)
+{
+    c->finish = 1;
+    if (!h2o_timeout_is_linked(&c->close_wait))
+        h2o_timeout_link(c->f->ctx.loop, &c->f->ctx.one_sec_timeout, &c->close_wait);
+    flush(c);
+}
+
+/* 1 if n more bytes would pass the queue's bound; then the connection is
+ * being cut: what is queued goes, but what is being written, and a close
+ * goes after it. */
+static int over_bound(ws_conn_t *c, size_t n)
+{
+    if (c->qbytes + n <= c->opt.max_queue)
+        return 0;
+    vc_log(VC_LOG_NOTICE, "realtime", "closing a WebSocket whose client does not read (%zu bytes queued)", c->qbytes);
+    while (c->qlen > c->writing) {
+        size_t last = (c->qhead + c->qlen - 1) % c->qcap;
+        c->qbytes -= c->q[last]->len;
+        ws_out_unref(c->q[last]);
+        c->qlen--;
+    }
+    if (!c->close_sent)
+        send_close(c, WS_CLOSE_POLICY, "the client does not read what it is sent");
+    c->cut = 1;
+    finish_soon(c);
+    return 1;
+}
+
 int ws_send(ws_conn_t *c, ws_out_t *o)
 {
-    if (ws_closing(c))
+    if (ws_closing(c) || over_bound(c, o->len))
         return -1;
-    if (c->qbytes + o->len > c->opt.max_queue) {
-        /* A client that does not read: what is queued for it is dropped
-         * but for what is being written, and a close goes after it. */
-        vc_log(VC_LOG_NOTICE, "realtime", "closing a WebSocket whose client does not read (%zu bytes queued)",
-               c->qbytes);
-        while (c->qlen > c->writing) {
-            size_t last = (c->qhead + c->qlen - 1) % c->qcap;
-            c->qbytes -= c->q[last]->len;
-            ws_out_unref(c->q[last]);
-            c->qlen--;
-        }
-        send_close(c, WS_CLOSE_POLICY, "the client does not read what it is sent");
-        c->finish = 1;
-        flush(c);
-        return -1;
-    }
     push(c, o);
     flush(c);
     return 0;
@@ -232,19 +253,18 @@ static int on_frame(void *arg, const ws_message_t *m)
             return 0; /* the client's close is what we wait for */
         return c->cb->on_message(c, m);
     case WS_OP_PING:
-        if (!c->close_sent) {
+        if (!c->close_sent && !over_bound(c, m->len + 2)) {
             ws_out_t *o = ws_out_new(WS_OP_PONG, m->data, m->len);
             push(c, o);
             ws_out_unref(o);
             flush(c);
         }
-        return 0;
+        return c->cut;
     case WS_OP_CLOSE:
         c->close_received = 1;
         if (!c->close_sent) /* echoed (RFC 6455 5.5.1) */
             send_close(c, m->code, NULL);
-        c->finish = 1;
-        flush(c);
+        finish_soon(c);
         return 1;
     default: return 0; /* a pong: its arrival is all it says */
     }
@@ -257,8 +277,7 @@ static void fail(ws_conn_t *c, const ws_error_t *err)
     vc_log(VC_LOG_INFO, "realtime", "closing a WebSocket with %u: %s", err->code, err->why);
     if (!c->close_sent)
         send_close(c, err->code, err->why);
-    c->finish = 1;
-    flush(c);
+    finish_soon(c);
 }
 
 static void on_read(h2o_socket_t *sock, const char *err)

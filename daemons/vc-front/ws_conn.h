@@ -76,5 +76,7 @@ uint64_t ws_last_read_ms(const ws_conn_t *c);
 int ws_closing(const ws_conn_t *c);
 /* Bytes queued, not yet written. */
 size_t ws_queued(const ws_conn_t *c);
+/* 1 if it is being closed for not reading (its queue passed the bound). */
+int ws_was_cut(const ws_conn_t *c);
 
 #endif

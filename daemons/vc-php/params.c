@@ -120,7 +120,9 @@ void vc_params_build(vc_params_t *p, const Vc__RequestHead *h, const char *user,
         strings += (cstrs[i] ? strlen(cstrs[i]) : 0) + 1;
     for (size_t i = 0; i < h->n_headers; i++)
         strings += 5 + strlen(h->headers[i]->name) + 1 + h->headers[i]->value.len + 3;
-    size_t slots = FIXED_PARAMS + h->n_headers;
+    for (size_t i = 0; i < h->n_params; i++)
+        strings += h->params[i]->value.len + 1;
+    size_t slots = FIXED_PARAMS + h->n_headers + h->n_params;
     p->mem = vc_malloc(slots * sizeof(vc_param_t) + strings);
     p->v = (vc_param_t *)p->mem;
     p->n = 0;
@@ -170,6 +172,9 @@ void vc_params_build(vc_params_t *p, const Vc__RequestHead *h, const char *user,
     add_str(&b, "SERVER_PORT", num);
     add_str(&b, "SERVER_NAME", h->server_name);
     add_str(&b, "REDIRECT_STATUS", "200");
+    /* The site's own (its realtime app): names the front chose. */
+    for (size_t i = 0; i < h->n_params; i++)
+        add_bytes(&b, h->params[i]->name, h->params[i]->value);
 
     /* Request headers as HTTP_*. nginx joins repeated Cookie headers with
      * "; " (in the first one's place) and passes other repeats as separate

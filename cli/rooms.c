@@ -1,0 +1,125 @@
+/*
+ * vc rooms: the realtime rooms of every front process (who is subscribed
+ * where), and vc rooms apps: each site's realtime apps (docs/REALTIME.md).
+ */
+#include "cli.h"
+#include "vc_ctl.h"
+#include "vc_realtime.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: vc rooms [--json]\n"
+                    "       vc rooms apps [--secret]\n");
+    return 2;
+}
+
+/* Each site's apps; the default site's, if it names none, is the one its
+ * front made at first start (read here, never made: a file made by the
+ * command's user might not be readable by the suite's). */
+static int apps(const vc_config_t *cfg, int secret)
+{
+    printf("%-16s %-12s %-24s%s\n", "SITE", "ID", "KEY", secret ? " SECRET" : "");
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        vc_rt_app_t app;
+        char why[512];
+        for (size_t k = 0; k < s->nrealtime_apps; k++)
+            if (vc_rt_app_parse(s->realtime_apps[k], &app, why, sizeof(why)) == 0)
+                printf("%-16s %-12s %-24s%s%s\n", s->name, app.id, app.key, secret ? " " : "",
+                       secret ? app.secret : "");
+        if (s->nrealtime_apps || !s->is_default)
+            continue;
+        char *path = vc_asprintf("%s/realtime-app", cfg->state_dir);
+        size_t len;
+        char *text = vc_read_file(path, &len);
+        if (text) {
+            text[strcspn(text, "\n")] = '\0';
+            if (vc_rt_app_parse(text, &app, why, sizeof(why)) == 0)
+                printf("%-16s %-12s %-24s%s%s\n", s->name, app.id, app.key, secret ? " " : "",
+                       secret ? app.secret : "");
+            free(text);
+        } else {
+            printf("%-16s (made at the front's first start, in %s)\n", s->name, path);
+        }
+        free(path);
+    }
+    return 0;
+}
+
+typedef struct room_row {
+    char *room;
+    unsigned long long subscribers, members;
+} room_row_t;
+
+static int list(void *zctx, const vc_config_t *cfg, int json)
+{
+    Vc__Reply *sup = NULL;
+    if (cli_call(zctx, cfg, "vc", "status", NULL, 0, &sup) < 0)
+        return 1;
+    room_row_t *rows = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < sup->n_records; i++) {
+        const char *name = vc_record_get(sup->records[i], "daemon");
+        Vc__Reply *f = NULL;
+        if (name == NULL || strncmp(name, "vc-front", 8) != 0 || cli_call(zctx, cfg, name, "rooms", NULL, 0, &f) < 0)
+            continue;
+        /* A room with subscribers in several fronts is one row. */
+        for (size_t k = 0; k < f->n_records; k++) {
+            const char *room = vc_record_get(f->records[k], "room");
+            const char *subs = vc_record_get(f->records[k], "subscribers");
+            const char *members = vc_record_get(f->records[k], "members");
+            if (room == NULL)
+                continue;
+            size_t j = 0;
+            while (j < n && strcmp(rows[j].room, room) != 0)
+                j++;
+            if (j == n) {
+                rows = vc_realloc(rows, (n + 1) * sizeof(*rows));
+                rows[n++] = (room_row_t){.room = vc_strdup(room)};
+            }
+            rows[j].subscribers += subs ? strtoull(subs, NULL, 10) : 0;
+            rows[j].members += members ? strtoull(members, NULL, 10) : 0;
+        }
+        vc__reply__free_unpacked(f, NULL);
+    }
+    vc__reply__free_unpacked(sup, NULL);
+    if (!json)
+        printf("%-40s %11s %8s\n", "ROOM (APP:CHANNEL)", "SUBSCRIBERS", "MEMBERS");
+    for (size_t j = 0; j < n; j++) {
+        if (json)
+            printf("{\"room\":\"%s\",\"subscribers\":%llu,\"members\":%llu}\n", rows[j].room, rows[j].subscribers,
+                   rows[j].members); /* names are [A-Za-z0-9_-=@,.;:]: nothing to escape */
+        else
+            printf("%-40s %11llu %8llu\n", rows[j].room, rows[j].subscribers, rows[j].members);
+        free(rows[j].room);
+    }
+    free(rows);
+    return 0;
+}
+
+int cmd_rooms(cli_t *cli, int argc, char **argv)
+{
+    int is_apps = argc >= 2 && !strcmp(argv[1], "apps");
+    int flag = argc >= (is_apps ? 3 : 2) ? !strcmp(argv[is_apps ? 2 : 1], is_apps ? "--secret" : "--json") : 0;
+    if (argc > 1 + is_apps + flag)
+        return usage();
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    int rc;
+    if (is_apps) {
+        rc = apps(cfg, flag);
+    } else {
+        void *zctx = zmq_ctx_new();
+        rc = list(zctx, cfg, flag);
+        zmq_ctx_term(zctx);
+    }
+    vc_config_destroy(&cfg);
+    return rc;
+}
