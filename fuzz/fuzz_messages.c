@@ -1,10 +1,12 @@
 /* libFuzzer: every protobuf message our daemons accept from a peer
- * (requests, answers, commands, events, configuration versions, cache offers), and the
+ * (requests, answers, commands, events, configuration versions, cache offers,
+ * room messages), and the
  * listener hand-over string. The first byte picks which. */
 #include "cache.pb-c.h"
 #include "config.pb-c.h"
 #include "control.pb-c.h"
 #include "event.pb-c.h"
+#include "realtime.pb-c.h"
 #include "request.pb-c.h"
 #include "vc_config.h"
 #include "vc_listen.h"
@@ -21,7 +23,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     vc_log_set_level(0);
     const unsigned char *p = data + 1;
     size_t n = size - 1;
-    switch (data[0] % 7) {
+    switch (data[0] % 8) {
     case 0: {
         Vc__FrontMessage *m = vc__front_message__unpack(NULL, n, p);
         if (m && m->kind_case == VC__FRONT_MESSAGE__KIND_REQUEST) {
@@ -43,6 +45,16 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         Vc__Command *m = vc__command__unpack(NULL, n, p);
         if (m)
             vc__command__free_unpacked(m, NULL);
+        break;
+    }
+    case 7: {
+        /* A room message, from a publisher to vc-bus and on to the fronts. */
+        Vc__RoomMessage *m = vc__room_message__unpack(NULL, n, p);
+        if (m) {
+            volatile size_t l = strlen(m->room) + strlen(m->event) + m->data.len;
+            (void)l;
+            vc__room_message__free_unpacked(m, NULL);
+        }
         break;
     }
     case 6: {

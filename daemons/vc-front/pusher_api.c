@@ -256,9 +256,9 @@ int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t
         return answer(req, 405, "Method Not Allowed", "the Pusher HTTP API takes GET and POST\n");
     char sig[65];
     int64_t now_s = vc_wall_ms() / 1000, ts = 0;
-    pusher_sign_result_t v =
-        pusher_api_verify(app, method, req->path.base, path_len, query.base, query.len,
-                          req->entity.base ? req->entity.base : "", req->entity.base ? req->entity.len : 0, now_s, sig, &ts);
+    pusher_sign_result_t v = pusher_api_verify(app, method, req->path.base, path_len, query.base, query.len,
+                                               req->entity.base ? req->entity.base : "",
+                                               req->entity.base ? req->entity.len : 0, now_s, sig, &ts);
     if (v != PUSHER_SIGN_OK) {
         vc_log(VC_LOG_NOTICE, "realtime", "401 for a Pusher API call to app %s: %s", app->id, pusher_sign_why(v));
         char *msg = vc_asprintf("%s\n", pusher_sign_why(v));

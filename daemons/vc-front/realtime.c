@@ -239,9 +239,9 @@ void realtime_status(Vc__Reply *reply)
     vc_reply_field(reply, "realtime_php_published", "%llu", (unsigned long long)rt_stats.php_published);
     vc_reply_field(reply, "realtime_delivered", "%llu", (unsigned long long)delivered);
     vc_reply_field(reply, "realtime_client_events", "%llu", (unsigned long long)rt_stats.client_events);
-    vc_reply_field(reply, "realtime_refused",
-                   "%llu", (unsigned long long)(rt_stats.subscribe_refused + rt_stats.client_events_refused +
-                                                rt_stats.api_refused));
+    vc_reply_field(
+        reply, "realtime_refused", "%llu",
+        (unsigned long long)(rt_stats.subscribe_refused + rt_stats.client_events_refused + rt_stats.api_refused));
     vc_reply_field(reply, "realtime_api_calls", "%llu", (unsigned long long)rt_stats.api_calls);
 }
 

@@ -63,6 +63,8 @@ static ssize_t fail(ws_error_t *err, uint16_t code, const char *why)
 
 static int append(ws_reader_t *r, const uint8_t *p, size_t n)
 {
+    if (n == 0)
+        return 0; /* an empty fragment: nothing, and maybe no buffer yet */
     if (r->msg_len + n > r->msg_cap) {
         size_t cap = r->msg_cap ? r->msg_cap : 256;
         while (cap < r->msg_len + n)
