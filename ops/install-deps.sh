@@ -32,6 +32,11 @@ for p in $PKGS; do
         missing="$missing $p"
     fi
 done
+# Node.js runs the real browser-side clients of the realtime tests
+# (pusher-js, laravel-echo, from npm): Debian's, unless one is installed.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    missing="$missing nodejs npm"
+fi
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
@@ -42,8 +47,19 @@ if ! getent passwd vc >/dev/null; then
     $SUDO adduser --system --group --no-create-home --home /nonexistent --quiet vc
 fi
 
+# The npm packages those tests use, at the versions package-lock.json
+# pins; again only when the lock changed.
+npm_clients() {
+    dir="$(cd "$(dirname "$0")/.." && pwd)/integration/node"
+    if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
+        echo "install-deps: npm ci in integration/node"
+        (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules)
+    fi
+}
+
 if [ -z "$missing" ]; then
     echo "install-deps: all packages present"
+    npm_clients
     exit 0
 fi
 echo "install-deps: installing$missing"
@@ -59,3 +75,4 @@ for svc in nginx php8.2-fpm mariadb; do
         $SUDO systemctl stop "$svc" || true
     fi
 done
+npm_clients
