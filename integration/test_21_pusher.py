@@ -413,3 +413,21 @@ def test_a_front_restart_says_going_away(rt):
     d = Client(rt)  # the new front takes connections
     assert d.ping() < 1
     d.close()
+
+
+def test_metrics_status_and_vc_rooms_show_the_rooms(rt):
+    a = Client(rt)
+    try:
+        a.subscribe("presence-seen", user="9")
+        a.subscribe("seen")
+        body = requests.get(f"http://127.0.0.1:{rt.admin}/metrics", timeout=10).text
+        conns = [ln for ln in body.splitlines() if ln.startswith("vc_front_realtime_connections{")]
+        assert conns and int(conns[0].split()[-1]) >= 1, body
+        assert "vc_front_realtime_delivered_total" in body
+        out = rt.vc("rooms", "--json", check=True).stdout
+        rows = {r["room"]: r for r in map(json.loads, out.splitlines())}
+        app_id = app_of(rt)[0]
+        assert rows[f"{app_id}:presence-seen"] == {"room": f"{app_id}:presence-seen", "subscribers": 1, "members": 1}
+        assert rows[f"{app_id}:seen"]["subscribers"] == 1
+    finally:
+        a.close()

@@ -1,4 +1,5 @@
 #include "metrics.h"
+#include "realtime.h"
 #include "cache_internal.h"
 #include "backend.h"
 #include "beneath.h"
@@ -105,6 +106,8 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
             "# HELP vc_front_connections Client connections open now.\n# TYPE vc_front_connections gauge\n"
             "vc_front_connections{front=\"%s\"} %llu\n",
             f->d.name, (unsigned long long)f->stats.connections);
+    if (f->settings->realtime)
+        realtime_metrics(out, f->d.name);
     fprintf(out,
             "# HELP vc_front_config_version Configuration version in force.\n"
             "# TYPE vc_front_config_version gauge\nvc_front_config_version %llu\n",

@@ -11,12 +11,14 @@
 #include "handler.h"
 #include "rooms.h"
 #include "seam.h"
+#include "vc_bus.h"
 #include "vc_ctl.h"
 #include "vc_log.h"
 #include "vc_util.h"
 #include "ws_conn.h"
 #include "ws_proto.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -212,12 +214,68 @@ int realtime_start(front_t *f)
     return 0;
 }
 
+/* Once a second, if anything moved: realtime.metrics on the bus (live
+ * subscribers only, never journaled). */
+static void publish_metrics(front_t *f)
+{
+    static rt_stats_t last;
+    static uint64_t last_delivered;
+    uint64_t bad, delivered = rooms_delivered(&bad);
+    if (f->d.bus == NULL ||
+        (delivered == last_delivered && rt_stats.published == last.published &&
+         rt_stats.connections_total == last.connections_total && rt_stats.connections == last.connections))
+        return;
+    char conns[24], opened[24], pub[24], del[24], subs[24];
+    size_t nsubs;
+    rooms_count(&nsubs);
+    snprintf(conns, sizeof(conns), "%llu", (unsigned long long)rt_stats.connections);
+    snprintf(opened, sizeof(opened), "%llu", (unsigned long long)(rt_stats.connections_total - last.connections_total));
+    snprintf(pub, sizeof(pub), "%llu", (unsigned long long)(rt_stats.published - last.published));
+    snprintf(del, sizeof(del), "%llu", (unsigned long long)(delivered - last_delivered));
+    snprintf(subs, sizeof(subs), "%zu", nsubs);
+    vc_bus_publish(f->d.bus, "realtime.metrics", VC__SEVERITY__DEBUG, "connections", conns, "opened", opened,
+                   "published", pub, "delivered", del, "subscriptions", subs, NULL);
+    last = rt_stats;
+    last_delivered = delivered;
+}
+
 void realtime_tick(front_t *f)
 {
     if (!f->settings->realtime)
         return;
     rooms_tick();
     pusher_tick(f);
+    publish_metrics(f);
+}
+
+void realtime_metrics(FILE *out, const char *front)
+{
+    size_t subs, rooms = rooms_count(&subs);
+    uint64_t bad, delivered = rooms_delivered(&bad);
+    const struct {
+        const char *name, *type, *help;
+        unsigned long long v;
+    } m[] = {
+        {"vc_front_realtime_connections", "gauge", "WebSocket (Pusher protocol) connections open now.",
+         rt_stats.connections},
+        {"vc_front_realtime_rooms", "gauge", "Rooms with a subscriber in this front.", rooms},
+        {"vc_front_realtime_subscriptions", "gauge", "Channel subscriptions of this front's connections.", subs},
+        {"vc_front_realtime_connections_total", "counter", "WebSocket connections opened.", rt_stats.connections_total},
+        {"vc_front_realtime_connections_cut_total", "counter",
+         "Connections closed for not reading what they were sent, or not answering pings.", rt_stats.connections_cut},
+        {"vc_front_realtime_published_total", "counter", "Room messages sent to the bus from this front.",
+         rt_stats.published},
+        {"vc_front_realtime_publish_dropped_total", "counter", "Room messages dropped: the bus was not taking them.",
+         rt_stats.publish_dropped},
+        {"vc_front_realtime_delivered_total", "counter", "Room messages from the bus handed to this front's rooms.",
+         delivered},
+        {"vc_front_realtime_refused_total", "counter",
+         "Subscriptions, client events and API calls refused (authorisation, limits, signatures).",
+         rt_stats.subscribe_refused + rt_stats.client_events_refused + rt_stats.api_refused},
+    };
+    for (size_t i = 0; i < VC_ARRAY_SIZE(m); i++)
+        fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s{front=\"%s\"} %llu\n", m[i].name, m[i].help, m[i].name, m[i].type,
+                m[i].name, front, m[i].v);
 }
 
 void realtime_stop(front_t *f)

@@ -8,6 +8,8 @@
 #define VC_FRONT_REALTIME_H
 
 #include "front.h"
+
+#include <stdio.h>
 #include "request.pb-c.h"
 #include "vc_realtime.h"
 
@@ -69,5 +71,7 @@ void realtime_stop(front_t *f);
 struct Vc__Reply;
 void realtime_status(struct Vc__Reply *reply);
 void realtime_rooms(struct Vc__Reply *reply);
+/* Prometheus lines for /metrics. */
+void realtime_metrics(FILE *out, const char *front);
 
 #endif
