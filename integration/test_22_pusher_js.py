@@ -25,9 +25,11 @@ class NodeClient:
         auth = suite.url("/pusher_auth.php" + (f"?user={user}" if user else ""))
         opts = {"key": app_of(suite)[1], "host": "127.0.0.1", "port": suite.http, "authEndpoint": auth,
                 "channels": channels, "events": events, "echo": echo}
+        # Not the sanitizer's preload of an ASan run: it is for our daemons.
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
         self.proc = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "realtime_client.mjs"),
                                       json.dumps(opts)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, cwd=NODE_DIR)
+                                     stderr=subprocess.PIPE, text=True, cwd=NODE_DIR, env=env)
         self.lines = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
 

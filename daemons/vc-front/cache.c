@@ -71,15 +71,8 @@ static int ready(void)
     if (now < rt.next_try_ms)
         return 0;
     rt.next_try_ms = now + REOPEN_MS;
-    if (rt.store == NULL) {
-        char err[512];
-        const vc_config_t *cfg = rt.f->d.cfg;
-        rt.store = vc_store_open(cfg->state_dir, (size_t)cfg->store.map_size, err, sizeof(err));
-        if (rt.store == NULL) {
-            vc_log(VC_LOG_ERR, "cache", "the cache is not read: %s", err);
-            return 0;
-        }
-    }
+    if (rt.store == NULL && (rt.store = front_store(rt.f)) == NULL)
+        return 0;
     MDB_txn *t;
     if (mdb_txn_begin(vc_store_env(rt.store), NULL, MDB_RDONLY, &t) != 0)
         return 0;

@@ -82,6 +82,11 @@ void server_header_register(h2o_pathconf_t *pathconf);
 /* What every path of a site's answers has: the Server header, the
  * access log, and compression if the site and the front allow it. */
 void front_path_filters(struct front *f, const struct site_rt *s, h2o_pathconf_t *pathconf);
+/* The node's LMDB environment (DATA/state), opened at first use in this
+ * process (LMDB allows one handle a process): the cache and realtime
+ * history read it. NULL (logged) if it cannot be opened. */
+struct vc_store;
+struct vc_store *front_store(struct front *f);
 /* The state of a client connection's socket, or NULL. Borrowed. */
 conn_state_t *conn_state_of(h2o_socket_t *sock);
 /* The same for the connection a request came on. */

@@ -19,6 +19,7 @@
 #include "vc_listen.h"
 #include "vc_log.h"
 #include "vc_proc.h"
+#include "vc_store.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -63,6 +64,18 @@ static void on_conn_close(void *data)
     if (c->next)
         c->next->prev = c->prev;
     conn_state_release(c);
+}
+
+vc_store_t *front_store(front_t *f)
+{
+    static vc_store_t *store;
+    if (store == NULL) {
+        char err[512];
+        store = vc_store_open(f->d.cfg->state_dir, (size_t)f->d.cfg->store.map_size, err, sizeof(err));
+        if (store == NULL)
+            vc_log(VC_LOG_ERR, "store", "the node's state is not read: %s", err);
+    }
+    return store;
 }
 
 conn_state_t *conn_state_of(h2o_socket_t *sock)
