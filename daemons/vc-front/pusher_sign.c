@@ -1,4 +1,5 @@
 #include "pusher_sign.h"
+#include "rt_form.h"
 #include "vc_util.h"
 
 #include <openssl/crypto.h>
@@ -50,89 +51,31 @@ int pusher_channel_auth_ok(const vc_rt_app_t *app, const char *socket_id, const 
     return same(want, auth + kl + 1, 64);
 }
 
-typedef struct param {
-    char *name, *value; /* decoded */
-} param_t;
-
-static int unhex(int c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    c |= 0x20;
-    return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Percent- and plus-decoding into a new string; NULL if malformed. */
-static char *decode(const char *s, size_t n)
-{
-    char *out = vc_malloc(n + 1), *o = out;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%') {
-            int a = i + 2 < n ? unhex((unsigned char)s[i + 1]) : -1;
-            int b = i + 2 < n ? unhex((unsigned char)s[i + 2]) : -1;
-            if (a < 0 || b < 0 || a * 16 + b == 0) { /* malformed, or a NUL */
-                free(out);
-                return NULL;
-            }
-            *o++ = (char)(a * 16 + b);
-            i += 2;
-        } else {
-            *o++ = s[i] == '+' ? ' ' : s[i];
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 static int by_name(const void *a, const void *b)
 {
-    return strcmp(((const param_t *)a)->name, ((const param_t *)b)->name);
-}
-
-static const char *find(const param_t *p, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(p[i].name, name) == 0)
-            return p[i].value;
-    return NULL;
+    return strcmp(((const rt_pair_t *)a)->name, ((const rt_pair_t *)b)->name);
 }
 
 pusher_sign_result_t pusher_api_verify(const vc_rt_app_t *app, const char *method, const char *path, size_t path_len,
                                        const char *query, size_t query_len, const void *body, size_t body_len,
                                        int64_t now_s, char signature[65], int64_t *timestamp)
 {
-    param_t p[MAX_PARAMS];
-    size_t n = 0;
+    rt_form_t form;
     pusher_sign_result_t rc = PUSHER_SIGN_MALFORMED;
-    if (query_len > MAX_QUERY)
+    if (query_len > MAX_QUERY || rt_form_parse(&form, query, query_len, MAX_PARAMS) < 0)
         return rc;
-    for (size_t at = 0; at < query_len;) {
-        const char *amp = memchr(query + at, '&', query_len - at);
-        size_t end = amp ? (size_t)(amp - query) : query_len;
-        const char *eq = memchr(query + at, '=', end - at);
-        if (end > at) {
-            if (eq == NULL || n == MAX_PARAMS)
-                goto out;
-            p[n].name = decode(query + at, (size_t)(eq - query - at));
-            p[n].value = decode(eq + 1, (size_t)(query + end - eq - 1));
-            if (p[n].name == NULL || p[n].value == NULL) {
-                free(p[n].name);
-                free(p[n].value);
-                goto out;
-            }
-            for (char *c = p[n].name; *c; c++)
-                if (*c >= 'A' && *c <= 'Z')
-                    *c = (char)(*c + 32); /* names are signed in lower case */
-            n++;
-        }
-        at = end + 1;
-    }
+    rt_pair_t *p = form.p;
+    size_t n = form.n;
+    for (size_t i = 0; i < n; i++)
+        for (char *c = p[i].name; *c; c++)
+            if (*c >= 'A' && *c <= 'Z')
+                *c = (char)(*c + 32); /* names are signed in lower case */
     qsort(p, n, sizeof(*p), by_name);
     for (size_t i = 1; i < n; i++)
         if (strcmp(p[i - 1].name, p[i].name) == 0)
             goto out; /* which would count? neither */
-    const char *key = find(p, n, "auth_key"), *ts = find(p, n, "auth_timestamp"), *sig = find(p, n, "auth_signature"),
-               *md5 = find(p, n, "body_md5");
+    const char *key = rt_form_get(&form, "auth_key"), *ts = rt_form_get(&form, "auth_timestamp"),
+               *sig = rt_form_get(&form, "auth_signature"), *md5 = rt_form_get(&form, "body_md5");
     if (key == NULL || ts == NULL || sig == NULL || strlen(sig) != 64)
         goto out;
     if (strcmp(key, app->key) != 0) {
@@ -180,10 +123,7 @@ pusher_sign_result_t pusher_api_verify(const vc_rt_app_t *app, const char *metho
         *timestamp = t;
     }
 out:
-    for (size_t i = 0; i < n; i++) {
-        free(p[i].name);
-        free(p[i].value);
-    }
+    rt_form_free(&form);
     return rc;
 }
 
