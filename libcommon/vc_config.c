@@ -51,6 +51,8 @@ static const struct spec site_specs[] = {
     {"site.pool", T_STR, S(pool), 0, 0},
     {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0},
     {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0},
+    {"site.mercure_publisher_key", T_STR, S(mercure_publisher_key), 0, 0},
+    {"site.mercure_subscriber_key", T_STR, S(mercure_subscriber_key), 0, 0},
 };
 
 /* Environment variables and the settings they set. */
@@ -396,6 +398,8 @@ static void site_fini(vc_site_t *s)
     free(s->tls_cert);
     free(s->tls_key);
     free(s->canonical_host);
+    free(s->mercure_publisher_key);
+    free(s->mercure_subscriber_key);
     vc_config_free_list(&s->redirects, &s->nredirects);
     vc_config_free_list(&s->cache_rules, &s->ncache_rules);
     vc_config_free_list(&s->realtime_apps, &s->nrealtime_apps);

@@ -72,8 +72,10 @@ typedef struct vc_site {
     size_t nrealtime_apps;
     char **realtime_origins; /* Origins whose pages may connect ("https://a.example"); none: any */
     size_t nrealtime_origins;
-    char *canonical_host; /* other hosts of the site redirect here (www/bare) */
-    char **redirects;     /* "FROM TO [CODE]": exact path redirects */
+    char *mercure_publisher_key;  /* HS256 key of publishers' JWTs; default: the first app's secret */
+    char *mercure_subscriber_key; /* and of subscribers' (private updates) */
+    char *canonical_host;         /* other hosts of the site redirect here (www/bare) */
+    char **redirects;             /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;
     char **error_pages; /* "CODE PATH": pages for the front's own errors */
     size_t nerror_pages;

@@ -21,6 +21,9 @@
 #define VC_DB_META "meta"     /* vc: schema version */
 #define VC_DB_CONFIG "config" /* vc: configuration versions */
 #define VC_DB_EVENTS "events" /* vc-bus: the event journal */
+/* vc-bus: room messages kept for replay, ROOM "\0" u64-id -> RoomMessage,
+ * bounded per room (bus.room_history). */
+#define VC_DB_ROOM_HISTORY "room_history"
 
 typedef struct vc_store vc_store_t;
 

@@ -146,7 +146,7 @@ int main(int argc, char **argv)
         chmod(in_ep + 6, 0666);
     free(in_ep);
     free(out_ep);
-    if ((b.rooms = rooms_relay_open(b.d.zctx, b.d.cfg)) == NULL)
+    if ((b.rooms = rooms_relay_open(b.d.zctx, b.d.cfg, b.store, (uint64_t)bus_settings(b.d.cfg)->room_history)) == NULL)
         return 1;
     /* Our own publisher connects once bus-in is bound (connected before,
      * ZeroMQ retries only after its reconnect interval), and our own start

@@ -2,6 +2,7 @@
 #include "realtime.pb-c.h"
 #include "vc_bus.h"
 #include "vc_log.h"
+#include "vc_store.h"
 #include "vc_util.h"
 #include "vc_zmq.h"
 
@@ -20,8 +21,53 @@
 struct rooms_relay {
     void *in, *out;
     uint64_t next_id, relayed, malformed;
+    vc_store_t *store;
+    uint64_t history_max; /* kept per room */
+    uint64_t not_kept;    /* history writes that failed (a full disk) */
     vc_zparts_t fr;
 };
+
+typedef struct keep_ctx {
+    const char *room;
+    size_t room_len;
+    uint64_t id, max;
+    const void *packed;
+    size_t len;
+} keep_ctx_t;
+
+/* ROOM "\0" id -> the message; then the room's oldest go past max. */
+static int keep_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    keep_ctx_t *c = arg;
+    unsigned char *key = vc_malloc(c->room_len + 9);
+    memcpy(key, c->room, c->room_len);
+    key[c->room_len] = '\0';
+    vc_store_u64_key(c->id, key + c->room_len + 1);
+    MDB_val k = {c->room_len + 9, key}, v = {c->len, (void *)c->packed};
+    int rc = mdb_put(txn, dbi, &k, &v, 0);
+    MDB_cursor *cur = NULL;
+    if (rc == 0)
+        rc = mdb_cursor_open(txn, dbi, &cur);
+    uint64_t n = 0;
+    /* Counted from the newest back: at most max + 1 steps. */
+    for (int op = MDB_SET_KEY; rc == 0 && n <= c->max; op = MDB_PREV) {
+        MDB_val ck = k, cv;
+        if (mdb_cursor_get(cur, &ck, &cv, (MDB_cursor_op)op) != 0 || ck.mv_size != c->room_len + 9 ||
+            memcmp(ck.mv_data, c->room, c->room_len + 1) != 0)
+            break;
+        if (++n > c->max) /* the oldest kept, and whatever is older */
+            while (rc == 0) {
+                rc = mdb_cursor_del(cur, 0);
+                if (rc || mdb_cursor_get(cur, &ck, &cv, MDB_PREV) != 0 || ck.mv_size != c->room_len + 9 ||
+                    memcmp(ck.mv_data, c->room, c->room_len + 1) != 0)
+                    break;
+            }
+    }
+    if (cur)
+        mdb_cursor_close(cur);
+    free(key);
+    return rc ? vc_store_err(rc) : 0;
+}
 
 int rooms_message_valid(const Vc__RoomMessage *m)
 {
@@ -31,9 +77,11 @@ int rooms_message_valid(const Vc__RoomMessage *m)
            m->data.len <= MAX_MESSAGE;
 }
 
-rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg)
+rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *store, uint64_t history_max)
 {
     rooms_relay_t *r = vc_calloc(1, sizeof(*r));
+    r->store = store;
+    r->history_max = history_max;
     /* Ids rise across restarts of the bus as long as the clock does: a
      * client that reconnects with the last id it saw asks for what came
      * after it. */
@@ -110,6 +158,18 @@ static int relay_one(rooms_relay_t *r)
     }
     m->id = r->next_id++;
     size_t rl = strlen(m->room);
+    if (m->keep && r->history_max) {
+        /* Written before it is sent: whoever joins and then reads the
+         * history misses nothing between the two. */
+        size_t plen = vc__room_message__get_packed_size(m);
+        uint8_t *packed = vc_malloc(plen);
+        vc__room_message__pack(m, packed);
+        keep_ctx_t kc = {m->room, rl, m->id, r->history_max, packed, plen};
+        if (vc_store_write(r->store, VC_DB_ROOM_HISTORY, keep_fn, &kc) < 0 && r->not_kept++ % 1000 == 0)
+            vc_log(VC_LOG_ERR, "rooms", "a room message could not be kept for replay (%llu so far); it is still sent",
+                   (unsigned long long)r->not_kept);
+        free(packed);
+    }
     char *topic = vc_malloc(rl + 1);
     memcpy(topic, m->room, rl);
     topic[rl] = '\n';

@@ -15,8 +15,10 @@
 
 typedef struct rooms_relay rooms_relay_t;
 
-/* Binds both endpoints; NULL (logged) if either fails. */
-rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg);
+/* Binds both endpoints; NULL (logged) if either fails. Messages marked
+ * keep go to the room's history in store first, history_max a room. */
+struct vc_store;
+rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, struct vc_store *store, uint64_t history_max);
 void rooms_relay_close(rooms_relay_t **r);
 /* The sockets to poll for input: rooms-in, and rooms-out (subscriptions). */
 void *rooms_relay_in(const rooms_relay_t *r);

@@ -6,12 +6,14 @@
 
 static const vc_setting_t settings[] = {
     {"bus.journal_max", T_INT, offsetof(bus_settings_t, journal_max), 1, 10000000},
+    {"bus.room_history", T_INT, offsetof(bus_settings_t, room_history), 0, 1000000},
 };
 
 static void defaults(void *values, const char *data_dir)
 {
     (void)data_dir;
     ((bus_settings_t *)values)->journal_max = 10000;
+    ((bus_settings_t *)values)->room_history = 1000;
 }
 
 /* Room messages (rooms.h): in from publishers, out to every front. */

@@ -5,7 +5,8 @@
 #include "vc_config.h"
 
 typedef struct bus_settings {
-    int64_t journal_max; /* events kept in the journal */
+    int64_t journal_max;  /* events kept in the journal */
+    int64_t room_history; /* messages kept a room for replay (Mercure's Last-Event-ID) */
 } bus_settings_t;
 
 extern const vc_section_t vc_bus_settings;

@@ -141,6 +141,16 @@ static int site_init(front_t *f, site_rt_t *s, void **state)
         }
         rs->napps = 1;
     }
+    rs->mercure_publisher_key = conf->mercure_publisher_key ? conf->mercure_publisher_key
+                                : rs->napps                 ? rs->apps[0].secret
+                                                            : NULL;
+    rs->mercure_subscriber_key = conf->mercure_subscriber_key ? conf->mercure_subscriber_key
+                                 : rs->napps                  ? rs->apps[0].secret
+                                                              : rs->mercure_publisher_key;
+    rs->streams = h2o_config_register_path(s->hostconf, "/.streams", 0);
+    server_header_register(rs->streams);
+    if (f->access_log)
+        h2o_access_log_register(rs->streams, f->access_log);
     sites = vc_realloc(sites, (nsites + 1) * sizeof(*sites));
     sites[nsites++] = rs;
     *state = rs;
@@ -170,7 +180,11 @@ static int take(const seam_request_t *r, void *state)
     rt_site_t *rs = state;
     h2o_req_t *req = r->req;
     h2o_iovec_t path = req->path_normalized;
-    if (!r->f->settings->realtime || rs->napps == 0 || path.len < 6)
+    if (!r->f->settings->realtime || path.len < 6)
+        return 0;
+    if (h2o_memis(path.base, path.len, H2O_STRLIT("/.well-known/mercure")))
+        return mercure_take(r->f, rs, req);
+    if (rs->napps == 0)
         return 0;
     if (memcmp(path.base, "/app/", 5) == 0 && ws_is_upgrade(req)) {
         h2o_iovec_t key = h2o_iovec_init(path.base + 5, path.len - 5);
@@ -245,6 +259,7 @@ void realtime_tick(front_t *f)
         return;
     rooms_tick();
     pusher_tick(f);
+    mercure_tick(f);
     publish_metrics(f);
 }
 
@@ -280,8 +295,10 @@ void realtime_metrics(FILE *out, const char *front)
 
 void realtime_stop(front_t *f)
 {
-    if (f->settings->realtime)
+    if (f->settings->realtime) {
         pusher_going_away();
+        mercure_going_away();
+    }
 }
 
 void realtime_status(Vc__Reply *reply)

@@ -18,6 +18,10 @@ typedef struct rt_site {
     site_rt_t *site;
     vc_rt_app_t *apps; /* [0] is where vc_publish() goes */
     size_t napps;
+    /* Mercure's JWT keys: the site's settings, else the first app's
+     * secret; NULL: no hub on this site. */
+    const char *mercure_publisher_key, *mercure_subscriber_key;
+    h2o_pathconf_t *streams; /* answers that stream as they come: no compression */
 } rt_site_t;
 
 typedef struct rt_stats {
@@ -52,6 +56,11 @@ int pusher_take(front_t *f, rt_site_t *rs, h2o_req_t *req, h2o_iovec_t key);
 void pusher_tick(front_t *f);
 /* Closes every connection with 1001 (the front stops or is replaced). */
 void pusher_going_away(void);
+
+/* Mercure (mercure.c): the hub at /.well-known/mercure. */
+int mercure_take(front_t *f, rt_site_t *rs, h2o_req_t *req);
+void mercure_tick(front_t *f);
+void mercure_going_away(void);
 
 /* The HTTP API (pusher_api.c): rest is the path after "/apps/ID". */
 int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest);

@@ -1,6 +1,7 @@
 #include "rooms.h"
 #include "vc_bus.h"
 #include "vc_log.h"
+#include "vc_store.h"
 #include "vc_util.h"
 #include "vc_zmq.h"
 
@@ -294,4 +295,53 @@ void rooms_stop(void)
         zmq_close(R.sub);
     R.push = R.sub = NULL;
     vc_zparts_fini(&R.fr);
+}
+
+int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history_cb cb, void *arg)
+{
+    static MDB_dbi dbi;
+    static int dbi_open;
+    vc_store_t *store = front_store(f);
+    if (store == NULL)
+        return -1;
+    MDB_env *env = vc_store_env(store);
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc == MDB_MAP_RESIZED && mdb_env_set_mapsize(env, 0) == 0)
+        rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc != 0)
+        return -1;
+    if (!dbi_open) {
+        /* Not there until vc-bus kept a first message: nothing to replay. */
+        if (mdb_dbi_open(txn, VC_DB_ROOM_HISTORY, 0, &dbi) != 0) {
+            mdb_txn_abort(txn);
+            return 0;
+        }
+        dbi_open = 1;
+    }
+    size_t rl = strlen(room);
+    unsigned char *key = vc_malloc(rl + 9);
+    memcpy(key, room, rl + 1);
+    vc_store_u64_key(after_id + 1, key + rl + 1);
+    MDB_cursor *cur;
+    int n = 0;
+    if (mdb_cursor_open(txn, dbi, &cur) == 0) {
+        MDB_val k = {rl + 9, key}, v;
+        for (int op = MDB_SET_RANGE; mdb_cursor_get(cur, &k, &v, (MDB_cursor_op)op) == 0; op = MDB_NEXT) {
+            if (k.mv_size != rl + 9 || memcmp(k.mv_data, room, rl + 1) != 0)
+                break;
+            Vc__RoomMessage *m = vc__room_message__unpack(NULL, v.mv_size, v.mv_data);
+            if (m == NULL)
+                continue;
+            int stop = cb(m, arg);
+            vc__room_message__free_unpacked(m, NULL);
+            n++;
+            if (stop)
+                break;
+        }
+        mdb_cursor_close(cur);
+    }
+    mdb_txn_abort(txn);
+    free(key);
+    return n;
 }

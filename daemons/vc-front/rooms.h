@@ -72,6 +72,12 @@ int rooms_member_add(rt_room_t *r, const char *user_id, const char *info);
 int rooms_member_remove(rt_room_t *r, const char *user_id);
 const rt_member_t *rooms_members(const rt_room_t *r, size_t *n);
 
+/* The messages vc-bus kept for room (those published with keep) with an
+ * id after after_id, oldest first, each to cb until it returns non-zero.
+ * The count seen, or -1 if the node's state cannot be read. */
+typedef int (*rooms_history_cb)(const Vc__RoomMessage *m, void *arg);
+int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history_cb cb, void *arg);
+
 /* Messages delivered from the bus since start, and dropped on the way in
  * (malformed). */
 uint64_t rooms_delivered(uint64_t *malformed);

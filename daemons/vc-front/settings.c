@@ -30,6 +30,7 @@ static const vc_setting_t settings[] = {
     {"front.realtime_activity_timeout", T_DURATION, F(realtime_activity_timeout_ms), 1000, 3600000},
     {"front.realtime_max_channels", T_INT, F(realtime_max_channels), 1, 100000},
     {"front.realtime_client_events", T_INT, F(realtime_client_events), 0, 100000},
+    {"front.mercure_heartbeat", T_DURATION, F(mercure_heartbeat_ms), 1000, 3600000},
 };
 
 static const vc_env_setting_t env[] = {
@@ -64,6 +65,7 @@ static void defaults(void *values, const char *data_dir)
     f->realtime_activity_timeout_ms = 30000;
     f->realtime_max_channels = 100;
     f->realtime_client_events = 10;
+    f->mercure_heartbeat_ms = 15000; /* under most proxies' idle timeouts */
 }
 
 static const vc_supervision_t supervision = {

@@ -30,6 +30,7 @@ typedef struct front_settings {
     int64_t realtime_activity_timeout_ms; /* a quiet client is pinged after this */
     int64_t realtime_max_channels;        /* subscriptions of one connection */
     int64_t realtime_client_events;       /* client events a connection may send a second */
+    int64_t mercure_heartbeat_ms;         /* an SSE comment this often on a quiet subscription */
 } front_settings_t;
 
 extern const vc_section_t vc_front_settings;
