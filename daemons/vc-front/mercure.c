@@ -57,6 +57,37 @@ typedef struct sse_sub {
 static sse_sub_t *subs;
 static uint64_t published, cut_total;
 
+/* An update published and not yet confirmed: its answer waits until the
+ * update comes back from vc-bus, which has then kept it in the history,
+ * so that a subscriber told its id can replay from it at once. In the
+ * request's pool: gone with the request if its client leaves. */
+#define CONFIRM_TIMEOUT_MS 5000
+
+typedef struct pending {
+    h2o_req_t *req; /* NULL once answered */
+    char id[128];
+    uint64_t deadline_ms;
+    struct pending *prev, *next;
+} pending_t;
+
+static pending_t *pendings;
+
+static void pending_unlink(pending_t *p)
+{
+    if (p->prev)
+        p->prev->next = p->next;
+    else if (pendings == p)
+        pendings = p->next;
+    if (p->next)
+        p->next->prev = p->prev;
+    p->prev = p->next = NULL;
+}
+
+static void on_pending_dispose(void *arg)
+{
+    pending_unlink(arg);
+}
+
 static void hub_room(const rt_site_t *rs, char *out, size_t n)
 {
     snprintf(out, n, "~mercure:%s", rs->site->conf->name);
@@ -427,8 +458,16 @@ static int publish(front_t *f, rt_site_t *rs, h2o_req_t *req)
         } else {
             rt_stats.published++;
             published++;
-            h2o_iovec_t body = h2o_strdup(&req->pool, id, SIZE_MAX);
-            rc = answer(req, 200, "OK", body.base);
+            pending_t *p = h2o_mem_alloc_shared(&req->pool, sizeof(*p), on_pending_dispose);
+            memset(p, 0, sizeof(*p));
+            p->req = req;
+            snprintf(p->id, sizeof(p->id), "%s", id);
+            p->deadline_ms = vc_mono_ms() + CONFIRM_TIMEOUT_MS;
+            p->next = pendings;
+            if (pendings)
+                pendings->prev = p;
+            pendings = p;
+            rc = 1;
         }
     }
     free(topics);
@@ -455,8 +494,35 @@ int mercure_take(front_t *f, rt_site_t *rs, h2o_req_t *req)
     return rc;
 }
 
+/* rooms' on_kept: an update of ours is back from the bus, and kept. */
+static void on_kept(const Vc__RoomMessage *m)
+{
+    if (strncmp(m->room, "~mercure:", 9) != 0)
+        return;
+    for (pending_t *p = pendings; p; p = p->next)
+        if (strcmp(p->id, m->event_id) == 0) {
+            pending_unlink(p);
+            answer(p->req, 200, "OK", p->id);
+            return;
+        }
+}
+
+void mercure_start(void)
+{
+    rooms_on_kept(on_kept);
+}
+
 void mercure_tick(front_t *f)
 {
+    uint64_t t = vc_mono_ms();
+    for (pending_t *p = pendings, *next; p; p = next) {
+        next = p->next;
+        if (t >= p->deadline_ms) {
+            pending_unlink(p);
+            answer(p->req, 503, "Service Unavailable",
+                   "vc-bus did not confirm the update in 5 s: it may still be delivered\n");
+        }
+    }
     uint64_t now = vc_mono_ms(), every = (uint64_t)f->settings->mercure_heartbeat_ms;
     for (sse_sub_t *s = subs, *next; s; s = next) {
         next = s->next;

@@ -225,6 +225,7 @@ int realtime_start(front_t *f)
     if (rooms_start(f) < 0)
         return -1;
     backend_publish_hook = php_publish;
+    mercure_start();
     return 0;
 }
 

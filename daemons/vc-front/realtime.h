@@ -59,6 +59,7 @@ void pusher_going_away(void);
 
 /* Mercure (mercure.c): the hub at /.well-known/mercure. */
 int mercure_take(front_t *f, rt_site_t *rs, h2o_req_t *req);
+void mercure_start(void);
 void mercure_tick(front_t *f);
 void mercure_going_away(void);
 

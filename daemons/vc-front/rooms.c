@@ -32,8 +32,14 @@ static struct {
     rt_room_t *buckets[NBUCKETS];
     size_t nrooms, nsubs;
     uint64_t delivered, malformed;
+    void (*on_kept)(const Vc__RoomMessage *m);
     vc_zparts_t fr;
 } R;
+
+void rooms_on_kept(void (*cb)(const Vc__RoomMessage *m))
+{
+    R.on_kept = cb;
+}
 
 static uint32_t hash(const char *s)
 {
@@ -224,6 +230,8 @@ static void drain(void)
         if (n == 2) {
             Vc__RoomMessage *m = vc__room_message__unpack(NULL, zmq_msg_size(&R.fr.f[1]), zmq_msg_data(&R.fr.f[1]));
             if (m) {
+                if (m->keep && R.on_kept)
+                    R.on_kept(m);
                 deliver(m);
                 vc__room_message__free_unpacked(m, NULL);
             } else {
@@ -341,7 +349,7 @@ int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history
         }
         mdb_cursor_close(cur);
     }
-    mdb_txn_abort(txn);
+    mdb_txn_commit(txn); /* not abort: that would close a handle opened in it */
     free(key);
     return n;
 }

@@ -78,6 +78,10 @@ const rt_member_t *rooms_members(const rt_room_t *r, size_t *n);
 typedef int (*rooms_history_cb)(const Vc__RoomMessage *m, void *arg);
 int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history_cb cb, void *arg);
 
+/* cb sees every message marked keep as it comes back from the bus (so it
+ * is in the room's history by then), before its subscribers do. */
+void rooms_on_kept(void (*cb)(const Vc__RoomMessage *m));
+
 /* Messages delivered from the bus since start, and dropped on the way in
  * (malformed). */
 uint64_t rooms_delivered(uint64_t *malformed);
