@@ -70,7 +70,8 @@ pusher_sign_result_t pusher_api_verify(const vc_rt_app_t *app, const char *metho
         for (char *c = p[i].name; *c; c++)
             if (*c >= 'A' && *c <= 'Z')
                 *c = (char)(*c + 32); /* names are signed in lower case */
-    qsort(p, n, sizeof(*p), by_name);
+    if (n > 1)                        /* an empty query has no array, and qsort may not be given NULL */
+        qsort(p, n, sizeof(*p), by_name);
     for (size_t i = 1; i < n; i++)
         if (strcmp(p[i - 1].name, p[i].name) == 0)
             goto out; /* which would count? neither */
