@@ -226,3 +226,25 @@ def test_a_front_restart_ends_streams_and_a_reconnect_misses_nothing(hub):
         assert again.event()["data"] == "while away"
     finally:
         again.close()
+
+
+def test_vc_mercure_publish_from_php(hub):
+    import requests
+    allowed = jwt(hub.key, {"mercure": {"subscribe": ["php-private"]}})
+    sub = Subscriber(hub, ["php-topic", "php-private"], token=allowed)
+    anon = Subscriber(hub, ["php-topic", "php-private"])
+    try:
+        r = requests.get(hub.url("/mercure.php"), params={"data": "hello", "type": "greeting"}, timeout=10)
+        uid = r.text.strip()
+        assert r.status_code == 200 and uid.startswith("urn:uuid:"), r.text
+        assert sub.event() == {"id": uid, "event": "greeting", "data": "hello"}
+        r = requests.get(hub.url("/mercure.php"), params={"topic": "php-private", "data": "p", "private": "1"},
+                         timeout=10)
+        requests.get(hub.url("/mercure.php"), params={"data": "after"}, timeout=10)
+        assert [sub.event()["data"], sub.event()["data"]] == ["p", "after"]
+        assert [anon.event()["data"], anon.event()["data"]] == ["hello", "after"]
+        bad = requests.get(hub.url("/mercure.php"), params={"type": "two\nlines"}, timeout=10)
+        assert bad.status_code == 400 and "must be" in bad.text
+    finally:
+        sub.close()
+        anon.close()

@@ -27,6 +27,7 @@
 #include "rt_form.h"
 #include "vc_log.h"
 #include "vc_util.h"
+#include "ws_proto.h"
 
 #include <jansson.h>
 #include <sodium.h>
@@ -474,6 +475,47 @@ static int publish(front_t *f, rt_site_t *rs, h2o_req_t *req)
     rt_form_free(&form);
     free_list(allow, nallow);
     return rc;
+}
+
+void mercure_php_publish(rt_site_t *rs, const Vc__Publish *p)
+{
+    const char *why = NULL;
+    if (rs->mercure_publisher_key == NULL)
+        why = "the site has no Mercure hub (no realtime app, no mercure_publisher_key)";
+    else if (p->n_topics > 100)
+        why = "over 100 topics";
+    else if (ws_utf8_feed(0, p->data.data, p->data.len) != 0)
+        why = "the data is not UTF-8";
+    for (size_t i = 0; why == NULL && i < p->n_topics; i++)
+        if (strlen(p->topics[i]) > MAX_TOPIC)
+            why = "a topic is over 2048 bytes";
+    if (why == NULL && (strlen(p->event_id) > 100 || strpbrk(p->event_id, "\r\n") || strpbrk(p->type, "\r\n")))
+        why = "the id or type is over its length or has a line break";
+    if (why) {
+        /* The worker checked all this: only native code sends such a thing. */
+        vc_log(VC_LOG_NOTICE, "realtime", "vc_mercure_publish() dropped: %s", why);
+        return;
+    }
+    char room[300];
+    hub_room(rs, room, sizeof(room));
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = room;
+    m.event = p->type;
+    m.data = p->data;
+    m.except = "";
+    m.user_id = "";
+    m.topics = p->topics;
+    m.n_topics = p->n_topics;
+    m.private_ = p->private_;
+    m.event_id = p->event_id;
+    m.keep = 1;
+    m.time_ms = vc_wall_ms();
+    if (rooms_publish(&m) < 0) {
+        rt_stats.publish_dropped++;
+        return;
+    }
+    rt_stats.published++;
+    rt_stats.php_published++;
 }
 
 int mercure_take(front_t *f, rt_site_t *rs, h2o_req_t *req)

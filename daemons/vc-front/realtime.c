@@ -86,6 +86,10 @@ static void php_publish(const char *site, const Vc__Publish *p)
     for (size_t i = 0; site && i < nsites && rs == NULL; i++)
         if (strcmp(sites[i]->site->conf->name, site) == 0)
             rs = sites[i];
+    if (rs && p->n_topics > 0) { /* vc_mercure_publish() */
+        mercure_php_publish(rs, p);
+        return;
+    }
     const char *why = NULL;
     if (rs == NULL)
         why = "its request is no longer known here";

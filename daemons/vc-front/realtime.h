@@ -60,6 +60,8 @@ void pusher_going_away(void);
 /* Mercure (mercure.c): the hub at /.well-known/mercure. */
 int mercure_take(front_t *f, rt_site_t *rs, h2o_req_t *req);
 void mercure_start(void);
+/* vc_mercure_publish() from a request of the site (a Publish with topics). */
+void mercure_php_publish(rt_site_t *rs, const Vc__Publish *p);
 void mercure_tick(front_t *f);
 void mercure_going_away(void);
 

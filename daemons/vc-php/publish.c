@@ -1,4 +1,8 @@
 /*
+ * vc_mercure_publish(string|array $topics, string $data = '', bool $private
+ * = false, ?string $type = null, ?string $id = null): string|false, the
+ * same for the site's Mercure hub: returns the update's id.
+ *
  * vc_publish(string $channel, string $event, string|array $data): bool,
  * for PHP (docs/REALTIME.md): an event for every subscriber of a channel
  * of the site's first realtime app, sent on the worker's own link as the
@@ -13,6 +17,7 @@
 
 #include <ext/json/php_json.h>
 #include <ext/standard/html.h>
+#include <ext/random/php_random.h>
 #include <zend_exceptions.h>
 #include <zend_smart_str.h>
 
@@ -88,7 +93,103 @@ ZEND_FUNCTION(vc_publish)
         RETURN_THROWS();
     }
     vc_request_t *r = vc_sapi_current();
-    int rc = r && r->publish ? r->publish(r, ZSTR_VAL(channel), ZSTR_VAL(event), data, len) : -1;
+    Vc__Publish pub = VC__PUBLISH__INIT;
+    pub.channel = ZSTR_VAL(channel);
+    pub.event = ZSTR_VAL(event);
+    pub.data.data = (uint8_t *)data;
+    pub.data.len = len;
+    int rc = r && r->publish ? r->publish(r, &pub) : -1;
     smart_str_free(&json);
     RETURN_BOOL(rc == 0);
+}
+
+/* A line of SSE: no line break. */
+static int sse_field_ok(const zend_string *s, size_t max)
+{
+    return ZSTR_LEN(s) <= max && !memchr(ZSTR_VAL(s), '\n', ZSTR_LEN(s)) && !memchr(ZSTR_VAL(s), '\r', ZSTR_LEN(s)) &&
+           !memchr(ZSTR_VAL(s), 0, ZSTR_LEN(s));
+}
+
+ZEND_FUNCTION(vc_mercure_publish)
+{
+    zend_string *topic = NULL, *data = NULL, *type = NULL, *id = NULL;
+    HashTable *topics = NULL;
+    bool private_ = 0;
+    ZEND_PARSE_PARAMETERS_START(1, 5)
+    Z_PARAM_ARRAY_HT_OR_STR(topics, topic)
+    Z_PARAM_OPTIONAL
+    Z_PARAM_STR(data)
+    Z_PARAM_BOOL(private_)
+    Z_PARAM_STR_OR_NULL(type)
+    Z_PARAM_STR_OR_NULL(id)
+    ZEND_PARSE_PARAMETERS_END();
+    size_t n = topics ? zend_hash_num_elements(topics) : 1;
+    if (n == 0 || n > 100) {
+        zend_argument_value_error(1, "must name 1 to 100 topics");
+        RETURN_THROWS();
+    }
+    char **list = ecalloc(n, sizeof(*list));
+    size_t i = 0;
+    if (topics) {
+        zval *t;
+        ZEND_HASH_FOREACH_VAL(topics, t)
+        {
+            if (Z_TYPE_P(t) != IS_STRING || Z_STRLEN_P(t) == 0 || Z_STRLEN_P(t) > 2048) {
+                efree(list);
+                zend_argument_value_error(1, "must hold topics: strings of 1 to 2048 bytes");
+                RETURN_THROWS();
+            }
+            list[i++] = Z_STRVAL_P(t);
+        }
+        ZEND_HASH_FOREACH_END();
+    } else {
+        if (ZSTR_LEN(topic) == 0 || ZSTR_LEN(topic) > 2048) {
+            efree(list);
+            zend_argument_value_error(1, "must be 1 to 2048 bytes");
+            RETURN_THROWS();
+        }
+        list[i++] = ZSTR_VAL(topic);
+    }
+    const char *why = NULL;
+    uint32_t arg = 0;
+    if (data && (ZSTR_LEN(data) > DATA_MAX || !utf8_ok(data))) {
+        arg = 2;
+        why = "must be UTF-8 text of at most 1 MiB";
+    } else if (type && !sse_field_ok(type, 200)) {
+        arg = 4;
+        why = "must be at most 200 bytes, on one line";
+    } else if (id && (!sse_field_ok(id, 100) || ZSTR_LEN(id) == 0 || ZSTR_VAL(id)[0] == '#')) {
+        arg = 5;
+        why = "must be 1 to 100 bytes, on one line, not starting with '#'";
+    }
+    if (why) {
+        efree(list);
+        zend_argument_value_error(arg, "%s", why);
+        RETURN_THROWS();
+    }
+    char uuid[64];
+    if (id == NULL) {
+        unsigned char b[16];
+        php_random_bytes_silent(b, sizeof(b));
+        b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
+        b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
+        snprintf(uuid, sizeof(uuid), "urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    }
+    Vc__Publish pub = VC__PUBLISH__INIT;
+    pub.channel = "";
+    pub.event = "";
+    pub.topics = list;
+    pub.n_topics = n;
+    pub.private_ = private_;
+    pub.type = type ? ZSTR_VAL(type) : "";
+    pub.event_id = id ? ZSTR_VAL(id) : uuid;
+    pub.data.data = data ? (uint8_t *)ZSTR_VAL(data) : NULL;
+    pub.data.len = data ? ZSTR_LEN(data) : 0;
+    vc_request_t *r = vc_sapi_current();
+    int rc = r && r->publish ? r->publish(r, &pub) : -1;
+    efree(list);
+    if (rc != 0)
+        RETURN_FALSE;
+    RETURN_STRING(pub.event_id);
 }

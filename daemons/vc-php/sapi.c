@@ -311,6 +311,7 @@ static const zend_function_entry functions[] = {
     ZEND_FE(frankenphp_handle_request, arginfo_frankenphp_handle_request)
     ZEND_FE(vc_cache_purge_tags, arginfo_vc_cache_purge_tags)
     ZEND_FE(vc_publish, arginfo_vc_publish)
+    ZEND_FE(vc_mercure_publish, arginfo_vc_mercure_publish)
     ZEND_FE_END
 };
 /* clang-format on */

@@ -38,9 +38,9 @@ struct vc_request {
     /* Sends resp (once) and out[0..out_len) and empties out. final: this
      * is the last of the response. May take out (set it to NULL). */
     void (*emit)(vc_request_t *r, int final);
-    /* vc_publish(): sends a message for a room of the request's site on
-     * the worker's link, now. 0, or -1 (no link: the worker's boot). */
-    int (*publish)(vc_request_t *r, const char *channel, const char *event, const char *data, size_t len);
+    /* vc_publish(), vc_mercure_publish(): sends pub (its id is set here)
+     * on the worker's link, now. 0, or -1 (no link: the worker's boot). */
+    int (*publish)(vc_request_t *r, Vc__Publish *pub);
     void *transport;
 };
 

@@ -151,20 +151,15 @@ static void on_emit(vc_request_t *r, int final)
 
 /* vc_publish(): [PART][front-id][BackMessage publish], at once. The
  * broker relays it, or the front reads it if it has the worker lent. */
-static int on_publish(vc_request_t *r, const char *channel, const char *event, const char *data, size_t len)
+static int on_publish(vc_request_t *r, Vc__Publish *pub)
 {
     worker_conn_t *w = r->transport;
     leave_if_forked("publishing");
     char flag = WIRE_PART;
-    Vc__Publish pub = VC__PUBLISH__INIT;
-    pub.id = w->req_id;
-    pub.channel = (char *)channel;
-    pub.event = (char *)event;
-    pub.data.data = (uint8_t *)data;
-    pub.data.len = len;
+    pub->id = w->req_id;
     Vc__BackMessage bm = VC__BACK_MESSAGE__INIT;
     bm.kind_case = VC__BACK_MESSAGE__KIND_PUBLISH;
-    bm.publish = &pub;
+    bm.publish = pub;
     size_t plen = protobuf_c_message_get_packed_size(&bm.base);
     uint8_t *packed = vc_malloc(plen);
     protobuf_c_message_pack(&bm.base, packed);
