@@ -15,7 +15,7 @@ RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # Tests and benchmarks: the reference stack and real clients.
 TEST="nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
-  python3-zmq python3-protobuf
+  python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2"
 # Real applications the conformance suite runs under both stacks: DokuWiki,
 # WordPress on MariaDB, and Symfony 5.4 for examples/symfony (also a
