@@ -98,3 +98,13 @@ int vc_rt_default_app(const char *state_dir, vc_rt_app_t *app, char *err, size_t
     free(path);
     return -1;
 }
+
+void vc_urn_uuid(char out[VC_URN_UUID_LEN + 1])
+{
+    unsigned char b[16];
+    randombytes_buf(b, sizeof(b));
+    b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
+    b[8] = (unsigned char)((b[8] & 0x3f) | 0x80); /* RFC 4122's variant */
+    snprintf(out, VC_URN_UUID_LEN + 1, "urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}

@@ -25,4 +25,9 @@ int vc_rt_app_parse(const char *s, vc_rt_app_t *app, char *why, size_t whylen);
  * 0, or -1 with err. */
 int vc_rt_default_app(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen);
 
+/* A new update id, "urn:uuid:" and a random (version 4) UUID, as Mercure
+ * hubs make them; out holds VC_URN_UUID_LEN + 1 bytes. */
+#define VC_URN_UUID_LEN 45
+void vc_urn_uuid(char out[VC_URN_UUID_LEN + 1]);
+
 #endif

@@ -26,11 +26,11 @@
 #include "rooms.h"
 #include "rt_form.h"
 #include "vc_log.h"
+#include "vc_realtime.h"
 #include "vc_util.h"
 #include "ws_proto.h"
 
 #include <jansson.h>
-#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,7 +56,6 @@ typedef struct sse_sub {
 } sse_sub_t;
 
 static sse_sub_t *subs;
-static uint64_t published, cut_total;
 
 /* An update published and not yet confirmed: its answer waits until the
  * update comes back from vc-bus, which has then kept it in the history,
@@ -223,7 +222,6 @@ static void append(sse_sub_t *s, const char *p, size_t n)
          * stream ends once h2o has sent what it holds. */
         vc_log(VC_LOG_NOTICE, "realtime", "ending an SSE subscription whose client does not read");
         s->cut = 1;
-        cut_total++;
         rt_stats.connections_cut++;
         free(s->buf);
         s->buf = NULL;
@@ -427,15 +425,9 @@ static int publish(front_t *f, rt_site_t *rs, h2o_req_t *req)
     } else if (bad) {
         rc = answer(req, 400, "Bad Request", bad);
     } else {
-        char uuid[64];
+        char uuid[VC_URN_UUID_LEN + 1];
         if (id == NULL) {
-            unsigned char b[16];
-            randombytes_buf(b, sizeof(b));
-            b[6] = (unsigned char)((b[6] & 0x0f) | 0x40); /* version 4 */
-            b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-            snprintf(uuid, sizeof(uuid),
-                     "urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2],
-                     b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+            vc_urn_uuid(uuid);
             id = uuid;
         }
         char room[300];
@@ -458,7 +450,6 @@ static int publish(front_t *f, rt_site_t *rs, h2o_req_t *req)
             rc = answer(req, 503, "Service Unavailable", "The event bus is not taking updates\n");
         } else {
             rt_stats.published++;
-            published++;
             pending_t *p = h2o_mem_alloc_shared(&req->pool, sizeof(*p), on_pending_dispose);
             memset(p, 0, sizeof(*p));
             p->req = req;

@@ -14,10 +14,10 @@
  */
 #include "publish.h"
 #include "sapi.h"
+#include "vc_realtime.h"
 
 #include <ext/json/php_json.h>
 #include <ext/standard/html.h>
-#include <ext/random/php_random.h>
 #include <zend_exceptions.h>
 #include <zend_smart_str.h>
 
@@ -167,15 +167,9 @@ ZEND_FUNCTION(vc_mercure_publish)
         zend_argument_value_error(arg, "%s", why);
         RETURN_THROWS();
     }
-    char uuid[64];
-    if (id == NULL) {
-        unsigned char b[16];
-        php_random_bytes_silent(b, sizeof(b));
-        b[6] = (unsigned char)((b[6] & 0x0f) | 0x40);
-        b[8] = (unsigned char)((b[8] & 0x3f) | 0x80);
-        snprintf(uuid, sizeof(uuid), "urn:uuid:%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
-                 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
-    }
+    char uuid[VC_URN_UUID_LEN + 1];
+    if (id == NULL)
+        vc_urn_uuid(uuid);
     Vc__Publish pub = VC__PUBLISH__INIT;
     pub.channel = "";
     pub.event = "";
