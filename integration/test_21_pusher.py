@@ -4,8 +4,11 @@ signed HTTP API, vc_publish() from PHP, and what each bad input gets. The
 clients are raw WebSockets speaking the protocol byte for byte
 (pusher.py); test_22_pusher_js.py runs pusher-js itself."""
 import json
+import os
+import re
+import signal
 import socket
-import struct
+import subprocess
 import threading
 import time
 
@@ -431,3 +434,89 @@ def test_metrics_status_and_vc_rooms_show_the_rooms(rt):
         assert rows[f"{app_id}:seen"]["subscribers"] == 1
     finally:
         a.close()
+
+
+def on_two_processes(s):
+    """Clients until two of them are on different front processes (a
+    socket id's first part is its process's); the others are closed."""
+    by_process, spare = {}, []
+    for _ in range(40):
+        c = Client(s)
+        prefix = c.socket_id.split(".")[0]
+        if prefix in by_process:
+            spare.append(c)
+        else:
+            by_process[prefix] = c
+        if len(by_process) == 2:
+            break
+    for c in spare:
+        c.close()
+    assert len(by_process) == 2, "every connection went to one front process"
+    return list(by_process.values())
+
+
+def front_pid_of(c):
+    """The pid of the front process holding client c's connection."""
+    port = c.ws.sock.getsockname()[1]
+    out = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{port} )"], capture_output=True,
+                         text=True).stdout
+    return int(re.search(r"pid=(\d+)", out).group(1))
+
+
+def test_presence_spans_front_processes_and_a_killed_one(make_suite):
+    s = make_suite(env={"VC_FRONT_PROCESSES": "2"}).start()
+    a, b = on_two_processes(s)
+    c = None
+    try:
+        a.subscribe("presence-wide", user="1")
+        sb = b.subscribe("presence-wide", user="2")
+        assert sorted(json.loads(sb["data"])["presence"]["ids"]) == ["1", "2"]
+        assert json.loads(a.recv_event("pusher_internal:member_added")["data"])["user_id"] == "2"
+        trigger(s, "presence-wide", "hello", "both")
+        assert a.recv_event("hello")["data"] == "both" and b.recv_event("hello")["data"] == "both"
+        # A third user on b's process; that process is killed: the others
+        # hear the user leave (vc-bus sees the pid gone), and the supervisor
+        # starts the front again.
+        c = Client(s)
+        while front_pid_of(c) != front_pid_of(b):
+            c.close()
+            c = Client(s)
+        c.subscribe("presence-wide", user="3")
+        assert json.loads(a.recv_event("pusher_internal:member_added")["data"])["user_id"] == "3"
+        os.kill(front_pid_of(b), signal.SIGKILL)
+        gone = {json.loads(a.recv_event("pusher_internal:member_removed")["data"])["user_id"] for _ in range(2)}
+        assert gone == {"2", "3"}
+    finally:
+        for x in (a, b, c):
+            if x:
+                x.close()
+
+
+def test_presence_survives_a_bus_restart(rt):
+    a = Client(rt)
+    b = None
+    try:
+        a.subscribe("presence-busy", user="11")
+        old = rt.daemon_pid("vc-bus")
+        r = rt.vc("restart", "bus", timeout=60)
+        assert r.returncode == 0, r.stdout + r.stderr
+        # `vc restart bus` returns once the old bus is stopped: the new one
+        # (which empties the old one's presence first) is waited for.
+        assert rt.vc("status", "--wait", "20").returncode == 0
+        assert rt.daemon_pid("vc-bus") != old
+        # The new bus starts with no presence; the front tells it again who
+        # it holds when it sees the bus's welcome (polled: the node's users).
+        deadline = time.monotonic() + 10
+        while api(rt, "GET", "channels/presence-busy/users").json()["users"] != [{"id": "11"}]:
+            assert time.monotonic() < deadline, "the front did not tell the new bus its members"
+            time.sleep(0.05)
+        b = Client(rt)
+        ids = json.loads(b.subscribe("presence-busy", user="12")["data"])["presence"]["ids"]
+        assert sorted(ids) == ["11", "12"]
+        assert json.loads(a.recv_event("pusher_internal:member_added")["data"])["user_id"] == "12"
+        trigger(rt, "presence-busy", "after", "restart")
+        assert a.recv_event("after")["data"] == "restart"
+    finally:
+        a.close()
+        if b:
+            b.close()

@@ -24,6 +24,9 @@
 /* vc-bus: room messages kept for replay, ROOM "\0" u64-id -> RoomMessage,
  * bounded per room (bus.room_history). */
 #define VC_DB_ROOM_HISTORY "room_history"
+/* vc-bus: each presence room's members across the node, ROOM -> a JSON
+ * object {USER_ID: user_info}. */
+#define VC_DB_PRESENCE "presence"
 
 typedef struct vc_store vc_store_t;
 

@@ -193,6 +193,7 @@ int main(int argc, char **argv)
                     running = 0;
         if ((items[4].revents | items[5].revents) & ZMQ_POLLIN)
             rooms_relay_pump(b.rooms);
+        rooms_relay_tick(b.rooms);
         if (vc_mono_ms() - last_sync >= 1000) {
             mdb_env_sync(vc_store_env(b.store), 1);
             last_sync = vc_mono_ms();

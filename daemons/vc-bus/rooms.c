@@ -1,4 +1,5 @@
 #include "rooms.h"
+#include "presence.h"
 #include "realtime.pb-c.h"
 #include "vc_bus.h"
 #include "vc_log.h"
@@ -24,8 +25,37 @@ struct rooms_relay {
     vc_store_t *store;
     uint64_t history_max; /* kept per room */
     uint64_t not_kept;    /* history writes that failed (a full disk) */
+    presence_t *presence;
+    uint64_t last_sweep_ms;
     vc_zparts_t fr;
 };
+
+/* [room "\n"][m], m given its id here. */
+static void send_out(rooms_relay_t *r, Vc__RoomMessage *m)
+{
+    m->id = r->next_id++;
+    size_t rl = strlen(m->room);
+    char *topic = vc_malloc(rl + 1);
+    memcpy(topic, m->room, rl);
+    topic[rl] = '\n';
+    vc_send_bytes(r->out, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    vc_send_proto(r->out, &m->base, ZMQ_DONTWAIT);
+    free(topic);
+    r->relayed++;
+}
+
+/* presence's member_added and member_removed. */
+static void emit(void *arg, const char *room, const char *event, const char *data, const char *except)
+{
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = (char *)room;
+    m.event = (char *)event;
+    m.data.data = (uint8_t *)data;
+    m.data.len = strlen(data);
+    m.except = (char *)(except ? except : "");
+    m.time_ms = vc_wall_ms();
+    send_out(arg, &m);
+}
 
 typedef struct keep_ctx {
     const char *room;
@@ -106,6 +136,8 @@ rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *
     free(out_ep);
     if (!ok)
         rooms_relay_close(&r);
+    else
+        r->presence = presence_new(store, emit, r);
     return r;
 }
 
@@ -119,6 +151,7 @@ void rooms_relay_close(rooms_relay_t **rp)
     if (r->out)
         zmq_close(r->out);
     vc_zparts_fini(&r->fr);
+    presence_destroy(&r->presence);
     free(r);
     *rp = NULL;
 }
@@ -156,7 +189,13 @@ static int relay_one(rooms_relay_t *r)
         vc_zparts_close(fr);
         return 1;
     }
-    m->id = r->next_id++;
+    if (m->member) {
+        presence_change(r->presence, m->room, m->member);
+        vc__room_message__free_unpacked(m, NULL);
+        vc_zparts_close(fr);
+        return 1;
+    }
+    m->id = r->next_id;
     size_t rl = strlen(m->room);
     if (m->keep && r->history_max) {
         /* Written before it is sent: whoever joins and then reads the
@@ -170,16 +209,20 @@ static int relay_one(rooms_relay_t *r)
                    (unsigned long long)r->not_kept);
         free(packed);
     }
-    char *topic = vc_malloc(rl + 1);
-    memcpy(topic, m->room, rl);
-    topic[rl] = '\n';
-    vc_send_bytes(r->out, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    vc_send_proto(r->out, &m->base, ZMQ_DONTWAIT);
-    free(topic);
+    send_out(r, m);
     vc__room_message__free_unpacked(m, NULL);
     vc_zparts_close(fr);
-    r->relayed++;
     return 1;
+}
+
+void rooms_relay_tick(rooms_relay_t *r)
+{
+    /* Every 2 s: connections of fronts that died without a word. */
+    uint64_t now = vc_mono_ms();
+    if (now - r->last_sweep_ms >= 2000) {
+        presence_sweep(r->presence);
+        r->last_sweep_ms = now;
+    }
 }
 
 void rooms_relay_pump(rooms_relay_t *r)

@@ -27,6 +27,8 @@ void *rooms_relay_out(const rooms_relay_t *r);
  * subscriptions rooms-out has read. */
 void rooms_relay_pump(rooms_relay_t *r);
 uint64_t rooms_relay_count(const rooms_relay_t *r, uint64_t *malformed);
+/* Once a second or so (presence.h's sweep). */
+void rooms_relay_tick(rooms_relay_t *r);
 
 /* A room message's checks, for the relay and for its fuzz target: 1 if
  * m may be relayed. */

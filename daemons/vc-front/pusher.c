@@ -140,16 +140,14 @@ static void room_name(const pusher_conn_t *c, const char *channel, char *out, si
     snprintf(out, n, "%s:%s", c->app->id, channel);
 }
 
-/* Leaves a channel: the room, and for a presence member, the members (and
- * the room hears of it if that was the user's last connection). */
+/* Leaves a channel: the room, and for a presence member, the members (vc-bus
+ * tells the room if that was the user's last connection on the node). */
 static void leave(pusher_conn_t *c, chan_sub_t *cs)
 {
-    if (cs->user_id && cs->sub.room && rooms_member_remove(cs->sub.room, cs->user_id)) {
-        json_t *d = json_pack("{s:s}", "user_id", cs->user_id);
-        char *text = json_dumps(d, JSON_COMPACT);
-        json_decref(d);
-        rt_publish(c->app, cs->channel, "pusher_internal:member_removed", text, strlen(text), NULL, NULL);
-        free(text);
+    (void)c;
+    if (cs->user_id && cs->sub.room) {
+        rooms_member_remove(cs->sub.room, cs->user_id);
+        rooms_member_change(rooms_name(cs->sub.room), cs->user_id, NULL, 0, NULL);
     }
     rooms_leave(&cs->sub);
     for (size_t i = 0; i < c->nsubs; i++)
@@ -162,18 +160,36 @@ static void leave(pusher_conn_t *c, chan_sub_t *cs)
     free(cs);
 }
 
-/* The presence data subscription_succeeded carries: {"presence":{ids,
- * hash, count}}, as a JSON string. */
-static char *presence_data(const rt_room_t *r)
+/* The node's members of a presence room, as vc-bus last wrote them, and
+ * those of this process (vc-bus may not have counted the newest yet):
+ * {USER_ID: user_info}. */
+static json_t *node_members(front_t *f, const rt_room_t *r)
 {
+    char *text = rooms_presence_read(f, rooms_name(r));
+    json_t *hash = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    if (!json_is_object(hash)) {
+        json_decref(hash);
+        hash = json_object();
+    }
     size_t n;
     const rt_member_t *m = rooms_members(r, &n);
-    json_t *ids = json_array(), *hash = json_object();
     for (size_t i = 0; i < n; i++) {
-        json_array_append_new(ids, json_string(m[i].user_id));
         json_t *info = m[i].info ? json_loads(m[i].info, JSON_DECODE_ANY, NULL) : NULL;
         json_object_set_new(hash, m[i].user_id, info ? info : json_null());
     }
+    return hash;
+}
+
+/* The presence data subscription_succeeded carries: {"presence":{ids,
+ * hash, count}}, as a JSON string. */
+static char *presence_data(front_t *f, const rt_room_t *r)
+{
+    json_t *ids = json_array(), *hash = node_members(f, r);
+    const char *user;
+    json_t *info;
+    json_object_foreach(hash, user, info) json_array_append_new(ids, json_string(user));
+    size_t n = json_object_size(hash);
     json_t *d = json_pack("{s:{s:o, s:o, s:i}}", "presence", "ids", ids, "hash", hash, "count", (json_int_t)n);
     char *text = json_dumps(d, JSON_COMPACT);
     json_decref(d);
@@ -242,13 +258,17 @@ static void subscribe(pusher_conn_t *c, json_t *data)
     char room[512];
     room_name(c, channel, room, sizeof(room));
     rt_room_t *existing = rooms_find(room);
-    if (user_id && existing) {
-        size_t n;
-        const rt_member_t *m = rooms_members(existing, &n);
-        int known = 0;
-        for (size_t i = 0; i < n && !known; i++)
-            known = strcmp(m[i].user_id, user_id) == 0;
-        if (!known && n >= MAX_MEMBERS) {
+    if (user_id) {
+        json_t *members = existing ? node_members(c->f, existing) : NULL;
+        if (members == NULL) { /* no one here: vc-bus's list alone */
+            char *text = rooms_presence_read(c->f, room);
+            members = text ? json_loads(text, 0, NULL) : NULL;
+            free(text);
+        }
+        int over = json_is_object(members) && json_object_get(members, user_id) == NULL &&
+                   json_object_size(members) >= MAX_MEMBERS;
+        json_decref(members);
+        if (over) {
             subscription_error(c, channel, "LimitReached", "the presence channel has 100 members", 403);
             free(user_id);
             free(info);
@@ -269,20 +289,14 @@ static void subscribe(pusher_conn_t *c, json_t *data)
                                "data", "{}"));
         return;
     }
-    int first = rooms_member_add(cs->sub.room, user_id, info);
-    char *pd = presence_data(cs->sub.room);
+    rooms_member_add(cs->sub.room, user_id, info);
+    char *pd = presence_data(c->f, cs->sub.room);
     send_json(c, json_pack("{s:s, s:s, s:s}", "event", "pusher_internal:subscription_succeeded", "channel", channel,
                            "data", pd));
     free(pd);
-    if (first) {
-        json_t *d = json_pack("{s:s}", "user_id", user_id);
-        json_t *ui = info ? json_loads(info, JSON_DECODE_ANY, NULL) : NULL;
-        json_object_set_new(d, "user_info", ui ? ui : json_null());
-        char *text = json_dumps(d, JSON_COMPACT);
-        json_decref(d);
-        rt_publish(c->app, channel, "pusher_internal:member_added", text, strlen(text), c->socket_id, NULL);
-        free(text);
-    }
+    /* vc-bus sends member_added if this is the user's first connection on
+     * the node, to everyone but this connection. */
+    rooms_member_change(room, user_id, info, 1, c->socket_id);
     free(info);
 }
 

@@ -15,7 +15,8 @@
  * a captured call cannot be replayed. Within those seconds the same
  * signature passes again: an app that sends the same event twice in one
  * second signs both calls alike (the body and the second are the same).
- * The channel counts are this front process's.
+ * The channel lists and counts are this front process's; the users of a
+ * presence channel are the node's.
  */
 #include "pusher_sign.h"
 #include "realtime.h"
@@ -191,7 +192,7 @@ static int list_one(rt_room_t *r, void *arg)
     return 0;
 }
 
-static int get(h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest)
+static int get(front_t *f, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest)
 {
     if (h2o_memis(rest.base, rest.len, H2O_STRLIT("/channels"))) {
         list_args_t a = {.app = app, .out = json_object()};
@@ -224,12 +225,15 @@ static int get(h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest)
             return answer(req, 400, "Bad Request", "not a channel name\n");
         snprintf(name, sizeof(name), "%s:%.*s", app->id, (int)c.len, c.base);
         rt_room_t *r = rooms_find(name);
-        if (users) {
+        if (users) { /* the node's, as vc-bus counts them */
             json_t *list = json_array();
-            size_t n = 0;
-            const rt_member_t *m = r ? rooms_members(r, &n) : NULL;
-            for (size_t i = 0; i < n; i++)
-                json_array_append_new(list, json_pack("{s:s}", "id", m[i].user_id));
+            char *text = rooms_presence_read(f, name);
+            json_t *members = text ? json_loads(text, 0, NULL) : NULL;
+            free(text);
+            const char *id;
+            json_t *info;
+            json_object_foreach(members, id, info) json_array_append_new(list, json_pack("{s:s}", "id", id));
+            json_decref(members);
             return answer_json(req, json_pack("{s:o}", "users", list));
         }
         return answer_json(req, json_pack("{s:b, s:I}", "occupied", r != NULL, "subscription_count",
@@ -276,6 +280,6 @@ int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t
     if (is_post && h2o_memis(rest.base, rest.len, H2O_STRLIT("/batch_events")))
         return post(f, req, app, 1);
     if (is_get)
-        return get(req, app, rest);
+        return get(f, req, app, rest);
     return answer(req, 404, "Not Found", "no such call in the Pusher HTTP API\n");
 }

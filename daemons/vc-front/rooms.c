@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Buckets of the room table: a power of two. A chain is a few rooms even
  * with 100,000 of them. */
@@ -221,6 +222,39 @@ static void deliver(const Vc__RoomMessage *m)
     R.delivered++;
 }
 
+static int member_change(const char *room, const char *user_id, const char *info, int joined, const char *socket_id,
+                         int restore)
+{
+    Vc__MemberChange c = VC__MEMBER_CHANGE__INIT;
+    c.restore = restore;
+    c.user_id = (char *)user_id;
+    c.info = (char *)(info ? info : "");
+    c.joined = joined;
+    c.pid = (uint32_t)getpid();
+    c.socket_id = (char *)(socket_id ? socket_id : "");
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = (char *)room;
+    m.member = &c;
+    return rooms_publish(&m);
+}
+
+int rooms_member_change(const char *room, const char *user_id, const char *info, int joined, const char *socket_id)
+{
+    return member_change(room, user_id, info, joined, socket_id, 0);
+}
+
+/* The bus said welcome: on a first link nothing is held yet; after the
+ * bus restarted (its presence is gone), every connection of a presence
+ * member here is told again. */
+static void announce_members(void)
+{
+    for (size_t b = 0; b < NBUCKETS; b++)
+        for (rt_room_t *r = R.buckets[b]; r; r = r->next)
+            for (size_t i = 0; i < r->nmembers; i++)
+                for (unsigned k = 0; k < r->members[i].conns; k++)
+                    member_change(r->name, r->members[i].user_id, r->members[i].info, 1, NULL, 1);
+}
+
 static void drain(void)
 {
     for (;;) {
@@ -237,7 +271,9 @@ static void drain(void)
             } else {
                 R.malformed++;
             }
-        } /* one frame: the bus's welcome */
+        } else if (n == 1) { /* the bus's welcome: a first link, or the bus is back */
+            announce_members();
+        }
         vc_zparts_close(&R.fr);
     }
 }
@@ -352,4 +388,29 @@ int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history
     mdb_txn_commit(txn); /* not abort: that would close a handle opened in it */
     free(key);
     return n;
+}
+
+char *rooms_presence_read(front_t *f, const char *room)
+{
+    static MDB_dbi dbi;
+    static int dbi_open;
+    vc_store_t *store = front_store(f);
+    if (store == NULL)
+        return NULL;
+    MDB_env *env = vc_store_env(store);
+    MDB_txn *txn;
+    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc == MDB_MAP_RESIZED && mdb_env_set_mapsize(env, 0) == 0)
+        rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
+    if (rc != 0)
+        return NULL;
+    if (!dbi_open && mdb_dbi_open(txn, VC_DB_PRESENCE, 0, &dbi) != 0) {
+        mdb_txn_abort(txn);
+        return NULL;
+    }
+    dbi_open = 1;
+    MDB_val k = {strlen(room), (void *)room}, v;
+    char *out = mdb_get(txn, dbi, &k, &v) == 0 ? vc_strndup(v.mv_data, v.mv_size) : NULL;
+    mdb_txn_commit(txn); /* keeps a handle opened in it */
+    return out;
 }

@@ -82,6 +82,14 @@ int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history
  * is in the room's history by then), before its subscribers do. */
 void rooms_on_kept(void (*cb)(const Vc__RoomMessage *m));
 
+/* Tells vc-bus a presence connection came (joined) or went: the bus counts
+ * them over the node's fronts and sends member_added and member_removed
+ * (daemons/vc-bus/presence.h). 0, or -1 if dropped. */
+int rooms_member_change(const char *room, const char *user_id, const char *info, int joined, const char *socket_id);
+/* The node's members of a presence room as vc-bus last wrote them, a JSON
+ * object {USER_ID: user_info} (malloc'd), or NULL if none. */
+char *rooms_presence_read(front_t *f, const char *room);
+
 /* Messages delivered from the bus since start, and dropped on the way in
  * (malformed). */
 uint64_t rooms_delivered(uint64_t *malformed);
