@@ -327,42 +327,37 @@ void rooms_tick(void)
         drain();
 }
 
-void rooms_stop(void)
+/* A read transaction on the node's state with db's handle, which is opened
+ * once and kept (the transaction that opens it is committed, never
+ * aborted: that would close it). NULL if the state cannot be read, or db
+ * is not there yet (its writer has written nothing). */
+static MDB_txn *read_db(front_t *f, const char *db, MDB_dbi *dbi, int *opened)
 {
-    if (R.watch) {
-        h2o_socket_close(R.watch);
-        R.watch = NULL;
-    }
-    if (R.push)
-        zmq_close(R.push);
-    if (R.sub)
-        zmq_close(R.sub);
-    R.push = R.sub = NULL;
-    vc_zparts_fini(&R.fr);
-}
-
-int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history_cb cb, void *arg)
-{
-    static MDB_dbi dbi;
-    static int dbi_open;
     vc_store_t *store = front_store(f);
     if (store == NULL)
-        return -1;
+        return NULL;
     MDB_env *env = vc_store_env(store);
     MDB_txn *txn;
     int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
     if (rc == MDB_MAP_RESIZED && mdb_env_set_mapsize(env, 0) == 0)
         rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
     if (rc != 0)
-        return -1;
-    if (!dbi_open) {
-        /* Not there until vc-bus kept a first message: nothing to replay. */
-        if (mdb_dbi_open(txn, VC_DB_ROOM_HISTORY, 0, &dbi) != 0) {
-            mdb_txn_abort(txn);
-            return 0;
-        }
-        dbi_open = 1;
+        return NULL;
+    if (!*opened && mdb_dbi_open(txn, db, 0, dbi) != 0) {
+        mdb_txn_abort(txn);
+        return NULL;
     }
+    *opened = 1;
+    return txn;
+}
+
+int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history_cb cb, void *arg)
+{
+    static MDB_dbi dbi;
+    static int opened;
+    MDB_txn *txn = read_db(f, VC_DB_ROOM_HISTORY, &dbi, &opened);
+    if (txn == NULL)
+        return 0;
     size_t rl = strlen(room);
     unsigned char *key = vc_malloc(rl + 9);
     memcpy(key, room, rl + 1);
@@ -385,7 +380,7 @@ int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history
         }
         mdb_cursor_close(cur);
     }
-    mdb_txn_commit(txn); /* not abort: that would close a handle opened in it */
+    mdb_txn_commit(txn);
     free(key);
     return n;
 }
@@ -393,24 +388,12 @@ int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history
 char *rooms_presence_read(front_t *f, const char *room)
 {
     static MDB_dbi dbi;
-    static int dbi_open;
-    vc_store_t *store = front_store(f);
-    if (store == NULL)
+    static int opened;
+    MDB_txn *txn = read_db(f, VC_DB_PRESENCE, &dbi, &opened);
+    if (txn == NULL)
         return NULL;
-    MDB_env *env = vc_store_env(store);
-    MDB_txn *txn;
-    int rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (rc == MDB_MAP_RESIZED && mdb_env_set_mapsize(env, 0) == 0)
-        rc = mdb_txn_begin(env, NULL, MDB_RDONLY, &txn);
-    if (rc != 0)
-        return NULL;
-    if (!dbi_open && mdb_dbi_open(txn, VC_DB_PRESENCE, 0, &dbi) != 0) {
-        mdb_txn_abort(txn);
-        return NULL;
-    }
-    dbi_open = 1;
     MDB_val k = {strlen(room), (void *)room}, v;
     char *out = mdb_get(txn, dbi, &k, &v) == 0 ? vc_strndup(v.mv_data, v.mv_size) : NULL;
-    mdb_txn_commit(txn); /* keeps a handle opened in it */
+    mdb_txn_commit(txn);
     return out;
 }

@@ -45,7 +45,6 @@ typedef struct rt_member {
 /* Connects to the bus's rooms-in and rooms-out, reading the latter on the
  * front's loop. 0, or -1 (logged). */
 int rooms_start(front_t *f);
-void rooms_stop(void);
 /* Once a second: what the socket's edge did not announce. */
 void rooms_tick(void);
 
@@ -74,7 +73,7 @@ const rt_member_t *rooms_members(const rt_room_t *r, size_t *n);
 
 /* The messages vc-bus kept for room (those published with keep) with an
  * id after after_id, oldest first, each to cb until it returns non-zero.
- * The count seen, or -1 if the node's state cannot be read. */
+ * The count seen: 0 if there is none, or the node's state cannot be read. */
 typedef int (*rooms_history_cb)(const Vc__RoomMessage *m, void *arg);
 int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history_cb cb, void *arg);
 

@@ -24,7 +24,6 @@ struct ws_conn {
     int cut;    /* over its queue's bound */
     int in_callback, doomed;
     uint64_t last_read_ms;
-    struct sockaddr_storage peer;
     h2o_timeout_entry_t close_wait; /* our close sent: the client's answer, or not */
 };
 
@@ -52,16 +51,6 @@ void *ws_data(const ws_conn_t *c)
     return c->data;
 }
 
-void ws_set_data(ws_conn_t *c, void *data)
-{
-    c->data = data;
-}
-
-const struct sockaddr *ws_peer(const ws_conn_t *c)
-{
-    return (const struct sockaddr *)&c->peer;
-}
-
 uint64_t ws_last_read_ms(const ws_conn_t *c)
 {
     return c->last_read_ms;
@@ -70,11 +59,6 @@ uint64_t ws_last_read_ms(const ws_conn_t *c)
 int ws_closing(const ws_conn_t *c)
 {
     return c->close_sent || c->finish || c->doomed || c->sock == NULL;
-}
-
-size_t ws_queued(const ws_conn_t *c)
-{
-    return c->qbytes;
 }
 
 int ws_was_cut(const ws_conn_t *c)
@@ -238,11 +222,6 @@ void ws_close(ws_conn_t *c, uint16_t code, const char *reason)
     flush(c);
 }
 
-void ws_abort(ws_conn_t *c)
-{
-    teardown(c);
-}
-
 static int on_frame(void *arg, const ws_message_t *m)
 {
     ws_conn_t *c = arg;
@@ -325,10 +304,8 @@ static void on_upgraded(void *data, h2o_socket_t *sock, size_t reqsize)
     sock->data = c;
     c->last_read_ms = vc_mono_ms();
     conn_state_t *cs = conn_state_of(sock);
-    if (cs) {
+    if (cs)
         cs->upgraded = 1;
-        memcpy(&c->peer, &cs->peer, sizeof(c->peer));
-    }
     h2o_buffer_consume(&sock->input, reqsize);
     c->in_callback = 1;
     if (c->cb->on_open)

@@ -63,19 +63,12 @@ int ws_send_text(ws_conn_t *c, const char *text, size_t len);
 /* Sends a close frame after what is queued, and closes the socket once the
  * client answers it (or at once if it already sent its own). */
 void ws_close(ws_conn_t *c, uint16_t code, const char *reason);
-/* Closes the socket now, nothing more sent. */
-void ws_abort(ws_conn_t *c);
 
 void *ws_data(const ws_conn_t *c);
-void ws_set_data(ws_conn_t *c, void *data);
-/* The client's address, borrowed. */
-const struct sockaddr *ws_peer(const ws_conn_t *c);
 /* Milliseconds (vc_mono_ms) of the last bytes read from the client. */
 uint64_t ws_last_read_ms(const ws_conn_t *c);
 /* 1 once a close was sent or the socket is going. */
 int ws_closing(const ws_conn_t *c);
-/* Bytes queued, not yet written. */
-size_t ws_queued(const ws_conn_t *c);
 /* 1 if it is being closed for not reading (its queue passed the bound). */
 int ws_was_cut(const ws_conn_t *c);
 
