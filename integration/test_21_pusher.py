@@ -434,23 +434,18 @@ def test_metrics_status_and_vc_rooms_show_the_rooms(rt):
         a.close()
 
 
-def on_two_processes(s):
-    """Clients until two of them are on different front processes (a
-    socket id's first part is its process's); the others are closed."""
-    by_process, spare = {}, []
-    for _ in range(40):
+def client_away_from(s, pid):
+    """A client on a front process other than pid. The fronts share one
+    listening socket and the kernel hands a connection to whichever wakes
+    first, which can be the same one forty times running: so pid is
+    stopped while the client connects, and the other process must take it."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
         c = Client(s)
-        prefix = c.socket_id.split(".")[0]
-        if prefix in by_process:
-            spare.append(c)
-        else:
-            by_process[prefix] = c
-        if len(by_process) == 2:
-            break
-    for c in spare:
-        c.close()
-    assert len(by_process) == 2, "every connection went to one front process"
-    return list(by_process.values())
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert front_pid_of(c) != pid
+    return c
 
 
 def front_pid_of(c):
@@ -463,9 +458,11 @@ def front_pid_of(c):
 
 def test_presence_spans_front_processes_and_a_killed_one(make_suite):
     s = make_suite(env={"VC_FRONT_PROCESSES": "2"}).start()
-    a, b = on_two_processes(s)
-    c = None
+    a = Client(s)
+    b = c = None
     try:
+        b = client_away_from(s, front_pid_of(a))
+        assert a.socket_id.split(".")[0] != b.socket_id.split(".")[0], "a socket id names its process"
         a.subscribe("presence-wide", user="1")
         sb = b.subscribe("presence-wide", user="2")
         assert sorted(json.loads(sb["data"])["presence"]["ids"]) == ["1", "2"]
@@ -475,10 +472,7 @@ def test_presence_spans_front_processes_and_a_killed_one(make_suite):
         # A third user on b's process; that process is killed: the others
         # hear the user leave (vc-bus sees the pid gone), and the supervisor
         # starts the front again.
-        c = Client(s)
-        while front_pid_of(c) != front_pid_of(b):
-            c.close()
-            c = Client(s)
+        c = client_away_from(s, front_pid_of(a))
         c.subscribe("presence-wide", user="3")
         assert json.loads(a.recv_event("pusher_internal:member_added")["data"])["user_id"] == "3"
         os.kill(front_pid_of(b), signal.SIGKILL)
