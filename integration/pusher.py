@@ -3,6 +3,10 @@ signed HTTP API calls made the way Pusher's server libraries make them."""
 import hashlib
 import hmac
 import json
+import os
+import re
+import signal
+import subprocess
 import time
 from urllib.parse import urlencode
 
@@ -103,3 +107,25 @@ def trigger(suite, channel, name, data, socket_id=None):
     r = api(suite, "POST", "events", body)
     assert r.status_code == 200, r.text
     return r
+
+
+def client_away_from(s, pid):
+    """A client on a front process other than pid. The fronts share one
+    listening socket and the kernel hands a connection to whichever wakes
+    first, which can be the same one forty times running: so pid is
+    stopped while the client connects, and the other process must take it."""
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        c = Client(s)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert front_pid_of(c) != pid
+    return c
+
+
+def front_pid_of(c):
+    """The pid of the front process holding client c's connection."""
+    port = c.ws.sock.getsockname()[1]
+    out = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{port} )"], capture_output=True,
+                         text=True).stdout
+    return int(re.search(r"pid=(\d+)", out).group(1))

@@ -5,17 +5,15 @@ clients are raw WebSockets speaking the protocol byte for byte
 (pusher.py); test_22_pusher_js.py runs pusher-js itself."""
 import json
 import os
-import re
 import signal
 import socket
-import subprocess
 import threading
 import time
 
 import pytest
 import requests
 
-from pusher import Client, api, app_of, trigger
+from pusher import Client, api, app_of, client_away_from, front_pid_of, trigger
 from wsclient import OP_PING, OP_TEXT, frame
 
 
@@ -432,28 +430,6 @@ def test_metrics_status_and_vc_rooms_show_the_rooms(rt):
         assert rows[f"{app_id}:seen"]["subscribers"] == 1
     finally:
         a.close()
-
-
-def client_away_from(s, pid):
-    """A client on a front process other than pid. The fronts share one
-    listening socket and the kernel hands a connection to whichever wakes
-    first, which can be the same one forty times running: so pid is
-    stopped while the client connects, and the other process must take it."""
-    os.kill(pid, signal.SIGSTOP)
-    try:
-        c = Client(s)
-    finally:
-        os.kill(pid, signal.SIGCONT)
-    assert front_pid_of(c) != pid
-    return c
-
-
-def front_pid_of(c):
-    """The pid of the front process holding client c's connection."""
-    port = c.ws.sock.getsockname()[1]
-    out = subprocess.run(["ss", "-Htnp", "state", "established", f"( dport = :{port} )"], capture_output=True,
-                         text=True).stdout
-    return int(re.search(r"pid=(\d+)", out).group(1))
 
 
 def test_presence_spans_front_processes_and_a_killed_one(make_suite):

@@ -51,6 +51,7 @@ static const struct spec site_specs[] = {
     {"site.pool", T_STR, S(pool), 0, 0},
     {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0},
     {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0},
+    {"site.realtime_webhooks", T_LIST, S(realtime_webhooks), 0, 0},
     {"site.mercure_publisher_key", T_STR, S(mercure_publisher_key), 0, 0},
     {"site.mercure_subscriber_key", T_STR, S(mercure_subscriber_key), 0, 0},
 };
@@ -404,6 +405,7 @@ static void site_fini(vc_site_t *s)
     vc_config_free_list(&s->cache_rules, &s->ncache_rules);
     vc_config_free_list(&s->realtime_apps, &s->nrealtime_apps);
     vc_config_free_list(&s->realtime_origins, &s->nrealtime_origins);
+    vc_config_free_list(&s->realtime_webhooks, &s->nrealtime_webhooks);
     vc_config_free_list(&s->error_pages, &s->nerror_pages);
     free(s->pool);
     free(s->source);
@@ -593,6 +595,12 @@ static int validate(struct ctx *c, vc_config_t *cfg)
             char why[512];
             if (vc_rt_app_parse(s->realtime_apps[r], &app, why, sizeof(why)) < 0)
                 return vc_config_fail(c, s->line, "site \"%s\": realtime app %s", s->name, why);
+        }
+        for (size_t r = 0; r < s->nrealtime_webhooks; r++) {
+            vc_rt_webhook_t hook;
+            char why[512];
+            if (vc_rt_webhook_parse(s->realtime_webhooks[r], &hook, why, sizeof(why)) < 0)
+                return vc_config_fail(c, s->line, "site \"%s\": realtime webhook %s", s->name, why);
         }
         for (size_t e = 0; e < s->nerror_pages; e++) {
             int code = 0;

@@ -72,6 +72,8 @@ typedef struct vc_site {
     size_t nrealtime_apps;
     char **realtime_origins; /* Origins whose pages may connect ("https://a.example"); none: any */
     size_t nrealtime_origins;
+    char **realtime_webhooks; /* "URL [EVENT,...]": the apps' webhooks (vc_realtime.h) */
+    size_t nrealtime_webhooks;
     char *mercure_publisher_key;  /* HS256 key of publishers' JWTs; default: the first app's secret */
     char *mercure_subscriber_key; /* and of subscribers' (private updates) */
     char *canonical_host;         /* other hosts of the site redirect here (www/bare) */

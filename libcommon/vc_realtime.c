@@ -42,6 +42,64 @@ int vc_rt_app_parse(const char *s, vc_rt_app_t *app, char *why, size_t whylen)
     return 0;
 }
 
+static const char *const hook_names[] = {"channel_occupied", "channel_vacated", "member_added", "member_removed",
+                                         "client_event"};
+
+unsigned vc_rt_webhook_event(const char *name)
+{
+    for (size_t i = 0; i < VC_ARRAY_SIZE(hook_names); i++)
+        if (strcmp(name, hook_names[i]) == 0)
+            return 1u << i;
+    return 0;
+}
+
+int vc_rt_webhook_parse(const char *s, vc_rt_webhook_t *hook, char *why, size_t whylen)
+{
+    memset(hook, 0, sizeof(*hook));
+    size_t ul = strcspn(s, " \t");
+    const char *rest = s + ul + strspn(s + ul, " \t");
+    int scheme = strncmp(s, "http://", 7) == 0 ? 7 : strncmp(s, "https://", 8) == 0 ? 8 : 0;
+    if (!scheme || ul <= (size_t)scheme || ul >= VC_RT_URL_MAX) {
+        snprintf(why, whylen, "\"%s\" is not \"http(s)://HOST/PATH [EVENT,...]\"", s);
+        return -1;
+    }
+    for (size_t i = 0; i < ul; i++)
+        if ((unsigned char)s[i] <= ' ' || s[i] == 0x7f) {
+            snprintf(why, whylen, "\"%s\": a control character in the URL", s);
+            return -1;
+        }
+    memcpy(hook->url, s, ul);
+    if (*rest == '\0') {
+        hook->events = VC_RT_HOOK_ALL;
+        return 0;
+    }
+    /* EVENT,EVENT...: nothing after it. */
+    char list[256];
+    size_t ll = strcspn(rest, " \t");
+    if (ll >= sizeof(list) || rest[ll + strspn(rest + ll, " \t")] != '\0') {
+        snprintf(why, whylen, "\"%s\": after the URL, one list of events separated by commas", s);
+        return -1;
+    }
+    memcpy(list, rest, ll);
+    list[ll] = '\0';
+    for (char *save = NULL, *e = strtok_r(list, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
+        unsigned bit = vc_rt_webhook_event(e);
+        if (bit == 0) {
+            snprintf(why, whylen,
+                     "\"%s\": no event \"%s\" (channel_occupied, channel_vacated, member_added, member_removed, "
+                     "client_event)",
+                     s, e);
+            return -1;
+        }
+        hook->events |= bit;
+    }
+    if (hook->events == 0) {
+        snprintf(why, whylen, "\"%s\": no event named", s);
+        return -1;
+    }
+    return 0;
+}
+
 static void random_hex(char *out, size_t bytes)
 {
     unsigned char b[64];

@@ -20,6 +20,28 @@ typedef struct vc_rt_app {
 /* "ID KEY SECRET": each 1 to 127 of [A-Za-z0-9_.-]. 0, or -1 with why. */
 int vc_rt_app_parse(const char *s, vc_rt_app_t *app, char *why, size_t whylen);
 
+/* A webhook: the app's server hears of its channels (Pusher's webhooks).
+ * site.realtime_webhooks lists "URL [EVENT,EVENT...]" for every app of
+ * the site; with no events named, all of them. */
+enum {
+    VC_RT_HOOK_CHANNEL_OCCUPIED = 1 << 0,
+    VC_RT_HOOK_CHANNEL_VACATED = 1 << 1,
+    VC_RT_HOOK_MEMBER_ADDED = 1 << 2,
+    VC_RT_HOOK_MEMBER_REMOVED = 1 << 3,
+    VC_RT_HOOK_CLIENT_EVENT = 1 << 4,
+    VC_RT_HOOK_ALL = (1 << 5) - 1,
+};
+#define VC_RT_URL_MAX 1024
+typedef struct vc_rt_webhook {
+    char url[VC_RT_URL_MAX]; /* http:// or https:// */
+    unsigned events;         /* VC_RT_HOOK_* */
+} vc_rt_webhook_t;
+
+/* 0, or -1 with why. */
+int vc_rt_webhook_parse(const char *s, vc_rt_webhook_t *hook, char *why, size_t whylen);
+/* The VC_RT_HOOK_* of a webhook event's name ("channel_occupied"), or 0. */
+unsigned vc_rt_webhook_event(const char *name);
+
 /* The default site's app: read from state_dir/realtime-app, made there
  * first if it is not (atomically: two fronts starting at once agree).
  * 0, or -1 with err. */

@@ -213,3 +213,11 @@ unsigned vc_sockaddr_host(const struct sockaddr *sa, char *buf, size_t len)
     }
     return 0;
 }
+
+uint32_t vc_hash_str(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 16777619u;
+    return h;
+}

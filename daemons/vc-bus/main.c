@@ -7,6 +7,7 @@
 #include "journal.h"
 #include "rooms.h"
 #include "settings.h"
+#include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
 #include "vc_zmq.h"
@@ -29,6 +30,7 @@ typedef struct bus {
     vc_store_t *store;
     journal_t *journal;
     rooms_relay_t *rooms;
+    webhooks_t *webhooks;
     uint64_t forwarded, malformed;
     uint64_t not_journaled;       /* events the journal could not take since it last could */
     uint64_t not_journaled_total; /* ever */
@@ -36,9 +38,29 @@ typedef struct bus {
     vc_zparts_t fr;
 } bus_t;
 
+/* A reload brings the apps' webhooks up to date; the rest of the bus's
+ * settings take a restart. */
+static void on_reload(bus_t *b, Vc__Reply *reply)
+{
+    char err[512];
+    vc_config_t *cfg = vc_confstore_load(b->d.data_dir, err, sizeof(err));
+    if (cfg == NULL) {
+        vc_reply_fail(reply, "%s", err);
+        return;
+    }
+    webhooks_configure(b->webhooks, cfg);
+    vc_config_destroy(&b->d.cfg);
+    b->d.cfg = cfg;
+    vc_reply_ok(reply, "reloaded");
+}
+
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     bus_t *b = arg;
+    if (strcmp(cmd->verb, "reload") == 0) {
+        on_reload(b, reply);
+        return;
+    }
     if (strcmp(cmd->verb, "status") == 0 || strcmp(cmd->verb, "ping") == 0 || strcmp(cmd->verb, "stats") == 0) {
         vc_reply_ok(reply, "vc-bus is running");
         vc_reply_field(reply, "health", "ok");
@@ -50,6 +72,13 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         uint64_t bad, relayed = rooms_relay_count(b->rooms, &bad);
         vc_reply_field(reply, "room_messages", "%llu", (unsigned long long)relayed);
         vc_reply_field(reply, "room_messages_malformed", "%llu", (unsigned long long)bad);
+        vc_reply_field(reply, "rooms_occupied", "%zu", rooms_relay_occupied(b->rooms));
+        webhooks_counts_t wc;
+        webhooks_counts(b->webhooks, &wc);
+        vc_reply_field(reply, "webhooks_posted", "%llu", (unsigned long long)wc.posted);
+        vc_reply_field(reply, "webhooks_failed", "%llu", (unsigned long long)wc.failed);
+        vc_reply_field(reply, "webhooks_dropped", "%llu", (unsigned long long)wc.dropped);
+        vc_reply_field(reply, "webhooks_queued", "%llu", (unsigned long long)wc.queued);
     }
 }
 
@@ -146,7 +175,9 @@ int main(int argc, char **argv)
         chmod(in_ep + 6, 0666);
     free(in_ep);
     free(out_ep);
-    if ((b.rooms = rooms_relay_open(b.d.zctx, b.d.cfg, b.store, (uint64_t)bus_settings(b.d.cfg)->room_history)) == NULL)
+    b.webhooks = webhooks_new(b.d.cfg);
+    if ((b.rooms = rooms_relay_open(b.d.zctx, b.d.cfg, b.store, (uint64_t)bus_settings(b.d.cfg)->room_history,
+                                    b.webhooks)) == NULL)
         return 1;
     /* Our own publisher connects once bus-in is bound (connected before,
      * ZeroMQ retries only after its reconnect interval), and our own start
@@ -204,6 +235,7 @@ int main(int argc, char **argv)
     zmq_close(b.in);
     zmq_close(b.out);
     rooms_relay_close(&b.rooms);
+    webhooks_destroy(&b.webhooks);
     vc_daemon_fini(&b.d);
     mdb_env_sync(vc_store_env(b.store), 1);
     journal_destroy(&b.journal);

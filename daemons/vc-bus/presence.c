@@ -37,10 +37,7 @@ struct presence {
 
 static uint32_t hash(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h & (NBUCKETS - 1);
+    return vc_hash_str(s) & (NBUCKETS - 1);
 }
 
 static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
@@ -125,8 +122,7 @@ static void emit_member(presence_t *p, const proom_t *r, const member_t *m, int 
     }
     char *text = json_dumps(d, JSON_COMPACT);
     json_decref(d);
-    /* The channel is what follows "APP_ID:". */
-    p->emit(p->arg, r->name, added ? "pusher_internal:member_added" : "pusher_internal:member_removed", text, except);
+    p->emit(p->arg, r->name, m->user, added, text, except);
     free(text);
 }
 

@@ -15,8 +15,11 @@
 
 typedef struct presence presence_t;
 
-/* Sends a room message (member_added, member_removed) to every front. */
-typedef void (*presence_emit_fn)(void *arg, const char *room, const char *event, const char *data, const char *except);
+/* A user's first connection on the node came (added) or its last went:
+ * the fronts hear of it (member_added, member_removed: data is the
+ * event's, except the connection not told), and so do the app's webhooks. */
+typedef void (*presence_emit_fn)(void *arg, const char *room, const char *user_id, int added, const char *data,
+                                 const char *except);
 
 /* Starts empty, and empties the database: fronts say again who they hold
  * when they see the bus come back (its welcome). */

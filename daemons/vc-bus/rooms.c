@@ -1,4 +1,5 @@
 #include "rooms.h"
+#include "occupancy.h"
 #include "presence.h"
 #include "realtime.pb-c.h"
 #include "vc_bus.h"
@@ -26,6 +27,8 @@ struct rooms_relay {
     uint64_t history_max; /* kept per room */
     uint64_t not_kept;    /* history writes that failed (a full disk) */
     presence_t *presence;
+    occupancy_t *occupancy;
+    webhooks_t *webhooks;
     uint64_t last_sweep_ms;
     vc_zparts_t fr;
 };
@@ -45,16 +48,39 @@ static void send_out(rooms_relay_t *r, Vc__RoomMessage *m)
 }
 
 /* presence's member_added and member_removed. */
-static void emit(void *arg, const char *room, const char *event, const char *data, const char *except)
+static void emit(void *arg, const char *room, const char *user_id, int added, const char *data, const char *except)
 {
+    rooms_relay_t *r = arg;
+    webhooks_event(r->webhooks, room, added ? "member_added" : "member_removed",
+                   json_pack("{s:s}", "user_id", user_id));
     Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
     m.room = (char *)room;
-    m.event = (char *)event;
+    m.event = (char *)(added ? "pusher_internal:member_added" : "pusher_internal:member_removed");
     m.data.data = (uint8_t *)data;
     m.data.len = strlen(data);
     m.except = (char *)(except ? except : "");
     m.time_ms = vc_wall_ms();
-    send_out(arg, &m);
+    send_out(r, &m);
+}
+
+/* A room came to be occupied on the node, or vacated. */
+static void on_occupancy(void *arg, const char *room, int occupied)
+{
+    rooms_relay_t *r = arg;
+    webhooks_event(r->webhooks, room, occupied ? "channel_occupied" : "channel_vacated", NULL);
+}
+
+/* A client event (Pusher's client-*) for the app's webhooks: its sender
+ * is the connection it is not sent back to. */
+static void client_event(rooms_relay_t *r, const Vc__RoomMessage *m)
+{
+    json_t *f = json_pack("{s:s, s:s%, s:s}", "event", m->event, "data", (const char *)m->data.data, m->data.len,
+                          "socket_id", m->except);
+    if (f == NULL) /* data that is not UTF-8: the front sends only text */
+        return;
+    if (m->user_id[0])
+        json_object_set_new(f, "user_id", json_string(m->user_id));
+    webhooks_event(r->webhooks, m->room, "client_event", f);
 }
 
 typedef struct keep_ctx {
@@ -107,10 +133,12 @@ int rooms_message_valid(const Vc__RoomMessage *m)
            m->data.len <= MAX_MESSAGE;
 }
 
-rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *store, uint64_t history_max)
+rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *store, uint64_t history_max,
+                                webhooks_t *webhooks)
 {
     rooms_relay_t *r = vc_calloc(1, sizeof(*r));
     r->store = store;
+    r->webhooks = webhooks;
     r->history_max = history_max;
     /* Ids rise across restarts of the bus as long as the clock does: a
      * client that reconnects with the last id it saw asks for what came
@@ -136,8 +164,10 @@ rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *
     free(out_ep);
     if (!ok)
         rooms_relay_close(&r);
-    else
+    else {
         r->presence = presence_new(store, emit, r);
+        r->occupancy = occupancy_new(on_occupancy, r);
+    }
     return r;
 }
 
@@ -152,6 +182,7 @@ void rooms_relay_close(rooms_relay_t **rp)
         zmq_close(r->out);
     vc_zparts_fini(&r->fr);
     presence_destroy(&r->presence);
+    occupancy_destroy(&r->occupancy);
     free(r);
     *rp = NULL;
 }
@@ -164,6 +195,11 @@ void *rooms_relay_in(const rooms_relay_t *r)
 void *rooms_relay_out(const rooms_relay_t *r)
 {
     return r->out;
+}
+
+size_t rooms_relay_occupied(const rooms_relay_t *r)
+{
+    return occupancy_rooms(r->occupancy);
 }
 
 uint64_t rooms_relay_count(const rooms_relay_t *r, uint64_t *malformed)
@@ -189,12 +225,17 @@ static int relay_one(rooms_relay_t *r)
         vc_zparts_close(fr);
         return 1;
     }
-    if (m->member) {
-        presence_change(r->presence, m->room, m->member);
+    if (m->member || m->occupancy) {
+        if (m->member)
+            presence_change(r->presence, m->room, m->member);
+        else
+            occupancy_change(r->occupancy, m->room, m->occupancy);
         vc__room_message__free_unpacked(m, NULL);
         vc_zparts_close(fr);
         return 1;
     }
+    if (strncmp(m->event, "client-", 7) == 0)
+        client_event(r, m);
     m->id = r->next_id;
     size_t rl = strlen(m->room);
     if (m->keep && r->history_max) {
@@ -221,6 +262,7 @@ void rooms_relay_tick(rooms_relay_t *r)
     uint64_t now = vc_mono_ms();
     if (now - r->last_sweep_ms >= 2000) {
         presence_sweep(r->presence);
+        occupancy_sweep(r->occupancy);
         r->last_sweep_ms = now;
     }
 }

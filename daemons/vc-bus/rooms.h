@@ -10,15 +10,18 @@
 #define VC_BUS_ROOMS_H
 
 #include "vc_config.h"
+#include "webhooks.h"
 
 #include <stdint.h>
 
 typedef struct rooms_relay rooms_relay_t;
 
 /* Binds both endpoints; NULL (logged) if either fails. Messages marked
- * keep go to the room's history in store first, history_max a room. */
+ * keep go to the room's history in store first, history_max a room.
+ * Occupancy, presence and client events go to webhooks. */
 struct vc_store;
-rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, struct vc_store *store, uint64_t history_max);
+rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, struct vc_store *store, uint64_t history_max,
+                                webhooks_t *webhooks);
 void rooms_relay_close(rooms_relay_t **r);
 /* The sockets to poll for input: rooms-in, and rooms-out (subscriptions). */
 void *rooms_relay_in(const rooms_relay_t *r);
@@ -27,6 +30,8 @@ void *rooms_relay_out(const rooms_relay_t *r);
  * subscriptions rooms-out has read. */
 void rooms_relay_pump(rooms_relay_t *r);
 uint64_t rooms_relay_count(const rooms_relay_t *r, uint64_t *malformed);
+/* Rooms occupied on the node (a subscriber in some front process). */
+size_t rooms_relay_occupied(const rooms_relay_t *r);
 /* Once a second or so (presence.h's sweep). */
 void rooms_relay_tick(rooms_relay_t *r);
 

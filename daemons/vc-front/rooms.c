@@ -44,10 +44,7 @@ void rooms_on_kept(void (*cb)(const Vc__RoomMessage *m))
 
 static uint32_t hash(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h & (NBUCKETS - 1);
+    return vc_hash_str(s) & (NBUCKETS - 1);
 }
 
 rt_room_t *rooms_find(const char *name)
@@ -82,6 +79,20 @@ void rooms_each(int (*cb)(rt_room_t *r, void *arg), void *arg)
                 return;
 }
 
+/* The bus counts the front processes that hold each room (the apps'
+ * channel_occupied and channel_vacated webhooks). */
+static void occupancy(const char *room, int occupied, int restore)
+{
+    Vc__Occupancy o = VC__OCCUPANCY__INIT;
+    o.occupied = occupied;
+    o.pid = (uint32_t)getpid();
+    o.restore = restore;
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = (char *)room;
+    m.occupancy = &o;
+    rooms_publish(&m);
+}
+
 void rooms_join(const char *name, rt_sub_t *s)
 {
     rt_room_t *r = rooms_find(name);
@@ -93,6 +104,7 @@ void rooms_join(const char *name, rt_sub_t *s)
         r->next = R.buckets[b];
         R.buckets[b] = r;
         R.nrooms++;
+        occupancy(name, 1, 0);
     }
     if (r->nsubs == r->cap) {
         r->cap = r->cap ? r->cap * 2 : 4;
@@ -131,8 +143,10 @@ void rooms_leave(rt_sub_t *s)
     last->index = s->index;
     s->room = NULL;
     R.nsubs--;
-    if (r->nsubs == 0)
+    if (r->nsubs == 0) {
+        occupancy(r->name, 0, 0);
         room_free(r);
+    }
 }
 
 static rt_member_t *member_find(rt_room_t *r, const char *user_id)
@@ -244,15 +258,17 @@ int rooms_member_change(const char *room, const char *user_id, const char *info,
 }
 
 /* The bus said welcome: on a first link nothing is held yet; after the
- * bus restarted (its presence is gone), every connection of a presence
- * member here is told again. */
+ * bus restarted (its presence and occupancy are gone), every room here
+ * and every connection of a presence member here is told again. */
 static void announce_members(void)
 {
     for (size_t b = 0; b < NBUCKETS; b++)
-        for (rt_room_t *r = R.buckets[b]; r; r = r->next)
+        for (rt_room_t *r = R.buckets[b]; r; r = r->next) {
+            occupancy(r->name, 1, 1);
             for (size_t i = 0; i < r->nmembers; i++)
                 for (unsigned k = 0; k < r->members[i].conns; k++)
                     member_change(r->name, r->members[i].user_id, r->members[i].info, 1, NULL, 1);
+        }
 }
 
 static void drain(void)
