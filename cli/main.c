@@ -43,6 +43,8 @@ static void usage(FILE *out)
           "  cache check         whether the cache's databases agree (after a crash)\n"
           "Realtime (WebSocket, the Pusher protocol):\n"
           "  rooms [--json]      rooms of every front, their subscribers and presence members\n"
+          "  cert list [--json]  certificates vc-acme keeps: hosts, issuer, expiry, next renewal, last error\n"
+          "  cert renew [--force] SITE|HOST  order a site's certificate now (--force: even if not due)\n"
           "  rooms apps [--secret]  each site's realtime apps (id, key, secret)\n"
           "Configuration:\n"
           "  configtest          check the configuration directory\n"
@@ -158,6 +160,8 @@ int main(int argc, char **argv)
         rc = cmd_ctl(&cli, "vc", "restart", sub_argc - 1, sub_argv + 1);
     else if (!strcmp(cmd, "cache"))
         rc = cmd_cache(&cli, sub_argc, sub_argv);
+    else if (!strcmp(cmd, "cert"))
+        rc = cmd_cert(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "rooms"))
         rc = cmd_rooms(&cli, sub_argc, sub_argv);
     else if (!strcmp(cmd, "events"))

@@ -9,12 +9,12 @@ from conftest import VC, curl
 def test_status_wait_and_json(suite):
     r = suite.vc("status")
     assert r.returncode == 0, r.stderr
-    for name in ("vc-bus", "vc-cache", "vc-php", "vc-front"):
+    for name in ("vc-bus", "vc-cache", "vc-php", "vc-front", "vc-acme"):
         assert name in r.stdout
     st = suite.status()
     assert st["healthy"] is True
     names = [d["daemon"] for d in st["daemons"]]
-    assert names == ["vc-bus", "vc-cache", "vc-php", "vc-front"]
+    assert names == ["vc-bus", "vc-cache", "vc-php", "vc-front", "vc-acme"]
     for d in st["daemons"]:
         assert d["state"] == "running" and int(d["pid"]) > 0
         assert d["status"]["version"]
@@ -25,7 +25,7 @@ def test_status_wait_and_json(suite):
 def test_events_from_every_daemon(suite):
     topics = {(e["topic"], e["source"]) for e in suite.events()}
     for want in [("bus.started", "vc-bus"), ("cache.started", "vc-cache"), ("php.started", "vc-php"),
-                 ("front.started", "vc-front"),
+                 ("front.started", "vc-front"), ("acme.started", "vc-acme"),
                  ("vc.started", "vc")]:
         assert want in topics, topics
     # A topic prefix filters.

@@ -10,7 +10,7 @@ import pytest
 from conftest import VC, alive, curl, descendants
 
 
-@pytest.mark.parametrize("daemon", ["vc-bus", "vc-cache", "vc-php", "vc-front"])
+@pytest.mark.parametrize("daemon", ["vc-bus", "vc-cache", "vc-php", "vc-front", "vc-acme"])
 def test_killed_daemon_is_back_within_2s_and_announced(suite, daemon):
     old = suite.daemon_pid(daemon)
     os.kill(old, signal.SIGKILL)
@@ -115,7 +115,7 @@ def test_64_fronts_serve_reload_and_stop(make_suite):
 
 
 def test_a_clean_stop_goes_newest_first_and_logs_no_error(make_suite):
-    """docs/running.md: the fronts stop first (they finish what they hold,
+    """docs/running.md: vc-acme stops first, then the fronts (they finish what they hold,
     with the pool still there), then the pool, then the cache, then the bus. Stopped
     together, every clean stop logged "lost the link to the PHP pool"."""
     s = make_suite().start()
@@ -125,4 +125,4 @@ def test_a_clean_stop_goes_newest_first_and_logs_no_error(make_suite):
     logs = s.logs()
     assert "lost the link" not in logs and "[error]" not in logs, logs
     order = [line.split(" up: ")[1].split(" ")[0] for line in logs.splitlines() if ") stopped: " in line]
-    assert order == ["vc-front", "vc-php", "vc-cache", "vc-bus"], order
+    assert order == ["vc-acme", "vc-front", "vc-php", "vc-cache", "vc-bus"], order

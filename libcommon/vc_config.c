@@ -37,6 +37,7 @@ static const struct spec site_specs[] = {
     {"site.root", T_STR, S(root), 0, 0},
     {"site.default", T_BOOL, S(is_default), 0, 0},
     {"site.tls_cert", T_STR, S(tls_cert), 0, 0},
+    {"site.tls", T_STR, S(tls), 0, 0},
     {"site.tls_key", T_STR, S(tls_key), 0, 0},
     {"site.front_controller", T_BOOL, S(front_controller), 0, 0},
     {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0},
@@ -397,6 +398,7 @@ static void site_fini(vc_site_t *s)
     vc_config_free_list(&s->hosts, &s->nhosts);
     free(s->root);
     free(s->tls_cert);
+    free(s->tls);
     free(s->tls_key);
     free(s->canonical_host);
     free(s->mercure_publisher_key);
@@ -566,6 +568,19 @@ static int validate(struct ctx *c, vc_config_t *cfg)
             return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
         if ((s->tls_cert == NULL) != (s->tls_key == NULL))
             return vc_config_fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);
+        if (s->tls && strcmp(s->tls, "acme") != 0)
+            return vc_config_fail(c, s->line, "site \"%s\": tls is \"acme\" or not set (tls_cert and tls_key)",
+                                  s->name);
+        if (s->tls && s->tls_cert)
+            return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" and tls_cert: one or the other", s->name);
+        for (size_t h = 0; s->tls && h < s->nhosts; h++)
+            if (strchr(s->hosts[h], '*') || strchr(s->hosts[h], ':') || !strchr(s->hosts[h], '.'))
+                return vc_config_fail(c, s->line,
+                                      "site \"%s\": tls = \"acme\" needs host names a CA can check; \"%s\" is not one "
+                                      "(wildcards need DNS-01, not built yet)",
+                                      s->name, s->hosts[h]);
+        if (s->tls && s->nhosts == 0)
+            return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" needs hosts", s->name);
         if (s->nhosts == 0 && !s->is_default)
             return vc_config_fail(c, s->line, "site \"%s\" has no hosts and is not the default", s->name);
         for (size_t h = 0; h < s->nhosts; h++) {

@@ -28,6 +28,12 @@
  * object {USER_ID: user_info}. */
 #define VC_DB_PRESENCE "presence"
 
+/* vc-acme: HTTP-01 answers, TOKEN -> key authorization, while a CA
+ * checks them; the fronts answer /.well-known/acme-challenge/TOKEN. */
+#define VC_DB_ACME_HTTP01 "acme_http01"
+/* vc-acme: each ACME site's certificate and schedule, SITE -> JSON. */
+#define VC_DB_ACME_CERTS "acme_certs"
+
 typedef struct vc_store vc_store_t;
 
 /* Opens (creating) the environment in dir with the given initial map size.

@@ -16,7 +16,8 @@ RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 TEST="nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf chromium
-  clang libclang-rt-14-dev procps psmisc iproute2"
+  clang libclang-rt-14-dev procps psmisc iproute2
+  pebble certbot"
 # Real applications the conformance suite runs under both stacks: DokuWiki,
 # WordPress on MariaDB, and Symfony 5.4 for examples/symfony (also a
 # benchmark scenario).

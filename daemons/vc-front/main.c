@@ -302,6 +302,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     watchdog(f);
     realtime_tick(f);
     tls_tickets_refresh(f->tls);
+    tls_acme_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
 }
 

@@ -1,5 +1,6 @@
 #include "tls.h"
 #include "front.h"
+#include "vc_acme.h"
 #include "vc_log.h"
 #include "vc_tickets.h"
 #include "vc_util.h"
@@ -19,13 +20,24 @@
 #include <unistd.h>
 
 typedef struct tls_entry {
-    char *host; /* lowercase, or NULL for the default */
-    SSL_CTX *ctx;
+    char *host;   /* lowercase, or NULL for the default */
+    SSL_CTX *ctx; /* NULL: an ACME site with no certificate yet (the default's) */
 } tls_entry_t;
+
+/* A site whose certificate vc-acme keeps (vc_acme.h): its files are
+ * watched, and a new pair replaces the context of its hosts' entries. */
+typedef struct tls_acme {
+    char *site, *crt, *key;
+    size_t first, count; /* its entries in e */
+    ino_t ino;           /* of the pair in service: the certificate's inode and time */
+    struct timespec mtime;
+} tls_acme_t;
 
 struct tls {
     tls_entry_t *e;
     size_t n;
+    tls_acme_t *acme;
+    size_t nacme;
     SSL_CTX *def;
     char *tickets_path;
     time_t tickets_mtime;
@@ -154,18 +166,23 @@ int tls_ensure_selfsigned(const char *dir, char **cert_out, char **key_out)
     return 0;
 }
 
-static SSL_CTX *make_ctx(const char *cert, const char *key)
+/* quiet: failing is expected (a pair half written), said by the caller. */
+static SSL_CTX *make_ctx_quiet(const char *cert, const char *key, int quiet)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
     SSL_CTX_set_options(ctx, SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
     if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
-        log_ssl_error("SSL_CTX_use_certificate_chain_file", cert);
+        if (!quiet)
+            log_ssl_error("SSL_CTX_use_certificate_chain_file", cert);
+        ERR_clear_error();
         SSL_CTX_free(ctx);
         return NULL;
     }
     if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1) {
-        log_ssl_error("SSL_CTX_use_PrivateKey_file", key);
+        if (!quiet)
+            log_ssl_error("SSL_CTX_use_PrivateKey_file", key);
+        ERR_clear_error();
         SSL_CTX_free(ctx);
         return NULL;
     }
@@ -182,6 +199,11 @@ static SSL_CTX *make_ctx(const char *cert, const char *key)
     h2o_ssl_register_alpn_protocols(ctx, h2o_http2_alpn_protocols);
     SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, on_ticket);
     return ctx;
+}
+
+static SSL_CTX *make_ctx(const char *cert, const char *key)
+{
+    return make_ctx_quiet(cert, key, 0);
 }
 
 /* The name the client gave the handshake, kept with its connection for
@@ -204,7 +226,7 @@ static int on_sni(SSL *ssl, int *al, void *arg)
     remember_sni(ssl, name);
     for (size_t i = 0; i < t->n; i++)
         if (t->e[i].host && strcasecmp(t->e[i].host, name) == 0) {
-            if (t->e[i].ctx != SSL_get_SSL_CTX(ssl))
+            if (t->e[i].ctx && t->e[i].ctx != SSL_get_SSL_CTX(ssl))
                 SSL_set_SSL_CTX(ssl, t->e[i].ctx);
             break;
         }
@@ -232,6 +254,19 @@ tls_t *tls_new(const vc_config_t *cfg)
     }
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
+        if (s->tls) { /* vc-acme's: watched, served once there */
+            t->acme = vc_realloc(t->acme, (t->nacme + 1) * sizeof(*t->acme));
+            t->acme[t->nacme++] = (tls_acme_t){.site = vc_strdup(s->name),
+                                               .crt = vc_acme_cert_path(cfg->data_dir, s->name, "crt"),
+                                               .key = vc_acme_cert_path(cfg->data_dir, s->name, "key"),
+                                               .first = t->n,
+                                               .count = s->nhosts};
+            for (size_t h = 0; h < s->nhosts; h++) {
+                t->e = vc_realloc(t->e, (t->n + 1) * sizeof(*t->e));
+                t->e[t->n++] = (tls_entry_t){vc_strdup(s->hosts[h]), NULL};
+            }
+            continue;
+        }
         if (s->tls_cert == NULL)
             continue;
         SSL_CTX *ctx = make_ctx(s->tls_cert, s->tls_key);
@@ -255,7 +290,37 @@ tls_t *tls_new(const vc_config_t *cfg)
     }
     SSL_CTX_set_tlsext_servername_callback(t->def, on_sni);
     SSL_CTX_set_tlsext_servername_arg(t->def, t);
+    tls_acme_refresh(t);
     return t;
+}
+
+void tls_acme_refresh(tls_t *t)
+{
+    for (size_t i = 0; t && i < t->nacme; i++) {
+        tls_acme_t *a = &t->acme[i];
+        struct stat cs, ks;
+        if (stat(a->crt, &cs) != 0 || stat(a->key, &ks) != 0)
+            continue;
+        if (cs.st_ino == a->ino && cs.st_mtim.tv_sec == a->mtime.tv_sec && cs.st_mtim.tv_nsec == a->mtime.tv_nsec)
+            continue;
+        /* A pair that does not agree (vc-acme writes the key, then the
+         * certificate) is tried again at the next second. */
+        SSL_CTX *ctx = make_ctx_quiet(a->crt, a->key, 1);
+        if (ctx == NULL)
+            continue;
+        /* Connections keep the context they began with (a reference
+         * each); new handshakes get the new one. */
+        for (size_t k = a->first; k < a->first + a->count; k++) {
+            if (t->e[k].ctx)
+                SSL_CTX_free(t->e[k].ctx);
+            t->e[k].ctx = ctx;
+            SSL_CTX_up_ref(ctx);
+        }
+        SSL_CTX_free(ctx);
+        a->ino = cs.st_ino;
+        a->mtime = cs.st_mtim;
+        vc_log(VC_LOG_NOTICE, "tls", "serving the certificate vc-acme keeps for \"%s\" (%s)", a->site, a->crt);
+    }
 }
 
 void tls_destroy(tls_t **pt)
@@ -265,9 +330,16 @@ void tls_destroy(tls_t **pt)
         return;
     for (size_t i = 0; i < t->n; i++) {
         free(t->e[i].host);
-        SSL_CTX_free(t->e[i].ctx);
+        if (t->e[i].ctx)
+            SSL_CTX_free(t->e[i].ctx);
     }
     free(t->e);
+    for (size_t i = 0; i < t->nacme; i++) {
+        free(t->acme[i].site);
+        free(t->acme[i].crt);
+        free(t->acme[i].key);
+    }
+    free(t->acme);
     if (t->def)
         SSL_CTX_free(t->def);
     free(t->tickets_path);

@@ -23,6 +23,11 @@ SSL_CTX *tls_default_ctx(tls_t *t);
  * a second). */
 void tls_tickets_refresh(tls_t *t);
 
+/* Serves a certificate vc-acme installed or renewed for a site with
+ * tls = "acme" (a stat a second of each): its hosts' new handshakes get
+ * it, connections keep what they began with. */
+void tls_acme_refresh(tls_t *t);
+
 /* Makes DATA/tls/selfsigned.{crt,key} if missing (key mode 0600).
  * 0 or -1 with a log line. */
 int tls_ensure_selfsigned(const char *dir, char **cert, char **key);

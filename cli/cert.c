@@ -1,0 +1,108 @@
+/*
+ * vc cert list [--json]: each certificate vc-acme keeps (docs/certificates.md);
+ * vc cert renew [--force] SITE|HOST: orders it now. Without --force a
+ * certificate that is not due yet is left alone.
+ */
+#include "cli.h"
+#include "vc_ctl.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zmq.h>
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: vc cert list [--json]\n"
+                    "       vc cert renew [--force] SITE|HOST\n");
+    return 2;
+}
+
+static void when(const char *unix_s, char *out, size_t len)
+{
+    time_t t = unix_s ? (time_t)strtoll(unix_s, NULL, 10) : 0;
+    struct tm tm;
+    if (t <= 0 || gmtime_r(&t, &tm) == NULL)
+        snprintf(out, len, "-");
+    else
+        strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static int list(void *zctx, const vc_config_t *cfg, int json)
+{
+    Vc__Reply *r = NULL;
+    if (cli_call(zctx, cfg, "vc-acme", "certs", NULL, 0, &r) < 0)
+        return 1;
+    if (!json)
+        printf("%-16s %-32s %-20s %-20s %-20s %s\n", "SITE", "HOSTS", "ISSUER", "NOT AFTER", "NEXT RENEWAL",
+               "LAST ERROR");
+    for (size_t i = 0; i < r->n_records; i++) {
+        const Vc__Record *rec = r->records[i];
+        const char *site = vc_record_get(rec, "site"), *hosts = vc_record_get(rec, "hosts");
+        const char *issuer = vc_record_get(rec, "issuer"), *err = vc_record_get(rec, "last_error");
+        const char *na = vc_record_get(rec, "not_after"), *ra = vc_record_get(rec, "renew_at");
+        const char *nt = vc_record_get(rec, "next_try");
+        if (json) {
+            printf("{\"site\":\"");
+            vc_json_escape(stdout, site ? site : "", strlen(site ? site : ""));
+            printf("\",\"hosts\":\"");
+            vc_json_escape(stdout, hosts ? hosts : "", strlen(hosts ? hosts : ""));
+            printf("\",\"issuer\":\"");
+            vc_json_escape(stdout, issuer ? issuer : "", strlen(issuer ? issuer : ""));
+            printf("\",\"not_after\":%s,\"renew_at\":%s,\"next_try\":%s,\"last_error\":\"", na ? na : "0",
+                   ra ? ra : "0", nt ? nt : "0");
+            vc_json_escape(stdout, err ? err : "", strlen(err ? err : ""));
+            printf("\"}\n");
+            continue;
+        }
+        char a[32], b[32];
+        when(na, a, sizeof(a));
+        /* After a failure the next try says when the renewal comes. */
+        when(nt && strcmp(nt, "0") ? nt : ra, b, sizeof(b));
+        printf("%-16s %-32s %-20s %-20s %-20s %s\n", site ? site : "", hosts ? hosts : "",
+               issuer && issuer[0] ? issuer : "-", a, b, err && err[0] ? err : "-");
+    }
+    vc__reply__free_unpacked(r, NULL);
+    return 0;
+}
+
+int cmd_cert(cli_t *cli, int argc, char **argv)
+{
+    if (argc < 2)
+        return usage();
+    int json = 0, force = 0;
+    const char *name = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--json") && !strcmp(argv[1], "list"))
+            json = 1;
+        else if (!strcmp(argv[i], "--force") && !strcmp(argv[1], "renew"))
+            force = 1;
+        else if (argv[i][0] != '-' && name == NULL && !strcmp(argv[1], "renew"))
+            name = argv[i];
+        else
+            return usage();
+    }
+    if (strcmp(argv[1], "list") != 0 && (strcmp(argv[1], "renew") != 0 || name == NULL))
+        return usage();
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    void *zctx = zmq_ctx_new();
+    int rc = 0;
+    if (!strcmp(argv[1], "list")) {
+        rc = list(zctx, cfg, json);
+    } else {
+        const char *args[] = {name, force ? "force" : "due"};
+        Vc__Reply *r = NULL;
+        rc = cli_call(zctx, cfg, "vc-acme", "renew", args, 2, &r) < 0;
+        if (r) {
+            printf("%s\n", r->message);
+            vc__reply__free_unpacked(r, NULL);
+        }
+    }
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    return rc;
+}

@@ -1,0 +1,147 @@
+#include "certs.h"
+#include "vc_acme.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct io {
+    const char *site;
+    cert_state_t *s;
+    const cert_state_t *cs;
+} io_t;
+
+static void copy(char *dst, size_t len, const char *src)
+{
+    snprintf(dst, len, "%s", src ? src : "");
+}
+
+static int read_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    io_t *io = arg;
+    MDB_val k = {strlen(io->site), (void *)io->site}, v;
+    if (mdb_get(txn, dbi, &k, &v) != 0)
+        return -1;
+    json_t *j = json_loadb(v.mv_data, v.mv_size, 0, NULL);
+    if (j == NULL)
+        return -1;
+    cert_state_t *s = io->s;
+    copy(s->hosts, sizeof(s->hosts), json_string_value(json_object_get(j, "hosts")));
+    s->not_before = json_integer_value(json_object_get(j, "not_before"));
+    s->not_after = json_integer_value(json_object_get(j, "not_after"));
+    s->renew_at = json_integer_value(json_object_get(j, "renew_at"));
+    s->next_try = json_integer_value(json_object_get(j, "next_try"));
+    s->failures = (unsigned)json_integer_value(json_object_get(j, "failures"));
+    copy(s->issuer, sizeof(s->issuer), json_string_value(json_object_get(j, "issuer")));
+    copy(s->last_error, sizeof(s->last_error), json_string_value(json_object_get(j, "last_error")));
+    json_decref(j);
+    return 0;
+}
+
+int certs_state_read(vc_store_t *st, const char *site, cert_state_t *s)
+{
+    memset(s, 0, sizeof(*s));
+    io_t io = {site, s, NULL};
+    if (vc_store_read(st, VC_DB_ACME_CERTS, read_fn, &io) != 0) {
+        memset(s, 0, sizeof(*s));
+        return -1;
+    }
+    return 0;
+}
+
+static int write_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    const io_t *io = arg;
+    const cert_state_t *s = io->cs;
+    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:I, s:i, s:s, s:s}", "hosts", s->hosts, "not_before",
+                          (json_int_t)s->not_before, "not_after", (json_int_t)s->not_after, "renew_at",
+                          (json_int_t)s->renew_at, "next_try", (json_int_t)s->next_try, "failures", (int)s->failures,
+                          "issuer", s->issuer, "last_error", s->last_error);
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (text == NULL)
+        return -EINVAL;
+    MDB_val k = {strlen(io->site), (void *)io->site}, v = {strlen(text), text};
+    int rc = mdb_put(txn, dbi, &k, &v, 0);
+    free(text);
+    return rc ? vc_store_err(rc) : 0;
+}
+
+int certs_state_write(vc_store_t *st, const char *site, const cert_state_t *s)
+{
+    io_t io = {site, NULL, s};
+    return vc_store_write(st, VC_DB_ACME_CERTS, write_fn, &io);
+}
+
+/* Whole or not at all: a temporary file, synced, renamed over path. */
+static int write_file(const char *path, const char *text, int mode, char *err, size_t errlen)
+{
+    char *tmp = vc_asprintf("%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    size_t n = strlen(text);
+    int ok = fd >= 0 && write(fd, text, n) == (ssize_t)n && fsync(fd) == 0;
+    int e = errno;
+    if (fd >= 0)
+        close(fd);
+    if (ok && rename(tmp, path) != 0) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok) {
+        unlink(tmp);
+        snprintf(err, errlen, "\"%s\" could not be written: %s", path, strerror(e));
+    }
+    free(tmp);
+    return ok ? 0 : -1;
+}
+
+static int64_t asn1_unix(const ASN1_TIME *t)
+{
+    struct tm tm;
+    if (ASN1_TIME_to_tm(t, &tm) != 1)
+        return 0;
+    return (int64_t)timegm(&tm);
+}
+
+int certs_install(const char *data_dir, const char *site, const char *cert_pem, const char *key_pem, cert_state_t *s,
+                  char *err, size_t errlen)
+{
+    BIO *b = BIO_new_mem_buf(cert_pem, -1);
+    X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+    BIO_free(b);
+    if (x == NULL) {
+        snprintf(err, errlen, "the CA's chain holds no certificate");
+        return -1;
+    }
+    s->not_before = asn1_unix(X509_get0_notBefore(x));
+    s->not_after = asn1_unix(X509_get0_notAfter(x));
+    s->issuer[0] = '\0';
+    X509_NAME_get_text_by_NID(X509_get_issuer_name(x), NID_commonName, s->issuer, sizeof(s->issuer));
+    X509_free(x);
+    if (s->not_after <= s->not_before) {
+        snprintf(err, errlen, "the CA's certificate has no lifetime");
+        return -1;
+    }
+    s->renew_at = s->not_before + (s->not_after - s->not_before) * 2 / 3;
+    char *dir = vc_asprintf("%s/tls/acme", data_dir);
+    int rc = vc_mkdirs(dir, 0700);
+    free(dir);
+    if (rc < 0) {
+        snprintf(err, errlen, "%s/tls/acme could not be made: %s", data_dir, vc_strerror(rc));
+        return -1;
+    }
+    char *kp = vc_acme_cert_path(data_dir, site, "key"), *cp = vc_acme_cert_path(data_dir, site, "crt");
+    rc = write_file(kp, key_pem, 0600, err, errlen);
+    if (rc == 0)
+        rc = write_file(cp, cert_pem, 0644, err, errlen);
+    free(kp);
+    free(cp);
+    return rc;
+}

@@ -1,0 +1,440 @@
+/*
+ * vc-acme: certificates for the sites that ask for them (tls = "acme"),
+ * from an ACME CA (RFC 8555), renewed when a third of their lifetime is
+ * left, installed where every front picks them up within a second.
+ *
+ * The main thread answers control commands, publishes events and keeps
+ * the schedule; one order at a time runs on a thread of its own (an order
+ * waits on the CA for seconds to minutes). The schedule is in LMDB
+ * (certs.h), so a restart neither forgets a failure's back-off nor orders
+ * again what it has.
+ */
+#include "acme_order.h"
+#include "certs.h"
+#include "settings.h"
+#include "vc_acme.h"
+#include "vc_confstore.h"
+#include "vc_daemon.h"
+#include "vc_log.h"
+#include "vc_proc.h"
+#include "vc_store.h"
+#include "vc_util.h"
+
+#include <curl/curl.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <strings.h>
+#include <time.h>
+#include <zmq.h>
+
+/* After a failure: a minute, doubling to six hours, give or take a fifth. */
+#define FIRST_BACKOFF_S 60
+#define LAST_BACKOFF_S (6 * 3600)
+
+typedef struct job {
+    char *site, *hosts; /* hosts: space-separated */
+    int renewal;        /* it had a certificate */
+    int ok;             /* the result */
+    char err[1024];
+    unsigned round_trips;
+    int64_t not_after;
+} job_t;
+
+typedef struct acme {
+    vc_daemon_t d;
+    vc_store_t *store;
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    job_t *todo, *done; /* one at a time */
+    int busy;
+    atomic_int stopping;
+    char *forced; /* a site `vc cert renew --force` named */
+    uint64_t issued, failed;
+} acme_t;
+
+static const char *directory_url(const char *d)
+{
+    if (strcmp(d, "letsencrypt") == 0)
+        return "https://acme-v02.api.letsencrypt.org/directory";
+    if (strcmp(d, "letsencrypt-staging") == 0)
+        return "https://acme-staging-v02.api.letsencrypt.org/directory";
+    return d;
+}
+
+static int rsa_bits_of(const char *key_type)
+{
+    if (strncmp(key_type, "rsa", 3) == 0)
+        return atoi(key_type + 3);
+    return 0;
+}
+
+/* ---- HTTP-01 answers, read by the fronts ----------------------------------- */
+
+typedef struct answer {
+    const char *token, *key_auth;
+} answer_t;
+
+static int answer_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    const answer_t *a = arg;
+    MDB_val k = {strlen(a->token), (void *)a->token};
+    if (a->key_auth) {
+        MDB_val v = {strlen(a->key_auth), (void *)a->key_auth};
+        return vc_store_err(mdb_put(txn, dbi, &k, &v, 0));
+    }
+    int rc = mdb_del(txn, dbi, &k, NULL);
+    return rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
+}
+
+static int http01(void *arg, const char *token, const char *key_auth, int put)
+{
+    answer_t a = {token, put ? key_auth : NULL};
+    return vc_store_write(arg, VC_DB_ACME_HTTP01, answer_fn, &a) < 0 ? -1 : 0;
+}
+
+static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    (void)arg;
+    return vc_store_err(mdb_drop(txn, dbi, 0));
+}
+
+/* ---- the order thread ------------------------------------------------------- */
+
+static void run_job(acme_t *a, const vc_config_t *cfg, job_t *j)
+{
+    const acme_settings_t *set = acme_settings(cfg);
+    char *key_path = NULL;
+    unsigned char md[32];
+    const char *dir = directory_url(set->directory);
+    crypto_hash_sha256(md, (const unsigned char *)dir, strlen(dir));
+    char hex[17];
+    sodium_bin2hex(hex, sizeof(hex), md, 8);
+    char *acct_dir = vc_asprintf("%s/acme", cfg->data_dir);
+    vc_mkdirs(acct_dir, 0700);
+    key_path = vc_asprintf("%s/account-%s.key", acct_dir, hex);
+    free(acct_dir);
+    acme_ca_t ca = {
+        .directory = dir,
+        .ca_bundle = set->ca_bundle[0] ? set->ca_bundle : NULL,
+        .email = set->email,
+        .account_key_path = key_path,
+        .profile = set->profile,
+    };
+    char *hosts_copy = vc_strdup(j->hosts);
+    const char *hosts[64];
+    size_t n = 0;
+    for (char *save = NULL, *h = strtok_r(hosts_copy, " ", &save); h && n < 64; h = strtok_r(NULL, " ", &save))
+        hosts[n++] = h;
+    acme_issued_t out;
+    cert_state_t st;
+    certs_state_read(a->store, j->site, &st);
+    int rc = acme_issue(&ca, hosts, n, rsa_bits_of(set->key_type), http01, a->store, &a->stopping, &out, j->err,
+                        sizeof(j->err));
+    j->round_trips = out.round_trips;
+    if (rc == 0)
+        rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, &st, j->err, sizeof(j->err));
+    acme_issued_free(&out);
+    int64_t now = (int64_t)time(NULL);
+    if (rc == 0) {
+        snprintf(st.hosts, sizeof(st.hosts), "%s", j->hosts);
+        st.failures = 0;
+        st.next_try = 0;
+        st.last_error[0] = '\0';
+        j->not_after = st.not_after;
+    } else if (!atomic_load(&a->stopping)) {
+        st.failures++;
+        int64_t wait = FIRST_BACKOFF_S;
+        for (unsigned i = 1; i < st.failures && wait < LAST_BACKOFF_S; i++)
+            wait *= 2;
+        if (wait > LAST_BACKOFF_S)
+            wait = LAST_BACKOFF_S;
+        wait = wait * (80 + (int64_t)randombytes_uniform(41)) / 100;
+        st.next_try = now + wait;
+        snprintf(st.last_error, sizeof(st.last_error), "%s", j->err);
+    }
+    if (!atomic_load(&a->stopping) && certs_state_write(a->store, j->site, &st) < 0)
+        vc_log(VC_LOG_ERR, "schedule", "the schedule of \"%s\" could not be written", j->site);
+    j->ok = rc == 0;
+    free(hosts_copy);
+    free(key_path);
+}
+
+static void *order_thread(void *arg)
+{
+    acme_t *a = arg;
+    pthread_mutex_lock(&a->mu);
+    while (!atomic_load(&a->stopping)) {
+        if (a->todo == NULL) {
+            pthread_cond_wait(&a->cv, &a->mu);
+            continue;
+        }
+        job_t *j = a->todo;
+        a->todo = NULL;
+        /* The configuration as it was when the job was made: a reload
+         * swaps d.cfg on the main thread, so the job reads its own. */
+        char err[512];
+        vc_config_t *cfg = vc_confstore_load(a->d.data_dir, err, sizeof(err));
+        pthread_mutex_unlock(&a->mu);
+        if (cfg) {
+            run_job(a, cfg, j);
+            vc_config_destroy(&cfg);
+        } else {
+            snprintf(j->err, sizeof(j->err), "%s", err);
+        }
+        pthread_mutex_lock(&a->mu);
+        a->done = j;
+    }
+    pthread_mutex_unlock(&a->mu);
+    return NULL;
+}
+
+/* ---- the main thread ------------------------------------------------------- */
+
+static char *hosts_of(const vc_site_t *s)
+{
+    size_t len = 1;
+    for (size_t h = 0; h < s->nhosts; h++)
+        len += strlen(s->hosts[h]) + 1;
+    char *out = vc_calloc(1, len);
+    for (size_t h = 0; h < s->nhosts; h++) {
+        if (h)
+            strcat(out, " ");
+        strcat(out, s->hosts[h]);
+    }
+    return out;
+}
+
+/* A finished order: its events and log line. */
+static void report(acme_t *a, job_t *j)
+{
+    char na[24];
+    snprintf(na, sizeof(na), "%lld", (long long)j->not_after);
+    char rt[16];
+    snprintf(rt, sizeof(rt), "%u", j->round_trips);
+    if (j->ok) {
+        a->issued++;
+        vc_log(VC_LOG_NOTICE, "order", "\"%s\" (%s): certificate %s, %s round trips", j->site, j->hosts,
+               j->renewal ? "renewed" : "issued", rt);
+        vc_bus_publish(a->d.bus, j->renewal ? "acme.cert.renewed" : "acme.cert.issued", VC__SEVERITY__NOTICE, "site",
+                       j->site, "hosts", j->hosts, "not_after", na, "round_trips", rt, NULL);
+    } else {
+        a->failed++;
+        vc_log(VC_LOG_ERR, "order", "\"%s\" (%s): %s", j->site, j->hosts, j->err);
+        vc_bus_publish(a->d.bus, "acme.cert.failed", VC__SEVERITY__ERROR, "site", j->site, "hosts", j->hosts, "error",
+                       j->err, NULL);
+    }
+    free(j->site);
+    free(j->hosts);
+    free(j);
+}
+
+static int cert_files_there(const char *data_dir, const char *site)
+{
+    char *c = vc_acme_cert_path(data_dir, site, "crt"), *k = vc_acme_cert_path(data_dir, site, "key");
+    struct stat sc, sk;
+    int there = stat(c, &sc) == 0 && stat(k, &sk) == 0;
+    free(c);
+    free(k);
+    return there;
+}
+
+/* The first site whose certificate is due, to the order thread. */
+static void schedule(acme_t *a)
+{
+    pthread_mutex_lock(&a->mu);
+    if (a->done) {
+        job_t *j = a->done;
+        a->done = NULL;
+        a->busy = 0;
+        pthread_mutex_unlock(&a->mu);
+        report(a, j);
+        pthread_mutex_lock(&a->mu);
+    }
+    int busy = a->busy;
+    pthread_mutex_unlock(&a->mu);
+    if (busy)
+        return;
+    int64_t now = (int64_t)time(NULL);
+    const vc_config_t *cfg = a->d.cfg;
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        if (s->tls == NULL)
+            continue;
+        cert_state_t st;
+        int known = certs_state_read(a->store, s->name, &st) == 0;
+        char *hosts = hosts_of(s);
+        int forced = a->forced && strcmp(a->forced, s->name) == 0;
+        int have = known && st.not_after > 0 && cert_files_there(cfg->data_dir, s->name);
+        int due = forced || !have || strcmp(st.hosts, hosts) != 0 || now >= st.renew_at;
+        if (!due || (!forced && known && now < st.next_try)) {
+            free(hosts);
+            continue;
+        }
+        if (forced) {
+            free(a->forced);
+            a->forced = NULL;
+        }
+        job_t *j = vc_calloc(1, sizeof(*j));
+        j->site = vc_strdup(s->name);
+        j->hosts = hosts;
+        j->renewal = have;
+        vc_log(VC_LOG_INFO, "order", "\"%s\" (%s): ordering a certificate%s", s->name, hosts, have ? " (renewal)" : "");
+        vc_bus_publish(a->d.bus, "acme.order.started", VC__SEVERITY__INFO, "site", s->name, "hosts", hosts, NULL);
+        pthread_mutex_lock(&a->mu);
+        a->todo = j;
+        a->busy = 1;
+        pthread_cond_signal(&a->cv);
+        pthread_mutex_unlock(&a->mu);
+        return;
+    }
+}
+
+static const vc_site_t *site_named(const vc_config_t *cfg, const char *name)
+{
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        if (s->tls == NULL)
+            continue;
+        if (strcmp(s->name, name) == 0)
+            return s;
+        for (size_t h = 0; h < s->nhosts; h++)
+            if (strcasecmp(s->hosts[h], name) == 0)
+                return s;
+    }
+    return NULL;
+}
+
+static void on_certs(acme_t *a, Vc__Reply *reply)
+{
+    const vc_config_t *cfg = a->d.cfg;
+    size_t n = 0;
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        if (s->tls == NULL)
+            continue;
+        cert_state_t st;
+        certs_state_read(a->store, s->name, &st);
+        char *hosts = hosts_of(s);
+        Vc__Record *rec = vc_reply_record(reply);
+        vc_record_field(rec, "site", "%s", s->name);
+        vc_record_field(rec, "hosts", "%s", hosts);
+        vc_record_field(rec, "issuer", "%s", st.issuer);
+        vc_record_field(rec, "not_after", "%lld", (long long)st.not_after);
+        vc_record_field(rec, "renew_at", "%lld", (long long)st.renew_at);
+        vc_record_field(rec, "next_try", "%lld", (long long)st.next_try);
+        vc_record_field(rec, "last_error", "%s", st.last_error);
+        free(hosts);
+        n++;
+    }
+    vc_reply_ok(reply, "%zu certificates", n);
+}
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    acme_t *a = arg;
+    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping")) {
+        pthread_mutex_lock(&a->mu);
+        int busy = a->busy;
+        pthread_mutex_unlock(&a->mu);
+        vc_reply_ok(reply, "vc-acme is running");
+        vc_reply_field(reply, "health", "ok");
+        vc_reply_field(reply, "ordering", "%s", busy ? "yes" : "no");
+        vc_reply_field(reply, "issued", "%llu", (unsigned long long)a->issued);
+        vc_reply_field(reply, "failed", "%llu", (unsigned long long)a->failed);
+    } else if (!strcmp(cmd->verb, "certs")) {
+        on_certs(a, reply);
+    } else if (!strcmp(cmd->verb, "renew")) {
+        const vc_site_t *s = cmd->n_args >= 1 ? site_named(a->d.cfg, cmd->args[0]) : NULL;
+        if (s == NULL) {
+            vc_reply_fail(reply, "no site with tls = \"acme\" is named or serves \"%s\"",
+                          cmd->n_args ? cmd->args[0] : "");
+            return;
+        }
+        if (cmd->n_args < 2 || strcmp(cmd->args[1], "force") != 0) {
+            cert_state_t st;
+            if (certs_state_read(a->store, s->name, &st) == 0 && st.not_after > 0 && time(NULL) < st.renew_at) {
+                vc_reply_ok(reply, "\"%s\" is not due before %lld (unix time); --force orders it now", s->name,
+                            (long long)st.renew_at);
+                return;
+            }
+        }
+        free(a->forced);
+        a->forced = vc_strdup(s->name);
+        vc_reply_ok(reply, "\"%s\" will be ordered next (vc events --follow acme. shows it)", s->name);
+    } else if (!strcmp(cmd->verb, "reload")) {
+        char err[512];
+        vc_config_t *cfg = vc_confstore_load(a->d.data_dir, err, sizeof(err));
+        if (cfg == NULL) {
+            vc_reply_fail(reply, "%s", err);
+            return;
+        }
+        vc_config_destroy(&a->d.cfg);
+        a->d.cfg = cfg;
+        vc_reply_ok(reply, "reloaded");
+    }
+}
+
+int main(int argc, char **argv)
+{
+    acme_t a = {0};
+    vc_daemon_load(&a.d, "vc-acme", argc, argv);
+    char err[512] = "";
+    a.store = vc_store_open(a.d.cfg->state_dir, (size_t)a.d.cfg->store.map_size, err, sizeof(err));
+    if (a.store == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "%s", err);
+        return 1;
+    }
+    if (sodium_init() < 0)
+        return 1;
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    /* Answers of an order a kill interrupted are of no use to anyone. */
+    vc_store_write(a.store, VC_DB_ACME_HTTP01, clear_fn, NULL);
+    pthread_mutex_init(&a.mu, NULL);
+    pthread_cond_init(&a.cv, NULL);
+    vc_daemon_start(&a.d, on_command, &a);
+    if (pthread_create(&a.thread, NULL, order_thread, &a) != 0) {
+        vc_log(VC_LOG_CRIT, "main", "pthread_create() failed");
+        return 1;
+    }
+    vc_daemon_ready(&a.d);
+    for (int running = 1; running;) {
+        schedule(&a);
+        zmq_pollitem_t items[] = {
+            {vc_ctl_socket(a.d.ctl), 0, ZMQ_POLLIN, 0},
+            {NULL, a.d.sigfd, ZMQ_POLLIN, 0},
+        };
+        int n = zmq_poll(items, 2, 500);
+        if (n < 0 && errno != EINTR)
+            break;
+        if (items[0].revents & ZMQ_POLLIN)
+            vc_ctl_handle(a.d.ctl);
+        if (items[1].revents & ZMQ_POLLIN)
+            for (int sig; (sig = vc_proc_read_signal(a.d.sigfd)) != 0;)
+                if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+                    running = 0;
+    }
+    vc_log(VC_LOG_INFO, "main", "stopping");
+    pthread_mutex_lock(&a.mu);
+    atomic_store(&a.stopping, 1);
+    pthread_cond_signal(&a.cv);
+    pthread_mutex_unlock(&a.mu);
+    pthread_join(a.thread, NULL);
+    if (a.done)
+        report(&a, a.done);
+    if (a.todo) {
+        free(a.todo->site);
+        free(a.todo->hosts);
+        free(a.todo);
+    }
+    free(a.forced);
+    vc_daemon_fini(&a.d);
+    vc_store_destroy(&a.store);
+    curl_global_cleanup();
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* vc-acme's own settings ("acme.*"), declared in settings.c (vc_settings.h). */
+#ifndef VC_ACME_SETTINGS_H
+#define VC_ACME_SETTINGS_H
+
+#include "vc_config.h"
+
+typedef struct acme_settings {
+    char *directory; /* the CA's directory URL, or "letsencrypt", "letsencrypt-staging" */
+    char *email;     /* the account's contact; "": none */
+    char *ca_bundle; /* PEM of the CAs trusted for the CA's own HTTPS; "": the system's */
+    char *key_type;  /* "ec256" or "rsa2048", "rsa3072", "rsa4096": the certificates' keys */
+    char *profile;   /* a profile to ask the CA for ("shortlived"); "": none */
+} acme_settings_t;
+
+extern const vc_section_t vc_acme_settings;
+
+static inline const acme_settings_t *acme_settings(const vc_config_t *cfg)
+{
+    return (const acme_settings_t *)vc_config_section(cfg, &vc_acme_settings);
+}
+
+#endif

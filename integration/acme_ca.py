@@ -1,0 +1,83 @@
+"""A real ACME CA for the tests: Debian's Pebble (-strict, its nonce
+rejections and validation delays left on), with pebble-challtestsrv as
+its DNS server, which answers every name with 127.0.0.1, so Pebble checks
+HTTP-01 and TLS-ALPN-01 against the suite's own ports."""
+import json
+import os
+import socket
+import ssl
+import subprocess
+import time
+import urllib.request
+
+from conftest import free_port
+
+
+class Pebble:
+    def __init__(self, workdir, http_port, https_port):
+        self.dir = str(workdir)
+        os.makedirs(self.dir, exist_ok=True)
+        self.port, self.mgmt, self.dns, self.dns_mgmt = free_port(), free_port(), free_port(), free_port()
+        # Pebble's own HTTPS: a certificate for 127.0.0.1 that the suite trusts.
+        self.tls_cert = os.path.join(self.dir, "pebble.crt")
+        self.tls_key = os.path.join(self.dir, "pebble.key")
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                        "-days", "2", "-subj", "/CN=pebble", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost",
+                        "-keyout", self.tls_key, "-out", self.tls_cert], check=True, capture_output=True)
+        conf = {"pebble": {"listenAddress": f"127.0.0.1:{self.port}",
+                           "managementListenAddress": f"127.0.0.1:{self.mgmt}",
+                           "certificate": self.tls_cert, "privateKey": self.tls_key,
+                           "httpPort": http_port, "tlsPort": https_port,
+                           "ocspResponderURL": "", "externalAccountBindingRequired": False}}
+        self.conf = os.path.join(self.dir, "pebble.json")
+        with open(self.conf, "w") as f:
+            json.dump(conf, f)
+        self.procs = []
+
+    @property
+    def directory(self):
+        return f"https://127.0.0.1:{self.port}/dir"
+
+    def start(self):
+        log = open(os.path.join(self.dir, "challtestsrv.log"), "w")
+        self.procs.append(subprocess.Popen(
+            ["pebble-challtestsrv", "-dns01", f"127.0.0.1:{self.dns}", "-http01", "", "-https01", "",
+             "-tlsalpn01", "", "-management", f"127.0.0.1:{self.dns_mgmt}", "-defaultIPv4", "127.0.0.1",
+             "-defaultIPv6", ""], stdout=log, stderr=subprocess.STDOUT))
+        log = open(os.path.join(self.dir, "pebble.log"), "w")
+        self.procs.append(subprocess.Popen(
+            ["pebble", "-config", self.conf, "-strict", "-dnsserver", f"127.0.0.1:{self.dns}"],
+            stdout=log, stderr=subprocess.STDOUT))
+        deadline = time.monotonic() + 20
+        for port in (self.port, self.mgmt, self.dns_mgmt):
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    assert time.monotonic() < deadline, "Pebble did not start: " + self.log()
+                    time.sleep(0.05)
+        return self
+
+    def log(self):
+        with open(os.path.join(self.dir, "pebble.log")) as f:
+            return f.read()
+
+    def root_pem(self):
+        """The root Pebble issues under (made at its start), to trust."""
+        ctx = ssl.create_default_context(cafile=self.tls_cert)
+        with urllib.request.urlopen(f"https://127.0.0.1:{self.mgmt}/roots/0", context=ctx, timeout=10) as r:
+            root = r.read()
+        with urllib.request.urlopen(f"https://127.0.0.1:{self.mgmt}/intermediates/0", context=ctx, timeout=10) as r:
+            return root + b"\n" + r.read()
+
+    def stop(self):
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.procs = []

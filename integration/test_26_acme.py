@@ -1,0 +1,185 @@
+"""vc-acme against a real ACME CA (Pebble, -strict): certificates for two
+sites by HTTP-01, served by SNI and trusted through Pebble's root; a
+forced renewal under load on HTTPS with no failed request or handshake;
+the challenge path never reaching PHP, even on a site that redirects to
+HTTPS; a CA that is down; configuration refused with its file and line."""
+import json
+import os
+import re
+import socket
+import ssl
+import subprocess
+import threading
+import time
+
+import pytest
+
+from acme_ca import Pebble
+from conftest import FIXTURES, curl
+
+DOCROOT = os.path.join(FIXTURES, "docroot")
+
+
+def write_conf(conf, acme, sites):
+    (conf / "sites-enabled").mkdir(parents=True, exist_ok=True)
+    (conf / "vc.conf").write_text("acme: { %s };\n" % acme)
+    for name, body in sites.items():
+        (conf / "sites-enabled" / f"{name}.conf").write_text("site: { %s };\n" % body)
+
+
+@pytest.fixture
+def pebble_suite(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    s = make_suite(root="", conf=str(conf))
+    ca = Pebble(tmp_path / "ca", s.http, s.https).start()
+    write_conf(conf, f'directory = "{ca.directory}"; ca_bundle = "{ca.tls_cert}"; email = "ops@example.test";', {
+        "a": f'hosts = ["a.test", "www.a.test"]; root = "{DOCROOT}"; tls = "acme"; https_redirect = true;',
+        "b": f'hosts = ["b.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;',
+    })
+    s.start()
+    yield s, ca
+    s.stop(check=False)
+    ca.stop()
+
+
+def certs(s):
+    r = s.vc("cert", "list", "--json", check=True)
+    return {c["site"]: c for c in map(json.loads, r.stdout.splitlines())}
+
+
+def wait_issued(s, sites, after=0, timeout=150):
+    """Polls vc cert list until each site has a certificate newer than after."""
+    deadline = time.monotonic() + timeout
+    while True:
+        c = certs(s)
+        if all(c[x]["not_after"] > 0 and c[x]["renew_at"] > after for x in sites):
+            return c
+        assert time.monotonic() < deadline, (c, s.logs()[-3000:])
+        time.sleep(0.5)
+
+
+def served_cert(s, host, cafile):
+    """The certificate the front hands a client asking for host, checked
+    against cafile (Pebble's root and intermediate)."""
+    ctx = ssl.create_default_context(cafile=cafile)
+    with socket.create_connection(("127.0.0.1", s.https), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname=host) as t:
+            return t.getpeercert(), t.getpeercert(binary_form=True)
+
+
+def wait_served(s, host, cafile, timeout=10):
+    """served_cert, once the front serves a certificate cafile verifies
+    (it looks for vc-acme's files once a second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return served_cert(s, host, cafile)
+        except ssl.SSLCertVerificationError:
+            assert time.monotonic() < deadline, f"{host}: no certificate from the CA is served"
+            time.sleep(0.2)
+
+
+def test_two_sites_get_certificates_by_http01_and_serve_them(pebble_suite, tmp_path):
+    s, ca = pebble_suite
+    c = wait_issued(s, ["a", "b"])
+    assert c["a"]["hosts"] == "a.test www.a.test" and c["a"]["last_error"] == ""
+    assert "Pebble" in c["a"]["issuer"], c
+    root = tmp_path / "pebble-root.pem"
+    root.write_bytes(ca.root_pem())
+    for host in ("a.test", "www.a.test", "b.test"):
+        cert, _ = wait_served(s, host, str(root))  # verified: a chain to Pebble's root for that name
+        names = {v for k, v in cert["subjectAltName"] if k == "DNS"}
+        assert host in names
+    key = os.path.join(s.data, "tls", "acme", "a.key")
+    assert os.stat(key).st_mode & 0o777 == 0o600
+    # The front says so, and nothing logs the key.
+    with open(key) as f:
+        pem_body = f.read().splitlines()[1]
+    assert pem_body not in s.logs()
+    topics = [e["topic"] for e in s.events()]
+    assert topics.count("acme.cert.issued") == 2 and "acme.order.started" in topics
+    out = s.vc("cert", "list", check=True).stdout
+    assert re.search(r"^a\s+a\.test www\.a\.test\s+Pebble", out, re.M), out
+
+
+def test_a_forced_renewal_under_load_drops_nothing(pebble_suite, tmp_path):
+    s, ca = pebble_suite
+    before = wait_issued(s, ["a"])["a"]
+    root = tmp_path / "pebble-root.pem"
+    root.write_bytes(ca.root_pem())
+    _, old = wait_served(s, "a.test", str(root))
+    result = {}
+    # h2load over TLS with SNI a.test: new connections all along (-c 4,
+    # 200 requests each), so handshakes happen while the pair changes.
+    load = threading.Thread(target=lambda: result.update(r=subprocess.run(
+        ["h2load", "--connect-to", f"127.0.0.1:{s.https}", "-n", "40000", "-c", "8", "-m", "1",
+         "--h1", f"https://a.test:{s.https}/style.css"], capture_output=True, text=True, timeout=300)))
+    load.start()
+    r = s.vc("cert", "renew", "--force", "a.test", check=True)
+    assert "ordered next" in r.stdout
+    wait_issued(s, ["a"], after=before["renew_at"])
+    deadline = time.monotonic() + 10
+    while served_cert(s, "a.test", str(root))[1] == old:  # the front picks it up within a second
+        assert time.monotonic() < deadline, "the renewed certificate is not served"
+        time.sleep(0.2)
+    load.join()
+    out = result["r"].stdout
+    m = re.search(r"requests: (\d+) total, (\d+) started, (\d+) done, (\d+) succeeded, (\d+) failed, (\d+) errored",
+                  out)
+    assert m, out + result["r"].stderr
+    assert int(m.group(4)) == 40000 and int(m.group(5)) == 0 and int(m.group(6)) == 0, out
+    assert "acme.cert.renewed" in [e["topic"] for e in s.events()]
+
+
+def test_the_challenge_path_is_the_fronts_even_on_a_redirecting_site(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    write_conf(conf, 'directory = "https://127.0.0.1:9/dir";', {
+        "a": f'hosts = ["a.test"]; root = "{DOCROOT}"; tls = "acme"; https_redirect = true; default = true;'})
+    s = make_suite(root="", conf=str(conf)).start()
+    code, head, body = curl("-H", "Host: a.test", s.url("/.well-known/acme-challenge/unknownToken_1"))
+    assert code == 404 and b"no such ACME challenge" in body, (code, head, body)
+    code, head, _ = curl("-H", "Host: a.test", s.url("/hello.php"))
+    assert code == 301  # the rest of the site still goes to HTTPS
+    code, _, _ = curl("-H", "Host: a.test", s.url("/.well-known/acme-challenge/../hello.php"))
+    assert code != 200
+
+
+def test_a_ca_that_is_down_is_reported_and_https_keeps_working(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    port = closed.getsockname()[1]
+    closed.close()
+    write_conf(conf, f'directory = "https://127.0.0.1:{port}/dir";', {
+        "a": f'hosts = ["a.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;'})
+    s = make_suite(root="", conf=str(conf)).start()
+    deadline = time.monotonic() + 30
+    while not certs(s)["a"]["last_error"]:
+        assert time.monotonic() < deadline, s.logs()[-2000:]
+        time.sleep(0.2)
+    c = certs(s)["a"]
+    assert f"127.0.0.1:{port}" in c["last_error"] and c["next_try"] > time.time() + 30, c
+    failed = [e for e in s.events() if e["topic"] == "acme.cert.failed"]
+    assert failed and "127.0.0.1" in json.dumps(failed[0]), failed
+    # The site is served meanwhile, with the generated certificate.
+    code, _, body = curl("-k", "--resolve", f"a.test:{s.https}:127.0.0.1", f"https://a.test:{s.https}/hello.php")
+    assert code == 200 and body == b"hello world\n"
+    # A restart remembers the back-off: no order before next_try.
+    r = s.vc("restart", "acme", timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert s.vc("status", "--wait", "20").returncode == 0
+    assert certs(s)["a"]["next_try"] == c["next_try"]
+
+
+@pytest.mark.parametrize("site,why", [
+    ('hosts = ["*.a.test"]; tls = "acme";', "wildcards need DNS-01"),
+    ('hosts = ["a.test"]; tls = "acmee";', 'tls is "acme" or not set'),
+    ('tls = "acme";', 'tls = "acme" needs hosts'),
+])
+def test_bad_acme_sites_are_refused_with_file_and_line(make_suite, tmp_path, site, why):
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text("\n")
+    (conf / "sites-enabled" / "x.conf").write_text('\nsite: { root = "%s"; %s };\n' % (DOCROOT, site))
+    r = make_suite(root="", conf=str(conf)).vc("configtest")
+    assert r.returncode != 0 and "sites-enabled/x.conf:2" in r.stderr and why in r.stderr, r.stderr
