@@ -22,8 +22,8 @@ echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 
 echo "== fuzz targets (libFuzzer, 15 s each from the committed corpus)"
 cmake -S . -B build-fuzz -DVC_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_route fuzz_config fuzz_messages fuzz_params fuzz_link fuzz_ranges fuzz_framing fuzz_broker fuzz_front_link fuzz_cache fuzz_cache_store fuzz_ws fuzz_pusher_sign fuzz_mercure
-for t in route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign mercure; do
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_route fuzz_config fuzz_messages fuzz_params fuzz_link fuzz_ranges fuzz_framing fuzz_broker fuzz_front_link fuzz_cache fuzz_cache_store fuzz_ws fuzz_pusher_sign fuzz_mercure fuzz_acme
+for t in route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign mercure acme; do
     work=$(mktemp -d)
     cp fuzz/corpus/$t/* "$work"/
     if ! LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp ./build-fuzz/fuzz/fuzz_$t -max_total_time=15 \

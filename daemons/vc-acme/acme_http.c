@@ -1,13 +1,11 @@
 #include "acme_http.h"
+#include "acme_parse.h"
 #include "jws.h"
 #include "vc_util.h"
 
-#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
 /* A CA's answer is small: an order lists its authorisations, a chain is a
  * few certificates. More is refused, not buffered. */
@@ -61,23 +59,6 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
     return len;
 }
 
-/* "Name: value\r\n" -> value (malloc'd) if the name is name. */
-static char *header_value(const char *line, size_t len, const char *name)
-{
-    size_t nl = strlen(name);
-    if (len <= nl || strncasecmp(line, name, nl) != 0 || line[nl] != ':')
-        return NULL;
-    const char *v = line + nl + 1, *end = line + len;
-    while (v < end && (*v == ' ' || *v == '\t'))
-        v++;
-    while (end > v && isspace((unsigned char)end[-1]))
-        end--;
-    char *out = vc_malloc((size_t)(end - v) + 1);
-    memcpy(out, v, (size_t)(end - v));
-    out[end - v] = '\0';
-    return out;
-}
-
 static void keep(char **slot, char *v)
 {
     if (v) {
@@ -90,9 +71,9 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 {
     sink_t *s = arg;
     size_t len = size * n;
-    keep(&s->c->nonce, header_value(p, len, "Replay-Nonce"));
-    keep(&s->r->location, header_value(p, len, "Location"));
-    keep(&s->r->retry_after, header_value(p, len, "Retry-After"));
+    keep(&s->c->nonce, acme_header_value(p, len, "Replay-Nonce"));
+    keep(&s->r->location, acme_header_value(p, len, "Location"));
+    keep(&s->r->retry_after, acme_header_value(p, len, "Retry-After"));
     return len;
 }
 
@@ -101,18 +82,6 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl
     (void)a, (void)b, (void)c, (void)d;
     const acme_conn_t *conn = arg;
     return conn->stop && atomic_load(conn->stop);
-}
-
-/* The problem document's "type: detail", or the status. */
-static void problem(const acme_resp_t *r, const char *url, char *err, size_t errlen)
-{
-    const char *type = r->json ? json_string_value(json_object_get(r->json, "type")) : NULL;
-    const char *detail = r->json ? json_string_value(json_object_get(r->json, "detail")) : NULL;
-    if (type)
-        snprintf(err, errlen, "%s answered %ld: %s%s%s", url, r->status, type, detail ? ": " : "",
-                 detail ? detail : "");
-    else
-        snprintf(err, errlen, "%s answered %ld", url, r->status);
 }
 
 static int request(acme_conn_t *c, const char *method, const char *url, const char *body, const char *accept,
@@ -172,7 +141,7 @@ static int request(acme_conn_t *c, const char *method, const char *url, const ch
     if (r->body && ct && (strstr(ct, "json") != NULL))
         r->json = json_loadb(r->body, r->len, 0, NULL);
     if (r->status < 200 || r->status > 299) {
-        problem(r, url, err, errlen);
+        acme_problem_text(r->json, r->status, url, err, errlen);
         return -1;
     }
     if (ct && strstr(ct, "json") && r->json == NULL) {
@@ -234,15 +203,5 @@ int acme_post(acme_conn_t *c, EVP_PKEY *key, const char *kid, const char *url, c
 
 long acme_retry_after(const acme_resp_t *r, long fallback)
 {
-    if (r->retry_after == NULL)
-        return fallback;
-    char *end;
-    long s = strtol(r->retry_after, &end, 10);
-    if (end != r->retry_after && *end == '\0')
-        return s < 0 ? fallback : s;
-    struct tm tm = {0};
-    if (strptime(r->retry_after, "%a, %d %b %Y %H:%M:%S GMT", &tm) == NULL)
-        return fallback;
-    long d = (long)(timegm(&tm) - time(NULL));
-    return d < 0 ? 0 : d;
+    return acme_retry_after_value(r->retry_after, fallback);
 }

@@ -1,5 +1,6 @@
 #include "acme_order.h"
 #include "acme_http.h"
+#include "acme_parse.h"
 #include "jws.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -148,24 +149,13 @@ static int authorize(session_t *s, const char *url, acme_http01_fn http01, void 
         return -1;
     }
     json_t *a = r.json;
-    const char *host = json_string_value(json_object_get(json_object_get(a, "identifier"), "value"));
     const char *st = json_string_value(json_object_get(a, "status"));
     if (st && strcmp(st, "valid") == 0) { /* authorised before, still valid */
         acme_resp_free(&r);
         return 0;
     }
-    json_t *ch, *http = NULL;
-    size_t i;
-    json_array_foreach(json_object_get(a, "challenges"), i, ch)
-    {
-        const char *type = json_string_value(json_object_get(ch, "type"));
-        if (type && strcmp(type, "http-01") == 0)
-            http = ch;
-    }
-    const char *token = json_string_value(json_object_get(http, "token"));
-    const char *ch_url = json_string_value(json_object_get(http, "url"));
-    if (host == NULL || token == NULL || ch_url == NULL ||
-        strspn(token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(token)) {
+    const char *host, *token, *ch_url;
+    if (acme_http01_of(a, &host, &token, &ch_url) < 0) {
         snprintf(s->err, s->errlen, "%s offers no usable http-01 challenge", url);
         acme_resp_free(&r);
         return -1;

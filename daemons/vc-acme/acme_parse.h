@@ -1,0 +1,28 @@
+/*
+ * What vc-acme reads from a CA, apart from its sockets (so a fuzz target
+ * drives it): response headers, Retry-After, problem documents (RFC 7807)
+ * and an authorisation's HTTP-01 challenge.
+ */
+#ifndef VC_ACME_PARSE_H
+#define VC_ACME_PARSE_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* "Name: value\r\n" -> value (malloc'd, trimmed) if the name is name. */
+char *acme_header_value(const char *line, size_t len, const char *name);
+
+/* Seconds a Retry-After value asks for (delta-seconds or an HTTP date),
+ * or fallback if v is NULL or cannot be read. */
+long acme_retry_after_value(const char *v, long fallback);
+
+/* "URL answered STATUS: TYPE: DETAIL" from a problem document (json may
+ * be NULL or anything). */
+void acme_problem_text(const json_t *json, long status, const char *url, char *err, size_t errlen);
+
+/* An authorisation's identifier and its http-01 challenge's token and URL
+ * (borrowed from authz). 0, or -1 if it has none usable (a token must be
+ * base64url: it becomes a path and a key). */
+int acme_http01_of(const json_t *authz, const char **host, const char **token, const char **url);
+
+#endif

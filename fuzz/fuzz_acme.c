@@ -1,0 +1,35 @@
+/* libFuzzer: what vc-acme reads from a CA (daemons/vc-acme/acme_parse.h).
+ * The first byte picks: a header line, a Retry-After value, or a JSON
+ * body read as a problem document and as an authorisation. */
+#include "acme_parse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    char *text = malloc(size);
+    memcpy(text, data + 1, size - 1);
+    text[size - 1] = '\0';
+    switch (data[0] % 3) {
+    case 0: {
+        free(acme_header_value(text, size - 1, "Replay-Nonce"));
+        free(acme_header_value(text, size - 1, "Location"));
+        break;
+    }
+    case 1: acme_retry_after_value(text, 7); break;
+    default: {
+        json_t *j = json_loadb(text, size - 1, 0, NULL);
+        char err[512];
+        acme_problem_text(j, 400, "https://ca/x", err, sizeof(err));
+        const char *host, *token, *url;
+        if (acme_http01_of(j, &host, &token, &url) == 0 && (strchr(token, '/') || strchr(token, '.')))
+            abort(); /* a token becomes a path: never with a separator */
+        json_decref(j);
+    }
+    }
+    free(text);
+    return 0;
+}
