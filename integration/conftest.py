@@ -141,6 +141,16 @@ class Suite:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def configtest_site(make_suite, tmp_path, body):
+    """vc configtest of a configuration with one site file,
+    sites-enabled/x.conf, whose site (on its line 2) is "site: { BODY };"."""
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text("\n")
+    (conf / "sites-enabled" / "x.conf").write_text("\nsite: { %s };\n" % body)
+    return make_suite(root="", conf=str(conf)).vc("configtest")
+
+
 @pytest.fixture
 def make_suite():
     made = []

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import FIXTURES
+from conftest import FIXTURES, configtest_site
 from pusher import Client, app_of, client_away_from, front_pid_of
 
 
@@ -219,15 +219,9 @@ def test_a_reload_changes_the_webhooks(make_suite, tmp_path, rx):
     ("http://127.0.0.1/x member_added extra", "one list of events"),
 ])
 def test_a_bad_webhook_is_refused_with_its_file_and_line(make_suite, tmp_path, hook, why):
-    conf = tmp_path / "etc"
-    (conf / "sites-enabled").mkdir(parents=True)
-    (conf / "vc.conf").write_text("\n")
-    (conf / "sites-enabled" / "app.conf").write_text(
-        '\nsite: { hosts = ["a"]; root = "%s"; realtime_webhooks = ["%s"]; };\n' % (FIXTURES, hook))
-    s = make_suite(root="", conf=str(conf))
-    r = s.vc("configtest")
+    r = configtest_site(make_suite, tmp_path, 'hosts = ["a"]; root = "%s"; realtime_webhooks = ["%s"];' % (FIXTURES, hook))
     assert r.returncode != 0
-    assert "sites-enabled/app.conf:2" in r.stderr and why.replace("\\", "") in r.stderr, r.stderr
+    assert "sites-enabled/x.conf:2" in r.stderr and why.replace("\\", "") in r.stderr, r.stderr
 
 
 def test_a_restarted_bus_does_not_announce_rooms_again(make_suite, tmp_path, rx):

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from acme_ca import Pebble
-from conftest import FIXTURES, curl
+from conftest import FIXTURES, configtest_site, curl
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
 
@@ -177,9 +177,5 @@ def test_a_ca_that_is_down_is_reported_and_https_keeps_working(make_suite, tmp_p
     ('tls = "acme";', 'tls = "acme" needs hosts'),
 ])
 def test_bad_acme_sites_are_refused_with_file_and_line(make_suite, tmp_path, site, why):
-    conf = tmp_path / "etc"
-    (conf / "sites-enabled").mkdir(parents=True)
-    (conf / "vc.conf").write_text("\n")
-    (conf / "sites-enabled" / "x.conf").write_text('\nsite: { root = "%s"; %s };\n' % (DOCROOT, site))
-    r = make_suite(root="", conf=str(conf)).vc("configtest")
+    r = configtest_site(make_suite, tmp_path, 'root = "%s"; %s' % (DOCROOT, site))
     assert r.returncode != 0 and "sites-enabled/x.conf:2" in r.stderr and why in r.stderr, r.stderr
