@@ -124,7 +124,7 @@ int main(void)
         int supervised = 0;
         for (size_t i = 0; vc_sections[i]; i++)
             supervised += vc_sections[i]->supervision != NULL;
-        CHECK(supervised == 4); /* vc-bus, vc-cache, vc-php, vc-front */
+        CHECK(supervised == 5); /* vc-acme, vc-bus, vc-cache, vc-php, vc-front */
     }
     /* A daemon's own endpoints and control endpoint may be moved; others
      * are a typo. */
