@@ -25,8 +25,10 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         char err[512];
         acme_problem_text(j, 400, "https://ca/x", err, sizeof(err));
         const char *host, *token, *url;
-        if (acme_http01_of(j, &host, &token, &url) == 0 && (strchr(token, '/') || strchr(token, '.')))
-            abort(); /* a token becomes a path: never with a separator */
+        for (int k = 0; k < 2; k++)
+            if (acme_challenge_of(j, k ? "tls-alpn-01" : "http-01", &host, &token, &url) == 0 &&
+                (strchr(token, '/') || strchr(token, '.')))
+                abort(); /* a token becomes a path: never with a separator */
         json_decref(j);
     }
     }

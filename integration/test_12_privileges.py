@@ -155,7 +155,8 @@ def hosted():
 def test_every_process_after_start_runs_without_root_or_capabilities(hosted):
     s, h = hosted
     st = s.status()
-    users = {"vc-bus": "vc", "vc-cache": "vc", "vc-front": "vc", "vc-php": "www-data", "vc-php.shop": "nobody"}
+    users = {"vc-bus": "vc", "vc-cache": "vc", "vc-front": "vc", "vc-acme": "vc", "vc-php": "www-data",
+             "vc-php.shop": "nobody"}
     seen = set()
     for d in st["daemons"]:
         name = d["daemon"]

@@ -6,6 +6,7 @@ HTTPS; a CA that is down; configuration refused with its file and line."""
 import json
 import os
 import re
+import shutil
 import socket
 import ssl
 import subprocess
@@ -27,14 +28,26 @@ def write_conf(conf, acme, sites):
         (conf / "sites-enabled" / f"{name}.conf").write_text("site: { %s };\n" % body)
 
 
+def webroot(tmp_path, site):
+    """The site's own root (certbot --webroot writes into it)."""
+    root = tmp_path / "www" / site
+    if not root.exists():
+        root.mkdir(parents=True)
+        shutil.copy(os.path.join(DOCROOT, "style.css"), root / "style.css")
+        os.chmod(tmp_path / "www", 0o755)
+    return root
+
+
 @pytest.fixture
 def pebble_suite(make_suite, tmp_path):
     conf = tmp_path / "etc"
     s = make_suite(root="", conf=str(conf))
     ca = Pebble(tmp_path / "ca", s.http, s.https).start()
     write_conf(conf, f'directory = "{ca.directory}"; ca_bundle = "{ca.tls_cert}"; email = "ops@example.test";', {
-        "a": f'hosts = ["a.test", "www.a.test"]; root = "{DOCROOT}"; tls = "acme"; https_redirect = true;',
-        "b": f'hosts = ["b.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;',
+        "a": f'hosts = ["a.test", "www.a.test"]; root = "{webroot(tmp_path, "a")}"; tls = "acme"; '
+             'https_redirect = true;',
+        "b": f'hosts = ["b.test"]; root = "{webroot(tmp_path, "b")}"; tls = "acme"; default = true;',
+        "c": f'hosts = ["c.test"]; root = "{DOCROOT}"; tls = "acme"; acme_challenge = "tls-alpn-01";',
     })
     s.start()
     yield s, ca
@@ -79,14 +92,14 @@ def wait_served(s, host, cafile, timeout=10):
             time.sleep(0.2)
 
 
-def test_two_sites_get_certificates_by_http01_and_serve_them(pebble_suite, tmp_path):
+def test_sites_get_certificates_by_http01_and_tls_alpn01_and_serve_them(pebble_suite, tmp_path):
     s, ca = pebble_suite
-    c = wait_issued(s, ["a", "b"])
+    c = wait_issued(s, ["a", "b", "c"])
     assert c["a"]["hosts"] == "a.test www.a.test" and c["a"]["last_error"] == ""
     assert "Pebble" in c["a"]["issuer"], c
     root = tmp_path / "pebble-root.pem"
     root.write_bytes(ca.root_pem())
-    for host in ("a.test", "www.a.test", "b.test"):
+    for host in ("a.test", "www.a.test", "b.test", "c.test"):
         cert, _ = wait_served(s, host, str(root))  # verified: a chain to Pebble's root for that name
         names = {v for k, v in cert["subjectAltName"] if k == "DNS"}
         assert host in names
@@ -96,8 +109,9 @@ def test_two_sites_get_certificates_by_http01_and_serve_them(pebble_suite, tmp_p
     with open(key) as f:
         pem_body = f.read().splitlines()[1]
     assert pem_body not in s.logs()
-    topics = [e["topic"] for e in s.events()]
-    assert topics.count("acme.cert.issued") == 2 and "acme.order.started" in topics
+    issued = {e["fields"]["site"]: e["fields"]["challenge"] for e in s.events() if e["topic"] == "acme.cert.issued"}
+    assert issued == {"a": "http-01", "b": "http-01", "c": "tls-alpn-01"}, issued
+    assert "answered a TLS-ALPN-01 check for \"c.test\"" in s.logs()
     out = s.vc("cert", "list", check=True).stdout
     assert re.search(r"^a\s+a\.test www\.a\.test\s+Pebble", out, re.M), out
 
@@ -129,6 +143,36 @@ def test_a_forced_renewal_under_load_drops_nothing(pebble_suite, tmp_path):
     assert m, out + result["r"].stderr
     assert int(m.group(4)) == 40000 and int(m.group(5)) == 0 and int(m.group(6)) == 0, out
     assert "acme.cert.renewed" in [e["topic"] for e in s.events()]
+
+
+def certbot(ca, workdir, root, hosts):
+    """certbot certonly --webroot for hosts from ca (the reference client);
+    the requests it sent to the CA, counted from its debug log."""
+    logs = workdir / ("logs-" + hosts[0])
+    cmd = ["certbot", "certonly", "--non-interactive", "--agree-tos", "-m", "ops@example.test",
+           "--server", ca.directory, "--webroot", "-w", str(root), "--cert-name", hosts[0],
+           "--config-dir", str(workdir / "config"), "--work-dir", str(workdir / "work"), "--logs-dir", str(logs)]
+    for h in hosts:
+        cmd += ["-d", h]
+    r = subprocess.run(cmd, env=dict(os.environ, REQUESTS_CA_BUNDLE=ca.tls_cert), capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    with open(logs / "letsencrypt.log") as f:
+        return len(re.findall(r"Sending (?:GET|HEAD|POST) request to ", f.read()))
+
+
+def test_no_more_round_trips_than_certbot(pebble_suite, tmp_path):
+    """The same two certificates from the same Pebble with Debian's certbot
+    (--webroot: the front serves the token files it writes, before the
+    site's redirect): our orders send no more requests than certbot's."""
+    s, ca = pebble_suite
+    wait_issued(s, ["a", "b"])
+    ours = {e["fields"]["site"]: int(e["fields"]["round_trips"]) for e in s.events()
+            if e["topic"] == "acme.cert.issued"}
+    theirs = {"a": certbot(ca, tmp_path / "certbot", webroot(tmp_path, "a"), ["a.test", "www.a.test"]),
+              "b": certbot(ca, tmp_path / "certbot", webroot(tmp_path, "b"), ["b.test"])}
+    print("round trips, ours:", ours, "certbot:", theirs)
+    assert ours["a"] <= theirs["a"] and ours["b"] <= theirs["b"], (ours, theirs)
 
 
 def test_the_challenge_path_is_the_fronts_even_on_a_redirecting_site(make_suite, tmp_path):
@@ -175,6 +219,7 @@ def test_a_ca_that_is_down_is_reported_and_https_keeps_working(make_suite, tmp_p
     ('hosts = ["*.a.test"]; tls = "acme";', "wildcards need DNS-01"),
     ('hosts = ["a.test"]; tls = "acmee";', 'tls is "acme" or not set'),
     ('tls = "acme";', 'tls = "acme" needs hosts'),
+    ('hosts = ["a.test"]; tls = "acme"; acme_challenge = "dns-02";', 'acme_challenge is "http-01" or "tls-alpn-01"'),
 ])
 def test_bad_acme_sites_are_refused_with_file_and_line(make_suite, tmp_path, site, why):
     r = configtest_site(make_suite, tmp_path, 'root = "%s"; %s' % (DOCROOT, site))

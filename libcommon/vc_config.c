@@ -38,6 +38,7 @@ static const struct spec site_specs[] = {
     {"site.default", T_BOOL, S(is_default), 0, 0},
     {"site.tls_cert", T_STR, S(tls_cert), 0, 0},
     {"site.tls", T_STR, S(tls), 0, 0},
+    {"site.acme_challenge", T_STR, S(acme_challenge), 0, 0},
     {"site.tls_key", T_STR, S(tls_key), 0, 0},
     {"site.front_controller", T_BOOL, S(front_controller), 0, 0},
     {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0},
@@ -399,6 +400,7 @@ static void site_fini(vc_site_t *s)
     free(s->root);
     free(s->tls_cert);
     free(s->tls);
+    free(s->acme_challenge);
     free(s->tls_key);
     free(s->canonical_host);
     free(s->mercure_publisher_key);
@@ -579,6 +581,8 @@ static int validate(struct ctx *c, vc_config_t *cfg)
                                       "site \"%s\": tls = \"acme\" needs host names a CA can check; \"%s\" is not one "
                                       "(wildcards need DNS-01, not built yet)",
                                       s->name, s->hosts[h]);
+        if (s->acme_challenge && strcmp(s->acme_challenge, "http-01") != 0 && strcmp(s->acme_challenge, "tls-alpn-01") != 0)
+            return vc_config_fail(c, s->line, "site \"%s\": acme_challenge is \"http-01\" or \"tls-alpn-01\"", s->name);
         if (s->tls && s->nhosts == 0)
             return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" needs hosts", s->name);
         if (s->nhosts == 0 && !s->is_default)

@@ -31,6 +31,10 @@
 /* vc-acme: HTTP-01 answers, TOKEN -> key authorization, while a CA
  * checks them; the fronts answer /.well-known/acme-challenge/TOKEN. */
 #define VC_DB_ACME_HTTP01 "acme_http01"
+/* vc-acme: TLS-ALPN-01 answers, HOST -> the challenge certificate and its
+ * key (PEM), while a CA checks them; the fronts hand it to a handshake
+ * for HOST that offers only ALPN "acme-tls/1". */
+#define VC_DB_ACME_ALPN "acme_alpn"
 /* vc-acme: each ACME site's certificate and schedule, SITE -> JSON. */
 #define VC_DB_ACME_CERTS "acme_certs"
 

@@ -50,14 +50,14 @@ void acme_problem_text(const json_t *json, long status, const char *url, char *e
         snprintf(err, errlen, "%s answered %ld", url, status);
 }
 
-int acme_http01_of(const json_t *authz, const char **host, const char **token, const char **url)
+int acme_challenge_of(const json_t *authz, const char *want, const char **host, const char **token, const char **url)
 {
     const json_t *ch, *http = NULL;
     size_t i;
     json_array_foreach(json_object_get(authz, "challenges"), i, ch)
     {
         const char *type = json_string_value(json_object_get(ch, "type"));
-        if (type && strcmp(type, "http-01") == 0)
+        if (type && strcmp(type, want) == 0)
             http = ch;
     }
     *host = json_string_value(json_object_get(json_object_get(authz, "identifier"), "value"));

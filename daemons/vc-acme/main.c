@@ -38,6 +38,7 @@
 
 typedef struct job {
     char *site, *hosts; /* hosts: space-separated */
+    char *challenge;    /* "http-01" or "tls-alpn-01" */
     int renewal;        /* it had a certificate */
     int ok;             /* the result */
     char err[1024];
@@ -74,28 +75,29 @@ static int rsa_bits_of(const char *key_type)
     return 0;
 }
 
-/* ---- HTTP-01 answers, read by the fronts ----------------------------------- */
+/* ---- challenge answers, read by the fronts ----------------------------------- */
 
 typedef struct answer {
-    const char *token, *key_auth;
+    const char *name, *value;
 } answer_t;
 
 static int answer_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
     const answer_t *a = arg;
-    MDB_val k = {strlen(a->token), (void *)a->token};
-    if (a->key_auth) {
-        MDB_val v = {strlen(a->key_auth), (void *)a->key_auth};
+    MDB_val k = {strlen(a->name), (void *)a->name};
+    if (a->value) {
+        MDB_val v = {strlen(a->value), (void *)a->value};
         return vc_store_err(mdb_put(txn, dbi, &k, &v, 0));
     }
     int rc = mdb_del(txn, dbi, &k, NULL);
     return rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
 }
 
-static int http01(void *arg, const char *token, const char *key_auth, int put)
+static int publish(void *arg, const char *type, const char *name, const char *value, int put)
 {
-    answer_t a = {token, put ? key_auth : NULL};
-    return vc_store_write(arg, VC_DB_ACME_HTTP01, answer_fn, &a) < 0 ? -1 : 0;
+    answer_t a = {name, put ? value : NULL};
+    const char *db = strcmp(type, "tls-alpn-01") == 0 ? VC_DB_ACME_ALPN : VC_DB_ACME_HTTP01;
+    return vc_store_write(arg, db, answer_fn, &a) < 0 ? -1 : 0;
 }
 
 static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
@@ -106,7 +108,7 @@ static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 /* ---- the order thread ------------------------------------------------------- */
 
-static void run_job(acme_t *a, const vc_config_t *cfg, job_t *j)
+static void run_job(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t *j)
 {
     const acme_settings_t *set = acme_settings(cfg);
     char *key_path = NULL;
@@ -125,6 +127,7 @@ static void run_job(acme_t *a, const vc_config_t *cfg, job_t *j)
         .email = set->email,
         .account_key_path = key_path,
         .profile = set->profile,
+        .challenge = j->challenge,
     };
     char *hosts_copy = vc_strdup(j->hosts);
     const char *hosts[64];
@@ -134,8 +137,7 @@ static void run_job(acme_t *a, const vc_config_t *cfg, job_t *j)
     acme_issued_t out;
     cert_state_t st;
     certs_state_read(a->store, j->site, &st);
-    int rc = acme_issue(&ca, hosts, n, rsa_bits_of(set->key_type), http01, a->store, &a->stopping, &out, j->err,
-                        sizeof(j->err));
+    int rc = acme_issue(cl, &ca, hosts, n, rsa_bits_of(set->key_type), publish, a->store, &out, j->err, sizeof(j->err));
     j->round_trips = out.round_trips;
     if (rc == 0)
         rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, &st, j->err, sizeof(j->err));
@@ -168,6 +170,7 @@ static void run_job(acme_t *a, const vc_config_t *cfg, job_t *j)
 static void *order_thread(void *arg)
 {
     acme_t *a = arg;
+    acme_client_t *cl = acme_client_new(&a->stopping);
     pthread_mutex_lock(&a->mu);
     while (!atomic_load(&a->stopping)) {
         if (a->todo == NULL) {
@@ -182,7 +185,7 @@ static void *order_thread(void *arg)
         vc_config_t *cfg = vc_confstore_load(a->d.data_dir, err, sizeof(err));
         pthread_mutex_unlock(&a->mu);
         if (cfg) {
-            run_job(a, cfg, j);
+            run_job(a, cl, cfg, j);
             vc_config_destroy(&cfg);
         } else {
             snprintf(j->err, sizeof(j->err), "%s", err);
@@ -191,6 +194,7 @@ static void *order_thread(void *arg)
         a->done = j;
     }
     pthread_mutex_unlock(&a->mu);
+    acme_client_free(&cl);
     return NULL;
 }
 
@@ -222,7 +226,7 @@ static void report(acme_t *a, job_t *j)
         vc_log(VC_LOG_NOTICE, "order", "\"%s\" (%s): certificate %s, %s round trips", j->site, j->hosts,
                j->renewal ? "renewed" : "issued", rt);
         vc_bus_publish(a->d.bus, j->renewal ? "acme.cert.renewed" : "acme.cert.issued", VC__SEVERITY__NOTICE, "site",
-                       j->site, "hosts", j->hosts, "not_after", na, "round_trips", rt, NULL);
+                       j->site, "hosts", j->hosts, "challenge", j->challenge, "not_after", na, "round_trips", rt, NULL);
     } else {
         a->failed++;
         vc_log(VC_LOG_ERR, "order", "\"%s\" (%s): %s", j->site, j->hosts, j->err);
@@ -231,6 +235,7 @@ static void report(acme_t *a, job_t *j)
     }
     free(j->site);
     free(j->hosts);
+    free(j->challenge);
     free(j);
 }
 
@@ -283,6 +288,7 @@ static void schedule(acme_t *a)
         job_t *j = vc_calloc(1, sizeof(*j));
         j->site = vc_strdup(s->name);
         j->hosts = hosts;
+        j->challenge = vc_strdup(s->acme_challenge ? s->acme_challenge : "http-01");
         j->renewal = have;
         vc_log(VC_LOG_INFO, "order", "\"%s\" (%s): ordering a certificate%s", s->name, hosts, have ? " (renewal)" : "");
         vc_bus_publish(a->d.bus, "acme.order.started", VC__SEVERITY__INFO, "site", s->name, "hosts", hosts, NULL);
@@ -395,6 +401,7 @@ int main(int argc, char **argv)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     /* Answers of an order a kill interrupted are of no use to anyone. */
     vc_store_write(a.store, VC_DB_ACME_HTTP01, clear_fn, NULL);
+    vc_store_write(a.store, VC_DB_ACME_ALPN, clear_fn, NULL);
     pthread_mutex_init(&a.mu, NULL);
     pthread_cond_init(&a.cv, NULL);
     vc_daemon_start(&a.d, on_command, &a);
@@ -430,6 +437,7 @@ int main(int argc, char **argv)
     if (a.todo) {
         free(a.todo->site);
         free(a.todo->hosts);
+        free(a.todo->challenge);
         free(a.todo);
     }
     free(a.forced);

@@ -5,6 +5,11 @@
  * before the site's redirects, so a site that sends HTTP to HTTPS still
  * passes (a CA follows that redirect, but a site whose certificate is not
  * there yet cannot answer it over TLS).
+ *
+ * A token vc-acme did not publish may be another client's: certbot
+ * --webroot writes ROOT/.well-known/acme-challenge/TOKEN, as it would for
+ * nginx. Such a file (at most 4 KiB) is the answer, before the redirects
+ * too; with none there, the answer is 404, so the path never reaches PHP.
  */
 #include "front.h"
 #include "handler.h"
@@ -13,10 +18,15 @@
 #include "vc_store.h"
 #include "vc_util.h"
 
+#include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define PREFIX "/.well-known/acme-challenge/"
 #define MAX_TOKEN 256
+#define MAX_FILE 4096
 
 typedef struct lookup {
     const char *token;
@@ -49,6 +59,29 @@ static int token_ok(const char *t, size_t len)
     return 1;
 }
 
+/* ROOT/PATH if it is a regular file of at most MAX_FILE bytes (malloc'd). */
+static char *webroot_answer(const char *root, h2o_iovec_t path)
+{
+    char *file = vc_asprintf("%s%.*s", root, (int)path.len, path.base);
+    char *text = NULL;
+    int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    struct stat sb;
+    if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size <= MAX_FILE) {
+        text = vc_malloc((size_t)sb.st_size + 1);
+        ssize_t n = read(fd, text, (size_t)sb.st_size);
+        if (n < 0) {
+            free(text);
+            text = NULL;
+        } else {
+            text[n] = '\0';
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    free(file);
+    return text;
+}
+
 static int take(const seam_request_t *r, void *state)
 {
     (void)state;
@@ -63,6 +96,8 @@ static int take(const seam_request_t *r, void *state)
     vc_store_t *st = token_ok(tok, len) ? front_store(r->f) : NULL;
     if (st)
         vc_store_read(st, VC_DB_ACME_HTTP01, read_fn, &l);
+    if (l.key_auth == NULL && token_ok(tok, len) && r->site->conf->root)
+        l.key_auth = webroot_answer(r->site->conf->root, path);
     if (l.key_auth == NULL) {
         front_send_error(r->f, r->site, req, 404, "no such ACME challenge\n");
         return 1;

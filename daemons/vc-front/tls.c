@@ -2,6 +2,7 @@
 #include "front.h"
 #include "vc_acme.h"
 #include "vc_log.h"
+#include "vc_store.h"
 #include "vc_tickets.h"
 #include "vc_util.h"
 
@@ -34,6 +35,7 @@ typedef struct tls_acme {
 } tls_acme_t;
 
 struct tls {
+    vc_store_t *store; /* vc-acme's TLS-ALPN-01 answers */
     tls_entry_t *e;
     size_t n;
     tls_acme_t *acme;
@@ -217,9 +219,14 @@ static void remember_sni(SSL *ssl, const char *name)
         snprintf(c->sni, sizeof(c->sni), "%s", name);
 }
 
+/* Marks the context of a TLS-ALPN-01 handshake (its app data). */
+static const char acme_marker[] = "acme-tls/1";
+
 static int on_sni(SSL *ssl, int *al, void *arg)
 {
     tls_t *t = arg;
+    if (SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl)) == acme_marker)
+        return SSL_TLSEXT_ERR_OK; /* the challenge's, chosen at the hello */
     const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
     if (name == NULL)
         return SSL_TLSEXT_ERR_OK;
@@ -232,6 +239,8 @@ static int on_sni(SSL *ssl, int *al, void *arg)
         }
     return SSL_TLSEXT_ERR_OK;
 }
+
+static int on_client_hello(SSL *ssl, int *al, void *arg);
 
 tls_t *tls_new(const vc_config_t *cfg)
 {
@@ -290,8 +299,135 @@ tls_t *tls_new(const vc_config_t *cfg)
     }
     SSL_CTX_set_tlsext_servername_callback(t->def, on_sni);
     SSL_CTX_set_tlsext_servername_arg(t->def, t);
+    SSL_CTX_set_client_hello_cb(t->def, on_client_hello, t);
     tls_acme_refresh(t);
     return t;
+}
+
+/* ---- TLS-ALPN-01 (RFC 8737) ------------------------------------------------- */
+
+/* 1 if the ALPN extension's list names acme-tls/1. */
+static int offers_acme_tls(const unsigned char *p, size_t len)
+{
+    if (len < 2 || (size_t)(p[0] << 8 | p[1]) != len - 2)
+        return 0;
+    for (size_t i = 2; i < len;) {
+        size_t n = p[i];
+        if (n == 0 || i + 1 + n > len)
+            return 0;
+        if (n == 10 && memcmp(p + i + 1, "acme-tls/1", 10) == 0)
+            return 1;
+        i += 1 + n;
+    }
+    return 0;
+}
+
+/* The server_name extension's host name, lowercase, into out. */
+static int sni_of(const unsigned char *p, size_t len, char *out, size_t outlen)
+{
+    if (len < 5 || (size_t)(p[0] << 8 | p[1]) != len - 2 || p[2] != 0)
+        return 0;
+    size_t n = (size_t)(p[3] << 8 | p[4]);
+    if (n == 0 || n >= outlen || 5 + n > len)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = p[5 + i];
+        if (c <= ' ' || c >= 0x7f)
+            return 0;
+        out[i] = (char)(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    }
+    out[n] = '\0';
+    return 1;
+}
+
+static int select_acme_tls(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
+                           unsigned inlen, void *arg)
+{
+    (void)ssl;
+    (void)arg;
+    static const unsigned char want[] = "\x0a"
+                                        "acme-tls/1";
+    unsigned char *o;
+    if (SSL_select_next_proto(&o, outlen, want, sizeof(want) - 1, in, inlen) != OPENSSL_NPN_NEGOTIATED)
+        return SSL_TLSEXT_ERR_ALERT_FATAL;
+    *out = o;
+    return SSL_TLSEXT_ERR_OK;
+}
+
+typedef struct alpn_lookup {
+    const char *host;
+    char *pem;
+} alpn_lookup_t;
+
+static int alpn_read_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    alpn_lookup_t *l = arg;
+    MDB_val k = {strlen(l->host), (void *)l->host}, v;
+    if (mdb_get(txn, dbi, &k, &v) != 0 || v.mv_size > 16384)
+        return -1;
+    l->pem = vc_malloc(v.mv_size + 1);
+    memcpy(l->pem, v.mv_data, v.mv_size);
+    l->pem[v.mv_size] = '\0';
+    return 0;
+}
+
+/* A context serving the challenge certificate and key in pem, choosing
+ * acme-tls/1, or NULL. */
+static SSL_CTX *challenge_ctx(const char *pem)
+{
+    BIO *b = BIO_new_mem_buf(pem, -1);
+    X509 *x = PEM_read_bio_X509(b, NULL, NULL, NULL);
+    EVP_PKEY *k = x ? PEM_read_bio_PrivateKey(b, NULL, NULL, NULL) : NULL;
+    BIO_free(b);
+    SSL_CTX *ctx = x && k ? SSL_CTX_new(TLS_server_method()) : NULL;
+    if (ctx && (SSL_CTX_use_certificate(ctx, x) != 1 || SSL_CTX_use_PrivateKey(ctx, k) != 1)) {
+        SSL_CTX_free(ctx);
+        ctx = NULL;
+    }
+    if (ctx) {
+        SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+        SSL_CTX_set_alpn_select_cb(ctx, select_acme_tls, NULL);
+        SSL_CTX_set_app_data(ctx, (void *)acme_marker);
+    }
+    X509_free(x);
+    EVP_PKEY_free(k);
+    ERR_clear_error();
+    return ctx;
+}
+
+/* A CA checking TLS-ALPN-01 offers acme-tls/1 for the name: it gets the
+ * challenge certificate vc-acme published, if there is one. Any other
+ * hello goes on as it came. */
+static int on_client_hello(SSL *ssl, int *al, void *arg)
+{
+    (void)al;
+    tls_t *t = arg;
+    const unsigned char *p;
+    size_t len;
+    char host[256];
+    if (t->store == NULL ||
+        !SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_application_layer_protocol_negotiation, &p, &len) ||
+        !offers_acme_tls(p, len) || !SSL_client_hello_get0_ext(ssl, TLSEXT_TYPE_server_name, &p, &len) ||
+        !sni_of(p, len, host, sizeof(host)))
+        return SSL_CLIENT_HELLO_SUCCESS;
+    alpn_lookup_t l = {host, NULL};
+    vc_store_read(t->store, VC_DB_ACME_ALPN, alpn_read_fn, &l);
+    SSL_CTX *ctx = l.pem ? challenge_ctx(l.pem) : NULL;
+    if (l.pem) {
+        OPENSSL_cleanse(l.pem, strlen(l.pem));
+        free(l.pem);
+    }
+    if (ctx) {
+        SSL_set_SSL_CTX(ssl, ctx);
+        SSL_CTX_free(ctx); /* the SSL holds it */
+        vc_log(VC_LOG_INFO, "tls", "answered a TLS-ALPN-01 check for \"%s\"", host);
+    }
+    return SSL_CLIENT_HELLO_SUCCESS;
+}
+
+void tls_set_store(tls_t *t, vc_store_t *store)
+{
+    t->store = store;
 }
 
 void tls_acme_refresh(tls_t *t)

@@ -23,6 +23,12 @@ SSL_CTX *tls_default_ctx(tls_t *t);
  * a second). */
 void tls_tickets_refresh(tls_t *t);
 
+/* The node's store, where vc-acme publishes TLS-ALPN-01 answers: a
+ * handshake for a host that offers ALPN "acme-tls/1" gets the challenge
+ * certificate published for it (RFC 8737). */
+struct vc_store;
+void tls_set_store(tls_t *t, struct vc_store *store);
+
 /* Serves a certificate vc-acme installed or renewed for a site with
  * tls = "acme" (a stat a second of each): its hosts' new handshakes get
  * it, connections keep what they began with. */
