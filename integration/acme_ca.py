@@ -14,7 +14,11 @@ from conftest import free_port
 
 
 class Pebble:
-    def __init__(self, workdir, http_port, https_port):
+    def __init__(self, workdir, http_port, https_port, nosleep=False):
+        """nosleep: no random wait before a validation and no random nonce
+        refusal (PEBBLE_VA_NOSLEEP, PEBBLE_WFE_NONCEREJECT=0), for counts
+        that should not depend on them."""
+        self.nosleep = nosleep
         self.dir = str(workdir)
         os.makedirs(self.dir, exist_ok=True)
         self.port, self.mgmt, self.dns, self.dns_mgmt = free_port(), free_port(), free_port(), free_port()
@@ -45,9 +49,10 @@ class Pebble:
              "-tlsalpn01", "", "-management", f"127.0.0.1:{self.dns_mgmt}", "-defaultIPv4", "127.0.0.1",
              "-defaultIPv6", ""], stdout=log, stderr=subprocess.STDOUT))
         log = open(os.path.join(self.dir, "pebble.log"), "w")
+        env = dict(os.environ, PEBBLE_VA_NOSLEEP="1", PEBBLE_WFE_NONCEREJECT="0") if self.nosleep else None
         self.procs.append(subprocess.Popen(
             ["pebble", "-config", self.conf, "-strict", "-dnsserver", f"127.0.0.1:{self.dns}"],
-            stdout=log, stderr=subprocess.STDOUT))
+            stdout=log, stderr=subprocess.STDOUT, env=env))
         deadline = time.monotonic() + 20
         for port in (self.port, self.mgmt, self.dns_mgmt):
             while True:
