@@ -55,13 +55,8 @@ char *acme_alpn_cert(const char *host, const char *key_auth)
     if (!ok)
         goto done;
     BIO *b = BIO_new(BIO_s_mem());
-    if (PEM_write_bio_X509(b, x) == 1 && PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) == 1) {
-        char *p;
-        long n = BIO_get_mem_data(b, &p);
-        out = vc_malloc((size_t)n + 1);
-        memcpy(out, p, (size_t)n);
-        out[n] = '\0';
-    }
+    if (PEM_write_bio_X509(b, x) == 1 && PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) == 1)
+        out = jws_bio_string(b);
     BIO_free(b);
 done:
     X509_free(x);

@@ -29,17 +29,20 @@ EVP_PKEY *jws_key_new(int rsa_bits)
     return EVP_EC_gen("P-256");
 }
 
+char *jws_bio_string(BIO *b)
+{
+    char *p;
+    long n = BIO_get_mem_data(b, &p);
+    char *out = vc_malloc((size_t)n + 1);
+    memcpy(out, p, (size_t)n);
+    out[n] = '\0';
+    return out;
+}
+
 char *jws_key_pem(EVP_PKEY *key)
 {
     BIO *b = BIO_new(BIO_s_mem());
-    char *out = NULL;
-    if (PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) == 1) {
-        char *p;
-        long n = BIO_get_mem_data(b, &p);
-        out = vc_malloc((size_t)n + 1);
-        memcpy(out, p, (size_t)n);
-        out[n] = '\0';
-    }
+    char *out = PEM_write_bio_PrivateKey(b, key, NULL, NULL, 0, NULL, NULL) == 1 ? jws_bio_string(b) : NULL;
     BIO_free(b);
     return out;
 }

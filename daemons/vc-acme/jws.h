@@ -7,6 +7,7 @@
 #ifndef VC_ACME_JWS_H
 #define VC_ACME_JWS_H
 
+#include <openssl/bio.h>
 #include <openssl/evp.h>
 #include <stddef.h>
 
@@ -17,6 +18,8 @@ EVP_PKEY *jws_key_load_or_make(const char *path, int rsa_bits, char *err, size_t
 EVP_PKEY *jws_key_new(int rsa_bits);
 /* The key as PEM (malloc'd). */
 char *jws_key_pem(EVP_PKEY *key);
+/* What a memory BIO holds, as a string (malloc'd). */
+char *jws_bio_string(BIO *b);
 
 /* base64url without padding (RFC 7515 2), malloc'd. */
 char *jws_b64url(const void *data, size_t len);
