@@ -581,7 +581,8 @@ static int validate(struct ctx *c, vc_config_t *cfg)
                                       "site \"%s\": tls = \"acme\" needs host names a CA can check; \"%s\" is not one "
                                       "(wildcards need DNS-01, not built yet)",
                                       s->name, s->hosts[h]);
-        if (s->acme_challenge && strcmp(s->acme_challenge, "http-01") != 0 && strcmp(s->acme_challenge, "tls-alpn-01") != 0)
+        if (s->acme_challenge && strcmp(s->acme_challenge, "http-01") != 0 &&
+            strcmp(s->acme_challenge, "tls-alpn-01") != 0)
             return vc_config_fail(c, s->line, "site \"%s\": acme_challenge is \"http-01\" or \"tls-alpn-01\"", s->name);
         if (s->tls && s->nhosts == 0)
             return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" needs hosts", s->name);
