@@ -14,6 +14,7 @@ import threading
 import time
 
 import pytest
+import requests
 
 from acme_ca import Pebble
 from conftest import FIXTURES, configtest_site, curl
@@ -125,6 +126,13 @@ def test_sites_get_certificates_by_http01_and_tls_alpn01_and_serve_them(pebble_s
     assert "answered a TLS-ALPN-01 check for \"c.test\"" in s.logs()
     out = s.vc("cert", "list", check=True).stdout
     assert re.search(r"^a\s+a\.test www\.a\.test\s+Pebble", out, re.M), out
+    metrics = requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=10).text
+    days = {m.group(1): float(m.group(2))
+            for m in re.finditer(r'^vc_acme_certificate_days_left\{site="(\w+)"\} ([\d.]+)$', metrics, re.M)}
+    # What the front serves, as vc-acme recorded it.
+    listed = certs(s)
+    assert set(days) == {"a", "b", "c"}, days
+    assert all(abs(days[x] - (listed[x]["not_after"] - time.time()) / 86400) < 0.05 for x in days), (days, listed)
 
 
 def test_a_forced_renewal_under_load_drops_nothing(pebble_suite, tmp_path):

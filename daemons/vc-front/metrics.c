@@ -1,5 +1,6 @@
 #include "metrics.h"
 #include "realtime.h"
+#include "tls.h"
 #include "cache_internal.h"
 #include "backend.h"
 #include "beneath.h"
@@ -108,6 +109,7 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
             f->d.name, (unsigned long long)f->stats.connections);
     if (f->settings->realtime)
         realtime_metrics(out, f->d.name);
+    tls_metrics(f->tls, out);
     fprintf(out,
             "# HELP vc_front_config_version Configuration version in force.\n"
             "# TYPE vc_front_config_version gauge\nvc_front_config_version %llu\n",

@@ -32,6 +32,7 @@ typedef struct tls_acme {
     size_t first, count; /* its entries in e */
     ino_t ino;           /* of the pair in service: the certificate's inode and time */
     struct timespec mtime;
+    time_t not_after; /* of the certificate in service; 0: none yet */
 } tls_acme_t;
 
 struct tls {
@@ -425,6 +426,19 @@ static int on_client_hello(SSL *ssl, int *al, void *arg)
     return SSL_CLIENT_HELLO_SUCCESS;
 }
 
+void tls_metrics(const tls_t *t, FILE *out)
+{
+    if (t == NULL || t->nacme == 0)
+        return;
+    fprintf(out, "# HELP vc_acme_certificate_days_left Days until the certificate vc-acme keeps for a site expires, "
+                 "as this front serves it.\n# TYPE vc_acme_certificate_days_left gauge\n");
+    time_t now = time(NULL);
+    for (size_t i = 0; i < t->nacme; i++)
+        if (t->acme[i].not_after)
+            fprintf(out, "vc_acme_certificate_days_left{site=\"%s\"} %.2f\n", t->acme[i].site,
+                    (double)(t->acme[i].not_after - now) / 86400.0);
+}
+
 void tls_set_store(tls_t *t, vc_store_t *store)
 {
     t->store = store;
@@ -455,6 +469,9 @@ void tls_acme_refresh(tls_t *t)
         SSL_CTX_free(ctx);
         a->ino = cs.st_ino;
         a->mtime = cs.st_mtim;
+        struct tm tm;
+        if (ASN1_TIME_to_tm(X509_get0_notAfter(SSL_CTX_get0_certificate(ctx)), &tm) == 1)
+            a->not_after = timegm(&tm);
         vc_log(VC_LOG_NOTICE, "tls", "serving the certificate vc-acme keeps for \"%s\" (%s)", a->site, a->crt);
     }
 }

@@ -7,6 +7,7 @@
 #define VC_FRONT_TLS_H
 
 #include <openssl/ssl.h>
+#include <stdio.h>
 
 #include "vc_config.h"
 
@@ -33,6 +34,10 @@ void tls_set_store(tls_t *t, struct vc_store *store);
  * tls = "acme" (a stat a second of each): its hosts' new handshakes get
  * it, connections keep what they began with. */
 void tls_acme_refresh(tls_t *t);
+
+/* vc_acme_certificate_days_left for each ACME site with a certificate in
+ * service (Prometheus text). */
+void tls_metrics(const tls_t *t, FILE *out);
 
 /* Makes DATA/tls/selfsigned.{crt,key} if missing (key mode 0600).
  * 0 or -1 with a log line. */
