@@ -44,6 +44,7 @@ static int list(void *zctx, const vc_config_t *cfg, int json)
         const char *issuer = vc_record_get(rec, "issuer"), *err = vc_record_get(rec, "last_error");
         const char *na = vc_record_get(rec, "not_after"), *ra = vc_record_get(rec, "renew_at");
         const char *nt = vc_record_get(rec, "next_try");
+        const char *ws = vc_record_get(rec, "window_start"), *we = vc_record_get(rec, "window_end");
         if (json) {
             printf("{\"site\":\"");
             vc_json_escape(stdout, site ? site : "", strlen(site ? site : ""));
@@ -51,8 +52,9 @@ static int list(void *zctx, const vc_config_t *cfg, int json)
             vc_json_escape(stdout, hosts ? hosts : "", strlen(hosts ? hosts : ""));
             printf("\",\"issuer\":\"");
             vc_json_escape(stdout, issuer ? issuer : "", strlen(issuer ? issuer : ""));
-            printf("\",\"not_after\":%s,\"renew_at\":%s,\"next_try\":%s,\"last_error\":\"", na ? na : "0",
-                   ra ? ra : "0", nt ? nt : "0");
+            printf("\",\"not_after\":%s,\"renew_at\":%s,\"next_try\":%s,\"window_start\":%s,\"window_end\":%s,"
+                   "\"last_error\":\"",
+                   na ? na : "0", ra ? ra : "0", nt ? nt : "0", ws ? ws : "0", we ? we : "0");
             vc_json_escape(stdout, err ? err : "", strlen(err ? err : ""));
             printf("\"}\n");
             continue;

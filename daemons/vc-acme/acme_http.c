@@ -18,6 +18,7 @@ void acme_conn_init(acme_conn_t *c, const char *ca_bundle, const atomic_int *sto
     c->curl = curl_easy_init();
     c->ca_bundle = ca_bundle;
     c->stop = stop;
+    c->failed_retry_after = -1;
 }
 
 void acme_conn_fini(acme_conn_t *c)
@@ -26,6 +27,7 @@ void acme_conn_fini(acme_conn_t *c)
         curl_easy_cleanup(c->curl);
     free(c->nonce);
     free(c->new_nonce_url);
+    free(c->failed_problem);
     memset(c, 0, sizeof(*c));
 }
 
@@ -126,6 +128,9 @@ static int request(acme_conn_t *c, const char *method, const char *url, const ch
     else if (body)
         curl_easy_setopt(cu, CURLOPT_POSTFIELDS, body);
     c->round_trips++;
+    c->failed_retry_after = -1; /* what a refusal said is kept only while it is the last answer */
+    free(c->failed_problem);
+    c->failed_problem = NULL;
     CURLcode rc = curl_easy_perform(cu);
     curl_slist_free_all(h);
     curl_easy_getinfo(cu, CURLINFO_RESPONSE_CODE, &r->status);
@@ -142,6 +147,8 @@ static int request(acme_conn_t *c, const char *method, const char *url, const ch
         r->json = json_loadb(r->body, r->len, 0, NULL);
     if (r->status < 200 || r->status > 299) {
         acme_problem_text(r->json, r->status, url, err, errlen);
+        c->failed_retry_after = acme_retry_after_value(r->retry_after, -1);
+        c->failed_problem = r->json && r->len <= 4096 ? json_dumps(r->json, JSON_COMPACT) : NULL;
         return -1;
     }
     if (ct && strstr(ct, "json") && r->json == NULL) {

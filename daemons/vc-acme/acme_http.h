@@ -28,6 +28,11 @@ typedef struct acme_conn {
     char *new_nonce_url;    /* from the directory */
     unsigned round_trips;   /* requests sent */
     const atomic_int *stop; /* non-zero: a request on its way is abandoned */
+    /* The last answer that was not 2xx: its Retry-After in seconds (-1:
+     * none) and its problem document (compact JSON, or NULL), so a
+     * rate limit is waited out and reported as the CA worded it. */
+    long failed_retry_after;
+    char *failed_problem;
 } acme_conn_t;
 
 void acme_conn_init(acme_conn_t *c, const char *ca_bundle, const atomic_int *stop);

@@ -80,8 +80,7 @@ static int account(session_t *s)
 }
 
 /* Finalised with a CSR for a new key, waited for, and downloaded. */
-static int finalize(session_t *s, json_t *order, const char *order_url, const char *const *hosts, size_t nhosts,
-                    int rsa_bits, acme_issued_t *out)
+static int finalize(session_t *s, json_t *order, const char *order_url, const acme_want_t *w, acme_issued_t *out)
 {
     static const char *const processing[] = {"pending", "ready", "processing", NULL};
     const char *fin = json_string_value(json_object_get(order, "finalize"));
@@ -89,8 +88,8 @@ static int finalize(session_t *s, json_t *order, const char *order_url, const ch
         snprintf(s->err, s->errlen, "the order names no finalize URL");
         return -1;
     }
-    EVP_PKEY *key = jws_key_new(rsa_bits);
-    char *csr = key ? acme_csr_b64(key, hosts, nhosts) : NULL;
+    EVP_PKEY *key = jws_key_new(w->rsa_bits);
+    char *csr = key ? acme_csr_b64(key, w->hosts, w->nhosts) : NULL;
     if (csr == NULL) {
         EVP_PKEY_free(key);
         snprintf(s->err, s->errlen, "no CSR could be made");
@@ -112,7 +111,11 @@ static int finalize(session_t *s, json_t *order, const char *order_url, const ch
     const char *cert_url = done ? json_string_value(json_object_get(done, "certificate")) : NULL;
     rc = -1;
     if (done && (st == NULL || strcmp(st, "valid") != 0 || cert_url == NULL)) {
-        snprintf(s->err, s->errlen, "the order is %s after finalisation", st ? st : "of no status");
+        const json_t *e = json_object_get(done, "error"); /* why, if the CA says */
+        const char *type = json_string_value(json_object_get(e, "type"));
+        const char *detail = json_string_value(json_object_get(e, "detail"));
+        snprintf(s->err, s->errlen, "the order is %s after finalisation%s%s%s%s", st ? st : "of no status",
+                 type ? ": " : "", type ? type : "", detail ? ": " : "", detail ? detail : "");
     } else if (done) {
         if (acme_post(&cl->c, cl->account, cl->kid, cert_url, NULL, "application/pem-certificate-chain", &r, s->err,
                       s->errlen) == 0) {
@@ -166,10 +169,9 @@ void acme_client_free(acme_client_t **pcl)
     *pcl = NULL;
 }
 
-int acme_issue(acme_client_t *cl, const acme_ca_t *ca, const char *const *hosts, size_t nhosts, int rsa_bits,
-               acme_publish_fn publish, void *arg, acme_issued_t *out, char *err, size_t errlen)
+/* The kept state is for one CA and account key: another forgets it. */
+static void use_ca(acme_client_t *cl, const acme_ca_t *ca)
 {
-    memset(out, 0, sizeof(*out));
     if (cl->directory == NULL || strcmp(cl->directory, ca->directory) != 0 ||
         strcmp(cl->key_path, ca->account_key_path) != 0) {
         forget(cl, 1);
@@ -179,46 +181,115 @@ int acme_issue(acme_client_t *cl, const acme_ca_t *ca, const char *const *hosts,
         cl->key_path = vc_strdup(ca->account_key_path);
     }
     cl->c.ca_bundle = ca->ca_bundle; /* borrowed for the call */
+    cl->c.failed_retry_after = -1;
+    free(cl->c.failed_problem);
+    cl->c.failed_problem = NULL;
+}
+
+static int is_problem(const acme_conn_t *c, const char *type)
+{
+    json_t *j = c->failed_problem ? json_loads(c->failed_problem, 0, NULL) : NULL;
+    const char *t = json_string_value(json_object_get(j, "type"));
+    int is = t && strcmp(t, type) == 0;
+    json_decref(j);
+    return is;
+}
+
+/* newOrder: the order and its URL, or -1. A CA that will not let this
+ * order replace the old certificate (RFC 9773 5: it was replaced
+ * already) is asked again without replaces. */
+static int new_order(session_t *s, const acme_want_t *w, json_t **order, char **order_url)
+{
+    acme_client_t *cl = s->cl;
+    const char *replaces = w->replaces && json_object_get(cl->dir, "renewalInfo") ? w->replaces : NULL;
+    for (;;) {
+        json_t *ids = json_array();
+        for (size_t i = 0; i < w->nhosts; i++)
+            json_array_append_new(ids, json_pack("{s:s, s:s}", "type", "dns", "value", w->hosts[i]));
+        json_t *p = json_pack("{s:o}", "identifiers", ids);
+        if (s->ca->profile && s->ca->profile[0])
+            json_object_set_new(p, "profile", json_string(s->ca->profile));
+        if (replaces)
+            json_object_set_new(p, "replaces", json_string(replaces));
+        char *payload = json_dumps(p, JSON_COMPACT);
+        json_decref(p);
+        acme_resp_t r;
+        int rc = acme_post(&cl->c, cl->account, cl->kid, dir_url(s, "newOrder"), payload, NULL, &r, s->err, s->errlen);
+        free(payload);
+        if (rc < 0 && replaces && is_problem(&cl->c, "urn:ietf:params:acme:error:alreadyReplaced")) {
+            acme_resp_free(&r);
+            replaces = NULL;
+            continue;
+        }
+        *order_url = rc == 0 && r.location ? vc_strdup(r.location) : NULL;
+        *order = rc == 0 && json_is_object(r.json) ? json_incref(r.json) : NULL;
+        acme_resp_free(&r);
+        if (rc == 0 && (*order == NULL || *order_url == NULL)) {
+            snprintf(s->err, s->errlen, "newOrder gave no order");
+            rc = -1;
+        }
+        return rc;
+    }
+}
+
+int acme_issue(acme_client_t *cl, const acme_ca_t *ca, const acme_want_t *want, acme_publish_fn publish, void *arg,
+               acme_issued_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof(*out));
+    use_ca(cl, ca);
     unsigned trips = cl->c.round_trips;
     session_t s = {.cl = cl, .ca = ca, .err = err, .errlen = errlen};
     int rc = -1;
     json_t *order = NULL;
     char *order_url = NULL;
-    if (directory(&s) < 0 || account(&s) < 0)
-        goto done;
-    json_t *ids = json_array();
-    for (size_t i = 0; i < nhosts; i++)
-        json_array_append_new(ids, json_pack("{s:s, s:s}", "type", "dns", "value", hosts[i]));
-    json_t *p = json_pack("{s:o}", "identifiers", ids);
-    if (ca->profile && ca->profile[0])
-        json_object_set_new(p, "profile", json_string(ca->profile));
-    char *payload = json_dumps(p, JSON_COMPACT);
-    json_decref(p);
-    acme_resp_t r;
-    int posted = acme_post(&cl->c, cl->account, cl->kid, dir_url(&s, "newOrder"), payload, NULL, &r, err, errlen);
-    free(payload);
-    order_url = r.location ? vc_strdup(r.location) : NULL;
-    order = r.json ? json_incref(r.json) : NULL;
-    acme_resp_free(&r);
-    if (posted < 0 || order == NULL || order_url == NULL) {
-        if (posted == 0)
-            snprintf(err, errlen, "newOrder gave no order");
-        goto done;
-    }
-    if (acme_authorize_all(&s, json_object_get(order, "authorizations"), publish, arg) == 0)
-        rc = finalize(&s, order, order_url, hosts, nhosts, rsa_bits, out);
-done:
-    if (rc < 0)
+    if (directory(&s) == 0 && account(&s) == 0 && new_order(&s, want, &order, &order_url) == 0 &&
+        acme_authorize_all(&s, json_object_get(order, "authorizations"), publish, arg) == 0)
+        rc = finalize(&s, order, order_url, want, out);
+    out->retry_after = -1;
+    if (rc < 0) {
+        out->retry_after = cl->c.failed_retry_after;
+        out->problem = cl->c.failed_problem ? vc_strdup(cl->c.failed_problem) : NULL;
         forget(cl, 0); /* the next order starts from the directory */
+    }
     cl->c.ca_bundle = NULL;
     out->round_trips = cl->c.round_trips - trips;
     free(order_url);
     json_decref(order);
     return rc;
 }
+
+int acme_renewal_info(acme_client_t *cl, const acme_ca_t *ca, const char *cert_id, acme_renewal_t *out, char *err,
+                      size_t errlen)
+{
+    use_ca(cl, ca);
+    session_t s = {.cl = cl, .ca = ca, .err = err, .errlen = errlen};
+    int rc = directory(&s);
+    const char *base = rc == 0 ? json_string_value(json_object_get(cl->dir, "renewalInfo")) : NULL;
+    if (rc == 0 && base == NULL) {
+        rc = 1;
+    } else if (rc == 0) {
+        /* An unauthenticated GET of renewalInfo/ID (RFC 9773 4.1). */
+        char *url = vc_asprintf("%s%s%s", base, base[strlen(base) - 1] == '/' ? "" : "/", cert_id);
+        acme_resp_t r;
+        rc = acme_get(&cl->c, url, &r, err, errlen);
+        if (rc == 0 && acme_renewal_window(r.json, &out->start, &out->end) < 0) {
+            snprintf(err, errlen, "%s gave no usable suggestedWindow", url);
+            rc = -1;
+        }
+        out->retry_after = acme_retry_after(&r, -1);
+        acme_resp_free(&r);
+        free(url);
+    }
+    if (rc < 0)
+        forget(cl, 0);
+    cl->c.ca_bundle = NULL;
+    return rc;
+}
+
 void acme_issued_free(acme_issued_t *i)
 {
     free(i->cert_pem);
+    free(i->problem);
     if (i->key_pem) {
         sodium_memzero(i->key_pem, strlen(i->key_pem));
         free(i->key_pem);

@@ -11,6 +11,7 @@
 
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct acme_ca {
     const char *directory;        /* URL */
@@ -27,11 +28,29 @@ typedef struct acme_ca {
  * host, value its challenge certificate and key (acme_x509.h). 0, or -1. */
 typedef int (*acme_publish_fn)(void *arg, const char *type, const char *name, const char *value, int put);
 
+/* What is ordered. */
+typedef struct acme_want {
+    const char *const *hosts;
+    size_t nhosts;
+    int rsa_bits;         /* 0: a P-256 key */
+    const char *replaces; /* the ARI identifier of the certificate this one replaces (RFC 9773 5), or NULL */
+} acme_want_t;
+
 typedef struct acme_issued {
     char *cert_pem;       /* the chain, the certificate first */
     char *key_pem;        /* its private key */
     unsigned round_trips; /* requests this order sent */
+    /* After a failure: the Retry-After of the CA's refusal in seconds
+     * (-1: none) and its problem document (JSON, or NULL). */
+    long retry_after;
+    char *problem;
 } acme_issued_t;
+
+/* A CA's renewal information for one certificate (RFC 9773). */
+typedef struct acme_renewal {
+    int64_t start, end; /* the suggested window, unix seconds */
+    long retry_after;   /* when to ask again, seconds; -1: the CA did not say */
+} acme_renewal_t;
 
 /* A client for one order at a time; it keeps the CA's directory, the
  * account's URL and the last nonce from one order to the next (for the
@@ -41,10 +60,16 @@ typedef struct acme_client acme_client_t;
 acme_client_t *acme_client_new(const atomic_int *stop);
 void acme_client_free(acme_client_t **cl);
 
-/* 0 and out filled, or -1 with err (the CA's problem, if it sent one).
- * rsa_bits 0: a P-256 key. */
-int acme_issue(acme_client_t *cl, const acme_ca_t *ca, const char *const *hosts, size_t nhosts, int rsa_bits,
-               acme_publish_fn publish, void *arg, acme_issued_t *out, char *err, size_t errlen);
+/* 0 and out filled, or -1 with err (the CA's problem, if it sent one)
+ * and out's retry_after and problem. */
+int acme_issue(acme_client_t *cl, const acme_ca_t *ca, const acme_want_t *want, acme_publish_fn publish, void *arg,
+               acme_issued_t *out, char *err, size_t errlen);
+
+/* The CA's renewal window for the certificate of ARI identifier cert_id:
+ * 0 and out filled, 1 if the CA offers no renewal information (its
+ * directory names no renewalInfo), or -1 with err. */
+int acme_renewal_info(acme_client_t *cl, const acme_ca_t *ca, const char *cert_id, acme_renewal_t *out, char *err,
+                      size_t errlen);
 void acme_issued_free(acme_issued_t *i);
 
 #endif

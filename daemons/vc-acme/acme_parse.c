@@ -70,3 +70,65 @@ int acme_challenge_of(const json_t *authz, const char *want, const char **host, 
         return -1;
     return 0;
 }
+
+/* n decimal digits at p, or -1. */
+static int digits(const char *p, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (!isdigit((unsigned char)p[i]))
+            return -1;
+        v = v * 10 + (p[i] - '0');
+    }
+    return v;
+}
+
+int acme_rfc3339(const char *v, int64_t *out)
+{
+    /* date-time = full-date "T" full-time (RFC 3339 5.6; "t" and "z" too) */
+    if (v == NULL || strnlen(v, 20) < 20 || v[4] != '-' || v[7] != '-' || (v[10] != 'T' && v[10] != 't') ||
+        v[13] != ':' || v[16] != ':')
+        return -1;
+    struct tm tm = {
+        .tm_year = digits(v, 4) - 1900,
+        .tm_mon = digits(v + 5, 2) - 1,
+        .tm_mday = digits(v + 8, 2),
+        .tm_hour = digits(v + 11, 2),
+        .tm_min = digits(v + 14, 2),
+        .tm_sec = digits(v + 17, 2),
+    };
+    if (tm.tm_year < 0 || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 || tm.tm_mday > 31 || tm.tm_hour < 0 ||
+        tm.tm_hour > 23 || tm.tm_min < 0 || tm.tm_min > 59 || tm.tm_sec < 0 || tm.tm_sec > 60)
+        return -1;
+    const char *p = v + 19;
+    if (*p == '.') { /* fractions of a second: dropped */
+        if (!isdigit((unsigned char)p[1]))
+            return -1;
+        for (p++; isdigit((unsigned char)*p); p++)
+            ;
+    }
+    long offset = 0;
+    if (*p == 'Z' || *p == 'z') {
+        p++;
+    } else if ((*p == '+' || *p == '-') && digits(p + 1, 2) >= 0 && p[3] == ':' && digits(p + 4, 2) >= 0) {
+        offset = digits(p + 1, 2) * 3600L + digits(p + 4, 2) * 60L;
+        if (*p == '+')
+            offset = -offset;
+        p += 6;
+    } else {
+        return -1;
+    }
+    if (*p != '\0')
+        return -1;
+    *out = (int64_t)timegm(&tm) + offset;
+    return 0;
+}
+
+int acme_renewal_window(const json_t *info, int64_t *start, int64_t *end)
+{
+    const json_t *w = json_object_get(info, "suggestedWindow");
+    if (acme_rfc3339(json_string_value(json_object_get(w, "start")), start) < 0 ||
+        acme_rfc3339(json_string_value(json_object_get(w, "end")), end) < 0 || *end <= *start)
+        return -1;
+    return 0;
+}

@@ -6,6 +6,7 @@
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
 #include <sodium.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* id-pe-acmeIdentifier */
@@ -92,5 +93,27 @@ char *acme_csr_b64(EVP_PKEY *key, const char *const *hosts, size_t nhosts)
     free(san);
     X509_NAME_free(name);
     X509_REQ_free(req);
+    return out;
+}
+
+char *acme_cert_id(const char *cert_pem)
+{
+    BIO *b = BIO_new_mem_buf(cert_pem, -1);
+    X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+    BIO_free(b);
+    const ASN1_OCTET_STRING *aki = x ? X509_get0_authority_key_id(x) : NULL;
+    unsigned char *der = NULL;
+    int n = x ? i2d_ASN1_INTEGER(X509_get0_serialNumber(x), &der) : -1;
+    char *out = NULL;
+    /* DER of a serial (at most 20 bytes): a tag, a short length, the value. */
+    if (aki && ASN1_STRING_length(aki) > 0 && n > 2 && n < 128 && der[1] == n - 2) {
+        char *k = jws_b64url(ASN1_STRING_get0_data(aki), (size_t)ASN1_STRING_length(aki));
+        char *v = jws_b64url(der + 2, (size_t)n - 2);
+        out = vc_asprintf("%s.%s", k, v);
+        free(k);
+        free(v);
+    }
+    OPENSSL_free(der);
+    X509_free(x);
     return out;
 }

@@ -19,4 +19,10 @@ char *acme_alpn_cert(const char *host, const char *key_auth);
  * as DER in base64url (malloc'd); NULL if it cannot be made. */
 char *acme_csr_b64(EVP_PKEY *key, const char *const *hosts, size_t nhosts);
 
+/* The ARI certificate identifier of a PEM chain's first certificate (RFC
+ * 9773 4.1): base64url of its Authority Key Identifier's keyIdentifier, a
+ * dot, base64url of its serial number's DER value bytes. malloc'd, or
+ * NULL if it has no AKI key identifier. */
+char *acme_cert_id(const char *cert_pem);
+
 #endif

@@ -1,4 +1,5 @@
 #include "certs.h"
+#include "acme_x509.h"
 #include "vc_acme.h"
 #include "vc_util.h"
 
@@ -41,6 +42,10 @@ static int read_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     s->failures = (unsigned)json_integer_value(json_object_get(j, "failures"));
     copy(s->issuer, sizeof(s->issuer), json_string_value(json_object_get(j, "issuer")));
     copy(s->last_error, sizeof(s->last_error), json_string_value(json_object_get(j, "last_error")));
+    copy(s->cert_id, sizeof(s->cert_id), json_string_value(json_object_get(j, "cert_id")));
+    s->ari_next = json_integer_value(json_object_get(j, "ari_next"));
+    s->window_start = json_integer_value(json_object_get(j, "window_start"));
+    s->window_end = json_integer_value(json_object_get(j, "window_end"));
     json_decref(j);
     return 0;
 }
@@ -64,6 +69,10 @@ static int write_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
                           (json_int_t)s->not_before, "not_after", (json_int_t)s->not_after, "renew_at",
                           (json_int_t)s->renew_at, "next_try", (json_int_t)s->next_try, "failures", (int)s->failures,
                           "issuer", s->issuer, "last_error", s->last_error);
+    if (j)
+        json_object_update_new(j, json_pack("{s:s, s:I, s:I, s:I}", "cert_id", s->cert_id, "ari_next",
+                                            (json_int_t)s->ari_next, "window_start", (json_int_t)s->window_start,
+                                            "window_end", (json_int_t)s->window_end));
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     if (text == NULL)
@@ -125,6 +134,11 @@ int certs_install(const char *data_dir, const char *site, const char *cert_pem, 
     s->issuer[0] = '\0';
     X509_NAME_get_text_by_NID(X509_get_issuer_name(x), NID_commonName, s->issuer, sizeof(s->issuer));
     X509_free(x);
+    char *id = acme_cert_id(cert_pem);
+    copy(s->cert_id, sizeof(s->cert_id), id);
+    free(id);
+    s->ari_next = 0;
+    s->window_start = s->window_end = 0;
     if (s->not_after <= s->not_before) {
         snprintf(err, errlen, "the CA's certificate has no lifetime");
         return -1;
@@ -144,4 +158,22 @@ int certs_install(const char *data_dir, const char *site, const char *cert_pem, 
     free(kp);
     free(cp);
     return rc;
+}
+
+int certs_pair_agrees(const char *data_dir, const char *site)
+{
+    char *cp = vc_acme_cert_path(data_dir, site, "crt"), *kp = vc_acme_cert_path(data_dir, site, "key");
+    FILE *cf = fopen(cp, "r"), *kf = fopen(kp, "r");
+    X509 *x = cf ? PEM_read_X509(cf, NULL, NULL, NULL) : NULL;
+    EVP_PKEY *k = kf ? PEM_read_PrivateKey(kf, NULL, NULL, NULL) : NULL;
+    int agrees = x && k && X509_check_private_key(x, k) == 1;
+    X509_free(x);
+    EVP_PKEY_free(k);
+    if (cf)
+        fclose(cf);
+    if (kf)
+        fclose(kf);
+    free(cp);
+    free(kp);
+    return agrees;
 }

@@ -19,6 +19,10 @@ typedef struct cert_state {
     unsigned failures;     /* in a row */
     char issuer[256];      /* the issuer's CN */
     char last_error[1024]; /* "" after a success */
+    char cert_id[256];     /* its ARI identifier (RFC 9773 4.1); "": it has none */
+    int64_t ari_next;      /* when to ask the CA for its renewal window next; 0: at once */
+    int64_t window_start;  /* the window the CA last suggested; 0: none */
+    int64_t window_end;
 } cert_state_t;
 
 /* 0, or -1 if the site has none yet (s zeroed). */
@@ -26,9 +30,14 @@ int certs_state_read(vc_store_t *st, const char *site, cert_state_t *s);
 int certs_state_write(vc_store_t *st, const char *site, const cert_state_t *s);
 
 /* Writes the key (0600) and then the chain, each whole (a temporary file
- * renamed), and fills s's dates, issuer and renew_at from the chain's first
- * certificate. 0, or -1 with err; what was in service stays if it fails. */
+ * renamed), and fills s's dates, issuer, ARI identifier and renew_at from
+ * the chain's first certificate (its renewal window is asked for anew).
+ * 0, or -1 with err; what was in service stays if it fails. */
 int certs_install(const char *data_dir, const char *site, const char *cert_pem, const char *key_pem, cert_state_t *s,
                   char *err, size_t errlen);
+
+/* 1 if the site's key and certificate files are there and agree; 0 if
+ * not (none yet, or a kill came between the two writes). */
+int certs_pair_agrees(const char *data_dir, const char *site);
 
 #endif

@@ -36,7 +36,20 @@
 #define FIRST_BACKOFF_S 60
 #define LAST_BACKOFF_S (6 * 3600)
 
+/* ARI (RFC 9773): the CA's window is asked for again when its
+ * Retry-After says, within a minute and a day; six hours if it does not
+ * say; an hour after a failure; a day if the CA offers no ARI. */
+#define ARI_MIN_WAIT_S 60
+#define ARI_MAX_WAIT_S 86400
+#define ARI_DEFAULT_WAIT_S (6 * 3600)
+#define ARI_FAILED_WAIT_S 3600
+/* A Retry-After longer than a week is not believed. */
+#define MAX_RETRY_AFTER_S (7 * 86400)
+
+typedef enum { JOB_ORDER, JOB_CHECK } job_kind_t;
+
 typedef struct job {
+    job_kind_t kind;    /* an order, or a question for the renewal window */
     char *site, *hosts; /* hosts: space-separated */
     char *challenge;    /* "http-01" or "tls-alpn-01" */
     int renewal;        /* it had a certificate */
@@ -44,6 +57,11 @@ typedef struct job {
     char err[1024];
     unsigned round_trips;
     int64_t not_after;
+    char *problem;    /* a failed order: the CA's problem document */
+    int64_t retry_at; /* a failed order: when it is tried again */
+    int rate_limited; /* the CA said rateLimited */
+    int moved;        /* a check: the window changed, and with it renew_at */
+    cert_state_t st;  /* the schedule as the job left it */
 } job_t;
 
 typedef struct acme {
@@ -108,10 +126,10 @@ static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 /* ---- the order thread ------------------------------------------------------- */
 
-static void run_job(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t *j)
+/* The CA and account the configuration names; *key_path is malloc'd. */
+static acme_ca_t ca_of(const vc_config_t *cfg, const job_t *j, char **key_path)
 {
     const acme_settings_t *set = acme_settings(cfg);
-    char *key_path = NULL;
     unsigned char md[32];
     const char *dir = directory_url(set->directory);
     crypto_hash_sha256(md, (const unsigned char *)dir, strlen(dir));
@@ -119,52 +137,115 @@ static void run_job(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t 
     sodium_bin2hex(hex, sizeof(hex), md, 8);
     char *acct_dir = vc_asprintf("%s/acme", cfg->data_dir);
     vc_mkdirs(acct_dir, 0700);
-    key_path = vc_asprintf("%s/account-%s.key", acct_dir, hex);
+    *key_path = vc_asprintf("%s/account-%s.key", acct_dir, hex);
     free(acct_dir);
-    acme_ca_t ca = {
+    return (acme_ca_t){
         .directory = dir,
         .ca_bundle = set->ca_bundle[0] ? set->ca_bundle : NULL,
         .email = set->email,
-        .account_key_path = key_path,
+        .account_key_path = *key_path,
         .profile = set->profile,
         .challenge = j->challenge,
     };
+}
+
+/* After a failure: a minute, doubling to six hours, give or take a fifth;
+ * longer if the CA's Retry-After asks for longer. */
+static int64_t backoff(unsigned failures, long retry_after)
+{
+    int64_t wait = FIRST_BACKOFF_S;
+    for (unsigned i = 1; i < failures && wait < LAST_BACKOFF_S; i++)
+        wait *= 2;
+    if (wait > LAST_BACKOFF_S)
+        wait = LAST_BACKOFF_S;
+    wait = wait * (80 + (int64_t)randombytes_uniform(41)) / 100;
+    if (retry_after > MAX_RETRY_AFTER_S)
+        retry_after = MAX_RETRY_AFTER_S;
+    return retry_after > wait ? retry_after : wait;
+}
+
+static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t *j)
+{
+    char *key_path;
+    acme_ca_t ca = ca_of(cfg, j, &key_path);
     char *hosts_copy = vc_strdup(j->hosts);
     const char *hosts[64];
     size_t n = 0;
     for (char *save = NULL, *h = strtok_r(hosts_copy, " ", &save); h && n < 64; h = strtok_r(NULL, " ", &save))
         hosts[n++] = h;
+    cert_state_t *st = &j->st;
+    acme_want_t want = {
+        .hosts = hosts,
+        .nhosts = n,
+        .rsa_bits = rsa_bits_of(acme_settings(cfg)->key_type),
+        .replaces = j->renewal && st->cert_id[0] ? st->cert_id : NULL,
+    };
     acme_issued_t out;
-    cert_state_t st;
-    certs_state_read(a->store, j->site, &st);
-    int rc = acme_issue(cl, &ca, hosts, n, rsa_bits_of(set->key_type), publish, a->store, &out, j->err, sizeof(j->err));
+    int rc = acme_issue(cl, &ca, &want, publish, a->store, &out, j->err, sizeof(j->err));
     j->round_trips = out.round_trips;
     if (rc == 0)
-        rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, &st, j->err, sizeof(j->err));
-    acme_issued_free(&out);
+        rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, st, j->err, sizeof(j->err));
     int64_t now = (int64_t)time(NULL);
     if (rc == 0) {
-        snprintf(st.hosts, sizeof(st.hosts), "%s", j->hosts);
-        st.failures = 0;
-        st.next_try = 0;
-        st.last_error[0] = '\0';
-        j->not_after = st.not_after;
+        snprintf(st->hosts, sizeof(st->hosts), "%s", j->hosts);
+        st->failures = 0;
+        st->next_try = 0;
+        st->last_error[0] = '\0';
+        j->not_after = st->not_after;
     } else if (!atomic_load(&a->stopping)) {
-        st.failures++;
-        int64_t wait = FIRST_BACKOFF_S;
-        for (unsigned i = 1; i < st.failures && wait < LAST_BACKOFF_S; i++)
-            wait *= 2;
-        if (wait > LAST_BACKOFF_S)
-            wait = LAST_BACKOFF_S;
-        wait = wait * (80 + (int64_t)randombytes_uniform(41)) / 100;
-        st.next_try = now + wait;
-        snprintf(st.last_error, sizeof(st.last_error), "%s", j->err);
+        st->failures++;
+        st->next_try = j->retry_at = now + backoff(st->failures, out.retry_after);
+        snprintf(st->last_error, sizeof(st->last_error), "%s", j->err);
+        j->rate_limited = strstr(j->err, "urn:ietf:params:acme:error:rateLimited") != NULL;
+        j->problem = out.problem;
+        out.problem = NULL;
     }
-    if (!atomic_load(&a->stopping) && certs_state_write(a->store, j->site, &st) < 0)
-        vc_log(VC_LOG_ERR, "schedule", "the schedule of \"%s\" could not be written", j->site);
+    acme_issued_free(&out);
     j->ok = rc == 0;
     free(hosts_copy);
     free(key_path);
+}
+
+/* The CA's renewal window for the certificate in service (RFC 9773): a
+ * new one moves renew_at to a random time inside it (4.2), so that the
+ * CA's clients do not all come at once; the same one leaves it. */
+static void run_check(acme_client_t *cl, const vc_config_t *cfg, job_t *j)
+{
+    char *key_path;
+    acme_ca_t ca = ca_of(cfg, j, &key_path);
+    cert_state_t *st = &j->st;
+    acme_renewal_t w;
+    int rc = acme_renewal_info(cl, &ca, st->cert_id, &w, j->err, sizeof(j->err));
+    int64_t now = (int64_t)time(NULL), wait = ARI_FAILED_WAIT_S;
+    if (rc == 1) {
+        wait = ARI_MAX_WAIT_S;
+    } else if (rc == 0) {
+        wait = w.retry_after < 0 ? ARI_DEFAULT_WAIT_S : w.retry_after;
+        wait = wait < ARI_MIN_WAIT_S ? ARI_MIN_WAIT_S : wait > ARI_MAX_WAIT_S ? ARI_MAX_WAIT_S : wait;
+        if (w.start != st->window_start || w.end != st->window_end) {
+            st->window_start = w.start;
+            st->window_end = w.end;
+            uint64_t span = (uint64_t)(w.end - w.start);
+            st->renew_at = w.start + (int64_t)(span > UINT32_MAX ? randombytes_uniform(UINT32_MAX)
+                                                                 : randombytes_uniform((uint32_t)span));
+            j->moved = 1;
+        }
+    }
+    st->ari_next = now + wait;
+    j->ok = rc >= 0;
+    free(key_path);
+}
+
+static void run_job(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t *j)
+{
+    if (j->kind == JOB_ORDER)
+        run_order(a, cl, cfg, j);
+    else
+        run_check(cl, cfg, j);
+    /* A stop abandons an order half-way: its failure is not one to back
+     * off from. What did succeed is kept. */
+    if ((j->ok || !atomic_load(&a->stopping)) && certs_state_write(a->store, j->site, &j->st) < 0)
+        vc_log(VC_LOG_ERR, "schedule", "the schedule of \"%s\" could not be written", j->site);
 }
 
 static void *order_thread(void *arg)
@@ -187,8 +268,10 @@ static void *order_thread(void *arg)
         if (cfg) {
             run_job(a, cl, cfg, j);
             vc_config_destroy(&cfg);
-        } else {
+        } else { /* tried again in a minute, not at once */
             snprintf(j->err, sizeof(j->err), "%s", err);
+            j->retry_at = j->st.next_try = j->st.ari_next = (int64_t)time(NULL) + FIRST_BACKOFF_S;
+            certs_state_write(a->store, j->site, &j->st);
         }
         pthread_mutex_lock(&a->mu);
         a->done = j;
@@ -214,9 +297,33 @@ static char *hosts_of(const vc_site_t *s)
     return out;
 }
 
+static void job_free(job_t *j)
+{
+    free(j->site);
+    free(j->hosts);
+    free(j->challenge);
+    free(j->problem);
+    free(j);
+}
+
+/* A finished check: a log line if it moved the renewal or failed. */
+static void report_check(job_t *j)
+{
+    if (j->moved)
+        vc_log(VC_LOG_NOTICE, "ari", "\"%s\": the CA suggests renewing between %lld and %lld (unix time): at %lld",
+               j->site, (long long)j->st.window_start, (long long)j->st.window_end, (long long)j->st.renew_at);
+    else if (!j->ok)
+        vc_log(VC_LOG_WARN, "ari", "\"%s\": no renewal window: %s (asked again in an hour)", j->site, j->err);
+}
+
 /* A finished order: its events and log line. */
 static void report(acme_t *a, job_t *j)
 {
+    if (j->kind == JOB_CHECK) {
+        report_check(j);
+        job_free(j);
+        return;
+    }
     char na[24];
     snprintf(na, sizeof(na), "%lld", (long long)j->not_after);
     char rt[16];
@@ -229,14 +336,15 @@ static void report(acme_t *a, job_t *j)
                        j->site, "hosts", j->hosts, "challenge", j->challenge, "not_after", na, "round_trips", rt, NULL);
     } else {
         a->failed++;
-        vc_log(VC_LOG_ERR, "order", "\"%s\" (%s): %s", j->site, j->hosts, j->err);
+        char at[24];
+        snprintf(at, sizeof(at), "%lld", (long long)j->retry_at);
+        vc_log(VC_LOG_ERR, "order", "\"%s\" (%s): %s; %s again at %s (unix time)", j->site, j->hosts, j->err,
+               j->rate_limited ? "rate-limited by the CA: ordered" : "ordered", at);
         vc_bus_publish(a->d.bus, "acme.cert.failed", VC__SEVERITY__ERROR, "site", j->site, "hosts", j->hosts, "error",
-                       j->err, NULL);
+                       j->err, "retry_at", at, "rate_limited", j->rate_limited ? "yes" : "no", "problem",
+                       j->problem ? j->problem : "", NULL);
     }
-    free(j->site);
-    free(j->hosts);
-    free(j->challenge);
-    free(j);
+    job_free(j);
 }
 
 static int cert_files_there(const char *data_dir, const char *site)
@@ -249,7 +357,46 @@ static int cert_files_there(const char *data_dir, const char *site)
     return there;
 }
 
-/* The first site whose certificate is due, to the order thread. */
+static void submit(acme_t *a, job_t *j)
+{
+    pthread_mutex_lock(&a->mu);
+    a->todo = j;
+    a->busy = 1;
+    pthread_cond_signal(&a->cv);
+    pthread_mutex_unlock(&a->mu);
+}
+
+static job_t *job_new(job_kind_t kind, const vc_site_t *s, char *hosts, const cert_state_t *st)
+{
+    job_t *j = vc_calloc(1, sizeof(*j));
+    j->kind = kind;
+    j->site = vc_strdup(s->name);
+    j->hosts = hosts;
+    j->challenge = vc_strdup(s->acme_challenge ? s->acme_challenge : "http-01");
+    j->st = *st;
+    return j;
+}
+
+/* A key and certificate that do not agree (a kill between the two
+ * writes): the schedule is told to order again at once. Once, at start. */
+static void check_pairs(acme_t *a)
+{
+    const vc_config_t *cfg = a->d.cfg;
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        cert_state_t st;
+        if (s->tls == NULL || certs_state_read(a->store, s->name, &st) < 0 || st.not_after == 0 ||
+            certs_pair_agrees(cfg->data_dir, s->name))
+            continue;
+        vc_log(VC_LOG_WARN, "schedule", "\"%s\": its key and certificate do not agree: ordering again", s->name);
+        st.not_after = 0;
+        st.next_try = 0;
+        certs_state_write(a->store, s->name, &st);
+    }
+}
+
+/* The first site whose certificate is due, or whose renewal window is to
+ * be asked for, to the order thread. */
 static void schedule(acme_t *a)
 {
     pthread_mutex_lock(&a->mu);
@@ -277,27 +424,24 @@ static void schedule(acme_t *a)
         int forced = a->forced && strcmp(a->forced, s->name) == 0;
         int have = known && st.not_after > 0 && cert_files_there(cfg->data_dir, s->name);
         int due = forced || !have || strcmp(st.hosts, hosts) != 0 || now >= st.renew_at;
-        if (!due || (!forced && known && now < st.next_try)) {
-            free(hosts);
-            continue;
+        if (due && (forced || !known || now >= st.next_try)) {
+            if (forced) {
+                free(a->forced);
+                a->forced = NULL;
+            }
+            job_t *j = job_new(JOB_ORDER, s, hosts, &st);
+            j->renewal = have;
+            vc_log(VC_LOG_INFO, "order", "\"%s\" (%s): ordering a certificate%s", s->name, hosts,
+                   have ? " (renewal)" : "");
+            vc_bus_publish(a->d.bus, "acme.order.started", VC__SEVERITY__INFO, "site", s->name, "hosts", hosts, NULL);
+            submit(a, j);
+            return;
         }
-        if (forced) {
-            free(a->forced);
-            a->forced = NULL;
+        if (!due && st.cert_id[0] && now >= st.ari_next) {
+            submit(a, job_new(JOB_CHECK, s, hosts, &st));
+            return;
         }
-        job_t *j = vc_calloc(1, sizeof(*j));
-        j->site = vc_strdup(s->name);
-        j->hosts = hosts;
-        j->challenge = vc_strdup(s->acme_challenge ? s->acme_challenge : "http-01");
-        j->renewal = have;
-        vc_log(VC_LOG_INFO, "order", "\"%s\" (%s): ordering a certificate%s", s->name, hosts, have ? " (renewal)" : "");
-        vc_bus_publish(a->d.bus, "acme.order.started", VC__SEVERITY__INFO, "site", s->name, "hosts", hosts, NULL);
-        pthread_mutex_lock(&a->mu);
-        a->todo = j;
-        a->busy = 1;
-        pthread_cond_signal(&a->cv);
-        pthread_mutex_unlock(&a->mu);
-        return;
+        free(hosts);
     }
 }
 
@@ -334,6 +478,8 @@ static void on_certs(acme_t *a, Vc__Reply *reply)
         vc_record_field(rec, "not_after", "%lld", (long long)st.not_after);
         vc_record_field(rec, "renew_at", "%lld", (long long)st.renew_at);
         vc_record_field(rec, "next_try", "%lld", (long long)st.next_try);
+        vc_record_field(rec, "window_start", "%lld", (long long)st.window_start);
+        vc_record_field(rec, "window_end", "%lld", (long long)st.window_end);
         vc_record_field(rec, "last_error", "%s", st.last_error);
         free(hosts);
         n++;
@@ -409,6 +555,7 @@ int main(int argc, char **argv)
         vc_log(VC_LOG_CRIT, "main", "pthread_create() failed");
         return 1;
     }
+    check_pairs(&a);
     vc_daemon_ready(&a.d);
     for (int running = 1; running;) {
         schedule(&a);
@@ -434,12 +581,8 @@ int main(int argc, char **argv)
     pthread_join(a.thread, NULL);
     if (a.done)
         report(&a, a.done);
-    if (a.todo) {
-        free(a.todo->site);
-        free(a.todo->hosts);
-        free(a.todo->challenge);
-        free(a.todo);
-    }
+    if (a.todo)
+        job_free(a.todo);
     free(a.forced);
     vc_daemon_fini(&a.d);
     vc_store_destroy(&a.store);
