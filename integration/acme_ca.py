@@ -1,7 +1,8 @@
 """A real ACME CA for the tests: Debian's Pebble (-strict, its nonce
 rejections and validation delays left on), with pebble-challtestsrv as
 its DNS server, which answers every name with 127.0.0.1, so Pebble checks
-HTTP-01 and TLS-ALPN-01 against the suite's own ports."""
+HTTP-01 and TLS-ALPN-01 against the suite's own ports. And what the ACME
+tests share: a configuration, `vc cert list`, the certificate served."""
 import json
 import os
 import socket
@@ -86,3 +87,50 @@ class Pebble:
                 p.kill()
                 p.wait()
         self.procs = []
+
+
+def write_conf(conf, acme, sites):
+    (conf / "sites-enabled").mkdir(parents=True, exist_ok=True)
+    (conf / "vc.conf").write_text("acme: { %s };\n" % acme)
+    for name, body in sites.items():
+        (conf / "sites-enabled" / f"{name}.conf").write_text("site: { %s };\n" % body)
+
+
+def certs(s):
+    r = s.vc("cert", "list", "--json", check=True)
+    return {c["site"]: c for c in map(json.loads, r.stdout.splitlines())}
+
+
+def wait_issued(s, sites, after=0, timeout=150, errors_ok=False):
+    """Polls vc cert list until each site has a certificate newer than
+    after; a failure ends the wait unless errors_ok."""
+    deadline = time.monotonic() + timeout
+    while True:
+        c = certs(s)
+        if all(c[x]["not_after"] > 0 and c[x]["renew_at"] > after for x in sites):
+            return c
+        failed = {x: c[x]["last_error"] for x in sites if c[x]["last_error"]}
+        assert errors_ok or not failed, failed
+        assert time.monotonic() < deadline, (c, s.logs()[-3000:])
+        time.sleep(0.5)
+
+
+def served_cert(s, host, cafile):
+    """The certificate the front hands a client asking for host, checked
+    against cafile (Pebble's root and intermediate)."""
+    ctx = ssl.create_default_context(cafile=cafile)
+    with socket.create_connection(("127.0.0.1", s.https), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname=host) as t:
+            return t.getpeercert(), t.getpeercert(binary_form=True)
+
+
+def wait_served(s, host, cafile, timeout=10):
+    """served_cert, once the front serves a certificate cafile verifies
+    (it looks for vc-acme's files once a second)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return served_cert(s, host, cafile)
+        except ssl.SSLCertVerificationError:
+            assert time.monotonic() < deadline, f"{host}: no certificate from the CA is served"
+            time.sleep(0.2)

@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import socket
-import ssl
 import subprocess
 import threading
 import time
@@ -17,17 +16,10 @@ import time
 import pytest
 import requests
 
-from acme_ca import Pebble
+from acme_ca import Pebble, certs, served_cert, wait_issued, wait_served, write_conf
 from conftest import FIXTURES, configtest_site, curl
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
-
-
-def write_conf(conf, acme, sites):
-    (conf / "sites-enabled").mkdir(parents=True, exist_ok=True)
-    (conf / "vc.conf").write_text("acme: { %s };\n" % acme)
-    for name, body in sites.items():
-        (conf / "sites-enabled" / f"{name}.conf").write_text("site: { %s };\n" % body)
 
 
 def webroot(tmp_path, site):
@@ -64,45 +56,6 @@ def pebble_suite(make_suite, tmp_path):
     yield s, ca
     s.stop(check=False)
     ca.stop()
-
-
-def certs(s):
-    r = s.vc("cert", "list", "--json", check=True)
-    return {c["site"]: c for c in map(json.loads, r.stdout.splitlines())}
-
-
-def wait_issued(s, sites, after=0, timeout=150):
-    """Polls vc cert list until each site has a certificate newer than after."""
-    deadline = time.monotonic() + timeout
-    while True:
-        c = certs(s)
-        if all(c[x]["not_after"] > 0 and c[x]["renew_at"] > after for x in sites):
-            return c
-        failed = {x: c[x]["last_error"] for x in sites if c[x]["last_error"]}
-        assert not failed, failed
-        assert time.monotonic() < deadline, (c, s.logs()[-3000:])
-        time.sleep(0.5)
-
-
-def served_cert(s, host, cafile):
-    """The certificate the front hands a client asking for host, checked
-    against cafile (Pebble's root and intermediate)."""
-    ctx = ssl.create_default_context(cafile=cafile)
-    with socket.create_connection(("127.0.0.1", s.https), timeout=10) as raw:
-        with ctx.wrap_socket(raw, server_hostname=host) as t:
-            return t.getpeercert(), t.getpeercert(binary_form=True)
-
-
-def wait_served(s, host, cafile, timeout=10):
-    """served_cert, once the front serves a certificate cafile verifies
-    (it looks for vc-acme's files once a second)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            return served_cert(s, host, cafile)
-        except ssl.SSLCertVerificationError:
-            assert time.monotonic() < deadline, f"{host}: no certificate from the CA is served"
-            time.sleep(0.2)
 
 
 def test_sites_get_certificates_by_http01_and_tls_alpn01_and_serve_them(pebble_suite, tmp_path):

@@ -17,7 +17,7 @@ TEST="nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2
-  pebble certbot"
+  pebble certbot python3-cryptography"
 # Real applications the conformance suite runs under both stacks: DokuWiki,
 # WordPress on MariaDB, and Symfony 5.4 for examples/symfony (also a
 # benchmark scenario).
