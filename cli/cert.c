@@ -1,7 +1,11 @@
 /*
  * vc cert list [--json]: each certificate vc-acme keeps (docs/certificates.md);
  * vc cert renew [--force] SITE|HOST: orders it now. Without --force a
- * certificate that is not due yet is left alone.
+ * certificate that is not due yet is left alone;
+ * vc cert issue SITE|HOST: orders one for a site that has none yet, now,
+ * past any back-off;
+ * vc cert revoke [--reason N] SITE|HOST: revokes the one in service and
+ * orders a new one.
  */
 #include "cli.h"
 #include "vc_ctl.h"
@@ -16,7 +20,9 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: vc cert list [--json]\n"
-                    "       vc cert renew [--force] SITE|HOST\n");
+                    "       vc cert renew [--force] SITE|HOST\n"
+                    "       vc cert issue SITE|HOST\n"
+                    "       vc cert revoke [--reason N] SITE|HOST\n");
     return 2;
 }
 
@@ -74,33 +80,41 @@ int cmd_cert(cli_t *cli, int argc, char **argv)
 {
     if (argc < 2)
         return usage();
+    const char *verb = argv[1];
     int json = 0, force = 0;
-    const char *name = NULL;
+    const char *name = NULL, *reason = NULL;
+    int takes_name = !strcmp(verb, "renew") || !strcmp(verb, "issue") || !strcmp(verb, "revoke");
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json") && !strcmp(argv[1], "list"))
+        if (!strcmp(argv[i], "--json") && !strcmp(verb, "list"))
             json = 1;
-        else if (!strcmp(argv[i], "--force") && !strcmp(argv[1], "renew"))
+        else if (!strcmp(argv[i], "--force") && !strcmp(verb, "renew"))
             force = 1;
-        else if (argv[i][0] != '-' && name == NULL && !strcmp(argv[1], "renew"))
+        else if (!strcmp(argv[i], "--reason") && !strcmp(verb, "revoke") && i + 1 < argc && reason == NULL)
+            reason = argv[++i];
+        else if (argv[i][0] != '-' && name == NULL && takes_name)
             name = argv[i];
         else
             return usage();
     }
-    if (strcmp(argv[1], "list") != 0 && (strcmp(argv[1], "renew") != 0 || name == NULL))
+    if (strcmp(verb, "list") != 0 && (!takes_name || name == NULL))
         return usage();
     vc_config_t *cfg = cli_running_config(cli);
     if (cfg == NULL)
         return 1;
     void *zctx = zmq_ctx_new();
     int rc = 0;
-    if (!strcmp(argv[1], "list")) {
+    if (!strcmp(verb, "list")) {
         rc = list(zctx, cfg, json);
     } else {
-        const char *args[] = {name, force ? "force" : "due"};
+        const char *renew_args[] = {name, force ? "force" : !strcmp(verb, "issue") ? "issue" : "due"};
+        const char *revoke_args[] = {name, reason};
+        int revoke = !strcmp(verb, "revoke");
         Vc__Reply *r = NULL;
-        rc = cli_call(zctx, cfg, "vc-acme", "renew", args, 2, &r) < 0;
+        rc = cli_call(zctx, cfg, "vc-acme", revoke ? "revoke" : "renew", revoke ? revoke_args : renew_args,
+                      revoke && reason == NULL ? 1 : 2, &r) < 0;
         if (r) {
-            printf("%s\n", r->message);
+            fprintf(r->ok ? stdout : stderr, "%s\n", r->message);
+            rc = !r->ok;
             vc__reply__free_unpacked(r, NULL);
         }
     }

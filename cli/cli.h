@@ -41,7 +41,7 @@ int cli_call(void *zctx, const vc_config_t *cfg, const char *daemon, const char 
              size_t nargs, struct Vc__Reply **out);
 /* vc cache ... (cache.c). */
 int cmd_cache(cli_t *cli, int argc, char **argv);
-/* vc cert list [--json], vc cert renew [--force] SITE|HOST (cert.c). */
+/* vc cert list [--json], renew [--force], issue, revoke [--reason N] (cert.c). */
 int cmd_cert(cli_t *cli, int argc, char **argv);
 /* vc rooms [--json], vc rooms apps [--secret] (rooms.c). */
 int cmd_rooms(cli_t *cli, int argc, char **argv);

@@ -151,7 +151,7 @@ static int request(acme_conn_t *c, const char *method, const char *url, const ch
         c->failed_problem = r->json && r->len <= 4096 ? json_dumps(r->json, JSON_COMPACT) : NULL;
         return -1;
     }
-    if (ct && strstr(ct, "json") && r->json == NULL) {
+    if (ct && strstr(ct, "json") && r->json == NULL && r->len > 0) { /* empty (a revocation's answer) is fine */
         snprintf(err, errlen, "%s answered JSON that does not parse", url);
         return -1;
     }

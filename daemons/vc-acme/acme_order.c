@@ -286,6 +286,39 @@ int acme_renewal_info(acme_client_t *cl, const acme_ca_t *ca, const char *cert_i
     return rc;
 }
 
+int acme_revoke(acme_client_t *cl, const acme_ca_t *ca, const char *cert_pem, int reason, char *err, size_t errlen)
+{
+    use_ca(cl, ca);
+    session_t s = {.cl = cl, .ca = ca, .err = err, .errlen = errlen};
+    BIO *b = BIO_new_mem_buf(cert_pem, -1);
+    X509 *x = b ? PEM_read_bio_X509(b, NULL, NULL, NULL) : NULL;
+    BIO_free(b);
+    unsigned char *der = NULL;
+    int n = x ? i2d_X509(x, &der) : -1;
+    X509_free(x);
+    int rc = -1;
+    if (n <= 0) {
+        snprintf(err, errlen, "the certificate in service cannot be read");
+    } else if (directory(&s) == 0 && account(&s) == 0 && dir_url(&s, "revokeCert")) {
+        char *cert = jws_b64url(der, (size_t)n);
+        json_t *p = json_pack("{s:s}", "certificate", cert);
+        if (reason >= 0)
+            json_object_set_new(p, "reason", json_integer(reason));
+        char *payload = json_dumps(p, JSON_COMPACT);
+        acme_resp_t r;
+        rc = acme_post(&cl->c, cl->account, cl->kid, dir_url(&s, "revokeCert"), payload, NULL, &r, err, errlen);
+        acme_resp_free(&r);
+        free(payload);
+        json_decref(p);
+        free(cert);
+    }
+    OPENSSL_free(der);
+    if (rc < 0)
+        forget(cl, 0);
+    cl->c.ca_bundle = NULL;
+    return rc;
+}
+
 void acme_issued_free(acme_issued_t *i)
 {
     free(i->cert_pem);

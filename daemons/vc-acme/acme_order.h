@@ -72,4 +72,9 @@ int acme_renewal_info(acme_client_t *cl, const acme_ca_t *ca, const char *cert_i
                       size_t errlen);
 void acme_issued_free(acme_issued_t *i);
 
+/* Revokes the first certificate of cert_pem (RFC 8555 7.6), signed with
+ * the account's key; reason is a CRL reason code (RFC 5280 5.3.1), or -1
+ * for none. 0, or -1 with err. */
+int acme_revoke(acme_client_t *cl, const acme_ca_t *ca, const char *cert_pem, int reason, char *err, size_t errlen);
+
 #endif

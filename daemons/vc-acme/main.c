@@ -9,6 +9,7 @@
  * (certs.h), so a restart neither forgets a failure's back-off nor orders
  * again what it has.
  */
+#include "acme_daemon.h"
 #include "acme_order.h"
 #include "certs.h"
 #include "settings.h"
@@ -31,51 +32,6 @@
 #include <strings.h>
 #include <time.h>
 #include <zmq.h>
-
-/* After a failure: a minute, doubling to six hours, give or take a fifth. */
-#define FIRST_BACKOFF_S 60
-#define LAST_BACKOFF_S (6 * 3600)
-
-/* ARI (RFC 9773): the CA's window is asked for again when its
- * Retry-After says, within a minute and a day; six hours if it does not
- * say; an hour after a failure; a day if the CA offers no ARI. */
-#define ARI_MIN_WAIT_S 60
-#define ARI_MAX_WAIT_S 86400
-#define ARI_DEFAULT_WAIT_S (6 * 3600)
-#define ARI_FAILED_WAIT_S 3600
-/* A Retry-After longer than a week is not believed. */
-#define MAX_RETRY_AFTER_S (7 * 86400)
-
-typedef enum { JOB_ORDER, JOB_CHECK } job_kind_t;
-
-typedef struct job {
-    job_kind_t kind;    /* an order, or a question for the renewal window */
-    char *site, *hosts; /* hosts: space-separated */
-    char *challenge;    /* "http-01" or "tls-alpn-01" */
-    int renewal;        /* it had a certificate */
-    int ok;             /* the result */
-    char err[1024];
-    unsigned round_trips;
-    int64_t not_after;
-    char *problem;    /* a failed order: the CA's problem document */
-    int64_t retry_at; /* a failed order: when it is tried again */
-    int rate_limited; /* the CA said rateLimited */
-    int moved;        /* a check: the window changed, and with it renew_at */
-    cert_state_t st;  /* the schedule as the job left it */
-} job_t;
-
-typedef struct acme {
-    vc_daemon_t d;
-    vc_store_t *store;
-    pthread_t thread;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    job_t *todo, *done; /* one at a time */
-    int busy;
-    atomic_int stopping;
-    char *forced; /* a site `vc cert renew --force` named */
-    uint64_t issued, failed;
-} acme_t;
 
 static const char *directory_url(const char *d)
 {
@@ -236,12 +192,36 @@ static void run_check(acme_client_t *cl, const vc_config_t *cfg, job_t *j)
     free(key_path);
 }
 
+/* The certificate in service revoked; the schedule then orders a new one
+ * at once (what is served stays until it comes). */
+static void run_revoke(acme_client_t *cl, const vc_config_t *cfg, job_t *j)
+{
+    char *key_path;
+    acme_ca_t ca = ca_of(cfg, j, &key_path);
+    char *path = vc_acme_cert_path(cfg->data_dir, j->site, "crt");
+    size_t len;
+    char *pem = vc_read_file(path, &len);
+    if (pem == NULL)
+        snprintf(j->err, sizeof(j->err), "\"%s\" cannot be read", path);
+    j->ok = pem && acme_revoke(cl, &ca, pem, j->reason, j->err, sizeof(j->err)) == 0;
+    if (j->ok) { /* due at once; a revoked certificate is not one a new order "replaces" (RFC 9773 5) */
+        j->st.renew_at = 0;
+        j->st.next_try = 0;
+        j->st.cert_id[0] = '\0';
+    }
+    free(pem);
+    free(path);
+    free(key_path);
+}
+
 static void run_job(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t *j)
 {
     if (j->kind == JOB_ORDER)
         run_order(a, cl, cfg, j);
-    else
+    else if (j->kind == JOB_CHECK)
         run_check(cl, cfg, j);
+    else
+        run_revoke(cl, cfg, j);
     /* A stop abandons an order half-way: its failure is not one to back
      * off from. What did succeed is kept. */
     if ((j->ok || !atomic_load(&a->stopping)) && certs_state_write(a->store, j->site, &j->st) < 0)
@@ -283,20 +263,6 @@ static void *order_thread(void *arg)
 
 /* ---- the main thread ------------------------------------------------------- */
 
-static char *hosts_of(const vc_site_t *s)
-{
-    size_t len = 1;
-    for (size_t h = 0; h < s->nhosts; h++)
-        len += strlen(s->hosts[h]) + 1;
-    char *out = vc_calloc(1, len);
-    for (size_t h = 0; h < s->nhosts; h++) {
-        if (h)
-            strcat(out, " ");
-        strcat(out, s->hosts[h]);
-    }
-    return out;
-}
-
 static void job_free(job_t *j)
 {
     free(j->site);
@@ -316,11 +282,28 @@ static void report_check(job_t *j)
         vc_log(VC_LOG_WARN, "ari", "\"%s\": no renewal window: %s (asked again in an hour)", j->site, j->err);
 }
 
-/* A finished order: its events and log line. */
+/* A finished revocation: its event and log line. */
+static void report_revoke(acme_t *a, job_t *j)
+{
+    char reason[16];
+    snprintf(reason, sizeof(reason), "%d", j->reason);
+    if (j->ok) {
+        vc_log(VC_LOG_NOTICE, "revoke", "\"%s\": certificate revoked; ordering a new one", j->site);
+        vc_bus_publish(a->d.bus, "acme.cert.revoked", VC__SEVERITY__NOTICE, "site", j->site, "reason", reason, NULL);
+    } else {
+        vc_log(VC_LOG_ERR, "revoke", "\"%s\": the certificate could not be revoked: %s", j->site, j->err);
+        vc_bus_publish(a->d.bus, "acme.revoke.failed", VC__SEVERITY__ERROR, "site", j->site, "error", j->err, NULL);
+    }
+}
+
+/* A finished job: its events and log line. */
 static void report(acme_t *a, job_t *j)
 {
-    if (j->kind == JOB_CHECK) {
-        report_check(j);
+    if (j->kind != JOB_ORDER) {
+        if (j->kind == JOB_CHECK)
+            report_check(j);
+        else
+            report_revoke(a, j);
         job_free(j);
         return;
     }
@@ -355,6 +338,14 @@ static int cert_files_there(const char *data_dir, const char *site)
     free(c);
     free(k);
     return there;
+}
+
+static int busy_now(acme_t *a)
+{
+    pthread_mutex_lock(&a->mu);
+    int busy = a->busy;
+    pthread_mutex_unlock(&a->mu);
+    return busy;
 }
 
 static void submit(acme_t *a, job_t *j)
@@ -408,19 +399,32 @@ static void schedule(acme_t *a)
         report(a, j);
         pthread_mutex_lock(&a->mu);
     }
-    int busy = a->busy;
     pthread_mutex_unlock(&a->mu);
-    if (busy)
+    if (busy_now(a))
         return;
     int64_t now = (int64_t)time(NULL);
     const vc_config_t *cfg = a->d.cfg;
+    for (size_t i = 0; a->revoking && i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        cert_state_t st;
+        if (s->tls == NULL || strcmp(s->name, a->revoking) != 0 || certs_state_read(a->store, s->name, &st) < 0)
+            continue;
+        job_t *j = job_new(JOB_REVOKE, s, acme_site_hosts(s), &st);
+        j->reason = a->revoke_reason;
+        submit(a, j);
+        break;
+    }
+    free(a->revoking);
+    a->revoking = NULL;
+    if (busy_now(a))
+        return;
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
         if (s->tls == NULL)
             continue;
         cert_state_t st;
         int known = certs_state_read(a->store, s->name, &st) == 0;
-        char *hosts = hosts_of(s);
+        char *hosts = acme_site_hosts(s);
         int forced = a->forced && strcmp(a->forced, s->name) == 0;
         int have = known && st.not_after > 0 && cert_files_there(cfg->data_dir, s->name);
         int due = forced || !have || strcmp(st.hosts, hosts) != 0 || now >= st.renew_at;
@@ -445,93 +449,6 @@ static void schedule(acme_t *a)
     }
 }
 
-static const vc_site_t *site_named(const vc_config_t *cfg, const char *name)
-{
-    for (size_t i = 0; i < cfg->nsites; i++) {
-        const vc_site_t *s = &cfg->sites[i];
-        if (s->tls == NULL)
-            continue;
-        if (strcmp(s->name, name) == 0)
-            return s;
-        for (size_t h = 0; h < s->nhosts; h++)
-            if (strcasecmp(s->hosts[h], name) == 0)
-                return s;
-    }
-    return NULL;
-}
-
-static void on_certs(acme_t *a, Vc__Reply *reply)
-{
-    const vc_config_t *cfg = a->d.cfg;
-    size_t n = 0;
-    for (size_t i = 0; i < cfg->nsites; i++) {
-        const vc_site_t *s = &cfg->sites[i];
-        if (s->tls == NULL)
-            continue;
-        cert_state_t st;
-        certs_state_read(a->store, s->name, &st);
-        char *hosts = hosts_of(s);
-        Vc__Record *rec = vc_reply_record(reply);
-        vc_record_field(rec, "site", "%s", s->name);
-        vc_record_field(rec, "hosts", "%s", hosts);
-        vc_record_field(rec, "issuer", "%s", st.issuer);
-        vc_record_field(rec, "not_after", "%lld", (long long)st.not_after);
-        vc_record_field(rec, "renew_at", "%lld", (long long)st.renew_at);
-        vc_record_field(rec, "next_try", "%lld", (long long)st.next_try);
-        vc_record_field(rec, "window_start", "%lld", (long long)st.window_start);
-        vc_record_field(rec, "window_end", "%lld", (long long)st.window_end);
-        vc_record_field(rec, "last_error", "%s", st.last_error);
-        free(hosts);
-        n++;
-    }
-    vc_reply_ok(reply, "%zu certificates", n);
-}
-
-static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
-{
-    acme_t *a = arg;
-    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping")) {
-        pthread_mutex_lock(&a->mu);
-        int busy = a->busy;
-        pthread_mutex_unlock(&a->mu);
-        vc_reply_ok(reply, "vc-acme is running");
-        vc_reply_field(reply, "health", "ok");
-        vc_reply_field(reply, "ordering", "%s", busy ? "yes" : "no");
-        vc_reply_field(reply, "issued", "%llu", (unsigned long long)a->issued);
-        vc_reply_field(reply, "failed", "%llu", (unsigned long long)a->failed);
-    } else if (!strcmp(cmd->verb, "certs")) {
-        on_certs(a, reply);
-    } else if (!strcmp(cmd->verb, "renew")) {
-        const vc_site_t *s = cmd->n_args >= 1 ? site_named(a->d.cfg, cmd->args[0]) : NULL;
-        if (s == NULL) {
-            vc_reply_fail(reply, "no site with tls = \"acme\" is named or serves \"%s\"",
-                          cmd->n_args ? cmd->args[0] : "");
-            return;
-        }
-        if (cmd->n_args < 2 || strcmp(cmd->args[1], "force") != 0) {
-            cert_state_t st;
-            if (certs_state_read(a->store, s->name, &st) == 0 && st.not_after > 0 && time(NULL) < st.renew_at) {
-                vc_reply_ok(reply, "\"%s\" is not due before %lld (unix time); --force orders it now", s->name,
-                            (long long)st.renew_at);
-                return;
-            }
-        }
-        free(a->forced);
-        a->forced = vc_strdup(s->name);
-        vc_reply_ok(reply, "\"%s\" will be ordered next (vc events --follow acme. shows it)", s->name);
-    } else if (!strcmp(cmd->verb, "reload")) {
-        char err[512];
-        vc_config_t *cfg = vc_confstore_load(a->d.data_dir, err, sizeof(err));
-        if (cfg == NULL) {
-            vc_reply_fail(reply, "%s", err);
-            return;
-        }
-        vc_config_destroy(&a->d.cfg);
-        a->d.cfg = cfg;
-        vc_reply_ok(reply, "reloaded");
-    }
-}
-
 int main(int argc, char **argv)
 {
     acme_t a = {0};
@@ -550,7 +467,7 @@ int main(int argc, char **argv)
     vc_store_write(a.store, VC_DB_ACME_ALPN, clear_fn, NULL);
     pthread_mutex_init(&a.mu, NULL);
     pthread_cond_init(&a.cv, NULL);
-    vc_daemon_start(&a.d, on_command, &a);
+    vc_daemon_start(&a.d, acme_command, &a);
     if (pthread_create(&a.thread, NULL, order_thread, &a) != 0) {
         vc_log(VC_LOG_CRIT, "main", "pthread_create() failed");
         return 1;
@@ -584,6 +501,7 @@ int main(int argc, char **argv)
     if (a.todo)
         job_free(a.todo);
     free(a.forced);
+    free(a.revoking);
     vc_daemon_fini(&a.d);
     vc_store_destroy(&a.store);
     curl_global_cleanup();
