@@ -77,6 +77,14 @@ class Pebble:
         with urllib.request.urlopen(f"https://127.0.0.1:{self.mgmt}/intermediates/0", context=ctx, timeout=10) as r:
             return root + b"\n" + r.read()
 
+    def cert_status(self, serial_hex):
+        """Pebble's record of a certificate it issued: {"Status": "Valid" or
+        "Revoked", "Reason": ...}."""
+        ctx = ssl.create_default_context(cafile=self.tls_cert)
+        url = f"https://127.0.0.1:{self.mgmt}/cert-status-by-serial/{serial_hex.lower()}"
+        with urllib.request.urlopen(url, context=ctx, timeout=10) as r:
+            return json.loads(r.read())
+
     def stop(self):
         for p in self.procs:
             p.terminate()

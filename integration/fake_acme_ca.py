@@ -83,7 +83,7 @@ class FakeCA:
         self.renew_first_now = False  # the first certificate's window: now
         self.held = threading.Event()
         self.released = threading.Event()
-        self.orders, self.authzs, self.certs, self.issued = {}, {}, {}, []
+        self.orders, self.authzs, self.certs, self.issued, self.revoked = {}, {}, {}, [], []
         self.thumb = None
         ca = self
 
@@ -293,6 +293,14 @@ class FakeCA:
     def on_cert(self, h, parts, payload, protected):
         self.downloads += 1
         self.reply(h, 200, self.certs[parts[1]], ctype="application/pem-certificate-chain")
+
+    def on_revoke(self, h, parts, payload, protected):
+        der = unb64url(payload["certificate"])
+        serials = [c.serial_number for c in self.issued]
+        if x509.load_der_x509_certificate(der).serial_number not in serials:
+            return self.reply(h, 404, {"type": "urn:ietf:params:acme:error:malformed", "detail": "not ours"})
+        self.revoked.append((x509.load_der_x509_certificate(der).serial_number, payload.get("reason")))
+        self.reply(h, 200, b"")
 
     def on_renewal_info(self, h, parts, payload, protected):
         ids = {cert_id(c): c for c in self.issued}

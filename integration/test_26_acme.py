@@ -208,3 +208,20 @@ def test_a_ca_that_is_down_is_reported_and_https_keeps_working(make_suite, tmp_p
 def test_bad_acme_sites_are_refused_with_file_and_line(make_suite, tmp_path, site, why):
     r = configtest_site(make_suite, tmp_path, 'root = "%s"; %s' % (DOCROOT, site))
     assert r.returncode != 0 and "sites-enabled/x.conf:2" in r.stderr and why in r.stderr, r.stderr
+
+
+def test_revoke_is_honoured_by_the_ca_and_a_new_certificate_served(pebble_suite, tmp_path):
+    s, ca = pebble_suite
+    before = wait_issued(s, ["b"])["b"]
+    root = tmp_path / "pebble-root.pem"
+    root.write_bytes(ca.root_pem())
+    cert, old = wait_served(s, "b.test", str(root))
+    r = s.vc("cert", "revoke", "--reason", "4", "b.test")  # superseded
+    assert r.returncode == 0, r.stdout + r.stderr
+    wait_issued(s, ["b"], after=before["renew_at"])
+    status = ca.cert_status(cert["serialNumber"])
+    assert status["Status"] == "Revoked" and status["Reason"] == 4, status
+    deadline = time.monotonic() + 10
+    while served_cert(s, "b.test", str(root))[1] == old:
+        assert time.monotonic() < deadline, "the new certificate is not served"
+        time.sleep(0.2)

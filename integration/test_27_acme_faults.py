@@ -196,10 +196,7 @@ def test_kill_9_at_each_step_of_an_order(fake_ca, tmp_path, step):
         time.sleep(0.1)
     assert serial_served(s, tmp_path, ca) == first
     ca.release()
-    deadline = time.monotonic() + 60
-    while not any(e["topic"] == "acme.cert.renewed" for e in s.events()):
-        assert time.monotonic() < deadline, s.logs()[-3000:]
-        time.sleep(0.2)
+    wait_topic(s, "acme.cert.renewed", timeout=60)
     with open(os.path.join(s.data, "tls", "acme", "f.crt"), "rb") as f:
         installed = x509.load_pem_x509_certificate(f.read()).serial_number
     assert installed != first and installed in [c.serial_number for c in ca.issued]
@@ -239,3 +236,41 @@ def test_a_key_and_certificate_that_disagree_are_ordered_again(fake_ca, tmp_path
         time.sleep(0.2)
     assert "its key and certificate do not agree" in s.logs()
     wait_served_serial(s, tmp_path, ca, ca.issued[1].serial_number)
+
+
+def test_issue_skips_the_back_off_and_revoke_replaces_the_certificate(fake_ca, tmp_path):
+    s, ca = fake_ca(lambda ca: ca.problem("new-order", 503, "serverInternal", "down for maintenance",
+                                          {"Retry-After": "3600"}))
+    failed = wait_failed(s)
+    assert failed["rate_limited"] == "no" and int(failed["retry_at"]) >= time.time() + 3500, failed
+    r = s.vc("cert", "issue", "f.test")
+    assert r.returncode == 0 and "ordered next" in r.stdout, r.stdout + r.stderr
+    wait_issued(s, ["f"], errors_ok=True)
+    first = ca.issued[0].serial_number
+    wait_served_serial(s, tmp_path, ca, first)
+    r = s.vc("cert", "issue", "f.test")  # it has one now
+    assert r.returncode == 1 and "has a certificate until" in r.stderr, r.stdout + r.stderr
+    r = s.vc("cert", "revoke", "--reason", "7", "f.test")
+    assert r.returncode == 1 and "CRL reason code" in r.stderr, r.stdout + r.stderr
+    r = s.vc("cert", "revoke", "--reason", "4", "f.test")
+    assert r.returncode == 0 and "will be revoked next" in r.stdout, r.stdout + r.stderr
+    deadline = time.monotonic() + 30
+    while len(ca.issued) < 2:
+        assert time.monotonic() < deadline, s.logs()[-3000:]
+        time.sleep(0.2)
+    assert ca.revoked == [(first, 4)]
+    wait_served_serial(s, tmp_path, ca, ca.issued[1].serial_number)
+    assert "replaces" not in ca.sent("new-order")[-1][3]  # a revoked certificate is not replaced, it is gone
+    topics = wait_topic(s, "acme.cert.renewed")
+    assert topics.index("acme.cert.revoked") < topics.index("acme.cert.renewed"), topics
+
+
+def wait_topic(s, topic, timeout=10):
+    """The topics of the events so far, once one of them is topic."""
+    deadline = time.monotonic() + timeout
+    while True:
+        topics = [e["topic"] for e in s.events()]
+        if topic in topics:
+            return topics
+        assert time.monotonic() < deadline, (topic, topics)
+        time.sleep(0.1)

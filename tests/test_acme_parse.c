@@ -30,8 +30,8 @@ static void window(void)
                            0, NULL);
     CHECK(acme_renewal_window(j, &s, &e) == 0 && s == 1796205600 && e == s + 3600);
     json_decref(j);
-    j = json_loads("{\"suggestedWindow\":{\"start\":\"2026-12-02T11:00:00Z\",\"end\":\"2026-12-02T11:00:00Z\"}}",
-                   0, NULL);
+    j = json_loads("{\"suggestedWindow\":{\"start\":\"2026-12-02T11:00:00Z\",\"end\":\"2026-12-02T11:00:00Z\"}}", 0,
+                   NULL);
     CHECK(acme_renewal_window(j, &s, &e) < 0); /* end must come after start */
     json_decref(j);
     j = json_loads("{\"suggestedWindow\":{\"start\":\"2026-12-02T10:00:00Z\"}}", 0, NULL);
