@@ -507,12 +507,6 @@ static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, con
     return vc_config_fail(c, 0, "unknown setting \"%s\"", path);
 }
 
-static int is_dir(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
 /* The port of "host:port" (-1 if none), the length of its host, and
  * whether that host is every address ("", "*", 0.0.0.0, [::]). */
 static long port_of(const char *spec, size_t *hlen, int *any)
@@ -558,79 +552,15 @@ static int validate(struct ctx *c, vc_config_t *cfg)
         return vc_config_fail(c, 0, "listen and tls_listen are both empty: nothing to serve");
     if (overlapping_addresses(c, cfg) < 0)
         return -VC_ERR_CONFIG;
-    int ndefault = 0;
-    for (size_t i = 0; i < cfg->nsites; i++) {
-        vc_site_t *s = &cfg->sites[i];
-        c->file = s->source;
-        if (s->root == NULL)
-            return vc_config_fail(c, s->line, "site \"%s\" has no root", s->name);
-        if (s->root[0] != '/')
-            return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not an absolute path", s->name, s->root);
-        if (!is_dir(s->root))
-            return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
-        if ((s->tls_cert == NULL) != (s->tls_key == NULL))
-            return vc_config_fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);
-        if (s->tls && strcmp(s->tls, "acme") != 0)
-            return vc_config_fail(c, s->line, "site \"%s\": tls is \"acme\" or not set (tls_cert and tls_key)",
-                                  s->name);
-        if (s->tls && s->tls_cert)
-            return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" and tls_cert: one or the other", s->name);
-        for (size_t h = 0; s->tls && h < s->nhosts; h++)
-            if (strchr(s->hosts[h], '*') || strchr(s->hosts[h], ':') || !strchr(s->hosts[h], '.'))
-                return vc_config_fail(c, s->line,
-                                      "site \"%s\": tls = \"acme\" needs host names a CA can check; \"%s\" is not one "
-                                      "(wildcards need DNS-01, not built yet)",
-                                      s->name, s->hosts[h]);
-        if (s->acme_challenge && strcmp(s->acme_challenge, "http-01") != 0 &&
-            strcmp(s->acme_challenge, "tls-alpn-01") != 0)
-            return vc_config_fail(c, s->line, "site \"%s\": acme_challenge is \"http-01\" or \"tls-alpn-01\"", s->name);
-        if (s->tls && s->nhosts == 0)
-            return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" needs hosts", s->name);
-        if (s->nhosts == 0 && !s->is_default)
-            return vc_config_fail(c, s->line, "site \"%s\" has no hosts and is not the default", s->name);
-        for (size_t h = 0; h < s->nhosts; h++) {
-            for (char *p = s->hosts[h]; *p; p++)
-                *p = (char)tolower((unsigned char)*p);
-            for (size_t j = 0; j < i; j++)
-                for (size_t k = 0; k < cfg->sites[j].nhosts; k++)
-                    if (strcmp(cfg->sites[j].hosts[k], s->hosts[h]) == 0)
-                        return vc_config_fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)",
-                                              s->hosts[h], cfg->sites[j].name, cfg->sites[j].source);
+    if (vc_sites_validate(c, cfg) < 0)
+        return -VC_ERR_CONFIG;
+    for (size_t i = 0; vc_sections[i]; i++) {
+        const vc_section_t *sec = vc_sections[i];
+        char why[512];
+        if (sec->validate && sec->validate(cfg, vc_config_section(cfg, sec), why, sizeof(why)) < 0) {
+            c->file = "configuration";
+            return vc_config_fail(c, 0, "%s", why);
         }
-        for (size_t r = 0; r < s->nredirects; r++) {
-            char from[1024], to[2048];
-            int code = 301, n = sscanf(s->redirects[r], "%1023s %2047s %d", from, to, &code);
-            if (n < 2 || from[0] != '/' || (code != 301 && code != 302 && code != 307 && code != 308))
-                return vc_config_fail(c, s->line, "site \"%s\": redirect \"%s\" is not \"/FROM TO [301|302|307|308]\"",
-                                      s->name, s->redirects[r]);
-        }
-        for (size_t r = 0; r < s->ncache_rules; r++) {
-            vc_cache_rule_t rule;
-            char why[512];
-            if (vc_cache_rule_parse(s->cache_rules[r], &rule, why, sizeof(why)) < 0)
-                return vc_config_fail(c, s->line, "site \"%s\": cache rule %s", s->name, why);
-        }
-        for (size_t r = 0; r < s->nrealtime_apps; r++) {
-            vc_rt_app_t app;
-            char why[512];
-            if (vc_rt_app_parse(s->realtime_apps[r], &app, why, sizeof(why)) < 0)
-                return vc_config_fail(c, s->line, "site \"%s\": realtime app %s", s->name, why);
-        }
-        for (size_t r = 0; r < s->nrealtime_webhooks; r++) {
-            vc_rt_webhook_t hook;
-            char why[512];
-            if (vc_rt_webhook_parse(s->realtime_webhooks[r], &hook, why, sizeof(why)) < 0)
-                return vc_config_fail(c, s->line, "site \"%s\": realtime webhook %s", s->name, why);
-        }
-        for (size_t e = 0; e < s->nerror_pages; e++) {
-            int code = 0;
-            char path[1024];
-            if (sscanf(s->error_pages[e], "%d %1023s", &code, path) != 2 || code < 400 || code > 599)
-                return vc_config_fail(c, s->line, "site \"%s\": error page \"%s\" is not \"CODE /path\"", s->name,
-                                      s->error_pages[e]);
-        }
-        if (s->is_default && ndefault++)
-            return vc_config_fail(c, s->line, "site \"%s\" is a second default site", s->name);
     }
     return vc_pools_validate(c, cfg);
 }
@@ -782,32 +712,4 @@ char *vc_config_pool_file(const char *data_dir, const char *pool)
 char *vc_config_pool_home(const char *data_dir, const char *pool)
 {
     return vc_asprintf("%s/pools/%s", data_dir, pool ? pool : "default");
-}
-
-const vc_site_t *vc_config_site_for_host(const vc_config_t *cfg, const char *host, size_t len)
-{
-    /* Strip a port, but not the colons of a bracketed IPv6 literal. */
-    const char *end = host + len;
-    if (len && host[0] == '[') {
-        const char *rb = memchr(host, ']', len);
-        if (rb)
-            end = rb + 1;
-    } else {
-        const char *colon = memchr(host, ':', len);
-        if (colon)
-            end = colon;
-    }
-    size_t hlen = (size_t)(end - host);
-    if (hlen && host[hlen - 1] == '.')
-        hlen--; /* "example.com." is example.com */
-    const vc_site_t *fallback = NULL;
-    for (size_t i = 0; i < cfg->nsites; i++) {
-        const vc_site_t *s = &cfg->sites[i];
-        for (size_t h = 0; h < s->nhosts; h++)
-            if (strlen(s->hosts[h]) == hlen && strncasecmp(s->hosts[h], host, hlen) == 0)
-                return s;
-        if (s->is_default)
-            fallback = s;
-    }
-    return fallback ? fallback : &cfg->sites[0];
 }

@@ -180,8 +180,13 @@ char *vc_config_pool_file(const char *data_dir, const char *pool);
  * Caller frees. */
 char *vc_config_pool_home(const char *data_dir, const char *pool);
 
-/* The site for a Host value (port stripped, case ignored); falls back to the
- * default site. Borrowed from cfg. */
+/* 2 if host (len bytes, no port) is pattern, 1 if pattern is a wildcard
+ * ("*.example.com") that host falls under (any name ending in
+ * ".example.com", as nginx), else 0. Case-insensitive. */
+int vc_host_match(const char *pattern, const char *host, size_t len);
+/* The site for a Host value (port stripped, case ignored): a site naming
+ * it, else the longest wildcard that covers it, else the default site.
+ * Borrowed from cfg. */
 const vc_site_t *vc_config_site_for_host(const vc_config_t *cfg, const char *host, size_t len);
 
 /* The names of VC_* variables that the configuration reads. */

@@ -67,6 +67,9 @@ typedef struct vc_section {
     /* Endpoints of its own that `endpoints` may move, NULL-terminated
      * (its control endpoint, ctl-BINARY, is known without this). */
     const char *const *endpoints;
+    /* Checks what one setting's type and range cannot (settings that go
+     * together, the sites that use them): 0, or -1 with why. NULL: none. */
+    int (*validate)(const struct vc_config *cfg, const void *values, char *why, size_t len);
 } vc_section_t;
 
 /* Every section of the build, in the order of their folders' names; NULL

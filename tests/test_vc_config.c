@@ -147,6 +147,18 @@ int main(void)
     CHECK(vc_config_site_for_host(cfg, "SHOP.example:8080", 17) == &cfg->sites[0]);
     CHECK(vc_config_site_for_host(cfg, "other", 5) == &cfg->sites[0]); /* the only site */
     vc_config_destroy(&cfg);
+    /* Wildcards: a whole first label; the name itself wins, then the
+     * longest wildcard (as nginx). */
+    CHECK(vc_host_match("*.a.test", "x.a.test", 8) == 1 && vc_host_match("*.a.test", "y.x.A.TEST", 10) == 1);
+    CHECK(vc_host_match("*.a.test", "a.test", 6) == 0 && vc_host_match("*.a.test", "xa.test", 7) == 0);
+    CHECK(vc_host_match("a.test", "A.test", 6) == 2 && vc_host_match("*.a.test", "*.a.test", 8) == 2);
+    char wild[512];
+    snprintf(wild, sizeof(wild), "site: { hosts = [\"*.example\", \"www.shop.example\"]; root = \"%s\"; };\n", root);
+    CHECK_STR(parse(NULL, wild, &cfg), "");
+    CHECK(vc_config_site_for_host(cfg, "a.example", 9) == &cfg->sites[0]);
+    vc_config_destroy(&cfg);
+    snprintf(wild, sizeof(wild), "site: { hosts = [\"a.*.example\"]; root = \"%s\"; };\n", root);
+    CHECK(strstr(parse(NULL, wild, NULL), "a wildcard is a whole first label") != NULL);
     CHECK_STR(parse(NULL, "site: {\n  hosts = [\"a\"];\n  root = \"/does/not/exist\";\n};\n", NULL),
               "/etc/vc/sites-enabled/shop.conf:1: site \"shop\": root \"/does/not/exist\" is not a directory");
     CHECK_STR(parse(NULL, "site: { root = \"relative\"; hosts = [\"a\"]; };\n", NULL),

@@ -232,12 +232,23 @@ static int on_sni(SSL *ssl, int *al, void *arg)
     if (name == NULL)
         return SSL_TLSEXT_ERR_OK;
     remember_sni(ssl, name);
-    for (size_t i = 0; i < t->n; i++)
-        if (t->e[i].host && strcasecmp(t->e[i].host, name) == 0) {
-            if (t->e[i].ctx && t->e[i].ctx != SSL_get_SSL_CTX(ssl))
-                SSL_set_SSL_CTX(ssl, t->e[i].ctx);
+    /* As requests are routed (vc_config_site_for_host): the name itself,
+     * else the longest wildcard over it. */
+    const tls_entry_t *best = NULL;
+    size_t len = strlen(name), best_len = 0;
+    for (size_t i = 0; i < t->n; i++) {
+        int m = t->e[i].host ? vc_host_match(t->e[i].host, name, len) : 0;
+        if (m == 2) {
+            best = &t->e[i];
             break;
         }
+        if (m == 1 && strlen(t->e[i].host) > best_len) {
+            best = &t->e[i];
+            best_len = strlen(t->e[i].host);
+        }
+    }
+    if (best && best->ctx && best->ctx != SSL_get_SSL_CTX(ssl))
+        SSL_set_SSL_CTX(ssl, best->ctx);
     return SSL_TLSEXT_ERR_OK;
 }
 

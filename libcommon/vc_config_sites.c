@@ -1,0 +1,157 @@
+/*
+ * The sites of a configuration: each checked (file and line of the site
+ * in errors), and the one a request's host or a handshake's name selects
+ * (exact names first, then the longest wildcard, then the default site).
+ */
+#include "vc_cache.h"
+#include "vc_config.h"
+#include "vc_config_internal.h"
+#include "vc_realtime.h"
+#include "vc_util.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+static int is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
+{
+    int ndefault = 0;
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        vc_site_t *s = &cfg->sites[i];
+        c->file = s->source;
+        if (s->root == NULL)
+            return vc_config_fail(c, s->line, "site \"%s\" has no root", s->name);
+        if (s->root[0] != '/')
+            return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not an absolute path", s->name, s->root);
+        if (!is_dir(s->root))
+            return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
+        if ((s->tls_cert == NULL) != (s->tls_key == NULL))
+            return vc_config_fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);
+        if (s->tls && strcmp(s->tls, "acme") != 0)
+            return vc_config_fail(c, s->line, "site \"%s\": tls is \"acme\" or not set (tls_cert and tls_key)",
+                                  s->name);
+        if (s->tls && s->tls_cert)
+            return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" and tls_cert: one or the other", s->name);
+        if (s->acme_challenge && strcmp(s->acme_challenge, "http-01") != 0 &&
+            strcmp(s->acme_challenge, "tls-alpn-01") != 0 && strcmp(s->acme_challenge, "dns-01") != 0)
+            return vc_config_fail(c, s->line,
+                                  "site \"%s\": acme_challenge is \"http-01\", \"tls-alpn-01\" or \"dns-01\"", s->name);
+        for (size_t h = 0; h < s->nhosts; h++) {
+            const char *star = strchr(s->hosts[h], '*');
+            if (star && (star != s->hosts[h] || s->hosts[h][1] != '.' || strchr(star + 1, '*') || !s->hosts[h][2]))
+                return vc_config_fail(c, s->line,
+                                      "site \"%s\": host \"%s\": a wildcard is a whole first label (\"*.example.com\")",
+                                      s->name, s->hosts[h]);
+            if (s->tls && (strchr(s->hosts[h], ':') || !strchr(s->hosts[h], '.')))
+                return vc_config_fail(c, s->line,
+                                      "site \"%s\": tls = \"acme\" needs host names a CA can check; \"%s\" is not one",
+                                      s->name, s->hosts[h]);
+            if (s->tls && star && (s->acme_challenge == NULL || strcmp(s->acme_challenge, "dns-01") != 0))
+                return vc_config_fail(c, s->line, "site \"%s\": the wildcard \"%s\" needs acme_challenge = \"dns-01\"",
+                                      s->name, s->hosts[h]);
+        }
+        if (s->tls && s->nhosts == 0)
+            return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" needs hosts", s->name);
+        if (s->nhosts == 0 && !s->is_default)
+            return vc_config_fail(c, s->line, "site \"%s\" has no hosts and is not the default", s->name);
+        for (size_t h = 0; h < s->nhosts; h++) {
+            for (char *p = s->hosts[h]; *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+            for (size_t j = 0; j < i; j++)
+                for (size_t k = 0; k < cfg->sites[j].nhosts; k++)
+                    if (strcmp(cfg->sites[j].hosts[k], s->hosts[h]) == 0)
+                        return vc_config_fail(c, s->line, "host \"%s\" is already served by site \"%s\" (%s)",
+                                              s->hosts[h], cfg->sites[j].name, cfg->sites[j].source);
+        }
+        for (size_t r = 0; r < s->nredirects; r++) {
+            char from[1024], to[2048];
+            int code = 301, n = sscanf(s->redirects[r], "%1023s %2047s %d", from, to, &code);
+            if (n < 2 || from[0] != '/' || (code != 301 && code != 302 && code != 307 && code != 308))
+                return vc_config_fail(c, s->line, "site \"%s\": redirect \"%s\" is not \"/FROM TO [301|302|307|308]\"",
+                                      s->name, s->redirects[r]);
+        }
+        for (size_t r = 0; r < s->ncache_rules; r++) {
+            vc_cache_rule_t rule;
+            char why[512];
+            if (vc_cache_rule_parse(s->cache_rules[r], &rule, why, sizeof(why)) < 0)
+                return vc_config_fail(c, s->line, "site \"%s\": cache rule %s", s->name, why);
+        }
+        for (size_t r = 0; r < s->nrealtime_apps; r++) {
+            vc_rt_app_t app;
+            char why[512];
+            if (vc_rt_app_parse(s->realtime_apps[r], &app, why, sizeof(why)) < 0)
+                return vc_config_fail(c, s->line, "site \"%s\": realtime app %s", s->name, why);
+        }
+        for (size_t r = 0; r < s->nrealtime_webhooks; r++) {
+            vc_rt_webhook_t hook;
+            char why[512];
+            if (vc_rt_webhook_parse(s->realtime_webhooks[r], &hook, why, sizeof(why)) < 0)
+                return vc_config_fail(c, s->line, "site \"%s\": realtime webhook %s", s->name, why);
+        }
+        for (size_t e = 0; e < s->nerror_pages; e++) {
+            int code = 0;
+            char path[1024];
+            if (sscanf(s->error_pages[e], "%d %1023s", &code, path) != 2 || code < 400 || code > 599)
+                return vc_config_fail(c, s->line, "site \"%s\": error page \"%s\" is not \"CODE /path\"", s->name,
+                                      s->error_pages[e]);
+        }
+        if (s->is_default && ndefault++)
+            return vc_config_fail(c, s->line, "site \"%s\" is a second default site", s->name);
+    }
+    return 0;
+}
+
+int vc_host_match(const char *pattern, const char *host, size_t len)
+{
+    size_t pl = strlen(pattern);
+    if (pl == len && strncasecmp(pattern, host, len) == 0)
+        return 2;
+    /* "*.example.com" (as nginx): any name that ends in ".example.com" */
+    if (pl > 2 && pattern[0] == '*' && pattern[1] == '.' && len > pl - 1 &&
+        strncasecmp(pattern + 1, host + len - (pl - 1), pl - 1) == 0)
+        return 1;
+    return 0;
+}
+
+const vc_site_t *vc_config_site_for_host(const vc_config_t *cfg, const char *host, size_t len)
+{
+    /* Strip a port, but not the colons of a bracketed IPv6 literal. */
+    const char *end = host + len;
+    if (len && host[0] == '[') {
+        const char *rb = memchr(host, ']', len);
+        if (rb)
+            end = rb + 1;
+    } else {
+        const char *colon = memchr(host, ':', len);
+        if (colon)
+            end = colon;
+    }
+    size_t hlen = (size_t)(end - host);
+    if (hlen && host[hlen - 1] == '.')
+        hlen--; /* "example.com." is example.com */
+    const vc_site_t *fallback = NULL, *wild = NULL;
+    size_t wild_len = 0;
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        for (size_t h = 0; h < s->nhosts; h++) {
+            int m = vc_host_match(s->hosts[h], host, hlen);
+            if (m == 2)
+                return s;
+            if (m == 1 && strlen(s->hosts[h]) > wild_len) {
+                wild = s;
+                wild_len = strlen(s->hosts[h]);
+            }
+        }
+        if (s->is_default)
+            fallback = s;
+    }
+    return wild ? wild : fallback ? fallback : &cfg->sites[0];
+}
