@@ -31,10 +31,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         char err[512];
         acme_problem_text(j, 400, "https://ca/x", err, sizeof(err));
         const char *host, *token, *url;
-        for (int k = 0; k < 2; k++)
-            if (acme_challenge_of(j, k ? "tls-alpn-01" : "http-01", &host, &token, &url) == 0 &&
-                (strchr(token, '/') || strchr(token, '.')))
-                abort(); /* a token becomes a path: never with a separator */
+        static const char *const types[] = {"http-01", "tls-alpn-01", "dns-01"};
+        for (int k = 0; k < 3; k++)
+            if (acme_challenge_of(j, types[k], &host, &token, &url) == 0 &&
+                (strchr(token, '/') || strchr(token, '.') || host[0] == '-' || strchr(host, ' ')))
+                abort(); /* a token becomes a path, a host a hook's argument */
         int64_t start, end;
         if (acme_renewal_window(j, &start, &end) == 0 && end <= start)
             abort();

@@ -2,6 +2,7 @@
 #include "acme_session.h"
 #include "acme_x509.h"
 #include "jws.h"
+#include "vc_log.h"
 #include "vc_util.h"
 
 #include <sodium.h>
@@ -66,6 +67,7 @@ json_t *acme_poll(session_t *s, const char *url, const char *const *waiting, lon
 /* One authorisation being answered. */
 typedef struct pending {
     char *url, *host, *name, *value; /* value: what was published under name */
+    char *challenge;                 /* the challenge's URL, to tell the CA to check */
     const char *type;
     int done;
 } pending_t;
@@ -88,9 +90,20 @@ static void challenge_error(session_t *s, const json_t *authz, const char *host)
              json_string_value(json_object_get(authz, "status")));
 }
 
+/* DNS-01's record (RFC 8555 8.4): the name under which the TXT record
+ * goes, and its value, base64url(SHA-256(key authorisation)). A
+ * wildcard's authorisation names the domain under the wildcard. */
+static void dns01_record(const char *host, const char *key_auth, char **name, char **value)
+{
+    unsigned char md[crypto_hash_sha256_BYTES];
+    crypto_hash_sha256(md, (const unsigned char *)key_auth, strlen(key_auth));
+    *name = vc_asprintf("_acme-challenge.%s", host);
+    *value = jws_b64url(md, sizeof(md));
+}
+
 /* Reads the authorisation at url; if it is not valid yet, publishes its
- * challenge's answer and tells the CA to check it. 1 (p filled: now
- * pending), 0 (valid already), or -1. */
+ * challenge's answer. 1 (p filled: to be answered), 0 (valid already),
+ * or -1. */
 static int start(session_t *s, const char *url, acme_publish_fn publish, void *arg, pending_t *p)
 {
     acme_client_t *cl = s->cl;
@@ -113,34 +126,51 @@ static int start(session_t *s, const char *url, acme_publish_fn publish, void *a
     char *thumb = jws_thumbprint(cl->account);
     char *key_auth = vc_asprintf("%s.%s", token, thumb ? thumb : "");
     free(thumb);
-    int alpn = strcmp(type, "tls-alpn-01") == 0;
-    *p = (pending_t){.url = vc_strdup(url),
-                     .host = vc_strdup(host),
-                     .name = vc_strdup(alpn ? host : token),
-                     .value = alpn ? acme_alpn_cert(host, key_auth) : vc_strdup(key_auth),
-                     .type = type};
-    char *ch = vc_strdup(ch_url);
+    *p = (pending_t){.url = vc_strdup(url), .host = vc_strdup(host), .challenge = vc_strdup(ch_url), .type = type};
+    if (strcmp(type, "tls-alpn-01") == 0) {
+        p->name = vc_strdup(host);
+        p->value = acme_alpn_cert(host, key_auth);
+    } else if (strcmp(type, "dns-01") == 0) {
+        dns01_record(host, key_auth, &p->name, &p->value);
+    } else {
+        p->name = vc_strdup(token);
+        p->value = vc_strdup(key_auth);
+    }
     free(key_auth);
     acme_resp_free(&r);
-    int rc = -1;
-    if (p->value == NULL || publish(arg, type, p->name, p->value, 1) < 0) {
-        snprintf(s->err, s->errlen, "%s: the %s answer could not be published", p->host, type);
-    } else {
-        acme_resp_t cr;
-        rc = acme_post(&cl->c, cl->account, cl->kid, ch, "{}", NULL, &cr, s->err, s->errlen) < 0 ? -1 : 1;
-        acme_resp_free(&cr);
+    char why[512] = "";
+    if (p->value == NULL || publish(arg, type, p->name, p->value, 1, why, sizeof(why)) < 0) {
+        snprintf(s->err, s->errlen, "%s: the %s answer could not be published%s%s", p->host, type, why[0] ? ": " : "",
+                 why);
+        return -1;
     }
-    free(ch);
-    return rc;
+    return 1;
+}
+
+/* Tells the CA to check each published answer. 0, or -1. */
+static int answer_all(session_t *s, pending_t *p, size_t n)
+{
+    acme_client_t *cl = s->cl;
+    for (size_t i = 0; i < n; i++) {
+        acme_resp_t cr;
+        int rc = acme_post(&cl->c, cl->account, cl->kid, p[i].challenge, "{}", NULL, &cr, s->err, s->errlen);
+        acme_resp_free(&cr);
+        if (rc < 0)
+            return -1;
+    }
+    return 0;
 }
 
 static void pending_free(pending_t *p, acme_publish_fn publish, void *arg)
 {
     if (p->value) {
-        publish(arg, p->type, p->name, p->value, 0);
+        char why[512];
+        if (publish(arg, p->type, p->name, p->value, 0, why, sizeof(why)) < 0)
+            vc_log(VC_LOG_WARN, "order", "%s: the %s answer could not be withdrawn: %s", p->host, p->type, why);
         sodium_memzero(p->value, strlen(p->value)); /* a key, for tls-alpn-01 */
     }
     free(p->url);
+    free(p->challenge);
     free(p->host);
     free(p->name);
     free(p->value);
@@ -212,6 +242,12 @@ int acme_authorize_all(session_t *s, const json_t *urls, acme_publish_fn publish
         if (started < 0)
             rc = -1;
     }
+    /* DNS-01: every record is set before the CA is told to look, and
+     * given the time to reach its resolvers. */
+    if (rc == 0 && np > 0 && strcmp(s->ca->challenge, "dns-01") == 0)
+        rc = acme_wait(s, s->ca->dns_wait_ms);
+    if (rc == 0 && np > 0)
+        rc = answer_all(s, p, np);
     if (rc == 0 && np > 0)
         rc = poll_all(s, p, np);
     for (size_t i = 0; i < np; i++)

@@ -32,7 +32,7 @@ typedef enum { JOB_ORDER, JOB_CHECK, JOB_REVOKE } job_kind_t;
 typedef struct job {
     job_kind_t kind;    /* an order, a question for the renewal window, a revocation */
     char *site, *hosts; /* hosts: space-separated */
-    char *challenge;    /* "http-01" or "tls-alpn-01" */
+    char *challenge;    /* "http-01", "tls-alpn-01" or "dns-01" */
     int renewal;        /* it had a certificate */
     int ok;             /* the result */
     char err[1024];

@@ -19,14 +19,18 @@ typedef struct acme_ca {
     const char *email;            /* the account's contact; NULL or "": none */
     const char *account_key_path; /* made there (0600) if missing */
     const char *profile;          /* a profile to ask for (draft-aaron-acme-profiles), or NULL */
-    const char *challenge;        /* "http-01" or "tls-alpn-01" */
+    const char *challenge;        /* "http-01", "tls-alpn-01" or "dns-01" */
+    long dns_wait_ms;             /* dns-01: from the records set to the CA told to look */
 } acme_ca_t;
 
 /* A challenge's answer published (put) or withdrawn, for the fronts:
  * http-01: name is the token, value the key authorisation (the front
  * answers /.well-known/acme-challenge/TOKEN); tls-alpn-01: name is the
- * host, value its challenge certificate and key (acme_x509.h). 0, or -1. */
-typedef int (*acme_publish_fn)(void *arg, const char *type, const char *name, const char *value, int put);
+ * host, value its challenge certificate and key (acme_x509.h); dns-01:
+ * name is _acme-challenge.HOST, value the TXT record's text. 0, or -1
+ * with err. */
+typedef int (*acme_publish_fn)(void *arg, const char *type, const char *name, const char *value, int put, char *err,
+                               size_t errlen);
 
 /* What is ordered. */
 typedef struct acme_want {

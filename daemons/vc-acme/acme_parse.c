@@ -65,6 +65,11 @@ int acme_challenge_of(const json_t *authz, const char *want, const char **host, 
     *url = json_string_value(json_object_get(http, "url"));
     if (*host == NULL || *token == NULL || *url == NULL)
         return -1;
+    /* The host becomes a record's name and a hook's argument: a DNS name. */
+    size_t hl = strlen(*host);
+    if (hl == 0 || hl > 253 || (*host)[0] == '-' || (*host)[0] == '.' ||
+        strspn(*host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.") != hl)
+        return -1;
     size_t n = strlen(*token);
     if (n == 0 || n > 256 || strspn(*token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != n)
         return -1;

@@ -22,8 +22,9 @@ long acme_retry_after_value(const char *v, long fallback);
 void acme_problem_text(const json_t *json, long status, const char *url, char *err, size_t errlen);
 
 /* An authorisation's identifier and its challenge of type ("http-01",
- * "tls-alpn-01"): token and URL (borrowed from authz). 0, or -1 if it has
- * none usable (a token must be base64url: it becomes a path and a key). */
+ * "tls-alpn-01", "dns-01"): token and URL (borrowed from authz). 0, or -1
+ * if it has none usable (a token must be base64url: it becomes a path and
+ * a key; the host a DNS name: it becomes a record's name). */
 int acme_challenge_of(const json_t *authz, const char *type, const char **host, const char **token, const char **url);
 
 /* An RFC 3339 date-time ("2026-12-02T10:00:00Z", with fractions of a

@@ -36,9 +36,10 @@ json_t *acme_poll(session_t *s, const char *url, const char *const *waiting, lon
 int acme_wait(session_t *s, long ms);
 
 /* The order's authorisations (a JSON array of URLs) answered: each
- * pending one's challenge published and answered, then all of them waited
- * for together (as certbot does: a second, then Retry-After or 3 s), then
- * the answers withdrawn. 0 once all are valid, or -1 with the first
+ * pending one's answer published (for DNS-01, then the propagation wait),
+ * the CA told to check them, then all of them waited for together (as
+ * certbot does: a second, then Retry-After or 3 s), then the answers
+ * withdrawn. 0 once all are valid, or -1 with the first
  * failure (the CA's problem). */
 int acme_authorize_all(session_t *s, const json_t *urls, acme_publish_fn publish, void *arg);
 

@@ -11,6 +11,7 @@
  */
 #include "acme_daemon.h"
 #include "acme_order.h"
+#include "dns_hook.h"
 #include "certs.h"
 #include "settings.h"
 #include "vc_acme.h"
@@ -67,11 +68,22 @@ static int answer_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     return rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
 }
 
-static int publish(void *arg, const char *type, const char *name, const char *value, int put)
+typedef struct answers {
+    vc_store_t *store; /* the fronts read HTTP-01 and TLS-ALPN-01 answers there */
+    const char *dns_hook;
+} answers_t;
+
+static int publish(void *arg, const char *type, const char *name, const char *value, int put, char *err, size_t errlen)
 {
+    const answers_t *an = arg;
+    if (strcmp(type, "dns-01") == 0)
+        return dns_hook_run(an->dns_hook, put ? "set" : "unset", name, value, err, errlen);
     answer_t a = {name, put ? value : NULL};
     const char *db = strcmp(type, "tls-alpn-01") == 0 ? VC_DB_ACME_ALPN : VC_DB_ACME_HTTP01;
-    return vc_store_write(arg, db, answer_fn, &a) < 0 ? -1 : 0;
+    int rc = vc_store_write(an->store, db, answer_fn, &a);
+    if (rc < 0)
+        snprintf(err, errlen, "the state store: %s", vc_strerror(rc));
+    return rc < 0 ? -1 : 0;
 }
 
 static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
@@ -102,6 +114,7 @@ static acme_ca_t ca_of(const vc_config_t *cfg, const job_t *j, char **key_path)
         .account_key_path = *key_path,
         .profile = set->profile,
         .challenge = j->challenge,
+        .dns_wait_ms = (long)set->dns_wait_ms,
     };
 }
 
@@ -136,8 +149,9 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
         .rsa_bits = rsa_bits_of(acme_settings(cfg)->key_type),
         .replaces = j->renewal && st->cert_id[0] ? st->cert_id : NULL,
     };
+    answers_t answers = {a->store, acme_settings(cfg)->dns_hook};
     acme_issued_t out;
-    int rc = acme_issue(cl, &ca, &want, publish, a->store, &out, j->err, sizeof(j->err));
+    int rc = acme_issue(cl, &ca, &want, publish, &answers, &out, j->err, sizeof(j->err));
     j->round_trips = out.round_trips;
     if (rc == 0)
         rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, st, j->err, sizeof(j->err));

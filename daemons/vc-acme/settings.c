@@ -3,13 +3,19 @@
 #include "vc_util.h"
 
 #include <stddef.h>
+#include <stdio.h>
+#include <string.h>
 
 #define A(field) offsetof(acme_settings_t, field)
 
 static const vc_setting_t settings[] = {
-    {"acme.directory", T_STR, A(directory), 0, 0}, {"acme.email", T_STR, A(email), 0, 0},
-    {"acme.ca_bundle", T_STR, A(ca_bundle), 0, 0}, {"acme.key_type", T_STR, A(key_type), 0, 0},
+    {"acme.directory", T_STR, A(directory), 0, 0},
+    {"acme.email", T_STR, A(email), 0, 0},
+    {"acme.ca_bundle", T_STR, A(ca_bundle), 0, 0},
+    {"acme.key_type", T_STR, A(key_type), 0, 0},
     {"acme.profile", T_STR, A(profile), 0, 0},
+    {"acme.dns_hook", T_STR, A(dns_hook), 0, 0},
+    {"acme.dns_wait", T_DURATION, A(dns_wait_ms), 0, 3600 * 1000},
 };
 
 static const vc_env_setting_t env[] = {
@@ -26,6 +32,36 @@ static void defaults(void *values, const char *data_dir)
     a->ca_bundle = vc_strdup("");
     a->key_type = vc_strdup("ec256");
     a->profile = vc_strdup("");
+    a->dns_hook = vc_strdup("");
+    a->dns_wait_ms = 30 * 1000; /* what certbot's DNS plugins wait, give or take */
+}
+
+/* What one setting cannot say alone: the key type, the directory's
+ * scheme, and a hook for the sites that answer DNS-01. */
+static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
+{
+    const acme_settings_t *a = values;
+    if (strcmp(a->key_type, "ec256") != 0 && strcmp(a->key_type, "rsa2048") != 0 &&
+        strcmp(a->key_type, "rsa3072") != 0 && strcmp(a->key_type, "rsa4096") != 0) {
+        snprintf(why, len, "acme.key_type is \"ec256\", \"rsa2048\", \"rsa3072\" or \"rsa4096\", not \"%s\"",
+                 a->key_type);
+        return -1;
+    }
+    if (strcmp(a->directory, "letsencrypt") != 0 && strcmp(a->directory, "letsencrypt-staging") != 0 &&
+        strncmp(a->directory, "https://", 8) != 0 && strncmp(a->directory, "http://", 7) != 0) {
+        snprintf(why, len, "acme.directory is \"letsencrypt\", \"letsencrypt-staging\" or a URL, not \"%s\"",
+                 a->directory);
+        return -1;
+    }
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        if (s->tls && s->acme_challenge && strcmp(s->acme_challenge, "dns-01") == 0 && a->dns_hook[0] != '/') {
+            snprintf(why, len, "site \"%s\" answers DNS-01: acme.dns_hook must name a program by its absolute path",
+                     s->name);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static const vc_supervision_t supervision = {
@@ -43,4 +79,5 @@ const vc_section_t vc_acme_settings = {
     .supervision = &supervision,
     .env = env,
     .nenv = VC_ARRAY_SIZE(env),
+    .validate = validate,
 };

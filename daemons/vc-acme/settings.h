@@ -5,11 +5,13 @@
 #include "vc_config.h"
 
 typedef struct acme_settings {
-    char *directory; /* the CA's directory URL, or "letsencrypt", "letsencrypt-staging" */
-    char *email;     /* the account's contact; "": none */
-    char *ca_bundle; /* PEM of the CAs trusted for the CA's own HTTPS; "": the system's */
-    char *key_type;  /* "ec256" or "rsa2048", "rsa3072", "rsa4096": the certificates' keys */
-    char *profile;   /* a profile to ask the CA for ("shortlived"); "": none */
+    char *directory;     /* the CA's directory URL, or "letsencrypt", "letsencrypt-staging" */
+    char *email;         /* the account's contact; "": none */
+    char *ca_bundle;     /* PEM of the CAs trusted for the CA's own HTTPS; "": the system's */
+    char *key_type;      /* "ec256" or "rsa2048", "rsa3072", "rsa4096": the certificates' keys */
+    char *profile;       /* a profile to ask the CA for ("shortlived"); "": none */
+    char *dns_hook;      /* DNS-01: the program that sets and clears TXT records; "": none */
+    int64_t dns_wait_ms; /* DNS-01: how long a new record takes to reach the CA's resolvers */
 } acme_settings_t;
 
 extern const vc_section_t vc_acme_settings;
