@@ -200,10 +200,13 @@ def test_a_ca_that_is_down_is_reported_and_https_keeps_working(make_suite, tmp_p
 
 
 @pytest.mark.parametrize("site,why", [
-    ('hosts = ["*.a.test"]; tls = "acme";', "wildcards need DNS-01"),
+    ('hosts = ["*.a.test"]; tls = "acme";', 'the wildcard "*.a.test" needs acme_challenge = "dns-01"'),
+    ('hosts = ["a.*.test"];', 'a wildcard is a whole first label'),
+    ('hosts = ["*a.test"];', 'a wildcard is a whole first label'),
     ('hosts = ["a.test"]; tls = "acmee";', 'tls is "acme" or not set'),
     ('tls = "acme";', 'tls = "acme" needs hosts'),
-    ('hosts = ["a.test"]; tls = "acme"; acme_challenge = "dns-02";', 'acme_challenge is "http-01" or "tls-alpn-01"'),
+    ('hosts = ["a.test"]; tls = "acme"; acme_challenge = "dns-02";',
+     'acme_challenge is "http-01", "tls-alpn-01" or "dns-01"'),
 ])
 def test_bad_acme_sites_are_refused_with_file_and_line(make_suite, tmp_path, site, why):
     r = configtest_site(make_suite, tmp_path, 'root = "%s"; %s' % (DOCROOT, site))
@@ -225,3 +228,80 @@ def test_revoke_is_honoured_by_the_ca_and_a_new_certificate_served(pebble_suite,
     while served_cert(s, "b.test", str(root))[1] == old:
         assert time.monotonic() < deadline, "the new certificate is not served"
         time.sleep(0.2)
+
+
+def test_dns01_without_a_hook_is_refused(make_suite, tmp_path):
+    r = configtest_site(make_suite, tmp_path, 'root = "%s"; hosts = ["*.a.test"]; tls = "acme"; '
+                        'acme_challenge = "dns-01";' % DOCROOT)
+    assert r.returncode != 0 and 'site "x" answers DNS-01: acme.dns_hook must name a program' in r.stderr, r.stderr
+
+
+def dns_hook(tmp_path, ca, fail=False):
+    """A hook that sets and clears TXT records in Pebble's DNS server
+    (pebble-challtestsrv's management API), as one for a DNS provider's
+    API would; or one that fails as a hook without its API token does."""
+    hook = tmp_path / "dns-hook"
+    api = f"http://127.0.0.1:{ca.dns_mgmt}"
+    hook.write_text(f"""#!/bin/sh
+echo "$1 $2"
+[ -n "{'fail' if fail else ''}" ] && {{ echo "no API token for $2" >&2; exit 3; }}
+case "$1" in
+set) exec curl -sS -X POST -d "{{\\"host\\":\\"$2.\\",\\"value\\":\\"$3\\"}}" {api}/set-txt ;;
+unset) exec curl -sS -X POST -d "{{\\"host\\":\\"$2.\\"}}" {api}/clear-txt ;;
+esac
+exit 2
+""")
+    hook.chmod(0o755)
+    return hook
+
+
+def dns_suite(make_suite, tmp_path, fail=False):
+    conf = tmp_path / "etc"
+    s = make_suite(root="", conf=str(conf))
+    ca = Pebble(tmp_path / "ca", s.http, s.https, nosleep=True).start()
+    write_conf(conf, f'directory = "{ca.directory}"; ca_bundle = "{ca.tls_cert}"; '
+                     f'dns_hook = "{dns_hook(tmp_path, ca, fail)}"; dns_wait = "1s";', {
+        "w": f'hosts = ["w.test", "*.w.test"]; root = "{DOCROOT}"; tls = "acme"; acme_challenge = "dns-01";',
+        # The default site has no hello.php: a name under the wildcard reaches w or fails.
+        "z": f'hosts = ["z.test"]; root = "{webroot(tmp_path, "z")}"; default = true;'})
+    try:
+        s.start()
+    except BaseException:
+        ca.stop()
+        raise
+    return s, ca
+
+
+def test_a_wildcard_by_dns01_through_the_hook(make_suite, tmp_path):
+    s, ca = dns_suite(make_suite, tmp_path)
+    try:
+        wait_issued(s, ["w"])
+        root = tmp_path / "pebble-root.pem"
+        root.write_bytes(ca.root_pem())
+        for host in ("w.test", "shop.w.test"):  # the name, and one under the wildcard
+            cert, _ = wait_served(s, host, str(root))
+            assert {v for k, v in cert["subjectAltName"] if k == "DNS"} == {"w.test", "*.w.test"}, cert
+        code, _, body = curl("--cacert", str(root), "--resolve", f"shop.w.test:{s.https}:127.0.0.1",
+                             f"https://shop.w.test:{s.https}/hello.php")
+        assert code == 200 and body == b"hello world\n"
+        logs = s.logs()
+        assert "dns-hook" in logs and "set _acme-challenge.w.test" in logs and "unset _acme-challenge.w.test" in logs
+    finally:
+        s.stop(check=False)
+        ca.stop()
+
+
+def test_a_failing_dns_hook_is_reported(make_suite, tmp_path):
+    s, ca = dns_suite(make_suite, tmp_path, fail=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not certs(s)["w"]["last_error"]:
+            assert time.monotonic() < deadline, s.logs()[-3000:]
+            time.sleep(0.2)
+        err = certs(s)["w"]["last_error"]
+        assert "the dns-01 answer could not be published" in err, err
+        assert "exited with 3: no API token for _acme-challenge.w.test" in err, err
+        assert "dns-hook" in s.logs() and "no API token" in s.logs()  # its output, logged
+    finally:
+        s.stop(check=False)
+        ca.stop()
