@@ -205,7 +205,8 @@ class FakeCA:
     def on_dir(self, h, parts, payload, protected):
         b = self.base
         self.reply(h, 200, {"newNonce": b + "/nonce", "newAccount": b + "/account", "newOrder": b + "/new-order",
-                            "revokeCert": b + "/revoke", "renewalInfo": b + "/renewal-info"})
+                            "revokeCert": b + "/revoke", "renewalInfo": b + "/renewal-info",
+                            "meta": {"profiles": {"classic": "90 days", "shortlived": "6 days"}}})
 
     def on_nonce(self, h, parts, payload, protected):
         self.reply(h, 200, b"", headers={"Cache-Control": "no-store"})

@@ -32,7 +32,7 @@ def start(make_suite, tmp_path, setup=None):
     if setup:
         setup(ca)
     ca.start()
-    write_conf(conf, f'directory = "{ca.directory}";',
+    write_conf(conf, f'directory = "{ca.directory}"; profile = "shortlived";',
                {"f": f'hosts = ["f.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;'})
     try:
         s.start()
@@ -112,6 +112,7 @@ def test_renewal_information_moves_the_renewal_and_the_order_replaces(fake_ca, t
     first, second = ca.issued[:2]
     orders = [r[3] for r in ca.sent("new-order")]
     assert "replaces" not in orders[0] and orders[1]["replaces"] == cert_id(first), orders
+    assert orders[0]["profile"] == orders[1]["profile"] == "shortlived", orders  # acme.profile
     assert "the CA suggests renewing" in s.logs()
     # Polled as the CA asked: a second after finalising, then Retry-After.
     polls = [r[0] for r in ca.sent("order")]
