@@ -15,10 +15,11 @@ from conftest import free_port
 
 
 class Pebble:
-    def __init__(self, workdir, http_port, https_port, nosleep=False):
+    def __init__(self, workdir, http_port, https_port, nosleep=False, eab=None):
         """nosleep: no random wait before a validation and no random nonce
         refusal (PEBBLE_VA_NOSLEEP, PEBBLE_WFE_NONCEREJECT=0), for counts
-        that should not depend on them."""
+        that should not depend on them. eab: {key id: MAC key (base64url)}:
+        accounts need External Account Binding with one of them."""
         self.nosleep = nosleep
         self.dir = str(workdir)
         os.makedirs(self.dir, exist_ok=True)
@@ -33,7 +34,8 @@ class Pebble:
                            "managementListenAddress": f"127.0.0.1:{self.mgmt}",
                            "certificate": self.tls_cert, "privateKey": self.tls_key,
                            "httpPort": http_port, "tlsPort": https_port,
-                           "ocspResponderURL": "", "externalAccountBindingRequired": False}}
+                           "ocspResponderURL": "", "externalAccountBindingRequired": bool(eab),
+                           "externalAccountMACKeys": eab or {}}}
         self.conf = os.path.join(self.dir, "pebble.json")
         with open(self.conf, "w") as f:
             json.dump(conf, f)

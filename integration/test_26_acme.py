@@ -230,6 +230,13 @@ def test_revoke_is_honoured_by_the_ca_and_a_new_certificate_served(pebble_suite,
         time.sleep(0.2)
 
 
+def test_half_an_account_binding_is_refused(make_suite, tmp_path):
+    conf = tmp_path / "etc"
+    write_conf(conf, 'eab_kid = "kid-7";', {"b": f'hosts = ["b.test"]; root = "{DOCROOT}"; default = true;'})
+    r = make_suite(root="", conf=str(conf)).vc("configtest")
+    assert r.returncode != 0 and "acme.eab_kid and acme.eab_hmac_key go together" in r.stderr, r.stderr
+
+
 def test_dns01_without_a_hook_is_refused(make_suite, tmp_path):
     r = configtest_site(make_suite, tmp_path, 'root = "%s"; hosts = ["*.a.test"]; tls = "acme"; '
                         'acme_challenge = "dns-01";' % DOCROOT)
@@ -302,6 +309,37 @@ def test_a_failing_dns_hook_is_reported(make_suite, tmp_path):
         assert "the dns-01 answer could not be published" in err, err
         assert "exited with 3: no API token for _acme-challenge.w.test" in err, err
         assert "dns-hook" in s.logs() and "no API token" in s.logs()  # its output, logged
+    finally:
+        s.stop(check=False)
+        ca.stop()
+
+
+EAB_KEY = "zWNDZM6eQGHWpSRTPal5eIUYFTu7EajVIoguysqZ9wG44nMEtx3MUAsUDkMTQ12W"
+
+
+@pytest.mark.parametrize("bound", [True, False])
+def test_external_account_binding(make_suite, tmp_path, bound):
+    """A CA that wants accounts bound to one of its customers' (Pebble
+    with externalAccountBindingRequired): with the key id and MAC key it
+    gave, the account is made and the certificate issued; without, its
+    refusal is the order's error. The MAC key is never logged."""
+    conf = tmp_path / "etc"
+    s = make_suite(root="", conf=str(conf))
+    ca = Pebble(tmp_path / "ca", s.http, s.https, nosleep=True, eab={"kid-7": EAB_KEY}).start()
+    eab = f'eab_kid = "kid-7"; eab_hmac_key = "{EAB_KEY}";' if bound else ""
+    write_conf(conf, f'directory = "{ca.directory}"; ca_bundle = "{ca.tls_cert}"; {eab}', {
+        "b": f'hosts = ["b.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;'})
+    try:
+        s.start()
+        if bound:
+            wait_issued(s, ["b"])
+        else:
+            deadline = time.monotonic() + 30
+            while not certs(s)["b"]["last_error"]:
+                assert time.monotonic() < deadline, s.logs()[-3000:]
+                time.sleep(0.2)
+            assert "externalAccountRequired" in certs(s)["b"]["last_error"], certs(s)
+        assert EAB_KEY not in s.logs()
     finally:
         s.stop(check=False)
         ca.stop()

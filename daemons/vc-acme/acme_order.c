@@ -64,6 +64,17 @@ static int account(session_t *s)
         json_object_set_new(p, "contact", json_pack("[s]", m));
         free(m);
     }
+    if (s->ca->eab_kid && s->ca->eab_kid[0]) {
+        char *eab = jws_eab(cl->account, s->ca->eab_kid, s->ca->eab_hmac_key, dir_url(s, "newAccount"));
+        json_t *e = eab ? json_loads(eab, 0, NULL) : NULL;
+        free(eab);
+        if (e == NULL) {
+            json_decref(p);
+            snprintf(s->err, s->errlen, "acme.eab_hmac_key is not base64url");
+            return -1;
+        }
+        json_object_set_new(p, "externalAccountBinding", e);
+    }
     char *payload = json_dumps(p, JSON_COMPACT);
     json_decref(p);
     acme_resp_t r;

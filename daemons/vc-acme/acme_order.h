@@ -21,6 +21,8 @@ typedef struct acme_ca {
     const char *profile;          /* a profile to ask for (draft-aaron-acme-profiles), or NULL */
     const char *challenge;        /* "http-01", "tls-alpn-01" or "dns-01" */
     long dns_wait_ms;             /* dns-01: from the records set to the CA told to look */
+    const char *eab_kid;          /* External Account Binding: the CA's key id, or NULL... */
+    const char *eab_hmac_key;     /* ...and its MAC key (base64url) */
 } acme_ca_t;
 
 /* A challenge's answer published (put) or withdrawn, for the fronts:

@@ -202,3 +202,39 @@ char *jws_sign(EVP_PKEY *key, const char *kid, const char *nonce, const char *ur
     free(sig);
     return out;
 }
+
+char *jws_eab(EVP_PKEY *account, const char *eab_kid, const char *hmac_b64url, const char *url)
+{
+    unsigned char key[256];
+    size_t klen = 0;
+    if (sodium_base642bin(key, sizeof(key), hmac_b64url, strlen(hmac_b64url), NULL, &klen, NULL,
+                          sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+        klen == 0)
+        return NULL;
+    char *jwk = jws_jwk(account);
+    json_t *hdr = json_pack("{s:s, s:s, s:s}", "alg", "HS256", "kid", eab_kid, "url", url);
+    char *hdr_text = hdr ? json_dumps(hdr, JSON_COMPACT) : NULL;
+    char *out = NULL;
+    if (jwk && hdr_text) {
+        char *p = jws_b64url(hdr_text, strlen(hdr_text)), *b = jws_b64url(jwk, strlen(jwk));
+        char *input = vc_asprintf("%s.%s", p, b);
+        unsigned char mac[crypto_auth_hmacsha256_BYTES];
+        crypto_auth_hmacsha256_state st;
+        crypto_auth_hmacsha256_init(&st, key, klen);
+        crypto_auth_hmacsha256_update(&st, (const unsigned char *)input, strlen(input));
+        crypto_auth_hmacsha256_final(&st, mac);
+        char *sig = jws_b64url(mac, sizeof(mac));
+        json_t *jws = json_pack("{s:s, s:s, s:s}", "protected", p, "payload", b, "signature", sig);
+        out = json_dumps(jws, JSON_COMPACT);
+        json_decref(jws);
+        free(sig);
+        free(input);
+        free(p);
+        free(b);
+    }
+    sodium_memzero(key, sizeof(key));
+    free(hdr_text);
+    json_decref(hdr);
+    free(jwk);
+    return out;
+}

@@ -34,4 +34,10 @@ char *jws_thumbprint(EVP_PKEY *key);
  * if signing failed. */
 char *jws_sign(EVP_PKEY *key, const char *kid, const char *nonce, const char *url, const char *payload);
 
+/* External Account Binding (RFC 8555 7.3.4): the account's JWK, signed
+ * HS256 with the CA's MAC key (hmac_b64url: base64url, as CAs hand it
+ * out) under its key id, for newAccount at url. The JWS as a JSON
+ * string (malloc'd), or NULL if the key is not base64url. */
+char *jws_eab(EVP_PKEY *account, const char *eab_kid, const char *hmac_b64url, const char *url);
+
 #endif

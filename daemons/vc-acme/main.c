@@ -115,6 +115,8 @@ static acme_ca_t ca_of(const vc_config_t *cfg, const job_t *j, char **key_path)
         .profile = set->profile,
         .challenge = j->challenge,
         .dns_wait_ms = (long)set->dns_wait_ms,
+        .eab_kid = set->eab_kid,
+        .eab_hmac_key = set->eab_hmac_key,
     };
 }
 

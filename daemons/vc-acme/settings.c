@@ -16,6 +16,8 @@ static const vc_setting_t settings[] = {
     {"acme.profile", T_STR, A(profile), 0, 0},
     {"acme.dns_hook", T_STR, A(dns_hook), 0, 0},
     {"acme.dns_wait", T_DURATION, A(dns_wait_ms), 0, 3600 * 1000},
+    {"acme.eab_kid", T_STR, A(eab_kid), 0, 0},
+    {"acme.eab_hmac_key", T_STR, A(eab_hmac_key), 0, 0},
 };
 
 static const vc_env_setting_t env[] = {
@@ -33,6 +35,8 @@ static void defaults(void *values, const char *data_dir)
     a->key_type = vc_strdup("ec256");
     a->profile = vc_strdup("");
     a->dns_hook = vc_strdup("");
+    a->eab_kid = vc_strdup("");
+    a->eab_hmac_key = vc_strdup("");
     a->dns_wait_ms = 30 * 1000; /* what certbot's DNS plugins wait, give or take */
 }
 
@@ -51,6 +55,10 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
         strncmp(a->directory, "https://", 8) != 0 && strncmp(a->directory, "http://", 7) != 0) {
         snprintf(why, len, "acme.directory is \"letsencrypt\", \"letsencrypt-staging\" or a URL, not \"%s\"",
                  a->directory);
+        return -1;
+    }
+    if (!a->eab_kid[0] != !a->eab_hmac_key[0]) {
+        snprintf(why, len, "acme.eab_kid and acme.eab_hmac_key go together");
         return -1;
     }
     for (size_t i = 0; i < cfg->nsites; i++) {

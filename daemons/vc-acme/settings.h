@@ -12,6 +12,8 @@ typedef struct acme_settings {
     char *profile;       /* a profile to ask the CA for ("shortlived"); "": none */
     char *dns_hook;      /* DNS-01: the program that sets and clears TXT records; "": none */
     int64_t dns_wait_ms; /* DNS-01: how long a new record takes to reach the CA's resolvers */
+    char *eab_kid;       /* External Account Binding: the key id the CA gave; "": none */
+    char *eab_hmac_key;  /* its MAC key, base64url (a secret: never logged) */
 } acme_settings_t;
 
 extern const vc_section_t vc_acme_settings;
