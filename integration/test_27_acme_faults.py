@@ -9,6 +9,7 @@ import datetime
 import json
 import os
 import signal
+import socket
 import time
 
 import pytest
@@ -275,3 +276,32 @@ def wait_topic(s, topic, timeout=10):
             return topics
         assert time.monotonic() < deadline, (topic, topics)
         time.sleep(0.1)
+
+
+def test_a_ca_that_fails_falls_back_to_the_next_and_a_site_may_name_its_own(make_suite, tmp_path):
+    """acme.directory is down: site g gets its certificate from the CA in
+    acme.fallback, and asks that CA, not the first, for its renewal
+    window; site f names its own CA (acme_directory)."""
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    down = f"http://127.0.0.1:{closed.getsockname()[1]}/dir"
+    closed.close()
+    conf = tmp_path / "etc"
+    s = make_suite(root="", conf=str(conf))
+    ca = FakeCA(s.http).start()
+    write_conf(conf, f'directory = "{down}"; fallback = ["{ca.directory}"];', {
+        "f": f'hosts = ["f.test"]; root = "{DOCROOT}"; tls = "acme"; acme_directory = "{ca.directory}";',
+        "g": f'hosts = ["g.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;'})
+    try:
+        s.start()
+        wait_issued(s, ["f", "g"])
+        assert len(ca.issued) == 2
+        assert f'"g": GET {down}' in s.logs() and f"trying the next CA, {ca.directory}" in s.logs()
+        assert f'"f": GET {down}' not in s.logs()
+        deadline = time.monotonic() + 10
+        while len(ca.sent("renewal-info")) < 2:  # each certificate's window, from the CA that issued it
+            assert time.monotonic() < deadline, s.logs()[-3000:]
+            time.sleep(0.2)
+    finally:
+        s.stop(check=False)
+        ca.stop()

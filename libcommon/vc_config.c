@@ -39,6 +39,7 @@ static const struct spec site_specs[] = {
     {"site.tls_cert", T_STR, S(tls_cert), 0, 0},
     {"site.tls", T_STR, S(tls), 0, 0},
     {"site.acme_challenge", T_STR, S(acme_challenge), 0, 0},
+    {"site.acme_directory", T_STR, S(acme_directory), 0, 0},
     {"site.tls_key", T_STR, S(tls_key), 0, 0},
     {"site.front_controller", T_BOOL, S(front_controller), 0, 0},
     {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0},
@@ -401,6 +402,7 @@ static void site_fini(vc_site_t *s)
     free(s->tls_cert);
     free(s->tls);
     free(s->acme_challenge);
+    free(s->acme_directory);
     free(s->tls_key);
     free(s->canonical_host);
     free(s->mercure_publisher_key);

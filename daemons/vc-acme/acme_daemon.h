@@ -33,6 +33,7 @@ typedef struct job {
     job_kind_t kind;    /* an order, a question for the renewal window, a revocation */
     char *site, *hosts; /* hosts: space-separated */
     char *challenge;    /* "http-01", "tls-alpn-01" or "dns-01" */
+    char *directory;    /* the site's own CA; "": acme.directory */
     int renewal;        /* it had a certificate */
     int ok;             /* the result */
     char err[1024];

@@ -43,6 +43,7 @@ static int read_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     copy(s->issuer, sizeof(s->issuer), json_string_value(json_object_get(j, "issuer")));
     copy(s->last_error, sizeof(s->last_error), json_string_value(json_object_get(j, "last_error")));
     copy(s->cert_id, sizeof(s->cert_id), json_string_value(json_object_get(j, "cert_id")));
+    copy(s->directory, sizeof(s->directory), json_string_value(json_object_get(j, "directory")));
     s->ari_next = json_integer_value(json_object_get(j, "ari_next"));
     s->window_start = json_integer_value(json_object_get(j, "window_start"));
     s->window_end = json_integer_value(json_object_get(j, "window_end"));
@@ -70,9 +71,9 @@ static int write_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
                           (json_int_t)s->renew_at, "next_try", (json_int_t)s->next_try, "failures", (int)s->failures,
                           "issuer", s->issuer, "last_error", s->last_error);
     if (j)
-        json_object_update_new(j, json_pack("{s:s, s:I, s:I, s:I}", "cert_id", s->cert_id, "ari_next",
-                                            (json_int_t)s->ari_next, "window_start", (json_int_t)s->window_start,
-                                            "window_end", (json_int_t)s->window_end));
+        json_object_update_new(j, json_pack("{s:s, s:s, s:I, s:I, s:I}", "cert_id", s->cert_id, "directory",
+                                            s->directory, "ari_next", (json_int_t)s->ari_next, "window_start",
+                                            (json_int_t)s->window_start, "window_end", (json_int_t)s->window_end));
     char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
     json_decref(j);
     if (text == NULL)

@@ -20,6 +20,7 @@ typedef struct cert_state {
     char issuer[256];      /* the issuer's CN */
     char last_error[1024]; /* "" after a success */
     char cert_id[256];     /* its ARI identifier (RFC 9773 4.1); "": it has none */
+    char directory[512];   /* the CA that issued it: asked for its window, told of its revocation */
     int64_t ari_next;      /* when to ask the CA for its renewal window next; 0: at once */
     int64_t window_start;  /* the window the CA last suggested; 0: none */
     int64_t window_end;

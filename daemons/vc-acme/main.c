@@ -94,12 +94,14 @@ static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 /* ---- the order thread ------------------------------------------------------- */
 
-/* The CA and account the configuration names; *key_path is malloc'd. */
-static acme_ca_t ca_of(const vc_config_t *cfg, const job_t *j, char **key_path)
+/* The CA at directory d ("letsencrypt", a URL) with the account the
+ * configuration names for it; *key_path is malloc'd. An External Account
+ * Binding is acme.directory's. */
+static acme_ca_t ca_of(const vc_config_t *cfg, const char *d, const job_t *j, char **key_path)
 {
     const acme_settings_t *set = acme_settings(cfg);
     unsigned char md[32];
-    const char *dir = directory_url(set->directory);
+    const char *dir = directory_url(d);
     crypto_hash_sha256(md, (const unsigned char *)dir, strlen(dir));
     char hex[17];
     sodium_bin2hex(hex, sizeof(hex), md, 8);
@@ -107,6 +109,7 @@ static acme_ca_t ca_of(const vc_config_t *cfg, const job_t *j, char **key_path)
     vc_mkdirs(acct_dir, 0700);
     *key_path = vc_asprintf("%s/account-%s.key", acct_dir, hex);
     free(acct_dir);
+    int bound = strcmp(dir, directory_url(set->directory)) == 0;
     return (acme_ca_t){
         .directory = dir,
         .ca_bundle = set->ca_bundle[0] ? set->ca_bundle : NULL,
@@ -115,9 +118,16 @@ static acme_ca_t ca_of(const vc_config_t *cfg, const job_t *j, char **key_path)
         .profile = set->profile,
         .challenge = j->challenge,
         .dns_wait_ms = (long)set->dns_wait_ms,
-        .eab_kid = set->eab_kid,
-        .eab_hmac_key = set->eab_hmac_key,
+        .eab_kid = bound ? set->eab_kid : NULL,
+        .eab_hmac_key = bound ? set->eab_hmac_key : NULL,
     };
+}
+
+/* The CA that issued the certificate in service (asked for its renewal
+ * window, told of its revocation), else the site's. */
+static const char *issuing_ca(const vc_config_t *cfg, const job_t *j)
+{
+    return j->st.directory[0] ? j->st.directory : j->directory[0] ? j->directory : acme_settings(cfg)->directory;
 }
 
 /* After a failure: a minute, doubling to six hours, give or take a fifth;
@@ -135,10 +145,38 @@ static int64_t backoff(unsigned failures, long retry_after)
     return retry_after > wait ? retry_after : wait;
 }
 
+/* One CA after another: the site's (or acme.directory), then
+ * acme.fallback in turn, until one issues. 0, or -1 with the last one's
+ * error in j->err and out. */
+static int order_from_cas(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t *j, const acme_want_t *want,
+                          acme_issued_t *out)
+{
+    const acme_settings_t *set = acme_settings(cfg);
+    answers_t answers = {a->store, set->dns_hook};
+    int rc = -1;
+    for (size_t i = 0; i <= set->nfallback && rc < 0 && !atomic_load(&a->stopping); i++) {
+        const char *d = i == 0 ? (j->directory[0] ? j->directory : set->directory) : set->fallback[i - 1];
+        if (i > 0) {
+            vc_log(VC_LOG_WARN, "order", "\"%s\": %s; trying the next CA, %s", j->site, j->err, d);
+            acme_issued_free(out);
+        }
+        char *key_path;
+        acme_ca_t ca = ca_of(cfg, d, j, &key_path);
+        /* What the old certificate's CA knows it by, for that CA only. */
+        acme_want_t w = *want;
+        if (w.replaces && strcmp(ca.directory, directory_url(issuing_ca(cfg, j))) != 0)
+            w.replaces = NULL;
+        rc = acme_issue(cl, &ca, &w, publish, &answers, out, j->err, sizeof(j->err));
+        j->round_trips += out->round_trips;
+        if (rc == 0)
+            snprintf(j->st.directory, sizeof(j->st.directory), "%s", d);
+        free(key_path);
+    }
+    return rc;
+}
+
 static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t *j)
 {
-    char *key_path;
-    acme_ca_t ca = ca_of(cfg, j, &key_path);
     char *hosts_copy = vc_strdup(j->hosts);
     const char *hosts[64];
     size_t n = 0;
@@ -151,10 +189,10 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
         .rsa_bits = rsa_bits_of(acme_settings(cfg)->key_type),
         .replaces = j->renewal && st->cert_id[0] ? st->cert_id : NULL,
     };
-    answers_t answers = {a->store, acme_settings(cfg)->dns_hook};
-    acme_issued_t out;
-    int rc = acme_issue(cl, &ca, &want, publish, &answers, &out, j->err, sizeof(j->err));
-    j->round_trips = out.round_trips;
+    acme_issued_t out = {.retry_after = -1};
+    char issuer_was[sizeof(st->directory)];
+    snprintf(issuer_was, sizeof(issuer_was), "%s", st->directory);
+    int rc = order_from_cas(a, cl, cfg, j, &want, &out);
     if (rc == 0)
         rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, st, j->err, sizeof(j->err));
     int64_t now = (int64_t)time(NULL);
@@ -165,6 +203,7 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
         st->last_error[0] = '\0';
         j->not_after = st->not_after;
     } else if (!atomic_load(&a->stopping)) {
+        snprintf(st->directory, sizeof(st->directory), "%s", issuer_was); /* still the one in service */
         st->failures++;
         st->next_try = j->retry_at = now + backoff(st->failures, out.retry_after);
         snprintf(st->last_error, sizeof(st->last_error), "%s", j->err);
@@ -175,7 +214,6 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
     acme_issued_free(&out);
     j->ok = rc == 0;
     free(hosts_copy);
-    free(key_path);
 }
 
 /* The CA's renewal window for the certificate in service (RFC 9773): a
@@ -184,7 +222,7 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
 static void run_check(acme_client_t *cl, const vc_config_t *cfg, job_t *j)
 {
     char *key_path;
-    acme_ca_t ca = ca_of(cfg, j, &key_path);
+    acme_ca_t ca = ca_of(cfg, issuing_ca(cfg, j), j, &key_path);
     cert_state_t *st = &j->st;
     acme_renewal_t w;
     int rc = acme_renewal_info(cl, &ca, st->cert_id, &w, j->err, sizeof(j->err));
@@ -213,7 +251,7 @@ static void run_check(acme_client_t *cl, const vc_config_t *cfg, job_t *j)
 static void run_revoke(acme_client_t *cl, const vc_config_t *cfg, job_t *j)
 {
     char *key_path;
-    acme_ca_t ca = ca_of(cfg, j, &key_path);
+    acme_ca_t ca = ca_of(cfg, issuing_ca(cfg, j), j, &key_path);
     char *path = vc_acme_cert_path(cfg->data_dir, j->site, "crt");
     size_t len;
     char *pem = vc_read_file(path, &len);
@@ -285,6 +323,7 @@ static void job_free(job_t *j)
     free(j->hosts);
     free(j->challenge);
     free(j->problem);
+    free(j->directory);
     free(j);
 }
 
@@ -380,6 +419,7 @@ static job_t *job_new(job_kind_t kind, const vc_site_t *s, char *hosts, const ce
     j->site = vc_strdup(s->name);
     j->hosts = hosts;
     j->challenge = vc_strdup(s->acme_challenge ? s->acme_challenge : "http-01");
+    j->directory = vc_strdup(s->acme_directory ? s->acme_directory : "");
     j->st = *st;
     return j;
 }

@@ -16,6 +16,7 @@ static const vc_setting_t settings[] = {
     {"acme.profile", T_STR, A(profile), 0, 0},
     {"acme.dns_hook", T_STR, A(dns_hook), 0, 0},
     {"acme.dns_wait", T_DURATION, A(dns_wait_ms), 0, 3600 * 1000},
+    {"acme.fallback", T_LIST, A(fallback), 0, 0},
     {"acme.eab_kid", T_STR, A(eab_kid), 0, 0},
     {"acme.eab_hmac_key", T_STR, A(eab_hmac_key), 0, 0},
 };
@@ -40,6 +41,12 @@ static void defaults(void *values, const char *data_dir)
     a->dns_wait_ms = 30 * 1000; /* what certbot's DNS plugins wait, give or take */
 }
 
+static int is_directory(const char *d)
+{
+    return !strcmp(d, "letsencrypt") || !strcmp(d, "letsencrypt-staging") || !strncmp(d, "https://", 8) ||
+           !strncmp(d, "http://", 7);
+}
+
 /* What one setting cannot say alone: the key type, the directory's
  * scheme, and a hook for the sites that answer DNS-01. */
 static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
@@ -51,18 +58,28 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
                  a->key_type);
         return -1;
     }
-    if (strcmp(a->directory, "letsencrypt") != 0 && strcmp(a->directory, "letsencrypt-staging") != 0 &&
-        strncmp(a->directory, "https://", 8) != 0 && strncmp(a->directory, "http://", 7) != 0) {
+    if (!is_directory(a->directory)) {
         snprintf(why, len, "acme.directory is \"letsencrypt\", \"letsencrypt-staging\" or a URL, not \"%s\"",
                  a->directory);
         return -1;
     }
+    for (size_t i = 0; i < a->nfallback; i++)
+        if (!is_directory(a->fallback[i])) {
+            snprintf(why, len, "acme.fallback: \"%s\" is not \"letsencrypt\", \"letsencrypt-staging\" or a URL",
+                     a->fallback[i]);
+            return -1;
+        }
     if (!a->eab_kid[0] != !a->eab_hmac_key[0]) {
         snprintf(why, len, "acme.eab_kid and acme.eab_hmac_key go together");
         return -1;
     }
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
+        if (s->acme_directory && !is_directory(s->acme_directory)) {
+            snprintf(why, len, "site \"%s\": acme_directory is \"letsencrypt\", \"letsencrypt-staging\" or a URL",
+                     s->name);
+            return -1;
+        }
         if (s->tls && s->acme_challenge && strcmp(s->acme_challenge, "dns-01") == 0 && a->dns_hook[0] != '/') {
             snprintf(why, len, "site \"%s\" answers DNS-01: acme.dns_hook must name a program by its absolute path",
                      s->name);

@@ -5,7 +5,9 @@
 #include "vc_config.h"
 
 typedef struct acme_settings {
-    char *directory;     /* the CA's directory URL, or "letsencrypt", "letsencrypt-staging" */
+    char *directory; /* the CA's directory URL, or "letsencrypt", "letsencrypt-staging" */
+    char **fallback; /* CAs tried in turn when the one before fails */
+    size_t nfallback;
     char *email;         /* the account's contact; "": none */
     char *ca_bundle;     /* PEM of the CAs trusted for the CA's own HTTPS; "": the system's */
     char *key_type;      /* "ec256" or "rsa2048", "rsa3072", "rsa4096": the certificates' keys */
