@@ -124,6 +124,7 @@ pid_t sup_spawn_process(sup_t *s, const child_t *k, int replacing, int *ready_fd
         snprintf(fdstr, sizeof(fdstr), "%d", fd);
         setenv("VC_READY_FD", fdstr, 1);
         setenv("VC_DATA", s->data_dir, 1);
+        unsetenv("NOTIFY_SOCKET"); /* systemd's readiness is the supervisor's to tell */
         if (sup_serves_clients(k)) {
             /* The listeners cross the exec; the port never closes. */
             for (size_t i = 0; i < s->nlisteners; i++)

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <systemd/sd-daemon.h>
 #include <unistd.h>
 
 /* ---- configuration ------------------------------------------------------ */
@@ -83,10 +84,12 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
  * configuration leaves the running one in place. */
 static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
 {
+    sd_notify(0, "RELOADING=1");
     vc_config_t *cfg = load_config(s, err, errlen);
     if (cfg == NULL) {
         vc_log(VC_LOG_ERR, "up", "reload refused: %s", err);
         vc_bus_publish(s->bus, "config.refused", VC__SEVERITY__ERROR, "reason", err, NULL);
+        sd_notifyf(0, "READY=1\nSTATUS=reload refused: %s", err); /* the running configuration serves on */
         return -1;
     }
     vc_config_destroy(&s->cfg);
@@ -117,6 +120,7 @@ static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
         free(name);
     }
     snprintf(err, errlen, "configuration version %s loaded", ver);
+    sd_notifyf(0, "READY=1\nSTATUS=configuration version %s", ver);
     return 0;
 }
 
@@ -468,6 +472,9 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         vc_bus_publish(s.bus, "vc.started", VC__SEVERITY__INFO, "data", s.data_dir, NULL);
         vc_log(VC_LOG_NOTICE, "up", "suite running: http %s, https %s, root %s", s.cfg->listen[0],
                s.cfg->ntls_listen ? s.cfg->tls_listen[0] : "off", s.cfg->sites[0].root);
+        /* Under systemd (Type=notify): ready once every daemon is. */
+        sd_notifyf(0, "READY=1\nSTATUS=serving http %s, https %s", s.cfg->listen[0],
+                   s.cfg->ntls_listen ? s.cfg->tls_listen[0] : "off");
         if (ready_fd >= 0) {
             ssize_t unused = write(ready_fd, "R", 1);
             (void)unused;
@@ -527,6 +534,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     }
 
     free(items);
+    sd_notify(0, "STOPPING=1");
     vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
     sup_successors_stop(&s);
     sup_stop_children(&s);

@@ -2,6 +2,7 @@
 import os
 import select
 import signal
+import socket
 import subprocess
 import time
 
@@ -126,3 +127,45 @@ def test_a_clean_stop_goes_newest_first_and_logs_no_error(make_suite):
     assert "lost the link" not in logs and "[error]" not in logs, logs
     order = [line.split(" up: ")[1].split(" ")[0] for line in logs.splitlines() if ") stopped: " in line]
     assert order == ["vc-acme", "vc-front", "vc-php", "vc-cache", "vc-bus"], order
+
+
+def test_systemd_readiness_reload_and_stop(make_suite, tmp_path):
+    """Under systemd (Type=notify): `vc up` says READY=1 once every daemon
+    is ready, RELOADING=1 then READY=1 around `vc reload` (a refused one
+    too: the old configuration serves on), and STOPPING=1; no daemon it
+    starts gets NOTIFY_SOCKET. The socket here is the test's, as
+    systemd's would be."""
+    path = str(tmp_path / "notify")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    sock.bind(path)
+    os.chmod(path, 0o777)
+    sock.settimeout(30)
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text("\n")
+    s = make_suite(conf=str(conf), env={"NOTIFY_SOCKET": path})
+    s.start()
+
+    def message():
+        return dict(line.split("=", 1) for line in sock.recv(4096).decode().splitlines())
+    try:
+        ready = message()
+        assert ready["READY"] == "1" and ready["STATUS"].startswith("serving http 127.0.0.1:"), ready
+        assert s.vc("reload").returncode == 0
+        assert message() == {"RELOADING": "1"}
+        assert message()["READY"] == "1"
+        (conf / "vc.conf").write_text("listen = 1;\n")
+        assert s.vc("reload").returncode != 0
+        assert message() == {"RELOADING": "1"}
+        refused = message()
+        assert refused["READY"] == "1" and "reload refused" in refused["STATUS"], refused
+        for pid in descendants(s.proc.pid):
+            try:
+                with open(f"/proc/{pid}/environ", "rb") as f:
+                    assert b"NOTIFY_SOCKET=" not in f.read(), pid
+            except (FileNotFoundError, ProcessLookupError, PermissionError):
+                pass  # gone, or a PHP worker of another user
+    finally:
+        s.stop()
+    assert message() == {"STOPPING": "1"}
+    sock.close()

@@ -9,7 +9,8 @@ BUILD="build-essential cmake pkg-config clang-format
   libphp8.2-embed php8.2-dev
   libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev
   libnghttp2-dev liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler
-  libconfig-dev libseccomp-dev libcurl4-openssl-dev libxml2-dev libjansson-dev"
+  libconfig-dev libseccomp-dev libcurl4-openssl-dev libxml2-dev libjansson-dev
+  libsystemd-dev"
 # Run: the PHP extensions the example app and the conformance apps load.
 RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # Tests and benchmarks: the reference stack and real clients.
