@@ -71,6 +71,12 @@ class Pebble:
         with open(os.path.join(self.dir, "pebble.log")) as f:
             return f.read()
 
+    def root_file(self, workdir):
+        """root_pem() written to a file in workdir, for a client's trust."""
+        path = workdir / "pebble-root.pem"
+        path.write_bytes(self.root_pem())
+        return str(path)
+
     def root_pem(self):
         """The root Pebble issues under (made at its start), to trust."""
         ctx = ssl.create_default_context(cafile=self.tls_cert)
@@ -144,3 +150,22 @@ def wait_served(s, host, cafile, timeout=10):
         except ssl.SSLCertVerificationError:
             assert time.monotonic() < deadline, f"{host}: no certificate from the CA is served"
             time.sleep(0.2)
+
+
+def start_with(s, ca):
+    """The suite started, or the CA stopped if it does not start."""
+    try:
+        s.start()
+    except BaseException:
+        ca.stop()
+        raise
+    return s, ca
+
+
+def wait_error(s, site, timeout=30):
+    """The site's last error in vc cert list, once there is one."""
+    deadline = time.monotonic() + timeout
+    while not certs(s)[site]["last_error"]:
+        assert time.monotonic() < deadline, s.logs()[-3000:]
+        time.sleep(0.2)
+    return certs(s)[site]["last_error"]

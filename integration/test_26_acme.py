@@ -16,7 +16,7 @@ import time
 import pytest
 import requests
 
-from acme_ca import Pebble, certs, served_cert, wait_issued, wait_served, write_conf
+from acme_ca import Pebble, certs, served_cert, start_with, wait_error, wait_issued, wait_served, write_conf
 from conftest import FIXTURES, configtest_site, curl
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
@@ -42,12 +42,7 @@ def start_pebble_suite(make_suite, tmp_path, nosleep=False):
         "b": f'hosts = ["b.test"]; root = "{webroot(tmp_path, "b")}"; tls = "acme"; default = true;',
         "c": f'hosts = ["c.test"]; root = "{DOCROOT}"; tls = "acme"; acme_challenge = "tls-alpn-01";',
     })
-    try:
-        s.start()
-    except BaseException:
-        ca.stop()
-        raise
-    return s, ca
+    return start_with(s, ca)
 
 
 @pytest.fixture
@@ -63,10 +58,9 @@ def test_sites_get_certificates_by_http01_and_tls_alpn01_and_serve_them(pebble_s
     c = wait_issued(s, ["a", "b", "c"])
     assert c["a"]["hosts"] == "a.test www.a.test" and c["a"]["last_error"] == ""
     assert "Pebble" in c["a"]["issuer"], c
-    root = tmp_path / "pebble-root.pem"
-    root.write_bytes(ca.root_pem())
+    root = ca.root_file(tmp_path)
     for host in ("a.test", "www.a.test", "b.test", "c.test"):
-        cert, _ = wait_served(s, host, str(root))  # verified: a chain to Pebble's root for that name
+        cert, _ = wait_served(s, host, root)  # verified: a chain to Pebble's root for that name
         names = {v for k, v in cert["subjectAltName"] if k == "DNS"}
         assert host in names
     key = os.path.join(s.data, "tls", "acme", "a.key")
@@ -92,9 +86,8 @@ def test_sites_get_certificates_by_http01_and_tls_alpn01_and_serve_them(pebble_s
 def test_a_forced_renewal_under_load_drops_nothing(pebble_suite, tmp_path):
     s, ca = pebble_suite
     before = wait_issued(s, ["a"])["a"]
-    root = tmp_path / "pebble-root.pem"
-    root.write_bytes(ca.root_pem())
-    _, old = wait_served(s, "a.test", str(root))
+    root = ca.root_file(tmp_path)
+    _, old = wait_served(s, "a.test", root)
     result = {}
     # h2load over TLS with SNI a.test: new connections all along (-c 4,
     # 200 requests each), so handshakes happen while the pair changes.
@@ -106,7 +99,7 @@ def test_a_forced_renewal_under_load_drops_nothing(pebble_suite, tmp_path):
     assert "ordered next" in r.stdout
     wait_issued(s, ["a"], after=before["renew_at"])
     deadline = time.monotonic() + 10
-    while served_cert(s, "a.test", str(root))[1] == old:  # the front picks it up within a second
+    while served_cert(s, "a.test", root)[1] == old:  # the front picks it up within a second
         assert time.monotonic() < deadline, "the renewed certificate is not served"
         time.sleep(0.2)
     load.join()
@@ -123,7 +116,7 @@ def certbot(ca, workdir, root, hosts):
     the requests it sent to the CA, counted from its debug log."""
     logs = workdir / ("logs-" + hosts[0])
     cmd = ["certbot", "certonly", "--non-interactive", "--agree-tos", "-m", "ops@example.test",
-           "--server", ca.directory, "--webroot", "-w", str(root), "--cert-name", hosts[0],
+           "--server", ca.directory, "--webroot", "-w", root, "--cert-name", hosts[0],
            "--config-dir", str(workdir / "config"), "--work-dir", str(workdir / "work"), "--logs-dir", str(logs)]
     for h in hosts:
         cmd += ["-d", h]
@@ -181,10 +174,7 @@ def test_a_ca_that_is_down_is_reported_and_https_keeps_working(make_suite, tmp_p
     write_conf(conf, f'directory = "https://127.0.0.1:{port}/dir";', {
         "a": f'hosts = ["a.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;'})
     s = make_suite(root="", conf=str(conf)).start()
-    deadline = time.monotonic() + 30
-    while not certs(s)["a"]["last_error"]:
-        assert time.monotonic() < deadline, s.logs()[-2000:]
-        time.sleep(0.2)
+    wait_error(s, "a")
     c = certs(s)["a"]
     assert f"127.0.0.1:{port}" in c["last_error"] and c["next_try"] > time.time() + 30, c
     failed = [e for e in s.events() if e["topic"] == "acme.cert.failed"]
@@ -216,16 +206,15 @@ def test_bad_acme_sites_are_refused_with_file_and_line(make_suite, tmp_path, sit
 def test_revoke_is_honoured_by_the_ca_and_a_new_certificate_served(pebble_suite, tmp_path):
     s, ca = pebble_suite
     before = wait_issued(s, ["b"])["b"]
-    root = tmp_path / "pebble-root.pem"
-    root.write_bytes(ca.root_pem())
-    cert, old = wait_served(s, "b.test", str(root))
+    root = ca.root_file(tmp_path)
+    cert, old = wait_served(s, "b.test", root)
     r = s.vc("cert", "revoke", "--reason", "4", "b.test")  # superseded
     assert r.returncode == 0, r.stdout + r.stderr
     wait_issued(s, ["b"], after=before["renew_at"])
     status = ca.cert_status(cert["serialNumber"])
     assert status["Status"] == "Revoked" and status["Reason"] == 4, status
     deadline = time.monotonic() + 10
-    while served_cert(s, "b.test", str(root))[1] == old:
+    while served_cert(s, "b.test", root)[1] == old:
         assert time.monotonic() < deadline, "the new certificate is not served"
         time.sleep(0.2)
 
@@ -271,24 +260,18 @@ def dns_suite(make_suite, tmp_path, fail=False):
         "w": f'hosts = ["w.test", "*.w.test"]; root = "{DOCROOT}"; tls = "acme"; acme_challenge = "dns-01";',
         # The default site has no hello.php: a name under the wildcard reaches w or fails.
         "z": f'hosts = ["z.test"]; root = "{webroot(tmp_path, "z")}"; default = true;'})
-    try:
-        s.start()
-    except BaseException:
-        ca.stop()
-        raise
-    return s, ca
+    return start_with(s, ca)
 
 
 def test_a_wildcard_by_dns01_through_the_hook(make_suite, tmp_path):
     s, ca = dns_suite(make_suite, tmp_path)
     try:
         wait_issued(s, ["w"])
-        root = tmp_path / "pebble-root.pem"
-        root.write_bytes(ca.root_pem())
+        root = ca.root_file(tmp_path)
         for host in ("w.test", "shop.w.test"):  # the name, and one under the wildcard
-            cert, _ = wait_served(s, host, str(root))
+            cert, _ = wait_served(s, host, root)
             assert {v for k, v in cert["subjectAltName"] if k == "DNS"} == {"w.test", "*.w.test"}, cert
-        code, _, body = curl("--cacert", str(root), "--resolve", f"shop.w.test:{s.https}:127.0.0.1",
+        code, _, body = curl("--cacert", root, "--resolve", f"shop.w.test:{s.https}:127.0.0.1",
                              f"https://shop.w.test:{s.https}/hello.php")
         assert code == 200 and body == b"hello world\n"
         logs = s.logs()
@@ -301,11 +284,7 @@ def test_a_wildcard_by_dns01_through_the_hook(make_suite, tmp_path):
 def test_a_failing_dns_hook_is_reported(make_suite, tmp_path):
     s, ca = dns_suite(make_suite, tmp_path, fail=True)
     try:
-        deadline = time.monotonic() + 30
-        while not certs(s)["w"]["last_error"]:
-            assert time.monotonic() < deadline, s.logs()[-3000:]
-            time.sleep(0.2)
-        err = certs(s)["w"]["last_error"]
+        err = wait_error(s, "w")
         assert "the dns-01 answer could not be published" in err, err
         assert "exited with 3: no API token for _acme-challenge.w.test" in err, err
         assert "dns-hook" in s.logs() and "no API token" in s.logs()  # its output, logged
@@ -334,11 +313,7 @@ def test_external_account_binding(make_suite, tmp_path, bound):
         if bound:
             wait_issued(s, ["b"])
         else:
-            deadline = time.monotonic() + 30
-            while not certs(s)["b"]["last_error"]:
-                assert time.monotonic() < deadline, s.logs()[-3000:]
-                time.sleep(0.2)
-            assert "externalAccountRequired" in certs(s)["b"]["last_error"], certs(s)
+            assert "externalAccountRequired" in wait_error(s, "b"), certs(s)
         assert EAB_KEY not in s.logs()
     finally:
         s.stop(check=False)

@@ -17,7 +17,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives import serialization
 
-from acme_ca import certs, served_cert, wait_issued, write_conf
+from acme_ca import certs, served_cert, start_with, wait_issued, write_conf
 from conftest import FIXTURES
 from fake_acme_ca import FakeCA, cert_id
 
@@ -35,12 +35,7 @@ def start(make_suite, tmp_path, setup=None):
     ca.start()
     write_conf(conf, f'directory = "{ca.directory}"; profile = "shortlived";',
                {"f": f'hosts = ["f.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;'})
-    try:
-        s.start()
-    except BaseException:
-        ca.stop()
-        raise
-    return s, ca
+    return start_with(s, ca)
 
 
 @pytest.fixture
