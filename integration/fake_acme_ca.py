@@ -187,10 +187,11 @@ class FakeCA:
         with self.lock:
             self.requests.append((time.monotonic(), method, step, payload))
             self.lock.notify_all()
-            fault = self.faults[step].pop(0) if self.faults.get(step) else None
         if self.hold_at == step and self.downloads >= self.hold_after:
             self.held.set()
             self.released.wait(60)
+        with self.lock:  # after a hold: the test may script the held request's answer
+            fault = self.faults[step].pop(0) if self.faults.get(step) else None
         if method == "POST":
             with self.lock:
                 fresh = protected.get("nonce") in self.nonces

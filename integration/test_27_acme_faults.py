@@ -126,6 +126,19 @@ def test_renewal_information_moves_the_renewal_and_the_order_replaces(fake_ca, t
     assert c["window_start"] <= c["renew_at"] <= c["window_end"], c
 
 
+def test_a_ca_that_says_already_replaced_is_asked_again_without_replaces(fake_ca):
+    def setup(ca):
+        ca.renew_first_now = True
+        ca.hold("new-order", after=1)  # the renewal's newOrder
+    s, ca = fake_ca(setup)
+    assert ca.held.wait(60), s.logs()[-3000:]
+    ca.problem("new-order", 409, "alreadyReplaced", "that certificate was replaced already")
+    ca.release()
+    wait_topic(s, "acme.cert.renewed", timeout=60)
+    orders = [r[3] for r in ca.sent("new-order")]
+    assert len(orders) == 3 and "replaces" in orders[1] and "replaces" not in orders[2], orders
+
+
 def test_the_rfc_9773_certificate_identifier():
     """The RFC's own example (4.1): keyIdentifier 69:88:5B:6B:87:46:40:41:
     E1:B3:7B:84:7B:A0:AE:2C:DE:01:C8:D4, serial 00:87:65:43:21."""
