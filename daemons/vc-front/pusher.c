@@ -479,7 +479,10 @@ void pusher_tick(front_t *f)
         if (ws_closing(c->ws))
             continue;
         uint64_t last = ws_last_read_ms(c->ws);
-        if (c->ping_sent_ms && last > c->ping_sent_ms)
+        /* Read in the millisecond of the ping counts: a ping goes only to
+         * a connection quiet for the activity timeout, so that read came
+         * after it (a quick client's pong, on loopback). */
+        if (c->ping_sent_ms && last >= c->ping_sent_ms)
             c->ping_sent_ms = 0;
         if (c->ping_sent_ms == 0 && now - last >= quiet) {
             send_json(c, json_pack("{s:s, s:{}}", "event", "pusher:ping", "data"));
