@@ -38,7 +38,7 @@ static void defaults(void *values, const char *data_dir)
     a->dns_hook = vc_strdup("");
     a->eab_kid = vc_strdup("");
     a->eab_hmac_key = vc_strdup("");
-    a->dns_wait_ms = 30 * 1000; /* what certbot's DNS plugins wait, give or take */
+    a->dns_wait_ms = 30 * 1000; /* most providers' servers agree by then; slow ones need more */
 }
 
 static int is_directory(const char *d)
