@@ -743,3 +743,38 @@ def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite):
     # wake the broker at once, again and again, for nothing to do.
     assert spent < 0.5, f"the broker spent {spent:.2f} s of CPU in 2 s while its front was stopped"
     assert outs == [f"200 {64 << 20}"] * 4, outs
+
+
+def test_a_front_that_leaves_holding_a_worker_asked_back_frees_the_queue(make_suite, tmp_path):
+    """One worker, two fronts. The worker is lent to front A, which stops
+    (SIGSTOP); a request lands at front B, which has no worker, so the
+    broker queues it and asks A for the worker back; A never answers and
+    is killed. The worker comes back idle with A's link and must take the
+    queued request at once. It sat in the queue (until front.php_timeout)
+    when a front left: found by a reload of 64 fronts, whose old fronts
+    left holding workers the broker had asked back."""
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("front: { processes = 2; };\nphp: { workers = 1; };\n")
+    s = make_suite(root=DOCROOT, conf=str(conf)).start()
+    assert wait_for(lambda: php_status(s)["workers"][0]["lent"] == "yes")
+    holder = int(php_status(s)["workers"][0]["front"])
+    os.kill(holder, signal.SIGSTOP)
+    curl_proc = subprocess.Popen(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "20",
+                                  s.url("/hello.php")], stdout=subprocess.PIPE, text=True)
+    try:
+        # `vc status` answers, and fails, with a front that does not.
+        def queued():
+            daemons = json.loads(s.vc("status", "--json").stdout)["daemons"]
+            return [d for d in daemons if d["daemon"] == "vc-php"][0]["status"]["queued"]
+        assert wait_for(lambda: queued() == "1", timeout=10), queued()
+        t0 = time.monotonic()
+        os.kill(holder, signal.SIGKILL)
+        code = curl_proc.communicate(timeout=30)[0]
+        waited = time.monotonic() - t0
+    finally:
+        if curl_proc.poll() is None:
+            curl_proc.kill()
+            curl_proc.wait()
+    assert code == "200", (code, php_status(s), s.logs()[-3000:])
+    assert waited < 5, f"the queued request waited {waited:.1f} s after its worker came back"

@@ -176,7 +176,7 @@ void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int l
 {
     dispatch_t *d = arg;
     if (linked) {
-        broker_lend(d); /* the workers idle here, at once */
+        broker_pump(d); /* the workers idle here go to it, at once */
         return;
     }
     for (size_t i = 0; i < d->nw; i++) {
@@ -197,6 +197,9 @@ void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int l
         }
     }
     broker_report_overdue(d, fid);
+    /* The workers it gave back may be the ones the queue asked back from
+     * it (a Recall it never answered): they take the queue now. */
+    broker_pump(d);
     if (board) {
         d->accepted += board->accepted;
         d->completed += board->completed;
