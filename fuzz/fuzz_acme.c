@@ -1,8 +1,10 @@
-/* libFuzzer: what vc-acme reads from a CA (daemons/vc-acme/acme_parse.h).
- * The first byte picks: a header line, a Retry-After value, an RFC 3339
- * time, or a JSON body read as a problem document, an authorisation and
- * renewal information. */
+/* libFuzzer: what vc-acme reads from a CA (daemons/vc-acme/acme_parse.h),
+ * and the host names on-demand TLS takes from clients (vc_acme.h). The
+ * first byte picks: a header line, a Retry-After value, an RFC 3339 time,
+ * a JSON body read as a problem document, an authorisation and renewal
+ * information, or a client's SNI. */
 #include "acme_parse.h"
+#include "vc_acme.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +16,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     char *text = malloc(size);
     memcpy(text, data + 1, size - 1);
     text[size - 1] = '\0';
-    switch (data[0] % 4) {
+    switch (data[0] % 5) {
     case 0: {
         free(acme_header_value(text, size - 1, "Replay-Nonce"));
         free(acme_header_value(text, size - 1, "Location"));
@@ -24,6 +26,15 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     case 2: {
         int64_t t;
         acme_rfc3339(text, &t);
+        break;
+    }
+    case 4: {
+        /* A host that passes becomes a file name and a CA's identifier. */
+        char host[254];
+        if (vc_acme_on_demand_host(text, size - 1, host, sizeof(host)) &&
+            (strlen(host) != size - 1 || strspn(host, "abcdefghijklmnopqrstuvwxyz0123456789-.") != size - 1 ||
+             host[0] == '-' || host[0] == '.' || strstr(host, "..") || strchr(host, '.') == NULL))
+            abort();
         break;
     }
     default: {

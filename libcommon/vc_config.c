@@ -40,6 +40,7 @@ static const struct spec site_specs[] = {
     {"site.tls", T_STR, S(tls), 0, 0},
     {"site.acme_challenge", T_STR, S(acme_challenge), 0, 0},
     {"site.acme_directory", T_STR, S(acme_directory), 0, 0},
+    {"site.acme_on_demand", T_BOOL, S(acme_on_demand), 0, 0},
     {"site.tls_key", T_STR, S(tls_key), 0, 0},
     {"site.front_controller", T_BOOL, S(front_controller), 0, 0},
     {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0},

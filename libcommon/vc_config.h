@@ -63,6 +63,8 @@ typedef struct vc_site {
     char *tls;                /* "acme": vc-acme gets and renews its certificate; NULL: tls_cert or generated */
     char *acme_challenge;     /* "http-01" (NULL: the same), "tls-alpn-01" or "dns-01" */
     char *acme_directory;     /* the CA for this site's certificate; NULL: acme.directory */
+    int acme_on_demand;       /* the default site: a certificate for any host a handshake names, if
+                               * acme.on_demand_ask says yes (vc_acme.h) */
     int front_controller;     /* try_files $uri $uri/ /index.php */
     int https_redirect;       /* answer plain HTTP with 301 to https */
     int64_t hsts_max_age;     /* seconds; 0: no Strict-Transport-Security */

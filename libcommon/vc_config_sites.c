@@ -58,6 +58,11 @@ int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
                 return vc_config_fail(c, s->line, "site \"%s\": the wildcard \"%s\" needs acme_challenge = \"dns-01\"",
                                       s->name, s->hosts[h]);
         }
+        if (s->acme_on_demand && !s->is_default)
+            return vc_config_fail(c, s->line,
+                                  "site \"%s\": acme_on_demand is for the default site (default = true), which "
+                                  "serves the hosts no site names",
+                                  s->name);
         if (s->tls && s->nhosts == 0)
             return vc_config_fail(c, s->line, "site \"%s\": tls = \"acme\" needs hosts", s->name);
         if (s->nhosts == 0 && !s->is_default)

@@ -1,8 +1,50 @@
 /* What vc-acme reads from a CA (daemons/vc-acme/acme_parse.c): RFC 3339
  * times and renewal windows (RFC 9773 4.2), Retry-After (RFC 9110
- * 10.2.3) and response headers. */
+ * 10.2.3) and response headers; and the client's host names on-demand TLS
+ * takes (libcommon/vc_acme.c). */
 #include "acme_parse.h"
+#include "vc_acme.h"
 #include "vc_test.h"
+
+#include <string.h>
+
+static int od(const char *host, const char *want)
+{
+    char out[254];
+    int ok = vc_acme_on_demand_host(host, strlen(host), out, sizeof(out));
+    return want ? ok && strcmp(out, want) == 0 : !ok;
+}
+
+static void on_demand_hosts(void)
+{
+    CHECK(od("Shop.Example.COM", "shop.example.com"));
+    CHECK(od("a-b.c-d.e9", "a-b.c-d.e9"));
+    CHECK(od("xn--bcher-kva.example", "xn--bcher-kva.example"));
+    CHECK(od("localhost", NULL));      /* one label */
+    CHECK(od("127.0.0.1", NULL));      /* an address */
+    CHECK(od("1.2.3.4x", "1.2.3.4x")); /* the last label is not all digits */
+    CHECK(od("-a.example.com", NULL)); /* a hyphen at a label's start... */
+    CHECK(od("a-.example.com", NULL)); /* ...or end */
+    CHECK(od("a..example.com", NULL)); /* an empty label */
+    CHECK(od(".example.com", NULL) && od("example.com.", NULL));
+    CHECK(od("under_score.example", NULL)); /* a CA issues for no such name */
+    CHECK(od("*.example.com", NULL) && od("a b.example", NULL) && od("a/b.example", NULL));
+    char label64[80], long254[300];
+    memset(label64, 'x', 64);
+    strcpy(label64 + 64, ".example");
+    CHECK(od(label64, NULL));
+    label64[1] = '.'; /* "x." and a 62-byte label */
+    CHECK(vc_acme_on_demand_host(label64, strlen(label64), long254, sizeof(long254)) == 1);
+    for (int i = 0; i < 254; i++)
+        long254[i] = i % 2 ? '.' : 'a';
+    long254[253] = '\0';
+    CHECK(od(long254, long254)); /* 253 bytes: the longest */
+    long254[253] = 'a';
+    long254[254] = '\0';
+    CHECK(od(long254, NULL));
+    char small[4];
+    CHECK(vc_acme_on_demand_host("ab.cd", 5, small, sizeof(small)) == 0); /* no room: refused, not cut */
+}
 
 static void rfc3339(void)
 {
@@ -66,5 +108,6 @@ int main(void)
     window();
     retry_after();
     headers();
+    on_demand_hosts();
     return vc_test_result("acme_parse");
 }

@@ -6,6 +6,7 @@
 #define VC_ACME_DAEMON_H
 
 #include "certs.h"
+#include "on_demand.h"
 #include "vc_daemon.h"
 #include "vc_store.h"
 
@@ -44,6 +45,8 @@ typedef struct job {
     int rate_limited; /* the CA said rateLimited */
     int moved;        /* a check: the window changed, and with it renew_at */
     int reason;       /* a revocation's CRL reason code; -1: none */
+    int on_demand;    /* an on-demand host's (site "on-demand/HOST"): the ask URL is asked first */
+    int refused;      /* ...and it said no, or could not be asked */
     cert_state_t st;  /* the schedule as the job left it */
 } job_t;
 
@@ -60,6 +63,7 @@ typedef struct acme {
     char *revoking;    /* a site `vc cert revoke` named... */
     int revoke_reason; /* ...and its reason, or -1 */
     uint64_t issued, failed;
+    on_demand_t *od;
 } acme_t;
 
 /* A site's host names, space-separated (malloc'd). */

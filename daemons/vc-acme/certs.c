@@ -90,6 +90,45 @@ int certs_state_write(vc_store_t *st, const char *site, const cert_state_t *s)
     return vc_store_write(st, VC_DB_ACME_CERTS, write_fn, &io);
 }
 
+typedef struct names {
+    const char *prefix;
+    char **v;
+    size_t n;
+} names_t;
+
+static int names_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    names_t *nm = arg;
+    size_t plen = strlen(nm->prefix);
+    MDB_cursor *cur;
+    if (mdb_cursor_open(txn, dbi, &cur) != 0)
+        return -1;
+    MDB_val k = {plen, (void *)nm->prefix}, v;
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE); rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size < plen || memcmp(k.mv_data, nm->prefix, plen) != 0)
+            break;
+        nm->v = vc_realloc(nm->v, (nm->n + 1) * sizeof(*nm->v));
+        nm->v[nm->n++] = vc_strndup(k.mv_data, k.mv_size);
+    }
+    mdb_cursor_close(cur);
+    return 0;
+}
+
+size_t certs_names(vc_store_t *st, const char *prefix, char ***names)
+{
+    names_t nm = {prefix, NULL, 0};
+    vc_store_read(st, VC_DB_ACME_CERTS, names_fn, &nm);
+    *names = nm.v;
+    return nm.n;
+}
+
+void certs_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+}
+
 /* Whole or not at all: a temporary file, synced, renamed over path. */
 static int write_file(const char *path, const char *text, int mode, char *err, size_t errlen)
 {
@@ -145,15 +184,16 @@ int certs_install(const char *data_dir, const char *site, const char *cert_pem, 
         return -1;
     }
     s->renew_at = s->not_before + (s->not_after - s->not_before) * 2 / 3;
-    char *dir = vc_asprintf("%s/tls/acme", data_dir);
-    int rc = vc_mkdirs(dir, 0700);
-    free(dir);
-    if (rc < 0) {
-        snprintf(err, errlen, "%s/tls/acme could not be made: %s", data_dir, vc_strerror(rc));
-        return -1;
-    }
     char *kp = vc_acme_cert_path(data_dir, site, "key"), *cp = vc_acme_cert_path(data_dir, site, "crt");
-    rc = write_file(kp, key_pem, 0600, err, errlen);
+    /* DATA/tls/acme, or DATA/tls/acme/on-demand for an on-demand host's. */
+    char *dir = vc_strdup(kp);
+    *strrchr(dir, '/') = '\0';
+    int rc = vc_mkdirs(dir, 0700);
+    if (rc < 0)
+        snprintf(err, errlen, "%s could not be made: %s", dir, vc_strerror(rc));
+    free(dir);
+    if (rc == 0)
+        rc = write_file(kp, key_pem, 0600, err, errlen);
     if (rc == 0)
         rc = write_file(cp, cert_pem, 0644, err, errlen);
     free(kp);

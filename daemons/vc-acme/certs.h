@@ -30,6 +30,11 @@ typedef struct cert_state {
 int certs_state_read(vc_store_t *st, const char *site, cert_state_t *s);
 int certs_state_write(vc_store_t *st, const char *site, const cert_state_t *s);
 
+/* The sites in the schedule whose names begin with prefix (malloc'd, in
+ * order): on-demand hosts' ("on-demand/HOST"). */
+size_t certs_names(vc_store_t *st, const char *prefix, char ***names);
+void certs_names_free(char **names, size_t n);
+
 /* Writes the key (0600) and then the chain, each whole (a temporary file
  * renamed), and fills s's dates, issuer, ARI identifier and renew_at from
  * the chain's first certificate (its renewal window is asked for anew).

@@ -4,6 +4,7 @@
  * them to the order thread in turn.
  */
 #include "acme_daemon.h"
+#include "vc_acme.h"
 #include "vc_confstore.h"
 #include "vc_util.h"
 
@@ -41,6 +42,23 @@ static const vc_site_t *site_named(const vc_config_t *cfg, const char *name)
     return NULL;
 }
 
+static void cert_record(acme_t *a, Vc__Reply *reply, const char *name, const char *hosts)
+{
+    cert_state_t st;
+    certs_state_read(a->store, name, &st);
+    Vc__Record *rec = vc_reply_record(reply);
+    vc_record_field(rec, "site", "%s", name);
+    vc_record_field(rec, "hosts", "%s", hosts);
+    vc_record_field(rec, "issuer", "%s", st.issuer);
+    vc_record_field(rec, "not_after", "%lld", (long long)st.not_after);
+    vc_record_field(rec, "renew_at", "%lld", (long long)st.renew_at);
+    vc_record_field(rec, "next_try", "%lld", (long long)st.next_try);
+    vc_record_field(rec, "window_start", "%lld", (long long)st.window_start);
+    vc_record_field(rec, "window_end", "%lld", (long long)st.window_end);
+    vc_record_field(rec, "last_error", "%s", st.last_error);
+}
+
+/* The sites' certificates, then the on-demand hosts' ("on-demand/HOST"). */
 static void on_certs(acme_t *a, Vc__Reply *reply)
 {
     const vc_config_t *cfg = a->d.cfg;
@@ -49,23 +67,17 @@ static void on_certs(acme_t *a, Vc__Reply *reply)
         const vc_site_t *s = &cfg->sites[i];
         if (s->tls == NULL)
             continue;
-        cert_state_t st;
-        certs_state_read(a->store, s->name, &st);
         char *hosts = acme_site_hosts(s);
-        Vc__Record *rec = vc_reply_record(reply);
-        vc_record_field(rec, "site", "%s", s->name);
-        vc_record_field(rec, "hosts", "%s", hosts);
-        vc_record_field(rec, "issuer", "%s", st.issuer);
-        vc_record_field(rec, "not_after", "%lld", (long long)st.not_after);
-        vc_record_field(rec, "renew_at", "%lld", (long long)st.renew_at);
-        vc_record_field(rec, "next_try", "%lld", (long long)st.next_try);
-        vc_record_field(rec, "window_start", "%lld", (long long)st.window_start);
-        vc_record_field(rec, "window_end", "%lld", (long long)st.window_end);
-        vc_record_field(rec, "last_error", "%s", st.last_error);
+        cert_record(a, reply, s->name, hosts);
         free(hosts);
         n++;
     }
-    vc_reply_ok(reply, "%zu certificates", n);
+    char **names;
+    size_t nd = certs_names(a->store, VC_ACME_ON_DEMAND_PREFIX, &names);
+    for (size_t i = 0; i < nd; i++)
+        cert_record(a, reply, names[i], names[i] + strlen(VC_ACME_ON_DEMAND_PREFIX));
+    certs_names_free(names, nd);
+    vc_reply_ok(reply, "%zu certificates", n + nd);
 }
 
 /* The site a command names (args[0]), with tls = "acme", or NULL and a

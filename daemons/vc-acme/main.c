@@ -192,7 +192,9 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
     acme_issued_t out = {.retry_after = -1};
     char issuer_was[sizeof(st->directory)];
     snprintf(issuer_was, sizeof(issuer_was), "%s", st->directory);
-    int rc = order_from_cas(a, cl, cfg, j, &want, &out);
+    /* An on-demand host is the operator's to approve, each time. */
+    j->refused = j->on_demand && on_demand_ask(acme_settings(cfg)->on_demand_ask, j->hosts, j->err, sizeof(j->err)) < 1;
+    int rc = j->refused ? -1 : order_from_cas(a, cl, cfg, j, &want, &out);
     if (rc == 0)
         rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, st, j->err, sizeof(j->err));
     int64_t now = (int64_t)time(NULL);
@@ -277,8 +279,10 @@ static void run_job(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t 
     else
         run_revoke(cl, cfg, j);
     /* A stop abandons an order half-way: its failure is not one to back
-     * off from. What did succeed is kept. */
-    if ((j->ok || !atomic_load(&a->stopping)) && certs_state_write(a->store, j->site, &j->st) < 0)
+     * off from. What did succeed is kept. A host refused before it ever
+     * had a certificate is not kept at all (anyone can name hosts). */
+    if ((j->ok || !atomic_load(&a->stopping)) && !(j->refused && !j->renewal) &&
+        certs_state_write(a->store, j->site, &j->st) < 0)
         vc_log(VC_LOG_ERR, "schedule", "the schedule of \"%s\" could not be written", j->site);
 }
 
@@ -354,6 +358,13 @@ static void report_revoke(acme_t *a, job_t *j)
 /* A finished job: its events and log line. */
 static void report(acme_t *a, job_t *j)
 {
+    if (j->refused && !j->renewal) {
+        on_demand_refuse(a->od, a->d.bus, j->hosts, j->err);
+        job_free(j);
+        return;
+    }
+    if (j->on_demand && !j->renewal && j->kind == JOB_ORDER)
+        on_demand_take(a->od);
     if (j->kind != JOB_ORDER) {
         if (j->kind == JOB_CHECK)
             report_check(j);
@@ -412,14 +423,19 @@ static void submit(acme_t *a, job_t *j)
     pthread_mutex_unlock(&a->mu);
 }
 
-static job_t *job_new(job_kind_t kind, const vc_site_t *s, char *hosts, const cert_state_t *st)
+/* A job for the certificate name (a site's, or an on-demand host's
+ * under the default site s, which answers HTTP-01 or TLS-ALPN-01). */
+static job_t *job_new(job_kind_t kind, const vc_site_t *s, const char *name, int on_demand, char *hosts,
+                      const cert_state_t *st)
 {
     job_t *j = vc_calloc(1, sizeof(*j));
     j->kind = kind;
-    j->site = vc_strdup(s->name);
+    j->site = vc_strdup(name);
     j->hosts = hosts;
-    j->challenge = vc_strdup(s->acme_challenge ? s->acme_challenge : "http-01");
+    const char *ch = s->acme_challenge ? s->acme_challenge : "http-01";
+    j->challenge = vc_strdup(on_demand && strcmp(ch, "tls-alpn-01") != 0 ? "http-01" : ch);
     j->directory = vc_strdup(s->acme_directory ? s->acme_directory : "");
+    j->on_demand = on_demand;
     j->st = *st;
     return j;
 }
@@ -439,6 +455,71 @@ static void check_pairs(acme_t *a)
         st.not_after = 0;
         st.next_try = 0;
         certs_state_write(a->store, s->name, &st);
+    }
+}
+
+/* One certificate's turn (a site's, or an on-demand host's): an order if
+ * it is due or forced, else a question for its renewal window if that is
+ * due. 1 if a job went to the order thread, which then owns hosts. */
+static int consider(acme_t *a, const vc_site_t *s, const char *name, int on_demand, char *hosts, int64_t now)
+{
+    const vc_config_t *cfg = a->d.cfg;
+    cert_state_t st;
+    int known = certs_state_read(a->store, name, &st) == 0;
+    int forced = a->forced && strcmp(a->forced, name) == 0;
+    int have = known && st.not_after > 0 && cert_files_there(cfg->data_dir, name);
+    int due = forced || !have || strcmp(st.hosts, hosts) != 0 || now >= st.renew_at;
+    if (due && (forced || !known || now >= st.next_try)) {
+        if (forced) {
+            free(a->forced);
+            a->forced = NULL;
+        }
+        job_t *j = job_new(JOB_ORDER, s, name, on_demand, hosts, &st);
+        j->renewal = have;
+        vc_log(VC_LOG_INFO, "order", "\"%s\" (%s): ordering a certificate%s", name, hosts,
+               have        ? " (renewal)"
+               : on_demand ? " (on demand)"
+                           : "");
+        vc_bus_publish(a->d.bus, "acme.order.started", VC__SEVERITY__INFO, "site", name, "hosts", hosts, NULL);
+        submit(a, j);
+        return 1;
+    }
+    if (!due && st.cert_id[0] && now >= st.ari_next) {
+        submit(a, job_new(JOB_CHECK, s, name, on_demand, hosts, &st));
+        return 1;
+    }
+    free(hosts);
+    return 0;
+}
+
+static int on_demand_known(void *arg, const char *host)
+{
+    acme_t *a = arg;
+    char *name = vc_asprintf(VC_ACME_ON_DEMAND_PREFIX "%s", host);
+    cert_state_t st;
+    int known = certs_state_read(a->store, name, &st) == 0;
+    free(name);
+    return known;
+}
+
+/* The on-demand hosts the schedule has (renewed as sites are, each
+ * approved by the ask URL again), then a new one a front wants. Each
+ * turn reads every host's schedule: fine for thousands, not millions. */
+static void schedule_on_demand(acme_t *a, const vc_site_t *s, int64_t now)
+{
+    char **names;
+    size_t n = certs_names(a->store, VC_ACME_ON_DEMAND_PREFIX, &names);
+    int submitted = 0;
+    for (size_t i = 0; i < n && !submitted; i++)
+        submitted = consider(a, s, names[i], 1, vc_strdup(names[i] + strlen(VC_ACME_ON_DEMAND_PREFIX)), now);
+    certs_names_free(names, n);
+    char *host = submitted
+                     ? NULL
+                     : on_demand_next(a->od, a->d.bus, acme_settings(a->d.cfg)->on_demand_per_hour, on_demand_known, a);
+    if (host) {
+        char *name = vc_asprintf(VC_ACME_ON_DEMAND_PREFIX "%s", host);
+        consider(a, s, name, 1, host, now);
+        free(name);
     }
 }
 
@@ -465,7 +546,7 @@ static void schedule(acme_t *a)
         cert_state_t st;
         if (s->tls == NULL || strcmp(s->name, a->revoking) != 0 || certs_state_read(a->store, s->name, &st) < 0)
             continue;
-        job_t *j = job_new(JOB_REVOKE, s, acme_site_hosts(s), &st);
+        job_t *j = job_new(JOB_REVOKE, s, s->name, 0, acme_site_hosts(s), &st);
         j->reason = a->revoke_reason;
         submit(a, j);
         break;
@@ -474,35 +555,16 @@ static void schedule(acme_t *a)
     a->revoking = NULL;
     if (busy_now(a))
         return;
+    const vc_site_t *on_demand_site = NULL;
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
-        if (s->tls == NULL)
-            continue;
-        cert_state_t st;
-        int known = certs_state_read(a->store, s->name, &st) == 0;
-        char *hosts = acme_site_hosts(s);
-        int forced = a->forced && strcmp(a->forced, s->name) == 0;
-        int have = known && st.not_after > 0 && cert_files_there(cfg->data_dir, s->name);
-        int due = forced || !have || strcmp(st.hosts, hosts) != 0 || now >= st.renew_at;
-        if (due && (forced || !known || now >= st.next_try)) {
-            if (forced) {
-                free(a->forced);
-                a->forced = NULL;
-            }
-            job_t *j = job_new(JOB_ORDER, s, hosts, &st);
-            j->renewal = have;
-            vc_log(VC_LOG_INFO, "order", "\"%s\" (%s): ordering a certificate%s", s->name, hosts,
-                   have ? " (renewal)" : "");
-            vc_bus_publish(a->d.bus, "acme.order.started", VC__SEVERITY__INFO, "site", s->name, "hosts", hosts, NULL);
-            submit(a, j);
+        if (s->acme_on_demand)
+            on_demand_site = s;
+        if (s->tls && consider(a, s, s->name, 0, acme_site_hosts(s), now))
             return;
-        }
-        if (!due && st.cert_id[0] && now >= st.ari_next) {
-            submit(a, job_new(JOB_CHECK, s, hosts, &st));
-            return;
-        }
-        free(hosts);
     }
+    if (on_demand_site)
+        schedule_on_demand(a, on_demand_site, now);
 }
 
 int main(int argc, char **argv)
@@ -524,6 +586,9 @@ int main(int argc, char **argv)
     pthread_mutex_init(&a.mu, NULL);
     pthread_cond_init(&a.cv, NULL);
     vc_daemon_start(&a.d, acme_command, &a);
+    char *bus_out = vc_config_endpoint(a.d.cfg, "bus-out");
+    a.od = on_demand_new(a.d.zctx, bus_out);
+    free(bus_out);
     if (pthread_create(&a.thread, NULL, order_thread, &a) != 0) {
         vc_log(VC_LOG_CRIT, "main", "pthread_create() failed");
         return 1;
@@ -535,12 +600,15 @@ int main(int argc, char **argv)
         zmq_pollitem_t items[] = {
             {vc_ctl_socket(a.d.ctl), 0, ZMQ_POLLIN, 0},
             {NULL, a.d.sigfd, ZMQ_POLLIN, 0},
+            {on_demand_socket(a.od), 0, ZMQ_POLLIN, 0},
         };
-        int n = zmq_poll(items, 2, 500);
+        int n = zmq_poll(items, on_demand_socket(a.od) ? 3 : 2, 500);
         if (n < 0 && errno != EINTR)
             break;
         if (items[0].revents & ZMQ_POLLIN)
             vc_ctl_handle(a.d.ctl);
+        if (items[2].revents & ZMQ_POLLIN)
+            on_demand_read(a.od);
         if (items[1].revents & ZMQ_POLLIN)
             for (int sig; (sig = vc_proc_read_signal(a.d.sigfd)) != 0;)
                 if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
@@ -558,6 +626,7 @@ int main(int argc, char **argv)
         job_free(a.todo);
     free(a.forced);
     free(a.revoking);
+    on_demand_free(&a.od);
     vc_daemon_fini(&a.d);
     vc_store_destroy(&a.store);
     curl_global_cleanup();

@@ -19,6 +19,8 @@ static const vc_setting_t settings[] = {
     {"acme.fallback", T_LIST, A(fallback), 0, 0},
     {"acme.eab_kid", T_STR, A(eab_kid), 0, 0},
     {"acme.eab_hmac_key", T_STR, A(eab_hmac_key), 0, 0},
+    {"acme.on_demand_ask", T_STR, A(on_demand_ask), 0, 0},
+    {"acme.on_demand_per_hour", T_INT, A(on_demand_per_hour), 1, 100000},
 };
 
 static const vc_env_setting_t env[] = {
@@ -38,6 +40,8 @@ static void defaults(void *values, const char *data_dir)
     a->dns_hook = vc_strdup("");
     a->eab_kid = vc_strdup("");
     a->eab_hmac_key = vc_strdup("");
+    a->on_demand_ask = vc_strdup("");
+    a->on_demand_per_hour = 10; /* a handful of new hosts a minute is already a busy platform */
     a->dns_wait_ms = 30 * 1000; /* most providers' servers agree by then; slow ones need more */
 }
 
@@ -77,6 +81,14 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
         const vc_site_t *s = &cfg->sites[i];
         if (s->acme_directory && !is_directory(s->acme_directory)) {
             snprintf(why, len, "site \"%s\": acme_directory is \"letsencrypt\", \"letsencrypt-staging\" or a URL",
+                     s->name);
+            return -1;
+        }
+        if (s->acme_on_demand && strncmp(a->on_demand_ask, "http://", 7) != 0 &&
+            strncmp(a->on_demand_ask, "https://", 8) != 0) {
+            snprintf(why, len,
+                     "site \"%s\" has acme_on_demand: acme.on_demand_ask must be the URL that says which hosts may "
+                     "have a certificate (without it, anyone could have the suite order certificates for any name)",
                      s->name);
             return -1;
         }

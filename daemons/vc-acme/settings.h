@@ -8,14 +8,16 @@ typedef struct acme_settings {
     char *directory; /* the CA's directory URL, or "letsencrypt", "letsencrypt-staging" */
     char **fallback; /* CAs tried in turn when the one before fails */
     size_t nfallback;
-    char *email;         /* the account's contact; "": none */
-    char *ca_bundle;     /* PEM of the CAs trusted for the CA's own HTTPS; "": the system's */
-    char *key_type;      /* "ec256" or "rsa2048", "rsa3072", "rsa4096": the certificates' keys */
-    char *profile;       /* a profile to ask the CA for ("shortlived"); "": none */
-    char *dns_hook;      /* DNS-01: the program that sets and clears TXT records; "": none */
-    int64_t dns_wait_ms; /* DNS-01: how long a new record takes to reach the CA's resolvers */
-    char *eab_kid;       /* External Account Binding: the key id the CA gave; "": none */
-    char *eab_hmac_key;  /* its MAC key, base64url (a secret: never logged) */
+    char *email;                /* the account's contact; "": none */
+    char *ca_bundle;            /* PEM of the CAs trusted for the CA's own HTTPS; "": the system's */
+    char *key_type;             /* "ec256" or "rsa2048", "rsa3072", "rsa4096": the certificates' keys */
+    char *profile;              /* a profile to ask the CA for ("shortlived"); "": none */
+    char *dns_hook;             /* DNS-01: the program that sets and clears TXT records; "": none */
+    int64_t dns_wait_ms;        /* DNS-01: how long a new record takes to reach the CA's resolvers */
+    char *eab_kid;              /* External Account Binding: the key id the CA gave; "": none */
+    char *eab_hmac_key;         /* its MAC key, base64url (a secret: never logged) */
+    char *on_demand_ask;        /* on-demand TLS: the operator's URL that says yes (200) to a host; "": none */
+    int64_t on_demand_per_hour; /* on-demand TLS: new certificates an hour at most */
 } acme_settings_t;
 
 extern const vc_section_t vc_acme_settings;

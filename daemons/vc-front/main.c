@@ -472,7 +472,7 @@ int main(int argc, char **argv)
     }
     vc_daemon_start(&f.d, on_command, &f);
     if (f.tls)
-        tls_set_store(f.tls, front_store(&f));
+        tls_attach(f.tls, front_store(&f), f.d.bus);
     h2o_context_init(&f.ctx, h2o_evloop_create(), &f.gc);
     f.accept_plain = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.accept_hosts};
     f.accept_admin = (h2o_accept_ctx_t){.ctx = &f.ctx, .hosts = f.admin_hosts};

@@ -1,4 +1,5 @@
 #include "tls.h"
+#include "tls_on_demand.h"
 #include "front.h"
 #include "vc_acme.h"
 #include "vc_log.h"
@@ -41,6 +42,7 @@ struct tls {
     size_t n;
     tls_acme_t *acme;
     size_t nacme;
+    tls_on_demand_t *od; /* the default site has acme_on_demand */
     SSL_CTX *def;
     char *tickets_path;
     time_t tickets_mtime;
@@ -170,7 +172,7 @@ int tls_ensure_selfsigned(const char *dir, char **cert_out, char **key_out)
 }
 
 /* quiet: failing is expected (a pair half written), said by the caller. */
-static SSL_CTX *make_ctx_quiet(const char *cert, const char *key, int quiet)
+SSL_CTX *tls_ctx_from_files(const char *cert, const char *key, int quiet)
 {
     SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
     SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
@@ -206,7 +208,7 @@ static SSL_CTX *make_ctx_quiet(const char *cert, const char *key, int quiet)
 
 static SSL_CTX *make_ctx(const char *cert, const char *key)
 {
-    return make_ctx_quiet(cert, key, 0);
+    return tls_ctx_from_files(cert, key, 0);
 }
 
 /* The name the client gave the handshake, kept with its connection for
@@ -247,8 +249,9 @@ static int on_sni(SSL *ssl, int *al, void *arg)
             best_len = strlen(t->e[i].host);
         }
     }
-    if (best && best->ctx && best->ctx != SSL_get_SSL_CTX(ssl))
-        SSL_set_SSL_CTX(ssl, best->ctx);
+    SSL_CTX *ctx = best ? best->ctx : t->od ? tls_on_demand_ctx(t->od, name) : NULL;
+    if (ctx && ctx != SSL_get_SSL_CTX(ssl))
+        SSL_set_SSL_CTX(ssl, ctx);
     return SSL_TLSEXT_ERR_OK;
 }
 
@@ -275,6 +278,8 @@ tls_t *tls_new(const vc_config_t *cfg)
     }
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
+        if (s->acme_on_demand && t->od == NULL)
+            t->od = tls_on_demand_new(cfg->data_dir);
         if (s->tls) { /* vc-acme's: watched, served once there */
             t->acme = vc_realloc(t->acme, (t->nacme + 1) * sizeof(*t->acme));
             t->acme[t->nacme++] = (tls_acme_t){.site = vc_strdup(s->name),
@@ -450,9 +455,11 @@ void tls_metrics(const tls_t *t, FILE *out)
                     (double)(t->acme[i].not_after - now) / 86400.0);
 }
 
-void tls_set_store(tls_t *t, vc_store_t *store)
+void tls_attach(tls_t *t, vc_store_t *store, vc_bus_t *bus)
 {
     t->store = store;
+    if (t->od)
+        tls_on_demand_set_bus(t->od, bus);
 }
 
 void tls_acme_refresh(tls_t *t)
@@ -466,7 +473,7 @@ void tls_acme_refresh(tls_t *t)
             continue;
         /* A pair that does not agree (vc-acme writes the key, then the
          * certificate) is tried again at the next second. */
-        SSL_CTX *ctx = make_ctx_quiet(a->crt, a->key, 1);
+        SSL_CTX *ctx = tls_ctx_from_files(a->crt, a->key, 1);
         if (ctx == NULL)
             continue;
         /* Connections keep the context they began with (a reference
@@ -504,6 +511,7 @@ void tls_destroy(tls_t **pt)
         free(t->acme[i].key);
     }
     free(t->acme);
+    tls_on_demand_destroy(&t->od);
     if (t->def)
         SSL_CTX_free(t->def);
     free(t->tickets_path);

@@ -26,9 +26,11 @@ void tls_tickets_refresh(tls_t *t);
 
 /* The node's store, where vc-acme publishes TLS-ALPN-01 answers: a
  * handshake for a host that offers ALPN "acme-tls/1" gets the challenge
- * certificate published for it (RFC 8737). */
+ * certificate published for it (RFC 8737). And the bus, where on-demand
+ * TLS tells vc-acme of a host it wants (tls_on_demand.h). */
 struct vc_store;
-void tls_set_store(tls_t *t, struct vc_store *store);
+struct vc_bus;
+void tls_attach(tls_t *t, struct vc_store *store, struct vc_bus *bus);
 
 /* Serves a certificate vc-acme installed or renewed for a site with
  * tls = "acme" (a stat a second of each): its hosts' new handshakes get
