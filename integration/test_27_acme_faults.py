@@ -6,10 +6,12 @@ reported; malformed JSON, a nonce refused every time, a failed challenge
 and an order that expires, each leaving the certificate in service; and
 kill -9 of vc-acme at each step of an order."""
 import datetime
+import errno
 import json
 import os
 import signal
 import socket
+import subprocess
 import time
 
 import pytest
@@ -24,16 +26,17 @@ from fake_acme_ca import FakeCA, cert_id
 DOCROOT = os.path.join(FIXTURES, "docroot")
 
 
-def start(make_suite, tmp_path, setup=None):
+def start(make_suite, tmp_path, setup=None, acme=""):
     """A suite whose one site f.test gets its certificate from a fake CA;
-    setup(ca) scripts the CA before the suite starts."""
+    setup(ca) scripts the CA before the suite starts; acme: more acme.*
+    settings."""
     conf = tmp_path / "etc"
     s = make_suite(root="", conf=str(conf))
     ca = FakeCA(s.http)
     if setup:
         setup(ca)
     ca.start()
-    write_conf(conf, f'directory = "{ca.directory}"; profile = "shortlived";',
+    write_conf(conf, f'directory = "{ca.directory}"; profile = "shortlived"; {acme}',
                {"f": f'hosts = ["f.test"]; root = "{DOCROOT}"; tls = "acme"; default = true;'})
     return start_with(s, ca)
 
@@ -42,8 +45,8 @@ def start(make_suite, tmp_path, setup=None):
 def fake_ca(make_suite, tmp_path):
     made = []
 
-    def make(setup=None):
-        made.append(start(make_suite, tmp_path, setup))
+    def make(setup=None, acme=""):
+        made.append(start(make_suite, tmp_path, setup, acme))
         return made[-1]
     yield make
     for s, ca in made:
@@ -180,6 +183,70 @@ def test_a_failed_renewal_leaves_the_certificate_in_service(fake_ca, tmp_path, f
     assert serial_served(s, tmp_path, ca) == serial
     if fault == "a nonce refused every time":  # tried again with each new nonce, three times, then given up
         assert len(ca.sent("new-order")) == orders + 4
+
+
+def test_a_ca_that_does_not_answer_in_time_is_a_failed_order(fake_ca, tmp_path):
+    """A CA that holds a request past acme.ca_timeout (2 s here; 30 s by
+    default): the order fails with that reason and backs off, and the
+    certificate in service stays."""
+    s, ca = fake_ca(acme='ca_timeout = "2s";')
+    before = wait_issued(s, ["f"])["f"]
+    serial = ca.issued[0].serial_number
+    wait_served_serial(s, tmp_path, ca, serial)
+    ca.hold("new-order")
+    try:
+        t0 = time.monotonic()
+        s.vc("cert", "renew", "--force", "f", check=True)
+        failed = wait_failed(s)
+        waited = time.monotonic() - t0
+    finally:
+        ca.release()
+    assert "new-order: Operation timed out after 2" in failed["error"] and waited < 10, (failed, waited)
+    c = certs(s)["f"]
+    assert c["not_after"] == before["not_after"] and c["next_try"] >= time.time() + 30, c
+    assert serial_served(s, tmp_path, ca) == serial
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a small tmpfs needs root")
+@pytest.mark.parametrize("room", ["none", "the key only"])
+def test_a_full_disk_mid_write_leaves_the_certificate_in_service(fake_ca, tmp_path, room):
+    """DATA/tls/acme on a full filesystem (a 64 KiB tmpfs, filled, or with
+    one page left, where the new key fits and its chain does not): the
+    order fails with the reason, nothing half-written is left, and the
+    pair in service stays, key and chain."""
+    s, ca = fake_ca()
+    before = wait_issued(s, ["f"])["f"]
+    serial = ca.issued[0].serial_number
+    wait_served_serial(s, tmp_path, ca, serial)
+    acme_dir = os.path.join(s.data, "tls", "acme")
+    kept = {n: open(os.path.join(acme_dir, n), "rb").read() for n in ("f.key", "f.crt")}
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", acme_dir], check=True)
+    try:
+        for name, data in kept.items():
+            with open(os.path.join(acme_dir, name), "wb") as f:
+                f.write(data)
+            os.chmod(os.path.join(acme_dir, name), 0o600)
+        with open(os.path.join(acme_dir, "filler"), "wb", buffering=0) as f:
+            try:
+                while True:
+                    f.write(b"x" * 4096)
+            except OSError as e:
+                assert e.errno == errno.ENOSPC, e
+            if room == "the key only":
+                f.truncate(f.tell() - 4096)
+        s.vc("cert", "renew", "--force", "f", check=True)
+        failed = wait_failed(s)
+        file = "f.key" if room == "none" else "f.crt"
+        assert f'{file}" could not be written: No space left on device' in failed["error"], failed
+        assert "No space left on device" in s.logs()
+        assert sorted(os.listdir(acme_dir)) == ["f.crt", "f.key", "filler"]
+        for name, data in kept.items():
+            assert open(os.path.join(acme_dir, name), "rb").read() == data, name
+        c = certs(s)["f"]
+        assert c["not_after"] == before["not_after"] and c["next_try"] >= time.time() + 30, c
+        assert serial_served(s, tmp_path, ca) == serial
+    finally:
+        subprocess.run(["umount", acme_dir], check=True)
 
 
 KILL_AT = ["new-order", "authz", "challenge", "finalize", "order", "cert"]

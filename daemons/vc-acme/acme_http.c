@@ -111,7 +111,7 @@ static int request(acme_conn_t *c, const char *method, const char *url, const ch
     curl_easy_setopt(cu, CURLOPT_PROTOCOLS_STR, "https,http");
     curl_easy_setopt(cu, CURLOPT_USERAGENT, "vc-acme");
     curl_easy_setopt(cu, CURLOPT_HTTPHEADER, h);
-    curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, (long)REQUEST_TIMEOUT_MS);
+    curl_easy_setopt(cu, CURLOPT_TIMEOUT_MS, c->timeout_ms > 0 ? c->timeout_ms : (long)REQUEST_TIMEOUT_MS);
     curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(cu, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(cu, CURLOPT_WRITEDATA, &s);

@@ -24,6 +24,7 @@ typedef struct acme_resp {
 typedef struct acme_conn {
     CURL *curl;
     const char *ca_bundle;  /* PEM of the CAs trusted for the server's HTTPS; NULL: the system's */
+    long timeout_ms;        /* for one request, all of it; 0: REQUEST_TIMEOUT_MS */
     char *nonce;            /* the next request's */
     char *new_nonce_url;    /* from the directory */
     unsigned round_trips;   /* requests sent */

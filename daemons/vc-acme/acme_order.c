@@ -192,6 +192,7 @@ static void use_ca(acme_client_t *cl, const acme_ca_t *ca)
         cl->key_path = vc_strdup(ca->account_key_path);
     }
     cl->c.ca_bundle = ca->ca_bundle; /* borrowed for the call */
+    cl->c.timeout_ms = ca->timeout_ms;
     cl->c.failed_retry_after = -1;
     free(cl->c.failed_problem);
     cl->c.failed_problem = NULL;

@@ -16,6 +16,7 @@
 typedef struct acme_ca {
     const char *directory;        /* URL */
     const char *ca_bundle;        /* PEM trusted for the CA's HTTPS; NULL: the system's */
+    long timeout_ms;              /* for one request to the CA, all of it; 0: 30 s */
     const char *email;            /* the account's contact; NULL or "": none */
     const char *account_key_path; /* made there (0600) if missing */
     const char *profile;          /* a profile to ask for (draft-aaron-acme-profiles), or NULL */

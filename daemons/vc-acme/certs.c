@@ -129,17 +129,16 @@ void certs_names_free(char **names, size_t n)
     free(names);
 }
 
-/* Whole or not at all: a temporary file, synced, renamed over path. */
-static int write_file(const char *path, const char *text, int mode, char *err, size_t errlen)
+/* path.tmp, whole and synced (a partial write, ENOSPC among them, is
+ * removed). 0, or -1 with err. */
+static int write_tmp(const char *path, const char *text, int mode, char *err, size_t errlen)
 {
     char *tmp = vc_asprintf("%s.tmp", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     size_t n = strlen(text);
     int ok = fd >= 0 && write(fd, text, n) == (ssize_t)n && fsync(fd) == 0;
     int e = errno;
-    if (fd >= 0)
-        close(fd);
-    if (ok && rename(tmp, path) != 0) {
+    if (fd >= 0 && close(fd) != 0 && ok) {
         ok = 0;
         e = errno;
     }
@@ -149,6 +148,18 @@ static int write_file(const char *path, const char *text, int mode, char *err, s
     }
     free(tmp);
     return ok ? 0 : -1;
+}
+
+static int rename_tmp(const char *path, char *err, size_t errlen)
+{
+    char *tmp = vc_asprintf("%s.tmp", path);
+    int rc = rename(tmp, path);
+    if (rc != 0) {
+        snprintf(err, errlen, "\"%s\" could not be renamed: %s", tmp, strerror(errno));
+        unlink(tmp);
+    }
+    free(tmp);
+    return rc;
 }
 
 static int64_t asn1_unix(const ASN1_TIME *t)
@@ -169,21 +180,23 @@ int certs_install(const char *data_dir, const char *site, const char *cert_pem, 
         snprintf(err, errlen, "the CA's chain holds no certificate");
         return -1;
     }
-    s->not_before = asn1_unix(X509_get0_notBefore(x));
-    s->not_after = asn1_unix(X509_get0_notAfter(x));
-    s->issuer[0] = '\0';
-    X509_NAME_get_text_by_NID(X509_get_issuer_name(x), NID_commonName, s->issuer, sizeof(s->issuer));
+    /* The schedule changes only once the pair is in place. */
+    cert_state_t n = *s;
+    n.not_before = asn1_unix(X509_get0_notBefore(x));
+    n.not_after = asn1_unix(X509_get0_notAfter(x));
+    n.issuer[0] = '\0';
+    X509_NAME_get_text_by_NID(X509_get_issuer_name(x), NID_commonName, n.issuer, sizeof(n.issuer));
     X509_free(x);
     char *id = acme_cert_id(cert_pem);
-    copy(s->cert_id, sizeof(s->cert_id), id);
+    copy(n.cert_id, sizeof(n.cert_id), id);
     free(id);
-    s->ari_next = 0;
-    s->window_start = s->window_end = 0;
-    if (s->not_after <= s->not_before) {
+    n.ari_next = 0;
+    n.window_start = n.window_end = 0;
+    if (n.not_after <= n.not_before) {
         snprintf(err, errlen, "the CA's certificate has no lifetime");
         return -1;
     }
-    s->renew_at = s->not_before + (s->not_after - s->not_before) * 2 / 3;
+    n.renew_at = n.not_before + (n.not_after - n.not_before) * 2 / 3;
     char *kp = vc_acme_cert_path(data_dir, site, "key"), *cp = vc_acme_cert_path(data_dir, site, "crt");
     /* DATA/tls/acme, or DATA/tls/acme/on-demand for an on-demand host's. */
     char *dir = vc_strdup(kp);
@@ -192,10 +205,20 @@ int certs_install(const char *data_dir, const char *site, const char *cert_pem, 
     if (rc < 0)
         snprintf(err, errlen, "%s could not be made: %s", dir, vc_strerror(rc));
     free(dir);
+    /* Both written before either is renamed: a full disk leaves the pair
+     * in service as it was. Only a kill between the renames parts them
+     * (the start's pair check orders again then). */
     if (rc == 0)
-        rc = write_file(kp, key_pem, 0600, err, errlen);
+        rc = write_tmp(kp, key_pem, 0600, err, errlen);
+    if (rc == 0 && (rc = write_tmp(cp, cert_pem, 0644, err, errlen)) != 0) {
+        char *tmp = vc_asprintf("%s.tmp", kp);
+        unlink(tmp);
+        free(tmp);
+    }
+    if (rc == 0 && (rc = rename_tmp(kp, err, errlen)) == 0)
+        rc = rename_tmp(cp, err, errlen);
     if (rc == 0)
-        rc = write_file(cp, cert_pem, 0644, err, errlen);
+        *s = n;
     free(kp);
     free(cp);
     return rc;

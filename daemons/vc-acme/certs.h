@@ -35,10 +35,11 @@ int certs_state_write(vc_store_t *st, const char *site, const cert_state_t *s);
 size_t certs_names(vc_store_t *st, const char *prefix, char ***names);
 void certs_names_free(char **names, size_t n);
 
-/* Writes the key (0600) and then the chain, each whole (a temporary file
- * renamed), and fills s's dates, issuer, ARI identifier and renew_at from
- * the chain's first certificate (its renewal window is asked for anew).
- * 0, or -1 with err; what was in service stays if it fails. */
+/* Writes the key (0600) and the chain to temporary files, then renames
+ * the key and then the chain into place, and fills s's dates, issuer, ARI
+ * identifier and renew_at from the chain's first certificate (its renewal
+ * window is asked for anew). 0, or -1 with err: then what was in service
+ * stays, on disk and in s (a full disk among the causes). */
 int certs_install(const char *data_dir, const char *site, const char *cert_pem, const char *key_pem, cert_state_t *s,
                   char *err, size_t errlen);
 

@@ -118,6 +118,7 @@ static acme_ca_t ca_of(const vc_config_t *cfg, const char *d, const job_t *j, ch
         .profile = set->profile,
         .challenge = j->challenge,
         .dns_wait_ms = (long)set->dns_wait_ms,
+        .timeout_ms = (long)set->ca_timeout_ms,
         .eab_kid = bound ? set->eab_kid : NULL,
         .eab_hmac_key = bound ? set->eab_hmac_key : NULL,
     };

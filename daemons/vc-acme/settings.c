@@ -16,6 +16,7 @@ static const vc_setting_t settings[] = {
     {"acme.profile", T_STR, A(profile), 0, 0},
     {"acme.dns_hook", T_STR, A(dns_hook), 0, 0},
     {"acme.dns_wait", T_DURATION, A(dns_wait_ms), 0, 3600 * 1000},
+    {"acme.ca_timeout", T_DURATION, A(ca_timeout_ms), 1000, 600 * 1000},
     {"acme.fallback", T_LIST, A(fallback), 0, 0},
     {"acme.eab_kid", T_STR, A(eab_kid), 0, 0},
     {"acme.eab_hmac_key", T_STR, A(eab_hmac_key), 0, 0},
@@ -43,6 +44,7 @@ static void defaults(void *values, const char *data_dir)
     a->on_demand_ask = vc_strdup("");
     a->on_demand_per_hour = 10; /* a handful of new hosts a minute is already a busy platform */
     a->dns_wait_ms = 30 * 1000; /* most providers' servers agree by then; slow ones need more */
+    a->ca_timeout_ms = 30 * 1000;
 }
 
 static int is_directory(const char *d)

@@ -14,6 +14,7 @@ typedef struct acme_settings {
     char *profile;              /* a profile to ask the CA for ("shortlived"); "": none */
     char *dns_hook;             /* DNS-01: the program that sets and clears TXT records; "": none */
     int64_t dns_wait_ms;        /* DNS-01: how long a new record takes to reach the CA's resolvers */
+    int64_t ca_timeout_ms;      /* one request to a CA, at most (a CA that hangs is a failed order) */
     char *eab_kid;              /* External Account Binding: the key id the CA gave; "": none */
     char *eab_hmac_key;         /* its MAC key, base64url (a secret: never logged) */
     char *on_demand_ask;        /* on-demand TLS: the operator's URL that says yes (200) to a host; "": none */
