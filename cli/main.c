@@ -54,7 +54,8 @@ static void usage(FILE *out)
           "  ensite NAME | dissite NAME | enconf NAME | disconf NAME\n"
           "  version\n"
           "\n"
-          "DIR defaults: --data $VC_DATA or ./var; --conf $VC_CONF or ./etc if it exists.\n",
+          "DIR defaults: --data $VC_DATA or " VC_DEFAULT_DATA "; --conf $VC_CONF or " VC_DEFAULT_CONF
+          " if it exists.\n",
           out);
 }
 
@@ -130,7 +131,7 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    cli.data_dir = vc_strdup(data && *data ? data : "./var");
+    cli.data_dir = vc_strdup(data && *data ? data : VC_DEFAULT_DATA);
     if (conf && *conf) {
         /* Named (--conf, VC_CONF): it must exist. Only the default ./etc
          * may be missing, for the built-in defaults. */
@@ -139,8 +140,8 @@ int main(int argc, char **argv)
             return 1;
         }
         cli.conf_dir = vc_strdup(conf);
-    } else if (is_dir("./etc"))
-        cli.conf_dir = vc_strdup("./etc");
+    } else if (is_dir(VC_DEFAULT_CONF))
+        cli.conf_dir = vc_strdup(VC_DEFAULT_CONF);
     cli.bin_dir = self_dir();
 
     const char *cmd = argv[i];

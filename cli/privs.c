@@ -219,7 +219,7 @@ int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_di
     int rc = 0;
     if (pv->drop) {
         char *run = vc_asprintf("%s/run", data_dir), *state = vc_asprintf("%s/state", data_dir);
-        char *tls = vc_asprintf("%s/tls", data_dir), *log = vc_asprintf("%s/log", data_dir);
+        char *tls = vc_asprintf("%s/tls", data_dir), *log = vc_strdup(cfg->log_dir);
         /* The data and run directories can be crossed, not listed: a pool
          * reaches its own directories and the bus's socket through them. */
         rc = own(data_dir, pv->uid, pv->gid, 0711, err, errlen);

@@ -329,9 +329,8 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         fprintf(stderr, "vc up: configuration directory %s: %s\n", cli->conf_dir, strerror(errno));
         return 1;
     }
-    char *run = vc_asprintf("%s/run", s.data_dir), *logd = vc_asprintf("%s/log", s.data_dir);
+    char *run = vc_asprintf("%s/run", s.data_dir);
     vc_mkdirs(run, 0700);
-    vc_mkdirs(logd, 0750);
     s.pidfile = vc_asprintf("%s/vc.pid", run);
     /* Held for the suite's life (kept open, inherited by the daemonized
      * copy): of two `vc up` started together, one wins, and the loser
@@ -361,14 +360,14 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         return 1;
     }
 
+    vc_mkdirs(s.cfg->log_dir, 0750);
     int ready_fd = -1;
     if (background) {
-        char *log_path = vc_asprintf("%s/vc.log", logd);
+        char *log_path = vc_asprintf("%s/vc.log", s.cfg->log_dir);
         ready_fd = daemonize(log_path);
         free(log_path);
     }
     free(run);
-    free(logd);
 
     s.store = vc_store_open(s.cfg->state_dir, (size_t)s.cfg->store.map_size, err, sizeof(err));
     if (s.store == NULL) {

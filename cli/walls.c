@@ -189,9 +189,10 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
     for (size_t i = 0; i < pc->nopen_basedir_dirs; i++)
         add(&need, vc_strdup(pc->open_basedir_dirs[i]));
     /* Hidden: the suite's own state and every other pool's. */
-    static const char *const own[] = {"state", "tls", "log", "temp"};
+    static const char *const own[] = {"state", "tls", "temp"};
     for (size_t i = 0; i < VC_ARRAY_SIZE(own); i++)
         add(&hide, vc_asprintf("%s/%s", w->data_dir, own[i]));
+    add(&hide, vc_strdup(cfg->log_dir));
     for (size_t i = 0; i <= cfg->npools; i++) {
         if ((int)i == w->pool)
             continue;

@@ -27,6 +27,7 @@ static const struct spec global_specs[] = {
     {"admin_listen", T_STR, G(admin_listen), 0, 0},
     {"user", T_STR, G(user), 0, 0},
     {"allow_root", T_BOOL, G(allow_root), 0, 0},
+    {"log_dir", T_STR, G(log_dir), 0, 0},
     {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
     {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},

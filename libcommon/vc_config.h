@@ -99,7 +99,7 @@ typedef struct vc_config {
     char *data_dir;  /* absolute; everything below is derived from it */
     char *run_dir;   /* DATA/run: sockets, pid files */
     char *state_dir; /* DATA/state: LMDB */
-    char *log_dir;   /* DATA/log */
+    char *log_dir;   /* log_dir: DATA/log unless set (a package: /var/log/vc) */
 
     char **listen; /* "host:port" or ":port" */
     size_t nlisten;
