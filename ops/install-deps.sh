@@ -19,6 +19,9 @@ TEST="nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2
   pebble certbot python3-cryptography"
+# The Debian package and its test in a fresh Debian 12 booted by podman
+# with systemd (ops/package.sh, ops/package-test.sh).
+TEST="$TEST debhelper lintian mmdebstrap podman runc"
 # Real applications the conformance suite runs under both stacks: DokuWiki,
 # WordPress on MariaDB, and Symfony 5.4 for examples/symfony (also a
 # benchmark scenario).

@@ -51,6 +51,13 @@ echo "== integration tests again, every daemon under AddressSanitizer + Undefine
     ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1 \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@")
 
+echo "== the Debian package: built, installed in a fresh Debian 12 under systemd, upgraded under load, purged"
+if [ "$(id -u)" -eq 0 ]; then
+    ./ops/package-test.sh
+else
+    echo "skipped: ops/package-test.sh needs root (podman with systemd as init)"
+fi
+
 echo "== benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
 ./bench/run --quick --out "$(mktemp -d)"
 

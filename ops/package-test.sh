@@ -1,0 +1,134 @@
+#!/bin/sh
+# The Debian package in a fresh Debian 12, with systemd as init: builds
+# the package from this checkout, installs it in a
+# root made by mmdebstrap from Debian's archive and run by podman
+# (--systemd=always, no network), and checks that
+#   - systemctl says velocity is active, with vc up's status line;
+#   - a PHP page is served on port 80 (HTTP/1.1) and 443 (HTTP/2);
+#   - journalctl -u velocity has the daemons' lines; reload works;
+#   - an upgrade to the second version under a load of new connections
+#     fails no request, keeps the configuration (an edited conffile) and
+#     the state (the session ticket keys), and runs the new daemons;
+#   - remove stops every process; purge leaves none of the package's files.
+# Needs root (podman with runc; Debian's podman, runc, mmdebstrap, debhelper
+# and lintian: ops/install-deps.sh). About 3 minutes. Usage: ops/package-test.sh
+set -eu
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "package-test: needs root (podman with systemd as init)"; exit 1; }
+work=$(mktemp -d)
+name="vc-package-test-$$"
+image="localhost/vc-package-test:$$"
+# Podman's default runtime (crun) refuses this kernel's cgroup layout, and
+# raising limits over the hard ones is not permitted here.
+cat >"$work/containers.conf" <<'CONF'
+[containers]
+default_ulimits = ["nofile=1024:1024", "nproc=1000:1000"]
+[engine]
+runtime = "runc"
+CONF
+export CONTAINERS_CONF="$work/containers.conf"
+cleanup() {
+    podman rm -f "$name" >/dev/null 2>&1 || true
+    podman rmi -f "$image" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+    echo "package-test: FAILED: $*"
+    podman exec "$name" journalctl -u velocity --no-pager 2>/dev/null | tail -30 || true
+    exit 1
+}
+in_box() { podman exec "$name" "$@"; }
+# Polls a command in the container for up to $1 seconds.
+wait_for() {
+    t=$1
+    shift
+    i=0
+    while ! in_box sh -c "$*" >/dev/null 2>&1; do
+        i=$((i + 1))
+        [ "$i" -le $((t * 10)) ] || return 1
+        sleep 0.1
+    done
+}
+
+echo "== package-test: building 0.1.0, and 0.1.1 for the upgrade"
+./ops/package.sh "$work/v1" 0.1.0 >"$work/build1.log" 2>&1 || { tail -20 "$work/build1.log"; exit 1; }
+v1=$(ls "$work"/v1/velocity_*.deb)
+# 0.1.1 is the same build with a newer version in its control file: what
+# an upgrade does (maintainer scripts, conffiles, the running daemons
+# replaced by the files on disk) does not depend on the bytes differing,
+# and a second build would cost the suite's CI a minute.
+mkdir "$work/v2" "$work/v2/tree"
+dpkg-deb -R "$v1" "$work/v2/tree"
+sed -i 's/^Version: .*/Version: 0.1.1/' "$work/v2/tree/DEBIAN/control"
+dpkg-deb -b --root-owner-group "$work/v2/tree" "$work/v2/velocity_0.1.1_amd64.deb" >/dev/null
+v2="$work/v2/velocity_0.1.1_amd64.deb"
+chmod 0755 "$work" "$work/v1" "$work/v2"
+chmod 0644 "$v1" "$v2"
+
+echo "== package-test: a Debian 12 root with systemd and velocity 0.1.0 (mmdebstrap)"
+# The host's own Debian sources (its mirror), and the package installed by
+# apt from its file, with its dependencies from the archive.
+mmdebstrap --variant=minbase --include=systemd-sysv,curl,procps,ca-certificates --include="$v1" \
+    --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
+    bookworm "$work/root.tar" - </etc/apt/sources.list.d/debian.sources >"$work/mmdebstrap.log" 2>&1 ||
+    { tail -20 "$work/mmdebstrap.log"; exit 1; }
+# An imported root has no PATH in its image configuration.
+podman import --change 'CMD ["/sbin/init"]' \
+    --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    "$work/root.tar" "$image" >/dev/null
+rm -f "$work/root.tar"
+podman run -d --name "$name" --systemd=always --network=none "$image" >/dev/null
+
+echo "== package-test: installed: systemctl, a PHP page, journalctl, reload"
+wait_for 60 'systemctl is-active --quiet velocity' || fail "velocity is not active"
+in_box systemctl status velocity --no-pager | grep -q 'Status: "serving http :80, https :443"' ||
+    fail "systemctl status has no status line from vc up"
+wait_for 10 'curl -sf http://127.0.0.1/?name=pkg | grep -q "Hello, pkg!"' || fail "no PHP page on port 80"
+in_box curl -sfk --http2 -o /dev/null -w '%{http_version}' https://127.0.0.1/ | grep -qx 2 ||
+    fail "no HTTP/2 page on port 443"
+in_box journalctl -u velocity --no-pager | grep -q 'vc-front.* ready' || fail "journalctl has no daemon lines"
+in_box systemctl reload velocity || fail "systemctl reload failed"
+in_box systemctl status velocity --no-pager | grep -q 'Status: "configuration version' || fail "no reload status"
+in_box vc status >/dev/null || fail "vc status (default /etc/vc, /var/lib/vc) failed"
+# An administrator's change to a conffile, kept by the upgrade.
+in_box sed -i 's/^admin_listen = .*/admin_listen = "127.0.0.1:8082";   # edited/' /etc/vc/vc.conf
+in_box systemctl reload velocity
+tickets_before=$(in_box sha256sum /var/lib/vc/tls/tickets)
+pids_before=$(in_box pgrep -d, -x 'vc-front|vc-php|vc-bus')
+
+echo "== package-test: upgrade to 0.1.1 under load"
+podman cp "$v2" "$name:/tmp/velocity-new.deb"
+# New connections, one after another, for the whole upgrade.
+in_box sh -c 'rm -f /tmp/codes /tmp/load.stop; (while [ ! -e /tmp/load.stop ]; do
+    curl -s -o /dev/null -m 20 -w "%{http_code}\n" http://127.0.0.1/ >>/tmp/codes; done; touch /tmp/load.done) \
+    >/dev/null 2>&1 &'
+wait_for 10 'test -s /tmp/codes' || fail "the load did not start"
+in_box env DEBIAN_FRONTEND=noninteractive dpkg -i --force-confold /tmp/velocity-new.deb >"$work/upgrade.log" 2>&1 ||
+    { cat "$work/upgrade.log"; fail "dpkg -i of the new version failed"; }
+sleep 2 # the load goes on past the upgrade: requests to the new daemons count too
+in_box touch /tmp/load.stop
+wait_for 30 'test -e /tmp/load.done' || fail "the load did not stop"
+codes=$(in_box sh -c 'sort /tmp/codes | uniq -c')
+echo "   requests during the upgrade: $codes"
+echo "$codes" | grep -v ' 200$' | grep -q . && fail "requests failed during the upgrade: $codes"
+in_box dpkg-query -W -f '${Version}' velocity | grep -qx 0.1.1 || fail "0.1.1 is not installed"
+in_box grep -q 'admin_listen = "127.0.0.1:8082";   # edited' /etc/vc/vc.conf || fail "the edited conffile was replaced"
+[ "$(in_box sha256sum /var/lib/vc/tls/tickets)" = "$tickets_before" ] || fail "the state was not kept"
+pids_after=$(in_box pgrep -d, -x 'vc-front|vc-php|vc-bus')
+[ "$pids_after" != "$pids_before" ] || fail "the daemons were not replaced by the new binaries"
+in_box systemctl is-active --quiet velocity || fail "velocity is not active after the upgrade"
+in_box curl -sf http://127.0.0.1/ | grep -q "Hello, world!" || fail "no page after the upgrade"
+
+echo "== package-test: remove, then purge"
+in_box env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q velocity >"$work/remove.log" 2>&1 ||
+    { cat "$work/remove.log"; fail "apt-get remove failed"; }
+# By name (-x): a pattern given with -f would find the sh running it.
+suite='vc|vc-front|vc-php|vc-bus|vc-cache|vc-acme'
+wait_for 30 "! pgrep -x '$suite'" || fail "processes left after remove: $(in_box pgrep -a -x "$suite")"
+in_box env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q velocity >"$work/purge.log" 2>&1 ||
+    { cat "$work/purge.log"; fail "apt-get purge failed"; }
+left=$(in_box sh -c 'ls -d /etc/vc /var/lib/vc /var/log/vc /usr/bin/vc* /usr/share/velocity \
+    /lib/systemd/system/velocity.service /etc/logrotate.d/velocity /etc/systemd/system/multi-user.target.wants/velocity.service 2>/dev/null' || true)
+[ -z "$left" ] || fail "left after purge: $left"
+echo "package-test: all passed"
