@@ -556,6 +556,12 @@ static int validate(struct ctx *c, vc_config_t *cfg)
         return vc_config_fail(c, 0, "listen and tls_listen are both empty: nothing to serve");
     if (overlapping_addresses(c, cfg) < 0)
         return -VC_ERR_CONFIG;
+    /* Each daemon opens it from its own working directory. */
+    char *default_log = vc_asprintf("%s/log", cfg->data_dir);
+    int relative = cfg->log_dir[0] != '/' && strcmp(cfg->log_dir, default_log) != 0;
+    free(default_log);
+    if (relative)
+        return vc_config_fail(c, 0, "log_dir \"%s\" is not an absolute path", cfg->log_dir);
     if (vc_sites_validate(c, cfg) < 0)
         return -VC_ERR_CONFIG;
     for (size_t i = 0; vc_sections[i]; i++) {

@@ -212,6 +212,11 @@ int main(void)
                   "/etc/vc/vc.conf:2: pools.shop.admin_ini: \"x\" is not a name=value directive");
         CHECK_STR(parse("php: { open_basedir_dirs = [\"rel\"]; };\n", NULL, NULL),
                   "configuration: php.open_basedir_dirs: \"rel\" is not an absolute path");
+        CHECK_STR(parse("log_dir = \"logs\";\n", NULL, NULL),
+                  "configuration: log_dir \"logs\" is not an absolute path");
+        CHECK_STR(parse("log_dir = \"/var/log/vc\";\n", NULL, &cfg), "");
+        CHECK(cfg && !strcmp(cfg->log_dir, "/var/log/vc"));
+        vc_config_destroy(&cfg);
     }
 
     /* What PHP opens later is checked by the supervisor and configtest: a
