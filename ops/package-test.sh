@@ -106,7 +106,9 @@ in_box sh -c 'rm -f /tmp/codes /tmp/load.stop; (while [ ! -e /tmp/load.stop ]; d
 wait_for 10 'test -s /tmp/codes' || fail "the load did not start"
 in_box env DEBIAN_FRONTEND=noninteractive dpkg -i --force-confold /tmp/velocity-new.deb >"$work/upgrade.log" 2>&1 ||
     { cat "$work/upgrade.log"; fail "dpkg -i of the new version failed"; }
-sleep 2 # the load goes on past the upgrade: requests to the new daemons count too
+# The load goes on until the new daemons have answered 50 more requests.
+after=$(in_box sh -c 'wc -l </tmp/codes')
+wait_for 30 "[ \$(wc -l </tmp/codes) -ge $((after + 50)) ]" || fail "no requests answered after the upgrade"
 in_box touch /tmp/load.stop
 wait_for 30 'test -e /tmp/load.done' || fail "the load did not stop"
 codes=$(in_box sh -c 'sort /tmp/codes | uniq -c')

@@ -150,6 +150,13 @@ static int write_tmp(const char *path, const char *text, int mode, char *err, si
     return ok ? 0 : -1;
 }
 
+static void drop_tmp(const char *path)
+{
+    char *tmp = vc_asprintf("%s.tmp", path);
+    unlink(tmp);
+    free(tmp);
+}
+
 static int rename_tmp(const char *path, char *err, size_t errlen)
 {
     char *tmp = vc_asprintf("%s.tmp", path);
@@ -210,12 +217,11 @@ int certs_install(const char *data_dir, const char *site, const char *cert_pem, 
      * (the start's pair check orders again then). */
     if (rc == 0)
         rc = write_tmp(kp, key_pem, 0600, err, errlen);
-    if (rc == 0 && (rc = write_tmp(cp, cert_pem, 0644, err, errlen)) != 0) {
-        char *tmp = vc_asprintf("%s.tmp", kp);
-        unlink(tmp);
-        free(tmp);
-    }
-    if (rc == 0 && (rc = rename_tmp(kp, err, errlen)) == 0)
+    if (rc == 0 && (rc = write_tmp(cp, cert_pem, 0644, err, errlen)) != 0)
+        drop_tmp(kp);
+    if (rc == 0 && (rc = rename_tmp(kp, err, errlen)) != 0)
+        drop_tmp(cp);
+    if (rc == 0)
         rc = rename_tmp(cp, err, errlen);
     if (rc == 0)
         *s = n;
