@@ -1,6 +1,6 @@
-/* libFuzzer: configuration files. The first byte picks a main file or a
- * site file; the rest is the text. Errors are fine; crashes and leaks are
- * not. */
+/* libFuzzer: configuration files. The first byte picks a main file, a
+ * site file, or the environment's VC_ENDPOINTS (a container's endpoints);
+ * the rest is the text. Errors are fine; crashes and leaks are not. */
 #include "vc_config.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -21,6 +21,16 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     src.text.len = size - 1;
     v.files = srcs;
     v.n_files = 1;
+    char *text = NULL;
+    Vc__Field env = VC__FIELD__INIT, *envs[1] = {&env};
+    if (data[0] & 2) {
+        text = vc_strndup((const char *)data + 1, size - 1);
+        env.key = "VC_ENDPOINTS";
+        env.value = text;
+        v.env = envs;
+        v.n_env = 1;
+        v.n_files = 0;
+    }
     char err[512];
     vc_config_t *cfg = vc_config_parse(&v, "/tmp/vc-fuzz", err, sizeof(err));
     if (cfg) {
@@ -29,5 +39,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
         vc_config_site_for_host(cfg, "example.com:80", 14);
     }
     vc_config_destroy(&cfg);
+    free(text);
     return 0;
 }

@@ -85,6 +85,7 @@ static const struct {
     {"VC_LOG_LEVEL", "log.level"},
     {"VC_LOG_FORMAT", "log.format"},
     {"VC_ROOT", "root"},
+    {"VC_ENDPOINTS", "endpoints"},
 };
 
 const char *vc_config_env_name(size_t i)
@@ -491,9 +492,48 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
  * "fallback_root" that of the built-in site only, when no site is
  * enabled (`vc up` without --root: ./public or the example app must not
  * replace a configured site's root). */
+/* VC_ENDPOINTS="php=tcp://10.0.0.2:7001,bus-in=tcp://bus:7100": a
+ * container is told where the others are. Each replaces the file's. */
+static int set_endpoints(struct ctx *c, vc_config_t *cfg, const char *text)
+{
+    char *list = vc_strdup(text), *save = NULL;
+    int rc = 0;
+    for (char *item = strtok_r(list, ",", &save); item && rc == 0; item = strtok_r(NULL, ",", &save)) {
+        while (*item == ' ')
+            item++;
+        char *eq = strchr(item, '=');
+        if (eq == NULL) {
+            rc = vc_config_fail(c, 0, "\"%s\": expected NAME=URI, like php=tcp://10.0.0.2:7001", item);
+            break;
+        }
+        *eq = '\0';
+        const char *uri = eq + 1;
+        if (!known_endpoint(item))
+            rc = vc_config_fail(c, 0, "\"%s\": not an endpoint of the suite (php, bus-in, bus-out, ctl-vc, ...)", item);
+        else if (strncmp(uri, "ipc://", 6) && strncmp(uri, "tcp://", 6))
+            rc = vc_config_fail(c, 0, "%s: expected \"ipc://PATH\" or \"tcp://HOST:PORT\"", item);
+        if (rc < 0)
+            break;
+        size_t i = 0;
+        while (i < cfg->nendpoints && strcmp(cfg->endpoints[i].name, item) != 0)
+            i++;
+        if (i == cfg->nendpoints) {
+            cfg->endpoints = vc_realloc(cfg->endpoints, (cfg->nendpoints + 1) * sizeof(*cfg->endpoints));
+            cfg->endpoints[cfg->nendpoints++].name = vc_strdup(item);
+        } else {
+            free(cfg->endpoints[i].uri);
+        }
+        cfg->endpoints[i].uri = vc_strdup(uri);
+    }
+    free(list);
+    return rc;
+}
+
 static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, const char *text, char **root,
                           char **fallback)
 {
+    if (strcmp(path, "endpoints") == 0)
+        return set_endpoints(c, cfg, text);
     if (strcmp(path, "root") == 0 || strcmp(path, "fallback_root") == 0) {
         char **into = path[0] == 'r' ? root : fallback;
         free(*into);

@@ -113,8 +113,32 @@ static Vc__ConfigVersion *read_pool_file(const char *path, char *err, size_t err
     return v;
 }
 
+static int from_files;
+static char *files_dir;
+
+void vc_confstore_use_files(const char *conf_dir)
+{
+    from_files = 1;
+    free(files_dir);
+    files_dir = conf_dir ? vc_strdup(conf_dir) : NULL;
+}
+
+static vc_config_t *load_files(const char *data_dir, char *err, size_t errlen)
+{
+    Vc__ConfigVersion *v = vc_config_gather(files_dir, err, errlen);
+    if (v == NULL)
+        return NULL;
+    vc_config_t *cfg = vc_config_parse(v, data_dir, err, errlen);
+    if (cfg != NULL && vc_config_check_files(cfg, err, errlen) < 0)
+        vc_config_destroy(&cfg);
+    vc_config_version_free(&v);
+    return cfg;
+}
+
 vc_config_t *vc_confstore_load(const char *data_dir, char *err, size_t errlen)
 {
+    if (from_files)
+        return load_files(data_dir, err, errlen);
     const char *pool_file = getenv("VC_CONFIG_FILE");
     if (pool_file && *pool_file) {
         Vc__ConfigVersion *pv = read_pool_file(pool_file, err, errlen);

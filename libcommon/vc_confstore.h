@@ -26,4 +26,10 @@ Vc__ConfigVersion *vc_confstore_current(vc_store_t *st, int *err);
  * returns NULL with the reason in err. */
 vc_config_t *vc_confstore_load(const char *data_dir, char *err, size_t errlen);
 
+/* A daemon run alone (a container, `--conf DIR`) has no supervisor to store
+ * its configuration: from then on vc_confstore_load gathers it from that
+ * directory and the environment, as `vc up` would, and never opens the
+ * store. conf_dir NULL: the built-in defaults and the environment. */
+void vc_confstore_use_files(const char *conf_dir);
+
 #endif

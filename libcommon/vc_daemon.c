@@ -14,10 +14,58 @@
 static void usage(const char *name, FILE *out)
 {
     fprintf(out,
-            "usage: %s --data DIR\n"
+            "usage: %s --data DIR [--conf DIR] [--health]\n"
             "  Runs one daemon of the Velocity suite; `vc up` starts it for you.\n"
-            "  --data DIR   the suite's data directory (or VC_DATA)\n",
+            "  --data DIR   the suite's data directory (or VC_DATA)\n"
+            "  --conf DIR   run alone, without `vc up` (a container): the configuration\n"
+            "               is read from DIR and the environment, not from the store\n"
+            "  --health     ask the running daemon whether it is healthy: exit 0 if so\n",
             name);
+}
+
+/* What `vc up` makes before it starts a daemon, made by the daemon itself
+ * when it runs alone: the log directory and, for a pool, its sessions and
+ * temporary files (TMPDIR, for the programs a script runs). */
+static void prepare_alone(vc_daemon_t *d)
+{
+    vc_mkdirs(d->cfg->log_dir, 0750);
+    vc_mkdirs(d->cfg->state_dir, 0700);
+    if (strncmp(d->name, "vc-php", 6) != 0)
+        return;
+    char *home = vc_config_pool_home(d->data_dir, d->cfg->php.name);
+    char *sessions = vc_asprintf("%s/sessions", home), *tmp = vc_asprintf("%s/tmp", home);
+    vc_mkdirs(sessions, 0700);
+    vc_mkdirs(tmp, 0700);
+    setenv("TMPDIR", tmp, 1);
+    free(sessions);
+    free(tmp);
+    free(home);
+}
+
+int vc_daemon_health(const vc_daemon_t *d)
+{
+    char *ep = vc_asprintf("ctl-%s", d->name);
+    char *ctl_ep = vc_config_endpoint(d->cfg, ep);
+    void *zctx = zmq_ctx_new();
+    Vc__Reply *reply = NULL;
+    int r = vc_ctl_call(zctx, ctl_ep, "status", NULL, 0, 2000, &reply);
+    const char *health = reply ? vc_reply_get(reply, "health") : NULL;
+    int ok = r == 0 && reply->ok && (health == NULL || strcmp(health, "ok") == 0);
+    if (ok)
+        printf("%s: healthy: %s\n", d->name, reply->message ? reply->message : "");
+    else
+        fprintf(stderr, "%s: not healthy: %s (%s)\n", d->name,
+                r < 0            ? vc_strerror(r)
+                : health         ? health
+                : reply->message ? reply->message
+                                 : "refused",
+                ctl_ep);
+    if (reply)
+        vc__reply__free_unpacked(reply, NULL);
+    zmq_ctx_term(zctx);
+    free(ep);
+    free(ctl_ep);
+    return ok ? 0 : 1;
 }
 
 void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
@@ -41,16 +89,18 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
         d->name = named;
     }
     d->sigfd = -1;
-    const char *data = getenv("VC_DATA");
+    const char *data = getenv("VC_DATA"), *conf = NULL;
+    int health = 0;
     static const struct option opts[] = {
-        {"data", required_argument, NULL, 'd'},
-        {"help", no_argument, NULL, 'h'},
-        {"version", no_argument, NULL, 'V'},
-        {NULL, 0, NULL, 0},
+        {"data", required_argument, NULL, 'd'}, {"conf", required_argument, NULL, 'c'},
+        {"health", no_argument, NULL, 'H'},     {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},    {NULL, 0, NULL, 0},
     };
     for (int c; (c = getopt_long(argc, argv, "d:hV", opts, NULL)) != -1;) {
         switch (c) {
         case 'd': data = optarg; break;
+        case 'c': conf = optarg; break;
+        case 'H': health = 1; break;
         case 'h': usage(name, stdout); exit(0);
         case 'V': printf("%s %s\n", name, VC_VERSION); exit(0);
         default: usage(name, stderr); exit(2);
@@ -60,6 +110,9 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
         usage(name, stderr);
         exit(2);
     }
+    /* Alone, nobody made it for us (an empty volume is the usual start). */
+    if (conf && !health)
+        vc_mkdirs(data, 0750);
     d->data_dir = realpath(data, NULL);
     vc_log_init(name, VC_LOG_INFO, getenv("VC_LOG_FORMAT") && !strcmp(getenv("VC_LOG_FORMAT"), "json"), 2);
     if (d->data_dir == NULL) {
@@ -67,6 +120,16 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
         exit(1);
     }
     char err[1024] = "";
+    if (conf) {
+        /* "--conf ''": no files, the built-in defaults and the environment. */
+        char *real = *conf ? realpath(conf, NULL) : vc_strdup("");
+        if (real == NULL) {
+            vc_log(VC_LOG_CRIT, "main", "the configuration directory \"%s\" does not exist (--conf)", conf);
+            exit(1);
+        }
+        vc_confstore_use_files(*real ? real : NULL);
+        d->conf_dir = real;
+    }
     d->cfg = vc_confstore_load(d->data_dir, err, sizeof(err));
     if (d->cfg == NULL) {
         vc_log(VC_LOG_CRIT, "main", "cannot load the configuration: %s", err);
@@ -78,6 +141,18 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
     }
     vc_log_set_level(d->cfg->log_level);
     vc_log_set_json(d->cfg->log_json);
+    if (health)
+        exit(vc_daemon_health(d));
+    if (d->conf_dir && geteuid() == 0 && !d->cfg->allow_root) {
+        /* Nobody would drop root for us: PHP would run as root. */
+        vc_log(VC_LOG_CRIT, "main",
+               "run alone (--conf), %s would stay root: start it as an unprivileged user (a container's USER), "
+               "or set allow_root = true",
+               d->name);
+        exit(1);
+    }
+    if (d->conf_dir)
+        prepare_alone(d);
 }
 
 void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
@@ -168,6 +243,7 @@ void vc_daemon_fini(vc_daemon_t *d)
     free(d->pidfile);
     vc_config_destroy(&d->cfg);
     free(d->data_dir);
+    free(d->conf_dir);
     if (d->sigfd >= 0)
         close(d->sigfd);
 }

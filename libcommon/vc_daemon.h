@@ -23,13 +23,18 @@ typedef struct vc_daemon {
     vc_ctl_t *ctl;
     vc_bus_t *bus;
     char *pidfile;
-    int binds_bus; /* vc-bus: connects its publisher once it has bound bus-in */
-    int announced; /* "<daemon>.started" went out */
+    int binds_bus;  /* vc-bus: connects its publisher once it has bound bus-in */
+    int announced;  /* "<daemon>.started" went out */
+    char *conf_dir; /* --conf DIR: run alone, configuration from files ("": none) */
 } vc_daemon_t;
 
-/* Parses --data DIR (or VC_DATA), --help and --version; loads the current
- * configuration. Exits with a message on bad usage or no configuration. */
+/* Parses --data DIR (or VC_DATA), --conf DIR, --health, --help and
+ * --version; loads the current configuration. Exits with a message on bad
+ * usage or no configuration; with --health, exits with its answer. */
 void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv);
+/* Asks the daemon's control endpoint for its status: 0 when it answers
+ * and says it is healthy (a line on stdout), else 1 (why, on stderr). */
+int vc_daemon_health(const vc_daemon_t *d);
 /* Exits with a logged reason on failure. Connects the event publisher to
  * bus-in, unless binds_bus is set (then vc_daemon_connect_bus, once bound). */
 void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx);

@@ -301,7 +301,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
         php_pool_tick(f->pools[i]);
     watchdog(f);
     realtime_tick(f);
-    tls_tickets_refresh(f->tls);
+    tls_tickets_refresh(f->tls, f->d.conf_dir != NULL);
     tls_acme_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
 }

@@ -59,8 +59,10 @@ static int on_ticket(SSL *ssl, unsigned char name[16], unsigned char iv[16], EVP
                      int enc)
 {
     tls_t *t = the_tls;
+    /* No keys (yet): no ticket, and the handshake goes on (-1 would end
+     * every connection). */
     if (t == NULL || t->nkeys == 0)
-        return enc ? -1 : 0;
+        return 0;
     OSSL_PARAM params[3];
     const vc_ticket_key_t *k = NULL;
     int ret = 1;
@@ -90,9 +92,13 @@ static int on_ticket(SSL *ssl, unsigned char name[16], unsigned char iv[16], EVP
     return ret;
 }
 
-void tls_tickets_refresh(tls_t *t)
+void tls_tickets_refresh(tls_t *t, int rotate)
 {
     struct stat st;
+    /* Run alone, no supervisor rotates them: the front does (fronts that
+     * share the directory agree, the file being replaced whole). */
+    if (t != NULL && t->tickets_path != NULL && rotate && vc_tickets_rotate(t->tickets_path, VC_TICKETS_ROTATE_S) > 0)
+        vc_log(VC_LOG_INFO, "tls", "rotated the TLS session ticket keys");
     if (t == NULL || t->tickets_path == NULL || stat(t->tickets_path, &st) != 0 || st.st_mtime == t->tickets_mtime)
         return;
     vc_ticket_key_t keys[VC_TICKETS_KEEP];
@@ -264,8 +270,9 @@ tls_t *tls_new(const vc_config_t *cfg)
     char *dir = vc_asprintf("%s/tls", cfg->data_dir), *cert = NULL, *key = NULL;
     t->tickets_path = vc_asprintf("%s/tickets", dir);
     /* Run alone (no supervisor), a front makes the file itself. */
+    vc_mkdirs(dir, 0700);
     vc_tickets_rotate(t->tickets_path, VC_TICKETS_ROTATE_S);
-    tls_tickets_refresh(t);
+    tls_tickets_refresh(t, 0);
     int r = tls_ensure_selfsigned(dir, &cert, &key);
     free(dir);
     if (r == 0)

@@ -21,8 +21,8 @@ void tls_destroy(tls_t **t);
 SSL_CTX *tls_default_ctx(tls_t *t);
 
 /* Re-reads the shared ticket keys if the supervisor rotated them (a stat
- * a second). */
-void tls_tickets_refresh(tls_t *t);
+ * a second); rotate: rotates them first when due (a front run alone). */
+void tls_tickets_refresh(tls_t *t, int rotate);
 
 /* The node's store, where vc-acme publishes TLS-ALPN-01 answers: a
  * handshake for a host that offers ALPN "acme-tls/1" gets the challenge

@@ -85,7 +85,12 @@ static int zygote_start(php_t *p, zyg_t *z, vc_config_t *cfg)
         int fd = dup(sv[1]);
         char fdstr[16];
         snprintf(fdstr, sizeof(fdstr), "%d", fd);
-        execl("/proc/self/exe", "vc-php", "--data", p->d.data_dir, "--zygote-fd", fdstr, (char *)NULL);
+        /* Run alone, it reads the files the broker read, not the store. */
+        if (p->d.conf_dir)
+            execl("/proc/self/exe", "vc-php", "--data", p->d.data_dir, "--conf", p->d.conf_dir, "--zygote-fd", fdstr,
+                  (char *)NULL);
+        else
+            execl("/proc/self/exe", "vc-php", "--data", p->d.data_dir, "--zygote-fd", fdstr, (char *)NULL);
         _exit(127);
     }
     close(sv[1]);

@@ -1,0 +1,190 @@
+"""Each daemon run alone, as a container runs it: no `vc up`, the
+configuration from `--conf DIR` and the environment (VC_ENDPOINTS among
+it), `--health` as the container's health check, SIGTERM to stop. The
+images and the pod (deploy/, ops/pod-test.sh) run exactly this."""
+import os
+import signal
+import socket
+import subprocess
+import time
+
+import pytest
+
+from conftest import BUILD, FIXTURES, alive, curl, descendants, free_port
+
+DAEMONS = ("vc-bus", "vc-cache", "vc-php", "vc-front")
+
+
+class Alone:
+    """The four daemons, each started by the test as its own process."""
+
+    def __init__(self, tmp_path, env=None):
+        self.dir = tmp_path
+        self.data = str(tmp_path / "data")
+        self.conf = tmp_path / "etc"
+        self.conf.mkdir()
+        (self.conf / "vc.conf").write_text("php: { workers = 2; };\n")
+        self.http, self.https, self.admin = free_port(), free_port(), free_port()
+        self.env = dict(os.environ, VC_LISTEN=f"127.0.0.1:{self.http}", VC_TLS_LISTEN=f"127.0.0.1:{self.https}",
+                        VC_ADMIN_LISTEN=f"127.0.0.1:{self.admin}", VC_ROOT=os.path.join(FIXTURES, "docroot"),
+                        **(env or {}))
+        for k in ("VC_DATA", "VC_CONF", "VC_READY_FD"):
+            self.env.pop(k, None)
+        if os.geteuid() == 0:
+            self.env["VC_ALLOW_ROOT"] = "1"
+        self.procs = {}
+
+    def run(self, name, *args, env=None):
+        return subprocess.run([os.path.join(BUILD, "bin", name), "--data", self.data, "--conf", str(self.conf)] +
+                              list(args), capture_output=True, text=True, timeout=20, env=dict(self.env, **(env or {})))
+
+    def start(self, name, env=None):
+        log = open(self.dir / f"{name}.log", "a")
+        self.procs[name] = subprocess.Popen(
+            [os.path.join(BUILD, "bin", name), "--data", self.data, "--conf", str(self.conf)],
+            stdout=log, stderr=subprocess.STDOUT, env=dict(self.env, **(env or {})))
+        return self.procs[name]
+
+    def health(self, name):
+        return self.run(name, "--health")
+
+    def wait_healthy(self, name, timeout=20):
+        deadline = time.monotonic() + timeout
+        while True:
+            r = self.health(name)
+            if r.returncode == 0:
+                return r
+            assert self.procs[name].poll() is None, f"{name} exited:\n{self.logs(name)}"
+            assert time.monotonic() < deadline, f"{name} not healthy: {r.stderr}\n{self.logs(name)}"
+            time.sleep(0.1)
+
+    def logs(self, name):
+        return (self.dir / f"{name}.log").read_text()
+
+    def stop(self, name, timeout=10):
+        """SIGTERM; the daemon and every process under it must be gone."""
+        p = self.procs.pop(name)
+        tree = descendants(p.pid)
+        p.send_signal(signal.SIGTERM)
+        rc = p.wait(timeout=timeout)
+        deadline = time.monotonic() + 5
+        while any(alive(c) for c in tree) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [c for c in tree if alive(c)], f"{name} left processes behind"
+        return rc
+
+    def cleanup(self):
+        for name, p in list(self.procs.items()):
+            for c in descendants(p.pid):
+                try:
+                    os.kill(c, signal.SIGKILL)
+                except OSError:
+                    pass
+            p.kill()
+            p.wait()
+        for name in DAEMONS:
+            log = self.dir / f"{name}.log"
+            if log.exists():
+                for bad in ("ERROR: AddressSanitizer", "runtime error:"):
+                    assert bad not in log.read_text(), log.read_text()
+
+
+@pytest.fixture
+def alone(tmp_path):
+    os.chmod(tmp_path, 0o755)
+    a = Alone(tmp_path)
+    yield a
+    a.cleanup()
+
+
+def page(a, path="/hello.php"):
+    return curl(f"http://127.0.0.1:{a.http}{path}")
+
+
+def test_the_daemons_alone_serve_php_answer_health_and_stop_on_sigterm(alone):
+    for name in DAEMONS:
+        assert alone.health(name).returncode == 1  # nothing runs yet
+    # In any order, as a pod starts its containers: the front waits for
+    # the pool, everyone's events wait for the bus.
+    for name in reversed(DAEMONS):
+        alone.start(name)
+    for name in DAEMONS:
+        r = alone.wait_healthy(name)
+        assert f"{name}: healthy" in r.stdout
+    code, _, body = page(alone)
+    assert code == 200 and b"hello" in body.lower()
+    code, _, _ = curl("-k", f"https://127.0.0.1:{alone.https}/hello.php")
+    assert code == 200
+    # A daemon gone is unhealthy, and says why.
+    assert alone.stop("vc-cache") == 0
+    r = alone.health("vc-cache")
+    assert r.returncode == 1 and "not healthy" in r.stderr
+    for name in ("vc-front", "vc-php", "vc-bus"):
+        assert alone.stop(name) == 0, alone.logs(name)
+
+
+def test_a_pool_killed_and_started_again_serves_the_front_again(alone):
+    """What a pod does when a container's process dies: a new one starts
+    on the same volume; the front links to it by itself."""
+    for name in DAEMONS:
+        alone.start(name)
+    for name in DAEMONS:
+        alone.wait_healthy(name)
+    assert page(alone)[0] == 200
+    php = alone.procs.pop("vc-php")
+    kids = descendants(php.pid)
+    php.kill()
+    php.wait()
+    deadline = time.monotonic() + 5  # the workers die with their broker
+    while any(alive(c) for c in kids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [c for c in kids if alive(c)]
+    alone.start("vc-php")
+    alone.wait_healthy("vc-php")
+    deadline = time.monotonic() + 10
+    while True:
+        code, _, _ = page(alone)
+        if code == 200:
+            break
+        assert time.monotonic() < deadline, f"no page after the pool came back: {code}"
+        time.sleep(0.1)
+    assert "linked to the PHP pool" in alone.logs("vc-front")
+
+
+def test_endpoints_come_from_the_environment(alone):
+    """VC_ENDPOINTS moves the PHP link to TCP, as the two-pod setup does."""
+    port = free_port()
+    env = {"VC_ENDPOINTS": f"php=tcp://127.0.0.1:{port}"}
+    for name in DAEMONS:
+        alone.start(name, env=env)
+    for name in DAEMONS:
+        alone.wait_healthy(name)
+    assert page(alone)[0] == 200
+    socket.create_connection(("127.0.0.1", port), timeout=5).close()  # the pool listens there
+    assert not os.path.exists(os.path.join(alone.data, "run", "php", "php.sock"))
+
+
+@pytest.mark.parametrize("value, why", [
+    ("php", "expected NAME=URI"),
+    ("nope=tcp://127.0.0.1:1", "not an endpoint of the suite"),
+    ("php=http://127.0.0.1:1", "expected \"ipc://PATH\" or \"tcp://HOST:PORT\""),
+])
+def test_a_bad_endpoint_in_the_environment_is_refused_with_its_reason(alone, value, why):
+    r = alone.run("vc-bus", env={"VC_ENDPOINTS": value})
+    assert r.returncode == 1
+    assert "environment VC_ENDPOINTS" in r.stderr and why in r.stderr, r.stderr
+
+
+def test_a_missing_configuration_directory_is_refused(alone):
+    r = subprocess.run([os.path.join(BUILD, "bin", "vc-bus"), "--data", alone.data, "--conf",
+                        str(alone.dir / "nowhere")], capture_output=True, text=True, timeout=20, env=alone.env)
+    assert r.returncode == 1 and "does not exist (--conf)" in r.stderr
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is of root")
+def test_alone_as_root_is_refused_unless_allowed(alone):
+    env = dict(alone.env)
+    env.pop("VC_ALLOW_ROOT")
+    r = subprocess.run([os.path.join(BUILD, "bin", "vc-php"), "--data", alone.data, "--conf", str(alone.conf)],
+                       capture_output=True, text=True, timeout=20, env=env)
+    assert r.returncode == 1 and "would stay root" in r.stderr, r.stderr
