@@ -188,3 +188,18 @@ def test_alone_as_root_is_refused_unless_allowed(alone):
     r = subprocess.run([os.path.join(BUILD, "bin", "vc-php"), "--data", alone.data, "--conf", str(alone.conf)],
                        capture_output=True, text=True, timeout=20, env=env)
     assert r.returncode == 1 and "would stay root" in r.stderr, r.stderr
+
+
+def test_only_the_daemons_that_serve_a_site_need_its_root(alone):
+    """The bus, the cache and vc-acme do not see the application in their
+    containers; the front and the pool do, and refuse a root that is not
+    there, with file and line."""
+    (alone.conf / "sites-enabled").mkdir()
+    (alone.conf / "sites-enabled" / "app.conf").write_text('\nsite: { default = true; root = "/nowhere/public"; };\n')
+    no_root = {"VC_ROOT": ""}  # else it would be the default site's root
+    alone.start("vc-bus", env=no_root)
+    alone.wait_healthy("vc-bus")
+    for name in ("vc-front", "vc-php"):
+        r = alone.run(name, env=no_root)
+        assert r.returncode == 1
+        assert 'app.conf:2: site "app": root "/nowhere/public" is not a directory' in r.stderr, r.stderr

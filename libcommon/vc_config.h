@@ -154,6 +154,10 @@ void vc_config_destroy(vc_config_t **cfg);
  * read: for the supervisor and configtest, which run as root or as the
  * suite's one user. Returns 0, or -1 with "file:line: reason" in err. */
 int vc_config_check_files(const vc_config_t *cfg, char *err, size_t errlen);
+/* For this process, a site's root need not exist: a daemon run alone that
+ * serves no file (vc-bus, vc-cache, vc-acme in their containers) does not
+ * see the application's directory. */
+void vc_config_roots_elsewhere(void);
 
 /* The pool of that name ("default": cfg->php), or NULL. Borrowed. */
 const vc_pool_t *vc_config_pool(const vc_config_t *cfg, const char *name);

@@ -21,6 +21,13 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static int roots_elsewhere;
+
+void vc_config_roots_elsewhere(void)
+{
+    roots_elsewhere = 1;
+}
+
 int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
 {
     int ndefault = 0;
@@ -31,7 +38,7 @@ int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
             return vc_config_fail(c, s->line, "site \"%s\" has no root", s->name);
         if (s->root[0] != '/')
             return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not an absolute path", s->name, s->root);
-        if (!is_dir(s->root))
+        if (!roots_elsewhere && !is_dir(s->root))
             return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
         if ((s->tls_cert == NULL) != (s->tls_key == NULL))
             return vc_config_fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);

@@ -128,6 +128,8 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
             exit(1);
         }
         vc_confstore_use_files(*real ? real : NULL);
+        if (strncmp(name, "vc-front", 8) != 0 && strncmp(name, "vc-php", 6) != 0)
+            vc_config_roots_elsewhere();
         d->conf_dir = real;
     }
     d->cfg = vc_confstore_load(d->data_dir, err, sizeof(err));

@@ -67,6 +67,25 @@ int vc_proc_pidfile_write(const char *path)
     return r;
 }
 
+/* /proc/PID/comm (pid 0: our own), without the newline. */
+static int read_comm(pid_t pid, char *buf, size_t len)
+{
+    char path[64];
+    if (pid > 0)
+        snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+    else
+        snprintf(path, sizeof(path), "/proc/self/comm");
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return -1;
+    int ok = fgets(buf, (int)len, f) != NULL;
+    fclose(f);
+    if (!ok)
+        return -1;
+    buf[strcspn(buf, "\n")] = '\0';
+    return 0;
+}
+
 pid_t vc_proc_pidfile_alive(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -79,6 +98,13 @@ pid_t vc_proc_pidfile_alive(const char *path)
     if (pid <= 1)
         return 0;
     if (kill(pid, 0) != 0 && errno == ESRCH)
+        return 0;
+    /* A pid is reused: a stale file's pid may now be another program's
+     * (containers sharing a pid namespace and a volume start over at low
+     * pids). Only a process of our own program counts. */
+    char theirs[32], ours[32];
+    if (read_comm(pid, theirs, sizeof(theirs)) == 0 && read_comm(0, ours, sizeof(ours)) == 0 &&
+        strcmp(theirs, ours) != 0)
         return 0;
     return pid;
 }

@@ -20,7 +20,8 @@ void vc_proc_unblock_signals(void);
 
 /* Writes the pid file atomically (write a temporary, rename). 0 or -errno. */
 int vc_proc_pidfile_write(const char *path);
-/* The pid in a pid file if that process is alive, else 0. */
+/* The pid in a pid file if that process is alive and runs the same
+ * program as we do (its name), else 0. */
 pid_t vc_proc_pidfile_alive(const char *path);
 
 /* Takes the readiness descriptor named by VC_READY_FD (close-on-exec,

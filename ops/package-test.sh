@@ -11,22 +11,15 @@
 #     the state (the session ticket keys), and runs the new daemons;
 #   - remove stops every process; purge leaves none of the package's files.
 # Needs root (podman with runc; Debian's podman, runc, mmdebstrap, debhelper
-# and lintian: ops/install-deps.sh). About 3 minutes. Usage: ops/package-test.sh
+# and lintian: ops/install-deps.sh). About 3 minutes.
+# Usage: ops/package-test.sh [VELOCITY.deb]   (default: built here as 0.1.0)
 set -eu
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "package-test: needs root (podman with systemd as init)"; exit 1; }
 work=$(mktemp -d)
 name="vc-package-test-$$"
 image="localhost/vc-package-test:$$"
-# Podman's default runtime (crun) refuses this kernel's cgroup layout, and
-# raising limits over the hard ones is not permitted here.
-cat >"$work/containers.conf" <<'CONF'
-[containers]
-default_ulimits = ["nofile=1024:1024", "nproc=1000:1000"]
-[engine]
-runtime = "runc"
-CONF
-export CONTAINERS_CONF="$work/containers.conf"
+export CONTAINERS_CONF="$PWD/ops/containers.conf"
 cleanup() {
     podman rm -f "$name" >/dev/null 2>&1 || true
     podman rmi -f "$image" >/dev/null 2>&1 || true
@@ -51,22 +44,30 @@ wait_for() {
     done
 }
 
-echo "== package-test: building 0.1.0, and 0.1.1 for the upgrade"
-./ops/package.sh "$work/v1" 0.1.0 >"$work/build1.log" 2>&1 || { tail -20 "$work/build1.log"; exit 1; }
+if [ $# -ge 1 ]; then
+    echo "== package-test: $1, and a newer version of it for the upgrade"
+    mkdir "$work/v1"
+    cp "$1" "$work/v1/"
+else
+    echo "== package-test: building 0.1.0, and a newer version of it for the upgrade"
+    ./ops/package.sh "$work/v1" 0.1.0 >"$work/build1.log" 2>&1 || { tail -20 "$work/build1.log"; exit 1; }
+fi
 v1=$(ls "$work"/v1/velocity_*.deb)
-# 0.1.1 is the same build with a newer version in its control file: what
+old_version=$(dpkg-deb -f "$v1" Version)
+new_version="$old_version+upgrade1"
+# The newer version is the same build with a newer version in its control file: what
 # an upgrade does (maintainer scripts, conffiles, the running daemons
 # replaced by the files on disk) does not depend on the bytes differing,
 # and a second build would cost the suite's CI a minute.
 mkdir "$work/v2" "$work/v2/tree"
 dpkg-deb -R "$v1" "$work/v2/tree"
-sed -i 's/^Version: .*/Version: 0.1.1/' "$work/v2/tree/DEBIAN/control"
-dpkg-deb -b --root-owner-group "$work/v2/tree" "$work/v2/velocity_0.1.1_amd64.deb" >/dev/null
-v2="$work/v2/velocity_0.1.1_amd64.deb"
+sed -i "s/^Version: .*/Version: $new_version/" "$work/v2/tree/DEBIAN/control"
+v2="$work/v2/velocity_${new_version}_amd64.deb"
+dpkg-deb -b --root-owner-group "$work/v2/tree" "$v2" >/dev/null
 chmod 0755 "$work" "$work/v1" "$work/v2"
 chmod 0644 "$v1" "$v2"
 
-echo "== package-test: a Debian 12 root with systemd and velocity 0.1.0 (mmdebstrap)"
+echo "== package-test: a Debian 12 root with systemd and velocity $old_version (mmdebstrap)"
 # The host's own Debian sources (its mirror), and the package installed by
 # apt from its file, with its dependencies from the archive.
 mmdebstrap --variant=minbase --include=systemd-sysv,curl,procps,ca-certificates --include="$v1" \
@@ -97,7 +98,7 @@ in_box systemctl reload velocity
 tickets_before=$(in_box sha256sum /var/lib/vc/tls/tickets)
 pids_before=$(in_box pgrep -d, -x 'vc-front|vc-php|vc-bus')
 
-echo "== package-test: upgrade to 0.1.1 under load"
+echo "== package-test: upgrade to $new_version under load"
 podman cp "$v2" "$name:/tmp/velocity-new.deb"
 # New connections, one after another, for the whole upgrade.
 in_box sh -c 'rm -f /tmp/codes /tmp/load.stop; (while [ ! -e /tmp/load.stop ]; do
@@ -114,7 +115,7 @@ wait_for 30 'test -e /tmp/load.done' || fail "the load did not stop"
 codes=$(in_box sh -c 'sort /tmp/codes | uniq -c')
 echo "   requests during the upgrade: $codes"
 echo "$codes" | grep -v ' 200$' | grep -q . && fail "requests failed during the upgrade: $codes"
-in_box dpkg-query -W -f '${Version}' velocity | grep -qx 0.1.1 || fail "0.1.1 is not installed"
+in_box dpkg-query -W -f '${Version}' velocity | grep -qxF "$new_version" || fail "$new_version is not installed"
 in_box grep -q 'admin_listen = "127.0.0.1:8082";   # edited' /etc/vc/vc.conf || fail "the edited conffile was replaced"
 [ "$(in_box sha256sum /var/lib/vc/tls/tickets)" = "$tickets_before" ] || fail "the state was not kept"
 pids_after=$(in_box pgrep -d, -x 'vc-front|vc-php|vc-bus')

@@ -20,13 +20,13 @@ echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ./ops/build.sh build-asan Sanitize
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
-echo "== fuzz targets (libFuzzer, 15 s each from the committed corpus)"
+echo "== fuzz targets (libFuzzer, 10 s each from the committed corpus; longer runs: docs/SECURITY.md)"
 cmake -S . -B build-fuzz -DVC_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_route fuzz_config fuzz_messages fuzz_params fuzz_link fuzz_ranges fuzz_framing fuzz_broker fuzz_front_link fuzz_cache fuzz_cache_store fuzz_ws fuzz_pusher_sign fuzz_mercure fuzz_acme
 for t in route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign mercure acme; do
     work=$(mktemp -d)
     cp fuzz/corpus/$t/* "$work"/
-    if ! LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp ./build-fuzz/fuzz/fuzz_$t -max_total_time=15 \
+    if ! LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp ./build-fuzz/fuzz/fuzz_$t -max_total_time=10 \
         -artifact_prefix="$work/" "$work" >"$work/log" 2>&1; then
         tail -40 "$work/log"
         echo "fuzz_$t failed; the input is in $work"
@@ -51,11 +51,17 @@ echo "== integration tests again, every daemon under AddressSanitizer + Undefine
     ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1 \
     /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@")
 
-echo "== the Debian package: built, installed in a fresh Debian 12 under systemd, upgraded under load, purged"
 if [ "$(id -u)" -eq 0 ]; then
-    ./ops/package-test.sh
+    debs=$(mktemp -d)
+    echo "== the Debian package (ops/package.sh: dpkg-buildpackage, lintian)"
+    ./ops/package.sh "$debs" 0.1.0
+    echo "== the Debian package: installed in a fresh Debian 12 under systemd, upgraded under load, purged"
+    ./ops/package-test.sh "$debs"/velocity_0.1.0_amd64.deb
+    echo "== the images and the pod: podman kube play deploy/pod.yaml, each container killed and started again"
+    ./ops/pod-test.sh "$debs"/velocity_0.1.0_amd64.deb
+    rm -rf "$debs"
 else
-    echo "skipped: ops/package-test.sh needs root (podman with systemd as init)"
+    echo "skipped: ops/package-test.sh and ops/pod-test.sh need root (podman)"
 fi
 
 echo "== benchmark smoke test (bench/run --quick; nothing is asserted on speed)"

@@ -37,6 +37,30 @@ int main(void)
     CHECK(vc_proc_pidfile_alive(pidfile) == 0);
     vc_test_write(dir, "x.pid", "garbage");
     CHECK(vc_proc_pidfile_alive(pidfile) == 0);
+    /* A stale file whose pid now runs another program reads as nobody. */
+    pid_t other = fork();
+    if (other == 0) {
+        execlp("sleep", "sleep", "10", (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 200; i++) { /* until the exec has renamed it */
+        char comm[32] = "", *path = vc_asprintf("/proc/%d/comm", (int)other);
+        FILE *c = fopen(path, "r");
+        free(path);
+        if (c && fgets(comm, sizeof(comm), c) && strncmp(comm, "sleep", 5) == 0) {
+            fclose(c);
+            break;
+        }
+        if (c)
+            fclose(c);
+        usleep(10000);
+    }
+    f = fopen(pidfile, "w");
+    fprintf(f, "%d\n", (int)other);
+    fclose(f);
+    CHECK(vc_proc_pidfile_alive(pidfile) == 0);
+    kill(other, SIGKILL);
+    waitpid(other, NULL, 0);
 
     /* Signals arrive on the descriptor, not as handlers. */
     int fd = vc_proc_signalfd();

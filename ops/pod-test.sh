@@ -1,0 +1,93 @@
+#!/bin/sh
+# The suite as containers: builds the image of each daemon
+# (deploy/images/build.sh), runs deploy/pod.yaml with `podman kube play`,
+# and checks that
+#   - every container is healthy (its probe: the daemon's --health), runs
+#     as the user vc with a read-only root filesystem;
+#   - a PHP page is served over HTTP/1.1 and HTTP/2 with TLS;
+#   - the process of each container, killed (SIGKILL), is started again by
+#     the pod's restart policy, healthy, and the page is served again;
+#   - `podman kube down` stops everything and leaves no container behind.
+# The images are tagged for this test only and removed after it; the
+# manifest is run as written, with free host ports instead of 8080/8443.
+# Needs root (podman with runc). Usage: ops/pod-test.sh [VELOCITY.deb]
+set -eu
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "pod-test: needs root (podman)"; exit 1; }
+export CONTAINERS_CONF="$PWD/ops/containers.conf"
+work=$(mktemp -d)
+tag="pod-test-$$"
+pod="velocity-pod-test-$$"
+daemons="bus cache php front acme"
+cleanup() {
+    [ ! -f "$work/pod.yaml" ] || podman kube down "$work/pod.yaml" >/dev/null 2>&1 || true
+    podman pod rm -f "$pod" >/dev/null 2>&1 || true
+    for d in $daemons; do podman rmi -f "localhost/velocity-$d:$tag" >/dev/null 2>&1 || true; done
+    rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+    echo "pod-test: FAILED: $*"
+    for d in $daemons; do
+        echo "-- $d"
+        podman logs "$pod-$d" 2>&1 | tail -8
+    done
+    exit 1
+}
+# ms since the epoch, for the start time.
+now_ms() { date +%s%3N; }
+healthy() { podman healthcheck run "$pod-$1" >/dev/null 2>&1; }
+pid_of() { podman inspect --format '{{.State.Pid}}' "$pod-$1"; }
+
+echo "== pod-test: the images"
+VC_IMAGE_TAG=$tag ./deploy/images/build.sh "$@" | tee "$work/images.log" | grep -v '^==' || exit 1
+
+echo "== pod-test: podman kube play deploy/pod.yaml"
+http=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+https=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+sed -e "s/^  name: velocity$/  name: $pod/" -e "s/:0\.1\.0$/:$tag/" \
+    -e "s/hostPort: 8080/hostPort: $http/" -e "s/hostPort: 8443/hostPort: $https/" deploy/pod.yaml >"$work/pod.yaml"
+grep -q "name: $pod" "$work/pod.yaml" && [ "$(grep -c ":$tag\$" "$work/pod.yaml")" -eq 5 ] ||
+    fail "the manifest's pod name or image tags did not take the test's"
+start=$(now_ms)
+podman kube play "$work/pod.yaml" >"$work/play.log" 2>&1 || { cat "$work/play.log"; fail "kube play failed"; }
+i=0
+until curl -sf -o /dev/null "http://127.0.0.1:$http/"; do
+    i=$((i + 1))
+    [ $i -le 300 ] || fail "no page in 30 s"
+    sleep 0.1
+done
+echo "   first PHP page $(($(now_ms) - start)) ms after kube play"
+for d in $daemons; do
+    healthy "$d" || fail "$d is not healthy: $(podman inspect --format '{{json .State.Health}}' "$pod-$d")"
+    [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$pod-$d")" = true ] || fail "$d's root is writable"
+    # The user vc is 999 in the images; this podman maps no user namespace.
+    [ "$(stat -c %u "/proc/$(pid_of "$d")")" = 999 ] || fail "$d does not run as vc (999)"
+done
+curl -sf "http://127.0.0.1:$http/?name=pod" | grep -q "Hello, pod!" || fail "no PHP page over HTTP"
+[ "$(curl -sfk --http2 -o /dev/null -w '%{http_version}' "https://127.0.0.1:$https/")" = 2 ] ||
+    fail "no page over HTTP/2 with TLS"
+
+echo "== pod-test: each container's process killed, started again, serving"
+for d in $daemons; do
+    old=$(pid_of "$d")
+    kill -KILL "$old"
+    i=0
+    until new=$(pid_of "$d") && [ "$new" != 0 ] && [ "$new" != "$old" ] && healthy "$d"; do
+        i=$((i + 1))
+        [ $i -le 300 ] || fail "$d was not started again in 30 s"
+        sleep 0.1
+    done
+    # The front's port is closed while it starts again: new connections
+    # are refused for that moment, and retried.
+    code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 --retry 50 --retry-connrefused --retry-delay 0 \
+        "http://127.0.0.1:$http/?name=pod")
+    [ "$code" = 200 ] || fail "no page after $d was killed (HTTP $code)"
+    echo "   $d: pid $old killed, pid $new healthy, restarts $(podman inspect --format '{{.RestartCount}}' "$pod-$d"), page 200"
+done
+
+echo "== pod-test: podman kube down"
+podman kube down "$work/pod.yaml" >/dev/null 2>&1 || fail "kube down failed"
+left=$(podman ps -a --format '{{.Names}}' | grep "^$pod" || true)
+[ -z "$left" ] || fail "containers left: $left"
+echo "pod-test: all passed"
