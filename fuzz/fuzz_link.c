@@ -1,10 +1,12 @@
 /* libFuzzer: the reading of what comes over a request link
  * (libcommon/vc_link.c): a worker's bytes to the broker or, once lent, to
  * a front (a worker runs the application's PHP), and anything that
- * connects to the pool's endpoint.
+ * connects to the pool's endpoint, and the link key's exchange over TCP
+ * (libcommon/vc_link_auth.c).
  * Neither is trusted: any split of any bytes into reads must parse to
  * whole messages whose frames lie inside the buffer, or be refused. */
 #include "vc_link.h"
+#include "vc_link_auth.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -38,6 +40,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 if (p < b.p || p + frames[i].iov_len > b.p + b.len)
                     abort(); /* a frame outside what was read */
             }
+            /* Over TCP with a key, a pool's first message from a front is
+             * its proof, and a front's from the pool a challenge: no
+             * bytes pass without the key. */
+            static vc_link_auth_t auth = {.key = "fuzz fuzz fuzz fuzz fuzz fuzz fuzz"};
+            struct iovec out[3];
+            uint8_t mac[VC_LINK_MAC];
+            if (vc_link_auth_check_front(&auth, frames, got, out, mac) == 0 ||
+                vc_link_auth_check_pool(&auth, frames, got) == 0)
+                abort();
+            if (vc_link_auth_answer(&auth, frames, got, out, mac) == 0 && !vc_link_auth_is_challenge(frames, got))
+                abort();
         }
         if (got < 0) {
             if (got != -EPROTO)

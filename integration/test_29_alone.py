@@ -203,3 +203,125 @@ def test_only_the_daemons_that_serve_a_site_need_its_root(alone):
         r = alone.run(name, env=no_root)
         assert r.returncode == 1
         assert 'app.conf:2: site "app": root "/nowhere/public" is not a directory' in r.stderr, r.stderr
+
+
+KEY = "0f" * 32
+
+
+def tcp_pool(alone, port, php_env=None, front_env=None):
+    """The pool over TCP, as the two-pod setup runs it; each side's own
+    environment added (its link key, or none)."""
+    ep = {"VC_ENDPOINTS": f"php=tcp://127.0.0.1:{port}"}
+    alone.start("vc-bus")
+    alone.start("vc-php", env=dict(ep, **(php_env or {})))
+    alone.start("vc-front", env=dict(ep, **(front_env or {})))
+    for name in ("vc-bus", "vc-php", "vc-front"):
+        alone.wait_healthy(name)
+
+
+def wait_log(alone, name, text, timeout=10):
+    deadline = time.monotonic() + timeout
+    while text not in alone.logs(name):
+        assert time.monotonic() < deadline, f"{name} never said {text!r}:\n{alone.logs(name)}"
+        time.sleep(0.05)
+
+
+def no_php_answer(alone):
+    r = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "2",
+                        f"http://127.0.0.1:{alone.http}/hello.php"], capture_output=True, text=True)
+    return r.stdout != "200"
+
+
+def test_the_tcp_link_with_the_key_on_both_sides_serves(alone):
+    port = free_port()
+    tcp_pool(alone, port, {"VC_LINK_KEY": KEY}, {"VC_LINK_KEY": KEY})
+    assert page(alone)[0] == 200
+    assert "the link key checked" in alone.logs("vc-php")
+    assert "the link key checked" in alone.logs("vc-front")
+
+
+@pytest.mark.parametrize("front_key, front_says", [
+    (None, "it asks for the link key, and none is set"),
+    ("1e" * 32, "it closed the link during the key's exchange"),
+])
+def test_a_front_without_the_key_is_refused(alone, front_key, front_says):
+    port = free_port()
+    tcp_pool(alone, port, {"VC_LINK_KEY": KEY}, {"VC_LINK_KEY": front_key} if front_key else {})
+    wait_log(alone, "vc-front", front_says)
+    if front_key:
+        wait_log(alone, "vc-php", "it does not hold the link key (link_key)")
+    assert "a front linked" not in alone.logs("vc-php")
+    assert no_php_answer(alone)  # 2 s: the front tried again twenty times meanwhile
+    assert alone.logs("vc-front").count(front_says) == 1  # said once, not once a try
+
+
+def test_a_client_that_proves_nothing_is_cut(alone):
+    """Anything that reaches the port: a request in place of the proof is
+    not run; silence is cut after 5 s."""
+    port = free_port()
+    tcp_pool(alone, port, {"VC_LINK_KEY": KEY}, {"VC_LINK_KEY": KEY})
+    for send in (b"\x01\x00\x00\x00\x05\x00\x00\x00hello", b""):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        t0 = time.monotonic()
+        if send:
+            s.sendall(send)
+        got = b""
+        while True:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        s.close()
+        assert b"vc-link-challenge" in got and len(got) < 200  # the challenge, and nothing else
+        if not send:
+            assert 4 < time.monotonic() - t0 < 9
+    wait_log(alone, "vc-php", "refused a link from 127.0.0.1")
+    assert page(alone)[0] == 200  # the real front is unaffected
+
+
+def test_a_pool_without_the_key_gets_no_request(alone):
+    """The front checks the pool too: something at the pool's address that
+    cannot prove the key gets the front's proof and nothing after it."""
+    import threading
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(4)
+    port = lsock.getsockname()[1]
+    after = []
+
+    def impostor():
+        conn, _ = lsock.accept()
+        conn.settimeout(3)
+        nonce = os.urandom(32)
+        frames = [b"vc-link-challenge", nonce]
+        conn.sendall(len(frames).to_bytes(4, "little") + b"".join(len(f).to_bytes(4, "little") + f for f in frames))
+        proof = conn.recv(4096)
+        frames = [b"vc-link-proof", b"\0" * 32]
+        conn.sendall(len(frames).to_bytes(4, "little") + b"".join(len(f).to_bytes(4, "little") + f for f in frames))
+        try:
+            while True:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    break
+                after.append(chunk)
+        except socket.timeout:
+            pass
+        after.insert(0, proof)
+        conn.close()
+
+    t = threading.Thread(target=impostor)
+    t.start()
+    ep = {"VC_ENDPOINTS": f"php=tcp://127.0.0.1:{port}", "VC_LINK_KEY": KEY}
+    alone.start("vc-front", env=ep)
+    alone.wait_healthy("vc-front")
+    wait_log(alone, "vc-front", "it does not hold the link key (link_key): not our pool")
+    assert no_php_answer(alone)
+    t.join(10)
+    lsock.close()
+    assert b"vc-link-proof" in after[0]
+    assert not b"".join(after[1:]), after  # no request crossed
+
+
+def test_a_short_link_key_is_refused(alone):
+    r = alone.run("vc-php", env={"VC_LINK_KEY": "short"})
+    assert r.returncode == 1 and "link_key is 5 characters: give at least 32" in r.stderr, r.stderr

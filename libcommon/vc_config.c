@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <libconfig.h>
+#include <sodium.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@ static const struct spec global_specs[] = {
     {"listen", T_LIST, G(listen), 0, 0},
     {"tls_listen", T_LIST, G(tls_listen), 0, 0},
     {"admin_listen", T_STR, G(admin_listen), 0, 0},
+    {"link_key", T_STR, G(link_key), 0, 0},
     {"user", T_STR, G(user), 0, 0},
     {"allow_root", T_BOOL, G(allow_root), 0, 0},
     {"log_dir", T_STR, G(log_dir), 0, 0},
@@ -68,6 +70,7 @@ static const struct {
     {"VC_LISTEN", "listen"},
     {"VC_TLS_LISTEN", "tls_listen"},
     {"VC_ADMIN_LISTEN", "admin_listen"},
+    {"VC_LINK_KEY", "link_key"},
     {"VC_USER", "user"},
     {"VC_ALLOW_ROOT", "allow_root"},
     {"VC_PHP_USER", "php.user"},
@@ -602,6 +605,10 @@ static int validate(struct ctx *c, vc_config_t *cfg)
     free(default_log);
     if (relative)
         return vc_config_fail(c, 0, "log_dir \"%s\" is not an absolute path", cfg->log_dir);
+    /* Guessable keys would make the link's authentication a formality. */
+    if (cfg->link_key && *cfg->link_key && strlen(cfg->link_key) < 32)
+        return vc_config_fail(c, 0, "link_key is %zu characters: give at least 32 (openssl rand -hex 32)",
+                              strlen(cfg->link_key));
     if (vc_sites_validate(c, cfg) < 0)
         return -VC_ERR_CONFIG;
     for (size_t i = 0; vc_sections[i]; i++) {
@@ -702,6 +709,9 @@ void vc_config_destroy(vc_config_t **pcfg)
     vc_config_free_list(&cfg->listen, &cfg->nlisten);
     vc_config_free_list(&cfg->tls_listen, &cfg->ntls_listen);
     free(cfg->admin_listen);
+    if (cfg->link_key)
+        sodium_memzero(cfg->link_key, strlen(cfg->link_key));
+    free(cfg->link_key);
     free(cfg->user);
     vc_config_sections_fini(cfg);
     vc_pool_fini(&cfg->php);

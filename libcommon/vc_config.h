@@ -106,6 +106,9 @@ typedef struct vc_config {
     char **tls_listen;
     size_t ntls_listen;
     char *admin_listen;
+    /* The shared key of the PHP link over TCP (vc_link_auth.h); NULL or
+     * "": no authentication. */
+    char *link_key;
 
     /* Started as root: the daemons run as `user`, each pool's PHP as its
      * php.user (docs/SECURITY.md). allow_root keeps everything as root,

@@ -470,9 +470,55 @@ static void on_written(h2o_socket_t *sock, const char *err)
 
 /* A whole message, as frames, to backend_on_message (they outlive the link's
  * buffer: h2o sends the body from them). */
+static void key_refused(backend_t *be, const char *why)
+{
+    if (!be->told_key)
+        vc_log(VC_LOG_ERR, "backend", "no link to the PHP pool at %s: %s", be->endpoint, why);
+    be->told_key = 1;
+    be->key_refused = 1;
+}
+
+/* The front's half of vc_link_auth.h: answers the challenge, checks the
+ * pool's proof, then lets the requests that waited go. Returns -1 when the
+ * link must be dropped (after logging why, once an outage). */
+static int authenticate(backend_t *be, const struct iovec *f, int n)
+{
+    const char *key = be->f->d.cfg->link_key;
+    const char *why = NULL;
+    if (be->authing == 1) {
+        struct iovec frames[3];
+        uint8_t mac[VC_LINK_MAC];
+        be->auth.key = key;
+        if (vc_link_auth_answer(&be->auth, f, n, frames, mac) < 0)
+            why = "it did not ask for the link key: is link_key set for the pool?";
+        else if (vc_link_send(h2o_socket_get_fd(be->link), frames, 3) < 0)
+            why = "the link key's proof could not be sent";
+        else
+            be->authing = 2;
+    } else if (vc_link_auth_check_pool(&be->auth, f, n) < 0) {
+        why = "it does not hold the link key (link_key): not our pool";
+    } else {
+        be->authing = 0;
+        be->told_key = 0;
+        be->ob.sock = be->link;
+        vc_log(VC_LOG_INFO, "backend", "linked to the PHP pool at %s (the link key checked)", be->endpoint);
+        backend_outbox_flush(&be->ob, on_written);
+    }
+    if (why == NULL)
+        return 0;
+    key_refused(be, why);
+    return -1;
+}
+
 static int on_link_message(void *arg, const struct iovec *f, int n)
 {
     backend_t *be = arg;
+    if (be->authing)
+        return authenticate(be, f, n) < 0 ? -1 : 0;
+    if (vc_link_auth_is_challenge(f, n)) {
+        key_refused(be, "it asks for the link key, and none is set (link_key, VC_LINK_KEY)");
+        return -1;
+    }
     vc_frames_copy(&be->fr, f, (size_t)n);
     backend_on_message(be, &be->fr, NULL);
     vc_frames_close(&be->fr);
@@ -489,7 +535,14 @@ static void on_link_readable(h2o_socket_t *sock, const char *err)
         link_lost(be, err);
         return;
     }
+    be->key_refused = 0;
     int rc = vc_link_read(h2o_socket_get_fd(sock), &be->in, 16, on_link_message, be);
+    if (be->authing && rc <= 0 && !be->key_refused)
+        key_refused(be, "it closed the link during the key's exchange: do both hold the same link_key?");
+    if (be->key_refused) {
+        close_link(be); /* said once; tried again, quietly */
+        return;
+    }
     if (rc <= 0)
         link_lost(be, rc == 0 ? "the pool closed it" : rc == -EPROTO ? "a malformed message" : vc_strerror(-rc));
 }
@@ -507,14 +560,20 @@ static void on_connected(h2o_socket_t *sock, const char *err)
         close_link(be);
         return;
     }
-    be->ob.sock = sock;
-    if (be->was_linked || be->told_absent)
-        vc_log(VC_LOG_INFO, "backend", "linked to the PHP pool at %s", be->endpoint);
+    /* Over TCP with a key, the requests wait for the key's exchange. */
+    const char *key = be->f->d.cfg->link_key;
+    be->authing = be->addr.ss_family != AF_UNIX && key && *key ? 1 : 0;
+    if (!be->authing) {
+        be->ob.sock = sock;
+        if (be->was_linked || be->told_absent)
+            vc_log(VC_LOG_INFO, "backend", "linked to the PHP pool at %s", be->endpoint);
+    }
     be->was_linked = 1;
     be->told_absent = 0;
     h2o_socket_dont_read(sock, 1);
     h2o_socket_read_start(sock, on_link_readable);
-    backend_outbox_flush(&be->ob, on_written);
+    if (!be->authing)
+        backend_outbox_flush(&be->ob, on_written);
 }
 
 static void connect_link(backend_t *be)

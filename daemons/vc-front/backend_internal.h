@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "vc_board.h"
 #include "vc_link.h"
+#include "vc_link_auth.h"
 #include "vc_frames.h"
 
 #define NBUCKETS 4096
@@ -110,6 +111,12 @@ struct backend {
     h2o_socket_t *link; /* connecting or connected; NULL between tries */
     int was_linked;     /* for the log: lost, or never reached */
     int told_absent;    /* "not reachable" logged for this outage */
+    int authing;        /* 1: awaiting the pool's challenge, 2: its proof
+                           (TCP with link_key, vc_link_auth.h); ob.sock is
+                           set once it is done */
+    int told_key;       /* a key refusal logged for this outage */
+    int key_refused;    /* this read: the exchange failed, close quietly */
+    vc_link_auth_t auth;
     vc_link_buf_t in;
     outbox_t ob; /* ob.sock: the link once connected; messages wait in
                     ob.out meanwhile */

@@ -1,5 +1,6 @@
 #include "fronts.h"
 #include "vc_link.h"
+#include "vc_link_auth.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -7,6 +8,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sodium.h>
+#include <stdio.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -22,6 +27,8 @@
 /* Reads from one front per turn of the loop, so one busy front cannot
  * starve the workers' links. */
 #define READ_BUDGET 16
+/* A front over TCP proves it holds the link key within this. */
+#define AUTH_MS 5000
 
 typedef struct front_link {
     int fd; /* -1: a free slot */
@@ -34,6 +41,11 @@ typedef struct front_link {
     vc_board_t *board;
     int board_sent; /* with the first lend that went */
     int left;       /* it said Left: nothing new comes on this link */
+    int authing;    /* over TCP with a link key: not a front until its proof */
+    int refused;    /* its proof was wrong: closed after the read */
+    uint64_t auth_deadline_ms;
+    vc_link_auth_t auth;
+    char peer[64]; /* its address, for the log */
     vc_link_buf_t in, out;
 } front_link_t;
 
@@ -50,7 +62,16 @@ struct fronts {
     size_t lend_at; /* round robin of the fronts workers are lent to */
     fronts_change_cb change;
     void *change_arg;
+    char *key; /* link_key, or NULL */
 };
+
+void fronts_set_key(fronts_t *fs, const char *key)
+{
+    if (fs->key)
+        sodium_memzero(fs->key, strlen(fs->key));
+    free(fs->key);
+    fs->key = key && *key ? vc_strdup(key) : NULL;
+}
 
 fronts_t *fronts_new(const char *endpoint)
 {
@@ -94,8 +115,9 @@ static void drop(fronts_t *fs, front_link_t *l, const char *why)
     if (why)
         vc_log(VC_LOG_WARN, "fronts", "closed the link of a front: %s", why);
     /* The workers lent to it come back first: their board is still
-     * readable during the call. */
-    if (fs && fs->change) {
+     * readable during the call. A link that never proved the key was
+     * never a front. */
+    if (fs && fs->change && !l->authing) {
         char id[FRONT_ID_LEN];
         l->stuck = 1; /* nothing more is lent to it */
         make_id(id, (uint32_t)(l - fs->l), l->serial);
@@ -117,6 +139,7 @@ void fronts_destroy(fronts_t **pfs)
         if (fs->l[i].fd >= 0)
             drop(NULL, &fs->l[i], NULL);
     fronts_unlisten(fs);
+    fronts_set_key(fs, NULL);
     free(fs->endpoint);
     free(fs->l);
     free(fs);
@@ -132,8 +155,24 @@ size_t fronts_linked(const fronts_t *fs)
 {
     size_t n = 0;
     for (size_t i = 0; i < fs->nl; i++)
-        n += fs->l[i].fd >= 0;
+        n += fs->l[i].fd >= 0 && !fs->l[i].authing;
     return n;
+}
+
+/* A refused link, said at most every 10 s: a front with the wrong key
+ * tries again ten times a second. */
+static void refused(const front_link_t *l, const char *why)
+{
+    static uint64_t said_ms;
+    static unsigned quiet;
+    uint64_t now = vc_mono_ms();
+    if (said_ms && now - said_ms < 10000) {
+        quiet++;
+        return;
+    }
+    vc_log(VC_LOG_WARN, "fronts", "refused a link from %s: %s (and %u more since the last said)", l->peer, why, quiet);
+    said_ms = now;
+    quiet = 0;
 }
 
 size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int accepting)
@@ -143,8 +182,13 @@ size_t fronts_pollitems(fronts_t *fs, zmq_pollitem_t *items, size_t max, int acc
     if (max == 0)
         return 0;
     items[n++] = (zmq_pollitem_t){NULL, fs->listen_fd, accepting && fs->listen_fd >= 0 ? ZMQ_POLLIN : 0, 0};
+    uint64_t now = vc_mono_ms();
     for (size_t i = 0; i < fs->nl && n < max; i++) {
         front_link_t *l = &fs->l[i];
+        if (l->fd >= 0 && l->authing && now > l->auth_deadline_ms) {
+            refused(l, "no proof of the link key in time");
+            drop(fs, l, NULL);
+        }
         if (l->fd < 0)
             continue;
         short ev = (short)(ZMQ_POLLIN | (l->out.len > l->out.off ? ZMQ_POLLOUT : 0));
@@ -163,6 +207,39 @@ static int front_user(uid_t uid)
     if (suite && *suite)
         return uid == 0 || uid == (uid_t)atol(suite);
     return uid == 0 || uid == getuid();
+}
+
+static void peer_name(int fd, char *buf, size_t len)
+{
+    struct sockaddr_storage sa;
+    socklen_t salen = sizeof(sa);
+    char host[48] = "?";
+    int port = 0;
+    if (getpeername(fd, (struct sockaddr *)&sa, &salen) == 0) {
+        if (sa.ss_family == AF_INET) {
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&sa)->sin_addr, host, sizeof(host));
+            port = ntohs(((struct sockaddr_in *)&sa)->sin_port);
+        } else if (sa.ss_family == AF_INET6) {
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&sa)->sin6_addr, host, sizeof(host));
+            port = ntohs(((struct sockaddr_in6 *)&sa)->sin6_port);
+        }
+    }
+    snprintf(buf, len, "%s port %d", host, port);
+}
+
+/* A front is in: the broker may send it work. */
+static void linked(fronts_t *fs, size_t i)
+{
+    front_link_t *l = &fs->l[i];
+    if (l->peer[0])
+        vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu, from %s, the link key checked)", i, l->peer);
+    else
+        vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu, pid %d)", i, (int)l->pid);
+    if (fs->change) {
+        char id[FRONT_ID_LEN];
+        make_id(id, (uint32_t)i, l->serial);
+        fs->change(fs->change_arg, id, NULL, 1);
+    }
 }
 
 static void accept_fronts(fronts_t *fs)
@@ -211,16 +288,38 @@ static void accept_fronts(fronts_t *fs)
         l->unix_socket = getsockname(fd, (struct sockaddr *)&sa, &salen) == 0 && sa.ss_family == AF_UNIX;
         if (l->unix_socket && peer_known)
             l->pid = cred.pid;
-        vc_log(VC_LOG_INFO, "fronts", "a front linked (slot %zu, pid %d)", i, (int)l->pid);
-        if (fs->change) {
-            char id[FRONT_ID_LEN];
-            make_id(id, (uint32_t)i, l->serial);
-            fs->change(fs->change_arg, id, NULL, 1);
+        if (!l->unix_socket && fs->key) {
+            /* Not a front until it proves it holds the key. */
+            peer_name(fd, l->peer, sizeof(l->peer));
+            l->authing = 1;
+            l->auth_deadline_ms = vc_mono_ms() + AUTH_MS;
+            l->auth.key = fs->key;
+            struct iovec frames[2];
+            vc_link_auth_challenge(&l->auth, frames);
+            vc_link_append(&l->out, frames, 2);
+            continue;
         }
+        linked(fs, i);
     }
 }
 
+/* The first message over TCP with a key: the front's proof. */
+static void check_proof(fronts_t *fs, front_link_t *l, const struct iovec *f, int n)
+{
+    struct iovec frames[2];
+    uint8_t mac[VC_LINK_MAC];
+    if (vc_link_auth_check_front(&l->auth, f, n, frames, mac) < 0) {
+        refused(l, "it does not hold the link key (link_key)");
+        l->refused = 1;
+        return;
+    }
+    vc_link_append(&l->out, frames, 2);
+    l->authing = 0;
+    linked(fs, (size_t)(l - fs->l));
+}
+
 typedef struct front_read {
+    fronts_t *fs;
     front_link_t *l;
     char id[FRONT_ID_LEN];
     fronts_message_cb cb;
@@ -233,6 +332,10 @@ typedef struct front_read {
 static int on_front_read(void *arg, const struct iovec *f, int n)
 {
     front_read_t *r = arg;
+    if (r->l->authing) {
+        check_proof(r->fs, r->l, f, n);
+        return r->l->refused;
+    }
     if (!r->l->stuck)
         r->cb(r->arg, r->id, f, n);
     return r->l->stuck;
@@ -240,10 +343,12 @@ static int on_front_read(void *arg, const struct iovec *f, int n)
 
 static void read_front(fronts_t *fs, size_t slot, fronts_message_cb cb, void *arg)
 {
-    front_read_t r = {.l = &fs->l[slot], .cb = cb, .arg = arg};
+    front_read_t r = {.fs = fs, .l = &fs->l[slot], .cb = cb, .arg = arg};
     make_id(r.id, (uint32_t)slot, r.l->serial);
     int rc = vc_link_read(r.l->fd, &r.l->in, READ_BUDGET, on_front_read, &r);
-    if (rc == -EPROTO) {
+    if (r.l->refused) {
+        drop(fs, r.l, NULL);
+    } else if (rc == -EPROTO) {
         drop(fs, r.l, "a malformed message");
     } else if (rc <= 0) {
         vc_log(VC_LOG_INFO, "fronts", "a front left (slot %zu)", slot);
@@ -282,7 +387,8 @@ static front_link_t *by_id(fronts_t *fs, const void *fid, size_t fidlen)
         return NULL;
     memcpy(&slot, fid, 4);
     memcpy(&serial, (const char *)fid + 4, 4);
-    if (slot >= fs->nl || fs->l[slot].fd < 0 || fs->l[slot].serial != serial || fs->l[slot].stuck)
+    if (slot >= fs->nl || fs->l[slot].fd < 0 || fs->l[slot].serial != serial || fs->l[slot].stuck ||
+        fs->l[slot].authing)
         return NULL;
     return &fs->l[slot];
 }
@@ -439,7 +545,7 @@ size_t fronts_ids(fronts_t *fs, char (*ids)[FRONT_ID_LEN], size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; i < fs->nl && n < max; i++)
-        if (fs->l[i].fd >= 0 && !fs->l[i].stuck)
+        if (fs->l[i].fd >= 0 && !fs->l[i].stuck && !fs->l[i].authing)
             make_id(ids[n++], (uint32_t)i, fs->l[i].serial);
     return n;
 }

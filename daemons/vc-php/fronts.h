@@ -33,6 +33,9 @@ typedef void (*fronts_message_cb)(void *arg, const void *fid, const struct iovec
 fronts_t *fronts_new(const char *endpoint);
 int fronts_publish(fronts_t *fs);
 void fronts_destroy(fronts_t **fs);
+/* link_key: a front over TCP must prove it holds it (vc_link_auth.h)
+ * before it is one; NULL or "": no check. */
+void fronts_set_key(fronts_t *fs, const char *key);
 
 /* The listener and each link, for zmq_poll. With accepting 0 (stopping)
  * no new front is taken; linked ones are still read. */

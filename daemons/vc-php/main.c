@@ -342,6 +342,7 @@ int main(int argc, char **argv)
     free(front_ep);
     if (p.fronts == NULL)
         return 1;
+    fronts_set_key(p.fronts, p.d.cfg->link_key);
     p.dispatch = dispatch_new(p.d.cfg, p.fronts, p.d.bus);
     if (p.dispatch == NULL)
         return 1;
