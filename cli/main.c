@@ -3,6 +3,7 @@
  */
 #include "cli.h"
 #include "vc_confstore.h"
+#include "vc_curve.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -52,6 +53,7 @@ static void usage(FILE *out)
           "Configuration:\n"
           "  configtest          check the configuration directory\n"
           "  ensite NAME | dissite NAME | enconf NAME | disconf NAME\n"
+          "  keygen              a new curve_secret_key (CurveZMQ, for endpoints over TCP)\n"
           "  version\n"
           "\n"
           "DIR defaults: --data $VC_DATA or " VC_DEFAULT_DATA "; --conf $VC_CONF or " VC_DEFAULT_CONF
@@ -95,6 +97,8 @@ vc_config_t *cli_running_config(cli_t *cli)
         fprintf(stderr, "vc: no suite runs under %s (start one with `vc up`)\n", data);
     else if ((cfg = vc_confstore_load(data, err, sizeof(err))) == NULL)
         fprintf(stderr, "vc: no suite runs under %s: %s\n", data, err);
+    else
+        vc_curve_use(cfg->curve_secret_key); /* ZeroMQ over TCP: the suite's key */
     free(pidfile);
     free(data);
     return cfg;
@@ -176,7 +180,15 @@ int main(int argc, char **argv)
         rc = cmd_enable(&cli, "site", cmd[0] == 'e', sub_argc, sub_argv);
     else if (!strcmp(cmd, "enconf") || !strcmp(cmd, "disconf"))
         rc = cmd_enable(&cli, "conf", cmd[0] == 'e', sub_argc, sub_argv);
-    else if (!strcmp(cmd, "version")) {
+    else if (!strcmp(cmd, "keygen")) {
+        /* curve_secret_key: ZeroMQ over TCP (vc_curve.h). */
+        char key[41];
+        rc = vc_curve_keygen(key) == 0 ? 0 : 1;
+        if (rc == 0)
+            printf("%s\n", key);
+        else
+            fprintf(stderr, "vc keygen: this libzmq has no CURVE\n");
+    } else if (!strcmp(cmd, "version")) {
         printf("vc %s\n", VC_VERSION);
         rc = 0;
     } else if (!strcmp(cmd, "help")) {

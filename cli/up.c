@@ -8,6 +8,7 @@
 #include "sup.h"
 #include "vc_bus.h"
 #include "vc_confstore.h"
+#include "vc_curve.h"
 #include "vc_listen.h"
 #include "vc_tickets.h"
 #include "vc_ctl.h"
@@ -379,6 +380,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         vc_log(VC_LOG_CRIT, "up", "%s", err);
         return 1;
     }
+    vc_curve_use(s.cfg->curve_secret_key); /* ZeroMQ over TCP; a change needs a restart */
     s.sigfd = vc_proc_signalfd();
     vc_proc_pidfile_write(s.pidfile);
     s.zctx = zmq_ctx_new();

@@ -45,13 +45,13 @@ class Alone:
             stdout=log, stderr=subprocess.STDOUT, env=dict(self.env, **(env or {})))
         return self.procs[name]
 
-    def health(self, name):
-        return self.run(name, "--health")
+    def health(self, name, env=None):
+        return self.run(name, "--health", env=env)
 
-    def wait_healthy(self, name, timeout=20):
+    def wait_healthy(self, name, timeout=20, env=None):
         deadline = time.monotonic() + timeout
         while True:
-            r = self.health(name)
+            r = self.health(name, env=env)
             if r.returncode == 0:
                 return r
             assert self.procs[name].poll() is None, f"{name} exited:\n{self.logs(name)}"
@@ -325,3 +325,60 @@ def test_a_pool_without_the_key_gets_no_request(alone):
 def test_a_short_link_key_is_refused(alone):
     r = alone.run("vc-php", env={"VC_LINK_KEY": "short"})
     assert r.returncode == 1 and "link_key is 5 characters: give at least 32" in r.stderr, r.stderr
+
+
+def curve_key():
+    return subprocess.run([os.path.join(BUILD, "bin", "vc"), "keygen"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def test_zeromq_over_tcp_is_curve_and_refuses_another_key(alone):
+    """Control, events and rooms over TCP, as between pods: CurveZMQ with the
+    suite's key; a daemon holding another key is not let in."""
+    names = ["bus-in", "bus-out", "rooms-in", "rooms-out", "cache-in"] + [f"ctl-{d}" for d in DAEMONS]
+    endpoints = ",".join(f"{n}=tcp://127.0.0.1:{free_port()}" for n in names)
+    key = curve_key()
+    assert len(key) == 40
+    env = {"VC_ENDPOINTS": endpoints, "VC_CURVE_SECRET_KEY": key}
+    alone.start("vc-bus", env=env)
+    alone.wait_healthy("vc-bus", env=env)  # --health over TCP, with the key
+    for name in DAEMONS[1:]:
+        alone.start(name, env=env)
+    for name in DAEMONS[1:]:
+        alone.wait_healthy(name, env=env)
+    assert page(alone)[0] == 200
+    assert not [f for f in os.listdir(os.path.join(alone.data, "run")) if f.endswith(".sock")]
+    # The front had the bus's welcome on rooms-out before it was ready.
+    assert "no welcome" not in alone.logs("vc-front")
+    # A daemon with another key: its handshake fails (it expects another
+    # server key).
+    other = dict(env, VC_CURVE_SECRET_KEY=curve_key())
+    r = alone.run("vc-bus", "--health", env=other)
+    assert r.returncode == 1 and "not healthy" in r.stderr
+    # A client that knows the suite's public key but holds another secret:
+    # the handshake ends at the ZAP handler; a plain client gets nothing.
+    import zmq
+    ctl = dict(e.split("=", 1) for e in endpoints.split(","))["ctl-vc-bus"]
+    ctx = zmq.Context()
+    try:
+        for curve in (True, False):
+            s = ctx.socket(zmq.REQ)
+            s.linger = 0
+            if curve:
+                s.curve_serverkey = zmq.curve_public(key.encode())
+                s.curve_publickey, s.curve_secretkey = zmq.curve_keypair()
+            s.connect(ctl)
+            s.send(b"\n\x06status")  # a Command with verb "status"
+            assert s.poll(2000) == 0, "a client without the key got an answer"
+            s.close()
+    finally:
+        ctx.destroy(linger=0)  # closes what a failed assertion left open
+    wait_log(alone, "vc-bus", "refused a ZeroMQ peer from 127.0.0.1: it does not hold the suite's key")
+
+
+def test_zeromq_over_tcp_without_a_key_is_refused(alone):
+    r = alone.run("vc-bus", env={"VC_ENDPOINTS": f"bus-in=tcp://127.0.0.1:{free_port()}"})
+    assert r.returncode == 1
+    assert "endpoints.bus-in is TCP: set curve_secret_key" in r.stderr, r.stderr
+    r = alone.run("vc-bus", env={"VC_CURVE_SECRET_KEY": "not a key"})
+    assert r.returncode == 1 and "curve_secret_key is not a CurveZMQ secret key" in r.stderr, r.stderr

@@ -1,5 +1,6 @@
 #include "vc_config.h"
 #include "vc_cache.h"
+#include "vc_curve.h"
 #include "vc_realtime.h"
 #include "vc_config_internal.h"
 #include "vc_log.h"
@@ -27,6 +28,7 @@ static const struct spec global_specs[] = {
     {"tls_listen", T_LIST, G(tls_listen), 0, 0},
     {"admin_listen", T_STR, G(admin_listen), 0, 0},
     {"link_key", T_STR, G(link_key), 0, 0},
+    {"curve_secret_key", T_STR, G(curve_secret_key), 0, 0},
     {"user", T_STR, G(user), 0, 0},
     {"allow_root", T_BOOL, G(allow_root), 0, 0},
     {"log_dir", T_STR, G(log_dir), 0, 0},
@@ -71,6 +73,7 @@ static const struct {
     {"VC_TLS_LISTEN", "tls_listen"},
     {"VC_ADMIN_LISTEN", "admin_listen"},
     {"VC_LINK_KEY", "link_key"},
+    {"VC_CURVE_SECRET_KEY", "curve_secret_key"},
     {"VC_USER", "user"},
     {"VC_ALLOW_ROOT", "allow_root"},
     {"VC_PHP_USER", "php.user"},
@@ -609,6 +612,17 @@ static int validate(struct ctx *c, vc_config_t *cfg)
     if (cfg->link_key && *cfg->link_key && strlen(cfg->link_key) < 32)
         return vc_config_fail(c, 0, "link_key is %zu characters: give at least 32 (openssl rand -hex 32)",
                               strlen(cfg->link_key));
+    if (cfg->curve_secret_key && *cfg->curve_secret_key && !vc_curve_valid(cfg->curve_secret_key))
+        return vc_config_fail(c, 0, "curve_secret_key is not a CurveZMQ secret key (40 characters of Z85: vc keygen)");
+    /* Control and events over a network: commands to any daemon, and the
+     * events, to anyone who reaches the port, unless CURVE guards them. */
+    for (size_t i = 0; i < cfg->nendpoints; i++)
+        if (strncmp(cfg->endpoints[i].name, "php", 3) != 0 && strncmp(cfg->endpoints[i].uri, "tcp://", 6) == 0 &&
+            !(cfg->curve_secret_key && *cfg->curve_secret_key))
+            return vc_config_fail(c, 0,
+                                  "endpoints.%s is TCP: set curve_secret_key (CurveZMQ; `vc keygen` makes one) so "
+                                  "that only the suite's daemons can use it",
+                                  cfg->endpoints[i].name);
     if (vc_sites_validate(c, cfg) < 0)
         return -VC_ERR_CONFIG;
     for (size_t i = 0; vc_sections[i]; i++) {
@@ -712,6 +726,9 @@ void vc_config_destroy(vc_config_t **pcfg)
     if (cfg->link_key)
         sodium_memzero(cfg->link_key, strlen(cfg->link_key));
     free(cfg->link_key);
+    if (cfg->curve_secret_key)
+        sodium_memzero(cfg->curve_secret_key, strlen(cfg->curve_secret_key));
+    free(cfg->curve_secret_key);
     free(cfg->user);
     vc_config_sections_fini(cfg);
     vc_pool_fini(&cfg->php);

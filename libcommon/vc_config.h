@@ -109,6 +109,7 @@ typedef struct vc_config {
     /* The shared key of the PHP link over TCP (vc_link_auth.h); NULL or
      * "": no authentication. */
     char *link_key;
+    char *curve_secret_key; /* CurveZMQ for tcp:// ZeroMQ endpoints (vc_curve.h) */
 
     /* Started as root: the daemons run as `user`, each pool's PHP as its
      * php.user (docs/SECURITY.md). allow_root keeps everything as root,

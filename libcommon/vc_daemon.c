@@ -1,5 +1,6 @@
 #include "vc_daemon.h"
 #include "vc_confstore.h"
+#include "vc_curve.h"
 #include "vc_log.h"
 #include "vc_proc.h"
 #include "vc_util.h"
@@ -143,6 +144,7 @@ void vc_daemon_load(vc_daemon_t *d, const char *name, int argc, char **argv)
     }
     vc_log_set_level(d->cfg->log_level);
     vc_log_set_json(d->cfg->log_json);
+    vc_curve_use(d->cfg->curve_secret_key); /* checked by the configuration */
     if (health)
         exit(vc_daemon_health(d));
     if (d->conf_dir && geteuid() == 0 && !d->cfg->allow_root) {

@@ -1,4 +1,5 @@
 #include "vc_zmq.h"
+#include "vc_curve.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -98,6 +99,14 @@ void *vc_socket(void *zctx, int type, const char *endpoint, int bind)
         return NULL;
     int zero = 0;
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
+    if (vc_curve_applies(endpoint)) {
+        int rc = vc_curve_setup(zctx, s, bind);
+        if (rc < 0) {
+            zmq_close(s);
+            errno = -rc;
+            return NULL;
+        }
+    }
     if (bind && strncmp(endpoint, "ipc://", 6) == 0) {
         char *dir = vc_strdup(endpoint + 6);
         char *slash = strrchr(dir, '/');

@@ -37,7 +37,8 @@ int vc_send_proto(void *sock, const ProtobufCMessage *m, int flags);
 int vc_send_bytes(void *sock, const void *data, size_t len, int flags);
 
 /* Creates a socket of the given type, with linger 0, and binds (bind != 0)
- * or connects it to endpoint. For ipc:// binds the directory is created.
+ * or connects it to endpoint. For ipc:// binds the directory is created;
+ * a tcp:// one gets CurveZMQ when the suite has a key (vc_curve.h).
  * Returns NULL with errno set. */
 void *vc_socket(void *zctx, int type, const char *endpoint, int bind);
 
