@@ -519,6 +519,7 @@ static int on_link_message(void *arg, const struct iovec *f, int n)
         key_refused(be, "it asks for the link key, and none is set (link_key, VC_LINK_KEY)");
         return -1;
     }
+    be->told_key = 0; /* it no longer asks */
     vc_frames_copy(&be->fr, f, (size_t)n);
     backend_on_message(be, &be->fr, NULL);
     vc_frames_close(&be->fr);
@@ -565,7 +566,8 @@ static void on_connected(h2o_socket_t *sock, const char *err)
     be->authing = be->addr.ss_family != AF_UNIX && key && *key ? 1 : 0;
     if (!be->authing) {
         be->ob.sock = sock;
-        if (be->was_linked || be->told_absent)
+        /* Not again on each try while the pool refuses us for the key. */
+        if ((be->was_linked || be->told_absent) && !be->told_key)
             vc_log(VC_LOG_INFO, "backend", "linked to the PHP pool at %s", be->endpoint);
     }
     be->was_linked = 1;
