@@ -254,6 +254,8 @@ def test_a_front_without_the_key_is_refused(alone, front_key, front_says):
     assert no_php_answer(alone)  # 2 s: the front tried again twenty times meanwhile
     assert alone.logs("vc-front").count(front_says) == 1  # said once, not once a try
     assert alone.logs("vc-front").count("linked to the PHP pool") <= 1
+    if front_key:  # the pool too says it once in 10 s
+        assert alone.logs("vc-php").count("it does not hold the link key") == 1
 
 
 def test_a_client_that_proves_nothing_is_cut(alone):
