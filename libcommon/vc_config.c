@@ -493,11 +493,6 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     vc_config_sections_init(cfg, data_dir);
 }
 
-/* Applies one "path = text" from the environment or the command line. The
- * pseudo setting "root" sets the document root of the default site;
- * "fallback_root" that of the built-in site only, when no site is
- * enabled (`vc up` without --root: ./public or the example app must not
- * replace a configured site's root). */
 /* VC_ENDPOINTS="php=tcp://10.0.0.2:7001,bus-in=tcp://bus:7100": a
  * container is told where the others are. Each replaces the file's. */
 static int set_endpoints(struct ctx *c, vc_config_t *cfg, const char *text)
@@ -535,6 +530,11 @@ static int set_endpoints(struct ctx *c, vc_config_t *cfg, const char *text)
     return rc;
 }
 
+/* Applies one "path = text" from the environment or the command line. The
+ * pseudo setting "root" sets the document root of the default site;
+ * "fallback_root" that of the built-in site only, when no site is
+ * enabled (`vc up` without --root: ./public or the example app must not
+ * replace a configured site's root). */
 static int apply_override(struct ctx *c, vc_config_t *cfg, const char *path, const char *text, char **root,
                           char **fallback)
 {

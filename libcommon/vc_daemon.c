@@ -170,7 +170,7 @@ void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
     vc_mkdirs(run_dir, 0700);
     d->pidfile = vc_asprintf("%s/%s.pid", run_dir, d->name);
     free(run_dir);
-    pid_t other = vc_proc_pidfile_alive(d->pidfile);
+    pid_t other = vc_proc_pidfile_ours(d->pidfile);
     /* VC_REPLACING: the supervisor starts us to take over from a running
      * copy, which stops once we are ready. */
     int replacing = getenv("VC_REPLACING") != NULL;

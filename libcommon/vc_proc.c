@@ -99,11 +99,17 @@ pid_t vc_proc_pidfile_alive(const char *path)
         return 0;
     if (kill(pid, 0) != 0 && errno == ESRCH)
         return 0;
+    return pid;
+}
+
+pid_t vc_proc_pidfile_ours(const char *path)
+{
+    pid_t pid = vc_proc_pidfile_alive(path);
     /* A pid is reused: a stale file's pid may now be another program's
      * (containers sharing a pid namespace and a volume start over at low
      * pids). Only a process of our own program counts. */
     char theirs[32], ours[32];
-    if (read_comm(pid, theirs, sizeof(theirs)) == 0 && read_comm(0, ours, sizeof(ours)) == 0 &&
+    if (pid > 0 && read_comm(pid, theirs, sizeof(theirs)) == 0 && read_comm(0, ours, sizeof(ours)) == 0 &&
         strcmp(theirs, ours) != 0)
         return 0;
     return pid;

@@ -20,9 +20,11 @@ void vc_proc_unblock_signals(void);
 
 /* Writes the pid file atomically (write a temporary, rename). 0 or -errno. */
 int vc_proc_pidfile_write(const char *path);
-/* The pid in a pid file if that process is alive and runs the same
- * program as we do (its name), else 0. */
+/* The pid in a pid file if that process is alive, else 0. */
 pid_t vc_proc_pidfile_alive(const char *path);
+/* The same, if that process also runs the program we run (its name): a
+ * daemon's own pid file, whose pid may have been reused. */
+pid_t vc_proc_pidfile_ours(const char *path);
 
 /* Takes the readiness descriptor named by VC_READY_FD (close-on-exec,
  * the variable unset); vc_proc_ready() takes it too if not done. */

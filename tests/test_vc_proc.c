@@ -58,7 +58,10 @@ int main(void)
     f = fopen(pidfile, "w");
     fprintf(f, "%d\n", (int)other);
     fclose(f);
-    CHECK(vc_proc_pidfile_alive(pidfile) == 0);
+    CHECK(vc_proc_pidfile_alive(pidfile) == other);
+    CHECK(vc_proc_pidfile_ours(pidfile) == 0);
+    CHECK(vc_proc_pidfile_write(pidfile) == 0);
+    CHECK(vc_proc_pidfile_ours(pidfile) == getpid());
     kill(other, SIGKILL);
     waitpid(other, NULL, 0);
 

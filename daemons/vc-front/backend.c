@@ -468,8 +468,6 @@ static void on_written(h2o_socket_t *sock, const char *err)
     backend_outbox_flush(&be->ob, on_written);
 }
 
-/* A whole message, as frames, to backend_on_message (they outlive the link's
- * buffer: h2o sends the body from them). */
 static void key_refused(backend_t *be, const char *why)
 {
     if (!be->told_key)
@@ -510,6 +508,8 @@ static int authenticate(backend_t *be, const struct iovec *f, int n)
     return -1;
 }
 
+/* A whole message, as frames, to backend_on_message (they outlive the link's
+ * buffer: h2o sends the body from them). */
 static int on_link_message(void *arg, const struct iovec *f, int n)
 {
     backend_t *be = arg;

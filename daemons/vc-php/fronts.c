@@ -351,7 +351,8 @@ static void read_front(fronts_t *fs, size_t slot, fronts_message_cb cb, void *ar
     } else if (rc == -EPROTO) {
         drop(fs, r.l, "a malformed message");
     } else if (rc <= 0) {
-        vc_log(VC_LOG_INFO, "fronts", "a front left (slot %zu)", slot);
+        if (!r.l->authing) /* else it was never a front */
+            vc_log(VC_LOG_INFO, "fronts", "a front left (slot %zu)", slot);
         drop(fs, r.l, NULL);
     }
 }

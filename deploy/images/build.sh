@@ -70,6 +70,7 @@ cp "$here/vc.conf" "$work/common/etc/vc/vc.conf"
 cp "$repo/debian/conf/sites-available/default.conf" "$work/common/etc/vc/sites-enabled/default.conf"
 chown 999:999 "$work/common/var/lib/vc"
 chmod 1777 "$work/common/tmp"
+tar -C "$work/common" --numeric-owner -cf "$work/common.tar" .
 
 for daemon in bus cache php front acme; do
     bin="vc-$daemon"
@@ -91,7 +92,6 @@ for daemon in bus cache php front acme; do
     # The daemon itself from the package given (the root may be older).
     # shellcheck disable=SC2086
     tar -C "$work/pkg" --numeric-owner -rf "$work/$daemon.tar" $ours
-    tar -C "$work/common" --numeric-owner -cf "$work/common.tar" .
     ports=""
     [ "$daemon" = front ] && ports="EXPOSE 8080 8443"
     cat >"$work/Containerfile.$daemon" <<EOF
