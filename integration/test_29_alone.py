@@ -34,9 +34,11 @@ class Alone:
             self.env["VC_ALLOW_ROOT"] = "1"
         self.procs = {}
 
-    def run(self, name, *args, env=None):
-        return subprocess.run([os.path.join(BUILD, "bin", name), "--data", self.data, "--conf", str(self.conf)] +
-                              list(args), capture_output=True, text=True, timeout=20, env=dict(self.env, **(env or {})))
+    def run(self, name, *args, env=None, conf=None, unset=()):
+        """The daemon once, to its exit (--health, or a refusal)."""
+        env = {k: v for k, v in dict(self.env, **(env or {})).items() if k not in unset}
+        return subprocess.run([os.path.join(BUILD, "bin", name), "--data", self.data, "--conf", str(conf or self.conf)] +
+                              list(args), capture_output=True, text=True, timeout=20, env=env)
 
     def start(self, name, env=None):
         log = open(self.dir / f"{name}.log", "a")
@@ -74,7 +76,7 @@ class Alone:
         return rc
 
     def cleanup(self):
-        for name, p in list(self.procs.items()):
+        for p in list(self.procs.values()):
             for c in descendants(p.pid):
                 try:
                     os.kill(c, signal.SIGKILL)
@@ -176,17 +178,13 @@ def test_a_bad_endpoint_in_the_environment_is_refused_with_its_reason(alone, val
 
 
 def test_a_missing_configuration_directory_is_refused(alone):
-    r = subprocess.run([os.path.join(BUILD, "bin", "vc-bus"), "--data", alone.data, "--conf",
-                        str(alone.dir / "nowhere")], capture_output=True, text=True, timeout=20, env=alone.env)
+    r = alone.run("vc-bus", conf=alone.dir / "nowhere")
     assert r.returncode == 1 and "does not exist (--conf)" in r.stderr
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="the refusal is of root")
 def test_alone_as_root_is_refused_unless_allowed(alone):
-    env = dict(alone.env)
-    env.pop("VC_ALLOW_ROOT")
-    r = subprocess.run([os.path.join(BUILD, "bin", "vc-php"), "--data", alone.data, "--conf", str(alone.conf)],
-                       capture_output=True, text=True, timeout=20, env=env)
+    r = alone.run("vc-php", unset=("VC_ALLOW_ROOT",))
     assert r.returncode == 1 and "would stay root" in r.stderr, r.stderr
 
 

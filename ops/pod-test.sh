@@ -46,13 +46,14 @@ fail() {
 now_ms() { date +%s%3N; }
 healthy() { podman healthcheck run "$pod-$1" >/dev/null 2>&1; }
 pid_of() { podman inspect --format '{{.State.Pid}}' "$pod-$1"; }
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 echo "== pod-test: the images"
 VC_IMAGE_TAG=$tag ./deploy/images/build.sh "$@" | tee "$work/images.log" | grep -v '^==' || exit 1
 
 echo "== pod-test: podman kube play deploy/pod.yaml"
-http=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-https=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+http=$(free_port)
+https=$(free_port)
 sed -e "s/^  name: velocity$/  name: $pod/" -e "s/:0\.1\.0$/:$tag/" \
     -e "s/hostPort: 8080/hostPort: $http/" -e "s/hostPort: 8443/hostPort: $https/" deploy/pod.yaml >"$work/pod.yaml"
 grep -q "name: $pod" "$work/pod.yaml" && [ "$(grep -c ":$tag\$" "$work/pod.yaml")" -eq 5 ] ||
@@ -103,7 +104,7 @@ left=$(podman ps -a --format '{{.Names}}' | grep "^$pod" || true)
 echo "== pod-test: two pods over TCP (deploy/pods-tcp.yaml): the link key, CurveZMQ"
 # The manifest's names, keys and ports made the test's (the placeholders
 # are refused as they are).
-http=$(/usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+http=$(free_port)
 # A CurveZMQ secret key, as `vc keygen` makes it.
 LINK_KEY=$(openssl rand -hex 32) CURVE_KEY=$(/usr/bin/python3 -c 'import zmq; print(zmq.curve_keypair()[1].decode())') \
     POD=$pod TAG=$tag HTTP=$http /usr/bin/python3 - deploy/pods-tcp.yaml "$work/pods-tcp.yaml" <<'PY'
