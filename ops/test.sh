@@ -70,4 +70,8 @@ echo "== benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
 echo "== soak (bench/soak, a short run: no failure, memory of every daemon within 5% after warm-up)"
 # A minute is too short to tell a leak from a buffer pool's one-off step:
 # steps under 2 MiB pass here; the 10-minute run (docs/SECURITY.md) has none.
-./bench/soak --minutes 1 --warmup 20 --allow-kib 2048 --out "$(mktemp -d)"
+# Latency is reported, not judged: the bad clients are Python on the same
+# two cores as the server, so a minute's p99 measures the machine's load
+# as much as the front (one CI run: 36 ms alone, 89 ms with them, on every
+# PHP path alike); the 10-minute run judges it.
+./bench/soak --minutes 1 --warmup 20 --allow-kib 2048 --p99-factor 0 --out "$(mktemp -d)"
