@@ -206,13 +206,18 @@ def p99(xs):
     return statistics.quantiles(xs, n=100)[98]
 
 
-def wrk(url, seconds=4, conns=16, script=None):
+def wrk(url, seconds=4, conns=16, script=None, until=None):
     """wrk against url: (requests, [connect, read, write, timeout] socket
-    errors, non-2xx/3xx answers). script: a Lua file (a POST, say)."""
+    errors, non-2xx/3xx answers). script: a Lua file (a POST, say).
+    until: a threading.Event that ends the load early (wrk stops on
+    SIGINT and reports what it did); seconds is then the longest."""
     import re
     cmd = ["wrk", "-t2", f"-c{conns}", f"-d{seconds}s"] + (["-s", script] if script else []) + [url]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=seconds + 30)
-    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", r.stdout)
-    total = int(re.search(r"(\d+) requests in", r.stdout).group(1))
-    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", r.stdout)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if until is not None and until.wait(seconds) and p.poll() is None:
+        p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=seconds + 30)
+    errors = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", out)
+    total = int(re.search(r"(\d+) requests in", out).group(1))
+    non2xx = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
     return total, [int(x) for x in errors.groups()] if errors else [0, 0, 0, 0], int(non2xx.group(1)) if non2xx else 0

@@ -39,10 +39,12 @@ def tls13_ticket(port, sess):
                           "-sess_out", sess], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     p.stdin.write(b"GET / HTTP/1.1\r\nHost: localhost\r\n\r\n")
     p.stdin.flush()
-    # The ticket comes after the handshake: s_client says so, then saves
-    # it at the end of the session.
+    # The ticket comes after the handshake, before any answer on the same
+    # connection: once the answer is here, so is the ticket (s_client
+    # saves it at the end of the session; this one says nothing of it).
     out, deadline = b"", time.monotonic() + 10
-    while b"Post-Handshake New Session Ticket arrived" not in out and time.monotonic() < deadline:
+    while (b"Post-Handshake New Session Ticket arrived" not in out and b"HTTP/1.1 " not in out
+           and time.monotonic() < deadline):
         ready, _, _ = select.select([p.stdout], [], [], max(0, deadline - time.monotonic()))
         chunk = os.read(p.stdout.fileno(), 65536) if ready else b""
         if not chunk:

@@ -39,23 +39,30 @@ def pool_pid(s, other_than=None):
 def restart_php_under_load(s, path, conns=8, restarts=3, script=None, seconds=None):
     """wrk on path while `vc restart php` runs `restarts` times, each once
     the load has reached PHP again; the pool's pid is new each time. The
-    load lasts long enough for every restart (under the sanitizers a fork
-    mode pool serves a few dozen requests a second, and a load that ended
-    before the last restart failed it as "no load reached PHP")."""
+    load ends once the last pool has served it too, or after `seconds`,
+    long enough for every restart (under the sanitizers a fork mode pool
+    serves a few dozen requests a second, and a load that ended before the
+    last restart failed it as "no load reached PHP")."""
     seconds = seconds or 3 + 3 * restarts
     result = {}
+    done = threading.Event()
     t = threading.Thread(target=lambda: result.update(r=wrk(s.url(path), seconds=seconds, conns=conns,
-                                                               script=script)))
+                                                               script=script, until=done)))
     before = php_served(s)
     t.start()
     pids = [pool_pid(s)]
-    for _ in range(restarts):
-        floor = php_served(s)
-        assert wait_for(lambda: php_served(s) > floor + 50, timeout=5), "no load reached PHP"
-        r = s.vc("restart", "php")
-        assert r.returncode == 0, r.stdout + r.stderr
-        pids.append(pool_pid(s, other_than=pids[-1]))
-    t.join()
+    try:
+        for i in range(restarts + 1):
+            floor = php_served(s)
+            assert wait_for(lambda: php_served(s) > floor + 50, timeout=5), "no load reached PHP"
+            if i == restarts:
+                break  # the last pool has served the load too: enough
+            r = s.vc("restart", "php")
+            assert r.returncode == 0, r.stdout + r.stderr
+            pids.append(pool_pid(s, other_than=pids[-1]))
+    finally:
+        done.set()
+        t.join()
     total, (connect, read, write, timeout), non2xx = result["r"]
     assert len(set(pids)) == restarts + 1, pids
     assert total > 200 and php_served(s) - before >= total, (total, php_served(s) - before)
