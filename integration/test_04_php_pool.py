@@ -300,7 +300,9 @@ def test_reload_under_load_fails_nothing(make_suite):
     for _ in range(10):
         r = s.vc("reload")
         assert r.returncode == 0, r.stderr
-        time.sleep(1.0)
+        # Some of the load served between two reloads.
+        floor = len(codes)
+        assert wait_for(lambda: len(codes) >= floor + 20, timeout=10), "the load stopped"
     stop.set()
     for t in threads:
         t.join()
