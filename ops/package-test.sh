@@ -13,6 +13,7 @@
 # Needs root (podman with runc; Debian's podman, runc, mmdebstrap, debhelper
 # and lintian: ops/install-deps.sh). About 3 minutes.
 # Usage: ops/package-test.sh [VELOCITY.deb]   (default: built here as 0.1.0)
+#        VC_DEBIAN_ROOT=DIR ops/package-test.sh ...   also leaves the root in DIR
 set -eu
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "package-test: needs root (podman with systemd as init)"; exit 1; }
@@ -70,10 +71,18 @@ chmod 0644 "$v1" "$v2"
 echo "== package-test: a Debian 12 root with systemd and velocity $old_version (mmdebstrap)"
 # The host's own Debian sources (its mirror), and the package installed by
 # apt from its file, with its dependencies from the archive.
-mmdebstrap --variant=minbase --include=systemd-sysv,curl,procps,ca-certificates --include="$v1" \
+# VC_DEBIAN_ROOT=DIR keeps the root there too, for deploy/images/build.sh
+# (VC_IMAGES_ROOT), with what the images add: ops/test.sh makes one root
+# for both tests, not two.
+extra=${VC_DEBIAN_ROOT:+,tzdata,netbase}
+mmdebstrap --variant=minbase --include=systemd-sysv,curl,procps,ca-certificates$extra --include="$v1" \
     --hook-dir=/usr/share/mmdebstrap/hooks/file-mirror-automount \
     bookworm "$work/root.tar" - </etc/apt/sources.list.d/debian.sources >"$work/mmdebstrap.log" 2>&1 ||
     { tail -20 "$work/mmdebstrap.log"; exit 1; }
+if [ -n "${VC_DEBIAN_ROOT:-}" ]; then
+    mkdir -p "$VC_DEBIAN_ROOT"
+    tar -C "$VC_DEBIAN_ROOT" --numeric-owner -xf "$work/root.tar"
+fi
 # An imported root has no PATH in its image configuration.
 podman import --change 'CMD ["/sbin/init"]' \
     --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \

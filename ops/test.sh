@@ -56,9 +56,11 @@ if [ "$(id -u)" -eq 0 ]; then
     echo "== the Debian package (ops/package.sh: dpkg-buildpackage, lintian)"
     ./ops/package.sh "$debs" 0.1.0
     echo "== the Debian package: installed in a fresh Debian 12 under systemd, upgraded under load, purged"
-    ./ops/package-test.sh "$debs"/velocity_0.1.0_amd64.deb
+    # One Debian root for both tests: the images are cut from the one the
+    # package was installed in (a second mmdebstrap costs over a minute).
+    VC_DEBIAN_ROOT="$debs/root" ./ops/package-test.sh "$debs"/velocity_0.1.0_amd64.deb
     echo "== the images and the pod: podman kube play deploy/pod.yaml, each container killed and started again"
-    ./ops/pod-test.sh "$debs"/velocity_0.1.0_amd64.deb
+    VC_IMAGES_ROOT="$debs/root" ./ops/pod-test.sh "$debs"/velocity_0.1.0_amd64.deb
     rm -rf "$debs"
 else
     echo "skipped: ops/package-test.sh and ops/pod-test.sh need root (podman)"
