@@ -4,12 +4,10 @@ import os
 import re
 import select
 import socket
-import ssl
 import subprocess
 import threading
 import time
 
-import pytest
 import requests
 
 from conftest import FIXTURES, curl, wrk
@@ -355,7 +353,11 @@ def test_connection_limit(make_suite, tmp_path):
     (conf / "vc.conf").write_text("front: { max_connections = 5; };\n")
     s = make_suite(conf=str(conf)).start()
     held = [socket.create_connection(("127.0.0.1", s.http)) for _ in range(5)]
-    time.sleep(0.3)
+
+    def open_now():
+        text = requests.get(f"http://127.0.0.1:{s.admin}/metrics").text
+        return int(re.search(r'vc_front_connections\{front="vc-front"\} (\d+)', text).group(1))
+    assert wait_for(lambda: open_now() == 5), open_now()  # all five accepted
     extra = socket.create_connection(("127.0.0.1", s.http))
     extra.settimeout(3)
     extra.sendall(b"GET /hello.php HTTP/1.1\r\nHost: x\r\n\r\n")
@@ -365,7 +367,7 @@ def test_connection_limit(make_suite, tmp_path):
         got = b""
     assert got == b""  # closed at once, no answer
     held.pop().close()
-    time.sleep(0.3)
+    assert wait_for(lambda: open_now() < 5)  # the front saw it go
     assert requests.get(s.url("/hello.php"), timeout=5).status_code == 200
     text = requests.get(f"http://127.0.0.1:{s.admin}/metrics").text
     assert re.search(r'vc_front_connections_refused_total\{front="vc-front"\} [1-9]', text)

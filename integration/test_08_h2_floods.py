@@ -76,7 +76,6 @@ def test_ping_and_settings_floods_are_bounded_and_cut(make_suite, tmp_path):
     """h2o stops reading a client that does not read its ACKs (backpressure),
     so memory stays bounded; the watchdog then cuts the connection once
     nothing has moved for the idle timeout plus 5 s."""
-    import threading
     conf = tmp_path / "etc"
     conf.mkdir()
     (conf / "vc.conf").write_text('front: { idle_timeout = "2s"; };\n')

@@ -5,7 +5,6 @@ site A on the default pool (www-data, open_basedir off, so only Unix
 permissions keep it out), site B on pool "shop" (nobody, open_basedir on,
 admin settings). Started as a normal user, the suite runs as that user and
 says what it cannot do."""
-import json
 import os
 import pwd
 import grp

@@ -3,7 +3,6 @@ sites on two pools, the same user for both (as a normal user's start, or
 root with allow_root, has it), so only the walls can tell them apart. Pool
 "shop" has php.private_mounts and php.syscall_filter; the default pool has
 neither. Runs started as root and as a normal user alike."""
-import json
 import os
 import shutil
 import tempfile

@@ -7,7 +7,6 @@ import os
 import re
 import signal
 import subprocess
-import time
 import uuid
 from urllib.parse import quote
 
