@@ -297,16 +297,32 @@ def test_limits_413_431_408(make_suite, tmp_path):
         assert data == b"" or data.startswith(b"HTTP/1.1 408")
 
 
+def front_requests(s):
+    """Requests answered, from the metrics of the front that answers them
+    (-1 while a front being replaced does not answer)."""
+    try:
+        text = requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).text
+    except requests.RequestException:
+        return -1
+    return sum(int(n) for n in re.findall(r'^vc_front_requests_total\{front="[^"]+"\} (\d+)', text, re.M))
+
+
 def test_restart_front_refuses_no_connection(suite):
-    result = {}
-    t = threading.Thread(target=lambda: result.update(r=wrk(suite.url("/style.css"), seconds=5)))
+    """Three restarts, each once the load has moved on by 500 requests, and
+    500 more after the last; no connection refused or cut."""
+    result, done = {}, threading.Event()
+    t = threading.Thread(target=lambda: result.update(r=wrk(suite.url("/style.css"), seconds=10, until=done)))
     t.start()
-    time.sleep(1)
-    for _ in range(3):
-        r = suite.vc("restart", "front")
-        assert r.returncode == 0, r.stderr
-        time.sleep(0.5)
-    t.join()
+    try:
+        for i in range(4):
+            floor = max(front_requests(suite), 0)
+            assert wait_for(lambda: front_requests(suite) > floor + 500, timeout=5), "the load did not move"
+            if i < 3:
+                r = suite.vc("restart", "front")
+                assert r.returncode == 0, r.stderr
+    finally:
+        done.set()
+        t.join()
     total, (connect, read, write, timeout), non2xx = result["r"]
     assert total > 1000 and connect == 0 and read == 0 and write == 0 and non2xx == 0, result
 
@@ -318,7 +334,7 @@ def test_killed_front_with_a_sibling_refuses_no_connection(make_suite):
     result = {}
     t = threading.Thread(target=lambda: result.update(r=wrk(s.url("/style.css"), seconds=4)))
     t.start()
-    time.sleep(1)
+    time.sleep(1)  # a second of the load on both, then three on the sibling
     os.kill(s.daemon_pid("vc-front"), 9)
     t.join()
     total, (connect, read, write, timeout), non2xx = result["r"]
