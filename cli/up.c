@@ -404,7 +404,11 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         vc_log(VC_LOG_CRIT, "up", "%s", err);
         return 1;
     }
-    /* The ports are bound here, once, and handed to every front. */
+    /* The ports are bound here, once, and handed to every front; those
+     * systemd bound for us (velocity.socket) are taken as they are. */
+    int nsystemd = sd_listen_fds(1);
+    for (int i = 0; i < nsystemd; i++)
+        vc_listen_adopt(SD_LISTEN_FDS_START + i);
     for (size_t i = 0; i < s.cfg->nlisten; i++)
         if (vc_listen_open(s.cfg->listen[i], VC_LISTEN_HTTP, &s.listeners, &s.nlisteners) < 0)
             return 1;
@@ -416,6 +420,7 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     if (s.cfg->admin_listen && *s.cfg->admin_listen &&
         vc_listen_open(s.cfg->admin_listen, VC_LISTEN_ADMIN, &s.listeners, &s.nlisteners) < 0)
         return 1;
+    vc_listen_adopted_unused();
     /* Each daemon its supervision entry asks for (vc_settings.h), in its
      * order: fronts, front.processes of them; PHP, one per pool. */
     size_t nsections = 0, ndaemons = 0, nprocs = 0;

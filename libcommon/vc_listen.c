@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -36,6 +37,118 @@ static int open_one(const struct sockaddr *sa, socklen_t len, const char *spec)
         return -1;
     }
     return fd;
+}
+
+/* Sockets handed over already bound (systemd's socket activation), each
+ * waiting for the listen line with its address. */
+typedef struct adopted {
+    int fd;
+    struct sockaddr_storage addr;
+    int dual; /* an IPv6 socket that takes IPv4 too (IPV6_V6ONLY off) */
+    int taken;
+} adopted_t;
+static adopted_t *adopted;
+static size_t nadopted;
+
+static void describe(const struct sockaddr_storage *ss, char *out, size_t len)
+{
+    char host[INET6_ADDRSTRLEN] = "?";
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+        snprintf(out, len, "%s:%u", host, (unsigned)ntohs(a->sin_port));
+    } else {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+        snprintf(out, len, "[%s]:%u", host, (unsigned)ntohs(a->sin6_port));
+    }
+}
+
+int vc_listen_adopt(int fd)
+{
+    int type = 0, accepting = 0;
+    socklen_t tl = sizeof(type), al = sizeof(accepting);
+    adopted_t a = {.fd = fd};
+    socklen_t len = sizeof(a.addr);
+    if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_STREAM ||
+        getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &al) != 0 || !accepting ||
+        getsockname(fd, (struct sockaddr *)&a.addr, &len) != 0 ||
+        (a.addr.ss_family != AF_INET && a.addr.ss_family != AF_INET6)) {
+        vc_log(VC_LOG_WARN, "listen", "fd %d handed over is not a listening TCP socket: closed", fd);
+        close(fd);
+        return -1;
+    }
+    if (a.addr.ss_family == AF_INET6) {
+        int v6only = 1;
+        socklen_t vl = sizeof(v6only);
+        getsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, &vl);
+        a.dual = !v6only;
+    }
+    /* As open_one() makes its own: close-on-exec (the fronts get them
+     * through VC_LISTEN_FDS), non-blocking, no Nagle. */
+    int one = 1;
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    adopted = vc_realloc(adopted, (nadopted + 1) * sizeof(*adopted));
+    adopted[nadopted++] = a;
+    return 0;
+}
+
+/* The socket handed over for sa (dual: only one that takes IPv4 too), or -1. */
+static int take_adopted(const struct sockaddr *sa, const char *spec, int dual)
+{
+    for (size_t i = 0; i < nadopted; i++) {
+        adopted_t *a = &adopted[i];
+        if (a->taken || a->addr.ss_family != sa->sa_family || (dual && !a->dual))
+            continue;
+        int same;
+        if (sa->sa_family == AF_INET) {
+            const struct sockaddr_in *x = (const struct sockaddr_in *)sa, *y = (const struct sockaddr_in *)&a->addr;
+            same = x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+        } else {
+            const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)sa, *y = (const struct sockaddr_in6 *)&a->addr;
+            same = x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
+        }
+        if (!same)
+            continue;
+        a->taken = 1;
+        char where[80];
+        describe(&a->addr, where, sizeof(where));
+        vc_log(VC_LOG_INFO, "listen", "\"%s\": the socket handed over for %s%s", spec, where,
+               a->dual ? " (IPv4 too)" : "");
+        return a->fd;
+    }
+    return -1;
+}
+
+/* The handed-over socket for sa, else a new one bound here. */
+static int adopt_or_open(const struct sockaddr *sa, socklen_t len, const char *spec)
+{
+    int fd = take_adopted(sa, spec, 0);
+    return fd >= 0 ? fd : open_one(sa, len, spec);
+}
+
+size_t vc_listen_adopted_unused(void)
+{
+    size_t unused = 0;
+    for (size_t i = 0; i < nadopted; i++) {
+        if (adopted[i].taken)
+            continue;
+        char where[80];
+        describe(&adopted[i].addr, where, sizeof(where));
+        vc_log(VC_LOG_WARN, "listen",
+               "a socket for %s was handed over (systemd's velocity.socket?) but no listen line names it: "
+               "connections there are never answered; name it in the configuration or remove it from the "
+               "socket unit",
+               where);
+        close(adopted[i].fd);
+        unused++;
+    }
+    free(adopted);
+    adopted = NULL;
+    nadopted = 0;
+    return unused;
 }
 
 static void push(vc_listener_t **ls, size_t *n, int fd, int kind, const char *spec)
@@ -71,11 +184,18 @@ int vc_listen_open(const char *spec, int kind, vc_listener_t **fds, size_t *nfds
         struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
         struct sockaddr_in6 a6 = {
             .sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = in6addr_any};
-        int fd = open_one((struct sockaddr *)&a4, sizeof(a4), spec);
+        /* systemd's ListenStream=PORT is one IPv6 socket that takes IPv4
+         * too: it is both of ours. */
+        int fd = take_adopted((struct sockaddr *)&a6, spec, 1);
+        if (fd >= 0) {
+            push(fds, nfds, fd, kind, spec);
+            return 1;
+        }
+        fd = adopt_or_open((struct sockaddr *)&a4, sizeof(a4), spec);
         if (fd < 0)
             return -1;
         push(fds, nfds, fd, kind, spec);
-        fd = open_one((struct sockaddr *)&a6, sizeof(a6), spec);
+        fd = adopt_or_open((struct sockaddr *)&a6, sizeof(a6), spec);
         if (fd >= 0)
             push(fds, nfds, fd, kind, spec);
         return fd >= 0 ? 2 : 1;
@@ -88,9 +208,9 @@ int vc_listen_open(const char *spec, int kind, vc_listener_t **fds, size_t *nfds
     struct sockaddr_in6 a6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
     int fd;
     if (inet_pton(AF_INET, host, &a4.sin_addr) == 1)
-        fd = open_one((struct sockaddr *)&a4, sizeof(a4), spec);
+        fd = adopt_or_open((struct sockaddr *)&a4, sizeof(a4), spec);
     else if (inet_pton(AF_INET6, host, &a6.sin6_addr) == 1)
-        fd = open_one((struct sockaddr *)&a6, sizeof(a6), spec);
+        fd = adopt_or_open((struct sockaddr *)&a6, sizeof(a6), spec);
     else {
         vc_log(VC_LOG_ERR, "listen", "\"%s\": the host must be an IP address", spec);
         return -1;

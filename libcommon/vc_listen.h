@@ -1,7 +1,7 @@
 /*
  * vc_listen: listening sockets from "host:port" strings (":8080" is every
- * IPv4 and IPv6 address, "127.0.0.1:8080" and "[::1]:8443" one each), with
- * SO_REUSEPORT; and the hand-over of listeners from the supervisor to the
+ * IPv4 and IPv6 address, "127.0.0.1:8080" and "[::1]:8443" one each), bound
+ * here or taken from systemd's socket activation; and the hand-over of listeners from the supervisor to the
  * front processes (VC_LISTEN_FDS), so a front can restart without the port
  * ever closing.
  */
@@ -23,6 +23,15 @@ typedef struct vc_listener {
  * Returns how many, or -1 with a log line (bad spec, bind failed). The
  * fds are close-on-exec. */
 int vc_listen_open(const char *spec, int kind, vc_listener_t **ls, size_t *n);
+
+/* A socket handed over already bound and listening (systemd's socket
+ * activation): the vc_listen_open() whose spec names its address takes it
+ * instead of binding. Returns -1 (and closes it, with a log line) if fd is
+ * not a listening TCP socket. */
+int vc_listen_adopt(int fd);
+/* Once every listen line is open: closes the handed-over sockets no line
+ * named, with a warning each (nobody would answer there). How many. */
+size_t vc_listen_adopted_unused(void);
 
 /* "fd:kind:spec;..." for VC_LISTEN_FDS; caller frees. */
 char *vc_listen_export(const vc_listener_t *ls, size_t n);

@@ -9,6 +9,9 @@
 #   - an upgrade to the second version under a load of new connections
 #     fails no request, keeps the configuration (an edited conffile) and
 #     the state (the session ticket keys), and runs the new daemons;
+#   - with velocity.socket enabled, the first connection starts the
+#     service, vc up takes the ports systemd bound, and a restart of the
+#     whole service under load fails no request;
 #   - remove stops every process; purge leaves none of the package's files.
 # Needs root (podman with runc; Debian's podman, runc, mmdebstrap, debhelper
 # and lintian: ops/install-deps.sh). About 3 minutes.
@@ -90,6 +93,26 @@ podman import --change 'CMD ["/sbin/init"]' \
 rm -f "$work/root.tar"
 podman run -d --name "$name" --systemd=always --network=none "$image" >/dev/null
 
+# New connections, one after another, until load_check: each one's status
+# in /tmp/codes (a refused connection is 000).
+load_start() {
+    in_box sh -c 'rm -f /tmp/codes /tmp/load.stop /tmp/load.done; (while [ ! -e /tmp/load.stop ]; do
+        curl -s -o /dev/null -m 20 -w "%{http_code}\n" http://127.0.0.1/ >>/tmp/codes; done; touch /tmp/load.done) \
+        >/dev/null 2>&1 &'
+    wait_for 10 'test -s /tmp/codes' || fail "the load did not start"
+}
+# The load goes on until 50 more requests were answered, then stops; any
+# answer but 200 fails. $1: what it ran through.
+load_check() {
+    after=$(in_box sh -c 'wc -l </tmp/codes')
+    wait_for 30 "[ \$(wc -l </tmp/codes) -ge $((after + 50)) ]" || fail "no requests answered after the $1"
+    in_box touch /tmp/load.stop
+    wait_for 30 'test -e /tmp/load.done' || fail "the load did not stop"
+    codes=$(in_box sh -c 'sort /tmp/codes | uniq -c')
+    echo "   requests during the $1: $codes"
+    if echo "$codes" | grep -v ' 200$' | grep -q .; then fail "requests failed during the $1: $codes"; fi
+}
+
 echo "== package-test: installed: systemctl, a PHP page, journalctl, reload"
 wait_for 60 'systemctl is-active --quiet velocity' || fail "velocity is not active"
 in_box systemctl status velocity --no-pager | grep -q 'Status: "serving http :80, https :443"' ||
@@ -109,21 +132,10 @@ pids_before=$(in_box pgrep -d, -x 'vc-front|vc-php|vc-bus')
 
 echo "== package-test: upgrade to $new_version under load"
 podman cp "$v2" "$name:/tmp/velocity-new.deb"
-# New connections, one after another, for the whole upgrade.
-in_box sh -c 'rm -f /tmp/codes /tmp/load.stop; (while [ ! -e /tmp/load.stop ]; do
-    curl -s -o /dev/null -m 20 -w "%{http_code}\n" http://127.0.0.1/ >>/tmp/codes; done; touch /tmp/load.done) \
-    >/dev/null 2>&1 &'
-wait_for 10 'test -s /tmp/codes' || fail "the load did not start"
+load_start
 in_box env DEBIAN_FRONTEND=noninteractive dpkg -i --force-confold /tmp/velocity-new.deb >"$work/upgrade.log" 2>&1 ||
     { cat "$work/upgrade.log"; fail "dpkg -i of the new version failed"; }
-# The load goes on until the new daemons have answered 50 more requests.
-after=$(in_box sh -c 'wc -l </tmp/codes')
-wait_for 30 "[ \$(wc -l </tmp/codes) -ge $((after + 50)) ]" || fail "no requests answered after the upgrade"
-in_box touch /tmp/load.stop
-wait_for 30 'test -e /tmp/load.done' || fail "the load did not stop"
-codes=$(in_box sh -c 'sort /tmp/codes | uniq -c')
-echo "   requests during the upgrade: $codes"
-echo "$codes" | grep -v ' 200$' | grep -q . && fail "requests failed during the upgrade: $codes"
+load_check upgrade
 in_box dpkg-query -W -f '${Version}' velocity | grep -qxF "$new_version" || fail "$new_version is not installed"
 in_box grep -q 'admin_listen = "127.0.0.1:8082";   # edited' /etc/vc/vc.conf || fail "the edited conffile was replaced"
 [ "$(in_box sha256sum /var/lib/vc/tls/tickets)" = "$tickets_before" ] || fail "the state was not kept"
@@ -131,6 +143,20 @@ pids_after=$(in_box pgrep -d, -x 'vc-front|vc-php|vc-bus')
 [ "$pids_after" != "$pids_before" ] || fail "the daemons were not replaced by the new binaries"
 in_box systemctl is-active --quiet velocity || fail "velocity is not active after the upgrade"
 in_box curl -sf http://127.0.0.1/ | grep -q "Hello, world!" || fail "no page after the upgrade"
+
+echo "== package-test: socket activation (velocity.socket)"
+in_box systemctl stop velocity
+in_box systemctl enable --now velocity.socket >/dev/null 2>&1 || fail "velocity.socket did not start"
+in_box systemctl is-active --quiet velocity && fail "velocity runs before any connection"
+wait_for 20 'curl -sf -m 20 http://127.0.0.1/ | grep -q "Hello, world!"' || fail "a connection did not start velocity"
+in_box systemctl is-active --quiet velocity || fail "velocity is not active after the first connection"
+in_box journalctl -u velocity --no-pager | grep -q '":80": the socket handed over for \[::\]:80 (IPv4 too)' ||
+    fail "vc up did not take the port systemd bound"
+# The whole service restarted under load: the port stays open, held by
+# systemd, and what arrives meanwhile waits in its queue.
+load_start
+in_box systemctl restart velocity || fail "systemctl restart velocity failed"
+load_check "restart of velocity.service"
 
 echo "== package-test: remove, then purge"
 in_box env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q velocity >"$work/remove.log" 2>&1 ||
@@ -141,6 +167,8 @@ wait_for 30 "! pgrep -x '$suite'" || fail "processes left after remove: $(in_box
 in_box env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q velocity >"$work/purge.log" 2>&1 ||
     { cat "$work/purge.log"; fail "apt-get purge failed"; }
 left=$(in_box sh -c 'ls -d /etc/vc /var/lib/vc /var/log/vc /usr/bin/vc* /usr/share/velocity \
-    /lib/systemd/system/velocity.service /etc/logrotate.d/velocity /etc/systemd/system/multi-user.target.wants/velocity.service 2>/dev/null' || true)
+    /lib/systemd/system/velocity.service /etc/logrotate.d/velocity /etc/systemd/system/multi-user.target.wants/velocity.service \
+    /lib/systemd/system/velocity.socket /etc/systemd/system/sockets.target.wants/velocity.socket 2>/dev/null' || true)
 [ -z "$left" ] || fail "left after purge: $left"
+in_box systemctl is-active --quiet velocity.socket && fail "velocity.socket still holds the ports after purge"
 echo "package-test: all passed"
