@@ -14,7 +14,7 @@
 #     whole service under load fails no request;
 #   - remove stops every process; purge leaves none of the package's files.
 # Needs root (podman with runc; Debian's podman, runc, mmdebstrap, debhelper
-# and lintian: ops/install-deps.sh). About 3 minutes.
+# and lintian: ops/install-deps.sh). About 75 s with the package built.
 # Usage: ops/package-test.sh [VELOCITY.deb]   (default: built here as 0.1.0)
 #        VC_DEBIAN_ROOT=DIR ops/package-test.sh ...   also leaves the root in DIR
 set -eu
