@@ -1,9 +1,9 @@
 /*
  * vc_listen: listening sockets from "host:port" strings (":8080" is every
  * IPv4 and IPv6 address, "127.0.0.1:8080" and "[::1]:8443" one each), bound
- * here or taken from systemd's socket activation; and the hand-over of listeners from the supervisor to the
- * front processes (VC_LISTEN_FDS), so a front can restart without the port
- * ever closing.
+ * here or taken from systemd's socket activation; and the hand-over of
+ * listeners from the supervisor to the front processes (VC_LISTEN_FDS), so
+ * a front can restart without the port ever closing.
  */
 #ifndef VC_LISTEN_H
 #define VC_LISTEN_H
