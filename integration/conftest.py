@@ -111,6 +111,17 @@ class Suite:
         r = self.vc("events", "--json", "--since", since, check=True)
         return [json.loads(line) for line in r.stdout.splitlines() if line.strip()]
 
+    def events_of(self, topic, enough=bool, timeout=10.0):
+        """The events on `topic`, once `enough(them)` (or at the timeout).
+        An event travels (daemon, bus, store) apart from the answer or the
+        log line a test saw: it may land a moment after them."""
+        deadline = time.monotonic() + timeout
+        while True:
+            got = [e for e in self.events() if e["topic"] == topic]
+            if enough(got) or time.monotonic() > deadline:
+                return got
+            time.sleep(0.1)
+
     def stop(self, check=True, timeout=5.0):
         """SIGTERM to `vc up`; every process it started must be gone in time."""
         if self.proc is None:

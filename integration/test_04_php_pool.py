@@ -242,7 +242,7 @@ def test_killed_worker_costs_its_client_a_502_and_nothing_else(make_suite):
     assert took < 5.0  # answered at the crash, not after the sleep
     assert others and all(c == 200 for c in others), others
     assert back is not None and back < 0.5, back
-    crashed = [e for e in s.events() if e["topic"] == "php.worker.crashed"]
+    crashed = s.events_of("php.worker.crashed")
     assert crashed and crashed[-1]["fields"]["action"] == "502"
     assert "sleep.php" in crashed[-1]["fields"]["request"]
 
@@ -259,8 +259,8 @@ def test_killed_worker_retries_an_unstarted_get(make_suite):
     os.kill(busy_worker(s), signal.SIGKILL)
     t.join()
     assert result["r"].status_code == 200 and result["r"].text.startswith("slept ")
-    crashed = [e for e in s.events() if e["topic"] == "php.worker.crashed"]
-    assert crashed[-1]["fields"]["action"] == "retried"
+    crashed = s.events_of("php.worker.crashed")
+    assert crashed and crashed[-1]["fields"]["action"] == "retried"
 
 
 def test_script_past_its_time_limit_is_killed(make_suite):
@@ -337,8 +337,9 @@ def test_scale_and_workers_commands(make_suite):
     assert s.vc("scale", "1").returncode == 0
     assert wait_for(lambda: len(php_status(s)["workers"]) == 1)
     assert s.vc("scale", "zero").returncode != 0
-    scaled = [e for e in s.events() if e["topic"] == "php.pool.scaled"]
-    assert [e["fields"]["workers"] for e in scaled][-2:] == ["5", "1"]
+    def counts(scaled):
+        return [e["fields"]["workers"] for e in scaled][-2:]
+    assert counts(s.events_of("php.pool.scaled", lambda e: counts(e) == ["5", "1"])) == ["5", "1"]
     assert requests.get(s.url("/hello.php")).status_code == 200
 
 
@@ -380,9 +381,8 @@ def test_max_requests_and_memory_ceiling_recycle(make_suite, tmp_path):
     # 45 requests on two workers that each serve 10: at least three have
     # been recycled, but the last one's exit may be reaped (and its event
     # published) after its response reached us.
-    def recycled():
-        return [e for e in s.events() if e["topic"] == "php.worker.recycled"]
-    assert wait_for(lambda: len(recycled()) >= 3), recycled()
+    recycled = s.events_of("php.worker.recycled", lambda e: len(e) >= 3)
+    assert len(recycled) >= 3, recycled
     s.stop()
     (conf / "vc.conf").write_text('php: { workers = 2; max_memory = "1M"; };\n')
     s = make_suite(root=DOCROOT, conf=str(conf)).start()
@@ -440,8 +440,8 @@ def test_crash_loop_backs_off(make_suite):
     for _ in range(8):
         requests.post(s.url("/crash.php"), data={"x": 1}, timeout=10)
     assert wait_for(lambda: "waiting" in s.logs() and "before the next fork" in s.logs(), timeout=5)
-    crashed = [e for e in s.events() if e["topic"] == "php.worker.crashed"]
-    assert len(crashed) >= 5
+    crashed = s.events_of("php.worker.crashed", lambda e: len(e) >= 5)
+    assert len(crashed) >= 5, crashed
     # It comes back once the backoff is over.
     assert wait_for(lambda: requests.get(s.url("/hello.php"), timeout=15).status_code == 200, timeout=20)
 

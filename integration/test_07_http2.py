@@ -151,7 +151,7 @@ def test_an_address_cut_twice_is_refused(make_suite, tmp_path):
     again.settimeout(5)
     assert again.recv(100).startswith(b"HTTP/1.1 200")
     again.close()
-    events = [e for e in s.events() if e["topic"] == "front.client.banned"]
+    events = s.events_of("front.client.banned")
     assert events and events[0]["fields"]["address"] == ATTACKER
 
 
