@@ -50,18 +50,12 @@ typedef struct adopted {
 static adopted_t *adopted;
 static size_t nadopted;
 
-static void describe(const struct sockaddr_storage *ss, char *out, size_t len)
+/* "1.2.3.4:80" or "[::]:80": for log lines, and to match a listen line. */
+static void describe(const struct sockaddr *sa, char *out, size_t len)
 {
-    char host[INET6_ADDRSTRLEN] = "?";
-    if (ss->ss_family == AF_INET) {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)ss;
-        inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-        snprintf(out, len, "%s:%u", host, (unsigned)ntohs(a->sin_port));
-    } else {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)ss;
-        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-        snprintf(out, len, "[%s]:%u", host, (unsigned)ntohs(a->sin6_port));
-    }
+    char host[INET6_ADDRSTRLEN];
+    unsigned port = vc_sockaddr_host(sa, host, sizeof(host));
+    snprintf(out, len, sa->sa_family == AF_INET6 ? "[%s]:%u" : "%s:%u", host, port);
 }
 
 int vc_listen_adopt(int fd)
@@ -100,22 +94,15 @@ static int take_adopted(const struct sockaddr *sa, const char *spec, int dual)
 {
     for (size_t i = 0; i < nadopted; i++) {
         adopted_t *a = &adopted[i];
-        if (a->taken || a->addr.ss_family != sa->sa_family || (dual && !a->dual))
+        if (a->taken || (dual && !a->dual))
             continue;
-        int same;
-        if (sa->sa_family == AF_INET) {
-            const struct sockaddr_in *x = (const struct sockaddr_in *)sa, *y = (const struct sockaddr_in *)&a->addr;
-            same = x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
-        } else {
-            const struct sockaddr_in6 *x = (const struct sockaddr_in6 *)sa, *y = (const struct sockaddr_in6 *)&a->addr;
-            same = x->sin6_port == y->sin6_port && !memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr));
-        }
-        if (!same)
+        char want[80], have[80];
+        describe(sa, want, sizeof(want));
+        describe((const struct sockaddr *)&a->addr, have, sizeof(have));
+        if (strcmp(want, have) != 0)
             continue;
         a->taken = 1;
-        char where[80];
-        describe(&a->addr, where, sizeof(where));
-        vc_log(VC_LOG_INFO, "listen", "\"%s\": the socket handed over for %s%s", spec, where,
+        vc_log(VC_LOG_INFO, "listen", "\"%s\": the socket handed over for %s%s", spec, have,
                a->dual ? " (IPv4 too)" : "");
         return a->fd;
     }
@@ -136,7 +123,7 @@ size_t vc_listen_adopted_unused(void)
         if (adopted[i].taken)
             continue;
         char where[80];
-        describe(&adopted[i].addr, where, sizeof(where));
+        describe((const struct sockaddr *)&adopted[i].addr, where, sizeof(where));
         vc_log(VC_LOG_WARN, "listen",
                "a socket for %s was handed over (systemd's velocity.socket?) but no listen line names it: "
                "connections there are never answered; name it in the configuration or remove it from the "
