@@ -134,3 +134,29 @@ int vc_wait_readable(void *sock, long timeout_ms)
         return -errno;
     return rc;
 }
+
+int vc_zmsg_peer(zmq_msg_t *m, uid_t *uid, pid_t *pid)
+{
+    const char *addr = zmq_msg_gets(m, "Peer-Address");
+    if (addr == NULL)
+        return -1;
+    /* The last three fields, read from the end. */
+    const char *colon[3] = {NULL, NULL, NULL};
+    int found = 0;
+    for (const char *p = addr + strlen(addr); p > addr && found < 3;)
+        if (*--p == ':')
+            colon[found++] = p;
+    if (found < 3)
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long u = strtoul(colon[2] + 1, &end, 10);
+    if (errno || end != colon[1] || end == colon[2] + 1 || u > (uid_t)-1)
+        return -1;
+    long p = strtol(colon[0] + 1, &end, 10);
+    if (errno || *end || end == colon[0] + 1 || p <= 0)
+        return -1;
+    *uid = (uid_t)u;
+    *pid = (pid_t)p;
+    return 0;
+}

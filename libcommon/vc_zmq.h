@@ -9,6 +9,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <sys/uio.h>
 #include <zmq.h>
 
@@ -45,6 +46,13 @@ void *vc_socket(void *zctx, int type, const char *endpoint, int bind);
 /* Wait for one socket to become readable for up to timeout_ms (-1: for
  * ever). 1 readable, 0 timeout, negative errno. */
 int vc_wait_readable(void *sock, long timeout_ms);
+
+/* Who sent m on an ipc:// socket: the kernel's SO_PEERCRED of the
+ * connection, which ZeroMQ puts in the "Peer-Address" property as
+ * "...:UID:GID:PID". Returns 0, or -1 if m carries none. Only meaningful
+ * for a socket bound to ipc:// (a tcp:// peer's address has colons of
+ * its own): callers know which they bound. */
+int vc_zmsg_peer(zmq_msg_t *m, uid_t *uid, pid_t *pid);
 
 /* Limits on what we accept from a peer. */
 #define VC_MSG_MAX_FRAMES 4096

@@ -6,6 +6,7 @@
  */
 #include "journal.h"
 #include "rooms.h"
+#include "senders.h"
 #include "settings.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"
@@ -31,6 +32,7 @@ typedef struct bus {
     journal_t *journal;
     rooms_relay_t *rooms;
     webhooks_t *webhooks;
+    senders_t *senders;
     uint64_t forwarded, malformed;
     uint64_t not_journaled;       /* events the journal could not take since it last could */
     uint64_t not_journaled_total; /* ever */
@@ -49,6 +51,7 @@ static void on_reload(bus_t *b, Vc__Reply *reply)
         return;
     }
     webhooks_configure(b->webhooks, cfg);
+    senders_configure(b->senders, cfg);
     vc_config_destroy(&b->d.cfg);
     b->d.cfg = cfg;
     vc_reply_ok(reply, "reloaded");
@@ -66,6 +69,7 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "health", "ok");
         vc_reply_field(reply, "forwarded", "%llu", (unsigned long long)b->forwarded);
         vc_reply_field(reply, "malformed", "%llu", (unsigned long long)b->malformed);
+        vc_reply_field(reply, "refused", "%llu", (unsigned long long)senders_refused(b->senders));
         vc_reply_field(reply, "journaled", "%llu", (unsigned long long)journal_appended(b->journal));
         vc_reply_field(reply, "journal_entries", "%llu", (unsigned long long)journal_count(b->journal));
         vc_reply_field(reply, "journal_dropped", "%llu", (unsigned long long)b->not_journaled_total);
@@ -95,6 +99,11 @@ static void on_event(bus_t *b)
     if (env == NULL) {
         if (b->malformed++ % 1000 == 0)
             vc_log(VC_LOG_WARN, "proxy", "dropped a malformed event (%zu frames)", fr->n);
+        vc_zparts_close(fr);
+        return;
+    }
+    if (!senders_allow(b->senders, &fr->f[0], env)) {
+        vc__envelope__free_unpacked(env, NULL);
         vc_zparts_close(fr);
         return;
     }
@@ -169,10 +178,13 @@ int main(int argc, char **argv)
         return 1;
     }
     /* Every daemon publishes, the pools too, which run as other users:
-     * bus-in is open to them (its directory can be crossed, not listed;
-     * an event is a fact, never a command). */
-    if (strncmp(in_ep, "ipc://", 6) == 0)
+     * bus-in is open to every local user (its directory can be crossed,
+     * not listed), and senders.c believes each only as far as it is
+     * trusted. */
+    int ipc = strncmp(in_ep, "ipc://", 6) == 0;
+    if (ipc)
         chmod(in_ep + 6, 0666);
+    b.senders = senders_new(b.d.cfg, ipc);
     free(in_ep);
     free(out_ep);
     b.webhooks = webhooks_new(b.d.cfg);
@@ -236,6 +248,7 @@ int main(int argc, char **argv)
     zmq_close(b.out);
     rooms_relay_close(&b.rooms);
     webhooks_destroy(&b.webhooks);
+    senders_destroy(&b.senders);
     vc_daemon_fini(&b.d);
     mdb_env_sync(vc_store_env(b.store), 1);
     journal_destroy(&b.journal);

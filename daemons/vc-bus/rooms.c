@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Messages relayed per pump, so that control and events get their turn. */
 #define BATCH 512
@@ -22,7 +23,8 @@
 
 struct rooms_relay {
     void *in, *out;
-    uint64_t next_id, relayed, malformed;
+    uint64_t next_id, relayed, malformed, refused;
+    int ipc; /* rooms-in is an ipc:// socket: senders have a uid */
     vc_store_t *store;
     uint64_t history_max; /* kept per room */
     uint64_t not_kept;    /* history writes that failed (a full disk) */
@@ -157,9 +159,11 @@ rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *
     if (!ok)
         vc_log(VC_LOG_CRIT, "rooms", "zmq_bind() failed while opening \"%s\" and \"%s\": %s", in_ep, out_ep,
                zmq_strerror(errno));
-    /* PHP's pools publish too, as other users (as with bus-in). */
-    if (ok && strncmp(in_ep, "ipc://", 6) == 0)
-        chmod(in_ep + 6, 0666);
+    /* Only the fronts send here, as the suite's user: the socket keeps
+     * the owner-only mode it was made with, and relay_one checks each
+     * sender as well. (PHP publishes through its front, which checks the
+     * site's app.) */
+    r->ipc = strncmp(in_ep, "ipc://", 6) == 0;
     free(in_ep);
     free(out_ep);
     if (!ok)
@@ -214,6 +218,17 @@ static int relay_one(rooms_relay_t *r)
     vc_zparts_t *fr = &r->fr;
     if (vc_zparts_recv(r->in, fr, ZMQ_DONTWAIT) < 0)
         return 0;
+    uid_t uid = (uid_t)-1;
+    pid_t pid;
+    if (r->ipc && (vc_zmsg_peer(&fr->f[0], &uid, &pid) < 0 || (uid != geteuid() && uid != 0))) {
+        /* The socket's mode already keeps others out; this holds if a
+         * mode is ever loosened again. */
+        if (r->refused++ % 1000 == 0)
+            vc_log(VC_LOG_WARN, "rooms", "refused a room message from uid %ld: only the fronts send room messages",
+                   (long)uid);
+        vc_zparts_close(fr);
+        return 1;
+    }
     Vc__RoomMessage *m = NULL;
     if (fr->n == 2)
         m = vc__room_message__unpack(NULL, zmq_msg_size(&fr->f[1]), zmq_msg_data(&fr->f[1]));
