@@ -33,6 +33,8 @@ int cmd_configtest(cli_t *cli, int argc, char **argv)
         fprintf(stderr, "vc configtest: configuration refused\n");
         return 1;
     }
+    for (size_t i = 0; i < cfg->nwarnings; i++)
+        fprintf(stderr, "warning: %s\n", cfg->warnings[i]);
     printf("Syntax OK: %zu file%s from %s, %zu site%s\n", nfiles, nfiles == 1 ? "" : "s",
            cli->conf_dir ? cli->conf_dir : "(built-in defaults)", cfg->nsites, cfg->nsites == 1 ? "" : "s");
     vc_config_destroy(&cfg);

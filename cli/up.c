@@ -76,6 +76,8 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
         }
     }
     vc_config_version_free(&v);
+    for (size_t i = 0; cfg && i < cfg->nwarnings; i++)
+        vc_log(VC_LOG_WARN, "config", "%s", cfg->warnings[i]);
     return cfg;
 }
 

@@ -85,3 +85,27 @@ def test_only_the_fronts_send_room_messages(walled):
     as_user(None, "room", f"ipc://{sock}", "app1:marker", "marker", '{"x":3}')
     wait_for(lambda: int(bus_status(s)["room_messages"]) > before)
     assert int(bus_status(s)["room_messages"]) == before + 1
+
+
+@pytest.mark.parametrize("host, refused", [("10.1.2.3", True), ("php.internal", True), ("*", True),
+                                           ("127.0.0.1", False), ("[::1]", False)])
+def test_a_tcp_link_without_key_is_refused_off_loopback(make_suite, tmp_path, host, refused):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text(f'\nendpoints: {{\n  php = "tcp://{host}:7001";\n}};\n')
+    r = make_suite(root="", conf=str(conf)).vc("configtest")
+    where = f"{conf}/vc.conf:3: endpoints.php is \"tcp://{host}:7001\" without link_key"
+    if refused:
+        assert r.returncode == 1 and where in r.stderr and "any host that reaches the port" in r.stderr, r.stderr
+    else:
+        assert r.returncode == 0 and f"warning: {where}" in r.stderr and "every local user" in r.stderr, r.stderr
+    # With the key, neither.
+    (conf / "vc.conf").write_text(f'link_key = "{"k" * 32}";\nendpoints: {{ php = "tcp://{host}:7001"; }};\n')
+    r = make_suite(root="", conf=str(conf)).vc("configtest")
+    assert r.returncode == 0 and "link_key" not in r.stderr, r.stderr
+
+
+def test_a_tcp_link_from_the_environment_names_the_variable(make_suite, tmp_path):
+    s = make_suite(root="", env={"VC_ENDPOINTS": "php=tcp://10.9.9.9:7001"})
+    r = s.vc("configtest")
+    assert r.returncode == 1 and "environment VC_ENDPOINTS: endpoints.php is" in r.stderr, r.stderr

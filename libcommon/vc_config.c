@@ -120,6 +120,18 @@ int vc_config_fail(struct ctx *c, int line, const char *fmt, ...)
     return -VC_ERR_CONFIG;
 }
 
+void vc_config_warn(struct ctx *c, vc_config_t *cfg, int line, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cfg->warnings = vc_realloc(cfg->warnings, (cfg->nwarnings + 1) * sizeof(char *));
+    cfg->warnings[cfg->nwarnings++] =
+        line > 0 ? vc_asprintf("%s:%d: %s", c->file, line, msg) : vc_asprintf("%s: %s", c->file, msg);
+}
+
 /* ---- values ----------------------------------------------------------- */
 
 void vc_config_free_list(char ***list, size_t *n)
@@ -361,6 +373,8 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
                                           config_setting_name(e));
                 cfg->endpoints = vc_realloc(cfg->endpoints, (cfg->nendpoints + 1) * sizeof(*cfg->endpoints));
                 cfg->endpoints[cfg->nendpoints].name = vc_strdup(config_setting_name(e));
+                cfg->endpoints[cfg->nendpoints].origin =
+                    vc_asprintf("%s:%d", c->file, (int)config_setting_source_line(e));
                 cfg->endpoints[cfg->nendpoints++].uri = vc_strdup(uri);
             }
             continue;
@@ -523,8 +537,10 @@ static int set_endpoints(struct ctx *c, vc_config_t *cfg, const char *text)
             cfg->endpoints[cfg->nendpoints++].name = vc_strdup(item);
         } else {
             free(cfg->endpoints[i].uri);
+            free(cfg->endpoints[i].origin);
         }
         cfg->endpoints[i].uri = vc_strdup(uri);
+        cfg->endpoints[i].origin = vc_strdup(c->file);
     }
     free(list);
     return rc;
@@ -623,6 +639,8 @@ static int validate(struct ctx *c, vc_config_t *cfg)
                                   "endpoints.%s is TCP: set curve_secret_key (CurveZMQ; `vc keygen` makes one) so "
                                   "that only the suite's daemons can use it",
                                   cfg->endpoints[i].name);
+    if (vc_config_check_link_keys(c, cfg) < 0)
+        return -VC_ERR_CONFIG;
     if (vc_sites_validate(c, cfg) < 0)
         return -VC_ERR_CONFIG;
     for (size_t i = 0; vc_sections[i]; i++) {
@@ -738,8 +756,10 @@ void vc_config_destroy(vc_config_t **pcfg)
     for (size_t i = 0; i < cfg->nendpoints; i++) {
         free(cfg->endpoints[i].name);
         free(cfg->endpoints[i].uri);
+        free(cfg->endpoints[i].origin);
     }
     free(cfg->endpoints);
+    vc_config_free_list(&cfg->warnings, &cfg->nwarnings);
     for (size_t i = 0; i < cfg->nsites; i++)
         site_fini(&cfg->sites[i]);
     free(cfg->sites);

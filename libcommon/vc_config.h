@@ -92,6 +92,7 @@ typedef struct vc_site {
 
 typedef struct vc_endpoint_override {
     char *name, *uri;
+    char *origin; /* "FILE:LINE", or the variable that set it, for errors */
 } vc_endpoint_override_t;
 
 typedef struct vc_config {
@@ -137,6 +138,11 @@ typedef struct vc_config {
 
     vc_site_t *sites;
     size_t nsites;
+
+    /* What validation let pass but a user should hear about ("FILE:LINE:
+     * message"): `vc configtest` prints them, `vc up` logs them. */
+    char **warnings;
+    size_t nwarnings;
 } vc_config_t;
 
 /* Gathers the files of confdir (which may be NULL or missing: then only the

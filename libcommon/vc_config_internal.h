@@ -23,6 +23,9 @@ struct ctx {
 
 /* Writes "file:line: message" into c->err; returns -VC_ERR_CONFIG. */
 int vc_config_fail(struct ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Adds "file:line: message" to cfg->warnings; validation goes on. */
+void vc_config_warn(struct ctx *c, vc_config_t *cfg, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 void vc_config_free_list(char ***list, size_t *n);
 const struct spec *vc_config_find_spec(const struct spec *specs, size_t n, const char *path);
 /* Stores a libconfig setting into base at sp's offset, checking its type. */
@@ -32,6 +35,10 @@ int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *bas
 /* Reads every setting of a group below prefix; unknown names are errors. */
 int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, const char *prefix,
                    const struct spec *specs, size_t nspecs, void *base);
+
+/* vc_config_checks.c: a request link over TCP without link_key is
+ * refused off loopback, warned about on it. */
+int vc_config_check_link_keys(struct ctx *c, vc_config_t *cfg);
 
 /* vc_settings.c: the daemons' own sections. */
 /* The spec of path among the sections', and in *into where its value goes. */

@@ -10,8 +10,10 @@
 #   - `podman kube down` stops everything and leaves no container behind;
 #   - deploy/pods-tcp.yaml (the front's pod and the pool's, over TCP, on a
 #     network the test makes) serves, with the link key checked and the
-#     events on CurveZMQ; a front with another key, and one with none,
-#     are refused by the pool and serve no PHP.
+#     events on CurveZMQ; a front with another key is refused by the pool
+#     and serves no PHP, and one with none refuses to start (a request
+#     link over TCP off loopback without link_key is a configuration
+#     error).
 # The images are tagged for this test only and removed after it; the
 # manifest is run as written, with free host ports instead of 8080/8443.
 # Needs root (podman with runc). Usage: ops/pod-test.sh [VELOCITY.deb]
@@ -142,7 +144,7 @@ for who in other-key no-key; do
 done
 i=0
 until podman logs "$pod-other-key" 2>&1 | grep -q "do both hold the same link_key" &&
-    podman logs "$pod-no-key" 2>&1 | grep -q "it asks for the link key, and none is set"; do
+    podman logs "$pod-no-key" 2>&1 | grep -q "endpoints.php is .* without link_key: any host"; do
     i=$((i + 1))
     [ $i -le 300 ] || fail "the fronts without the key were not refused in 30 s"
     sleep 0.1
