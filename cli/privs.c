@@ -269,8 +269,8 @@ static int write_one(const char *path, gid_t gid, int drop, const uint8_t *buf, 
     return rc;
 }
 
-int privs_write_pool_config(const privs_t *pv, const char *data_dir, const Vc__ConfigVersion *v, char *err,
-                            size_t errlen)
+int privs_write_pool_config(const privs_t *pv, const vc_config_t *cfg, const char *data_dir, const Vc__ConfigVersion *v,
+                            char *err, size_t errlen)
 {
     /* Ours alone to write: a pool that could replace its file would
      * choose its own settings (its admin_ini, its user) at the next
@@ -278,16 +278,30 @@ int privs_write_pool_config(const privs_t *pv, const char *data_dir, const Vc__C
     char *dir = vc_asprintf("%s/run/pools", data_dir);
     vc_mkdirs(dir, 0755);
     free(dir);
-    size_t len = protobuf_c_message_get_packed_size(&v->base);
-    uint8_t *buf = vc_malloc(len ? len : 1);
-    protobuf_c_message_pack(&v->base, buf);
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < pv->npools; i++) {
+        Vc__ConfigVersion *mine = vc_config_for_pool(v, cfg, pv->pools[i].name, err, errlen);
+        vc_config_t *check = mine ? vc_config_parse(mine, data_dir, err, errlen) : NULL;
+        if (check == NULL) {
+            /* The pool would refuse its copy at start: say so here. */
+            char why[512];
+            snprintf(why, sizeof(why), "%s", err);
+            snprintf(err, errlen, "the pool %s's copy of the configuration, without its secrets, is refused: %s",
+                     pv->pools[i].name, why);
+            vc_config_version_free(&mine);
+            rc = -1;
+            break;
+        }
+        vc_config_destroy(&check);
+        size_t len = protobuf_c_message_get_packed_size(&mine->base);
+        uint8_t *buf = vc_malloc(len ? len : 1);
+        protobuf_c_message_pack(&mine->base, buf);
         char *path = vc_config_pool_file(data_dir, pv->pools[i].name);
         rc = write_one(path, pv->pools[i].gid, pv->drop, buf, len, err, errlen);
         free(path);
+        free(buf);
+        vc_config_version_free(&mine);
     }
-    free(buf);
     return rc;
 }
 

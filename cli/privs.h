@@ -49,9 +49,10 @@ void privs_fini(privs_t *pv);
 int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_dir, char *err, size_t errlen);
 
 /* Writes the configuration version for each pool, which may not open
- * LMDB (vc_config_pool_file): readable by it, writable only by us. */
-int privs_write_pool_config(const privs_t *pv, const char *data_dir, const Vc__ConfigVersion *v, char *err,
-                            size_t errlen);
+ * LMDB (vc_config_pool_file): readable by it, writable only by us, and
+ * without the secrets (vc_config_for_pool): its scripts can read it. */
+int privs_write_pool_config(const privs_t *pv, const vc_config_t *cfg, const char *data_dir, const Vc__ConfigVersion *v,
+                            char *err, size_t errlen);
 
 /* Started as root: refuses a directory (and each above it) owned by
  * another user than root or the suite's, or writable by others (a sticky

@@ -71,7 +71,7 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
         } else {
             cfg->version = (uint64_t)n;
             /* The pool reads its copy: its user may not open LMDB. */
-            if (privs_write_pool_config(&s->privs, s->data_dir, v, err, errlen) < 0)
+            if (privs_write_pool_config(&s->privs, cfg, s->data_dir, v, err, errlen) < 0)
                 vc_config_destroy(&cfg);
         }
     }

@@ -109,3 +109,47 @@ def test_a_tcp_link_from_the_environment_names_the_variable(make_suite, tmp_path
     s = make_suite(root="", env={"VC_ENDPOINTS": "php=tcp://10.9.9.9:7001"})
     r = s.vc("configtest")
     assert r.returncode == 1 and "environment VC_ENDPOINTS: endpoints.php is" in r.stderr, r.stderr
+
+
+SECRETS = {
+    "purge": "purge-token-1d0b7c2f9e8a4b6c",
+    "eab": "eab-hmac-7f3e2a1b9c8d4e5f6a7b",
+    "app": "app-secret-5e6f7a8b9c0d1e2f",
+    "mercure": "mercure-key-0a9b8c7d6e5f4a3b",
+    "link": "link-key-" + "9" * 32,
+}
+
+
+def test_a_pool_reads_its_settings_and_no_secret(tmp_path):
+    """The pool's copy of the configuration (DATA/run/pools/NAME.conf),
+    read as the pool's user, as its PHP could: settings, never keys."""
+    need_root()
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    os.chmod(tmp_path, 0o755)
+    (conf / "vc.conf").write_text(
+        '# the suite\n'
+        f'link_key = "{SECRETS["link"]}";\n'
+        f'cache: {{ purge_token = "{SECRETS["purge"]}"; }};\n'
+        f'acme: {{ eab_kid = "kid-1"; eab_hmac_key = "{SECRETS["eab"]}"; }};\n'
+        'php: { workers = 2; admin_ini = ["memory_limit=77M"]; };\n')
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "docroot")
+    (conf / "sites-enabled" / "shop.conf").write_text(
+        f'site: {{ hosts = ["shop.test"]; default = true; root = "{root}";\n'
+        f'  realtime_apps = ["app1 key1 {SECRETS["app"]}"];\n'
+        f'  mercure_publisher_key = "{SECRETS["mercure"]}"; }};\n')
+    s = Suite(root="", conf=str(conf), as_root=False).start()
+    try:
+        pool_conf = f"{s.data}/run/pools/default.conf"
+        r = subprocess.run(["runuser", "-u", "www-data", "--", "cat", pool_conf], capture_output=True, timeout=10)
+        assert r.returncode == 0, r.stderr
+        text = r.stdout.decode("latin-1")
+        for what, secret in SECRETS.items():
+            assert secret not in text, f"the pool can read the {what} secret"
+        # What the pool needs is there: its settings, the site's root.
+        assert "memory_limit=77M" in text and root in text
+        # And it runs on it: PHP serves, with the pool's admin setting.
+        assert s.vc("status", check=True).returncode == 0
+    finally:
+        s.stop()
+        s.cleanup()

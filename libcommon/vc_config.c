@@ -105,6 +105,14 @@ const char *vc_config_env_name(size_t i)
     return NULL;
 }
 
+const char *vc_config_env_path(const char *env)
+{
+    for (size_t j = 0; j < VC_ARRAY_SIZE(env_map); j++)
+        if (strcmp(env_map[j].env, env) == 0)
+            return env_map[j].path;
+    return vc_config_section_env(env);
+}
+
 /* ---- errors ----------------------------------------------------------- */
 
 int vc_config_fail(struct ctx *c, int line, const char *fmt, ...)

@@ -154,6 +154,18 @@ Vc__ConfigVersion *vc_config_gather(const char *confdir, char *err, size_t errle
 void vc_config_version_override(Vc__ConfigVersion *v, const char *key, const char *value);
 void vc_config_version_free(Vc__ConfigVersion **v);
 
+/* The setting a VC_* variable sets ("link_key" for VC_LINK_KEY), or NULL. */
+const char *vc_config_env_path(const char *env);
+
+/* The configuration a PHP pool may read (it runs as the pool's user, and
+ * so do its scripts): v's sources with every secret taken out (the
+ * settings in vc_config_withhold.c's table), except link_key and
+ * curve_secret_key where the pool's own links need them (cfg says which).
+ * A new version the caller frees, or NULL with err set if a source no
+ * longer parses. */
+Vc__ConfigVersion *vc_config_for_pool(const Vc__ConfigVersion *v, const vc_config_t *cfg, const char *pool, char *err,
+                                      size_t errlen);
+
 /* Parses and validates a version. data_dir is absolute. On success returns a
  * new config the caller owns (vc_config_destroy). On failure returns NULL
  * and writes "file:line: reason" into err. */
