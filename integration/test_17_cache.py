@@ -100,6 +100,13 @@ def test_what_must_not_be_stored_is_not(cache_suite, headers, params, why):
 @pytest.mark.parametrize("args,why", [
     (["-H", "Authorization: Basic dXNlcjpwYXNz"], "authorization"),
     (["-H", "Cookie: theme=dark; PHPSESSID=abc123"], "session"),
+    # The frameworks' and CMSs' own session and sign-in cookies.
+    (["-H", "Cookie: theme=dark; laravel_session=eyJpdiI6"], "session"),
+    (["-H", "Cookie: shop_session=eyJpdiI6; XSRF-TOKEN=x"], "session"),
+    (["-H", "Cookie: wordpress_logged_in_0123abcd=admin%7C1"], "session"),
+    (["-H", "Cookie: SESS5f4dcc3b5aa765d61d8327deb882cf99=x"], "session"),
+    (["-H", "Cookie: 5f4dcc3b5aa765d61d8327deb882cf99=j1"], "session"),
+    (["-H", "Cookie: CAKEPHP=abc"], "session"),
     (["-H", "X-Forwarded-Host: evil.example"], "unkeyed-header"),
     (["-H", "X-Original-URL: /admin"], "unkeyed-header"),
 ])

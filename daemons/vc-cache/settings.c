@@ -47,9 +47,35 @@ static void defaults(void *values, const char *data_dir)
     c->lock_timeout_ms = 5000;
     /* As Varnish's built-in hit-for-miss. */
     c->hit_for_miss_ms = 120000;
-    /* PHP's own session name: a visitor with a session sees pages made
-     * for them. */
-    static const char *const sessions[] = {"PHPSESSID"};
+    /* A visitor with a session, or signed in, sees pages made for them:
+     * the session and sign-in cookies of PHP and of the common frameworks
+     * and CMSs, as their sources name them (docs/CACHE.md). Patterns, as
+     * fnmatch(3) reads them. */
+    static const char *const sessions[] = {
+        "PHPSESSID",                /* PHP; Symfony, Yii, Magento, Zend, CakePHP 4 */
+        "*_session",                /* Laravel (APP_NAME_session), CodeIgniter, MediaWiki */
+        "remember_*",               /* Laravel's remember-me */
+        "REMEMBERME",               /* Symfony's remember-me */
+        "wordpress_logged_in_*",    /* WordPress */
+        "wordpress_sec_*",          /* WordPress, over HTTPS */
+        "wp-postpass_*",            /* WordPress, a password-protected post */
+        "comment_author_*",         /* WordPress, a comment's author */
+        "wp_woocommerce_session_*", /* WooCommerce */
+        "SESS*",                    /* Drupal */
+        "SSESS*",                   /* Drupal, over HTTPS */
+        "CAKEPHP",                  /* CakePHP */
+        "_identity*",               /* Yii 2's sign-in */
+        "X-Magento-Vary",           /* Magento 2: a customer's own context */
+        "PrestaShop-*",             /* PrestaShop */
+        "MoodleSession*",           /* Moodle */
+        "nc_session_id",            /* Nextcloud */
+        "phpbb3_*_sid",             /* phpBB */
+        /* Joomla: its session cookie's name is an MD5, 32 hex digits. */
+        "[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-"
+        "f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-"
+        "9a-"
+        "f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]",
+    };
     c->session_cookies = list_of(sessions, VC_ARRAY_SIZE(sessions), &c->nsession_cookies);
     /* Parameters trackers add to a link: the page is the same. */
     static const char *const strip[] = {"utm_*", "fbclid", "gclid", "dclid", "msclkid", "mc_cid", "mc_eid", "yclid"};

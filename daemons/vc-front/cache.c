@@ -21,6 +21,7 @@
 #include "vc_store.h"
 #include "vc_util.h"
 
+#include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -431,17 +432,28 @@ static void serve_hit(front_t *f, h2o_req_t *req, const char *key, size_t klen, 
 
 /* ---- the backend ----------------------------------------------------------- */
 
-/* Whether a Cookie header's value names one of the session cookies. */
+/* Whether a Cookie header's value has a cookie whose name matches one of
+ * the session cookies' patterns (fnmatch: "SESS*", "*_session"). */
 static int has_session(h2o_iovec_t c)
 {
     const cache_settings_t *cfg = rt.cfg;
-    for (size_t s = 0; s < cfg->nsession_cookies; s++) {
-        size_t nl = strlen(cfg->session_cookies[s]);
-        /* NAME= at the start or after "; " */
-        for (size_t at = 0; at + nl < c.len; at++)
-            if ((at == 0 || c.base[at - 1] == ' ' || c.base[at - 1] == ';') &&
-                memcmp(c.base + at, cfg->session_cookies[s], nl) == 0 && c.base[at + nl] == '=')
-                return 1;
+    for (size_t at = 0; at < c.len;) {
+        while (at < c.len && (c.base[at] == ' ' || c.base[at] == ';'))
+            at++;
+        size_t start = at;
+        while (at < c.len && c.base[at] != '=' && c.base[at] != ';')
+            at++;
+        char name[256];
+        size_t nl = at - start;
+        if (nl > 0 && nl < sizeof(name)) {
+            memcpy(name, c.base + start, nl);
+            name[nl] = '\0';
+            for (size_t s = 0; s < cfg->nsession_cookies; s++)
+                if (fnmatch(cfg->session_cookies[s], name, 0) == 0)
+                    return 1;
+        }
+        while (at < c.len && c.base[at] != ';') /* the value */
+            at++;
     }
     return 0;
 }
