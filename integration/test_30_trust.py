@@ -153,3 +153,47 @@ def test_a_pool_reads_its_settings_and_no_secret(tmp_path):
     finally:
         s.stop()
         s.cleanup()
+
+
+@pytest.fixture(scope="module")
+def rt_suite(tmp_path_factory):
+    conf = tmp_path_factory.mktemp("etc")
+    (conf / "sites-enabled").mkdir()
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "docroot")
+    (conf / "vc.conf").write_text("\n")
+    (conf / "sites-enabled" / "shop.conf").write_text(
+        f'site: {{ hosts = ["shop.test", "*.shop.test"]; default = true; root = "{root}"; }};\n')
+    (conf / "sites-enabled" / "listed.conf").write_text(
+        f'site: {{ hosts = ["listed.test"]; root = "{root}"; realtime_origins = ["https://app.example"];\n'
+        '  realtime_apps = ["app2 listedkey listed-secret-0123456789abcdef"]; };\n')
+    s = Suite(root="", conf=str(conf)).start()
+    with open(s.data + "/state/realtime-app") as f:
+        s.app_id, s.key, s.secret = f.read().split()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+@pytest.mark.parametrize("host, origin, status", [
+    (None, None, 101),                                   # not a browser
+    (None, "http://127.0.0.1:{port}", 101),              # the page's own origin, by the Host it came for
+    ("shop.test", "https://shop.test", 101),             # a name of the site
+    ("shop.test", "https://www.shop.test:8443", 101),    # under its wildcard, any port
+    ("shop.test", "https://evil.example", 403),          # another site's page
+    ("shop.test", "https://shop.test.evil.example", 403),
+    ("shop.test", "null", 403),                          # a sandboxed or local page
+    ("listed.test", "https://app.example", 101),         # the site's list replaces the default
+    ("listed.test", "https://listed.test", 403),
+    ("listed.test", None, 403),
+])
+def test_a_websocket_comes_only_from_the_sites_own_pages(rt_suite, host, origin, status):
+    from wsclient import Conn
+    s = rt_suite
+    headers = {}
+    if host:
+        headers["Host"] = host
+    if origin:
+        headers["Origin"] = origin.format(port=s.http)
+    key = "listedkey" if host == "listed.test" else s.key
+    c = Conn("127.0.0.1", s.http, f"/app/{key}?protocol=7&client=js&version=8.4.0", headers)
+    assert c.status == status, c.head

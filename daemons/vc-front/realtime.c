@@ -161,22 +161,51 @@ static int site_init(front_t *f, site_rt_t *s, void **state)
     return 0;
 }
 
-/* The site's realtime_origins, if it lists any, are the only pages that
- * may connect (a browser always sends Origin; other clients may not). */
+/* The host of "scheme://host[:port]" (brackets kept for IPv6), or len 0. */
+static h2o_iovec_t origin_host(h2o_iovec_t o)
+{
+    const char *p = memmem(o.base, o.len, "://", 3);
+    if (p == NULL)
+        return h2o_iovec_init(NULL, 0);
+    const char *h = p + 3, *end = o.base + o.len;
+    const char *colon = *h == '[' ? memchr(h, ']', (size_t)(end - h)) : h;
+    colon = colon ? memchr(colon, ':', (size_t)(end - colon)) : NULL;
+    return h2o_iovec_init(h, (size_t)((colon ? colon : end) - h));
+}
+
+/* Which pages may open a WebSocket: the site's realtime_origins if it
+ * lists any ("*": any), else its own (an Origin whose host is one of the
+ * site's names, or the Host this request came for): a page elsewhere must
+ * not use a visitor's cookies to join a channel for them (cross-site
+ * WebSocket hijacking). A client that sends no Origin is not a browser,
+ * and is let in unless the site lists origins. */
 static int origin_allowed(const vc_site_t *conf, h2o_req_t *req)
 {
-    if (conf->nrealtime_origins == 0)
-        return 1;
     ssize_t i = h2o_find_header_by_str(&req->headers, H2O_STRLIT("origin"), -1);
     if (i == -1)
-        return 0;
+        return conf->nrealtime_origins == 0;
     h2o_iovec_t o = req->headers.entries[i].value;
     for (size_t k = 0; k < conf->nrealtime_origins; k++) {
         const char *a = conf->realtime_origins[k];
         if (strcmp(a, "*") == 0 || (strlen(a) == o.len && strncasecmp(a, o.base, o.len) == 0))
             return 1;
     }
-    return 0;
+    if (conf->nrealtime_origins)
+        return 0;
+    h2o_iovec_t host = origin_host(o);
+    if (host.len == 0)
+        return 0; /* "null": a sandboxed or local page */
+    for (size_t k = 0; k < conf->nhosts; k++)
+        if (vc_host_match(conf->hosts[k], host.base, host.len))
+            return 1;
+    h2o_iovec_t own = req->authority;
+    if (own.len == 0)
+        return 0;
+    const char *colon = own.len && own.base[0] == '[' ? memchr(own.base, ']', own.len) : own.base;
+    colon = colon ? memchr(colon, ':', own.len - (size_t)(colon - own.base)) : NULL;
+    if (colon)
+        own.len = (size_t)(colon - own.base);
+    return own.len == host.len && strncasecmp(own.base, host.base, host.len) == 0;
 }
 
 static int take(const seam_request_t *r, void *state)
@@ -195,7 +224,9 @@ static int take(const seam_request_t *r, void *state)
         if (memchr(key.base, '/', key.len))
             return 0;
         if (!origin_allowed(rs->site->conf, req)) {
-            vc_log(VC_LOG_NOTICE, "realtime", "403 for a WebSocket from an origin not in site.realtime_origins");
+            vc_log(VC_LOG_NOTICE, "realtime",
+                   "403 for a WebSocket from another site's page (its Origin is not the site's own, nor in "
+                   "site.realtime_origins)");
             front_send_error(r->f, r->site, req, 403, "this page's origin may not connect\n");
             return 1;
         }
