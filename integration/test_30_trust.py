@@ -197,3 +197,48 @@ def test_a_websocket_comes_only_from_the_sites_own_pages(rt_suite, host, origin,
     key = "listedkey" if host == "listed.test" else s.key
     c = Conn("127.0.0.1", s.http, f"/app/{key}?protocol=7&client=js&version=8.4.0", headers)
     assert c.status == status, c.head
+
+
+def configtest(make_suite, tmp_path, main="", sites=()):
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text(main + "\n")
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "docroot")
+    for i, body in enumerate(sites):
+        hosts = "" if "hosts" in body else f'hosts = ["s{i}.example.com"]; '
+        (conf / "sites-enabled" / f"s{i}.conf").write_text(f'\nsite: {{ {hosts}root = "{root}"; {body} }};\n')
+    return make_suite(root="", conf=str(conf)).vc("configtest")
+
+
+GOOD_APP = "realtime_apps = [\"app1 key1 0123456789abcdef0123\"];"
+
+
+@pytest.mark.parametrize("main, sites, error", [
+    ('cache: { purge_token = "x"; };', [], "cache.purge_token is 1 characters: give at least 16"),
+    ("", ['realtime_apps = ["app1 key1 s"];'], 's0.conf:2: site "s0": realtime app "app1": its secret is 1 characters'),
+    ("", [GOOD_APP, GOOD_APP.replace("key1", "key2")],
+     's1.conf:2: site "s1": realtime app "app1" has the id of an app of site "s0"'),
+    ("", [GOOD_APP, GOOD_APP.replace("app1", "app2")],
+     's1.conf:2: site "s1": realtime app "app2" has the key of an app of site "s0"'),
+    ("", ['realtime_origins = ["evil"];'], 's0.conf:2: site "s0": realtime_origins: "evil" is not an origin'),
+    ("", ['realtime_origins = ["https://a.example/path"];'], 'realtime_origins: "https://a.example/path" is not'),
+    ("", ['tls = "acme"; hosts = ["192.0.2.1"];'], '"192.0.2.1" is not one'),
+    ('acme: { dns_hook = "hooks/dns.sh"; };', ['tls = "acme"; acme_challenge = "dns-01";'],
+     "acme.dns_hook must name a program by its absolute path"),
+    ("", ['tls = "acme"; acme_challenge = "dns-01";'], "acme.dns_hook must name a program by its absolute path"),
+])
+def test_configtest_refuses_weak_or_wrong_values(make_suite, tmp_path, main, sites, error):
+    r = configtest(make_suite, tmp_path, main, sites)
+    assert r.returncode == 1 and error in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("main, warning", [
+    ('cache: { strip_params = ["*"]; };', 'cache.strip_params has "*"'),
+    ("cache: { session_cookies = []; };", "cache.session_cookies is empty"),
+    ('cache: { lock_timeout = "0s"; };', "cache.lock_timeout is 0"),
+])
+def test_configtest_warns_of_settings_that_undo_the_cache_safety(make_suite, tmp_path, main, warning):
+    r = configtest(make_suite, tmp_path, main)
+    assert r.returncode == 0 and f"warning: configuration: {warning}" in r.stderr, r.stderr
+    r = configtest(make_suite, tmp_path / "default")
+    assert r.returncode == 0 and "warning" not in r.stderr, r.stderr

@@ -649,7 +649,7 @@ static int validate(struct ctx *c, vc_config_t *cfg)
                                   cfg->endpoints[i].name);
     if (vc_config_check_link_keys(c, cfg) < 0)
         return -VC_ERR_CONFIG;
-    if (vc_sites_validate(c, cfg) < 0)
+    if (vc_sites_validate(c, cfg) < 0 || vc_config_check_realtime(c, cfg) < 0 || vc_config_check_cache(c, cfg) < 0)
         return -VC_ERR_CONFIG;
     for (size_t i = 0; vc_sections[i]; i++) {
         const vc_section_t *sec = vc_sections[i];

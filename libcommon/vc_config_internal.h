@@ -39,6 +39,13 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
 /* vc_config_checks.c: a request link over TCP without link_key is
  * refused off loopback, warned about on it. */
 int vc_config_check_link_keys(struct ctx *c, vc_config_t *cfg);
+/* Realtime: origins that are origins, app secrets of 16 characters or
+ * more, no two apps with one id or key. */
+int vc_config_check_realtime(struct ctx *c, vc_config_t *cfg);
+/* The cache: a purge token of 16 characters or more; warnings for
+ * settings that undo its safety (no session cookies, "*" params, no
+ * lock). */
+int vc_config_check_cache(struct ctx *c, vc_config_t *cfg);
 
 /* vc_settings.c: the daemons' own sections. */
 /* The spec of path among the sections', and in *into where its value goes. */

@@ -9,6 +9,7 @@
 #include "vc_realtime.h"
 #include "vc_util.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -57,7 +58,9 @@ int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
                 return vc_config_fail(c, s->line,
                                       "site \"%s\": host \"%s\": a wildcard is a whole first label (\"*.example.com\")",
                                       s->name, s->hosts[h]);
-            if (s->tls && (strchr(s->hosts[h], ':') || !strchr(s->hosts[h], '.')))
+            struct in_addr v4;
+            if (s->tls &&
+                (strchr(s->hosts[h], ':') || !strchr(s->hosts[h], '.') || inet_pton(AF_INET, s->hosts[h], &v4) == 1))
                 return vc_config_fail(c, s->line,
                                       "site \"%s\": tls = \"acme\" needs host names a CA can check; \"%s\" is not one",
                                       s->name, s->hosts[h]);
