@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -144,6 +146,9 @@ int cmd_status(cli_t *cli, int argc, char **argv)
         /* Poll until healthy: a suite that is still starting is not an
          * error until the time is up. */
         uint64_t deadline = vc_mono_ms() + (uint64_t)(wait_s * 1000);
+        char *lock = vc_asprintf("%s/run/vc.lock", cli->data_dir);
+        time_t since = time(NULL) - 2; /* a `vc up` started just before us */
+        int seen = 0;
         for (;;) {
             vc_config_t *cfg = NULL;
             char *pid = vc_asprintf("%s/run/vc.pid", cli->data_dir);
@@ -158,6 +163,19 @@ int cmd_status(cli_t *cli, int argc, char **argv)
                 break;
             }
             vc_config_destroy(&cfg);
+            /* A suite that held its lock (while we looked, or since it
+             * started after us) and no longer does has ended: waiting on
+             * would only wait out the time. */
+            struct stat st;
+            int held = vc_proc_lock_held(lock);
+            seen |= held == 1;
+            if (held == 0 && (seen || (stat(lock, &st) == 0 && st.st_mtime >= since))) {
+                fprintf(stderr,
+                        "vc status: the suite under %s stopped before it was healthy (vc up exited: see "
+                        "its output or log)\n",
+                        cli->data_dir);
+                break;
+            }
             if (vc_mono_ms() >= deadline) {
                 fprintf(stderr, "vc status: not healthy after %.1f s\n", wait_s);
                 if ((cfg = cli_running_config(cli)) != NULL)
@@ -167,6 +185,7 @@ int cmd_status(cli_t *cli, int argc, char **argv)
             }
             usleep(100000);
         }
+        free(lock);
     } else {
         vc_config_t *cfg = cli_running_config(cli);
         if (cfg)

@@ -264,6 +264,18 @@ static int daemonize(const char *log_path)
     return p[1];
 }
 
+/* Whether the configuration directory enables a site of its own. */
+static int sites_enabled(const char *conf_dir)
+{
+    char err[512];
+    Vc__ConfigVersion *v = conf_dir ? vc_config_gather(conf_dir, err, sizeof(err)) : NULL;
+    int any = 0;
+    for (size_t i = 0; v && i < v->n_files; i++)
+        any |= v->files[i]->site;
+    vc_config_version_free(&v);
+    return any;
+}
+
 int cmd_up(cli_t *cli, int argc, char **argv)
 {
     sup_t s = {.cli = cli, .sigfd = -1};
@@ -314,11 +326,13 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         root_real = realpath("./public", NULL);
     else
         root_real = find_example_root(cli->bin_dir);
-    if (root_real == NULL) {
+    if (root_real == NULL && (root || !sites_enabled(cli->conf_dir))) {
+        /* Only the built-in site needs one: enabled sites have theirs. */
         fprintf(stderr, "vc up: no document root: %s\n", root ? root : "pass --root DIR");
         return 1;
     }
-    add_override(&s, root && *root ? "root" : "fallback_root", root_real);
+    if (root_real)
+        add_override(&s, root && *root ? "root" : "fallback_root", root_real);
     free(root_real);
     /* The file wins over the environment for VC_ROOT: it was applied above. */
     unsetenv("VC_ROOT");
@@ -341,9 +355,23 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     char *lock = vc_asprintf("%s/vc.lock", run);
     int lock_fd = vc_proc_lock(lock);
     free(lock);
+    if (lock_fd < 0 && errno != EWOULDBLOCK) {
+        /* A link planted where the lock goes (O_NOFOLLOW refuses it), or
+         * a directory we cannot write: not another suite. */
+        fprintf(stderr, "vc up: cannot take the lock %s/vc.lock: %s%s\n", run, strerror(errno),
+                errno == ELOOP ? " (it is a symbolic link, which the suite does not follow: remove it)" : "");
+        return 1;
+    }
+    /* Its time says when this suite started: `vc status --wait` tells a
+     * suite that came and went from one that never came. */
+    if (lock_fd >= 0)
+        futimens(lock_fd, NULL);
     if (lock_fd < 0) {
         pid_t other = vc_proc_pidfile_alive(s.pidfile);
-        fprintf(stderr, "vc up: a suite already runs under %s (pid %d)\n", s.data_dir, (int)other);
+        if (other > 0)
+            fprintf(stderr, "vc up: a suite already runs under %s (pid %d)\n", s.data_dir, (int)other);
+        else /* it holds the lock, and has not written its pid yet */
+            fprintf(stderr, "vc up: a suite is starting under %s (it holds %s/vc.lock)\n", s.data_dir, run);
         return 1;
     }
 

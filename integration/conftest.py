@@ -69,14 +69,16 @@ class Suite:
             raise AssertionError(f"vc {' '.join(args)} failed ({r.returncode}):\n{r.stdout}\n{r.stderr}")
         return r
 
-    def start(self, wait=20):
+    def up_command(self):
         cmd = [VC, "--data", self.data]
         if self.conf:
             cmd += ["--conf", self.conf]
-        cmd += ["up"] + (["--root", self.root] if self.root else []) + [
+        return self.prefix + cmd + ["up"] + (["--root", self.root] if self.root else []) + [
             "--listen", f"127.0.0.1:{self.http}", "--tls-listen", f"127.0.0.1:{self.https}"] + self.args
+
+    def start(self, wait=20):
         self.log = open(os.path.join(self.dir, "up.log"), "w")
-        self.proc = subprocess.Popen(self.prefix + cmd, stdout=self.log, stderr=subprocess.STDOUT, env=self.env,
+        self.proc = subprocess.Popen(self.up_command(), stdout=self.log, stderr=subprocess.STDOUT, env=self.env,
                                      cwd=self.dir)
         r = self.vc("status", "--wait", str(wait), timeout=wait + 10)
         if r.returncode != 0:

@@ -3,6 +3,8 @@ to what"): a local user, or one site's PHP, reaches neither the bus nor
 another site's secrets. Each test speaks as another local user through
 runuser, as an attacker with an account or a site would."""
 import os
+import shutil
+import socket
 import stat
 import subprocess
 import time
@@ -242,3 +244,65 @@ def test_configtest_warns_of_settings_that_undo_the_cache_safety(make_suite, tmp
     assert r.returncode == 0 and f"warning: configuration: {warning}" in r.stderr, r.stderr
     r = configtest(make_suite, tmp_path / "default")
     assert r.returncode == 0 and "warning" not in r.stderr, r.stderr
+
+
+def test_a_planted_lock_link_and_a_second_suite_are_told_apart(suite, tmp_path):
+    # A second `vc up` on a running suite names the running one's pid.
+    r = suite.vc("up", "--listen", "127.0.0.1:1", timeout=20)
+    assert r.returncode == 1, r.stderr
+    assert f"a suite already runs under {suite.data} (pid {suite.status()['supervisor']['pid']})" in r.stderr
+    # A link where the lock goes is refused as what it is.
+    data = tmp_path / "var"
+    (data / "run").mkdir(parents=True)
+    os.symlink(tmp_path / "elsewhere", data / "run" / "vc.lock")
+    from conftest import VC
+    r = subprocess.run([VC, "--data", str(data), "up", "--listen", "127.0.0.1:1"], capture_output=True, text=True,
+                       timeout=20)
+    assert r.returncode == 1 and "vc.lock" in r.stderr and "symbolic link" in r.stderr, r.stderr
+    assert "pid 0" not in r.stderr and not (tmp_path / "elsewhere").exists()
+
+
+def test_status_wait_ends_when_the_suite_it_waits_for_has_exited(make_suite):
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    s = make_suite()
+    s.http = busy.getsockname()[1]  # vc up cannot listen there, and exits
+    started = time.monotonic()
+    proc = subprocess.Popen(s.up_command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=s.env,
+                            cwd=s.dir)
+    r = s.vc("status", "--wait", "30", timeout=40)
+    proc.wait(timeout=10)
+    busy.close()
+    assert r.returncode == 1 and "stopped before it was healthy" in r.stderr, r.stderr
+    assert time.monotonic() - started < 15
+
+
+def test_up_needs_no_root_when_sites_are_enabled(tmp_path):
+    """An installation without the example app (no --root, no ./public)
+    serves its enabled sites."""
+    from conftest import BUILD
+    inst = tmp_path / "inst"
+    shutil.copytree(os.path.join(BUILD, "bin"), inst / "bin", symlinks=True)
+    shutil.copytree(os.path.join(BUILD, "lib"), inst / "lib", symlinks=True)
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "docroot")
+    (conf / "sites-enabled" / "a.conf").write_text(f'site: {{ hosts = ["a.test"]; default = true; root = "{root}"; }};\n')
+    s = Suite(root="", conf=str(conf))
+    try:
+        vc = [str(inst / "bin" / "vc"), "--data", s.data, "--conf", str(conf)]
+        r = subprocess.run(vc + ["up", "-d", "--listen", f"127.0.0.1:{s.http}", "--tls-listen",
+                                 f"127.0.0.1:{s.https}"], capture_output=True, text=True, env=s.env, cwd=s.dir,
+                           timeout=30)
+        assert r.returncode == 0, r.stderr
+        assert subprocess.run(vc + ["status", "--wait", "20"], capture_output=True, env=s.env,
+                              timeout=30).returncode == 0
+        # Without a site, the same installation still asks for a root.
+        os.remove(conf / "sites-enabled" / "a.conf")
+        r = subprocess.run([vc[0], "--data", str(tmp_path / "v2"), "--conf", str(conf), "up"], capture_output=True,
+                           text=True, env=s.env, cwd=s.dir, timeout=30)
+        assert r.returncode == 1 and "no document root: pass --root DIR" in r.stderr, r.stderr
+    finally:
+        subprocess.run([str(inst / "bin" / "vc"), "--data", s.data, "stop"], capture_output=True, timeout=30)
+        shutil.rmtree(s.dir, ignore_errors=True)
