@@ -306,3 +306,54 @@ def test_up_needs_no_root_when_sites_are_enabled(tmp_path):
     finally:
         subprocess.run([str(inst / "bin" / "vc"), "--data", s.data, "stop"], capture_output=True, timeout=30)
         shutil.rmtree(s.dir, ignore_errors=True)
+
+
+def security_table():
+    """The rows of docs/SECURITY.md's table of paths: (regex, kind, owner,
+    group, mode), in the table's order."""
+    import re
+    doc = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs", "SECURITY.md")
+    rows, inside = [], False
+    for line in open(doc):
+        if line.startswith("| path (under DATA) |"):
+            inside = True
+            continue
+        if inside and not line.startswith("|"):
+            break
+        if not inside or line.startswith("|---"):
+            continue
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        for pattern in re.findall(r"`([^`]+)`", cells[0]):
+            rx = "^" + re.escape(pattern).replace("NAME", "[^/]+").replace(r"\*", "[^/]*") + "$"
+            owner, group = cells[2].split(":")
+            rows.append((re.compile(rx), cells[1], owner, group, int(cells[3], 8)))
+    return rows
+
+
+def test_every_path_of_the_data_directory_is_in_the_security_table(walled):
+    import grp
+    import pwd
+    s = walled
+    subprocess.run(["curl", "-s", "-o", "/dev/null", s.url("/")], check=True, timeout=20)
+    names = {"vc": "vc", "root": "root", "POOL": "www-data", "POOLGROUP": "www-data"}
+    rows = security_table()
+    assert len(rows) > 20
+    checked, wrong = 0, []
+    for top, dirs, files in os.walk(s.data):
+        for name in [""] + dirs + files if top == s.data else dirs + files:
+            path = os.path.join(top, name) if name else top
+            rel = os.path.relpath(path, s.data)
+            st = os.lstat(path)
+            kind = "dir" if stat.S_ISDIR(st.st_mode) else "socket" if stat.S_ISSOCK(st.st_mode) else \
+                "file" if stat.S_ISREG(st.st_mode) else "other"
+            row = next((r for r in rows if r[1] == kind and r[0].match(rel)), None)
+            if row is None:
+                wrong.append(f"{rel}: a {kind} the table does not list")
+                continue
+            owner, group = pwd.getpwuid(st.st_uid).pw_name, grp.getgrgid(st.st_gid).gr_name
+            mode = stat.S_IMODE(st.st_mode)
+            if (owner, group, mode) != (names[row[2]], names[row[3]], row[4]):
+                wrong.append(f"{rel}: {owner}:{group} {mode:o}, the table says {row[2]}:{row[3]} {row[4]:o}")
+            checked += 1
+    assert not wrong, "\n".join(wrong)
+    assert checked > 30
