@@ -70,6 +70,11 @@ static int status_once(void *zctx, const vc_config_t *cfg, int json, int print)
         cli_print_json_fields(sup->fields, sup->n_fields);
     if (print && json)
         printf("},\"daemons\":[");
+    const char *sep = vc_reply_get(sup, "separation");
+    if (print && !json && sep && strncmp(sep, "none", 4) == 0)
+        printf("warning: the sites are not separated from the suite (%s): their scripts can read its keys and "
+               "state and stop it; start it as root to keep them apart\n",
+               sep + (sep[4] == ':' ? 6 : 4));
     if (print && !json)
         printf("%-10s %8s %-10s %10s %8s %-8s %s\n", "DAEMON", "PID", "STATE", "UPTIME", "RESTARTS", "VERSION",
                "HEALTH");

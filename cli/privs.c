@@ -71,9 +71,11 @@ int privs_resolve(privs_t *pv, const vc_config_t *cfg, char *err, size_t errlen)
     if (geteuid() != 0) {
         struct passwd *me = getpwuid(geteuid());
         const char *name = me ? me->pw_name : "this user";
-        vc_log(VC_LOG_NOTICE, "up",
-               "started as %s, not root: the daemons and PHP run as %s (user \"%s\" and each pool's user apply "
-               "when the suite is started as root)",
+        vc_log(VC_LOG_WARN, "up",
+               "started as %s, not root: the sites are not separated from the suite. Their PHP runs as %s too, as "
+               "the daemons do: any site's scripts can read the TLS keys, the state (LMDB) and every other site's "
+               "files, and stop or change the suite. Started as root, the suite runs as \"%s\" and each pool as "
+               "its own user (docs/SECURITY.md)",
                name, name, cfg->user);
         return 0;
     }

@@ -142,6 +142,13 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping")) {
         vc_reply_field(reply, "health", "ok");
         vc_reply_field(reply, "data", "%s", s->data_dir);
+        /* Whether the sites' PHP is kept apart from the suite by users. */
+        if (s->privs.drop)
+            vc_reply_field(reply, "separation", "users");
+        else
+            vc_reply_field(reply, "separation", "none: %s",
+                           geteuid() == 0 ? "allow_root is set, everything runs as root"
+                                          : "started as a normal user, the sites' PHP runs as the suite's user");
         vc_reply_field(reply, "config_version", "%llu", (unsigned long long)s->cfg->version);
         uint64_t now = vc_mono_ms();
         for (size_t i = 0; i < s->nkids; i++) {

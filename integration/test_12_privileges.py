@@ -286,7 +286,10 @@ def test_started_as_a_normal_user_everything_runs_as_that_user():
                 os.chmod(os.path.join(root, f), 0o644)
     try:
         s.start()
-        assert "not root: the daemons and PHP run as" in s.logs()
+        # Said plainly at start, and by every `vc status`.
+        assert "not root: the sites are not separated from the suite" in s.logs()
+        assert s.status()["supervisor"]["separation"].startswith("none: started as a normal user")
+        assert "warning: the sites are not separated from the suite" in s.vc("status", check=True).stdout
         for d in s.status()["daemons"]:
             assert proc_status(int(d["pid"]))["Uid"].split()[0] == str(me), d
         a, _ = walk(s, "a")

@@ -334,6 +334,9 @@ def test_every_path_of_the_data_directory_is_in_the_security_table(walled):
     import grp
     import pwd
     s = walled
+    # Started as root, the sites are kept apart, and status says so.
+    assert s.status()["supervisor"]["separation"] == "users"
+    assert "not separated" not in s.vc("status", check=True).stdout
     subprocess.run(["curl", "-s", "-o", "/dev/null", s.url("/")], check=True, timeout=20)
     names = {"vc": "vc", "root": "root", "POOL": "www-data", "POOLGROUP": "www-data"}
     rows = security_table()
