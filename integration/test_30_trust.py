@@ -360,3 +360,106 @@ def test_every_path_of_the_data_directory_is_in_the_security_table(walled):
             checked += 1
     assert not wrong, "\n".join(wrong)
     assert checked > 30
+
+
+FORWARDING = ["X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Prefix", "Forwarded", "X-Host",
+              "X-Forwarded-Host", "X-Forwarded-For", "X-Real-IP", "X-Original-URL", "X-HTTP-Method-Override"]
+EVIL = '/"><script>alert(1)</script>'
+
+SHOW = r"""<?php
+header('Cache-Control: public, max-age=60');
+foreach (json_decode($_GET['h'] ?? '[]') as $k) {
+    $v = $_SERVER['HTTP_' . strtoupper(str_replace('-', '_', $k))] ?? '';
+    echo $k, '=', $v, "\n";
+}
+echo 'run=', bin2hex(random_bytes(8)), "\n";
+"""
+
+
+def forwarding_suite(tmp_path, trusted):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    root = tmp_path / "www"
+    root.mkdir()
+    (root / "show.php").write_text(SHOW)
+    os.chmod(tmp_path, 0o755)
+    (conf / "vc.conf").write_text('front: { trusted_proxies = ["127.0.0.1", "::1"]; };\n' if trusted else "\n")
+    return Suite(root=str(root), conf=str(conf)).start()
+
+
+def fetch(s, path, *headers):
+    """(Cache-Status, body) of a GET with these headers."""
+    from conftest import curl
+    args = ["-g", s.url(path)]
+    for h in headers:
+        args += ["-H", h]
+    _, head, body = curl(*args)
+    text = head.decode() if isinstance(head, bytes) else str(head)
+    status = [line.split(":", 1)[1].strip() for line in text.split("\r\n") if line.lower().startswith("cache-status:")]
+    return (status[0] if status else ""), body.decode()
+
+
+@pytest.mark.parametrize("header", FORWARDING)
+def test_forwarding_headers_from_a_client_never_reach_php(tmp_path, header):
+    """From a client that is not a trusted proxy, the header is taken
+    out: PHP cannot build an answer from it, so nothing of it is stored
+    for the next visitor."""
+    import json
+    s = forwarding_suite(tmp_path, trusted=False)
+    try:
+        path = "/show.php?h=" + json.dumps([header]).replace(" ", "")
+        status, body = fetch(s, path, f"{header}: {EVIL}")
+        assert f"{header}=\n" in body, body
+        assert wait_for_hit(s, path)
+        status, clean = fetch(s, path)
+        assert "script" not in clean and status.startswith("Velocity; hit")
+    finally:
+        s.stop()
+        s.cleanup()
+
+
+def wait_for_hit(s, path):
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        if fetch(s, path)[0].startswith("Velocity; hit"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_forwarding_headers_from_a_trusted_proxy_work_as_frameworks_expect(tmp_path):
+    import json
+    s = forwarding_suite(tmp_path, trusted=True)
+    try:
+        # Every one reaches PHP as the proxy sent it.
+        for header in FORWARDING:
+            path = "/show.php?h=" + json.dumps([header]).replace(" ", "")
+            status, body = fetch(s, path, f"{header}: proxy-said")
+            assert f"{header}=proxy-said\n" in body, (header, body)
+        # The scheme and host it forwarded for are the page's: its https
+        # page is kept apart from the http one, and from another host's.
+        path = '/show.php?h=["X-Forwarded-Proto","X-Forwarded-Host"]'
+        https = ("X-Forwarded-Proto: https", "X-Forwarded-Host: shop.example")
+        _, first = fetch(s, path, *https)
+        assert "X-Forwarded-Proto=https" in first
+        assert wait_for_hit(s, path)  # the plain http page, stored on its own
+        status, again = fetch(s, path, *https)
+        assert status.startswith("Velocity; hit") and again == first
+        status, other = fetch(s, path, "X-Forwarded-Proto: https", "X-Forwarded-Host: other.example")
+        assert "other.example" in other and not status.startswith("Velocity; hit")
+        status, fwd = fetch(s, path, 'Forwarded: for=192.0.2.1;proto=https;host="shop.example"')
+        assert status.startswith("Velocity; hit") and fwd == first
+        # A prefix (or a port, a method override...) is not in the key:
+        # its answer is not stored for others.
+        path = '/show.php?h=["X-Forwarded-Prefix"]'
+        status, body = fetch(s, path, f"X-Forwarded-Prefix: {EVIL}")
+        assert status == "Velocity; fwd=bypass; detail=unkeyed-header" and "script" in body
+        assert "script" not in fetch(s, path)[1]
+    finally:
+        s.stop()
+        s.cleanup()
+
+
+def test_a_trusted_proxy_that_is_not_an_address_is_refused(make_suite, tmp_path):
+    r = configtest(make_suite, tmp_path, 'front: { trusted_proxies = ["10.0.0.0/33"]; };')
+    assert r.returncode == 1 and 'front.trusted_proxies: "10.0.0.0/33" is not an address or a range' in r.stderr

@@ -16,6 +16,7 @@
  */
 #include "cache_internal.h"
 #include "cache_policy.h"
+#include "forwarded.h"
 #include "handler.h"
 #include "vc_log.h"
 #include "vc_store.h"
@@ -483,24 +484,26 @@ int cache_add_validators(h2o_req_t *req, const vc_cache_entry_t *e)
 /* The reason a request skips the cache, or NULL: one pass over its
  * headers (h2o keeps their names in lower case). A Range is not one: it
  * is answered from a hit, and only a miss passes it to PHP. */
-static const char *bypass_reason(h2o_req_t *req, const vc_cache_rule_t *rule)
+static const char *bypass_reason(const seam_request_t *r, const vc_cache_rule_t *rule)
 {
-    /* Headers frameworks read instead of the URL or Host, which are not in
-     * the key: an answer made from them must not be served to others
-     * (cache poisoning). */
-    static const char *const unkeyed[] = {"x-forwarded-host",   "x-original-url",         "x-rewrite-url",
-                                          "x-forwarded-server", "x-http-method-override", "x-http-method",
-                                          "x-method-override"};
+    h2o_req_t *req = r->req;
+    int trusted = -1;
     for (size_t i = 0; i < req->headers.size; i++) {
         const h2o_header_t *h = &req->headers.entries[i];
         if (h->name == &H2O_TOKEN_AUTHORIZATION->buf)
             return "authorization";
         if (h->name == &H2O_TOKEN_COOKIE->buf && !(rule && rule->sessions) && has_session(h->value))
             return "session";
-        if (h->name->len > 2 && h->name->base[0] == 'x' && h->name->base[1] == '-')
-            for (size_t u = 0; u < VC_ARRAY_SIZE(unkeyed); u++)
-                if (h2o_memis(h->name->base, h->name->len, unkeyed[u], strlen(unkeyed[u])))
-                    return "unkeyed-header";
+        /* Headers frameworks read instead of the URL, the method or the
+         * port, which are not in the key: from a trusted proxy they reach
+         * PHP, so its answer is not stored for others. From anyone else
+         * PHP never sees them (forwarded.h). */
+        if (forwarded_kind(h->name) == FORWARDED_OTHER) {
+            if (trusted < 0)
+                trusted = forwarded_trusted(r->f->settings, req);
+            if (trusted)
+                return "unkeyed-header";
+        }
     }
     return NULL;
 }
@@ -550,15 +553,26 @@ static const vc_cache_rule_t *rule_for(const site_rules_t *rules, h2o_iovec_t pa
 }
 
 /* The request's key into key (VC_CACHE_KEY_MAX bytes): its length, or 0 if
- * it does not fit. */
-static size_t key_of(const seam_request_t *r, char *key)
+ * it does not fit; the scheme and host it was made of. */
+static size_t key_of(const seam_request_t *r, char *key, const char **scheme_out, h2o_iovec_t *host_out)
 {
     h2o_req_t *req = r->req;
     size_t plen = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
     const char *q = req->query_at != SIZE_MAX ? req->path.base + req->query_at + 1 : "";
     size_t qlen = req->query_at != SIZE_MAX ? req->path.len - req->query_at - 1 : 0;
-    return vc_cache_key(r->https ? "https" : "http", req->authority.base, req->authority.len, req->path.base, plen, q,
-                        qlen, rt.cfg->strip_params, rt.cfg->nstrip_params, key, VC_CACHE_KEY_MAX);
+    const char *scheme = r->https ? "https" : "http";
+    h2o_iovec_t host = req->authority;
+    /* Behind a trusted proxy the page is the one it forwarded for. */
+    for (size_t i = 0; i < req->headers.size; i++)
+        if (forwarded_kind(req->headers.entries[i].name) == FORWARDED_KEYED) {
+            if (forwarded_trusted(r->f->settings, req))
+                forwarded_origin(req, &scheme, &host);
+            break;
+        }
+    *scheme_out = scheme;
+    *host_out = host;
+    return vc_cache_key(scheme, host.base, host.len, req->path.base, plen, q, qlen, rt.cfg->strip_params,
+                        rt.cfg->nstrip_params, key, VC_CACHE_KEY_MAX);
 }
 
 /* A miss, or a stale entry that may not be served: one request goes to
@@ -610,16 +624,18 @@ static int take(const seam_request_t *r, void *state)
     front_t *f = r->f;
     char key[VC_CACHE_KEY_MAX];
     size_t klen;
+    const char *kscheme = "http";
+    h2o_iovec_t khost = {NULL, 0};
     if (!head && !get) {
         /* Whoever sends it (a session, Authorization): the stored answer
          * is out of date once it succeeds. */
-        klen = unsafe(req->method) ? key_of(r, key) : 0;
+        klen = unsafe(req->method) ? key_of(r, key, &kscheme, &khost) : 0;
         cache_tap_invalidator(f, r->site, req, klen ? key : NULL, klen);
         return 0;
     }
     const vc_cache_rule_t *rule = rule_for(state, req->path_normalized);
-    const char *why = rule && rule->off ? "rule" : bypass_reason(req, rule);
-    if (why == NULL && (klen = key_of(r, key)) == 0)
+    const char *why = rule && rule->off ? "rule" : bypass_reason(r, rule);
+    if (why == NULL && (klen = key_of(r, key, &kscheme, &khost)) == 0)
         why = "key-too-long";
     if (why) {
         f->stats.cache_bypass++;
@@ -630,9 +646,8 @@ static int take(const seam_request_t *r, void *state)
      * its plain form: it may read that entry, but what PHP makes of it is
      * not stored (an application that prints its Host would otherwise
      * serve "EXAMPLE.com:80" to everyone). */
-    size_t slen = strlen(r->https ? "https" : "http") + 3;
-    int host_plain =
-        klen >= slen + req->authority.len && memcmp(key + slen, req->authority.base, req->authority.len) == 0;
+    size_t slen = strlen(kscheme) + 3;
+    int host_plain = klen >= slen + khost.len && memcmp(key + slen, khost.base, khost.len) == 0;
     int64_t now = cache_now_ms();
     uint64_t epoch;
     vc_cache_entry_t e;

@@ -4,6 +4,7 @@
  * fastcgi_params, as fields) and goes to the site's pool over its link
  * (backend.c).
  */
+#include "forwarded.h"
 #include "backend.h"
 #include "handler.h"
 #include "realtime.h"
@@ -62,8 +63,17 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
         hp[nh] = &hs[nh];
         nh++;
     }
+    int trusted = -1; /* asked of the peer once, and only if it matters */
     for (size_t i = 0; i < req->headers.size && nh <= req->headers.size; i++) {
         const h2o_header_t *h = &req->headers.entries[i];
+        /* Forwarding headers from anyone but a trusted proxy never reach
+         * PHP (forwarded.h). */
+        if (forwarded_kind(h->name) != FORWARDED_NONE) {
+            if (trusted < 0)
+                trusted = forwarded_trusted(f->settings, req);
+            if (!trusted)
+                continue;
+        }
         vc__header__init(&hs[nh]);
         /* HTTP/2 names are lowercase on the wire; HTTP/1 keeps the client's
          * spelling, as nginx does. */

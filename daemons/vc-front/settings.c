@@ -1,8 +1,10 @@
 /* vc-front's settings and supervision (vc_settings.h). */
 #include "settings.h"
+#include "vc_cidr.h"
 #include "vc_util.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define F(field) offsetof(front_settings_t, field)
 #define BIG INT64_MAX
@@ -31,6 +33,7 @@ static const vc_setting_t settings[] = {
     {"front.realtime_max_channels", T_INT, F(realtime_max_channels), 1, 100000},
     {"front.realtime_client_events", T_INT, F(realtime_client_events), 0, 100000},
     {"front.mercure_heartbeat", T_DURATION, F(mercure_heartbeat_ms), 1000, 3600000},
+    {"front.trusted_proxies", T_LIST, F(trusted_proxies), 0, 0},
 };
 
 static const vc_env_setting_t env[] = {
@@ -68,6 +71,22 @@ static void defaults(void *values, const char *data_dir)
     f->mercure_heartbeat_ms = 15000; /* under most proxies' idle timeouts */
 }
 
+/* Each trusted proxy an address or a range (docs/front.md). */
+static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
+{
+    (void)cfg;
+    const front_settings_t *f = values;
+    for (size_t i = 0; i < f->ntrusted_proxies; i++) {
+        vc_cidr_t c;
+        if (vc_cidr_parse(f->trusted_proxies[i], &c) < 0) {
+            snprintf(why, len, "front.trusted_proxies: \"%s\" is not an address or a range (\"10.0.0.0/8\", \"::1\")",
+                     f->trusted_proxies[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static const vc_supervision_t supervision = {
     .binary = "vc-front",
     .order = 30, /* after the pools it sends to */
@@ -84,6 +103,7 @@ const vc_section_t vc_front_settings = {
     .nsettings = VC_ARRAY_SIZE(settings),
     .size = sizeof(front_settings_t),
     .defaults = defaults,
+    .validate = validate,
     .env = env,
     .nenv = VC_ARRAY_SIZE(env),
     .supervision = &supervision,

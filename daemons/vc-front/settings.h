@@ -31,6 +31,8 @@ typedef struct front_settings {
     int64_t realtime_max_channels;        /* subscriptions of one connection */
     int64_t realtime_client_events;       /* client events a connection may send a second */
     int64_t mercure_heartbeat_ms;         /* an SSE comment this often on a quiet subscription */
+    char **trusted_proxies;               /* addresses and ranges whose forwarding headers reach PHP */
+    size_t ntrusted_proxies;
 } front_settings_t;
 
 extern const vc_section_t vc_front_settings;

@@ -1,0 +1,122 @@
+#include "forwarded.h"
+#include "vc_cidr.h"
+#include "vc_util.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* Every header of the kind, by what the frameworks read. */
+static const struct {
+    const char *name;
+    forwarded_kind_t kind;
+} headers[] = {
+    {"x-forwarded-for", FORWARDED_ADDRESS},
+    {"x-real-ip", FORWARDED_ADDRESS},
+    {"client-ip", FORWARDED_ADDRESS},
+    {"true-client-ip", FORWARDED_ADDRESS},
+    {"cf-connecting-ip", FORWARDED_ADDRESS},
+    {"x-cluster-client-ip", FORWARDED_ADDRESS},
+    {"forwarded", FORWARDED_KEYED},
+    {"x-forwarded-proto", FORWARDED_KEYED},
+    {"x-forwarded-host", FORWARDED_KEYED},
+    {"x-forwarded-port", FORWARDED_OTHER},
+    {"x-forwarded-prefix", FORWARDED_OTHER},
+    {"x-forwarded-server", FORWARDED_OTHER},
+    {"x-forwarded-ssl", FORWARDED_OTHER},
+    {"x-forwarded-scheme", FORWARDED_OTHER},
+    {"x-url-scheme", FORWARDED_OTHER},
+    {"front-end-https", FORWARDED_OTHER},
+    {"x-host", FORWARDED_OTHER},
+    {"x-original-host", FORWARDED_OTHER},
+    {"x-original-url", FORWARDED_OTHER},
+    {"x-rewrite-url", FORWARDED_OTHER},
+    {"x-http-method-override", FORWARDED_OTHER},
+    {"x-http-method", FORWARDED_OTHER},
+    {"x-method-override", FORWARDED_OTHER},
+};
+
+forwarded_kind_t forwarded_kind(const h2o_iovec_t *name)
+{
+    /* Most headers are none of these: one look at the first letter. */
+    char c = name->len ? name->base[0] : 0;
+    if (c != 'x' && c != 'f' && c != 'c' && c != 't')
+        return FORWARDED_NONE;
+    for (size_t i = 0; i < VC_ARRAY_SIZE(headers); i++)
+        if (h2o_memis(name->base, name->len, headers[i].name, strlen(headers[i].name)))
+            return headers[i].kind;
+    return FORWARDED_NONE;
+}
+
+int forwarded_trusted(const front_settings_t *fs, h2o_req_t *req)
+{
+    if (fs->ntrusted_proxies == 0)
+        return 0;
+    struct sockaddr_storage ss;
+    if (!req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
+        return 0;
+    for (size_t i = 0; i < fs->ntrusted_proxies; i++) {
+        vc_cidr_t c;
+        /* Checked by the configuration; a few parses only for requests
+         * that carry forwarding headers. */
+        if (vc_cidr_parse(fs->trusted_proxies[i], &c) == 0 && vc_cidr_match(&c, (struct sockaddr *)&ss))
+            return 1;
+    }
+    return 0;
+}
+
+/* The value of NAME= in the first element of a Forwarded header (RFC
+ * 7239), quotes taken off. */
+static h2o_iovec_t forwarded_param(h2o_iovec_t v, const char *name)
+{
+    size_t nl = strlen(name);
+    const char *end = memchr(v.base, ',', v.len);
+    end = end ? end : v.base + v.len;
+    for (const char *p = v.base; p < end;) {
+        while (p < end && (*p == ' ' || *p == ';'))
+            p++;
+        const char *semi = memchr(p, ';', (size_t)(end - p));
+        const char *stop = semi ? semi : end;
+        if ((size_t)(stop - p) > nl && strncasecmp(p, name, nl) == 0 && p[nl] == '=') {
+            const char *val = p + nl + 1;
+            size_t len = (size_t)(stop - val);
+            while (len && val[len - 1] == ' ')
+                len--;
+            if (len >= 2 && val[0] == '"' && val[len - 1] == '"') {
+                val++;
+                len -= 2;
+            }
+            return h2o_iovec_init(val, len);
+        }
+        p = stop;
+    }
+    return h2o_iovec_init(NULL, 0);
+}
+
+void forwarded_origin(h2o_req_t *req, const char **scheme, h2o_iovec_t *host)
+{
+    for (size_t i = 0; i < req->headers.size; i++) {
+        const h2o_header_t *h = &req->headers.entries[i];
+        h2o_iovec_t proto = {NULL, 0}, fhost = {NULL, 0};
+        if (h2o_memis(h->name->base, h->name->len, H2O_STRLIT("x-forwarded-proto")))
+            proto = h->value;
+        else if (h2o_memis(h->name->base, h->name->len, H2O_STRLIT("x-forwarded-host")))
+            fhost = h->value;
+        else if (h2o_memis(h->name->base, h->name->len, H2O_STRLIT("forwarded"))) {
+            proto = forwarded_param(h->value, "proto");
+            fhost = forwarded_param(h->value, "host");
+        }
+        /* A chain of proxies: the first is the client's. */
+        const char *comma = proto.len ? memchr(proto.base, ',', proto.len) : NULL;
+        if (comma)
+            proto.len = (size_t)(comma - proto.base);
+        comma = fhost.len ? memchr(fhost.base, ',', fhost.len) : NULL;
+        if (comma)
+            fhost.len = (size_t)(comma - fhost.base);
+        if (h2o_memis(proto.base, proto.len, H2O_STRLIT("https")))
+            *scheme = "https";
+        else if (h2o_memis(proto.base, proto.len, H2O_STRLIT("http")))
+            *scheme = "http";
+        if (fhost.len)
+            *host = fhost;
+    }
+}
