@@ -4,8 +4,9 @@
 # alone, and apt is only asked when something is missing.
 set -eu
 
-# Build: compilers, generators and the -dev packages we link against.
-BUILD="build-essential cmake pkg-config clang-format
+# Build: compilers, generators and the -dev packages we link against;
+# git lists the files the format check and the package are made from.
+BUILD="build-essential cmake pkg-config clang-format git
   libphp8.2-embed php8.2-dev
   libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev
   libnghttp2-dev liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler
@@ -20,8 +21,12 @@ TEST="nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   clang libclang-rt-14-dev procps psmisc iproute2
   pebble certbot python3-cryptography"
 # The Debian package and its test in a fresh Debian 12 booted by podman
-# with systemd (ops/package.sh, ops/package-test.sh).
-TEST="$TEST debhelper lintian mmdebstrap podman runc"
+# with systemd (ops/package.sh, ops/package-test.sh); the pod test
+# (ops/pod-test.sh): `podman kube play` builds its pause image around
+# catatonit (podman only recommends it), and pods find each other by name
+# through CNI's dnsname plugin (Debian 12's podman uses CNI networks).
+TEST="$TEST debhelper lintian mmdebstrap podman runc catatonit
+  golang-github-containernetworking-plugin-dnsname"
 # Real applications the conformance suite runs under both stacks: DokuWiki,
 # WordPress on MariaDB, and Symfony 5.4 for examples/symfony (also a
 # benchmark scenario).

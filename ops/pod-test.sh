@@ -17,6 +17,11 @@
 # The images are tagged for this test only and removed after it; the
 # manifest is run as written, with free host ports instead of 8080/8443.
 # Needs root (podman with runc). Usage: ops/pod-test.sh [VELOCITY.deb]
+# What podman runs for this test, which no line here names (checked by
+# ops/deps-test.sh): the pause process `kube play` builds each pod around,
+# and the CNI plugin that resolves one pod's name in another.
+# deps-test needs: program catatonit
+# deps-test needs: file /usr/lib/cni/dnsname
 set -eu
 cd "$(dirname "$0")/.."
 [ "$(id -u)" -eq 0 ] || { echo "pod-test: needs root (podman)"; exit 1; }

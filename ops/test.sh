@@ -4,23 +4,33 @@
 # tests against the real daemons. Exits non-zero on the first failure.
 set -eu
 cd "$(dirname "$0")/.."
+# Each step says how long the one before it took (CI's log is the record).
+t_start=$(date +%s)
+t_step=$t_start
+step() {
+    now=$(date +%s)
+    echo "   (that step: $((now - t_step)) s; $((now - t_start)) s in all)"
+    t_step=$now
+    echo "== $*"
+}
+echo "== install-deps"
 ./ops/install-deps.sh
 
-echo "== format (clang-format)"
+step "format (clang-format)"
 files=$(git ls-files '*.c' '*.h')
 clang-format --dry-run --Werror $files
 
-echo "== build"
+step "build"
 ./ops/build.sh build
 
-echo "== unit tests"
+step "unit tests"
 (cd build && ctest --output-on-failure)
 
-echo "== unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ./ops/build.sh build-asan Sanitize
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
-echo "== fuzz targets (libFuzzer, 10 s each from the committed corpus; longer runs: docs/SECURITY.md)"
+step "fuzz targets (libFuzzer, 10 s each from the committed corpus; longer runs: docs/SECURITY.md)"
 cmake -S . -B build-fuzz -DVC_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang >/dev/null
 cmake --build build-fuzz -j "$(nproc)" --target fuzz_route fuzz_config fuzz_messages fuzz_params fuzz_link fuzz_ranges fuzz_framing fuzz_broker fuzz_front_link fuzz_cache fuzz_cache_store fuzz_ws fuzz_pusher_sign fuzz_mercure fuzz_acme
 for t in route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign mercure acme; do
@@ -36,11 +46,11 @@ for t in route config messages params link ranges framing broker front_link cach
     rm -rf "$work"
 done
 
-echo "== integration tests"
+step "integration tests"
 # Debian's python3 has the python3-* packages the tests use.
 (cd integration && /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@")
 
-echo "== integration tests again, every daemon under AddressSanitizer + UndefinedBehaviorSanitizer"
+step "integration tests again, every daemon under AddressSanitizer + UndefinedBehaviorSanitizer"
 # PHP loads its extensions with RTLD_DEEPBIND, which the sanitizer runtime
 # refuses; tests/sanitizer/no_deepbind.c drops the flag (google/sanitizers#611).
 # The quarantine (freed memory held back to catch use after free) is 32 MiB,
@@ -52,24 +62,26 @@ echo "== integration tests again, every daemon under AddressSanitizer + Undefine
     /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@")
 
 if [ "$(id -u)" -eq 0 ]; then
+    step "a fresh Debian 12: ops/install-deps.sh installs what the scripts call, and builds and serves (ops/deps-test.sh)"
+    ./ops/deps-test.sh
     debs=$(mktemp -d)
-    echo "== the Debian package (ops/package.sh: dpkg-buildpackage, lintian)"
+    step "the Debian package (ops/package.sh: dpkg-buildpackage, lintian)"
     ./ops/package.sh "$debs" 0.1.0
-    echo "== the Debian package: installed in a fresh Debian 12 under systemd, upgraded under load, purged"
+    step "the Debian package: installed in a fresh Debian 12 under systemd, upgraded under load, purged"
     # One Debian root for both tests: the images are cut from the one the
     # package was installed in (a second mmdebstrap costs over a minute).
     VC_DEBIAN_ROOT="$debs/root" ./ops/package-test.sh "$debs"/velocity_0.1.0_amd64.deb
-    echo "== the images and the pod: podman kube play deploy/pod.yaml, each container killed and started again"
+    step "the images and the pod: podman kube play deploy/pod.yaml, each container killed and started again"
     VC_IMAGES_ROOT="$debs/root" ./ops/pod-test.sh "$debs"/velocity_0.1.0_amd64.deb
     rm -rf "$debs"
 else
     echo "skipped: ops/package-test.sh and ops/pod-test.sh need root (podman)"
 fi
 
-echo "== benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
+step "benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
 ./bench/run --quick --out "$(mktemp -d)"
 
-echo "== soak (bench/soak, a short run: no failure, memory of every daemon within 5% after warm-up)"
+step "soak (bench/soak, a short run: no failure, memory of every daemon within 5% after warm-up)"
 # A minute is too short to tell a leak from a buffer pool's one-off step:
 # steps under 2 MiB pass here; the 10-minute run (docs/SECURITY.md) has none.
 # Latency is reported, not judged: the bad clients are Python on the same
@@ -77,3 +89,4 @@ echo "== soak (bench/soak, a short run: no failure, memory of every daemon withi
 # as much as the front (one CI run: 36 ms alone, 89 ms with them, on every
 # PHP path alike); the 10-minute run judges it.
 ./bench/soak --minutes 1 --warmup 20 --allow-kib 2048 --p99-factor 0 --out "$(mktemp -d)"
+step "done"

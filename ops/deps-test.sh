@@ -1,0 +1,88 @@
+#!/bin/sh
+# Guards the README's promise that its two commands work on a fresh
+# Debian 12 machine: makes one (a Debian 12 root by mmdebstrap, with what
+# a new machine has: the "important" variant), copies the checkout in,
+# runs ops/install-deps.sh there as a new user would, and then checks
+#   - that every program the project's scripts call (or say they need
+#     though another program calls it: "# deps-test needs: ..."), and
+#     every Python module its tests import, is there: the list is read from the
+#     scripts themselves (ops/deps_called.py), never kept by hand, so a
+#     script that starts calling a program install-deps.sh does not
+#     install fails here;
+#   - that this install is enough to build the suite (ops/build.sh: every
+#     library, header and generator) and serve the example app (vc up,
+#     as root, daemons as vc and PHP as www-data, in a network namespace
+#     of its own, one PHP page over HTTP).
+# Needs root (mmdebstrap, chroot, unshare). Downloads from the host's
+# Debian mirror, like a new machine. Usage: ops/deps-test.sh
+set -eu
+cd "$(dirname "$0")/.."
+[ "$(id -u)" -eq 0 ] || { echo "deps-test: needs root (mmdebstrap, chroot)"; exit 1; }
+work=$(mktemp -d)
+root="$work/root"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+fail() {
+    echo "deps-test: FAILED: $*"
+    exit 1
+}
+# Inside the root, in a mount and PID namespace of its own: /proc is its
+# own, and whatever was started there (a package's service, the suite)
+# ends with the namespace.
+in_root() { unshare --mount --pid --fork --mount-proc="$root/proc" chroot "$root" /bin/sh -c "$*"; }
+
+echo "== deps-test: a fresh Debian 12 (mmdebstrap --variant=important)"
+t0=$(date +%s)
+mmdebstrap --variant=important bookworm "$root" - </etc/apt/sources.list.d/debian.sources \
+    >"$work/mmdebstrap.log" 2>&1 || { tail -20 "$work/mmdebstrap.log"; fail "mmdebstrap"; }
+# The checkout as a clone has it: the files git tracks.
+mkdir "$root/src"
+git ls-files -z | tar --null -T - -cf - | tar -C "$root/src" -xf -
+chmod 0755 "$root/src"
+# A package's service is not started in the root (it has no init), as in
+# a container build; the suite is started by the test itself.
+printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+chmod 0755 "$root/usr/sbin/policy-rc.d"
+cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+# The machine's own trusted CAs (a site's proxy, say) come with a new
+# machine there too: installing ca-certificates adds them to its store.
+if [ -d /usr/local/share/ca-certificates ]; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp -r /usr/local/share/ca-certificates/. "$root/usr/local/share/ca-certificates/"
+fi
+echo "deps-test: the root in $(($(date +%s) - t0)) s"
+
+echo "== deps-test: ops/install-deps.sh in it"
+t0=$(date +%s)
+in_root "cd /src && ./ops/install-deps.sh" >"$work/install.log" 2>&1 ||
+    { tail -30 "$work/install.log"; fail "ops/install-deps.sh failed in a fresh Debian 12"; }
+echo "deps-test: installed in $(($(date +%s) - t0)) s"
+
+echo "== deps-test: every program and module the scripts call"
+/usr/bin/python3 ops/deps_called.py --root "$PWD" >"$work/called"
+missing=$(while read -r kind name file; do
+    if [ "$kind" = program ]; then
+        chroot "$root" /bin/sh -c "command -v '$name'" >/dev/null 2>&1 || echo "  program $name (called by $file)"
+    elif [ "$kind" = file ]; then
+        [ -e "$root$name" ] || echo "  file $name (needed by $file)"
+    else
+        chroot "$root" /usr/bin/python3 -c "import $name" >/dev/null 2>&1 || echo "  module $name (imported by $file)"
+    fi
+done <"$work/called")
+[ -z "$missing" ] || fail "ops/install-deps.sh does not install what these need:
+$missing"
+echo "deps-test: $(awk '$1 == "program"' "$work/called" | cut -d' ' -f2 | sort -u | wc -l) programs and" \
+    "$(awk '$1 == "module"' "$work/called" | cut -d' ' -f2 | sort -u | wc -l) modules present"
+
+echo "== deps-test: the build and the example app"
+t0=$(date +%s)
+in_root "cd /src && ./ops/build.sh build" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "the build"; }
+echo "deps-test: built in $(($(date +%s) - t0)) s"
+# Its own network namespace: port 8080 of the host is not ours to take.
+page=$(unshare --net --mount --pid --fork --mount-proc="$root/proc" chroot "$root" /bin/sh -c '
+    ip link set lo up
+    cd /src && ./build/bin/vc up -d --listen 127.0.0.1:8080 --tls-listen 127.0.0.1:8443 >/tmp/up.log 2>&1 &&
+        ./build/bin/vc status --wait 20 >/dev/null 2>&1 && curl -s -m 10 http://127.0.0.1:8080/
+    ./build/bin/vc stop >/dev/null 2>&1') || true
+echo "$page" | grep -q "Hello, world!" || { tail -20 "$root/tmp/up.log" 2>/dev/null; fail "the example app was not served: $page"; }
+echo "deps-test: passed"
