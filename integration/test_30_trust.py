@@ -463,3 +463,26 @@ def test_forwarding_headers_from_a_trusted_proxy_work_as_frameworks_expect(tmp_p
 def test_a_trusted_proxy_that_is_not_an_address_is_refused(make_suite, tmp_path):
     r = configtest(make_suite, tmp_path, 'front: { trusted_proxies = ["10.0.0.0/33"]; };')
     assert r.returncode == 1 and 'front.trusted_proxies: "10.0.0.0/33" is not an address or a range' in r.stderr
+
+
+def test_a_pools_scripts_cannot_command_their_pool(walled):
+    """The pool's control socket is its user's, and so its scripts'
+    (they run as that user): they may ask its status, not scale, reload
+    or stop it."""
+    s = walled
+    ep = f"ipc://{s.data}/run/php/ctl-vc-php.sock"
+
+    def say(user, *cmd):
+        pre = ["runuser", "-u", user, "--"] if user else []
+        return subprocess.run(pre + ["/usr/bin/python3", PEER, "command", ep, *cmd], capture_output=True, text=True,
+                              timeout=20).stdout.strip()
+
+    before = s.status()
+    php = [d for d in before["daemons"] if d["daemon"] == "vc-php"][0]
+    assert say("www-data", "scale", "1") == "refused: only the suite's user and root may give this command"
+    assert say("www-data", "reload").startswith("refused")
+    assert "vc-php is running" in say("www-data", "status")
+    # The suite's own user and root still command it.
+    assert not say("vc", "scale", php["status"]["workers_wanted"]).startswith("refused")
+    assert not say(None, "scale", php["status"]["workers_wanted"]).startswith("refused")
+    assert "refused the command \"scale\"" in s.logs()

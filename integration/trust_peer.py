@@ -6,6 +6,7 @@ suite's schemas are compiled for C only.
 
     trust_peer.py event ENDPOINT TOPIC SOURCE MARK
     trust_peer.py room ENDPOINT ROOM EVENT DATA
+    trust_peer.py command ENDPOINT VERB [ARG...]   (prints the reply's text)
 """
 import sys
 import time
@@ -43,8 +44,45 @@ def room_message(room, event, data):
     return field(1, room) + field(2, event) + field(3, data) + field(7, int(time.time() * 1000))
 
 
+def command(endpoint, verb, args):
+    """A control command (Command: verb 1, args 2); the Reply's message
+    (field 2) on stdout, or "no answer"."""
+    ctx = zmq.Context()
+    s = ctx.socket(zmq.REQ)
+    s.linger = 0
+    s.connect(endpoint)
+    s.send(field(1, verb) + b"".join(field(2, a) for a in args))
+    if not s.poll(5000):
+        print("no answer")
+        return
+    reply, at, message = s.recv(), 0, b""
+    while at < len(reply):  # the fields of the Reply, read just enough
+        key, at = reply[at], at + 1
+        if key & 7 == 0:
+            while reply[at] & 0x80:
+                at += 1
+            at += 1
+        else:
+            n, shift = 0, 0
+            while True:
+                b, at = reply[at], at + 1
+                n |= (b & 0x7F) << shift
+                shift += 7
+                if not b & 0x80:
+                    break
+            if key >> 3 == 2:
+                message = reply[at:at + n]
+            at += n
+    print(message.decode())
+    s.close()
+    ctx.term()
+
+
 def main():
     kind, endpoint = sys.argv[1], sys.argv[2]
+    if kind == "command":
+        command(endpoint, sys.argv[3], sys.argv[4:])
+        return
     ctx = zmq.Context()
     s = ctx.socket(zmq.PUSH)
     s.linger = 2000

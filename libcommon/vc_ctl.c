@@ -19,7 +19,10 @@ struct vc_ctl {
     uint64_t started_ms;
     vc_zparts_t fr;
     int deferred; /* the handler called vc_ctl_defer */
-    char *path;   /* an ipc:// endpoint's file, bound as PATH.PID until published */
+    int ipc;      /* bound to ipc://: senders have a uid */
+    int trusting; /* vc_ctl_trust was called: commands only from trusted */
+    uid_t suite_uid;
+    char *path; /* an ipc:// endpoint's file, bound as PATH.PID until published */
     char *hidden;
     ino_t ino; /* the published file, removed at the end if still ours */
 };
@@ -55,6 +58,7 @@ vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ct
     vc_ctl_t *c = vc_calloc(1, sizeof(*c));
     c->path = path;
     c->hidden = hidden;
+    c->ipc = strncmp(endpoint, "ipc://", 6) == 0;
     c->sock = s;
     c->daemon = vc_strdup(daemon);
     c->fn = fn;
@@ -193,6 +197,21 @@ const char *vc_record_get(const Vc__Record *rec, const char *key)
 }
 
 /* One command: [identity][empty][Command] in, [identity][empty][Reply] out. */
+void vc_ctl_trust(vc_ctl_t *c, uid_t suite_uid)
+{
+    c->trusting = c->ipc; /* tcp:// is CurveZMQ's */
+    c->suite_uid = suite_uid;
+}
+
+static int trusted(const vc_ctl_t *c, zmq_msg_t *m)
+{
+    if (!c->trusting)
+        return 1;
+    uid_t uid;
+    pid_t pid;
+    return vc_zmsg_peer(m, &uid, &pid) == 0 && (uid == 0 || uid == c->suite_uid);
+}
+
 static void handle_one(vc_ctl_t *c)
 {
     vc_zparts_t *fr = &c->fr;
@@ -208,6 +227,10 @@ static void handle_one(vc_ctl_t *c)
     cmd = vc__command__unpack(NULL, zmq_msg_size(&fr->f[2]), zmq_msg_data(&fr->f[2]));
     if (cmd == NULL) {
         vc_reply_fail(reply, "malformed command");
+    } else if (!trusted(c, &fr->f[2]) && strcmp(cmd->verb, "ping") != 0 && strcmp(cmd->verb, "status") != 0) {
+        vc_log(VC_LOG_WARN, "ctl", "refused the command \"%.32s\": it came from a user that is not the suite's",
+               cmd->verb);
+        vc_reply_fail(reply, "refused: only the suite's user and root may give this command");
     } else if (strcmp(cmd->verb, "ping") == 0 || strcmp(cmd->verb, "status") == 0) {
         vc_reply_ok(reply, "%s is running", c->daemon);
         vc_reply_field(reply, "daemon", "%s", c->daemon);

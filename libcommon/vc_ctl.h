@@ -11,6 +11,8 @@
 
 #include "control.pb-c.h"
 
+#include <sys/types.h>
+
 typedef struct vc_ctl vc_ctl_t;
 
 /* Called once per command. reply starts as ok=true for ping/status and
@@ -23,6 +25,13 @@ void vc_ctl_destroy(vc_ctl_t **ctl);
 /* Puts an ipc:// control socket at its path (bound under a name of its own
  * until then): once the daemon is ready to answer. 0 or -1 (logged). */
 int vc_ctl_publish(vc_ctl_t *ctl);
+/* Over ipc://, commands other than ping and status only from root or
+ * suite_uid (the kernel's word on who connected, SO_PEERCRED): a pool's
+ * control socket is reachable by its own user, and so by its scripts,
+ * which must not scale, reload or stop it. Without this call (a suite
+ * started by a normal user, where every process is that user's, or a
+ * daemon run alone) the socket's mode is the only wall. */
+void vc_ctl_trust(vc_ctl_t *ctl, uid_t suite_uid);
 /* The socket to poll for ZMQ_POLLIN. Borrowed. */
 void *vc_ctl_socket(vc_ctl_t *ctl);
 /* Answers every command waiting; never blocks. Returns how many. */

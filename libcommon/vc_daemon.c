@@ -188,6 +188,11 @@ void vc_daemon_start(vc_daemon_t *d, vc_ctl_fn fn, void *ctx)
     free(ctl_ep);
     if (d->ctl == NULL)
         exit(1);
+    /* Started by a root supervisor: commands only from it and the suite's
+     * user (a pool's scripts share the pool's user). */
+    const char *suite_uid = getenv("VC_SUITE_UID");
+    if (suite_uid && *suite_uid)
+        vc_ctl_trust(d->ctl, (uid_t)strtoul(suite_uid, NULL, 10));
     if (!d->binds_bus)
         vc_daemon_connect_bus(d);
 }
