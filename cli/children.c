@@ -87,6 +87,12 @@ pid_t sup_spawn_process(sup_t *s, const child_t *k, int replacing, int *ready_fd
             char *pool_file = vc_config_pool_file(s->data_dir, name);
             setenv("VC_CONFIG_FILE", pool_file, 1);
             setenv("VC_POOL", name, 1);
+            /* Its scripts read its environment (getenv(), /proc): a secret
+             * given to `vc up` as a variable stays with the suite. The
+             * pool's copy of the configuration has what it needs. */
+            for (size_t e = 0; vc_config_env_name(e); e++)
+                if (vc_config_is_secret(vc_config_env_path(vc_config_env_name(e))))
+                    unsetenv(vc_config_env_name(e));
             /* Programs a script runs write their temporary files there too. */
             char *home = vc_config_pool_home(s->data_dir, name);
             char *tmp = vc_asprintf("%s/tmp", home);

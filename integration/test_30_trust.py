@@ -486,3 +486,26 @@ def test_a_pools_scripts_cannot_command_their_pool(walled):
     assert not say("vc", "scale", php["status"]["workers_wanted"]).startswith("refused")
     assert not say(None, "scale", php["status"]["workers_wanted"]).startswith("refused")
     assert "refused the command \"scale\"" in s.logs()
+
+
+def test_a_secret_in_vc_ups_environment_does_not_reach_php():
+    need_root()
+    key = "env-link-key-" + "7" * 32
+    s = Suite(as_root=False, env={"VC_LINK_KEY": key})
+    try:
+        www = os.path.join(s.dir, "www")
+        os.mkdir(www)
+        with open(os.path.join(www, "env.php"), "w") as f:
+            f.write("<?php echo 'getenv=', getenv('VC_LINK_KEY') ?: '', "
+                    "' environ=', (string) @file_get_contents('/proc/self/environ');")
+        os.chmod(www, 0o755)
+        os.chmod(os.path.join(www, "env.php"), 0o644)
+        s.root = www
+        s.start()
+        from conftest import curl
+        code, _, body = curl(s.url("/env.php"))
+        assert code == 200 and b"getenv=" in body
+        assert key.encode() not in body, body
+    finally:
+        s.stop()
+        s.cleanup()

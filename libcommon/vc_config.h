@@ -166,6 +166,10 @@ const char *vc_config_env_path(const char *env);
 Vc__ConfigVersion *vc_config_for_pool(const Vc__ConfigVersion *v, const vc_config_t *cfg, const char *pool, char *err,
                                       size_t errlen);
 
+/* Whether a setting ("cache.purge_token") holds a secret no pool may
+ * read (vc_config_withhold.c's table). */
+int vc_config_is_secret(const char *path);
+
 /* Parses and validates a version. data_dir is absolute. On success returns a
  * new config the caller owns (vc_config_destroy). On failure returns NULL
  * and writes "file:line: reason" into err. */

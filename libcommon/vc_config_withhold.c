@@ -44,6 +44,12 @@ static int withheld(const char *path, const keep_t *k)
     return 0;
 }
 
+int vc_config_is_secret(const char *path)
+{
+    keep_t none = {0, 0};
+    return path && withheld(path, &none);
+}
+
 /* Removes the secrets below group (at prefix); returns how many. */
 static int prune(config_setting_t *group, const char *prefix, const keep_t *k)
 {
