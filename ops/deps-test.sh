@@ -1,18 +1,20 @@
 #!/bin/sh
 # Guards the README's promise that its two commands work on a fresh
 # Debian 12 machine: makes one (a Debian 12 root by mmdebstrap, with what
-# a new machine has: the "important" variant), copies the checkout in,
-# runs ops/install-deps.sh there as a new user would, and then checks
-#   - that every program the project's scripts call (or say they need
-#     though another program calls it: "# deps-test needs: ..."), and
-#     every Python module its tests import, is there: the list is read from the
-#     scripts themselves (ops/deps_called.py), never kept by hand, so a
-#     script that starts calling a program install-deps.sh does not
-#     install fails here;
-#   - that this install is enough to build the suite (ops/build.sh: every
-#     library, header and generator) and serve the example app (vc up,
-#     as root, daemons as vc and PHP as www-data, in a network namespace
-#     of its own, one PHP page over HTTP).
+# a new machine has: the "important" variant), copies the checkout in, and
+# installs there in two steps, as a new user meets them:
+#   - the run command's (ops/install-deps.sh run): what ops/run.sh and
+#     ops/build.sh call must be there, and it must be enough to build the
+#     suite (every library, header and generator) and serve the example
+#     app (vc up as root, daemons as vc and PHP as www-data, in a network
+#     namespace of its own, one PHP page over HTTP);
+#   - the test command's (ops/install-deps.sh): every program the
+#     project's scripts call (or say they need though another program
+#     calls it: "# deps-test needs: ..."), and every Python module its
+#     tests import, must be there.
+# The lists are read from the scripts themselves (ops/deps_called.py),
+# never kept by hand: a script that starts calling a program
+# install-deps.sh does not install fails here.
 # Needs root (mmdebstrap, chroot, unshare). Downloads from the host's
 # Debian mirror, like a new machine. Usage: ops/deps-test.sh
 set -eu
@@ -52,37 +54,57 @@ if [ -d /usr/local/share/ca-certificates ]; then
 fi
 echo "deps-test: the root in $(($(date +%s) - t0)) s"
 
-echo "== deps-test: ops/install-deps.sh in it"
-t0=$(date +%s)
-in_root "cd /src && ./ops/install-deps.sh" >"$work/install.log" 2>&1 ||
-    { tail -30 "$work/install.log"; fail "ops/install-deps.sh failed in a fresh Debian 12"; }
-echo "deps-test: installed in $(($(date +%s) - t0)) s"
-
-echo "== deps-test: every program and module the scripts call"
+# Whether what the scripts call (ops/deps_called.py's lines, those of the
+# files named, or all) is in the root; prints what is missing.
+missing_of() {
+    while read -r kind name file; do
+        if [ $# -gt 0 ] && ! echo " $* " | grep -q " $file "; then
+            continue
+        fi
+        if [ "$kind" = program ]; then
+            chroot "$root" /bin/sh -c "command -v '$name'" >/dev/null 2>&1 || echo "  program $name (called by $file)"
+        elif [ "$kind" = file ]; then
+            [ -e "$root$name" ] || echo "  file $name (needed by $file)"
+        else
+            chroot "$root" /usr/bin/python3 -c "import $name" >/dev/null 2>&1 || echo "  module $name (imported by $file)"
+        fi
+    done <"$work/called"
+}
 /usr/bin/python3 ops/deps_called.py --root "$PWD" >"$work/called"
-missing=$(while read -r kind name file; do
-    if [ "$kind" = program ]; then
-        chroot "$root" /bin/sh -c "command -v '$name'" >/dev/null 2>&1 || echo "  program $name (called by $file)"
-    elif [ "$kind" = file ]; then
-        [ -e "$root$name" ] || echo "  file $name (needed by $file)"
-    else
-        chroot "$root" /usr/bin/python3 -c "import $name" >/dev/null 2>&1 || echo "  module $name (imported by $file)"
-    fi
-done <"$work/called")
-[ -z "$missing" ] || fail "ops/install-deps.sh does not install what these need:
-$missing"
-echo "deps-test: $(awk '$1 == "program"' "$work/called" | cut -d' ' -f2 | sort -u | wc -l) programs and" \
-    "$(awk '$1 == "module"' "$work/called" | cut -d' ' -f2 | sort -u | wc -l) modules present"
+packages() { chroot "$root" dpkg-query -W -f='${Status}\n' | grep -c 'install ok installed'; }
 
-echo "== deps-test: the build and the example app"
+echo "== deps-test: the run command's install (ops/install-deps.sh run), the build and the example app"
+t0=$(date +%s)
+before=$(packages)
+in_root "cd /src && ./ops/install-deps.sh run" >"$work/install-run.log" 2>&1 ||
+    { tail -30 "$work/install-run.log"; fail "ops/install-deps.sh run failed in a fresh Debian 12"; }
+echo "deps-test: $(($(packages) - before)) packages in $(($(date +%s) - t0)) s"
+missing=$(missing_of ops/run.sh ops/build.sh)
+[ -z "$missing" ] || fail "ops/install-deps.sh run does not install what the run command needs:
+$missing"
 t0=$(date +%s)
 in_root "cd /src && ./ops/build.sh build" >"$work/build.log" 2>&1 || { tail -30 "$work/build.log"; fail "the build"; }
 echo "deps-test: built in $(($(date +%s) - t0)) s"
 # Its own network namespace: port 8080 of the host is not ours to take.
-page=$(unshare --net --mount --pid --fork --mount-proc="$root/proc" chroot "$root" /bin/sh -c '
-    ip link set lo up
+# No HTTP client comes with the run command's install: bash's /dev/tcp.
+page=$(unshare --net --mount --pid --fork --mount-proc="$root/proc" chroot "$root" /bin/bash -c '
+    ip link set lo up 2>/dev/null || true
     cd /src && ./build/bin/vc up -d --listen 127.0.0.1:8080 --tls-listen 127.0.0.1:8443 >/tmp/up.log 2>&1 &&
-        ./build/bin/vc status --wait 20 >/dev/null 2>&1 && curl -s -m 10 http://127.0.0.1:8080/
+        ./build/bin/vc status --wait 20 >/dev/null 2>&1 && exec 3<>/dev/tcp/127.0.0.1/8080 &&
+        printf "GET / HTTP/1.0\r\nHost: localhost\r\n\r\n" >&3 && timeout 10 cat <&3
     ./build/bin/vc stop >/dev/null 2>&1') || true
 echo "$page" | grep -q "Hello, world!" || { tail -20 "$root/tmp/up.log" 2>/dev/null; fail "the example app was not served: $page"; }
+
+echo "== deps-test: the test command's install (ops/install-deps.sh)"
+t0=$(date +%s)
+before=$(packages)
+in_root "cd /src && ./ops/install-deps.sh" >"$work/install.log" 2>&1 ||
+    { tail -30 "$work/install.log"; fail "ops/install-deps.sh failed in a fresh Debian 12"; }
+echo "deps-test: $(($(packages) - before)) more packages in $(($(date +%s) - t0)) s"
+missing=$(missing_of)
+[ -z "$missing" ] || fail "ops/install-deps.sh does not install what these need:
+$missing"
+echo "deps-test: $(awk '$1 == "program"' "$work/called" | cut -d' ' -f2 | sort -u | wc -l) programs," \
+    "$(awk '$1 == "file"' "$work/called" | cut -d' ' -f2 | sort -u | wc -l) files and" \
+    "$(awk '$1 == "module"' "$work/called" | cut -d' ' -f2 | sort -u | wc -l) modules present"
 echo "deps-test: passed"

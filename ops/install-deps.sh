@@ -1,12 +1,19 @@
 #!/bin/sh
-# Installs every Debian package that building, running, testing and
-# benchmarking Velocity needs. Idempotent: packages already present are left
-# alone, and apt is only asked when something is missing.
+# Installs the Debian packages Velocity needs. Idempotent: packages already
+# present are left alone, and apt is only asked when something is missing.
+#   ops/install-deps.sh run   what building and running need (ops/run.sh)
+#   ops/install-deps.sh       that, and what testing and benchmarking need:
+#                             the reference stacks, browsers, databases,
+#                             applications, container tools (ops/test.sh)
 set -eu
+profile=${1:-all}
+case $profile in
+run | all) ;;
+*) echo "usage: ops/install-deps.sh [run]" >&2; exit 2 ;;
+esac
 
-# Build: compilers, generators and the -dev packages we link against;
-# git lists the files the format check and the package are made from.
-BUILD="build-essential cmake pkg-config clang-format git
+# Build: compilers, generators and the -dev packages we link against.
+BUILD="build-essential cmake pkg-config
   libphp8.2-embed php8.2-dev
   libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev
   libnghttp2-dev liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler
@@ -14,8 +21,9 @@ BUILD="build-essential cmake pkg-config clang-format git
   libsystemd-dev"
 # Run: the PHP extensions the example app and the conformance apps load.
 RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
-# Tests and benchmarks: the reference stack and real clients.
-TEST="nginx-light php8.2-fpm varnish curl nghttp2-client wrk
+# Tests and benchmarks: the format check and the file lists (git), the
+# reference stack and real clients.
+TEST="clang-format git nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2
@@ -35,7 +43,8 @@ TEST="$TEST dokuwiki
   php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-twig-bridge
   php-symfony-form php-symfony-validator php-symfony-security-csrf"
 
-PKGS="$BUILD $RUN $TEST"
+PKGS="$BUILD $RUN"
+[ "$profile" = run ] || PKGS="$PKGS $TEST"
 missing=""
 for p in $PKGS; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
@@ -44,7 +53,7 @@ for p in $PKGS; do
 done
 # Node.js runs the real browser-side clients of the realtime tests
 # (pusher-js, laravel-echo, from npm): Debian's, unless one is installed.
-if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+if [ "$profile" = all ] && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
     missing="$missing nodejs npm"
 fi
 SUDO=""
@@ -60,6 +69,7 @@ fi
 # The npm packages those tests use, at the versions package-lock.json
 # pins; again only when the lock changed.
 npm_clients() {
+    [ "$profile" = all ] || return 0
     dir="$(cd "$(dirname "$0")/.." && pwd)/integration/node"
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
         echo "install-deps: npm ci in integration/node"
@@ -68,7 +78,7 @@ npm_clients() {
 }
 
 if [ -z "$missing" ]; then
-    echo "install-deps: all packages present"
+    echo "install-deps: all packages present ($profile)"
     npm_clients
     exit 0
 fi

@@ -5,7 +5,8 @@
 # Extra arguments go to `vc up` (for example --root DIR or --workers 8).
 set -eu
 cd "$(dirname "$0")/.."
-./ops/install-deps.sh
+# Only what building and running need: the test tools come with ops/test.sh.
+./ops/install-deps.sh run
 ./ops/build.sh build
 # Started as root, the daemons run as "vc" and PHP as "www-data"
 # (docs/SECURITY.md): they must be able to enter this checkout, which
