@@ -102,5 +102,6 @@ int main(void)
     vc_config_version_free(&v);
     free(main_tcp);
     free(site);
+    free(root);
     return vc_test_result("vc_config_withhold");
 }
