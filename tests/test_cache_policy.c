@@ -56,6 +56,42 @@ static void policy(void)
     CHECK(d.store);
     d = decide(200, H("Content-Type", "text/html"));
     CHECK(!d.store && !strcmp(d.why, "no-lifetime"));
+    /* Field lines combine into one list (RFC 9110 5.3). */
+    d = decide(200, H("Cache-Control", "max-age=3600", "Cache-Control", "private"));
+    CHECK(!d.store && !strcmp(d.why, "private"));
+    d = decide(200, H("Cache-Control", "max-age=3600", "Cache-Control", "s-maxage=1"));
+    CHECK(d.store && d.fresh_ms == 1000);
+    d = decide(200, H("Cache-Control", "public", "Cache-Control", "max-age=60"));
+    CHECK(d.store && d.fresh_ms == 60000);
+    d = decide(200, H("Cache-Control", "max-age=60", "Cache-Control", "max-age=5"));
+    CHECK(d.store && d.fresh_ms == 60000); /* the first occurrence (RFC 9111 4.2.1) */
+    d = decide(200, H("Surrogate-Control", "max-age=60", "Surrogate-Control", "no-store"));
+    CHECK(!d.store && !strcmp(d.why, "no-store"));
+    d = decide(200, H("Cache-Control", "max-age=60", "Cache-Control", "must-revalidate", "Cache-Control",
+                      "stale-while-revalidate=30"));
+    CHECK(d.store && d.stale_ms == 0);
+    /* No whitespace around "=" in the grammar (RFC 9111 5.2). */
+    d = decide(200, H("Cache-Control", "max-age = 3600"));
+    CHECK(!d.store && !strcmp(d.why, "no-lifetime"));
+    d = decide(200, H("Cache-Control", "max-age= 3600"));
+    CHECK(!d.store);
+    /* Expires: strict dates, measured from the answer's Date; an invalid
+     * one, or two lines, is already expired (RFC 9111 5.3). */
+    d = decide(200, H("Date", "Mon, 01 Jan 2024 00:00:00 GMT", "Expires", "Mon, 01 Jan 2024 00:00:01 GMT"));
+    CHECK(d.store && d.fresh_ms == 1000);
+    d = decide(200, H("Date", "Mon, 01 Jan 2024 00:00:00 GMT", "Expires", "Monday, 01-Jan-24 00:01:00 GMT"));
+    CHECK(d.store && d.fresh_ms == 60000);
+    d = decide(200, H("Date", "Mon, 01 Jan 2024 00:00:00 GMT", "Expires", "Mon Jan  1 00:02:00 2024"));
+    CHECK(d.store && d.fresh_ms == 120000);
+    d = decide(200, H("Date", "Mon, 01 Jan 2024 00:00:00 GMT", "Expires", "Mon, 01 Jan 2024 00:01:00 gmt"));
+    CHECK(d.store && d.fresh_ms == 60000);
+    d = decide(200, H("Date", "Mon, 01 Jan 2024 00:00:00 GMT", "Expires", "Mon,  01 Jan 2024 00:01:00 GMT"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+    d = decide(200, H("Date", "Mon, 01 Jan 2024 00:00:00 GMT", "Expires", "Mon, 01 Jan 2024 0:01:00 GMT"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+    d = decide(200, H("Date", "Mon, 01 Jan 2024 00:00:00 GMT", "Expires", "Mon, 01 Jan 2024 00:01:00 GMT", "Expires",
+                      "Mon, 01 Jan 2024 00:01:00 GMT"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
     d = decide(200, H("Cache-Control", "max-age=0"));
     CHECK(!d.store && !strcmp(d.why, "expired"));
     d = decide(500, H("Cache-Control", "max-age=60"));

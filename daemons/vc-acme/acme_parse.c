@@ -1,4 +1,5 @@
 #include "acme_parse.h"
+#include "vc_httpdate.h"
 #include "vc_util.h"
 
 #include <ctype.h>
@@ -32,11 +33,10 @@ long acme_retry_after_value(const char *v, long fallback)
     long s = strtol(v, &end, 10);
     if (end != v && *end == '\0')
         return s < 0 ? fallback : s;
-    struct tm tm = {0};
-    const char *rest = strptime(v, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    if (rest == NULL || *rest != '\0')
+    int64_t at = vc_httpdate_parse(v, strlen(v));
+    if (at < 0)
         return fallback;
-    long d = (long)(timegm(&tm) - time(NULL));
+    long d = (long)(at - time(NULL));
     return d < 0 ? 0 : d;
 }
 

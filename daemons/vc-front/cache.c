@@ -17,6 +17,7 @@
 #include "cache_internal.h"
 #include "cache_policy.h"
 #include "forwarded.h"
+#include "vc_httpdate.h"
 #include "handler.h"
 #include "vc_log.h"
 #include "vc_store.h"
@@ -264,9 +265,12 @@ static int not_modified(h2o_req_t *req, const vc_cache_entry_t *e)
         if (inm != -1 && h.name_len == 4 && strncasecmp(h.name, "etag", 4) == 0)
             return etag_matches(req->headers.entries[inm].value, h.value, h.value_len);
         if (ims != -1 && h.name_len == 13 && strncasecmp(h.name, "last-modified", 13) == 0) {
+            /* Not modified since a date at or after its Last-Modified
+             * (RFC 9110 13.1.3); a date that is not one counts for
+             * nothing. */
             h2o_iovec_t since = req->headers.entries[ims].value;
-            /* Same text: the date the client got from us. */
-            return h2o_memis(since.base, since.len, h.value, h.value_len);
+            int64_t want = vc_httpdate_parse(since.base, since.len), lm = vc_httpdate_parse(h.value, h.value_len);
+            return want >= 0 && lm >= 0 && lm <= want;
         }
     }
     return 0;
@@ -352,8 +356,15 @@ static int if_range_holds(h2o_req_t *req, const vc_cache_entry_t *e)
         return 1;
     h2o_iovec_t want = req->headers.entries[at].value;
     size_t len;
-    const char *v = entry_header(e, want.len && want.base[0] == '"' ? "etag" : "last-modified", &len);
-    return v && !(len >= 2 && v[0] == 'W' && v[1] == '/') && h2o_memis(want.base, want.len, v, len);
+    int tag = want.len && want.base[0] == '"';
+    const char *v = entry_header(e, tag ? "etag" : "last-modified", &len);
+    if (v == NULL)
+        return 0;
+    if (!tag) { /* the same date, however it is written */
+        int64_t d = vc_httpdate_parse(want.base, want.len);
+        return d >= 0 && d == vc_httpdate_parse(v, len);
+    }
+    return !(len >= 2 && v[0] == 'W' && v[1] == '/') && h2o_memis(want.base, want.len, v, len);
 }
 
 /* A GET with Range answered from e: one range (206), or none that can be

@@ -1,4 +1,5 @@
 #include "cache_policy.h"
+#include "vc_httpdate.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -29,11 +30,15 @@ int cache_policy_directive(const char *v, size_t len, const char *name, int64_t 
         while (i < len && v[i] != ',' && v[i] != '=' && !is_space(v[i]))
             i++;
         size_t tlen = i - start;
+        /* token "=" value, nothing between (RFC 9111 5.2): "max-age = 60"
+         * names max-age with no valid argument. */
+        int spaced = i < len && is_space(v[i]);
         while (i < len && is_space(v[i]))
             i++;
         int64_t n = -1;
         if (i < len && v[i] == '=') {
             i++;
+            spaced |= i < len && is_space(v[i]);
             while (i < len && is_space(v[i]))
                 i++;
             int quoted = i < len && v[i] == '"';
@@ -46,7 +51,7 @@ int cache_policy_directive(const char *v, size_t len, const char *name, int64_t 
                 digits++;
                 i++;
             }
-            n = digits ? (acc > MAX_LIFETIME_S ? MAX_LIFETIME_S : acc) : -1;
+            n = digits && !spaced ? (acc > MAX_LIFETIME_S ? MAX_LIFETIME_S : acc) : -1;
             /* The rest of the value (a quoted list, a bad number). */
             while (i < len && v[i] != ',') {
                 if (v[i] == '"')
@@ -64,23 +69,40 @@ int cache_policy_directive(const char *v, size_t len, const char *name, int64_t 
     return 0;
 }
 
-/* An HTTP date (IMF-fixdate, RFC 9110 5.6.7), in ms; -1 if it is not one.
- * The obsolete forms are taken as expired, as RFC 9111 says of an invalid
- * Expires. */
+/* An HTTP date (RFC 9110 5.6.7, vc_httpdate.h), in ms; -1 if it is not
+ * one. */
 static int64_t http_date(const char *v, size_t len)
 {
-    char buf[40];
-    if (len >= sizeof(buf))
-        return -1;
-    memcpy(buf, v, len);
-    buf[len] = '\0';
-    struct tm tm;
-    memset(&tm, 0, sizeof(tm));
-    const char *end = strptime(buf, "%a, %d %b %Y %H:%M:%S GMT", &tm);
-    if (end == NULL || *end != '\0')
-        return -1;
-    time_t t = timegm(&tm);
-    return t < 0 ? -1 : (int64_t)t * 1000;
+    int64_t t = vc_httpdate_parse(v, len);
+    return t < 0 ? -1 : t * 1000;
+}
+
+/* Every line of one field, in order: RFC 9110 5.3 makes them one list
+ * ("Cache-Control: max-age=60" and a second "Cache-Control: private" is
+ * a private answer). */
+#define FIELD_LINES_MAX 16
+typedef struct field {
+    const cache_hdr_t *line[FIELD_LINES_MAX];
+    size_t n;
+    int over; /* more lines than that: refused */
+} field_t;
+
+static void field_add(field_t *f, const cache_hdr_t *h)
+{
+    if (f->n < FIELD_LINES_MAX)
+        f->line[f->n++] = h;
+    else
+        f->over = 1;
+}
+
+/* cache_policy_directive over every line: the first occurrence counts
+ * (RFC 9111 4.2.1). */
+static int field_directive(const field_t *f, const char *name, int64_t *secs)
+{
+    for (size_t i = 0; i < f->n; i++)
+        if (cache_policy_directive(f->line[i]->value, f->line[i]->value_len, name, secs))
+            return 1;
+    return 0;
 }
 
 int cache_policy_status_ok(int status)
@@ -179,50 +201,55 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
                          cache_decision_t *out)
 {
     memset(out, 0, sizeof(*out));
-    const cache_hdr_t *ours = NULL, *surrogate = NULL, *cc = NULL, *expires = NULL, *date = NULL;
+    field_t ours = {0}, surrogate = {0}, cc = {0};
+    const cache_hdr_t *expires = NULL, *date = NULL;
+    int nexpires = 0;
     for (size_t i = 0; i < n; i++) {
         const char *nm = h[i].name;
         size_t nl = h[i].name_len;
         if (is(nm, nl, "set-cookie"))
             return refuse(out, "set-cookie");
         if (is(nm, nl, "velocity-cache-control"))
-            ours = &h[i];
+            field_add(&ours, &h[i]);
         else if (is(nm, nl, "surrogate-control"))
-            surrogate = &h[i];
-        else if (is(nm, nl, "cache-control") && cc == NULL)
-            cc = &h[i];
-        else if (is(nm, nl, "expires") && expires == NULL)
+            field_add(&surrogate, &h[i]);
+        else if (is(nm, nl, "cache-control"))
+            field_add(&cc, &h[i]);
+        else if (is(nm, nl, "expires") && nexpires++ == 0)
             expires = &h[i];
         else if (is(nm, nl, "date") && date == NULL)
             date = &h[i];
     }
     if (!cache_policy_status_ok(status))
         return refuse(out, "status");
+    if (ours.over || surrogate.over || cc.over)
+        return refuse(out, "cache-control"); /* more lines than anyone writes */
     char names[CACHE_VARY_LIST_MAX];
     if (cache_policy_vary_names(h, n, names, sizeof(names)) == SIZE_MAX)
         return refuse(out, "vary");
     int64_t s = -1, secs;
     /* `private` and `no-store` for the client hold for us too, whatever a
      * targeted field says: a page meant for one visitor is never stored. */
-    if (cc && (cache_policy_directive(cc->value, cc->value_len, "private", &secs) ||
-               cache_policy_directive(cc->value, cc->value_len, "no-store", &secs)))
+    if (field_directive(&cc, "private", &secs) || field_directive(&cc, "no-store", &secs))
         return refuse(out, "private");
-    const cache_hdr_t *target = ours ? ours : surrogate;
+    const field_t *target = ours.n ? &ours : surrogate.n ? &surrogate : NULL;
     if (target) {
-        if (cache_policy_directive(target->value, target->value_len, "no-store", &secs))
+        if (field_directive(target, "no-store", &secs))
             return refuse(out, "no-store");
-        if (cache_policy_directive(target->value, target->value_len, "max-age", &secs))
+        if (field_directive(target, "max-age", &secs))
             s = secs;
-    } else if (cc) {
-        if (cache_policy_directive(cc->value, cc->value_len, "no-cache", &secs))
+    } else if (cc.n) {
+        if (field_directive(&cc, "no-cache", &secs))
             return refuse(out, "no-cache");
-        if (cache_policy_directive(cc->value, cc->value_len, "s-maxage", &secs))
+        if (field_directive(&cc, "s-maxage", &secs))
             s = secs;
-        else if (cache_policy_directive(cc->value, cc->value_len, "max-age", &secs))
+        else if (field_directive(&cc, "max-age", &secs))
             s = secs;
     }
     if (s < 0 && target == NULL && expires) {
-        int64_t e = http_date(expires->value, expires->value_len);
+        /* Two Expires lines, or one that is not a date: already expired
+         * (RFC 9111 5.3). */
+        int64_t e = nexpires == 1 ? http_date(expires->value, expires->value_len) : -1;
         int64_t base = date ? http_date(date->value, date->value_len) : -1;
         s = e < 0 ? 0 : (e - (base >= 0 ? base : now_ms)) / 1000;
         if (s > MAX_LIFETIME_S)
@@ -240,17 +267,16 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
      * proxy-revalidate forbid both; s-maxage (proxy-revalidate for a shared
      * cache, RFC 9111 5.2.2.10) forbids the grace nobody asked for, but not
      * what the answer grants in the same field. */
-    const cache_hdr_t *src = target ? target : cc;
+    const field_t *src = target ? target : &cc;
     int64_t swr = 0, sie = 0, grace = o->grace_ms;
-    if (src && (cache_policy_directive(src->value, src->value_len, "must-revalidate", &secs) ||
-                cache_policy_directive(src->value, src->value_len, "proxy-revalidate", &secs))) {
+    if (field_directive(src, "must-revalidate", &secs) || field_directive(src, "proxy-revalidate", &secs)) {
         grace = 0;
     } else {
-        if (src && cache_policy_directive(src->value, src->value_len, "stale-while-revalidate", &secs) && secs > 0)
+        if (field_directive(src, "stale-while-revalidate", &secs) && secs > 0)
             swr = secs * 1000;
-        if (src && cache_policy_directive(src->value, src->value_len, "stale-if-error", &secs) && secs > 0)
+        if (field_directive(src, "stale-if-error", &secs) && secs > 0)
             sie = secs * 1000;
-        if (src && src == cc && cache_policy_directive(cc->value, cc->value_len, "s-maxage", &secs))
+        if (src == &cc && field_directive(&cc, "s-maxage", &secs))
             grace = 0;
     }
     out->store = 1;

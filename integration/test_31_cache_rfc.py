@@ -1,0 +1,83 @@
+"""The response cache by the letter of RFC 9111 and RFC 9110, section by
+section (docs/CACHE.md): each test names the section it checks. PHP's
+runs are counted by cached.php, so a hit is an answer PHP did not make."""
+import pytest
+
+from test_04_php_pool import wait_for
+from test_17_cache import get, new_id, page, run_of
+
+
+@pytest.fixture(scope="module")
+def rfc_suite(tmp_path_factory):
+    from conftest import Suite
+    conf = tmp_path_factory.mktemp("etc")
+    (conf / "vc.conf").write_text("\n")
+    s = Suite(conf=str(conf), args=["--workers", "2"]).start()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def stored(s, path):
+    """Whether the page's first answer was stored (its Cache-Status says
+    so), and then served from the cache."""
+    status = get(s, path)[1]["cache-status"]
+    if not status.endswith("; stored"):
+        assert "detail=" in status, status
+        return False
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    return True
+
+
+@pytest.mark.parametrize("lines, stores", [
+    # RFC 9110 5.3: the field lines of a field are one list.
+    (["Cache-Control: max-age=3600", "Cache-Control: private"], False),
+    (["Cache-Control: max-age=3600", "Cache-Control: no-store"], False),
+    (["Cache-Control: public", "Cache-Control: max-age=3600"], True),
+])
+def test_rfc9110_5_3_field_lines_combine(rfc_suite, lines, stores):
+    assert stored(rfc_suite, page(new_id(), *lines)) == stores
+
+
+def test_rfc9111_5_2_a_second_line_s_maxage_counts(rfc_suite):
+    s, path = rfc_suite, page(new_id(), "Cache-Control: max-age=3600", "Cache-Control: s-maxage=1")
+    assert stored(s, path)
+    _, h, _ = get(s, path)
+    assert h["cache-status"].startswith("Velocity; hit; ttl=") and int(h["cache-status"].rsplit("=", 1)[1]) <= 1
+
+
+@pytest.mark.parametrize("expires, stores", [
+    # RFC 9110 5.6.7: the three forms a recipient must read, letter case aside.
+    ("Sun, 06 Nov 2094 08:49:37 GMT", True),
+    ("Sun Nov  6 08:49:37 2094", True),
+    ("Sun, 06 Nov 2094 08:49:37 gmt", True),
+    # RFC 9111 5.3: an Expires that is not a date is already expired.
+    ("Sun,  06 Nov 2094 08:49:37 GMT", False),
+    ("Sun, 06 Nov 2094 8:49:37 GMT", False),
+    ("0", False),
+])
+def test_rfc9111_5_3_expires_is_a_strict_date(rfc_suite, expires, stores):
+    assert stored(rfc_suite, page(new_id(), f"Expires: {expires}")) == stores
+
+
+def test_rfc9111_5_3_two_expires_lines_are_expired(rfc_suite):
+    e = "Expires: Sun, 06 Nov 2094 08:49:37 GMT"
+    assert not stored(rfc_suite, page(new_id(), e, e))
+
+
+def test_rfc9111_5_2_no_whitespace_around_the_equals_sign(rfc_suite):
+    assert not stored(rfc_suite, page(new_id(), "Cache-Control: max-age = 3600"))
+
+
+def test_rfc9110_13_1_3_modified_since_a_later_date_is_not_modified(rfc_suite):
+    s = rfc_suite
+    path = page(new_id(), "Cache-Control: max-age=3600", "Last-Modified: Mon, 01 Jan 2024 00:00:00 GMT")
+    assert stored(s, path)
+    code, h, _ = get(s, path, "-H", "If-Modified-Since: Tue, 02 Jan 2024 00:00:00 GMT")
+    assert code == 304 and h["cache-status"].startswith("Velocity; hit")
+    code, _, _ = get(s, path, "-H", "If-Modified-Since: Sun, 31 Dec 2023 00:00:00 GMT")
+    assert code == 200
+    code, _, _ = get(s, path, "-H", "If-Modified-Since: Monday, 01-Jan-24 00:00:00 GMT")
+    assert code == 304
+    code, _, body = get(s, path, "-H", "If-Modified-Since: yesterday")
+    assert code == 200 and run_of(body) == 1
