@@ -83,10 +83,10 @@ CASES = [
     # s-maxage is for shared caches: all three read it first.
     ("s-maxage", ["Cache-Control: max-age=0, s-maxage=60"], {}, [], {V: True, N: True, R: True}),
     ("404", ["Cache-Control: max-age=60"], {"status": 404}, [], {V: True, N: True, R: True}),
-    # An error with a lifetime: nginx stores it (its lifetime from the
-    # answer applies to any status); we and Varnish store only statuses
-    # RFC 9110 calls cacheable by default.
-    ("500", ["Cache-Control: max-age=60"], {"status": 500}, [], {V: False, N: True, R: False}),
+    # An error with a lifetime: nginx and we store it, as RFC 9111 3 allows
+    # any final status with explicit freshness; Varnish's built-in VCL
+    # keeps only its list of statuses.
+    ("500", ["Cache-Control: max-age=60"], {"status": 500}, [], {V: True, N: True, R: False}),
     # What a request brings: nginx serves whatever it stored to anyone;
     # Varnish passes any request with a cookie or Authorization; we pass
     # Authorization and session cookies only.

@@ -81,3 +81,30 @@ def test_rfc9110_13_1_3_modified_since_a_later_date_is_not_modified(rfc_suite):
     assert code == 304
     code, _, body = get(s, path, "-H", "If-Modified-Since: yesterday")
     assert code == 200 and run_of(body) == 1
+
+
+@pytest.mark.parametrize("status", [302, 303, 307, 400, 403, 500, 502, 503])
+def test_rfc9111_3_any_final_status_with_a_lifetime_is_stored(rfc_suite, status):
+    s = rfc_suite
+    lines = ["Cache-Control: max-age=60"] + (["Location: /elsewhere"] if 300 <= status < 400 else [])
+    path = page(new_id(), *lines, status=status)
+    assert stored(s, path)
+    code, _, body = get(s, path)
+    assert code == status and run_of(body) == 1
+
+
+def test_rfc9110_15_1_a_rules_lifetime_only_for_heuristically_cacheable_statuses(tmp_path):
+    from conftest import Suite, FIXTURES
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text("\n")
+    (conf / "sites-enabled" / "a.conf").write_text(
+        f'site: {{ hosts = ["127.0.0.1"]; default = true; root = "{FIXTURES}/docroot"; cache_rules = ["/ ttl=60s"]; }};\n')
+    s = Suite(root="", conf=str(conf)).start()
+    try:
+        assert stored(s, page(new_id(), status=404))
+        assert not stored(s, page(new_id(), status=302))
+        assert not stored(s, page(new_id(), status=500))
+    finally:
+        s.stop()
+        s.cleanup()

@@ -94,8 +94,22 @@ static void policy(void)
     CHECK(!d.store && !strcmp(d.why, "expired"));
     d = decide(200, H("Cache-Control", "max-age=0"));
     CHECK(!d.store && !strcmp(d.why, "expired"));
+    /* Any final status with a lifetime of its own (RFC 9111 3), but 206
+     * and 304; a rule's lifetime only for the heuristically cacheable. */
     d = decide(500, H("Cache-Control", "max-age=60"));
-    CHECK(!d.store && !strcmp(d.why, "status"));
+    CHECK(d.store && d.fresh_ms == 60000 && !d.heuristic);
+    for (int st = 200; st < 600; st++) {
+        d = decide(st, H("Cache-Control", "max-age=60"));
+        CHECK(d.store == (st != 206 && st != 304));
+    }
+    {
+        cache_hdr_t none[1] = {{"Content-Type", "text/html", 12, 9}};
+        cache_policy_opts_t o = {.grace_ms = 0, .ttl_ms = 60000, .max_ttl_ms = -1};
+        cache_policy_decide(302, none, 1, NOW, &o, &d);
+        CHECK(!d.store && !strcmp(d.why, "status"));
+        cache_policy_decide(404, none, 1, NOW, &o, &d);
+        CHECK(d.store && d.heuristic && d.fresh_ms == 60000);
+    }
     d = decide(404, H("Cache-Control", "max-age=60"));
     CHECK(d.store);
     /* Not fooled by a directive inside another's name or value. */

@@ -105,10 +105,15 @@ static int field_directive(const field_t *f, const char *name, int64_t *secs)
     return 0;
 }
 
-int cache_policy_status_ok(int status)
+int cache_policy_status_storable(int status)
+{
+    return status >= 200 && status <= 599 && status != 206 && status != 304;
+}
+
+int cache_policy_status_heuristic(int status)
 {
     /* RFC 9110 15.1, "heuristically cacheable" (206 aside: ranges are
-     * not stored), and here only with an explicit lifetime. */
+     * not stored). */
     switch (status) {
     case 200:
     case 203:
@@ -220,7 +225,7 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
         else if (is(nm, nl, "date") && date == NULL)
             date = &h[i];
     }
-    if (!cache_policy_status_ok(status))
+    if (!cache_policy_status_storable(status))
         return refuse(out, "status");
     if (ours.over || surrogate.over || cc.over)
         return refuse(out, "cache-control"); /* more lines than anyone writes */
@@ -255,8 +260,14 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
         if (s > MAX_LIFETIME_S)
             s = MAX_LIFETIME_S;
     }
-    if (s < 0 && o->ttl_ms > 0)
-        s = o->ttl_ms / 1000 > 0 ? o->ttl_ms / 1000 : 1; /* the path's rule gives one */
+    if (s < 0 && o->ttl_ms > 0) {
+        /* The path's rule gives one: a lifetime the answer did not, so
+         * only for the statuses that may have one unasked. */
+        if (!cache_policy_status_heuristic(status))
+            return refuse(out, "status");
+        s = o->ttl_ms / 1000 > 0 ? o->ttl_ms / 1000 : 1;
+        out->heuristic = 1;
+    }
     if (s > 0 && o->max_ttl_ms >= 0 && s > o->max_ttl_ms / 1000)
         s = o->max_ttl_ms / 1000; /* the path's rule caps it */
     if (s <= 0)

@@ -5,9 +5,10 @@
  * fuzzed (fuzz/fuzz_cache.c) apart from the front.
  *
  * Safe by default: never an answer with Set-Cookie, `private`, `no-store`
- * or `no-cache` in Cache-Control, or `Vary: *`; only statuses RFC 9110
- * calls cacheable by default, and only with an explicit lifetime (no
- * heuristic freshness). An answer that varies on request headers is stored
+ * or `no-cache` in Cache-Control, or `Vary: *`; any final status with an
+ * explicit lifetime (206 and 304 aside), and with a site rule's lifetime
+ * only the statuses RFC 9110 calls heuristically cacheable (no heuristic
+ * freshness of our own). An answer that varies on request headers is stored
  * as a variant (Accept-Encoding aside: the front stores the body before it
  * is compressed, and compresses each hit for its client).
  *
@@ -33,6 +34,7 @@ typedef struct cache_decision {
     int64_t fresh_ms; /* lifetime */
     int64_t stale_ms; /* beyond it: served stale while one refresh runs */
     int64_t error_ms; /* beyond it: served stale when PHP fails (>= stale_ms) */
+    int heuristic;    /* the lifetime is the site's rule's, not the answer's */
 } cache_decision_t;
 
 /* What the site says, beyond what answers say (cache.grace, and a path's
@@ -59,8 +61,13 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
  * (`*`, more than CACHE_VARY_MAX names, a name too long or not a token). */
 size_t cache_policy_vary_names(const cache_hdr_t *h, size_t n, char *out, size_t cap);
 
-/* Whether an answer of this status may be stored at all. */
-int cache_policy_status_ok(int status);
+/* Whether an answer of this status may be stored with a lifetime it
+ * gives itself (RFC 9111 3: any final status but 206 and 304, which a
+ * cache must understand to store). */
+int cache_policy_status_storable(int status);
+/* Whether it may be stored with a lifetime it does not give (a site's
+ * rule's ttl): the statuses RFC 9110 15.1 calls heuristically cacheable. */
+int cache_policy_status_heuristic(int status);
 
 /* Headers the cache reads and the client never sees: our targeted
  * control, Surrogate-Control, and the tag headers. */

@@ -201,7 +201,8 @@ static void on_keeper_send(h2o_ostream_t *self, h2o_req_t *req, h2o_iovec_t *buf
         /* The status is final only now (backend.c shows h2o's filters a
          * 200 for a 403 or 404, so they compress those too). */
         k->checked = 1;
-        if (!cache_policy_status_ok(req->res.status))
+        int status = req->res.status;
+        if (!cache_policy_status_storable(status) || (k->dec.heuristic && !cache_policy_status_heuristic(status)))
             not_stored(k, req, "status");
     }
     const cache_settings_t *cfg = cache_settings();
