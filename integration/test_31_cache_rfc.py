@@ -108,3 +108,34 @@ def test_rfc9110_15_1_a_rules_lifetime_only_for_heuristically_cacheable_statuses
     finally:
         s.stop()
         s.cleanup()
+
+
+def test_rfc9111_4_2_3_an_age_from_upstream_counts(rfc_suite):
+    s = rfc_suite
+    assert not stored(s, page(new_id(), "Cache-Control: max-age=3600", "Age: 7200"))
+    path = page(new_id(), "Cache-Control: max-age=3600", "Age: 600")
+    assert stored(s, path)
+    _, h, _ = get(s, path)
+    assert 600 <= int(h["age"]) < 700, h
+    assert int(h["cache-status"].rsplit("=", 1)[1]) <= 3000
+
+
+def test_rfc9111_4_2_3_an_old_date_makes_an_old_answer(rfc_suite):
+    import email.utils
+    import time
+    ten_minutes_ago = email.utils.formatdate(time.time() - 600, usegmt=True)
+    assert not stored(rfc_suite, page(new_id(), "Cache-Control: max-age=60", f"Date: {ten_minutes_ago}"))
+    path = page(new_id(), "Cache-Control: max-age=3600", f"Date: {ten_minutes_ago}")
+    assert stored(rfc_suite, path)
+    assert int(get(rfc_suite, path)[1]["age"]) >= 599
+
+
+def test_rfc9111_4_2_1_expires_is_measured_from_the_answers_date(rfc_suite):
+    import email.utils
+    import time
+    now = int(time.time())
+    date, expires = email.utils.formatdate(now, usegmt=True), email.utils.formatdate(now + 60, usegmt=True)
+    path = page(new_id(), f"Date: {date}", f"Expires: {expires}")
+    assert stored(rfc_suite, path)
+    ttl = int(get(rfc_suite, path)[1]["cache-status"].rsplit("=", 1)[1])
+    assert 55 <= ttl <= 60

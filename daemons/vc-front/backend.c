@@ -107,6 +107,13 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     for (size_t i = 0; i < h->n_headers; i++) {
         const char *name = h->headers[i]->name;
         size_t nlen = strlen(name);
+        if (!strcasecmp(name, "date")) {
+            /* Not sent (h2o writes its own), but the cache measures the
+             * answer's age and Expires from it (RFC 9111 4.2). */
+            h2o_iovec_t *d = h2o_req_getenv(req, H2O_STRLIT("vc-origin-date"), 1);
+            *d = h2o_strdup(&req->pool, (const char *)h->headers[i]->value.data, h->headers[i]->value.len);
+            continue;
+        }
         if (is_dropped(name) || (no_type && strcasecmp(name, "content-type") == 0))
             continue;
         char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);

@@ -77,6 +77,22 @@ static int64_t http_date(const char *v, size_t len)
     return t < 0 ? -1 : t * 1000;
 }
 
+/* A delta-seconds value (RFC 9111 1.2.2), capped at a year; -1 if it is
+ * not one (an invalid Age is ignored, 5.1). */
+static int64_t delta_seconds(const char *v, size_t len)
+{
+    if (len == 0)
+        return -1;
+    int64_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        if (n < MAX_LIFETIME_S)
+            n = n * 10 + (v[i] - '0');
+    }
+    return n > MAX_LIFETIME_S ? MAX_LIFETIME_S : n;
+}
+
 /* Every line of one field, in order: RFC 9110 5.3 makes them one list
  * ("Cache-Control: max-age=60" and a second "Cache-Control: private" is
  * a private answer). */
@@ -207,7 +223,7 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
 {
     memset(out, 0, sizeof(*out));
     field_t ours = {0}, surrogate = {0}, cc = {0};
-    const cache_hdr_t *expires = NULL, *date = NULL;
+    const cache_hdr_t *expires = NULL, *date = NULL, *age = NULL;
     int nexpires = 0;
     for (size_t i = 0; i < n; i++) {
         const char *nm = h[i].name;
@@ -224,6 +240,8 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
             expires = &h[i];
         else if (is(nm, nl, "date") && date == NULL)
             date = &h[i];
+        else if (is(nm, nl, "age") && age == NULL)
+            age = &h[i];
     }
     if (!cache_policy_status_storable(status))
         return refuse(out, "status");
@@ -272,6 +290,15 @@ void cache_policy_decide(int status, const cache_hdr_t *h, size_t n, int64_t now
         s = o->max_ttl_ms / 1000; /* the path's rule caps it */
     if (s <= 0)
         return refuse(out, s == 0 ? "expired" : "no-lifetime");
+    /* Its age when it came (RFC 9111 4.2.3): what an upstream cache says
+     * (Age), or how long ago its Date was, whichever is more. Fresh only
+     * while the lifetime exceeds it. */
+    int64_t date_ms = date ? http_date(date->value, date->value_len) : -1;
+    int64_t apparent = date_ms >= 0 && now_ms > date_ms ? now_ms - date_ms : 0;
+    int64_t age_s = age ? delta_seconds(age->value, age->value_len) : -1;
+    out->age_ms = age_s > 0 && age_s * 1000 > apparent ? age_s * 1000 : apparent;
+    if (out->age_ms >= s * 1000)
+        return refuse(out, "expired");
     /* How long past its lifetime it may be served stale: while one
      * refresh runs (stale-while-revalidate, or the site's grace), and when
      * PHP fails (stale-if-error, at least as long). must-revalidate and

@@ -35,6 +35,7 @@ typedef struct cache_decision {
     int64_t stale_ms; /* beyond it: served stale while one refresh runs */
     int64_t error_ms; /* beyond it: served stale when PHP fails (>= stale_ms) */
     int heuristic;    /* the lifetime is the site's rule's, not the answer's */
+    int64_t age_ms;   /* its age when it came (RFC 9111 4.2.3: Age, or Date's distance from now) */
 } cache_decision_t;
 
 /* What the site says, beyond what answers say (cache.grace, and a path's

@@ -115,10 +115,10 @@ static void *entry_of(keeper_t *k, h2o_req_t *req, int64_t now, size_t *len)
         hs[i] = (vc_cache_header_t){k->hs[i].name, k->hs[i].value, k->hs[i].name_len, k->hs[i].value_len};
     vc_cache_entry_in_t in = {
         .status = (uint32_t)req->res.status,
-        .stored_ms = now,
-        .fresh_ms = now + k->dec.fresh_ms,
-        .stale_ms = now + k->dec.fresh_ms + k->dec.stale_ms,
-        .error_ms = now + k->dec.fresh_ms + k->dec.error_ms,
+        .stored_ms = now - k->dec.age_ms,
+        .fresh_ms = now - k->dec.age_ms + k->dec.fresh_ms,
+        .stale_ms = now - k->dec.age_ms + k->dec.fresh_ms + k->dec.stale_ms,
+        .error_ms = now - k->dec.age_ms + k->dec.fresh_ms + k->dec.error_ms,
         .nheaders = k->nh,
         .headers = hs,
         .body = k->body,
@@ -155,8 +155,9 @@ static void offer(keeper_t *k, h2o_req_t *req, int64_t now)
     cs.n_headers = k->nh;
     cs.body.data = (uint8_t *)k->body;
     cs.body.len = k->len;
-    cs.stored_ms = now;
-    cs.fresh_ms = now + k->dec.fresh_ms;
+    /* Its age when it came counts (RFC 9111 4.2.3): as if stored then. */
+    cs.stored_ms = now - k->dec.age_ms;
+    cs.fresh_ms = cs.stored_ms + k->dec.fresh_ms;
     cs.stale_ms = cs.fresh_ms + k->dec.stale_ms;
     cs.error_ms = cs.fresh_ms + k->dec.error_ms;
     cs.tags = k->tags;
@@ -431,6 +432,10 @@ static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_
             if (!cache_policy_is_ours(h->name->base, h->name->len) && !not_kept(h))
                 hs[nh++] = all[na - 1];
         }
+        /* PHP's Date, which the front does not send (backend.c). */
+        h2o_iovec_t *date = h2o_req_getenv(req, H2O_STRLIT("vc-origin-date"), 0);
+        if (date && na < MAX_HEADERS)
+            all[na++] = (cache_hdr_t){"date", date->base, 4, date->len};
         const vc_cache_rule_t *rule = t->a.rule;
         cache_policy_opts_t o = {.grace_ms = rule && rule->grace_ms >= 0 ? rule->grace_ms : cfg->grace_ms,
                                  .ttl_ms = rule ? rule->ttl_ms : -1,
