@@ -139,3 +139,21 @@ def test_rfc9111_4_2_1_expires_is_measured_from_the_answers_date(rfc_suite):
     assert stored(rfc_suite, path)
     ttl = int(get(rfc_suite, path)[1]["cache-status"].rsplit("=", 1)[1])
     assert 55 <= ttl <= 60
+
+
+def test_rfc9111_4_3_4_a_304_updates_the_stored_fields(rfc_suite):
+    """Past its lifetime the page is revalidated with PHP (its ETag); the
+    304's fields replace the stored ones: each is sent once."""
+    import re
+    from conftest import curl
+    s = rfc_suite
+    path = page(new_id(), "Cache-Control: max-age=1", "X-Version: one", etag="v1")
+    assert stored(s, path)
+
+    def revalidated():
+        _, head, body = curl(s.url(path))
+        return (head, body) if "fwd-status=304" in head else None
+    head, body = wait_for(revalidated, timeout=5)
+    assert run_of(body) == 1
+    for name in ("cache-control", "etag", "x-version"):
+        assert len(re.findall(rf"^{name}:", head, re.I | re.M)) == 1, head

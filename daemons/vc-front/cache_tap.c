@@ -327,9 +327,15 @@ static h2o_ostream_t **revalidated(tap_t *t, h2o_req_t *req, h2o_ostream_t **slo
     vc_cache_header_t h;
     size_t pos = 0;
     uint32_t i = 0;
-    while (vc_cache_entry_header(&e, &pos, &i, &h))
-        if (h2o_find_header_by_str(&fresh, h.name, h.name_len, -1) == -1)
+    /* The stored fields the 304 names are replaced, in any letter case
+     * (RFC 9111 3.2: updated, not added to). */
+    while (vc_cache_entry_header(&e, &pos, &i, &h)) {
+        int replaced = 0;
+        for (size_t k = 0; k < fresh.size && !replaced; k++)
+            replaced = h2o_lcstris(h.name, h.name_len, fresh.entries[k].name->base, fresh.entries[k].name->len);
+        if (!replaced)
             cache_add_header(req, h.name, h.name_len, h.value, h.value_len);
+    }
     for (size_t k = 0; k < fresh.size; k++) {
         const h2o_header_t *f = &fresh.entries[k];
         if (!h2o_lcstris(f->name->base, f->name->len, H2O_STRLIT("content-length")))
