@@ -157,3 +157,15 @@ def test_rfc9111_4_3_4_a_304_updates_the_stored_fields(rfc_suite):
     assert run_of(body) == 1
     for name in ("cache-control", "etag", "x-version"):
         assert len(re.findall(rf"^{name}:", head, re.I | re.M)) == 1, head
+
+
+def test_rfc9111_4_1_vary_values_match_whatever_their_list_whitespace(rfc_suite):
+    s = rfc_suite
+    path = page(new_id(), "Cache-Control: max-age=60", "Vary: X-Lang")
+    get(s, path, "-H", "X-Lang: fr,de")
+    assert wait_for(lambda: get(s, path, "-H", "X-Lang: fr,de")[1]["cache-status"].startswith("Velocity; hit"),
+                    timeout=5)
+    for same in ("fr, de", "fr ,  de", "fr,\tde"):
+        code, h, body = get(s, path, "-H", f"X-Lang: {same}")
+        assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1, (same, h)
+    assert not get(s, path, "-H", "X-Lang: de, fr")[1]["cache-status"].startswith("Velocity; hit")

@@ -276,11 +276,27 @@ size_t vc_cache_variant_key(const char *base, size_t blen, const char *const *va
             v++, l--;
         while (l && (v[l - 1] == ' ' || v[l - 1] == '\t'))
             l--;
-        if (at + l + 1 > cap)
+        size_t commas = 0;
+        for (size_t c = 0; c < l; c++)
+            commas += v[c] == ',';
+        if (at + l + commas + 1 > cap)
             return 0;
-        for (size_t c = 0; c < l; c++) /* the separator may not come from a value */
-            out[at + c] = v[c] == VC_CACHE_VARIANT_SEP ? ' ' : v[c];
-        at += l;
+        /* RFC 9111 4.1: values that differ only by the whitespace a list
+         * allows are one ("fr,de", "fr ,  de"): ", " between elements. */
+        size_t start = at;
+        for (size_t c = 0; c < l; c++) {
+            if (v[c] == ',') {
+                while (at > start && (out[at - 1] == ' ' || out[at - 1] == '\t'))
+                    at--;
+                out[at++] = ',';
+                out[at++] = ' ';
+                while (c + 1 < l && (v[c + 1] == ' ' || v[c + 1] == '\t'))
+                    c++;
+                continue;
+            }
+            /* the separator may not come from a value */
+            out[at++] = v[c] == VC_CACHE_VARIANT_SEP ? ' ' : v[c];
+        }
         out[at++] = VC_CACHE_VARIANT_SEP;
     }
     return at;

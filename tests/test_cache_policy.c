@@ -241,6 +241,20 @@ static void variant_keys(void)
                                                      "a b\x01",
                                                      n));
     CHECK(vc_cache_variant_key("http://h/p", 10, values, lens, 3, out, 15) == 0); /* does not fit */
+    /* A list's optional whitespace makes no variant of its own (RFC 9111 4.1). */
+    const char *forms[] = {"fr,de", "fr, de", " fr ,  de ", "fr\t,\tde"};
+    char first[64];
+    size_t fl = 0;
+    for (size_t i = 0; i < 4; i++) {
+        size_t len = strlen(forms[i]);
+        n = vc_cache_variant_key("http://h/p", 10, &forms[i], &len, 1, out, sizeof(out));
+        if (i == 0) {
+            memcpy(first, out, n);
+            fl = n;
+            CHECK(n == 10 + 1 + 6 + 1 && !memcmp(out + 11, "fr, de", 6));
+        }
+        CHECK(n == fl && !memcmp(out, first, n));
+    }
     /* A URL with the separator in it has no key. */
     CHECK_STR(key("http", "h", "/a\x01", ""), "");
 }
