@@ -152,7 +152,8 @@ int cmd_status(cli_t *cli, int argc, char **argv)
          * error until the time is up. */
         uint64_t deadline = vc_mono_ms() + (uint64_t)(wait_s * 1000);
         char *lock = vc_asprintf("%s/run/vc.lock", cli->data_dir);
-        time_t since = time(NULL) - 2; /* a `vc up` started just before us */
+        struct timespec since;
+        clock_gettime(CLOCK_REALTIME, &since);
         int seen = 0;
         for (;;) {
             vc_config_t *cfg = NULL;
@@ -168,13 +169,22 @@ int cmd_status(cli_t *cli, int argc, char **argv)
                 break;
             }
             vc_config_destroy(&cfg);
-            /* A suite that held its lock (while we looked, or since it
-             * started after us) and no longer does has ended: waiting on
-             * would only wait out the time. */
+            /* A suite that held its lock while we looked, or took it
+             * after we began (its `vc up` sets the lock's time), and no
+             * longer holds it has ended: waiting on would only wait out
+             * the time. One that ended before we began tells us nothing. */
             struct stat st;
             int held = vc_proc_lock_held(lock);
-            seen |= held == 1;
-            if (held == 0 && (seen || (stat(lock, &st) == 0 && st.st_mtime >= since))) {
+            if (held == 1 && !seen) {
+                fprintf(stderr, "vc status: a suite is starting under %s; waiting up to %.0f s for it\n", cli->data_dir,
+                        wait_s);
+                fflush(stderr);
+                seen = 1;
+            }
+            int after =
+                stat(lock, &st) == 0 && (st.st_mtim.tv_sec > since.tv_sec ||
+                                         (st.st_mtim.tv_sec == since.tv_sec && st.st_mtim.tv_nsec > since.tv_nsec));
+            if (held == 0 && (seen || after)) {
                 fprintf(stderr,
                         "vc status: the suite under %s stopped before it was healthy (vc up exited: see "
                         "its output or log)\n",

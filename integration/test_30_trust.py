@@ -263,19 +263,25 @@ def test_a_planted_lock_link_and_a_second_suite_are_told_apart(suite, tmp_path):
 
 
 def test_status_wait_ends_when_the_suite_it_waits_for_has_exited(make_suite):
-    busy = socket.socket()
-    busy.bind(("127.0.0.1", 0))
-    busy.listen()
+    """`vc status --wait` stops waiting once the suite it saw starting
+    (its lock held) has gone (the lock free), healthy or not. The test
+    holds the lock itself, as a `vc up` that never got healthy would."""
+    import fcntl
     s = make_suite()
-    s.http = busy.getsockname()[1]  # vc up cannot listen there, and exits
-    started = time.monotonic()
-    proc = subprocess.Popen(s.up_command(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=s.env,
-                            cwd=s.dir)
-    r = s.vc("status", "--wait", "30", timeout=40)
-    proc.wait(timeout=10)
-    busy.close()
-    assert r.returncode == 1 and "stopped before it was healthy" in r.stderr, r.stderr
-    assert time.monotonic() - started < 15
+    os.makedirs(os.path.join(s.data, "run"))
+    lock = open(os.path.join(s.data, "run", "vc.lock"), "w")
+    fcntl.flock(lock, fcntl.LOCK_EX)
+    from conftest import VC
+    status = subprocess.Popen([VC, "--data", s.data, "status", "--wait", "30"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=s.env)
+    # It says once that it saw a suite starting, and waits.
+    assert "a suite is starting under" in status.stderr.readline()
+    assert status.poll() is None
+    released = time.monotonic()
+    lock.close()
+    out, err = status.communicate(timeout=10)
+    assert status.returncode == 1 and "stopped before it was healthy" in err, err
+    assert time.monotonic() - released < 3
 
 
 def test_up_needs_no_root_when_sites_are_enabled(tmp_path):
