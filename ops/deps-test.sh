@@ -72,13 +72,18 @@ missing_of() {
 }
 /usr/bin/python3 ops/deps_called.py --root "$PWD" >"$work/called"
 packages() { chroot "$root" dpkg-query -W -f='${Status}\n' | grep -c 'install ok installed'; }
+# ops/install-deps.sh [PROFILE] in the root; says how many packages it
+# added, and how long it took.
+install_profile() {
+    t0=$(date +%s)
+    before=$(packages)
+    in_root "cd /src && ./ops/install-deps.sh $*" >"$work/install.log" 2>&1 ||
+        { tail -30 "$work/install.log"; fail "ops/install-deps.sh $* failed in a fresh Debian 12"; }
+    echo "deps-test: $(($(packages) - before)) packages in $(($(date +%s) - t0)) s"
+}
 
 echo "== deps-test: the run command's install (ops/install-deps.sh run), the build and the example app"
-t0=$(date +%s)
-before=$(packages)
-in_root "cd /src && ./ops/install-deps.sh run" >"$work/install-run.log" 2>&1 ||
-    { tail -30 "$work/install-run.log"; fail "ops/install-deps.sh run failed in a fresh Debian 12"; }
-echo "deps-test: $(($(packages) - before)) packages in $(($(date +%s) - t0)) s"
+install_profile run
 missing=$(missing_of ops/run.sh ops/build.sh)
 [ -z "$missing" ] || fail "ops/install-deps.sh run does not install what the run command needs:
 $missing"
@@ -96,11 +101,7 @@ page=$(unshare --net --mount --pid --fork --mount-proc="$root/proc" chroot "$roo
 echo "$page" | grep -q "Hello, world!" || { tail -20 "$root/tmp/up.log" 2>/dev/null; fail "the example app was not served: $page"; }
 
 echo "== deps-test: the test command's install (ops/install-deps.sh)"
-t0=$(date +%s)
-before=$(packages)
-in_root "cd /src && ./ops/install-deps.sh" >"$work/install.log" 2>&1 ||
-    { tail -30 "$work/install.log"; fail "ops/install-deps.sh failed in a fresh Debian 12"; }
-echo "deps-test: $(($(packages) - before)) more packages in $(($(date +%s) - t0)) s"
+install_profile
 missing=$(missing_of)
 [ -z "$missing" ] || fail "ops/install-deps.sh does not install what these need:
 $missing"

@@ -1,6 +1,7 @@
 #include "vc_config.h"
 #include "../daemons/vc-bus/settings.h"
 #include "../daemons/vc-front/settings.h"
+#include "config_source.h"
 #include "vc_test.h"
 #include "vc_util.h"
 
@@ -11,18 +12,6 @@ static Vc__ConfigVersion *version(void)
     Vc__ConfigVersion *v = vc_malloc(sizeof(*v));
     vc__config_version__init(v);
     return v;
-}
-
-static void add(Vc__ConfigVersion *v, const char *name, const char *text, int site)
-{
-    Vc__ConfigSource *s = vc_malloc(sizeof(*s));
-    vc__config_source__init(s);
-    s->name = vc_strdup(name);
-    s->text.data = (uint8_t *)vc_strdup(text);
-    s->text.len = strlen(text);
-    s->site = site;
-    v->files = vc_realloc(v->files, (v->n_files + 1) * sizeof(*v->files));
-    v->files[v->n_files++] = s;
 }
 
 /* Parses one main file (and optionally a site); returns the error text or

@@ -2,20 +2,9 @@
  * settings and loses every secret, from files, the environment and the
  * command line alike; the link keys only where its own links need them. */
 #include "vc_config.h"
+#include "config_source.h"
 #include "vc_test.h"
 #include "vc_util.h"
-
-static void add(Vc__ConfigVersion *v, const char *name, const char *text, int site)
-{
-    Vc__ConfigSource *s = vc_malloc(sizeof(*s));
-    vc__config_source__init(s);
-    s->name = vc_strdup(name);
-    s->text.data = (uint8_t *)vc_strdup(text);
-    s->text.len = strlen(text);
-    s->site = site;
-    v->files = vc_realloc(v->files, (v->n_files + 1) * sizeof(*v->files));
-    v->files[v->n_files++] = s;
-}
 
 static void field(Vc__Field ***list, size_t *n, const char *key, const char *value)
 {
