@@ -128,18 +128,6 @@ int vc_config_fail(struct ctx *c, int line, const char *fmt, ...)
     return -VC_ERR_CONFIG;
 }
 
-void vc_config_warn(struct ctx *c, vc_config_t *cfg, int line, const char *fmt, ...)
-{
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
-    cfg->warnings = vc_realloc(cfg->warnings, (cfg->nwarnings + 1) * sizeof(char *));
-    cfg->warnings[cfg->nwarnings++] =
-        line > 0 ? vc_asprintf("%s:%d: %s", c->file, line, msg) : vc_asprintf("%s: %s", c->file, msg);
-}
-
 /* ---- values ----------------------------------------------------------- */
 
 void vc_config_free_list(char ***list, size_t *n)

@@ -6,8 +6,23 @@
 #include "vc_cache.h"
 #include "vc_config_internal.h"
 #include "vc_realtime.h"
+#include "vc_util.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+void vc_config_warn(struct ctx *c, vc_config_t *cfg, int line, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cfg->warnings = vc_realloc(cfg->warnings, (cfg->nwarnings + 1) * sizeof(char *));
+    cfg->warnings[cfg->nwarnings++] =
+        line > 0 ? vc_asprintf("%s:%d: %s", c->file, line, msg) : vc_asprintf("%s: %s", c->file, msg);
+}
 
 /* Whether a tcp:// endpoint's host is a loopback address. */
 static int tcp_on_loopback(const char *uri)
