@@ -41,7 +41,8 @@ void vc_proc_die_with_parent(int sig, pid_t parent);
 /* An exclusive lock on path (made if missing), held until the returned
  * descriptor (close-on-exec) is closed or the process ends: one suite per
  * data directory, with no race between two starting together. -1 with
- * errno EWOULDBLOCK when another holds it. */
+ * errno EWOULDBLOCK when another holds it (still, after 200 ms of tries:
+ * a look by vc_proc_lock_held holds it for an instant). */
 int vc_proc_lock(const char *path);
 /* 1 if a process holds path's lock, 0 if none does, -1 without the file:
  * proof that a pid file names a live supervisor, not a recycled pid. */
