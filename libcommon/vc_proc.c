@@ -156,8 +156,9 @@ int vc_proc_lock(const char *path)
     if (fd < 0)
         return -1;
     /* vc_proc_lock_held (`vc status --wait`, `vc stop`) holds a shared
-     * lock for an instant to look: a few tries over 200 ms tell that from
-     * a suite that holds it. */
+     * lock for an instant to look: a few tries over 200 ms, at growing
+     * intervals (a looker that polls steadily is not met in step), tell
+     * that from a suite that holds it. */
     for (int tries = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; tries++) {
         int e = errno;
         if (e != EWOULDBLOCK || tries == 20) {
@@ -165,7 +166,7 @@ int vc_proc_lock(const char *path)
             errno = e;
             return -1;
         }
-        usleep(10000);
+        usleep(1000 * (useconds_t)(tries + 1));
     }
     return fd;
 }
