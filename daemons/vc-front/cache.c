@@ -511,7 +511,7 @@ static const char *bypass_reason(const seam_request_t *r, const vc_cache_rule_t 
          * PHP never sees them (forwarded.h). */
         if (forwarded_kind(h->name) == FORWARDED_OTHER) {
             if (trusted < 0)
-                trusted = forwarded_trusted(r->f->settings, req);
+                trusted = forwarded_trusted(r->f->settings, conn_state_of_req(req), req);
             if (trusted)
                 return "unkeyed-header";
         }
@@ -576,7 +576,7 @@ static size_t key_of(const seam_request_t *r, char *key, const char **scheme_out
     /* Behind a trusted proxy the page is the one it forwarded for. */
     for (size_t i = 0; i < req->headers.size; i++)
         if (forwarded_kind(req->headers.entries[i].name) == FORWARDED_KEYED) {
-            if (forwarded_trusted(r->f->settings, req))
+            if (forwarded_trusted(r->f->settings, conn_state_of_req(req), req))
                 forwarded_origin(req, &scheme, &host);
             break;
         }

@@ -1,7 +1,9 @@
 #include "forwarded.h"
+#include "front.h"
 #include "vc_cidr.h"
 #include "vc_util.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -47,21 +49,49 @@ forwarded_kind_t forwarded_kind(const h2o_iovec_t *name)
     return FORWARDED_NONE;
 }
 
-int forwarded_trusted(const front_settings_t *fs, h2o_req_t *req)
+/* fs's trusted_proxies, parsed once (a front's settings do not change:
+ * a reload replaces the front). */
+static const front_settings_t *parsed_for;
+static vc_cidr_t *nets;
+static size_t nnets;
+
+static void parse_proxies(const front_settings_t *fs)
+{
+    free(nets);
+    nets = vc_calloc(fs->ntrusted_proxies + 1, sizeof(*nets));
+    nnets = 0;
+    for (size_t i = 0; i < fs->ntrusted_proxies; i++)
+        if (vc_cidr_parse(fs->trusted_proxies[i], &nets[nnets]) == 0) /* checked by the configuration */
+            nnets++;
+    parsed_for = fs;
+}
+
+static int peer_trusted(const front_settings_t *fs, const struct sockaddr *peer)
+{
+    if (parsed_for != fs)
+        parse_proxies(fs);
+    for (size_t i = 0; i < nnets; i++)
+        if (vc_cidr_match(&nets[i], peer))
+            return 1;
+    return 0;
+}
+
+int forwarded_trusted(const front_settings_t *fs, conn_state_t *c, h2o_req_t *req)
 {
     if (fs->ntrusted_proxies == 0)
         return 0;
+    if (c && c->proxy)
+        return c->proxy > 0;
     struct sockaddr_storage ss;
-    if (!req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
+    const struct sockaddr *peer = (const struct sockaddr *)&ss;
+    if (c)
+        peer = (const struct sockaddr *)&c->peer;
+    else if (!req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
         return 0;
-    for (size_t i = 0; i < fs->ntrusted_proxies; i++) {
-        vc_cidr_t c;
-        /* Checked by the configuration; a few parses only for requests
-         * that carry forwarding headers. */
-        if (vc_cidr_parse(fs->trusted_proxies[i], &c) == 0 && vc_cidr_match(&c, (struct sockaddr *)&ss))
-            return 1;
-    }
-    return 0;
+    int yes = peer_trusted(fs, peer);
+    if (c)
+        c->proxy = yes ? 1 : -1;
+    return yes;
 }
 
 /* The value of NAME= in the first element of a Forwarded header (RFC

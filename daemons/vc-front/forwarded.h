@@ -32,8 +32,11 @@ typedef enum {
 /* The kind of a header (its name in lower case, as h2o keeps it). */
 forwarded_kind_t forwarded_kind(const h2o_iovec_t *name);
 
-/* Whether the request's peer is one of front.trusted_proxies. */
-int forwarded_trusted(const front_settings_t *fs, h2o_req_t *req);
+struct conn_state;
+/* Whether the request's peer is one of front.trusted_proxies. The
+ * verdict is the connection's: kept in c (when there is one) and asked
+ * once. */
+int forwarded_trusted(const front_settings_t *fs, struct conn_state *c, h2o_req_t *req);
 
 /* The scheme and host a trusted proxy forwarded for (either left as it
  * was when it named none). */

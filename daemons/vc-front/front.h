@@ -55,6 +55,7 @@ typedef struct conn_state {
     uint32_t resets; /* PHP requests it cancelled before their answer */
     int cut;         /* over budget: being closed */
     int upgraded;    /* a WebSocket now (ws_conn.c), which keeps itself alive */
+    int proxy;       /* in front.trusted_proxies: 0 not asked yet, 1 yes, -1 no (forwarded.c) */
     /* The watchdog: the kernel's byte counts a second ago, requests that
      * reached us, seconds in a row without progress. */
     uint64_t last_read, last_acked, requests, last_requests;

@@ -70,7 +70,7 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
          * PHP (forwarded.h). */
         if (forwarded_kind(h->name) != FORWARDED_NONE) {
             if (trusted < 0)
-                trusted = forwarded_trusted(f->settings, req);
+                trusted = forwarded_trusted(f->settings, conn_state_of_req(req), req);
             if (!trusted)
                 continue;
         }
