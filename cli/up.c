@@ -283,11 +283,10 @@ static int sites_enabled(const char *conf_dir)
     return any;
 }
 
-int cmd_up(cli_t *cli, int argc, char **argv)
+/* `vc up`'s options into s's overrides; 0, or the exit code (2 for a
+ * usage error, 1 after --help: the caller returns 0 then). */
+static int up_options(sup_t *s, int argc, char **argv, int *background, const char **root)
 {
-    sup_t s = {.cli = cli, .sigfd = -1};
-    int background = 0;
-    const char *root = getenv("VC_ROOT");
     static const struct option opts[] = {
         {"root", required_argument, NULL, 'r'},
         {"listen", required_argument, NULL, 'l'},
@@ -302,20 +301,20 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "dh", opts, NULL)) != -1;) {
         switch (c) {
-        case 'd': background = 1; break;
-        case 'r': root = optarg; break;
-        case 'l': add_override(&s, "listen", optarg); break;
-        case 't': add_override(&s, "tls_listen", optarg); break;
-        case 'm': add_override(&s, "php.mode", optarg); break;
-        case 'w': add_override(&s, "php.workers", optarg); break;
+        case 'd': *background = 1; break;
+        case 'r': *root = optarg; break;
+        case 'l': add_override(s, "listen", optarg); break;
+        case 't': add_override(s, "tls_listen", optarg); break;
+        case 'm': add_override(s, "php.mode", optarg); break;
+        case 'w': add_override(s, "php.workers", optarg); break;
         case 's': {
             char *real = realpath(optarg, NULL);
-            add_override(&s, "php.worker_script", real ? real : optarg);
+            add_override(s, "php.worker_script", real ? real : optarg);
             free(real);
             break;
         }
-        case 'R': add_override(&s, "php.worker_restore", "true"); break;
-        case 'h': up_usage(stdout); return 0;
+        case 'R': add_override(s, "php.worker_restore", "true"); break;
+        case 'h': up_usage(stdout); return 1;
         default: up_usage(stderr); return 2;
         }
     }
@@ -323,8 +322,13 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         fprintf(stderr, "vc up: unexpected argument \"%s\"\n", argv[optind]);
         return 2;
     }
+    return 0;
+}
 
-    /* The document root of the embedded default site. */
+/* The document root of the embedded default site: --root, else ./public,
+ * else the example app; needed only when no site is enabled. 0 or -1. */
+static int default_root(sup_t *s, const cli_t *cli, const char *root)
+{
     char *root_real = NULL;
     struct stat st;
     if (root && *root)
@@ -334,15 +338,57 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     else
         root_real = find_example_root(cli->bin_dir);
     if (root_real == NULL && (root || !sites_enabled(cli->conf_dir))) {
-        /* Only the built-in site needs one: enabled sites have theirs. */
         fprintf(stderr, "vc up: no document root: %s\n", root ? root : "pass --root DIR");
-        return 1;
+        return -1;
     }
     if (root_real)
-        add_override(&s, root && *root ? "root" : "fallback_root", root_real);
+        add_override(s, root && *root ? "root" : "fallback_root", root_real);
     free(root_real);
     /* The file wins over the environment for VC_ROOT: it was applied above. */
     unsetenv("VC_ROOT");
+    return 0;
+}
+
+/* The suite's lock under run/, held for the suite's life (kept open,
+ * inherited by the daemonized copy): of two `vc up` started together, one
+ * wins, and the loser touches nothing of the winner's. The descriptor, or
+ * -1 having said why. */
+static int take_suite_lock(const sup_t *s, const char *run)
+{
+    char *lock = vc_asprintf("%s/vc.lock", run);
+    int lock_fd = vc_proc_lock(lock);
+    free(lock);
+    if (lock_fd < 0 && errno != EWOULDBLOCK) {
+        /* A link planted where the lock goes (O_NOFOLLOW refuses it), or
+         * a directory we cannot write: not another suite. */
+        fprintf(stderr, "vc up: cannot take the lock %s/vc.lock: %s%s\n", run, strerror(errno),
+                errno == ELOOP ? " (it is a symbolic link, which the suite does not follow: remove it)" : "");
+        return -1;
+    }
+    if (lock_fd < 0) {
+        pid_t other = vc_proc_pidfile_alive(s->pidfile);
+        if (other > 0)
+            fprintf(stderr, "vc up: a suite already runs under %s (pid %d)\n", s->data_dir, (int)other);
+        else /* it holds the lock, and has not written its pid yet */
+            fprintf(stderr, "vc up: a suite is starting under %s (it holds %s/vc.lock)\n", s->data_dir, run);
+        return -1;
+    }
+    /* Its time says when this suite started: `vc status --wait` tells a
+     * suite that came and went from one that never came. */
+    futimens(lock_fd, NULL);
+    return lock_fd;
+}
+
+int cmd_up(cli_t *cli, int argc, char **argv)
+{
+    sup_t s = {.cli = cli, .sigfd = -1};
+    int background = 0;
+    const char *root = getenv("VC_ROOT");
+    int rc = up_options(&s, argc, argv, &background, &root);
+    if (rc)
+        return rc == 1 ? 0 : rc;
+    if (default_root(&s, cli, root) < 0)
+        return 1;
 
     if (vc_mkdirs(cli->data_dir, 0750) < 0 || (s.data_dir = realpath(cli->data_dir, NULL)) == NULL) {
         fprintf(stderr, "vc up: cannot create the data directory %s: %s\n", cli->data_dir, strerror(errno));
@@ -356,31 +402,9 @@ int cmd_up(cli_t *cli, int argc, char **argv)
     char *run = vc_asprintf("%s/run", s.data_dir);
     vc_mkdirs(run, 0700);
     s.pidfile = vc_asprintf("%s/vc.pid", run);
-    /* Held for the suite's life (kept open, inherited by the daemonized
-     * copy): of two `vc up` started together, one wins, and the loser
-     * touches nothing of the winner's. */
-    char *lock = vc_asprintf("%s/vc.lock", run);
-    int lock_fd = vc_proc_lock(lock);
-    free(lock);
-    if (lock_fd < 0 && errno != EWOULDBLOCK) {
-        /* A link planted where the lock goes (O_NOFOLLOW refuses it), or
-         * a directory we cannot write: not another suite. */
-        fprintf(stderr, "vc up: cannot take the lock %s/vc.lock: %s%s\n", run, strerror(errno),
-                errno == ELOOP ? " (it is a symbolic link, which the suite does not follow: remove it)" : "");
+    int lock_fd = take_suite_lock(&s, run);
+    if (lock_fd < 0)
         return 1;
-    }
-    /* Its time says when this suite started: `vc status --wait` tells a
-     * suite that came and went from one that never came. */
-    if (lock_fd >= 0)
-        futimens(lock_fd, NULL);
-    if (lock_fd < 0) {
-        pid_t other = vc_proc_pidfile_alive(s.pidfile);
-        if (other > 0)
-            fprintf(stderr, "vc up: a suite already runs under %s (pid %d)\n", s.data_dir, (int)other);
-        else /* it holds the lock, and has not written its pid yet */
-            fprintf(stderr, "vc up: a suite is starting under %s (it holds %s/vc.lock)\n", s.data_dir, run);
-        return 1;
-    }
 
     /* Validate before anything starts; an error names file and line. */
     char err[1024] = "";
