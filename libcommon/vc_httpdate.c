@@ -108,31 +108,23 @@ int64_t vc_httpdate_parse(const char *v, size_t len)
             comma = *p == ',' ? p : NULL;
             break;
         }
-    if (comma && comma - v == 3) { /* IMF-fixdate */
-        name_of(&r, days, 7);
+    if (comma) {
+        /* IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT", or RFC 850
+         * "Sunday, 06-Nov-94 08:49:37 GMT": one shape, two spellings. */
+        int imf = comma - v == 3;
+        const char *sep = imf ? " " : "-";
+        name_of(&r, imf ? days : long_days, 7);
         lit(&r, ", ");
         d = digits(&r, 2);
-        lit(&r, " ");
+        lit(&r, sep);
         mon = name_of(&r, months, 12);
-        lit(&r, " ");
-        y = digits(&r, 4);
+        lit(&r, sep);
+        y = digits(&r, imf ? 4 : 2);
         lit(&r, " ");
         time_of_day(&r, &h, &mi, &s);
         lit(&r, " ");
         gmt(&r);
-    } else if (comma) { /* RFC 850 */
-        name_of(&r, long_days, 7);
-        lit(&r, ", ");
-        d = digits(&r, 2);
-        lit(&r, "-");
-        mon = name_of(&r, months, 12);
-        lit(&r, "-");
-        y = digits(&r, 2);
-        lit(&r, " ");
-        time_of_day(&r, &h, &mi, &s);
-        lit(&r, " ");
-        gmt(&r);
-        if (r.ok) {
+        if (r.ok && !imf) {
             /* RFC 9110 5.6.7: more than 50 years ahead is the past. */
             int now_y = 1970 + (int)(time(NULL) / 31556952);
             y += (now_y / 100) * 100;

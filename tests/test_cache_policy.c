@@ -56,72 +56,8 @@ static void policy(void)
     CHECK(d.store);
     d = decide(200, H("Content-Type", "text/html"));
     CHECK(!d.store && !strcmp(d.why, "no-lifetime"));
-    /* Field lines combine into one list (RFC 9110 5.3). */
-    d = decide(200, H("Cache-Control", "max-age=3600", "Cache-Control", "private"));
-    CHECK(!d.store && !strcmp(d.why, "private"));
-    d = decide(200, H("Cache-Control", "max-age=3600", "Cache-Control", "s-maxage=1"));
-    CHECK(d.store && d.fresh_ms == 1000);
-    d = decide(200, H("Cache-Control", "public", "Cache-Control", "max-age=60"));
-    CHECK(d.store && d.fresh_ms == 60000);
-    /* Its age when it came counts (RFC 9111 4.2.3): Age, or how long ago
-     * its Date was, whichever is more; an invalid Age is ignored. */
-    d = decide(200, H("Cache-Control", "max-age=3600", "Age", "7200"));
-    CHECK(!d.store && !strcmp(d.why, "expired"));
-    d = decide(200, H("Cache-Control", "max-age=3600", "Age", "600"));
-    CHECK(d.store && d.fresh_ms == 3600000 && d.age_ms == 600000);
-    d = decide(200, H("Cache-Control", "max-age=3600", "Age", "-5"));
-    CHECK(d.store && d.age_ms == 0);
-    d = decide(200, H("Cache-Control", "max-age=3600", "Date", "Mon, 21 Sep 2026 14:03:20 GMT", "Age", "60"));
-    CHECK(d.store && d.age_ms == 600000);
-    d = decide(200, H("Cache-Control", "max-age=60", "Date", "Mon, 21 Sep 2026 14:03:20 GMT"));
-    CHECK(!d.store && !strcmp(d.why, "expired"));
-    d = decide(200, H("Cache-Control", "max-age=60", "Cache-Control", "max-age=5"));
-    CHECK(d.store && d.fresh_ms == 60000); /* the first occurrence (RFC 9111 4.2.1) */
-    d = decide(200, H("Surrogate-Control", "max-age=60", "Surrogate-Control", "no-store"));
-    CHECK(!d.store && !strcmp(d.why, "no-store"));
-    d = decide(200, H("Cache-Control", "max-age=60", "Cache-Control", "must-revalidate", "Cache-Control",
-                      "stale-while-revalidate=30"));
-    CHECK(d.store && d.stale_ms == 0);
-    /* No whitespace around "=" in the grammar (RFC 9111 5.2). */
-    d = decide(200, H("Cache-Control", "max-age = 3600"));
-    CHECK(!d.store && !strcmp(d.why, "no-lifetime"));
-    d = decide(200, H("Cache-Control", "max-age= 3600"));
-    CHECK(!d.store);
-    /* Expires: strict dates, measured from the answer's Date; an invalid
-     * one, or two lines, is already expired (RFC 9111 5.3). */
-    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 14:13:21 GMT"));
-    CHECK(d.store && d.fresh_ms == 1000);
-    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Monday, 21-Sep-26 14:14:20 GMT"));
-    CHECK(d.store && d.fresh_ms == 60000);
-    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon Sep 21 14:15:20 2026"));
-    CHECK(d.store && d.fresh_ms == 120000);
-    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 14:14:20 gmt"));
-    CHECK(d.store && d.fresh_ms == 60000);
-    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon,  21 Sep 2026 14:14:20 GMT"));
-    CHECK(!d.store && !strcmp(d.why, "expired"));
-    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 4:14:20 GMT"));
-    CHECK(!d.store && !strcmp(d.why, "expired"));
-    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 14:14:20 GMT", "Expires",
-                      "Mon, 21 Sep 2026 14:14:20 GMT"));
-    CHECK(!d.store && !strcmp(d.why, "expired"));
     d = decide(200, H("Cache-Control", "max-age=0"));
     CHECK(!d.store && !strcmp(d.why, "expired"));
-    /* Any final status with a lifetime of its own (RFC 9111 3), but 206
-     * and 304; a rule's lifetime only for the heuristically cacheable. */
-    d = decide(500, H("Cache-Control", "max-age=60"));
-    CHECK(d.store && d.fresh_ms == 60000 && !d.heuristic);
-    for (int st = 200; st < 600; st++) {
-        d = decide(st, H("Cache-Control", "max-age=60"));
-        CHECK(d.store == (st != 206 && st != 304));
-    }
-    {
-        cache_hdr_t none[1] = {{"Content-Type", "text/html", 12, 9}};
-        cache_policy_opts_t o = {.grace_ms = 0, .ttl_ms = 60000, .max_ttl_ms = -1};
-        cache_policy_decide(302, none, 1, NOW, &o, &d);
-        CHECK(!d.store && !strcmp(d.why, "status"));
-        cache_policy_decide(404, none, 1, NOW, &o, &d);
-        CHECK(d.store && d.heuristic && d.fresh_ms == 60000);
-    }
     d = decide(404, H("Cache-Control", "max-age=60"));
     CHECK(d.store);
     /* Not fooled by a directive inside another's name or value. */
@@ -179,6 +115,90 @@ static void policy(void)
 }
 
 static char tags_seen[256];
+
+/* RFC 9110 5.3: every line of a field, one list; and RFC 9111 5.2's
+ * grammar. */
+static void field_lines(void)
+{
+    cache_decision_t d;
+    /* Field lines combine into one list (RFC 9110 5.3). */
+    d = decide(200, H("Cache-Control", "max-age=3600", "Cache-Control", "private"));
+    CHECK(!d.store && !strcmp(d.why, "private"));
+    d = decide(200, H("Cache-Control", "max-age=3600", "Cache-Control", "s-maxage=1"));
+    CHECK(d.store && d.fresh_ms == 1000);
+    d = decide(200, H("Cache-Control", "public", "Cache-Control", "max-age=60"));
+    CHECK(d.store && d.fresh_ms == 60000);
+}
+
+/* RFC 9111 4.2.3 and 5.3: the age an answer comes with, and Expires
+ * against its Date. */
+static void ages_and_dates(void)
+{
+    cache_decision_t d;
+    /* Its age when it came counts (RFC 9111 4.2.3): Age, or how long ago
+     * its Date was, whichever is more; an invalid Age is ignored. */
+    d = decide(200, H("Cache-Control", "max-age=3600", "Age", "7200"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+    d = decide(200, H("Cache-Control", "max-age=3600", "Age", "600"));
+    CHECK(d.store && d.fresh_ms == 3600000 && d.age_ms == 600000);
+    d = decide(200, H("Cache-Control", "max-age=3600", "Age", "-5"));
+    CHECK(d.store && d.age_ms == 0);
+    d = decide(200, H("Cache-Control", "max-age=3600", "Date", "Mon, 21 Sep 2026 14:03:20 GMT", "Age", "60"));
+    CHECK(d.store && d.age_ms == 600000);
+    d = decide(200, H("Cache-Control", "max-age=60", "Date", "Mon, 21 Sep 2026 14:03:20 GMT"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+    d = decide(200, H("Cache-Control", "max-age=60", "Cache-Control", "max-age=5"));
+    CHECK(d.store && d.fresh_ms == 60000); /* the first occurrence (RFC 9111 4.2.1) */
+    d = decide(200, H("Surrogate-Control", "max-age=60", "Surrogate-Control", "no-store"));
+    CHECK(!d.store && !strcmp(d.why, "no-store"));
+    d = decide(200, H("Cache-Control", "max-age=60", "Cache-Control", "must-revalidate", "Cache-Control",
+                      "stale-while-revalidate=30"));
+    CHECK(d.store && d.stale_ms == 0);
+    /* No whitespace around "=" in the grammar (RFC 9111 5.2). */
+    d = decide(200, H("Cache-Control", "max-age = 3600"));
+    CHECK(!d.store && !strcmp(d.why, "no-lifetime"));
+    d = decide(200, H("Cache-Control", "max-age= 3600"));
+    CHECK(!d.store);
+    /* Expires: strict dates, measured from the answer's Date; an invalid
+     * one, or two lines, is already expired (RFC 9111 5.3). */
+    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 14:13:21 GMT"));
+    CHECK(d.store && d.fresh_ms == 1000);
+    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Monday, 21-Sep-26 14:14:20 GMT"));
+    CHECK(d.store && d.fresh_ms == 60000);
+    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon Sep 21 14:15:20 2026"));
+    CHECK(d.store && d.fresh_ms == 120000);
+    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 14:14:20 gmt"));
+    CHECK(d.store && d.fresh_ms == 60000);
+    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon,  21 Sep 2026 14:14:20 GMT"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 4:14:20 GMT"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+    d = decide(200, H("Date", "Mon, 21 Sep 2026 14:13:20 GMT", "Expires", "Mon, 21 Sep 2026 14:14:20 GMT", "Expires",
+                      "Mon, 21 Sep 2026 14:14:20 GMT"));
+    CHECK(!d.store && !strcmp(d.why, "expired"));
+}
+
+/* RFC 9111 3: which statuses are stored, with whose lifetime. */
+static void statuses(void)
+{
+    cache_decision_t d;
+    /* Any final status with a lifetime of its own (RFC 9111 3), but 206
+     * and 304; a rule's lifetime only for the heuristically cacheable. */
+    d = decide(500, H("Cache-Control", "max-age=60"));
+    CHECK(d.store && d.fresh_ms == 60000 && !d.heuristic);
+    for (int st = 200; st < 600; st++) {
+        d = decide(st, H("Cache-Control", "max-age=60"));
+        CHECK(d.store == (st != 206 && st != 304));
+    }
+    {
+        cache_hdr_t none[1] = {{"Content-Type", "text/html", 12, 9}};
+        cache_policy_opts_t o = {.grace_ms = 0, .ttl_ms = 60000, .max_ttl_ms = -1};
+        cache_policy_decide(302, none, 1, NOW, &o, &d);
+        CHECK(!d.store && !strcmp(d.why, "status"));
+        cache_policy_decide(404, none, 1, NOW, &o, &d);
+        CHECK(d.store && d.heuristic && d.fresh_ms == 60000);
+    }
+}
 
 static void add_tag(void *arg, const char *t, size_t n)
 {
@@ -377,6 +397,9 @@ static void ranges(void)
 int main(void)
 {
     policy();
+    field_lines();
+    ages_and_dates();
+    statuses();
     ranges();
     varies();
     keys();

@@ -23,6 +23,45 @@ static int is_gone(pid_t pid)
     return ok && (state == 'Z' || state == 'X');
 }
 
+/* The suite's lock: taken once, refused to a second taker while
+ * held, and taken in spite of another process looking at it all the
+ * time (vc_proc_lock_held's instant shared lock, as `vc status
+ * --wait` polls). */
+static void suite_lock(void)
+{
+    char *ldir = vc_test_tmpdir(), *lock = vc_asprintf("%s/vc.lock", ldir);
+    close(vc_proc_lock(lock)); /* made */
+    pid_t looker = fork();
+    if (looker == 0) {
+        /* A look every 10 ms that holds it 2 ms (far longer than
+         * vc_proc_lock_held's instant): one try in five would fail. */
+        int lfd = open(lock, O_RDONLY | O_CLOEXEC);
+        for (uint64_t until = vc_mono_ms() + 5000; vc_mono_ms() < until;) {
+            flock(lfd, LOCK_SH);
+            usleep(2000);
+            flock(lfd, LOCK_UN);
+            usleep(8000);
+        }
+        _exit(0);
+    }
+    int ok = 0;
+    for (int i = 0; i < 50; i++, usleep(3000)) { /* spread over its looks: every try must win */
+        int held = vc_proc_lock(lock);
+        ok += held >= 0;
+        if (held >= 0 && i == 0) { /* refused to a second taker while held */
+            CHECK(vc_proc_lock(lock) < 0 && errno == EWOULDBLOCK);
+            CHECK(vc_proc_lock_held(lock) == 1);
+        }
+        if (held >= 0)
+            close(held);
+    }
+    CHECK(ok == 50);
+    kill(looker, SIGKILL);
+    waitpid(looker, NULL, 0);
+    free(lock);
+    free(ldir);
+}
+
 int main(void)
 {
     char *dir = vc_test_tmpdir();
@@ -127,42 +166,6 @@ int main(void)
     vc_test_rmtree(dir);
     free(pidfile);
     free(dir);
-    /* The suite's lock: taken once, refused to a second taker while
-     * held, and taken in spite of another process looking at it all the
-     * time (vc_proc_lock_held's instant shared lock, as `vc status
-     * --wait` polls). */
-    {
-        char *ldir = vc_test_tmpdir(), *lock = vc_asprintf("%s/vc.lock", ldir);
-        close(vc_proc_lock(lock)); /* made */
-        pid_t looker = fork();
-        if (looker == 0) {
-            /* A look every 10 ms that holds it 2 ms (far longer than
-             * vc_proc_lock_held's instant): one try in five would fail. */
-            int lfd = open(lock, O_RDONLY | O_CLOEXEC);
-            for (uint64_t until = vc_mono_ms() + 5000; vc_mono_ms() < until;) {
-                flock(lfd, LOCK_SH);
-                usleep(2000);
-                flock(lfd, LOCK_UN);
-                usleep(8000);
-            }
-            _exit(0);
-        }
-        int ok = 0;
-        for (int i = 0; i < 50; i++, usleep(3000)) { /* spread over its looks: every try must win */
-            int held = vc_proc_lock(lock);
-            ok += held >= 0;
-            if (held >= 0 && i == 0) { /* refused to a second taker while held */
-                CHECK(vc_proc_lock(lock) < 0 && errno == EWOULDBLOCK);
-                CHECK(vc_proc_lock_held(lock) == 1);
-            }
-            if (held >= 0)
-                close(held);
-        }
-        CHECK(ok == 50);
-        kill(looker, SIGKILL);
-        waitpid(looker, NULL, 0);
-        free(lock);
-        free(ldir);
-    }
+    suite_lock();
     return vc_test_result("vc_proc");
 }
