@@ -2,6 +2,7 @@
  * vc: runs the suite (`vc up`) and controls it, apache2ctl-style.
  */
 #include "cli.h"
+#include "userns.h"
 #include "vc_confstore.h"
 #include "vc_curve.h"
 #include "vc_log.h"
@@ -95,6 +96,8 @@ vc_config_t *cli_running_config(cli_t *cli)
     struct stat st;
     if (stat(pidfile, &st) != 0)
         fprintf(stderr, "vc: no suite runs under %s (start one with `vc up`)\n", data);
+    else if (userns_join(pidfile), 0)
+        ;
     else if ((cfg = vc_confstore_load(data, err, sizeof(err))) == NULL)
         fprintf(stderr, "vc: no suite runs under %s: %s\n", data, err);
     else

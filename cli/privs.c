@@ -1,4 +1,5 @@
 #include "privs.h"
+#include "userns.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -71,12 +72,14 @@ int privs_resolve(privs_t *pv, const vc_config_t *cfg, char *err, size_t errlen)
     if (geteuid() != 0) {
         struct passwd *me = getpwuid(geteuid());
         const char *name = me ? me->pw_name : "this user";
-        vc_log(VC_LOG_WARN, "up",
-               "started as %s, not root: the sites are not separated from the suite. Their PHP runs as %s too, as "
-               "the daemons do: any site's scripts can read the TLS keys, the state (LMDB) and every other site's "
-               "files, and stop or change the suite. Started as root, the suite runs as \"%s\" and each pool as "
-               "its own user (docs/SECURITY.md)",
-               name, name, cfg->user);
+        vc_log(
+            VC_LOG_WARN, "up",
+            "started as %s, not root: the sites are not separated from the suite. Their PHP runs as %s too, as "
+            "the daemons do: any site's scripts can read the TLS keys, the state (LMDB) and every other site's "
+            "files, and stop or change the suite. Started as root, the suite runs as \"%s\" and each pool as "
+            "its own user, and so it does started by this user with `vc up --userns` where the administrator gave it "
+            "a range in /etc/subuid (docs/SECURITY.md)",
+            name, name, cfg->user);
         return 0;
     }
     if (cfg->allow_root) {
@@ -86,8 +89,11 @@ int privs_resolve(privs_t *pv, const vc_config_t *cfg, char *err, size_t errlen)
     if (lookup("user", cfg->user, &pv->uid, &pv->gid, err, errlen) < 0)
         return -1;
     snprintf(pv->user, sizeof(pv->user), "%s", cfg->user);
+    if (userns_covers("user", pv->user, pv->uid, pv->gid, err, errlen) < 0)
+        return -1;
     for (size_t i = 0; i < pv->npools; i++)
-        if (resolve_pool(&pv->pools[i], i ? &cfg->pools[i - 1] : &cfg->php, pv->uid, err, errlen) < 0)
+        if (resolve_pool(&pv->pools[i], i ? &cfg->pools[i - 1] : &cfg->php, pv->uid, err, errlen) < 0 ||
+            userns_covers(pv->pools[i].name, pv->pools[i].user, pv->pools[i].uid, pv->pools[i].gid, err, errlen) < 0)
             return -1;
     pv->drop = 1;
     return 0;
@@ -307,18 +313,19 @@ int privs_write_pool_config(const privs_t *pv, const vc_config_t *cfg, const cha
     return rc;
 }
 
-int privs_check_tree(const privs_t *pv, const char *path, const char *what, char *err, size_t errlen)
+/* Each directory from path up to "/" must be owned by root or by owner
+ * (when have_owner), and writable by no one else. */
+static int check_tree(const char *path, const char *what, int have_owner, uid_t owner, gid_t group, char *err,
+                      size_t errlen)
 {
-    if (geteuid() != 0)
-        return 0;
     char *p = vc_strdup(path);
     int rc = 0;
     for (;;) {
         struct stat st;
         if (lstat(p, &st) != 0)
             break; /* made by us below */
-        int ours = st.st_uid == 0 || (pv->drop && st.st_uid == pv->uid);
-        int group_ok = !(st.st_mode & S_IWGRP) || st.st_gid == 0 || (pv->drop && st.st_gid == pv->gid);
+        int ours = st.st_uid == 0 || (have_owner && st.st_uid == owner);
+        int group_ok = !(st.st_mode & S_IWGRP) || st.st_gid == 0 || (have_owner && st.st_gid == group);
         int others_ok = !(st.st_mode & S_IWOTH) || (S_ISDIR(st.st_mode) && (st.st_mode & S_ISVTX));
         if (!ours || !group_ok || !others_ok) {
             snprintf(err, errlen,
@@ -343,6 +350,20 @@ int privs_check_tree(const privs_t *pv, const char *path, const char *what, char
     }
     free(p);
     return rc;
+}
+
+int privs_check_tree(const privs_t *pv, const char *path, const char *what, char *err, size_t errlen)
+{
+    /* In a user namespace, what root and others own outside shows as
+     * nobody's: the tree was checked before going in. */
+    if (geteuid() != 0 || userns_active())
+        return 0;
+    return check_tree(path, what, pv->drop, pv->uid, pv->gid, err, errlen);
+}
+
+int privs_check_tree_outside(const char *path, const char *what, char *err, size_t errlen)
+{
+    return check_tree(path, what, 1, getuid(), getgid(), err, errlen);
 }
 
 void privs_give(const privs_t *pv, const char *path)

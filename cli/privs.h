@@ -61,6 +61,11 @@ int privs_write_pool_config(const privs_t *pv, const vc_config_t *cfg, const cha
  * directory". Returns 0 or -1 with err. */
 int privs_check_tree(const privs_t *pv, const char *path, const char *what, char *err, size_t errlen);
 
+/* The same, before `vc up --userns` goes into its namespace (where the
+ * owners outside cannot be told apart): owned by root or by the user who
+ * starts the suite, who is root inside. */
+int privs_check_tree_outside(const char *path, const char *what, char *err, size_t errlen);
+
 /* Hands a file the supervisor made (the TLS ticket keys) to the suite's user. */
 void privs_give(const privs_t *pv, const char *path);
 

@@ -72,6 +72,7 @@ typedef struct sup {
     char *tickets;            /* DATA/tls/tickets */
     size_t nlisteners;
     int stopping;
+    int userns; /* --userns: in a user namespace of its own (userns.h) */
     uint64_t started_ms;
 } sup_t;
 

@@ -5,6 +5,7 @@
  */
 #include "cli.h"
 #include "privs.h"
+#include "userns.h"
 #include "sup.h"
 #include "vc_bus.h"
 #include "vc_confstore.h"
@@ -144,7 +145,8 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_field(reply, "data", "%s", s->data_dir);
         /* Whether the sites' PHP is kept apart from the suite by users. */
         if (s->privs.drop)
-            vc_reply_field(reply, "separation", "users");
+            vc_reply_field(reply, "separation", "users%s",
+                           s->userns ? " (in a user namespace: ids from /etc/subuid stand for them)" : "");
         else
             vc_reply_field(reply, "separation", "none: %s",
                            geteuid() == 0 ? "allow_root is set, everything runs as root"
@@ -230,9 +232,11 @@ static void up_usage(FILE *out)
 {
     fputs("usage: vc up [-d] [--root DIR] [--listen ADDR] [--tls-listen ADDR]\n"
           "             [--mode classic|worker|fork] [--workers N] [--worker-script FILE]\n"
-          "             [--worker-restore]\n"
+          "             [--worker-restore] [--userns]\n"
           "  Serves --root (default ./public if it exists, else the bundled example app)\n"
-          "  on :8080 and :8443, with state, logs and sockets under --data (./var).\n",
+          "  on :8080 and :8443, with state, logs and sockets under --data (./var).\n"
+          "  --userns: started as a normal user, run the daemons and each pool as users\n"
+          "  of their own all the same, in a user namespace (ids from /etc/subuid).\n",
           out);
 }
 
@@ -295,6 +299,7 @@ static int up_options(sup_t *s, int argc, char **argv, int *background, const ch
         {"workers", required_argument, NULL, 'w'},
         {"worker-script", required_argument, NULL, 's'},
         {"worker-restore", no_argument, NULL, 'R'},
+        {"userns", no_argument, NULL, 'U'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -314,6 +319,7 @@ static int up_options(sup_t *s, int argc, char **argv, int *background, const ch
             break;
         }
         case 'R': add_override(s, "php.worker_restore", "true"); break;
+        case 'U': s->userns = 1; break;
         case 'h': up_usage(stdout); return 1;
         default: up_usage(stderr); return 2;
         }
@@ -379,11 +385,27 @@ static int take_suite_lock(const sup_t *s, const char *run)
     return lock_fd;
 }
 
+/* --userns: the trees are checked as their owners are seen from
+ * outside, then the suite goes in (userns.h). 0, or -1 having said why. */
+static int go_into_userns(const sup_t *s)
+{
+    char err[1024];
+    if (privs_check_tree_outside(s->data_dir, "data directory", err, sizeof(err)) < 0 ||
+        (s->conf_dir && privs_check_tree_outside(s->conf_dir, "configuration directory", err, sizeof(err)) < 0) ||
+        userns_enter(err, sizeof(err)) < 0) {
+        fprintf(stderr, "vc up: %s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
 int cmd_up(cli_t *cli, int argc, char **argv)
 {
     sup_t s = {.cli = cli, .sigfd = -1};
     int background = 0;
     const char *root = getenv("VC_ROOT");
+    const char *userns = getenv("VC_USERNS"); /* as --userns, for a unit file */
+    s.userns = userns && strcmp(userns, "1") == 0;
     int rc = up_options(&s, argc, argv, &background, &root);
     if (rc)
         return rc == 1 ? 0 : rc;
@@ -399,6 +421,8 @@ int cmd_up(cli_t *cli, int argc, char **argv)
         fprintf(stderr, "vc up: configuration directory %s: %s\n", cli->conf_dir, strerror(errno));
         return 1;
     }
+    if (s.userns && go_into_userns(&s) < 0)
+        return 1;
     char *run = vc_asprintf("%s/run", s.data_dir);
     vc_mkdirs(run, 0700);
     s.pidfile = vc_asprintf("%s/vc.pid", run);

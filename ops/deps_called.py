@@ -4,7 +4,8 @@ themselves, so that ops/deps-test.sh checks a list nobody keeps by hand:
 
     programs   what a script declares it needs though no line of it calls
                it (a program another program runs, a plugin's file), as
-               "# deps-test needs: program NAME" or "... file PATH";
+               "# deps-test needs: program NAME" or "... file PATH"
+               (in any of the scripts below);
                the first word of each command in the shell scripts
                (ops/*.sh, .ci/run, deploy/images/build.sh), and the
                program of each subprocess call with a literal name in the Python ones (integration/, bench/,
@@ -142,6 +143,11 @@ def python_calls(path):
     return programs, modules
 
 
+def needs(path, root):
+    for kind, name in re.findall(r"^# deps-test needs: (program|file) (\S+)$", open(path).read(), re.M):
+        print(kind, name, os.path.relpath(path, root))
+
+
 def main():
     root = sys.argv[sys.argv.index("--root") + 1] if "--root" in sys.argv else \
         os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -154,9 +160,9 @@ def main():
     for path in shells:
         for w in sorted(shell_commands(path) - set(OPTIONAL)):
             print("program", w, os.path.relpath(path, root))
-        for kind, name in re.findall(r"^# deps-test needs: (program|file) (\S+)$", open(path).read(), re.M):
-            print(kind, name, os.path.relpath(path, root))
+        needs(path, root)
     for path in pythons:
+        needs(path, root)
         programs, modules = python_calls(path)
         for w in sorted(programs - set(OPTIONAL)):
             print("program", w, os.path.relpath(path, root))
