@@ -118,6 +118,10 @@ def normalise(r, ports, subs=()):
             v = "{SERVER}"
         if k == "cache-status" and v.startswith("Velocity;"):
             continue  # our cache's account of the answer (docs/CACHE.md)
+        if k == "age" and r.headers.get("Cache-Status", "").startswith("Velocity; hit"):
+            continue  # how long our cache has kept it
+        if k == "etag" and v.startswith('W/"vc-'):
+            continue  # the validator our cache gives what it stores
         heads.append(f"{k}: {v}")
     text = "\n".join([str(r.status_code)] + heads + ["", body])
     for p in ports:
