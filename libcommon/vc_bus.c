@@ -46,7 +46,7 @@ void vc_bus_destroy(vc_bus_t **pb)
     *pb = NULL;
 }
 
-int vc_bus_publish(vc_bus_t *b, const char *topic, Vc__Severity sev, ...)
+int vc_bus_publishv(vc_bus_t *b, const char *topic, Vc__Severity sev, const char *const *kv)
 {
     if (b == NULL)
         return -VC_ERR_NOTRUNNING;
@@ -57,25 +57,37 @@ int vc_bus_publish(vc_bus_t *b, const char *topic, Vc__Severity sev, ...)
     env.time_us = vc_now_us();
     env.severity = sev;
     env.seq = ++b->seq;
-    Vc__Field fields[16], *ptrs[16];
-    va_list ap;
-    va_start(ap, sev);
-    for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
-        const char *v = va_arg(ap, const char *);
-        if (env.n_fields == VC_ARRAY_SIZE(fields))
-            continue;
+    Vc__Field fields[VC_BUS_FIELDS_MAX], *ptrs[VC_BUS_FIELDS_MAX];
+    for (size_t i = 0; kv[i] != NULL && env.n_fields < VC_ARRAY_SIZE(fields); i += 2) {
         vc__field__init(&fields[env.n_fields]);
-        fields[env.n_fields].key = (char *)k;
-        fields[env.n_fields].value = (char *)(v ? v : "");
+        fields[env.n_fields].key = (char *)kv[i];
+        fields[env.n_fields].value = (char *)(kv[i + 1] ? kv[i + 1] : "");
         ptrs[env.n_fields] = &fields[env.n_fields];
         env.n_fields++;
     }
-    va_end(ap);
     env.fields = ptrs;
     int r = vc_send_bytes(b->sock, topic, strlen(topic), ZMQ_SNDMORE | ZMQ_DONTWAIT);
     if (r == 0)
         r = vc_send_proto(b->sock, &env.base, ZMQ_DONTWAIT);
     return r;
+}
+
+int vc_bus_publish(vc_bus_t *b, const char *topic, Vc__Severity sev, ...)
+{
+    const char *kv[2 * VC_BUS_FIELDS_MAX + 1];
+    size_t n = 0;
+    va_list ap;
+    va_start(ap, sev);
+    for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
+        const char *v = va_arg(ap, const char *);
+        if (n < 2 * VC_BUS_FIELDS_MAX) {
+            kv[n++] = k;
+            kv[n++] = v;
+        }
+    }
+    va_end(ap);
+    kv[n] = NULL;
+    return vc_bus_publishv(b, topic, sev, kv);
 }
 
 const char *vc_bus_severity_name(Vc__Severity s)

@@ -34,6 +34,10 @@ void vc_bus_destroy(vc_bus_t **bus);
  * Never blocks: with a full queue (the bus gone for long), it is dropped.
  * Returns 0 when handed to ZeroMQ. */
 int vc_bus_publish(vc_bus_t *bus, const char *topic, Vc__Severity sev, ...) __attribute__((sentinel));
+/* The same with the key, value pairs in an array ending with NULL. */
+int vc_bus_publishv(vc_bus_t *bus, const char *topic, Vc__Severity sev, const char *const *kv);
+/* Fields an event carries at most; more are left out. */
+#define VC_BUS_FIELDS_MAX 16
 
 const char *vc_bus_severity_name(Vc__Severity s);
 

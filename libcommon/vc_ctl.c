@@ -335,3 +335,27 @@ int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *
     zmq_close(s);
     return r;
 }
+
+int vc_verbs_run(const vc_verb_t *verbs, size_t n, void *ctx, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(verbs[i].name, cmd->verb) == 0) {
+            verbs[i].run(ctx, cmd, reply);
+            return 1;
+        }
+    char names[512] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(names + strlen(names), sizeof(names) - strlen(names), "%s%s", i ? ", " : "", verbs[i].name);
+    if (strcmp(cmd->verb, "help") == 0) {
+        vc_reply_ok(reply, "%s", names);
+        for (size_t i = 0; i < n; i++) {
+            Vc__Record *rec = vc_reply_record(reply);
+            vc_record_field(rec, "verb", "%s", verbs[i].name);
+            vc_record_field(rec, "args", "%s", verbs[i].args);
+            vc_record_field(rec, "help", "%s", verbs[i].help);
+        }
+        return 0;
+    }
+    vc_reply_fail(reply, "unknown command \"%s\" (this daemon takes %s, and help)", cmd->verb, names);
+    return 0;
+}

@@ -21,6 +21,19 @@ typedef struct vc_ctl vc_ctl_t;
 typedef void (*vc_ctl_fn)(void *ctx, const Vc__Command *cmd, Vc__Reply *reply);
 
 vc_ctl_t *vc_ctl_new(void *zctx, const char *endpoint, const char *daemon, vc_ctl_fn fn, void *ctx);
+
+/* A daemon's control verbs, one table: each row's name, arguments and
+ * help, and what runs it. A daemon's vc_ctl_fn hands every command to
+ * vc_verbs_run(). */
+typedef struct vc_verb {
+    const char *name, *args, *help;
+    vc_ctl_fn run;
+} vc_verb_t;
+
+/* Runs the row cmd->verb names. "help" answers with a record a row; any
+ * other verb not in the table is refused, naming the daemon's verbs.
+ * Returns 1 if a row ran. */
+int vc_verbs_run(const vc_verb_t *verbs, size_t n, void *ctx, const Vc__Command *cmd, Vc__Reply *reply);
 void vc_ctl_destroy(vc_ctl_t **ctl);
 /* Puts an ipc:// control socket at its path (bound under a name of its own
  * until then): once the daemon is ready to answer. 0 or -1 (logged). */

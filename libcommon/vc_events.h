@@ -1,0 +1,83 @@
+/*
+ * vc_events: every event topic the suite publishes, declared once, with
+ * its fields and when it happens. Publishers name a topic by its entry
+ * (VC_EVENT(PHP_WORKER_CRASHED)), so a misspelt one does not build;
+ * `vc events --list` prints the table; and a test holds docs/observing.md
+ * to it (integration/test_33_tables.py).
+ *
+ * A topic is "area.thing.what". DAEMON_STARTED and DAEMON_STOPPED are a
+ * family: each daemon's short name in place of "*" (bus.started,
+ * php.started, front.stopped, ...).
+ */
+#ifndef VC_EVENTS_H
+#define VC_EVENTS_H
+
+#include <stddef.h>
+
+/* X(NAME, "topic", "its fields", "when") */
+#define VC_EVENT_LIST(X)                                                                                               \
+    X(DAEMON_STARTED, "*.started", "daemon pid version", "a daemon is ready (bus, php, front, cache, acme)")           \
+    X(DAEMON_STOPPED, "*.stopped", "daemon", "a daemon stops")                                                         \
+    X(VC_STARTED, "vc.started", "data", "the supervisor has started every daemon")                                     \
+    X(VC_DAEMON_EXITED, "vc.daemon.exited", "daemon pid status restart_in_ms",                                         \
+      "the supervisor saw a daemon die; it restarts it after restart_in_ms")                                           \
+    X(VC_DAEMON_RESTARTED, "vc.daemon.restarted", "daemon pid restarts", "the supervisor brought a daemon back")       \
+    X(VC_DAEMON_REPLACED, "vc.daemon.replaced", "daemon old_pid pid",                                                  \
+      "a daemon was replaced by a fresh process (reload, `vc restart front`)")                                         \
+    X(VC_DAEMON_REPLACE_FAILED, "vc.daemon.replace_failed", "daemon reason",                                           \
+      "a replacement did not become ready; the old process serves on")                                                 \
+    X(CONFIG_CHANGED, "config.changed", "version", "`vc reload` stored a new configuration version")                   \
+    X(CONFIG_REFUSED, "config.refused", "reason", "`vc reload` refused a configuration (the running one serves on)")   \
+    X(BUS_JOURNAL_RESUMED, "bus.journal.resumed", "dropped",                                                           \
+      "the journal takes events again after dropped ones could not be written")                                        \
+    X(PHP_WORKER_STARTED, "php.worker.started", "pid", "a PHP worker came")                                            \
+    X(PHP_WORKER_EXITED, "php.worker.exited", "pid status request script", "a PHP worker went")                        \
+    X(PHP_WORKER_RECYCLED, "php.worker.recycled", "pid status request script",                                         \
+      "a worker reached max_requests or max_memory and was replaced")                                                  \
+    X(PHP_WORKER_CRASHED, "php.worker.crashed", "pid status request script action",                                    \
+      "a worker died; action says what its request got: retried, 502, 504, aborted, none")                             \
+    X(PHP_POOL_SCALED, "php.pool.scaled", "workers why", "the pool size changed (grown, shrunk, set by `vc scale`)")   \
+    X(PHP_RELOADED, "php.reloaded", "generation", "a new zygote generation took over")                                 \
+    X(PHP_RELOAD_FAILED, "php.reload.failed", "reason", "a new zygote did not boot; the old one keeps serving")        \
+    X(FRONT_METRICS, "front.metrics", "requests static php errors_5xx inflight",                                       \
+      "each second with traffic: requests, static files, PHP, 5xx, in flight (live only, not journaled)")              \
+    X(FRONT_CLIENT_BANNED, "front.client.banned", "address seconds",                                                   \
+      "an address is refused for seconds after its connections were cut for resets or stalls")                         \
+    X(REALTIME_METRICS, "realtime.metrics", "connections opened published delivered subscriptions",                    \
+      "each second with room traffic (live only, not journaled)")                                                      \
+    X(TLS_ON_DEMAND_WANTED, "tls.on_demand.wanted", "host", "on-demand TLS: a front wants a certificate for host")     \
+    X(CACHE_PURGED, "cache.purged", "id kind value soft entries by ms",                                                \
+      "vc-cache purged entries (by an operator, a site's PHP, a PURGE)")                                               \
+    X(ACME_ORDER_STARTED, "acme.order.started", "site hosts", "vc-acme began an order")                                \
+    X(ACME_CERT_ISSUED, "acme.cert.issued", "site hosts challenge not_after round_trips", "a certificate was issued")  \
+    X(ACME_CERT_RENEWED, "acme.cert.renewed", "site hosts challenge not_after round_trips",                            \
+      "a certificate was renewed")                                                                                     \
+    X(ACME_CERT_FAILED, "acme.cert.failed", "site hosts error retry_at rate_limited problem",                          \
+      "an order failed; it is tried again at retry_at")                                                                \
+    X(ACME_CERT_REVOKED, "acme.cert.revoked", "site reason", "a certificate was revoked")                              \
+    X(ACME_REVOKE_FAILED, "acme.revoke.failed", "site error", "a revocation failed")                                   \
+    X(ACME_ON_DEMAND_REFUSED, "acme.on_demand.refused", "host why", "vc-acme refused an on-demand certificate")
+
+typedef enum vc_event {
+#define VC_EVENT_ENUM(name, topic, fields, when) VC_EV_##name,
+    VC_EVENT_LIST(VC_EVENT_ENUM)
+#undef VC_EVENT_ENUM
+        VC_EV_COUNT
+} vc_event_t;
+
+typedef struct vc_event_def {
+    const char *topic;  /* "*.started" for a family */
+    const char *fields; /* space-separated */
+    const char *when;
+} vc_event_def_t;
+
+extern const vc_event_def_t vc_event_defs[VC_EV_COUNT];
+
+/* The topic of an event of the table, by its name. */
+#define VC_EVENT(name) (vc_event_defs[VC_EV_##name].topic)
+
+/* A family's topic for one member: "*.started" and "php" make
+ * "php.started", in buf. */
+const char *vc_event_topic_of(vc_event_t e, const char *member, char *buf, size_t len);
+
+#endif
