@@ -6,7 +6,7 @@
  *
  * On-demand TLS (site acme_on_demand, the default site only): a front
  * that gets a handshake for a host no site names publishes
- * VC_ACME_ON_DEMAND_TOPIC with the field "host"; vc-acme asks the
+ * the event TLS_ON_DEMAND_WANTED (vc_events.h); vc-acme asks the
  * operator's acme.on_demand_ask URL, keeps its rate limit and orders; the
  * pair is the site "on-demand/HOST"'s, DATA/tls/acme/on-demand/HOST.*.
  */
@@ -15,7 +15,6 @@
 
 #include <stddef.h>
 
-#define VC_ACME_ON_DEMAND_TOPIC "tls.on_demand.wanted"
 #define VC_ACME_ON_DEMAND_PREFIX "on-demand/"
 
 /* DATA/tls/acme/SITE.EXT ("crt" or "key"), malloc'd. */

@@ -1,4 +1,5 @@
 #include "vc_daemon.h"
+#include "vc_events.h"
 #include "vc_confstore.h"
 #include "vc_curve.h"
 #include "vc_log.h"
@@ -221,7 +222,7 @@ void vc_daemon_announce(vc_daemon_t *d)
         return;
     d->announced = 1;
     char topic[64], pid[16], buf[48];
-    snprintf(topic, sizeof(topic), "%s.started", short_name(d->name, buf, sizeof(buf)));
+    vc_event_topic_of(VC_EV_DAEMON_STARTED, short_name(d->name, buf, sizeof(buf)), topic, sizeof(topic));
     snprintf(pid, sizeof(pid), "%d", (int)getpid());
     vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, "pid", pid, "version", VC_VERSION, NULL);
 }
@@ -238,7 +239,7 @@ void vc_daemon_fini(vc_daemon_t *d)
 {
     if (d->bus) {
         char topic[64], buf[48];
-        snprintf(topic, sizeof(topic), "%s.stopped", short_name(d->name, buf, sizeof(buf)));
+        vc_event_topic_of(VC_EV_DAEMON_STOPPED, short_name(d->name, buf, sizeof(buf)), topic, sizeof(topic));
         vc_bus_publish(d->bus, topic, VC__SEVERITY__INFO, "daemon", d->name, NULL);
     }
     vc_bus_destroy(&d->bus);

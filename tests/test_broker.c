@@ -99,7 +99,7 @@ int main(void)
     bp_msg_t r;
     CHECK(bp_front_next(&bp, &r, 500) && r.bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL);
     CHECK(r.bm->recall->slot == slot_b && r.bm->recall->any);
-    CHECK(bp.d->qlen == 1);
+    CHECK(bp.d->queue.len == 1);
     /* Nothing reached B while it is still the front's. */
     CHECK(worker_got_request(wb) == 0);
     /* Given back: the queued request goes to B, once. */
@@ -107,7 +107,7 @@ int main(void)
     m2.fd = -1;
     bp_give_back(&bp, slot_b, 0, VC__OUTCOME__OUTCOME_NONE, -1);
     CHECK(worker_got_request(wb) == 7);
-    CHECK(bp.d->qlen == 0 && state_of(slot_b) == W_BUSY);
+    CHECK(bp.d->queue.len == 0 && state_of(slot_b) == W_BUSY);
     bp_msg_free(&r);
 
     /* B answers through the broker, which passes it to the front whole. */
@@ -161,14 +161,14 @@ int main(void)
     CHECK(bp.d->nw == 0);
     bp_front_request(&bp, 8, "POST");
     bp_turns(&bp, 3);
-    CHECK(bp.d->qlen == 1);
+    CHECK(bp.d->queue.len == 1);
     dispatch_leave(bp.d);
     bp_msg_t lv, lv8, lv9;
     CHECK(bp_front_next(&bp, &lv, 500) && lv.bm->kind_case == VC__BACK_MESSAGE__KIND_LEAVING &&
           lv.bm->leaving->n_unstarted == 0);
     CHECK(bp_front_next(&bp, &lv8, 500) && lv8.bm->kind_case == VC__BACK_MESSAGE__KIND_LEAVING &&
           lv8.bm->leaving->n_unstarted == 1 && lv8.bm->leaving->unstarted[0] == 8);
-    CHECK(bp.d->qlen == 0);
+    CHECK(bp.d->queue.len == 0);
     bp_front_request(&bp, 9, "GET");
     CHECK(bp_front_next(&bp, &lv9, 500) && lv9.bm->kind_case == VC__BACK_MESSAGE__KIND_LEAVING &&
           lv9.bm->leaving->unstarted[0] == 9);

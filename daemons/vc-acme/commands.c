@@ -59,8 +59,9 @@ static void cert_record(acme_t *a, Vc__Reply *reply, const char *name, const cha
 }
 
 /* The sites' certificates, then the on-demand hosts' ("on-demand/HOST"). */
-static void on_certs(acme_t *a, Vc__Reply *reply)
+static void on_certs(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    acme_t *a = arg;
     const vc_config_t *cfg = a->d.cfg;
     size_t n = 0;
     for (size_t i = 0; i < cfg->nsites; i++) {
@@ -92,8 +93,9 @@ static const vc_site_t *named_site(acme_t *a, const Vc__Command *cmd, Vc__Reply 
 
 /* renew SITE due|force|issue: force orders now; due only if it is due;
  * issue only if the site has no certificate yet (past any back-off). */
-static void on_renew(acme_t *a, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_renew(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    acme_t *a = arg;
     const vc_site_t *s = named_site(a, cmd, reply);
     if (s == NULL)
         return;
@@ -117,8 +119,9 @@ static void on_renew(acme_t *a, const Vc__Command *cmd, Vc__Reply *reply)
 
 /* revoke SITE [REASON]: the certificate in service is revoked, and a new
  * one ordered at once. */
-static void on_revoke(acme_t *a, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_revoke(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    acme_t *a = arg;
     const vc_site_t *s = named_site(a, cmd, reply);
     if (s == NULL)
         return;
@@ -140,33 +143,43 @@ static void on_revoke(acme_t *a, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_ok(reply, "\"%s\" will be revoked next, and ordered again (vc events --follow acme. shows it)", s->name);
 }
 
-void acme_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     acme_t *a = arg;
-    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping")) {
-        pthread_mutex_lock(&a->mu);
-        int busy = a->busy;
-        pthread_mutex_unlock(&a->mu);
-        vc_reply_ok(reply, "vc-acme is running");
-        vc_reply_field(reply, "health", "ok");
-        vc_reply_field(reply, "ordering", "%s", busy ? "yes" : "no");
-        vc_reply_field(reply, "issued", "%llu", (unsigned long long)a->issued);
-        vc_reply_field(reply, "failed", "%llu", (unsigned long long)a->failed);
-    } else if (!strcmp(cmd->verb, "certs")) {
-        on_certs(a, reply);
-    } else if (!strcmp(cmd->verb, "renew")) {
-        on_renew(a, cmd, reply);
-    } else if (!strcmp(cmd->verb, "revoke")) {
-        on_revoke(a, cmd, reply);
-    } else if (!strcmp(cmd->verb, "reload")) {
-        char err[512];
-        vc_config_t *cfg = vc_confstore_load(a->d.data_dir, err, sizeof(err));
-        if (cfg == NULL) {
-            vc_reply_fail(reply, "%s", err);
-            return;
-        }
-        vc_config_destroy(&a->d.cfg);
-        a->d.cfg = cfg;
-        vc_reply_ok(reply, "reloaded");
+    pthread_mutex_lock(&a->mu);
+    int busy = a->busy;
+    pthread_mutex_unlock(&a->mu);
+    vc_reply_ok(reply, "vc-acme is running");
+    vc_reply_field(reply, "health", "ok");
+    vc_reply_field(reply, "ordering", "%s", busy ? "yes" : "no");
+    vc_reply_field(reply, "issued", "%llu", (unsigned long long)a->issued);
+    vc_reply_field(reply, "failed", "%llu", (unsigned long long)a->failed);
+}
+
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    acme_t *a = arg;
+    char err[512];
+    vc_config_t *cfg = vc_confstore_load(a->d.data_dir, err, sizeof(err));
+    if (cfg == NULL) {
+        vc_reply_fail(reply, "%s", err);
+        return;
     }
+    vc_config_destroy(&a->d.cfg);
+    a->d.cfg = cfg;
+    vc_reply_ok(reply, "reloaded");
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "whether an order runs; certificates issued and failed", on_status},
+    {"ping", "", "as status", on_status},
+    {"certs", "", "each certificate: hosts, issuer, expiry, next renewal, last error", on_certs},
+    {"renew", "SITE|HOST [force|issue]", "order a certificate now", on_renew},
+    {"revoke", "SITE|HOST [REASON]", "revoke the certificate in service and order a new one", on_revoke},
+    {"reload", "", "take the stored configuration", on_reload},
+};
+
+void acme_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }

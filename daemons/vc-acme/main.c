@@ -10,6 +10,7 @@
  * again what it has.
  */
 #include "acme_daemon.h"
+#include "vc_events.h"
 #include "acme_order.h"
 #include "dns_hook.h"
 #include "certs.h"
@@ -18,6 +19,7 @@
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
+#include "vc_loop.h"
 #include "vc_proc.h"
 #include "vc_store.h"
 #include "vc_util.h"
@@ -349,10 +351,12 @@ static void report_revoke(acme_t *a, job_t *j)
     snprintf(reason, sizeof(reason), "%d", j->reason);
     if (j->ok) {
         vc_log(VC_LOG_NOTICE, "revoke", "\"%s\": certificate revoked; ordering a new one", j->site);
-        vc_bus_publish(a->d.bus, "acme.cert.revoked", VC__SEVERITY__NOTICE, "site", j->site, "reason", reason, NULL);
+        vc_bus_publish(a->d.bus, VC_EVENT(ACME_CERT_REVOKED), VC__SEVERITY__NOTICE, "site", j->site, "reason", reason,
+                       NULL);
     } else {
         vc_log(VC_LOG_ERR, "revoke", "\"%s\": the certificate could not be revoked: %s", j->site, j->err);
-        vc_bus_publish(a->d.bus, "acme.revoke.failed", VC__SEVERITY__ERROR, "site", j->site, "error", j->err, NULL);
+        vc_bus_publish(a->d.bus, VC_EVENT(ACME_REVOKE_FAILED), VC__SEVERITY__ERROR, "site", j->site, "error", j->err,
+                       NULL);
     }
 }
 
@@ -382,16 +386,17 @@ static void report(acme_t *a, job_t *j)
         a->issued++;
         vc_log(VC_LOG_NOTICE, "order", "\"%s\" (%s): certificate %s, %s round trips", j->site, j->hosts,
                j->renewal ? "renewed" : "issued", rt);
-        vc_bus_publish(a->d.bus, j->renewal ? "acme.cert.renewed" : "acme.cert.issued", VC__SEVERITY__NOTICE, "site",
-                       j->site, "hosts", j->hosts, "challenge", j->challenge, "not_after", na, "round_trips", rt, NULL);
+        vc_bus_publish(a->d.bus, j->renewal ? VC_EVENT(ACME_CERT_RENEWED) : VC_EVENT(ACME_CERT_ISSUED),
+                       VC__SEVERITY__NOTICE, "site", j->site, "hosts", j->hosts, "challenge", j->challenge, "not_after",
+                       na, "round_trips", rt, NULL);
     } else {
         a->failed++;
         char at[24];
         snprintf(at, sizeof(at), "%lld", (long long)j->retry_at);
         vc_log(VC_LOG_ERR, "order", "\"%s\" (%s): %s; %s again at %s (unix time)", j->site, j->hosts, j->err,
                j->rate_limited ? "rate-limited by the CA: ordered" : "ordered", at);
-        vc_bus_publish(a->d.bus, "acme.cert.failed", VC__SEVERITY__ERROR, "site", j->site, "hosts", j->hosts, "error",
-                       j->err, "retry_at", at, "rate_limited", j->rate_limited ? "yes" : "no", "problem",
+        vc_bus_publish(a->d.bus, VC_EVENT(ACME_CERT_FAILED), VC__SEVERITY__ERROR, "site", j->site, "hosts", j->hosts,
+                       "error", j->err, "retry_at", at, "rate_limited", j->rate_limited ? "yes" : "no", "problem",
                        j->problem ? j->problem : "", NULL);
     }
     job_free(j);
@@ -481,7 +486,7 @@ static int consider(acme_t *a, const vc_site_t *s, const char *name, int on_dema
                have        ? " (renewal)"
                : on_demand ? " (on demand)"
                            : "");
-        vc_bus_publish(a->d.bus, "acme.order.started", VC__SEVERITY__INFO, "site", name, "hosts", hosts, NULL);
+        vc_bus_publish(a->d.bus, VC_EVENT(ACME_ORDER_STARTED), VC__SEVERITY__INFO, "site", name, "hosts", hosts, NULL);
         submit(a, j);
         return 1;
     }
@@ -568,6 +573,17 @@ static void schedule(acme_t *a)
         schedule_on_demand(a, on_demand_site, now);
 }
 
+static void schedule_now(void *arg)
+{
+    schedule(arg);
+}
+
+static void on_demand_ready(void *arg)
+{
+    acme_t *a = arg;
+    on_demand_read(a->od);
+}
+
 int main(int argc, char **argv)
 {
     acme_t a = {0};
@@ -596,25 +612,16 @@ int main(int argc, char **argv)
     }
     check_pairs(&a);
     vc_daemon_ready(&a.d);
-    for (int running = 1; running;) {
-        schedule(&a);
-        zmq_pollitem_t items[] = {
-            {vc_ctl_socket(a.d.ctl), 0, ZMQ_POLLIN, 0},
-            {NULL, a.d.sigfd, ZMQ_POLLIN, 0},
-            {on_demand_socket(a.od), 0, ZMQ_POLLIN, 0},
-        };
-        int n = zmq_poll(items, on_demand_socket(a.od) ? 3 : 2, 500);
-        if (n < 0 && errno != EINTR)
-            break;
-        if (items[0].revents & ZMQ_POLLIN)
-            vc_ctl_handle(a.d.ctl);
-        if (items[2].revents & ZMQ_POLLIN)
-            on_demand_read(a.od);
-        if (items[1].revents & ZMQ_POLLIN)
-            for (int sig; (sig = vc_proc_read_signal(a.d.sigfd)) != 0;)
-                if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
-                    running = 0;
-    }
+    /* Orders are decided before each wait; a wait lasts at most 500 ms. */
+    const vc_watch_t watch[] = {{on_demand_socket(a.od), 0, on_demand_ready}};
+    vc_loop_t loop = {.ctl = a.d.ctl,
+                      .sigfd = a.d.sigfd,
+                      .arg = &a,
+                      .watch = watch,
+                      .nwatch = on_demand_socket(a.od) ? 1 : 0,
+                      .before = schedule_now,
+                      .tick_ms = 500};
+    vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
     pthread_mutex_lock(&a.mu);
     atomic_store(&a.stopping, 1);

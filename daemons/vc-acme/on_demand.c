@@ -1,5 +1,6 @@
 /* On-demand TLS's queue, refusals, rate limit and ask URL (on_demand.h). */
 #include "on_demand.h"
+#include "vc_events.h"
 #include "vc_acme.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -35,7 +36,7 @@ on_demand_t *on_demand_new(void *zctx, const char *bus_out)
     on_demand_t *od = vc_calloc(1, sizeof(*od));
     od->sub = vc_socket(zctx, ZMQ_SUB, bus_out, 0);
     if (od->sub)
-        zmq_setsockopt(od->sub, ZMQ_SUBSCRIBE, VC_ACME_ON_DEMAND_TOPIC, strlen(VC_ACME_ON_DEMAND_TOPIC));
+        zmq_setsockopt(od->sub, ZMQ_SUBSCRIBE, VC_EVENT(TLS_ON_DEMAND_WANTED), strlen(VC_EVENT(TLS_ON_DEMAND_WANTED)));
     od->tokens = -1; /* full at the first question */
     return od;
 }
@@ -123,7 +124,7 @@ void on_demand_refuse(on_demand_t *od, vc_bus_t *bus, const char *host, const ch
 {
     uint64_t now = vc_mono_ms();
     vc_log(VC_LOG_WARN, "on-demand", "\"%s\": no certificate: %s", host, why);
-    vc_bus_publish(bus, "acme.on_demand.refused", VC__SEVERITY__WARNING, "host", host, "why", why, NULL);
+    vc_bus_publish(bus, VC_EVENT(ACME_ON_DEMAND_REFUSED), VC__SEVERITY__WARNING, "host", host, "why", why, NULL);
     refused_t *r = NULL;
     for (size_t i = 0; i < od->nrefused && r == NULL; i++)
         if (od->refused[i].until_ms <= now)

@@ -5,12 +5,14 @@
  * in a bounded journal in LMDB for `vc events --since`.
  */
 #include "journal.h"
+#include "vc_events.h"
 #include "rooms.h"
 #include "senders.h"
 #include "settings.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
+#include "vc_loop.h"
 #include "vc_zmq.h"
 #include "vc_proc.h"
 #include "vc_store.h"
@@ -42,8 +44,9 @@ typedef struct bus {
 
 /* A reload brings the apps' webhooks up to date; the rest of the bus's
  * settings take a restart. */
-static void on_reload(bus_t *b, Vc__Reply *reply)
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    bus_t *b = arg;
     char err[512];
     vc_config_t *cfg = vc_confstore_load(b->d.data_dir, err, sizeof(err));
     if (cfg == NULL) {
@@ -57,33 +60,39 @@ static void on_reload(bus_t *b, Vc__Reply *reply)
     vc_reply_ok(reply, "reloaded");
 }
 
-static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     bus_t *b = arg;
-    if (strcmp(cmd->verb, "reload") == 0) {
-        on_reload(b, reply);
-        return;
-    }
-    if (strcmp(cmd->verb, "status") == 0 || strcmp(cmd->verb, "ping") == 0 || strcmp(cmd->verb, "stats") == 0) {
-        vc_reply_ok(reply, "vc-bus is running");
-        vc_reply_field(reply, "health", "ok");
-        vc_reply_field(reply, "forwarded", "%llu", (unsigned long long)b->forwarded);
-        vc_reply_field(reply, "malformed", "%llu", (unsigned long long)b->malformed);
-        vc_reply_field(reply, "refused", "%llu", (unsigned long long)senders_refused(b->senders));
-        vc_reply_field(reply, "journaled", "%llu", (unsigned long long)journal_appended(b->journal));
-        vc_reply_field(reply, "journal_entries", "%llu", (unsigned long long)journal_count(b->journal));
-        vc_reply_field(reply, "journal_dropped", "%llu", (unsigned long long)b->not_journaled_total);
-        uint64_t bad, relayed = rooms_relay_count(b->rooms, &bad);
-        vc_reply_field(reply, "room_messages", "%llu", (unsigned long long)relayed);
-        vc_reply_field(reply, "room_messages_malformed", "%llu", (unsigned long long)bad);
-        vc_reply_field(reply, "rooms_occupied", "%zu", rooms_relay_occupied(b->rooms));
-        webhooks_counts_t wc;
-        webhooks_counts(b->webhooks, &wc);
-        vc_reply_field(reply, "webhooks_posted", "%llu", (unsigned long long)wc.posted);
-        vc_reply_field(reply, "webhooks_failed", "%llu", (unsigned long long)wc.failed);
-        vc_reply_field(reply, "webhooks_dropped", "%llu", (unsigned long long)wc.dropped);
-        vc_reply_field(reply, "webhooks_queued", "%llu", (unsigned long long)wc.queued);
-    }
+    vc_reply_ok(reply, "vc-bus is running");
+    vc_reply_field(reply, "health", "ok");
+    vc_reply_field(reply, "forwarded", "%llu", (unsigned long long)b->forwarded);
+    vc_reply_field(reply, "malformed", "%llu", (unsigned long long)b->malformed);
+    vc_reply_field(reply, "refused", "%llu", (unsigned long long)senders_refused(b->senders));
+    vc_reply_field(reply, "journaled", "%llu", (unsigned long long)journal_appended(b->journal));
+    vc_reply_field(reply, "journal_entries", "%llu", (unsigned long long)journal_count(b->journal));
+    vc_reply_field(reply, "journal_dropped", "%llu", (unsigned long long)b->not_journaled_total);
+    uint64_t bad, relayed = rooms_relay_count(b->rooms, &bad);
+    vc_reply_field(reply, "room_messages", "%llu", (unsigned long long)relayed);
+    vc_reply_field(reply, "room_messages_malformed", "%llu", (unsigned long long)bad);
+    vc_reply_field(reply, "rooms_occupied", "%zu", rooms_relay_occupied(b->rooms));
+    webhooks_counts_t wc;
+    webhooks_counts(b->webhooks, &wc);
+    vc_reply_field(reply, "webhooks_posted", "%llu", (unsigned long long)wc.posted);
+    vc_reply_field(reply, "webhooks_failed", "%llu", (unsigned long long)wc.failed);
+    vc_reply_field(reply, "webhooks_dropped", "%llu", (unsigned long long)wc.dropped);
+    vc_reply_field(reply, "webhooks_queued", "%llu", (unsigned long long)wc.queued);
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "counts: events forwarded, refused, journaled; room messages; webhooks", on_status},
+    {"ping", "", "as status", on_status},
+    {"stats", "", "as status", on_status},
+    {"reload", "", "take the stored configuration (journal size, webhooks)", on_reload},
+};
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
 /* One event from a publisher: [topic][Envelope]. Forwarded as it is, and
@@ -125,10 +134,12 @@ static void on_event(bus_t *b)
         char n[24];
         snprintf(n, sizeof(n), "%llu", (unsigned long long)b->not_journaled);
         vc_log(VC_LOG_NOTICE, "journal", "journaling again: %s events before this one were not journaled", n);
-        vc_bus_publish(b->d.bus, "bus.journal.resumed", VC__SEVERITY__WARNING, "dropped", n, NULL);
+        vc_bus_publish(b->d.bus, VC_EVENT(BUS_JOURNAL_RESUMED), VC__SEVERITY__WARNING, "dropped", n, NULL);
         b->not_journaled = 0;
     }
-    if (strcmp(env->topic, "bus.started") == 0 && env->pid == (uint32_t)getpid())
+    char started[32];
+    if (strcmp(env->topic, vc_event_topic_of(VC_EV_DAEMON_STARTED, "bus", started, sizeof(started))) == 0 &&
+        env->pid == (uint32_t)getpid())
         b->own_start_seen = 1;
     vc__envelope__free_unpacked(env, NULL);
     /* XPUB drops for slow subscribers past their high-water mark rather
@@ -140,11 +151,44 @@ static void on_event(bus_t *b)
 
 /* Subscriptions arrive on the XPUB as messages; XPUB filters by itself, so
  * they are only read to keep the queue empty. */
-static void on_subscription(bus_t *b)
+static void on_subscription(void *arg)
 {
+    bus_t *b = arg;
     vc_zparts_t *fr = &b->fr;
     while (vc_zparts_recv(b->out, fr, ZMQ_DONTWAIT) > 0)
         vc_zparts_close(fr);
+}
+
+/* What bus-in holds, a batch at a time: the loop comes back for more. */
+static void on_events(void *arg)
+{
+    bus_t *b = arg;
+    for (int i = 0; i < 256; i++) {
+        uint64_t before = b->forwarded + b->malformed;
+        on_event(b);
+        if (b->forwarded + b->malformed == before)
+            break;
+    }
+}
+
+static void on_rooms(void *arg)
+{
+    bus_t *b = arg;
+    rooms_relay_pump(b->rooms);
+}
+
+static int after_turn(void *arg)
+{
+    bus_t *b = arg;
+    rooms_relay_tick(b->rooms);
+    return 0;
+}
+
+/* The journal's writes reach the disk at most a second late. */
+static void sync_store(void *arg)
+{
+    bus_t *b = arg;
+    mdb_env_sync(vc_store_env(b->store), 1);
 }
 
 int main(int argc, char **argv)
@@ -206,42 +250,20 @@ int main(int argc, char **argv)
         vc_log(VC_LOG_WARN, "main", "our own start did not reach bus-in in %d ms", OWN_START_WAIT_MS);
     vc_daemon_ready(&b.d);
 
-    uint64_t last_sync = vc_mono_ms();
-    for (int running = 1; running;) {
-        zmq_pollitem_t items[] = {
-            {b.in, 0, ZMQ_POLLIN, 0},
-            {b.out, 0, ZMQ_POLLIN, 0},
-            {vc_ctl_socket(b.d.ctl), 0, ZMQ_POLLIN, 0},
-            {NULL, b.d.sigfd, ZMQ_POLLIN, 0},
-            {rooms_relay_in(b.rooms), 0, ZMQ_POLLIN, 0},
-            {rooms_relay_out(b.rooms), 0, ZMQ_POLLIN, 0},
-        };
-        int n = zmq_poll(items, 6, 1000);
-        if (n < 0 && errno != EINTR)
-            break;
-        if (items[0].revents & ZMQ_POLLIN)
-            for (int i = 0; i < 256; i++) {
-                uint64_t before = b.forwarded + b.malformed;
-                on_event(&b);
-                if (b.forwarded + b.malformed == before)
-                    break;
-            }
-        if (items[1].revents & ZMQ_POLLIN)
-            on_subscription(&b);
-        if (items[2].revents & ZMQ_POLLIN)
-            vc_ctl_handle(b.d.ctl);
-        if (items[3].revents & ZMQ_POLLIN)
-            for (int sig; (sig = vc_proc_read_signal(b.d.sigfd)) != 0;)
-                if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
-                    running = 0;
-        if ((items[4].revents | items[5].revents) & ZMQ_POLLIN)
-            rooms_relay_pump(b.rooms);
-        rooms_relay_tick(b.rooms);
-        if (vc_mono_ms() - last_sync >= 1000) {
-            mdb_env_sync(vc_store_env(b.store), 1);
-            last_sync = vc_mono_ms();
-        }
-    }
+    const vc_watch_t watch[] = {
+        {b.in, 0, on_events},
+        {b.out, 0, on_subscription},
+        {rooms_relay_in(b.rooms), 0, on_rooms},
+        {rooms_relay_out(b.rooms), 0, on_rooms},
+    };
+    vc_loop_t loop = {.ctl = b.d.ctl,
+                      .sigfd = b.d.sigfd,
+                      .arg = &b,
+                      .watch = watch,
+                      .nwatch = VC_ARRAY_SIZE(watch),
+                      .after = after_turn,
+                      .tick = sync_store};
+    vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
     /* Sockets close before the context terminates, or it waits for them. */
     zmq_close(b.in);

@@ -1,5 +1,6 @@
 #include "webhooks.h"
 #include "vc_log.h"
+#include "vc_queue.h"
 #include "vc_realtime.h"
 #include "vc_util.h"
 
@@ -19,15 +20,14 @@
 #define GIVE_UP_MS (5 * 60 * 1000)
 
 typedef struct item {
-    struct item *next;
+    vc_qlink_t link;
     char *json; /* one event, as it goes in "events" */
 } item_t;
 
 typedef struct target {
     vc_rt_app_t app;
     vc_rt_webhook_t hook;
-    item_t *head, *tail;
-    size_t n;
+    vc_queue_t q;           /* item_t by link, at most MAX_QUEUE */
     int overflowing;        /* said once until the queue has room again */
     uint64_t next_try_ms;   /* after a failure */
     uint64_t failing_since; /* the first failure of the events at the head; 0: none */
@@ -44,10 +44,10 @@ struct webhooks {
     webhooks_counts_t counts;
 };
 
-static void items_free(item_t *it)
+static void items_free(vc_queue_t *q)
 {
-    for (item_t *next; it; it = next) {
-        next = it->next;
+    for (vc_qlink_t *l; (l = vc_queue_pop(q)) != NULL;) {
+        item_t *it = VC_QUEUE_ITEM(l, item_t, link);
         free(it->json);
         free(it);
     }
@@ -77,7 +77,7 @@ static void targets_of(const vc_config_t *cfg, target_t **out, size_t *nout)
         }
         for (size_t a = 0; a < napps; a++)
             for (size_t h = 0; h < site->nrealtime_webhooks; h++) {
-                target_t t = {.app = apps[a], .retry_ms = FIRST_RETRY_MS};
+                target_t t = {.app = apps[a], .retry_ms = FIRST_RETRY_MS, .q.max = MAX_QUEUE};
                 if (vc_rt_webhook_parse(site->realtime_webhooks[h], &t.hook, why, sizeof(why)) < 0)
                     continue; /* refused with the configuration already */
                 *out = vc_realloc(*out, (*nout + 1) * sizeof(**out));
@@ -105,19 +105,16 @@ void webhooks_configure(webhooks_t *w, const vc_config_t *cfg)
         target_t *old = find(w, t[i].app.id, t[i].hook.url);
         if (old == NULL)
             continue;
-        t[i].head = old->head;
-        t[i].tail = old->tail;
-        t[i].n = old->n;
+        t[i].q = old->q;
         t[i].next_try_ms = old->next_try_ms;
         t[i].failing_since = old->failing_since;
         t[i].retry_ms = old->retry_ms;
-        old->head = old->tail = NULL;
-        old->n = 0;
+        old->q = (vc_queue_t){.max = MAX_QUEUE};
     }
     for (size_t i = 0; i < w->nt; i++) {
-        w->counts.queued -= w->t[i].n;
-        w->counts.dropped += w->t[i].n;
-        items_free(w->t[i].head);
+        w->counts.queued -= w->t[i].q.len;
+        w->counts.dropped += w->t[i].q.len;
+        items_free(&w->t[i].q);
     }
     free(w->t);
     w->t = t;
@@ -151,7 +148,7 @@ void webhooks_event(webhooks_t *w, const char *room, const char *name, json_t *f
         target_t *t = &w->t[i];
         if (strcmp(t->app.id, app_id) != 0 || !(t->hook.events & bit))
             continue;
-        if (t->n >= MAX_QUEUE) {
+        if (vc_queue_full(&t->q)) {
             if (!t->overflowing++)
                 vc_log(VC_LOG_WARN, "webhooks", "%s: %d events wait already; later ones are dropped until it answers",
                        t->hook.url, MAX_QUEUE);
@@ -162,12 +159,7 @@ void webhooks_event(webhooks_t *w, const char *room, const char *name, json_t *f
             text = json_dumps(e, JSON_COMPACT);
         item_t *it = vc_calloc(1, sizeof(*it));
         it->json = vc_strdup(text);
-        if (t->tail)
-            t->tail->next = it;
-        else
-            t->head = it;
-        t->tail = it;
-        t->n++;
+        vc_queue_push(&t->q, &it->link);
         w->counts.queued++;
         pthread_cond_signal(&w->cv);
     }
@@ -200,18 +192,19 @@ static int on_progress(void *arg, curl_off_t a, curl_off_t b, curl_off_t c, curl
 }
 
 /* {"time_ms":..,"events":[..]} */
-static char *body_of(const item_t *batch)
+static char *body_of(const vc_queue_t *batch)
 {
     size_t len = 64;
-    for (const item_t *it = batch; it; it = it->next)
-        len += strlen(it->json) + 1;
+    for (const vc_qlink_t *l = batch->head; l; l = l->next)
+        len += strlen(VC_QUEUE_ITEM(l, item_t, link)->json) + 1;
     char *b = vc_malloc(len);
     size_t at = (size_t)snprintf(b, len, "{\"time_ms\":%lld,\"events\":[", (long long)vc_wall_ms());
-    for (const item_t *it = batch; it; it = it->next) {
-        size_t n = strlen(it->json);
-        memcpy(b + at, it->json, n);
+    for (const vc_qlink_t *l = batch->head; l; l = l->next) {
+        const char *json = VC_QUEUE_ITEM(l, item_t, link)->json;
+        size_t n = strlen(json);
+        memcpy(b + at, json, n);
         at += n;
-        b[at++] = it->next ? ',' : ']';
+        b[at++] = l->next ? ',' : ']';
     }
     b[at++] = '}';
     b[at] = '\0';
@@ -270,7 +263,7 @@ static target_t *next_due(webhooks_t *w, uint64_t now, uint64_t *wake)
     *wake = UINT64_MAX;
     for (size_t i = 0; i < w->nt; i++) {
         target_t *t = &w->t[i];
-        if (t->head == NULL)
+        if (t->q.head == NULL)
             continue;
         if (t->next_try_ms <= now)
             return t;
@@ -300,8 +293,9 @@ static void wait_until(webhooks_t *w, uint64_t wake)
 
 /* What came back from a POST of batch to (app, url): with the mutex held,
  * the webhook looked up again, since a reload may have replaced it. */
-static void settle(webhooks_t *w, const target_t *sent, item_t *batch, size_t n, int ok, const char *why)
+static void settle(webhooks_t *w, const target_t *sent, vc_queue_t *batch, int ok, const char *why)
 {
+    size_t n = batch->len;
     target_t *t = find(w, sent->app.id, sent->hook.url);
     uint64_t now = vc_mono_ms();
     if (ok) {
@@ -334,14 +328,7 @@ static void settle(webhooks_t *w, const target_t *sent, item_t *batch, size_t n,
         vc_log(VC_LOG_WARN, "webhooks", "POST to %s failed (%s); tried again with a growing wait", t->hook.url, why);
     }
     /* Back at the head, in order. */
-    item_t *last = batch;
-    while (last->next)
-        last = last->next;
-    last->next = t->head;
-    t->head = batch;
-    if (t->tail == NULL)
-        t->tail = last;
-    t->n += n;
+    vc_queue_put_back(&t->q, batch);
     w->counts.queued += n;
     t->next_try_ms = now + t->retry_ms;
     t->retry_ms = t->retry_ms * 2 > LAST_RETRY_MS ? LAST_RETRY_MS : t->retry_ms * 2;
@@ -360,30 +347,21 @@ static void *run(void *arg)
             continue;
         }
         /* Up to MAX_BATCH from the head, ours while the lock is let go. */
-        item_t *batch = t->head, *last = batch;
-        size_t n = 1;
-        while (n < MAX_BATCH && last->next) {
-            last = last->next;
-            n++;
-        }
-        t->head = last->next;
-        if (t->head == NULL)
-            t->tail = NULL;
-        last->next = NULL;
-        t->n -= n;
-        w->counts.queued -= n;
-        if (t->overflowing && t->n < MAX_QUEUE)
+        vc_queue_t batch;
+        vc_queue_take(&t->q, MAX_BATCH, &batch);
+        w->counts.queued -= batch.len;
+        if (t->overflowing && !vc_queue_full(&t->q))
             t->overflowing = 0;
         target_t sent = *t;
         pthread_mutex_unlock(&w->mu);
-        char *body = body_of(batch);
+        char *body = body_of(&batch);
         char why[CURL_ERROR_SIZE + 64] = "";
         int ok = curl && post(w, curl, &sent, body, why, sizeof(why)) == 0;
         if (curl == NULL)
             snprintf(why, sizeof(why), "curl_easy_init() failed");
         free(body);
         pthread_mutex_lock(&w->mu);
-        settle(w, &sent, batch, n, ok, why);
+        settle(w, &sent, &batch, ok, why);
     }
     pthread_mutex_unlock(&w->mu);
     if (curl)
@@ -422,7 +400,7 @@ void webhooks_destroy(webhooks_t **wp)
     if (started)
         pthread_join(w->thread, NULL);
     for (size_t i = 0; i < w->nt; i++)
-        items_free(w->t[i].head);
+        items_free(&w->t[i].q);
     free(w->t);
     pthread_cond_destroy(&w->cv);
     pthread_mutex_destroy(&w->mu);

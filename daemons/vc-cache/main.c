@@ -6,9 +6,11 @@
  * purge announced on the bus as cache.purged with its id.
  */
 #include "store.h"
+#include "vc_events.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
+#include "vc_loop.h"
 #include "vc_proc.h"
 #include "vc_util.h"
 #include "vc_zmq.h"
@@ -53,15 +55,16 @@ static void purged(cache_t *c, size_t k, const char *value, int soft, long n, ui
     snprintf(took, sizeof(took), "%llu", (unsigned long long)ms);
     vc_log(VC_LOG_NOTICE, "purge", "purge %s by %s: %s %s%s: %ld entr%s in %llu ms", id, by, kinds[k], value,
            soft ? " (soft)" : "", n, n == 1 ? "y" : "ies", (unsigned long long)ms);
-    vc_bus_publish(c->d.bus, "cache.purged", VC__SEVERITY__NOTICE, "id", id, "kind", kinds[k], "value", value, "soft",
-                   soft ? "1" : "0", "entries", count, "by", by, "ms", took, NULL);
+    vc_bus_publish(c->d.bus, VC_EVENT(CACHE_PURGED), VC__SEVERITY__NOTICE, "id", id, "kind", kinds[k], "value", value,
+                   "soft", soft ? "1" : "0", "entries", count, "by", by, "ms", took, NULL);
 }
 
 /* purge KIND VALUE [soft]: the purge runs at once; the reply says how many
  * entries and the purge's id. Once it is answered no front reads what it
  * purged (its transaction has committed). */
-static void on_purge(cache_t *c, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_purge(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    cache_t *c = arg;
     size_t k = 0;
     while (k < VC_ARRAY_SIZE(kinds) && (cmd->n_args < 1 || strcmp(cmd->args[0], kinds[k])))
         k++;
@@ -74,12 +77,14 @@ static void on_purge(cache_t *c, const Vc__Command *cmd, Vc__Reply *reply)
     uint64_t t0 = vc_mono_ms();
     long n;
     if (k == KIND_SITE) {
-        /* Every entry whose key's host is one of the site's. */
-        char *copy = vc_strdup(value), *save = NULL, *hosts[64];
+        /* Every entry whose key's host is one of the site's, however many. */
+        char *copy = vc_strdup(value), *save = NULL;
+        char **hosts = vc_calloc(strlen(value) / 2 + 1, sizeof(*hosts)); /* "a,b": at most one a two bytes */
         size_t nh = 0;
-        for (char *h = strtok_r(copy, ",", &save); h && nh < VC_ARRAY_SIZE(hosts); h = strtok_r(NULL, ",", &save))
+        for (char *h = strtok_r(copy, ",", &save); h; h = strtok_r(NULL, ",", &save))
             hosts[nh++] = h;
         n = nh ? cache_store_purge_hosts(c->cs, PURGE_ALL, "", soft, hosts, nh) : -EINVAL;
+        free(hosts);
         free(copy);
     } else {
         n = cache_store_purge(c->cs, (purge_kind_t)k, value, soft);
@@ -111,8 +116,9 @@ static void on_php_purge(cache_t *c, const Vc__CachePurge *p)
     }
 }
 
-static void on_reload(cache_t *c, Vc__Reply *reply)
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    cache_t *c = arg;
     char err[512];
     vc_config_t *cfg = vc_confstore_load(c->d.data_dir, err, sizeof(err));
     if (cfg == NULL) {
@@ -125,49 +131,67 @@ static void on_reload(cache_t *c, Vc__Reply *reply)
     vc_reply_ok(reply, "reloaded");
 }
 
-static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     cache_t *c = arg;
-    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "stats")) {
-        cache_counts_t n;
-        cache_store_counts(c->cs, &n);
-        const cache_settings_t *cfg = vc_cache_settings_of(c->d.cfg);
-        vc_reply_ok(reply, "vc-cache is running");
-        vc_reply_field(reply, "health", "ok");
-        vc_reply_field(reply, "entries", "%llu", (unsigned long long)n.entries);
-        vc_reply_field(reply, "bytes", "%llu", (unsigned long long)n.bytes);
-        vc_reply_field(reply, "max_size", "%lld", (long long)cfg->max_size);
-        vc_reply_field(reply, "offers", "%llu", (unsigned long long)c->offers);
-        vc_reply_field(reply, "stored", "%llu", (unsigned long long)n.stored);
-        vc_reply_field(reply, "refused", "%llu", (unsigned long long)n.refused);
-        vc_reply_field(reply, "malformed", "%llu", (unsigned long long)c->malformed);
-        vc_reply_field(reply, "evicted", "%llu", (unsigned long long)n.evicted);
-        vc_reply_field(reply, "purged", "%llu", (unsigned long long)n.purged);
-        vc_reply_field(reply, "invalidated", "%llu", (unsigned long long)n.invalidated);
-        vc_reply_field(reply, "soft_pending", "%llu", (unsigned long long)n.soft_tags);
-    } else if (!strcmp(cmd->verb, "purge")) {
-        on_purge(c, cmd, reply);
-    } else if (!strcmp(cmd->verb, "show")) {
-        int r = cmd->n_args == 1 ? cache_store_show(c->cs, cmd->args[0], reply) : -EINVAL;
-        if (r < 0)
-            vc_reply_fail(reply, "show: %s", r == -EINVAL ? "expected a URL like https://host/path" : vc_strerror(r));
-        else
-            vc_reply_ok(reply, "%zu stored", reply->n_records);
-    } else if (!strcmp(cmd->verb, "check")) {
-        char err[512];
-        long n = cache_store_check(c->cs, err, sizeof(err));
-        if (n < 0)
-            vc_reply_fail(reply, "the cache's databases disagree: %s", err);
-        else
-            vc_reply_ok(reply, "%ld entries, consistent", n);
-    } else if (!strcmp(cmd->verb, "reload")) {
-        on_reload(c, reply);
-    }
+    cache_counts_t n;
+    cache_store_counts(c->cs, &n);
+    const cache_settings_t *cfg = vc_cache_settings_of(c->d.cfg);
+    vc_reply_ok(reply, "vc-cache is running");
+    vc_reply_field(reply, "health", "ok");
+    vc_reply_field(reply, "entries", "%llu", (unsigned long long)n.entries);
+    vc_reply_field(reply, "bytes", "%llu", (unsigned long long)n.bytes);
+    vc_reply_field(reply, "max_size", "%lld", (long long)cfg->max_size);
+    vc_reply_field(reply, "offers", "%llu", (unsigned long long)c->offers);
+    vc_reply_field(reply, "stored", "%llu", (unsigned long long)n.stored);
+    vc_reply_field(reply, "refused", "%llu", (unsigned long long)n.refused);
+    vc_reply_field(reply, "malformed", "%llu", (unsigned long long)c->malformed);
+    vc_reply_field(reply, "evicted", "%llu", (unsigned long long)n.evicted);
+    vc_reply_field(reply, "purged", "%llu", (unsigned long long)n.purged);
+    vc_reply_field(reply, "invalidated", "%llu", (unsigned long long)n.invalidated);
+    vc_reply_field(reply, "soft_pending", "%llu", (unsigned long long)n.soft_tags);
+}
+
+static void on_show(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    cache_t *c = arg;
+    int r = cmd->n_args == 1 ? cache_store_show(c->cs, cmd->args[0], reply) : -EINVAL;
+    if (r < 0)
+        vc_reply_fail(reply, "show: %s", r == -EINVAL ? "expected a URL like https://host/path" : vc_strerror(r));
+    else
+        vc_reply_ok(reply, "%zu stored", reply->n_records);
+}
+
+static void on_check(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    cache_t *c = arg;
+    char err[512];
+    long n = cache_store_check(c->cs, err, sizeof(err));
+    if (n < 0)
+        vc_reply_fail(reply, "the cache's databases disagree: %s", err);
+    else
+        vc_reply_ok(reply, "%ld entries, consistent", n);
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "counts: entries, bytes, stored, refused, evicted, purged", on_status},
+    {"ping", "", "as status", on_status},
+    {"stats", "", "as status", on_status},
+    {"purge", "url|prefix|tag|site VALUE | all [soft]", "drop entries; answered once no front reads them", on_purge},
+    {"show", "URL", "what is stored for a URL, a record a variant", on_show},
+    {"check", "", "whether the cache's databases agree", on_check},
+    {"reload", "", "take the stored configuration's cache settings", on_reload},
+};
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
 /* Up to BATCH offers waiting on cache-in, stored in one transaction. */
-static void on_offers(cache_t *c)
+static void on_offers(void *arg)
 {
+    cache_t *c = arg;
     Vc__CacheStore *batch[BATCH];
     size_t n = 0;
     while (n < BATCH && vc_zparts_recv(c->in, &c->fr, ZMQ_DONTWAIT) > 0) {
@@ -199,6 +223,14 @@ static void on_offers(cache_t *c)
         cache_store_put(c->cs, batch, n);
     for (size_t i = 0; i < n; i++)
         vc__cache_store__free_unpacked(batch[i], NULL);
+}
+
+/* Once a second: expiry, the size bound, and the store's writes to disk. */
+static void maintain(void *arg)
+{
+    cache_t *c = arg;
+    cache_store_maintain(c->cs);
+    mdb_env_sync(vc_store_env(c->store), 1);
 }
 
 int main(int argc, char **argv)
@@ -234,29 +266,9 @@ int main(int argc, char **argv)
     free(in_ep);
     vc_daemon_ready(&c.d);
 
-    uint64_t last_sync = vc_mono_ms();
-    for (int running = 1; running;) {
-        zmq_pollitem_t items[] = {
-            {c.in, 0, ZMQ_POLLIN, 0},
-            {vc_ctl_socket(c.d.ctl), 0, ZMQ_POLLIN, 0},
-            {NULL, c.d.sigfd, ZMQ_POLLIN, 0},
-        };
-        if (zmq_poll(items, 3, 1000) < 0 && errno != EINTR)
-            break;
-        if (items[0].revents & ZMQ_POLLIN)
-            on_offers(&c);
-        if (items[1].revents & ZMQ_POLLIN)
-            vc_ctl_handle(c.d.ctl);
-        if (items[2].revents & ZMQ_POLLIN)
-            for (int sig; (sig = vc_proc_read_signal(c.d.sigfd)) != 0;)
-                if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
-                    running = 0;
-        if (vc_mono_ms() - last_sync >= 1000) {
-            cache_store_maintain(c.cs);
-            mdb_env_sync(vc_store_env(c.store), 1);
-            last_sync = vc_mono_ms();
-        }
-    }
+    const vc_watch_t watch[] = {{c.in, 0, on_offers}};
+    vc_loop_t loop = {.ctl = c.d.ctl, .sigfd = c.d.sigfd, .arg = &c, .watch = watch, .nwatch = 1, .tick = maintain};
+    vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
     zmq_close(c.in);
     vc_daemon_fini(&c.d);

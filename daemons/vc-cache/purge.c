@@ -161,7 +161,7 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     purge_ctx_t *p = arg;
     const cache_settings_t *cfg = p->cs->cfg;
     dbs_t d;
-    int r = begin(txn, dbi, &d, &p->x);
+    int r = store_begin(txn, dbi, &d, &p->x);
     if (r < 0)
         return r;
     char **keys = NULL;
@@ -175,7 +175,7 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
             return 0;
         memcpy(row, p->value, tl);
         row[tl] = '\0';
-        r = collect(txn, d.tags, row, tl + 1, 1, &keys, &lens, &n);
+        r = store_collect(txn, d.tags, row, tl + 1, 1, &keys, &lens, &n);
     } else if (p->kind == PURGE_ALL && !p->soft && p->nhosts == 0) {
         /* Everything goes: the databases are emptied, not walked. */
         MDB_dbi all[] = {d.cache, d.tags, d.seq, d.soft};
@@ -184,7 +184,7 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
         p->x.purged = p->x.entries;
         p->x.entries = p->x.bytes = p->x.soft_tags = 0;
     } else if (p->kind == PURGE_ALL) {
-        r = collect(txn, d.cache, "", 0, 0, &keys, &lens, &n);
+        r = store_collect(txn, d.cache, "", 0, 0, &keys, &lens, &n);
     } else {
         const char *host, *path, *query;
         size_t hlen, plen, qlen;
@@ -201,14 +201,14 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
                     push_key(&keys, &lens, &n, key, klen);
                     /* And its variants, if it varies. */
                     key[klen] = VC_CACHE_VARIANT_SEP;
-                    r = collect(txn, d.cache, key, klen + 1, 0, &keys, &lens, &n);
+                    r = store_collect(txn, d.cache, key, klen + 1, 0, &keys, &lens, &n);
                 }
             } else {
                 /* A prefix is taken as written, but for the host's case
                  * and default port, as in a key. */
                 klen = vc_cache_key(schemes[s], host, hlen, path, plen, NULL, 0, NULL, 0, key, VC_CACHE_KEY_MAX);
                 if (klen && qlen == 0)
-                    r = collect(txn, d.cache, key, klen, 0, &keys, &lens, &n);
+                    r = store_collect(txn, d.cache, key, klen, 0, &keys, &lens, &n);
             }
         }
     }
@@ -246,7 +246,7 @@ long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *v
     int r = vc_store_write(cs->st, VC_DB_CACHE, purge_txn, &p);
     if (r < 0)
         return r;
-    apply(cs, &p.x);
+    store_apply(cs, &p.x);
     return (long)p.x.purged;
 }
 
@@ -263,7 +263,7 @@ static int maintain_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     maintain_ctx_t *m = arg;
     soft_progress_t *sp = &m->cs->soft;
     dbs_t d;
-    int r = begin(txn, dbi, &d, &m->x);
+    int r = store_begin(txn, dbi, &d, &m->x);
     if (r < 0 || m->x.soft_tags == 0)
         return r;
     MDB_val k, v;
@@ -341,6 +341,6 @@ int cache_store_maintain(cache_store_t *cs)
     maintain_ctx_t m = {.cs = cs, .budget = SOFT_SLICE};
     int r = vc_store_write(cs->st, VC_DB_CACHE, maintain_txn, &m);
     if (r == 0)
-        apply(cs, &m.x);
+        store_apply(cs, &m.x);
     return r;
 }

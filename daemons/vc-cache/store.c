@@ -52,7 +52,7 @@ void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x)
 }
 
 /* A write transaction's start: the databases, and the counts as they are. */
-int begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x)
+int store_begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x)
 {
     int r = open_dbs(txn, cache, d);
     memset(x, 0, sizeof(*x));
@@ -148,8 +148,8 @@ void push_key(char ***out, size_t **lens, size_t *n, const void *data, size_t le
     (*lens)[(*n)++] = len;
 }
 
-int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
-            size_t *n)
+int store_collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
+                  size_t *n)
 {
     MDB_cursor *cur;
     int rc = mdb_cursor_open(txn, dbi, &cur);
@@ -177,7 +177,7 @@ int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, d
     prefix[blen] = VC_CACHE_VARIANT_SEP;
     char **keys = NULL;
     size_t *lens = NULL, n = 0;
-    int r = collect(txn, d->cache, prefix, blen + 1, 0, &keys, &lens, &n);
+    int r = store_collect(txn, d->cache, prefix, blen + 1, 0, &keys, &lens, &n);
     for (size_t i = 0; i < n; i++) {
         if (r >= 0)
             r = drop_entry(txn, d, keys[i], lens[i], x);
@@ -401,7 +401,7 @@ static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
     put_ctx_t *p = arg;
     dbs_t d;
-    int r = begin(txn, dbi, &d, &p->x);
+    int r = store_begin(txn, dbi, &d, &p->x);
     if (r < 0)
         return r;
     for (size_t i = 0; i < p->n && r >= 0; i++)
@@ -413,7 +413,7 @@ static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     return r;
 }
 
-void apply(cache_store_t *cs, const delta_t *x)
+void store_apply(cache_store_t *cs, const delta_t *x)
 {
     cs->c.entries = x->entries;
     cs->c.bytes = x->bytes;
@@ -433,7 +433,7 @@ int cache_store_put(cache_store_t *cs, Vc__CacheStore *const *offers, size_t n)
         vc_log(VC_LOG_ERR, "store", "could not store %zu answers: %s", n, vc_strerror(r));
         return r;
     }
-    apply(cs, &p.x);
+    store_apply(cs, &p.x);
     return 0;
 }
 
@@ -525,7 +525,7 @@ static int touch_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
     touch_ctx_t *t = arg;
     dbs_t d;
-    int r = begin(txn, dbi, &d, &t->x);
+    int r = store_begin(txn, dbi, &d, &t->x);
     for (size_t i = 0; i < t->n && r >= 0; i++)
         r = touch_one(txn, &d, t->keys[i].data, t->keys[i].len, &t->x);
     if (r >= 0)
@@ -538,6 +538,6 @@ int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t
     touch_ctx_t t = {.cs = cs, .keys = keys, .n = n};
     int r = vc_store_write(cs->st, VC_DB_CACHE, touch_txn, &t);
     if (r == 0)
-        apply(cs, &t.x);
+        store_apply(cs, &t.x);
     return r;
 }

@@ -43,10 +43,10 @@ uint64_t meta_get(MDB_txn *txn, const dbs_t *d, const char *name);
 int meta_put(MDB_txn *txn, const dbs_t *d, const char *name, uint64_t n);
 void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x);
 /* A write transaction's start: the databases, and the counts as they are. */
-int begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x);
+int store_begin(MDB_txn *txn, MDB_dbi cache, dbs_t *d, delta_t *x);
 int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x);
 /* Applies a committed transaction's delta to the counts. */
-void apply(cache_store_t *cs, const delta_t *x);
+void store_apply(cache_store_t *cs, const delta_t *x);
 /* tag NUL hash(key): short whatever the key's length. */
 size_t tag_row(const char *tag, size_t tlen, const void *key, size_t klen, unsigned char *out);
 /* Removes key's entry with its tag and eviction rows. key must not point
@@ -58,8 +58,8 @@ int drop_entry(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, delta
 void push_key(char ***out, size_t **lens, size_t *n, const void *data, size_t len);
 /* Keys (copied) of dbi's rows whose key starts with prefix; for values,
  * the rows' values (a tag row's entry key). 0, or a negative error. */
-int collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
-            size_t *n);
+int store_collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
+                  size_t *n);
 /* Drops base's variants (keys base SEP ..., vc_cache.h). */
 int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, delta_t *x);
 

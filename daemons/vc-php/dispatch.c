@@ -3,6 +3,7 @@
  * fronts and from the workers, and the dispatcher's life.
  */
 #include "dispatch_internal.h"
+#include "vc_events.h"
 
 const char *const wstate_names[] = {"starting", "idle", "busy", "finishing", "retired", "lent"};
 const char *const board_state_names[] = {"idle", "busy", "finishing"};
@@ -104,35 +105,16 @@ void broker_abort_stream(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id)
 
 void broker_enqueue(dispatch_t *d, job_t *j, int at_head)
 {
-    j->next = NULL;
-    if (at_head) {
-        j->next = d->qhead;
-        d->qhead = j;
-        if (d->qtail == NULL)
-            d->qtail = j;
-    } else {
-        if (d->qtail)
-            d->qtail->next = j;
-        else
-            d->qhead = j;
-        d->qtail = j;
-    }
-    d->qlen++;
-    VC_ASSERT(d->qhead != NULL && d->qtail != NULL && d->qtail->next == NULL);
+    if (at_head)
+        vc_queue_push_head(&d->queue, &j->qlink);
+    else
+        vc_queue_push(&d->queue, &j->qlink);
 }
 
 job_t *broker_dequeue(dispatch_t *d)
 {
-    job_t *j = d->qhead;
-    VC_ASSERT((j == NULL) == (d->qlen == 0));
-    if (j) {
-        d->qhead = j->next;
-        if (d->qhead == NULL)
-            d->qtail = NULL;
-        d->qlen--;
-        j->next = NULL;
-    }
-    return j;
+    vc_qlink_t *l = vc_queue_pop(&d->queue);
+    return l ? VC_QUEUE_ITEM(l, job_t, qlink) : NULL;
 }
 
 /* Sends a job to an idle worker. The worker gets the frames themselves;
@@ -188,10 +170,10 @@ void broker_pump(dispatch_t *d)
         broker_bounce_queue(d); /* a retry: the successor runs it */
         return;
     }
-    for (size_t i = 0; i < d->nw && d->qhead; i++)
+    for (size_t i = 0; i < d->nw && d->queue.head; i++)
         if (d->w[i].state == W_IDLE && !d->w[i].dying)
             assign(d, &d->w[i], broker_dequeue(d));
-    if (d->qhead == NULL) {
+    if (d->queue.head == NULL) {
         broker_lend(d);
         return;
     }
@@ -200,7 +182,7 @@ void broker_pump(dispatch_t *d)
         asked += d->w[i].state == W_LENT && d->w[i].recalled;
     /* Idle ones first (their boards say so), then any. */
     for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < d->nw && asked < d->qlen; i++) {
+        for (size_t i = 0; i < d->nw && asked < d->queue.len; i++) {
             worker_t *w = &d->w[i];
             if (w->state != W_LENT || w->recalled)
                 continue;
@@ -231,13 +213,10 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
         uint64_t id = fm->cancel->id;
         /* Still queued: drop it. Running: the worker finishes, its
          * answer is dropped by the front. */
-        for (job_t **pp = &d->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
-            job_t *j = *pp;
+        for (vc_qlink_t *l = d->queue.head; l; l = l->next) {
+            job_t *j = VC_QUEUE_ITEM(l, job_t, qlink);
             if (j->req_id == id && same_front(j, fid)) {
-                *pp = j->next;
-                if (d->qtail == j)
-                    d->qtail = prev;
-                d->qlen--;
+                vc_queue_remove(&d->queue, l);
                 broker_job_free(j);
                 break;
             }
@@ -300,13 +279,13 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
      * copy of a request body (docs/BENCHMARKS.md). */
     vc_frames_copy(&j->fr, &(struct iovec){(void *)fid, FRONT_ID_LEN}, 1);
     vc_frames_copy(&j->fr, f, (size_t)n);
-    if (d->qlen >= (size_t)d->cfg->php.queue_limit) {
+    if (vc_queue_full(&d->queue)) {
         int idle = 0;
         for (size_t i = 0; i < d->nw; i++)
             idle |= d->w[i].state == W_IDLE;
         if (!idle) {
             d->rejected_503++;
-            vc_log(VC_LOG_WARN, "dispatch", "queue full (%zu waiting): 503 for %s", d->qlen, j->what);
+            vc_log(VC_LOG_WARN, "dispatch", "queue full (%zu waiting): 503 for %s", d->queue.len, j->what);
             broker_answer(d, &j->fr.f[0], j->req_id, 503, "Service Unavailable: every PHP worker is busy", "1");
             broker_job_free(j);
             return;
@@ -506,7 +485,7 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
     if (strcmp(d->cfg->php.mode, "fork") != 0) {
         char p[16];
         snprintf(p, sizeof(p), "%d", (int)pid);
-        vc_bus_publish(d->bus, "php.worker.started", VC__SEVERITY__INFO, "pid", p, NULL);
+        vc_bus_publish(d->bus, VC_EVENT(PHP_WORKER_STARTED), VC__SEVERITY__INFO, "pid", p, NULL);
     }
 }
 
@@ -533,6 +512,7 @@ dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus
     dispatch_t *d = vc_calloc(1, sizeof(*d));
     d->magic = DISPATCH_MAGIC;
     d->cfg = cfg;
+    d->queue.max = (size_t)cfg->php.queue_limit;
     d->fronts = fronts;
     d->bus = bus;
     d->run_limit_ms = broker_run_limit(cfg);

@@ -7,6 +7,7 @@
 #ifndef VC_PHP_DISPATCH_INTERNAL_H
 #define VC_PHP_DISPATCH_INTERNAL_H
 
+#include "vc_queue.h"
 #include "dispatch.h"
 #include "fronts.h"
 #include "pool.h"
@@ -48,7 +49,7 @@ typedef struct job {
     int idempotent; /* GET or HEAD: may run again on another worker */
     char *what;     /* "GET /x.php" for logs */
     char *script;
-    struct job *next;
+    vc_qlink_t qlink; /* in the queue, while it waits for a worker */
 } job_t;
 
 /* W_RETIRED: of an older generation (a reload happened), told to exit.
@@ -105,9 +106,8 @@ struct dispatch {
     int epfd; /* the workers' links: one descriptor for the broker's poll */
     worker_t *w;
     size_t nw, capw;
-    job_t *qhead, *qtail;
-    size_t qlen;
-    int spawning; /* asked of the zygote, not yet forked */
+    vc_queue_t queue; /* job_t by qlink; max: php.queue_limit */
+    int spawning;     /* asked of the zygote, not yet forked */
     uint64_t crashes[CRASH_BURST];
     size_t ncrash;
     uint64_t spawn_after_ms;
@@ -138,6 +138,11 @@ void broker_answer(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id, unsign
 void broker_abort_stream(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id);
 void broker_enqueue(dispatch_t *d, job_t *j, int at_head);
 job_t *broker_dequeue(dispatch_t *d);
+/* The job that has waited longest, or NULL. */
+static inline job_t *queue_first(const dispatch_t *d)
+{
+    return d->queue.head ? VC_QUEUE_ITEM(d->queue.head, job_t, qlink) : NULL;
+}
 void broker_make_idle(dispatch_t *d, worker_t *w);
 void broker_pump(dispatch_t *d);
 void broker_finish_job(dispatch_t *d, worker_t *w);

@@ -3,6 +3,7 @@
  * rule for its client is libcommon/vc_wire.h's), and the crash-loop guard.
  */
 #include "dispatch_internal.h"
+#include "vc_events.h"
 
 /* A worker that exited with an error after answering its request whole:
  * not a crash (its client has the answer, with the error PHP showed), but
@@ -11,8 +12,8 @@ static void log_ended_after(dispatch_t *d, const char *pidstr, const char *how, 
                             int recycled)
 {
     vc_log(VC_LOG_NOTICE, "pool", "worker %s ended (%s) after answering %s (\"%s\")", pidstr, how, what, script);
-    vc_bus_publish(d->bus, recycled ? "php.worker.recycled" : "php.worker.exited", VC__SEVERITY__INFO, "pid", pidstr,
-                   "status", how, "request", what, "script", script, NULL);
+    vc_bus_publish(d->bus, recycled ? VC_EVENT(PHP_WORKER_RECYCLED) : VC_EVENT(PHP_WORKER_EXITED), VC__SEVERITY__INFO,
+                   "pid", pidstr, "status", how, "request", what, "script", script, NULL);
 }
 
 static void note_crash(dispatch_t *d)
@@ -48,8 +49,8 @@ static void report_lent(dispatch_t *d, const lost_t *x, Vc__Outcome outcome)
         d->crashed++;
         vc_log(VC_LOG_ERR, "pool", "worker %s died (%s) running %s (\"%s\"): %s", pidstr, x->how, x->what, x->script,
                action);
-        vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", x->how, "request",
-                       x->what, "script", x->script, "action", action, NULL);
+        vc_bus_publish(d->bus, VC_EVENT(PHP_WORKER_CRASHED), VC__SEVERITY__ERROR, "pid", pidstr, "status", x->how,
+                       "request", x->what, "script", x->script, "action", action, NULL);
         if (x->own_fault)
             note_crash(d);
     } else if (!x->clean && (x->finishing || x->busy)) {
@@ -61,13 +62,13 @@ static void report_lent(dispatch_t *d, const lost_t *x, Vc__Outcome outcome)
     } else if (!x->clean) {
         d->crashed++;
         vc_log(VC_LOG_ERR, "pool", "worker %s died (%s) while idle", pidstr, x->how);
-        vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", x->how, "action",
-                       "none", NULL);
+        vc_bus_publish(d->bus, VC_EVENT(PHP_WORKER_CRASHED), VC__SEVERITY__ERROR, "pid", pidstr, "status", x->how,
+                       "action", "none", NULL);
         if (x->own_fault)
             note_crash(d);
     } else {
-        vc_bus_publish(d->bus, x->recycled ? "php.worker.recycled" : "php.worker.exited", VC__SEVERITY__INFO, "pid",
-                       pidstr, "status", x->how, NULL);
+        vc_bus_publish(d->bus, x->recycled ? VC_EVENT(PHP_WORKER_RECYCLED) : VC_EVENT(PHP_WORKER_EXITED),
+                       VC__SEVERITY__INFO, "pid", pidstr, "status", x->how, NULL);
     }
 }
 
@@ -171,8 +172,8 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         const char *action = vc_outcome_name(outcome);
         vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) running %s (\"%s\"): %s", (int)pid, how, j->what, j->script,
                action);
-        vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how, "request",
-                       j->what, "script", j->script, "action", action, NULL);
+        vc_bus_publish(d->bus, VC_EVENT(PHP_WORKER_CRASHED), VC__SEVERITY__ERROR, "pid", pidstr, "status", how,
+                       "request", j->what, "script", j->script, "action", action, NULL);
         if (outcome == VC__OUTCOME__OUTCOME_RETRIED) {
             j->retries++;
             d->retried++;
@@ -201,16 +202,16 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         if (!clean && w->state != W_FINISHING && w->state != W_RETIRED) {
             d->crashed++;
             vc_log(VC_LOG_ERR, "pool", "worker %d died (%s) while %s", (int)pid, how, wstate_names[w->state]);
-            vc_bus_publish(d->bus, "php.worker.crashed", VC__SEVERITY__ERROR, "pid", pidstr, "status", how, "action",
-                           "none", NULL);
+            vc_bus_publish(d->bus, VC_EVENT(PHP_WORKER_CRASHED), VC__SEVERITY__ERROR, "pid", pidstr, "status", how,
+                           "action", "none", NULL);
             if (own_fault)
                 note_crash(d);
         } else if (strcmp(d->cfg->php.mode, "fork") != 0) {
             /* A worker at max_requests (its last answer was final) or over
              * the memory ceiling was recycled; others just exited. */
             int recycled = w->recycle || (w->state == W_FINISHING && d->cfg->php.max_requests > 0);
-            vc_bus_publish(d->bus, recycled ? "php.worker.recycled" : "php.worker.exited", VC__SEVERITY__INFO, "pid",
-                           pidstr, "status", how, NULL);
+            vc_bus_publish(d->bus, recycled ? VC_EVENT(PHP_WORKER_RECYCLED) : VC_EVENT(PHP_WORKER_EXITED),
+                           VC__SEVERITY__INFO, "pid", pidstr, "status", how, NULL);
         }
     }
     /* Remove from the table (order does not matter). */

@@ -48,7 +48,7 @@ void dispatch_leave(dispatch_t *d)
     for (size_t i = 0; i < n; i++)
         broker_to_front_id(d, ids[i], &bm, NULL, 0);
     vc_log(VC_LOG_NOTICE, "leaving", "leaving: %zu front%s told, %zu queued request%s handed back", n,
-           n == 1 ? "" : "s", d->qlen, d->qlen == 1 ? "" : "s");
+           n == 1 ? "" : "s", d->queue.len, d->queue.len == 1 ? "" : "s");
     broker_bounce_queue(d);
     /* Idle workers go now, busy ones when they finish; lent ones are
      * recalled, and come back as their fronts finish with them. */

@@ -8,9 +8,11 @@
  * old one's workers finish what they hold.
  */
 #include "dispatch.h"
+#include "vc_events.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
+#include "vc_loop.h"
 #include "vc_zmq.h"
 #include "vc_proc.h"
 #include "vc_util.h"
@@ -55,6 +57,11 @@ typedef struct php {
     fronts_t *fronts;
     dispatch_t *dispatch;
     int reloads;
+    /* The broker's loop (vc_loop.h): what one turn waits on, and the stop. */
+    zyg_t *polled[3]; /* the zygotes of this turn's items, in order */
+    size_t npolled, nfronts;
+    int stopping;
+    uint64_t stop_deadline;
 } php_t;
 
 static zyg_t *zyg_in(php_t *p, zstate_t st)
@@ -184,7 +191,7 @@ static void promote(php_t *p, zyg_t *z)
     snprintf(gen, sizeof(gen), "%u", z->gen);
     if (old) {
         vc_log(VC_LOG_NOTICE, "main", "reloaded: generation %u serves, %u drains", z->gen, old->gen);
-        vc_bus_publish(p->d.bus, "php.reloaded", VC__SEVERITY__NOTICE, "generation", gen, NULL);
+        vc_bus_publish(p->d.bus, VC_EVENT(PHP_RELOADED), VC__SEVERITY__NOTICE, "generation", gen, NULL);
     }
 }
 
@@ -196,7 +203,7 @@ static void on_zygote(php_t *p, zyg_t *z)
         if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
             vc_log(VC_LOG_ERR, "main", "zygote %d (generation %u) is gone", (int)z->pid, z->gen);
             if (z->state == Z_BOOTING) {
-                vc_bus_publish(p->d.bus, "php.reload.failed", VC__SEVERITY__ERROR, "reason",
+                vc_bus_publish(p->d.bus, VC_EVENT(PHP_RELOAD_FAILED), VC__SEVERITY__ERROR, "reason",
                                "the new zygote exited while booting", NULL);
                 vc_config_destroy(&z->cfg);
             }
@@ -218,8 +225,8 @@ static void on_zygote(php_t *p, zyg_t *z)
         } else if (n.op == ZYGOTE_FAILED && z->state == Z_BOOTING) {
             vc_log(VC_LOG_ERR, "main", "the new PHP code did not boot; generation %u keeps serving",
                    zyg_in(p, Z_CURRENT) ? zyg_in(p, Z_CURRENT)->gen : 0);
-            vc_bus_publish(p->d.bus, "php.reload.failed", VC__SEVERITY__ERROR, "reason", "the zygote failed to boot",
-                           NULL);
+            vc_bus_publish(p->d.bus, VC_EVENT(PHP_RELOAD_FAILED), VC__SEVERITY__ERROR, "reason",
+                           "the zygote failed to boot", NULL);
             zygote_stop(z);
             vc_config_destroy(&z->cfg);
         }
@@ -254,37 +261,55 @@ static int reload(php_t *p, char *msg, size_t len)
     return 0;
 }
 
-static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     php_t *p = arg;
-    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "workers")) {
-        vc_reply_ok(reply, "vc-php is running");
-        zyg_t *cur = zyg_in(p, Z_CURRENT);
-        const char *pool = getenv("VC_POOL");
-        struct passwd *pw = getpwuid(geteuid());
-        vc_reply_field(reply, "pool", "%s", pool && *pool ? pool : "default");
-        vc_reply_field(reply, "user", "%s", pw ? pw->pw_name : "?");
-        vc_reply_field(reply, "zygote", "%d", cur ? (int)cur->pid : 0);
-        vc_reply_field(reply, "generation", "%u", cur ? cur->gen : 0);
-        vc_reply_field(reply, "reloads", "%d", p->reloads);
-        dispatch_status(p->dispatch, reply);
-    } else if (!strcmp(cmd->verb, "scale")) {
-        long n = cmd->n_args == 1 ? atol(cmd->args[0]) : 0;
-        /* php.workers' own range: scale cannot set what the configuration
-         * would refuse. */
-        if (n < 1 || n > 1024) {
-            vc_reply_fail(reply, "usage: scale N (1 to 1024 workers, as php.workers)");
-        } else {
-            dispatch_scale(p->dispatch, n);
-            vc_reply_ok(reply, "pool size set to %ld workers", n);
-        }
-    } else if (!strcmp(cmd->verb, "reload")) {
-        char msg[1200];
-        if (reload(p, msg, sizeof(msg)) == 0)
-            vc_reply_ok(reply, "%s", msg);
-        else
-            vc_reply_fail(reply, "%s", msg);
+    vc_reply_ok(reply, "vc-php is running");
+    zyg_t *cur = zyg_in(p, Z_CURRENT);
+    const char *pool = getenv("VC_POOL");
+    struct passwd *pw = getpwuid(geteuid());
+    vc_reply_field(reply, "pool", "%s", pool && *pool ? pool : "default");
+    vc_reply_field(reply, "user", "%s", pw ? pw->pw_name : "?");
+    vc_reply_field(reply, "zygote", "%d", cur ? (int)cur->pid : 0);
+    vc_reply_field(reply, "generation", "%u", cur ? cur->gen : 0);
+    vc_reply_field(reply, "reloads", "%d", p->reloads);
+    dispatch_status(p->dispatch, reply);
+}
+
+static void on_scale(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    php_t *p = arg;
+    long n = cmd->n_args == 1 ? atol(cmd->args[0]) : 0;
+    /* php.workers' own range: scale cannot set what the configuration
+     * would refuse. */
+    if (n < 1 || n > 1024) {
+        vc_reply_fail(reply, "usage: scale N (1 to 1024 workers, as php.workers)");
+        return;
     }
+    dispatch_scale(p->dispatch, n);
+    vc_reply_ok(reply, "pool size set to %ld workers", n);
+}
+
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    char msg[1200];
+    if (reload(arg, msg, sizeof(msg)) == 0)
+        vc_reply_ok(reply, "%s", msg);
+    else
+        vc_reply_fail(reply, "%s", msg);
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "the pool and a record a worker", on_status},
+    {"ping", "", "as status", on_status},
+    {"workers", "", "as status", on_status},
+    {"scale", "N", "set the pool to N workers (1 to 1024)", on_scale},
+    {"reload", "", "boot a new zygote generation with the stored configuration", on_reload},
+};
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
 /* Drops retiring zygotes whose workers are all gone. */
@@ -309,6 +334,92 @@ static int zygote_fd(int *argc, char **argv)
             return fd;
         }
     return -1;
+}
+
+/* One turn's items: the zygotes, the fronts, then the workers' epoll set
+ * (vc_loop.h). Linked fronts are read while stopping too: the workers
+ * lent to them come back that way, and a request that comes now is
+ * handed back (leaving.c). */
+static size_t gather(void *arg, zmq_pollitem_t *items, size_t max)
+{
+    php_t *p = arg;
+    size_t n = 0;
+    p->npolled = 0;
+    for (size_t i = 0; i < VC_ARRAY_SIZE(p->z); i++)
+        if (p->z[i].state != Z_NONE) {
+            p->polled[p->npolled++] = &p->z[i];
+            items[n++] = (zmq_pollitem_t){NULL, p->z[i].sock, ZMQ_POLLIN, 0};
+        }
+    p->nfronts = fronts_pollitems(p->fronts, items + n, max - n - 1, !p->stopping);
+    n += p->nfronts;
+    items[n++] = (zmq_pollitem_t){NULL, dispatch_poll_fd(p->dispatch), ZMQ_POLLIN, 0};
+    dispatch_watch(p->dispatch);
+    return n;
+}
+
+static void ready(void *arg, const zmq_pollitem_t *items, size_t n)
+{
+    php_t *p = arg;
+    /* Workers first: the zygote's notes change the worker table. */
+    if (items[n - 1].revents & ZMQ_POLLIN)
+        dispatch_on_workers(p->dispatch);
+    for (size_t i = 0; i < p->npolled; i++)
+        if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
+            on_zygote(p, p->polled[i]);
+    fronts_on_poll(p->fronts, items + p->npolled, p->nfronts, dispatch_on_front, p->dispatch);
+    /* What this turn answered goes out in one write per front. */
+    fronts_flush(p->fronts);
+}
+
+static long next_timeout(void *arg)
+{
+    php_t *p = arg;
+    return p->stopping ? 50 : dispatch_next_timeout(p->dispatch);
+}
+
+static int on_signal(void *arg, int sig)
+{
+    php_t *p = arg;
+    if (sig == SIGCHLD) {
+        /* Zygotes are our children; their workers are not. */
+        int status;
+        for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;)
+            for (size_t i = 0; i < VC_ARRAY_SIZE(p->z); i++)
+                if (p->z[i].pid == pid)
+                    p->z[i].pid = 0;
+    } else if (sig == SIGHUP) {
+        char msg[1200];
+        reload(p, msg, sizeof(msg));
+    } else if (!p->stopping) {
+        /* Finish what runs; take nothing new (a successor, if the
+         * supervisor started one, takes it). */
+        p->stopping = 1;
+        p->stop_deadline = vc_mono_ms() + STOP_GRACE_MS;
+        dispatch_leave(p->dispatch);
+    }
+    return 0; /* the stop ends in after_turn, once what runs is done */
+}
+
+static int after_turn(void *arg)
+{
+    php_t *p = arg;
+    zyg_t *cur = zyg_in(p, Z_CURRENT);
+    if (cur == NULL || cur->pid == 0) {
+        vc_log(VC_LOG_CRIT, "main", "the zygote died: exiting so the supervisor restarts the pool");
+        return 1;
+    }
+    if (p->stopping) {
+        dispatch_release_fronts(p->dispatch);
+        if (dispatch_has_left(p->dispatch) || vc_mono_ms() >= p->stop_deadline) {
+            dispatch_kill_workers(p->dispatch);
+            return 1;
+        }
+        return 0;
+    }
+    dispatch_on_tick(p->dispatch);
+    reap_retired(p);
+    spawn_wanted(p);
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -368,87 +479,15 @@ int main(int argc, char **argv)
         return 1;
     vc_daemon_ready(&p.d);
 
-    int stopping = 0;
-    uint64_t stop_deadline = 0;
-    zmq_pollitem_t *items = NULL;
-    size_t cap = 0;
-    for (;;) {
-        /* The fixed sockets, the zygotes, the fronts, then the workers'
-         * epoll set. */
-        size_t want = 8 + fronts_count(p.fronts);
-        if (cap < want) {
-            cap = want * 2;
-            items = vc_realloc(items, cap * sizeof(*items));
-        }
-        items[0] = (zmq_pollitem_t){vc_ctl_socket(p.d.ctl), 0, ZMQ_POLLIN, 0};
-        items[1] = (zmq_pollitem_t){NULL, p.d.sigfd, ZMQ_POLLIN, 0};
-        int n = 2;
-        zyg_t *polled[3];
-        for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
-            if (p.z[i].state != Z_NONE) {
-                polled[n - 2] = &p.z[i];
-                items[n++] = (zmq_pollitem_t){NULL, p.z[i].sock, ZMQ_POLLIN, 0};
-            }
-        int nz = n;
-        /* Linked fronts are read while stopping too: the workers lent to
-         * them come back that way, and a request that comes now is handed
-         * back (leaving.c). */
-        size_t nfronts = fronts_pollitems(p.fronts, items + nz, cap - (size_t)nz, !stopping);
-        size_t nall = (size_t)nz + nfronts;
-        items[nall++] = (zmq_pollitem_t){NULL, dispatch_poll_fd(p.dispatch), ZMQ_POLLIN, 0};
-        dispatch_watch(p.dispatch);
-        long timeout = stopping ? 50 : dispatch_next_timeout(p.dispatch);
-        if (zmq_poll(items, (int)nall, timeout) < 0 && errno != EINTR)
-            break;
-        /* Workers first: the zygote's notes change the worker table. */
-        if (items[nall - 1].revents & ZMQ_POLLIN)
-            dispatch_on_workers(p.dispatch);
-        for (int i = 2; i < nz; i++)
-            if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
-                on_zygote(&p, polled[i - 2]);
-        fronts_on_poll(p.fronts, items + nz, nfronts, dispatch_on_front, p.dispatch);
-        /* What this turn answered goes out in one write per front. */
-        fronts_flush(p.fronts);
-        if (items[0].revents & ZMQ_POLLIN)
-            vc_ctl_handle(p.d.ctl);
-        if (items[1].revents & ZMQ_POLLIN) {
-            for (int sig; (sig = vc_proc_read_signal(p.d.sigfd)) != 0;) {
-                if (sig == SIGCHLD) {
-                    /* Zygotes are our children; their workers are not. */
-                    int status;
-                    for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;)
-                        for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++)
-                            if (p.z[i].pid == pid)
-                                p.z[i].pid = 0;
-                } else if (sig == SIGHUP) {
-                    char msg[1200];
-                    reload(&p, msg, sizeof(msg));
-                } else if (!stopping) {
-                    /* Finish what runs; take nothing new (a successor,
-                     * if the supervisor started one, takes it). */
-                    stopping = 1;
-                    stop_deadline = vc_mono_ms() + STOP_GRACE_MS;
-                    dispatch_leave(p.dispatch);
-                }
-            }
-        }
-        zyg_t *cur = zyg_in(&p, Z_CURRENT);
-        if (cur == NULL || cur->pid == 0) {
-            vc_log(VC_LOG_CRIT, "main", "the zygote died: exiting so the supervisor restarts the pool");
-            break;
-        }
-        if (stopping) {
-            dispatch_release_fronts(p.dispatch);
-            if (dispatch_has_left(p.dispatch) || vc_mono_ms() >= stop_deadline) {
-                dispatch_kill_workers(p.dispatch);
-                break;
-            }
-            continue;
-        }
-        dispatch_on_tick(p.dispatch);
-        reap_retired(&p);
-        spawn_wanted(&p);
-    }
+    vc_loop_t loop = {.ctl = p.d.ctl,
+                      .sigfd = p.d.sigfd,
+                      .arg = &p,
+                      .gather = gather,
+                      .ready = ready,
+                      .timeout = next_timeout,
+                      .on_signal = on_signal,
+                      .after = after_turn};
+    vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
     for (size_t i = 0; i < VC_ARRAY_SIZE(p.z); i++) {
         pid_t pid = p.z[i].pid;
@@ -461,7 +500,6 @@ int main(int argc, char **argv)
     dispatch_destroy(&p.dispatch);
     fronts_flush(p.fronts);
     fronts_destroy(&p.fronts);
-    free(items);
     vc_daemon_fini(&p.d);
-    return stopping ? 0 : 1;
+    return p.stopping ? 0 : 1;
 }

@@ -3,6 +3,7 @@
  * (pool.h), `vc scale`, and the limits checked once a tick.
  */
 #include "dispatch_internal.h"
+#include "vc_events.h"
 
 int dispatch_wanted(dispatch_t *d)
 {
@@ -21,6 +22,7 @@ void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg
         pool_size_init(&d->size, cfg);
     d->gen = gen;
     d->cfg = cfg;
+    d->queue.max = (size_t)cfg->php.queue_limit;
     d->spawning = 0;
     d->run_limit_ms = broker_run_limit(cfg);
     for (size_t i = 0; i < d->nw; i++) {
@@ -71,7 +73,7 @@ static void publish_size(dispatch_t *d, const char *why)
     char n[24];
     snprintf(n, sizeof(n), "%lld", (long long)d->size.target);
     vc_log(VC_LOG_NOTICE, "pool", "pool size %s to %s", why, n);
-    vc_bus_publish(d->bus, "php.pool.scaled", VC__SEVERITY__INFO, "workers", n, "why", why, NULL);
+    vc_bus_publish(d->bus, VC_EVENT(PHP_POOL_SCALED), VC__SEVERITY__INFO, "workers", n, "why", why, NULL);
 }
 
 /* Sizing and the memory ceiling: one worker's memory is read per second
@@ -122,7 +124,7 @@ void dispatch_on_tick(dispatch_t *d)
     uint64_t now = vc_mono_ms();
     broker_report_overdue(d, NULL);
     /* The queue is in arrival order: only its head can be the oldest. */
-    while (d->qhead && now - d->qhead->enq_ms >= (uint64_t)d->cfg->php.queue_timeout_ms) {
+    while (d->queue.head && now - queue_first(d)->enq_ms >= (uint64_t)d->cfg->php.queue_timeout_ms) {
         job_t *j = broker_dequeue(d);
         d->timed_out_504++;
         vc_log(VC_LOG_WARN, "dispatch", "%s waited %llu ms for a worker: 504", j->what,
@@ -170,8 +172,8 @@ long dispatch_next_timeout(dispatch_t *d)
 {
     long t = 1000;
     uint64_t now = vc_mono_ms();
-    if (d->qhead) {
-        uint64_t due = d->qhead->enq_ms + (uint64_t)d->cfg->php.queue_timeout_ms;
+    if (d->queue.head) {
+        uint64_t due = queue_first(d)->enq_ms + (uint64_t)d->cfg->php.queue_timeout_ms;
         long left = due > now ? (long)(due - now) : 0;
         if (left < t)
             t = left;

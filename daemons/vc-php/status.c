@@ -36,7 +36,7 @@ void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued)
     }
     vc_board_t *b[FRONTS_MAX];
     size_t nb = fronts_boards(d->fronts, b, FRONTS_MAX);
-    *queued = d->qlen;
+    *queued = d->queue.len;
     for (size_t i = 0; i < nb; i++)
         *queued += b[i]->queued;
 }
