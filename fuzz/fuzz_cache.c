@@ -1,9 +1,9 @@
 /* The cache's parsers of outside input: an answer's headers as PHP sent
- * them (daemons/vc-front/cache_policy.c), a request's URL as its key, and
+ * them (daemons/vc-front/cache/cache_policy.c), a request's URL as its key, and
  * an entry read back from LMDB (libcommon/vc_cache.c), a Range header
  * against a cached body. The input's first
  * byte picks which; for headers, lines "Name: value". */
-#include "cache_policy.h"
+#include "cache/cache_policy.h"
 #include "vc_cache.h"
 
 #include <stdint.h>

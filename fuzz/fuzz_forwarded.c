@@ -1,9 +1,9 @@
-/* libFuzzer: what a trusted proxy forwards (daemons/vc-front/forwarded.c)
+/* libFuzzer: what a trusted proxy forwards (daemons/vc-front/core/forwarded.c)
  * and trusted_proxies' entries (libcommon/vc_cidr.c). The input is lines:
  * each "NAME: VALUE" is a request header; the scheme and host read from
  * them must be "http" or "https" and a slice of one header's value, and
  * each line is also tried as an address range. */
-#include "../daemons/vc-front/forwarded.h"
+#include "../daemons/vc-front/core/forwarded.h"
 #include "vc_cidr.h"
 
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* libFuzzer: the front's handling of what its pool sends
- * (daemons/vc-front/backend.c, lent.c, stream.c, php_pool.c), past the
+ * (daemons/vc-front/php/backend.c, lent.c, stream.c, php_pool.c), past the
  * parsers: any sequence of BackMessages from the broker (answers for any
  * id, lends with and without a worker's link, recalls of any slot,
  * leavings naming any request) and of bytes from lent workers (which run
@@ -14,7 +14,7 @@
  * exist, so what the front sends waits in its link's buffer.
  *
  * Input: records (records.h). */
-#include "backend_internal.h"
+#include "php/backend_internal.h"
 #include "records.h"
 #include "vc_config.h"
 #include "vc_log.h"

@@ -2,9 +2,9 @@
  * selector against a topic (mercure_match.h), a form or query (rt_form.h).
  * The first byte picks which. A token that verifies must carry the HMAC
  * of its first two parts under the key; a parsed form holds no NUL. */
-#include "../daemons/vc-front/jwt.h"
-#include "../daemons/vc-front/mercure_match.h"
-#include "../daemons/vc-front/rt_form.h"
+#include "../daemons/vc-front/realtime/jwt.h"
+#include "../daemons/vc-front/realtime/mercure_match.h"
+#include "../daemons/vc-front/realtime/rt_form.h"
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

@@ -3,7 +3,7 @@
  * and a channel authorisation. Nothing may pass that was not signed with
  * the app's secret: an input that verifies must carry the signature
  * computed here. */
-#include "../daemons/vc-front/pusher_sign.h"
+#include "../daemons/vc-front/realtime/pusher_sign.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* libFuzzer: the front's path resolution, on a small real tree, with any
  * bytes as the path. Nothing may crash, and whatever it returns must lie
  * inside the root. */
-#include "../daemons/vc-front/route.h"
+#include "../daemons/vc-front/core/route.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * bytes, read in two writes split where the first byte says, with small
  * limits. A message handed over must be within the limits, a text one
  * valid UTF-8, and a refusal must carry a close code we may send. */
-#include "../daemons/vc-front/ws_proto.h"
+#include "../daemons/vc-front/realtime/ws_proto.h"
 
 #include <stdlib.h>
 #include <string.h>

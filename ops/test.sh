@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what Velocity needs, builds it, and runs every test: the format
-# check, the unit tests (plain and under ASan + UBSan), and the integration
+# check, the rooms' rule (ops/check_rooms.py), the unit tests (plain and under ASan + UBSan), and the integration
 # tests against the real daemons. Exits non-zero on the first failure.
 set -eu
 cd "$(dirname "$0")/.."
@@ -22,6 +22,10 @@ clang-format --dry-run --Werror $files
 
 step "build"
 ./ops/build.sh build
+
+step "rooms and names (ops/check_rooms.py: the front's core uses no backend, a backend only the core; ops/check_symbols.py: every global symbol names its module)"
+./ops/check_rooms.py --build build
+./ops/check_symbols.py build
 
 step "unit tests"
 (cd build && ctest --output-on-failure)

@@ -1,5 +1,5 @@
 /* vc-front's address bans, driven with a fake clock. */
-#include "../daemons/vc-front/bans.h"
+#include "../daemons/vc-front/core/bans.h"
 #include "vc_test.h"
 
 #include <arpa/inet.h>

@@ -1,6 +1,6 @@
-/* What the cache stores and for how long (daemons/vc-front/cache_policy.c),
+/* What the cache stores and for how long (daemons/vc-front/cache/cache_policy.c),
  * the key of an answer and the entry codec (libcommon/vc_cache.c). */
-#include "cache_policy.h"
+#include "cache/cache_policy.h"
 #include "vc_cache.h"
 #include "vc_test.h"
 

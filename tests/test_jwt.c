@@ -1,7 +1,7 @@
-/* HS256 JWTs (daemons/vc-front/jwt.c) against RFC 7515's example A.1,
+/* HS256 JWTs (daemons/vc-front/realtime/jwt.c) against RFC 7515's example A.1,
  * and Mercure's topic selectors (mercure_match.c). */
-#include "jwt.h"
-#include "mercure_match.h"
+#include "realtime/jwt.h"
+#include "realtime/mercure_match.h"
 #include "vc_test.h"
 
 static void rfc7515(void)

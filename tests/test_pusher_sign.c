@@ -1,6 +1,6 @@
-/* The Pusher protocol's signatures (daemons/vc-front/pusher_sign.c),
+/* The Pusher protocol's signatures (daemons/vc-front/realtime/pusher_sign.c),
  * against the worked examples of Pusher's own documentation. */
-#include "pusher_sign.h"
+#include "realtime/pusher_sign.h"
 #include "vc_test.h"
 #include "vc_util.h"
 

@@ -1,5 +1,5 @@
 /* The front's path resolution, on a real directory tree. */
-#include "../daemons/vc-front/route.h"
+#include "../daemons/vc-front/core/route.h"
 #include "vc_test.h"
 
 #include <sys/stat.h>

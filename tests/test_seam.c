@@ -1,7 +1,7 @@
 /* vc-front's backend seam: backends registered from their own files (here
  * by constructors, as SEAM_BACKEND does) are asked by stage, in order,
  * until one takes the request, each with its own per-site state. */
-#include "../daemons/vc-front/seam.h"
+#include "../daemons/vc-front/core/seam.h"
 #include "vc_test.h"
 
 static char asked[64];

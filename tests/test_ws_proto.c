@@ -1,8 +1,8 @@
-/* WebSocket framing and UTF-8 (daemons/vc-front/ws_proto.c), without
+/* WebSocket framing and UTF-8 (daemons/vc-front/realtime/ws_proto.c), without
  * sockets; integration/test_20_websocket.py runs the same rules on the
  * wire. */
 #include "vc_test.h"
-#include "ws_proto.h"
+#include "realtime/ws_proto.h"
 
 typedef struct got {
     int opcode[16];

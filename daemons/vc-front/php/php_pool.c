@@ -56,7 +56,8 @@ void php_pool_succeed(php_pool_t *pool, backend_t *be)
     be->older = pool->older;
     pool->older = be;
     /* What waited here for a lent worker never started. */
-    for (preq_t *p; (p = be->qhead) != NULL;) {
+    for (vc_qlink_t *l; (l = be->queue.head) != NULL;) {
+        preq_t *p = VC_QUEUE_ITEM(l, preq_t, qlink);
         lent_unqueue(be, p);
         backend_move(p, pool->cur);
     }

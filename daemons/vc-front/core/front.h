@@ -12,8 +12,6 @@
 #include "settings.h"
 #include "vc_daemon.h"
 
-typedef struct backend backend_t;
-typedef struct php_pool php_pool_t;
 typedef struct tls tls_t;
 
 /* One site at run time. Its h2o pathconfs are never reachable by h2o's own
@@ -76,8 +74,6 @@ typedef struct conn_state {
 #define CONN_MIN_READ_RATE 500
 
 void conn_state_release(conn_state_t *c);
-/* Requests waiting for PHP now, in every pool (main.c). */
-size_t front_php_inflight(const struct front *f);
 /* Adds "Server: Velocity" to answers on pathconf that have none (main.c). */
 void server_header_register(h2o_pathconf_t *pathconf);
 /* What every path of a site's answers has: the Server header, the
@@ -94,25 +90,14 @@ conn_state_t *conn_state_of(h2o_socket_t *sock);
 conn_state_t *conn_state_of_req(h2o_req_t *req);
 
 typedef struct front_stats {
-    uint64_t requests, php, statics, redirects, refused, errors_5xx, inflight;
+    /* The core's own; each backend counts its own (seam.h). */
+    uint64_t requests, statics, redirects, refused;
     uint64_t connections, connections_refused; /* open now; turned away */
     uint64_t connections_cut;                  /* closed for resets or stalls */
     uint64_t connections_banned;               /* closed at once: a banned address */
     uint64_t misdirected;                      /* 421: Host not served by the TLS name's certificate */
     uint64_t connections_evicted;              /* idle ones closed for a new client at max_connections */
     uint64_t ranges_tamed;                     /* Range headers merged or dropped (ranges.h) */
-    uint64_t answers_spilled;                  /* PHP answers that went to a temporary file (stream.c) */
-    uint64_t answers_throttled;                /* times a worker's link was paused for a slow client */
-    uint64_t answers_cut;                      /* relayed answers cut for a slow client */
-    uint64_t cache_hits, cache_misses;         /* answered from the cache; looked up, went to PHP */
-    uint64_t cache_bypass;                     /* skipped the cache (Authorization, session, Range) */
-    uint64_t cache_stale;                      /* answered stale: while refreshed, or PHP failed */
-    uint64_t cache_collapsed;                  /* waited for another request's answer */
-    uint64_t cache_refreshes;                  /* background requests refreshing a stale entry */
-    uint64_t cache_revalidated;                /* stale entries PHP said were still good (304) */
-    uint64_t cache_touches;                    /* hits on older entries reported for eviction by recency */
-    uint64_t cache_offers;                     /* answers offered to vc-cache */
-    uint64_t cache_offers_dropped;             /* offers dropped: vc-cache's queue was full */
 } front_stats_t;
 
 typedef struct front {
@@ -129,8 +114,6 @@ typedef struct front {
     tls_t *tls;
     site_rt_t *sites;
     size_t nsites;
-    php_pool_t **pools; /* each PHP pool (php_pool.h): [0] the default, then cfg->pools */
-    size_t npools;
     uint16_t tls_port; /* for HTTP -> HTTPS redirects */
     int running;
     h2o_timeout_entry_t tick;                /* once a second */

@@ -39,7 +39,7 @@ static int tcp_counts(int fd, uint64_t *received, uint64_t *acked)
     return 0;
 }
 
-void watchdog(front_t *f)
+void watchdog_tick(front_t *f)
 {
     /* Counted in whole ticks, the first up to a second late: + 4 closes
      * within the idle timeout plus 5 s. */

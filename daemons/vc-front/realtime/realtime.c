@@ -7,10 +7,10 @@
  * application's, as it was.
  */
 #include "realtime.h"
-#include "backend.h"
-#include "handler.h"
+#include "vc_events.h"
+#include "core/handler.h"
 #include "rooms.h"
-#include "seam.h"
+#include "core/seam.h"
 #include "vc_bus.h"
 #include "vc_ctl.h"
 #include "vc_log.h"
@@ -28,6 +28,7 @@ static const seam_backend_t realtime;
 
 static rt_site_t **sites; /* every site's, for vc_publish() by site name */
 static size_t nsites;
+static int started; /* front.realtime: vc_publish() is taken only then */
 
 const vc_rt_app_t *rt_app_by_key(const rt_site_t *rs, const char *key, size_t len)
 {
@@ -82,6 +83,8 @@ int rt_publish(const vc_rt_app_t *app, const char *channel, const char *event, c
 
 static void php_publish(const char *site, const Vc__Publish *p)
 {
+    if (!started)
+        return; /* publishing is off */
     rt_site_t *rs = NULL;
     for (size_t i = 0; site && i < nsites && rs == NULL; i++)
         if (strcmp(sites[i]->site->conf->name, site) == 0)
@@ -109,10 +112,12 @@ static void php_publish(const char *site, const Vc__Publish *p)
         rt_stats.php_published++;
 }
 
-size_t realtime_php_params(const site_rt_t *s, Vc__Header *h, Vc__Header **hp)
+/* The site's first app as PHP parameters, VC_REALTIME_APP_ID, _KEY and
+ * _SECRET (an app's own code signs its channels with the secret). */
+static size_t php_params(const site_rt_t *s, Vc__Header *h, Vc__Header **hp, size_t room)
 {
     const rt_site_t *rs = seam_state(s, &realtime);
-    if (rs == NULL || rs->napps == 0)
+    if (rs == NULL || rs->napps == 0 || room < 3)
         return 0;
     static const char *const names[] = {"VC_REALTIME_APP_ID", "VC_REALTIME_APP_KEY", "VC_REALTIME_APP_SECRET"};
     const char *values[] = {rs->apps[0].id, rs->apps[0].key, rs->apps[0].secret};
@@ -244,22 +249,14 @@ static int take(const seam_request_t *r, void *state)
     return 0;
 }
 
-static const seam_backend_t realtime = {
-    .name = "realtime",
-    .stage = SEAM_EARLY,
-    .order = 20,
-    .site_init = site_init,
-    .take = take,
-};
-SEAM_BACKEND(realtime)
-
-int realtime_start(front_t *f)
+/* Once the loop is made: the link to the bus's rooms, and vc_publish(). */
+static int start(front_t *f)
 {
     if (!f->settings->realtime)
         return 0;
     if (rooms_start(f) < 0)
         return -1;
-    backend_publish_hook = php_publish;
+    started = 1;
     mercure_start();
     return 0;
 }
@@ -283,13 +280,13 @@ static void publish_metrics(front_t *f)
     snprintf(pub, sizeof(pub), "%llu", (unsigned long long)(rt_stats.published - last.published));
     snprintf(del, sizeof(del), "%llu", (unsigned long long)(delivered - last_delivered));
     snprintf(subs, sizeof(subs), "%zu", nsubs);
-    vc_bus_publish(f->d.bus, "realtime.metrics", VC__SEVERITY__DEBUG, "connections", conns, "opened", opened,
+    vc_bus_publish(f->d.bus, VC_EVENT(REALTIME_METRICS), VC__SEVERITY__DEBUG, "connections", conns, "opened", opened,
                    "published", pub, "delivered", del, "subscriptions", subs, NULL);
     last = rt_stats;
     last_delivered = delivered;
 }
 
-void realtime_tick(front_t *f)
+static void tick(front_t *f)
 {
     if (!f->settings->realtime)
         return;
@@ -299,61 +296,13 @@ void realtime_tick(front_t *f)
     publish_metrics(f);
 }
 
-void realtime_metrics(FILE *out, const char *front)
-{
-    size_t subs, rooms = rooms_count(&subs);
-    uint64_t bad, delivered = rooms_delivered(&bad);
-    const struct {
-        const char *name, *type, *help;
-        unsigned long long v;
-    } m[] = {
-        {"vc_front_realtime_connections", "gauge", "WebSocket (Pusher protocol) connections open now.",
-         rt_stats.connections},
-        {"vc_front_realtime_rooms", "gauge", "Rooms with a subscriber in this front.", rooms},
-        {"vc_front_realtime_subscriptions", "gauge", "Channel subscriptions of this front's connections.", subs},
-        {"vc_front_realtime_connections_total", "counter", "WebSocket connections opened.", rt_stats.connections_total},
-        {"vc_front_realtime_connections_cut_total", "counter",
-         "Connections closed for not reading what they were sent, or not answering pings.", rt_stats.connections_cut},
-        {"vc_front_realtime_published_total", "counter", "Room messages sent to the bus from this front.",
-         rt_stats.published},
-        {"vc_front_realtime_publish_dropped_total", "counter", "Room messages dropped: the bus was not taking them.",
-         rt_stats.publish_dropped},
-        {"vc_front_realtime_delivered_total", "counter", "Room messages from the bus handed to this front's rooms.",
-         delivered},
-        {"vc_front_realtime_refused_total", "counter",
-         "Subscriptions, client events and API calls refused (authorisation, limits, signatures).",
-         rt_stats.subscribe_refused + rt_stats.client_events_refused + rt_stats.api_refused},
-    };
-    for (size_t i = 0; i < VC_ARRAY_SIZE(m); i++)
-        fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s{front=\"%s\"} %llu\n", m[i].name, m[i].help, m[i].name, m[i].type,
-                m[i].name, front, m[i].v);
-}
-
-void realtime_stop(front_t *f)
+/* WebSockets: 1001, going away. */
+static void stop(front_t *f)
 {
     if (f->settings->realtime) {
         pusher_going_away();
         mercure_going_away();
     }
-}
-
-void realtime_status(Vc__Reply *reply)
-{
-    size_t subs, rooms = rooms_count(&subs);
-    uint64_t bad, delivered = rooms_delivered(&bad);
-    vc_reply_field(reply, "realtime_connections", "%llu", (unsigned long long)rt_stats.connections);
-    vc_reply_field(reply, "realtime_connections_total", "%llu", (unsigned long long)rt_stats.connections_total);
-    vc_reply_field(reply, "realtime_rooms", "%zu", rooms);
-    vc_reply_field(reply, "realtime_subscriptions", "%zu", subs);
-    vc_reply_field(reply, "realtime_published", "%llu", (unsigned long long)rt_stats.published);
-    vc_reply_field(reply, "realtime_publish_dropped", "%llu", (unsigned long long)rt_stats.publish_dropped);
-    vc_reply_field(reply, "realtime_php_published", "%llu", (unsigned long long)rt_stats.php_published);
-    vc_reply_field(reply, "realtime_delivered", "%llu", (unsigned long long)delivered);
-    vc_reply_field(reply, "realtime_client_events", "%llu", (unsigned long long)rt_stats.client_events);
-    vc_reply_field(
-        reply, "realtime_refused", "%llu",
-        (unsigned long long)(rt_stats.subscribe_refused + rt_stats.client_events_refused + rt_stats.api_refused));
-    vc_reply_field(reply, "realtime_api_calls", "%llu", (unsigned long long)rt_stats.api_calls);
 }
 
 /* Rooms in a reply: at most this many, the rest counted. */
@@ -373,9 +322,79 @@ static int add_room(rt_room_t *r, void *arg)
     return 0;
 }
 
-void realtime_rooms(Vc__Reply *reply)
+/* `vc rooms`: the rooms here. */
+static int command(front_t *f, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    if (strcmp(cmd->verb, "rooms") != 0)
+        return 0;
     size_t subs, n = rooms_count(&subs);
     vc_reply_ok(reply, "%zu rooms, %zu subscriptions", n, subs);
     rooms_each(add_room, reply);
+    return 1;
 }
+
+static uint64_t rooms_now(void)
+{
+    size_t subs;
+    return rooms_count(&subs);
+}
+
+static uint64_t subscriptions_now(void)
+{
+    size_t subs;
+    rooms_count(&subs);
+    return subs;
+}
+
+static uint64_t delivered_now(void)
+{
+    uint64_t bad;
+    return rooms_delivered(&bad);
+}
+
+static uint64_t refused_now(void)
+{
+    return rt_stats.subscribe_refused + rt_stats.client_events_refused + rt_stats.api_refused;
+}
+
+static const seam_counter_t counters[] = {
+    {"vc_front_realtime_connections", "realtime_connections", "WebSocket (Pusher protocol) connections open now.", 1, 0,
+     &rt_stats.connections, NULL},
+    {"vc_front_realtime_connections_total", "realtime_connections_total", "WebSocket connections opened.", 0, 0,
+     &rt_stats.connections_total, NULL},
+    {"vc_front_realtime_rooms", "realtime_rooms", "Rooms with a subscriber in this front.", 1, 0, NULL, rooms_now},
+    {"vc_front_realtime_subscriptions", "realtime_subscriptions", "Channel subscriptions of this front's connections.",
+     1, 0, NULL, subscriptions_now},
+    {"vc_front_realtime_connections_cut_total", NULL,
+     "Connections closed for not reading what they were sent, or not answering pings.", 0, 0, &rt_stats.connections_cut,
+     NULL},
+    {"vc_front_realtime_published_total", "realtime_published", "Room messages sent to the bus from this front.", 0, 0,
+     &rt_stats.published, NULL},
+    {"vc_front_realtime_publish_dropped_total", "realtime_publish_dropped",
+     "Room messages dropped: the bus was not taking them.", 0, 0, &rt_stats.publish_dropped, NULL},
+    {NULL, "realtime_php_published", NULL, 0, 0, &rt_stats.php_published, NULL},
+    {"vc_front_realtime_delivered_total", "realtime_delivered",
+     "Room messages from the bus handed to this front's rooms.", 0, 0, NULL, delivered_now},
+    {NULL, "realtime_client_events", NULL, 0, 0, &rt_stats.client_events, NULL},
+    {"vc_front_realtime_refused_total", "realtime_refused",
+     "Subscriptions, client events and API calls refused (authorisation, limits, signatures).", 0, 0, NULL,
+     refused_now},
+    {NULL, "realtime_api_calls", NULL, 0, 0, &rt_stats.api_calls, NULL},
+};
+
+static const seam_backend_t realtime = {
+    .name = "realtime",
+    .stage = SEAM_EARLY,
+    .order = 20,
+    .site_init = site_init,
+    .take = take,
+    .start = start,
+    .tick = tick,
+    .stop = stop,
+    .command = command,
+    .counters = counters,
+    .ncounters = VC_ARRAY_SIZE(counters),
+    .php_params = php_params,
+    .php_publish = php_publish,
+};
+SEAM_BACKEND(realtime)

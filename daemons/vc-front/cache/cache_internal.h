@@ -16,8 +16,8 @@
 #define VC_FRONT_CACHE_INTERNAL_H
 
 #include "cache_policy.h"
-#include "front.h"
-#include "seam.h"
+#include "core/front.h"
+#include "core/seam.h"
 #include "vc_cache.h"
 
 #include <stddef.h>
@@ -28,6 +28,20 @@ extern const seam_backend_t cache_backend;
 /* The front this process is (set at the first site's start). */
 front_t *cache_front(void);
 /* The wall clock in ms, as entries keep it. */
+/* What the cache counts (cache.c lists them for /metrics and status). */
+typedef struct cache_stats {
+    uint64_t hits, misses;   /* answered from the cache; looked up, went to PHP */
+    uint64_t bypass;         /* skipped the cache (Authorization, session, Range) */
+    uint64_t stale;          /* answered stale: while refreshed, or PHP failed */
+    uint64_t collapsed;      /* waited for another request's answer */
+    uint64_t refreshes;      /* background requests refreshing a stale entry */
+    uint64_t revalidated;    /* stale entries PHP said were still good (304) */
+    uint64_t touches;        /* hits on older entries reported for eviction by recency */
+    uint64_t offers;         /* answers offered to vc-cache */
+    uint64_t offers_dropped; /* offers dropped: vc-cache's queue was full */
+} cache_stats_t;
+extern cache_stats_t cache_stats;
+
 int64_t cache_now_ms(void);
 const cache_settings_t *cache_settings(void);
 

@@ -1,5 +1,6 @@
 #include "backend_internal.h"
-#include "budgets.h"
+#include "core/budgets.h"
+#include "core/seam.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -134,7 +135,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         p->final_seen = 1;
     }
     if (h->status >= 500)
-        be->f->stats.errors_5xx++;
+        php_stats.errors_5xx++;
     if (h->error && *h->error)
         vc_log(VC_LOG_WARN, "backend", "%u from the pool for %.*s: %s", h->status, (int)req->path.len, req->path.base,
                h->error);
@@ -156,7 +157,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
 
 static void on_leaving(backend_t *be, const Vc__Leaving *lv);
 
-void (*backend_publish_hook)(const char *site, const Vc__Publish *p);
+php_stats_t php_stats;
 
 /* from: the lent worker the message came from (NULL: the broker). A
  * worker runs the application's code: it may only answer the request it
@@ -197,8 +198,7 @@ void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
     if (bm->kind_case == VC__BACK_MESSAGE__KIND_PUBLISH) {
         /* vc_publish(): on the site of the request that ran it, even if
          * its client has left (the request is still ours until PHP ends). */
-        if (backend_publish_hook)
-            backend_publish_hook(p ? p->site : NULL, bm->publish);
+        seam_php_publish(p ? p->site : NULL, bm->publish);
     } else if (p == NULL || p->req == NULL || p->given_up) {
         /* The client left; the answer has nowhere to go. */
     } else if (bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && !p->started) {
@@ -239,7 +239,7 @@ static void pool_lost(backend_t *be)
             stream_kick(p); /* may dispose p */
         } else {
             p->given_up = 1;
-            be->f->stats.errors_5xx++;
+            php_stats.errors_5xx++;
             h2o_send_error_generic(p->req, 502, "Bad Gateway", "Bad Gateway: the PHP pool went away\n", 0);
         }
     }
@@ -304,7 +304,7 @@ int backend_forward(backend_t *be, preq_t *p)
                    OUT_LIMIT >> 20, be->endpoint);
         be->told_absent = 1;
         p->final_seen = 1; /* nothing to cancel; the pool frees p */
-        be->f->stats.errors_5xx++;
+        php_stats.errors_5xx++;
         h2o_send_error_503(req, "Service Unavailable", "The PHP pool is not reachable.\n", 0);
         return -1;
     }
@@ -370,7 +370,7 @@ void backend_tick(backend_t *be)
         lent_unqueue(be, p);
         vc_log(VC_LOG_ERR, "backend", "no answer from PHP for %.*s in %llu ms: 504", (int)p->req->path.len,
                p->req->path.base, (unsigned long long)(now - p->sent_ms));
-        be->f->stats.errors_5xx++;
+        php_stats.errors_5xx++;
         p->given_up = 1; /* a late answer is dropped */
         h2o_send_error_generic(p->req, 504, "Gateway Time-out", "Gateway Time-out: PHP did not answer\n", 0);
     }
@@ -612,6 +612,8 @@ backend_t *backend_new(php_pool_t *pool)
     }
     backend_t *be = vc_calloc(1, sizeof(*be));
     be->magic = BACKEND_MAGIC;
+    /* Waiting for a lent worker beyond php.queue_limit: 503 (lent.c). */
+    be->queue.max = (size_t)f->d.cfg->php.queue_limit;
     be->f = f;
     be->pool = pool;
     be->endpoint = vc_strdup(endpoint);

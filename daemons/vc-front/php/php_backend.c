@@ -2,17 +2,18 @@
  * The PHP backend: a request the route resolved to a script becomes a
  * RequestHead (the CGI/1.1 variables php-fpm gets from nginx's
  * fastcgi_params, as fields) and goes to the site's pool over its link
- * (backend.c).
+ * (backend.c). Its life in the front: a link to each pool, made at start
+ * (php_pool.c), ticked each second, and waited for at the stop.
  */
-#include "forwarded.h"
-#include "backend.h"
-#include "handler.h"
-#include "realtime.h"
-#include "seam.h"
+#include "backend_internal.h"
+#include "core/forwarded.h"
+#include "core/handler.h"
+#include "core/seam.h"
 #include "vc_util.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* "1.2.3.4" / "::1" and the port of a socket address, in the pool. */
@@ -114,16 +115,21 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
     head.content_length = req->entity.base ? req->entity.len : 0;
     head.has_body = req->entity.base != NULL; /* "Content-Length: 0" too */
     head.config_version = f->d.cfg->version;
-    Vc__Header params[3], *pp[3];
-    head.n_params = realtime_php_params(s, params, pp);
+    Vc__Header params[SEAM_PHP_PARAMS], *pp[SEAM_PHP_PARAMS];
+    head.n_params = seam_php_params(s, params, pp);
     head.params = pp;
-    f->stats.php++;
+    php_stats.requests++;
     req->pathconf = s->answer_conf;
     php_pool_submit(php, req, &head);
 }
 
+/* Each pool of the configuration ([0] the default, then cfg->pools),
+ * linked once the event loop runs. */
+static php_pool_t **pools;
+static size_t npools;
+
 /* The pool the site names (site.pool), else the default: its index in
- * f->pools, whose links are made once the event loop runs. */
+ * pools. */
 static int site_init(front_t *f, site_rt_t *s, void **state)
 {
     const vc_config_t *cfg = f->d.cfg;
@@ -139,15 +145,73 @@ static int take(const seam_request_t *r, void *state)
 {
     if (r->kind != ROUTE_PHP)
         return 0;
-    to_php(r->f, r->site, r->f->pools[*(const size_t *)state], r->req, r->route);
+    to_php(r->f, r->site, pools[*(const size_t *)state], r->req, r->route);
     return 1;
 }
 
-static const seam_backend_t php_pool = {
+/* A link to each pool; each site sends its PHP to its own. */
+static int start(front_t *f)
+{
+    const vc_config_t *cfg = f->d.cfg;
+    npools = 1 + cfg->npools;
+    pools = vc_calloc(npools, sizeof(*pools));
+    for (size_t i = 0; i < npools; i++) {
+        char *name = i ? vc_asprintf("php.%s", cfg->pools[i - 1].name) : vc_strdup("php");
+        char *php_ep = vc_config_endpoint(cfg, name);
+        pools[i] = php_pool_new(f, php_ep);
+        free(php_ep);
+        free(name);
+        if (pools[i] == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+static void tick(front_t *f)
+{
+    for (size_t i = 0; i < npools; i++)
+        php_pool_tick(pools[i]);
+}
+
+static size_t inflight(const front_t *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < npools; i++)
+        n += php_pool_inflight(pools[i]);
+    return n;
+}
+
+static uint64_t inflight_now(void)
+{
+    return inflight(NULL);
+}
+
+static const seam_counter_t counters[] = {
+    {"vc_front_php_requests_total", "php", "Requests passed to PHP.", 0, 1, &php_stats.requests, NULL},
+    {"vc_front_php_errors_total", "errors_5xx", "5xx answers from the PHP pool.", 0, 1, &php_stats.errors_5xx, NULL},
+    {"vc_front_php_inflight", "inflight", "Requests waiting for PHP now.", 1, 1, NULL, inflight_now},
+    {"vc_front_answers_spilled_total", NULL,
+     "PHP answers larger than front.response_buffer that went to a temporary file while their client read.", 0, 0,
+     &php_stats.answers_spilled, NULL},
+    {"vc_front_answers_throttled_total", NULL,
+     "Times a worker's link was not read because its client was front.response_buffer and "
+     "front.response_temp_max behind.",
+     0, 0, &php_stats.answers_throttled, NULL},
+    {"vc_front_answers_cut_total", NULL,
+     "Answers relayed by the pool's broker cut because their client was that far behind.", 0, 0, &php_stats.answers_cut,
+     NULL},
+};
+
+static const seam_backend_t php_backend = {
     .name = "php",
     .stage = SEAM_ROUTED,
     .order = 60,
     .site_init = site_init,
     .take = take,
+    .start = start,
+    .tick = tick,
+    .inflight = inflight,
+    .counters = counters,
+    .ncounters = VC_ARRAY_SIZE(counters),
 };
-SEAM_BACKEND(php_pool)
+SEAM_BACKEND(php_backend)

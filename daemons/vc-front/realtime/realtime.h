@@ -7,7 +7,7 @@
 #ifndef VC_FRONT_REALTIME_H
 #define VC_FRONT_REALTIME_H
 
-#include "front.h"
+#include "core/front.h"
 
 #include <stdio.h>
 #include "request.pb-c.h"
@@ -67,23 +67,5 @@ void mercure_going_away(void);
 
 /* The HTTP API (pusher_api.c): rest is the path after "/apps/ID". */
 int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest);
-
-/* The site's first app as PHP parameters, VC_REALTIME_APP_ID, _KEY and
- * _SECRET (an app's own code signs its channels with the secret): fills
- * h and hp (3 each), returns how many; 0 if the site has no app. */
-size_t realtime_php_params(const site_rt_t *s, Vc__Header *h, Vc__Header **hp);
-
-/* At start, once the loop is made: the link to the bus's rooms, and
- * vc_publish() (backend.h's hook). 0, or -1 (logged). */
-int realtime_start(front_t *f);
-/* Once a second (main.c), and when the front stops. */
-void realtime_tick(front_t *f);
-void realtime_stop(front_t *f);
-/* For the control socket: counters in status, and the rooms here. */
-struct Vc__Reply;
-void realtime_status(struct Vc__Reply *reply);
-void realtime_rooms(struct Vc__Reply *reply);
-/* Prometheus lines for /metrics. */
-void realtime_metrics(FILE *out, const char *front);
 
 #endif

@@ -7,6 +7,7 @@
 #define VC_FRONT_BACKEND_INTERNAL_H
 
 #include "backend.h"
+#include "vc_queue.h"
 #include "vc_board.h"
 #include "vc_link.h"
 #include "vc_link_auth.h"
@@ -53,8 +54,8 @@ typedef struct preq {
     uint8_t *packed; /* its FrontMessage, until a worker took it (or,
                       * for a GET or HEAD, until the answer began) */
     size_t packed_len;
-    int queued; /* waiting for a lent worker */
-    struct preq *qnext;
+    int queued;       /* waiting for a lent worker */
+    vc_qlink_t qlink; /* in its backend's queue, waiting for a lent worker */
     uint64_t queued_ms;
     int idempotent;
     int retries;
@@ -131,12 +132,21 @@ struct backend {
     size_t nlent, caplent;
     size_t nowed; /* lent workers with owed set */
     board_ref_t *board;
-    preq_t *qhead, *qtail;
-    size_t qlen;
+    vc_queue_t queue; /* preq_t by qlink: requests waiting for a lent worker */
     uint64_t need_ms; /* the last Need sent */
     h2o_timeout_t need_timeout;
     h2o_timeout_entry_t need_entry; /* asks again while requests wait */
 };
+
+/* What the PHP backend counts (php_backend.c lists them). */
+typedef struct php_stats {
+    uint64_t requests;          /* passed to PHP */
+    uint64_t errors_5xx;        /* 5xx answers: PHP's own, or ours for it (502, 503, 504) */
+    uint64_t answers_spilled;   /* answers that went to a temporary file (stream.c) */
+    uint64_t answers_throttled; /* times a worker's link was paused for a slow client */
+    uint64_t answers_cut;       /* relayed answers cut for a slow client */
+} php_stats_t;
+extern php_stats_t php_stats; /* backend.c */
 
 /* php_pool.c */
 

@@ -8,6 +8,6 @@
 #include "front.h"
 
 /* Runs after backend_tick(), which marks the connections PHP works for. */
-void watchdog(front_t *f);
+void watchdog_tick(front_t *f);
 
 #endif

@@ -100,9 +100,9 @@ void cache_push(front_t *f, const Vc__CacheStore *cs)
     uint8_t *buf = vc_malloc(len);
     vc__cache_store__pack(cs, buf);
     if (zmq_send(push_sock, buf, len, ZMQ_DONTWAIT) < 0)
-        f->stats.cache_offers_dropped++;
+        cache_stats.offers_dropped++;
     else
-        f->stats.cache_offers++;
+        cache_stats.offers++;
     free(buf);
 }
 
@@ -308,7 +308,7 @@ static h2o_ostream_t **stand_in(tap_t *t, h2o_req_t *req, h2o_ostream_t **slot)
     snprintf(v, sizeof(v), "Velocity; fwd=%s; fwd-status=%d; ttl=%lld; detail=stale-if-error", t->a.fwd, failed,
              -(long long)(past / 1000) - 1);
     cache_add_status(req, v);
-    t->f->stats.cache_stale++;
+    cache_stats.stale++;
     vc_log(VC_LOG_NOTICE, "cache", "a stale answer stands in for PHP's %d (stale-if-error)", failed);
     return add_stand_in(req, slot, &e);
 }
@@ -346,7 +346,7 @@ static h2o_ostream_t **revalidated(tap_t *t, h2o_req_t *req, h2o_ostream_t **slo
     req->res.reason = cache_reason_of(req->res.status);
     req->res.content_length = e.body_len;
     t->a.fwd = "stale; fwd-status=304";
-    t->f->stats.cache_revalidated++;
+    cache_stats.revalidated++;
     return add_stand_in(req, slot, &e);
 }
 

@@ -11,7 +11,7 @@
 #ifndef VC_FRONT_WS_CONN_H
 #define VC_FRONT_WS_CONN_H
 
-#include "front.h"
+#include "core/front.h"
 #include "ws_proto.h"
 
 typedef struct ws_conn ws_conn_t;

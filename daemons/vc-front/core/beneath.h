@@ -15,8 +15,9 @@
  * vc-front defines open() and __open_2() (what a fortified build calls
  * for open() with flags not known when compiling, as libh2o's filecache
  * does) itself, in beneath.c: libh2o calls them through the PLT, so the
- * executable's symbols are the ones it gets. Outside a guarded call they
- * are the plain system call.
+ * executable's symbols are the ones it gets, and so does every other
+ * library the front loads. Outside a guarded call they are libc's own
+ * openat(), so the rest of the program sees libc's open() as it was.
  *
  * What RESOLVE_BENEATH changes for a site: a symlink inside the root that
  * stays inside it works if it is relative; an absolute one is refused,

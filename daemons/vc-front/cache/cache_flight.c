@@ -337,7 +337,7 @@ static void go(waiter_t *w, const char *key, size_t klen, cache_lead_t *l)
     }
     cache_tap(w->f, w->req, &a);
     cache_lookup_end();
-    w->f->stats.cache_misses++;
+    cache_stats.misses++;
     cache_to_php(&r);
 }
 
@@ -353,7 +353,7 @@ static void release(waiter_t *w, const char *key, size_t klen, flight_end_t end)
         int64_t past = now - (e.fresh_ms > 0 ? e.fresh_ms : e.stored_ms);
         snprintf(status, sizeof(status), "Velocity; fwd=uri-miss; collapsed; ttl=%lld; detail=stale-if-error",
                  -(long long)(past / 1000) - 1);
-        w->f->stats.cache_stale++;
+        cache_stats.stale++;
         cache_serve(w->req, &e, now, status);
         cache_lookup_end();
         return;

@@ -14,7 +14,7 @@
 #ifndef VC_FRONT_ROOMS_H
 #define VC_FRONT_ROOMS_H
 
-#include "front.h"
+#include "core/front.h"
 #include "realtime.pb-c.h"
 #include "ws_conn.h"
 

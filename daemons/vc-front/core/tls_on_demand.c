@@ -5,6 +5,7 @@
  * first, then the least recently used).
  */
 #include "tls_on_demand.h"
+#include "vc_events.h"
 #include "vc_acme.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -131,7 +132,7 @@ SSL_CTX *tls_on_demand_ctx(tls_on_demand_t *od, const char *sni)
         if (od->asks < ASKS_PER_SECOND) {
             od->asks++;
             e->asked_ms = now;
-            vc_bus_publish(od->bus, VC_ACME_ON_DEMAND_TOPIC, VC__SEVERITY__INFO, "host", host, NULL);
+            vc_bus_publish(od->bus, VC_EVENT(TLS_ON_DEMAND_WANTED), VC__SEVERITY__INFO, "host", host, NULL);
         }
     }
     return e->ctx;

@@ -13,7 +13,10 @@
 #ifndef VC_FRONT_BACKEND_H
 #define VC_FRONT_BACKEND_H
 
-#include "front.h"
+#include "core/front.h"
+
+typedef struct php_pool php_pool_t;
+typedef struct backend backend_t;
 #include "request.pb-c.h"
 
 php_pool_t *php_pool_new(front_t *f, const char *endpoint);
@@ -31,10 +34,5 @@ void php_pool_tick(php_pool_t *pool);
 
 /* Requests waiting for an answer. */
 size_t php_pool_inflight(const php_pool_t *pool);
-
-/* vc_publish() in PHP: a Publish the worker of a request sent, with the
- * request's site name (NULL if the request is no longer known here).
- * Set by realtime (realtime.c); NULL: publishing is off. */
-extern void (*backend_publish_hook)(const char *site, const Vc__Publish *p);
 
 #endif

@@ -68,7 +68,7 @@ static int spill(preq_t *p, const void *data, size_t len)
             p->spill_broken = 1;
             return -1;
         }
-        f->stats.answers_spilled++;
+        php_stats.answers_spilled++;
     }
     for (size_t off = 0; off < len;) {
         ssize_t w = pwrite(p->spill_fd, (const char *)data + off, len - off, (off_t)(p->spill_wr + off));
@@ -135,7 +135,7 @@ static void throttle(preq_t *p, int on)
     p->throttled = on;
     if (p->lw) {
         if (on)
-            p->be->f->stats.answers_throttled++;
+            php_stats.answers_throttled++;
         lent_pause(p->lw, on);
     } else if (on) {
         /* The broker's link carries every client's answers. */
@@ -145,7 +145,7 @@ static void throttle(preq_t *p, int on)
                "cutting the answer to %.*s: its client reads too slowly and %s bytes wait (front.response_buffer "
                "and front.response_temp_max)",
                (int)p->req->path.len, p->req->path.base, limit);
-        p->be->f->stats.answers_cut++;
+        php_stats.answers_cut++;
         backend_cancel(p);
         p->given_up = p->final_seen = p->aborted = 1;
     }

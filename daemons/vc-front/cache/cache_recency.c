@@ -34,7 +34,7 @@ static void on_flush(h2o_timeout_entry_t *entry)
     cs.touch = t.keys;
     cs.n_touch = t.n;
     cache_push(t.f, &cs);
-    t.f->stats.cache_touches += t.n;
+    cache_stats.touches += t.n;
     for (size_t i = 0; i < t.n; i++)
         free(t.keys[i].data);
     t.n = 0;

@@ -4,6 +4,7 @@
  * answers (HTTP/2 rapid reset, MadeYouReset).
  */
 #include "budgets.h"
+#include "vc_events.h"
 #include "bans.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -32,8 +33,8 @@ void budgets_charge_reset(conn_state_t *c)
         snprintf(secs, sizeof(secs), "%llu", (unsigned long long)(ban / 1000));
         vc_log(VC_LOG_WARN, "limits", "refusing %s for %s s: %d of its connections cut for resets within %d s", addr,
                secs, BAN_CUTS, BAN_WINDOW_MS / 1000);
-        vc_bus_publish(c->f->d.bus, "front.client.banned", VC__SEVERITY__WARNING, "address", addr, "seconds", secs,
-                       NULL);
+        vc_bus_publish(c->f->d.bus, VC_EVENT(FRONT_CLIENT_BANNED), VC__SEVERITY__WARNING, "address", addr, "seconds",
+                       secs, NULL);
         /* Its other connections go too: a fast attacker has many open. */
         for (conn_state_t *o = c->f->conns; o; o = o->next)
             if (!o->cut && o->sock && bans_is_banned(c->f->bans, (struct sockaddr *)&o->peer, vc_mono_ms())) {

@@ -5,11 +5,9 @@
  * (libcommon/vc_link.h; ZeroMQ carries only control and events), all on
  * one event loop.
  */
-#include "backend.h"
 #include "bans.h"
 #include "beneath.h"
 #include "peers.h"
-#include "realtime.h"
 #include "seam.h"
 #include "front.h"
 #include "handler.h"
@@ -240,40 +238,37 @@ static void close_listeners(void)
         }
 }
 
-static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     front_t *f = arg;
-    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping") || !strcmp(cmd->verb, "stats")) {
-        vc_reply_ok(reply, "vc-front is running");
-        vc_reply_field(reply, "health", "ok");
-        vc_reply_field(reply, "requests", "%llu", (unsigned long long)f->stats.requests);
-        vc_reply_field(reply, "php", "%llu", (unsigned long long)f->stats.php);
-        vc_reply_field(reply, "static", "%llu", (unsigned long long)f->stats.statics);
-        vc_reply_field(reply, "redirects", "%llu", (unsigned long long)f->stats.redirects);
-        vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->stats.refused);
-        vc_reply_field(reply, "errors_5xx", "%llu", (unsigned long long)f->stats.errors_5xx);
-        vc_reply_field(reply, "inflight", "%zu", front_php_inflight(f));
-        vc_reply_field(reply, "cache_hits", "%llu", (unsigned long long)f->stats.cache_hits);
-        vc_reply_field(reply, "cache_misses", "%llu", (unsigned long long)f->stats.cache_misses);
-        vc_reply_field(reply, "cache_bypass", "%llu", (unsigned long long)f->stats.cache_bypass);
-        vc_reply_field(reply, "cache_stale", "%llu", (unsigned long long)f->stats.cache_stale);
-        vc_reply_field(reply, "cache_collapsed", "%llu", (unsigned long long)f->stats.cache_collapsed);
-        vc_reply_field(reply, "cache_refreshes", "%llu", (unsigned long long)f->stats.cache_refreshes);
-        vc_reply_field(reply, "sites", "%zu", f->nsites);
-        realtime_status(reply);
-    } else if (!strcmp(cmd->verb, "rooms")) {
-        realtime_rooms(reply);
-    } else if (!strcmp(cmd->verb, "reload")) {
-        vc_reply_ok(reply, "vc-front applies a new configuration when it restarts");
-    }
+    vc_reply_ok(reply, "vc-front is running");
+    vc_reply_field(reply, "health", "ok");
+    vc_reply_field(reply, "requests", "%llu", (unsigned long long)f->stats.requests);
+    vc_reply_field(reply, "static", "%llu", (unsigned long long)f->stats.statics);
+    vc_reply_field(reply, "redirects", "%llu", (unsigned long long)f->stats.redirects);
+    vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->stats.refused);
+    vc_reply_field(reply, "sites", "%zu", f->nsites);
+    seam_status(f, reply);
 }
 
-size_t front_php_inflight(const front_t *f)
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < f->npools; i++)
-        n += php_pool_inflight(f->pools[i]);
-    return n;
+    vc_reply_ok(reply, "vc-front applies a new configuration when it restarts");
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "the front's counters and each backend's", on_status},
+    {"ping", "", "as status", on_status},
+    {"stats", "", "as status", on_status},
+    {"reload", "", "nothing: a front is replaced to take a new configuration", on_reload},
+};
+
+/* The core's verbs, then those a backend answers (seam.h: realtime's
+ * rooms). */
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    if (!seam_command(arg, cmd, reply))
+        vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
 static void on_control(h2o_socket_t *sock, const char *err)
@@ -297,10 +292,8 @@ static void on_tick(h2o_timeout_entry_t *entry)
     front_t *f = H2O_STRUCT_FROM_MEMBER(front_t, tick, entry);
     vc_ctl_handle(f->d.ctl);
     metrics_tick(f);
-    for (size_t i = 0; i < f->npools; i++)
-        php_pool_tick(f->pools[i]);
-    watchdog(f);
-    realtime_tick(f);
+    seam_tick(f);
+    watchdog_tick(f);
     tls_tickets_refresh(f->tls, f->d.conf_dir != NULL);
     tls_acme_refresh(f->tls);
     h2o_timeout_link(f->ctx.loop, &f->ctx.one_sec_timeout, entry);
@@ -385,6 +378,41 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf)
     front_path_filters(f, s, s->answer_conf);
 }
 
+/* DATA/log/access.log: combined, or one JSON object a line. 0, or -1
+ * (logged). */
+static int open_access_log(front_t *f)
+{
+    vc_mkdirs(f->d.cfg->log_dir, 0750);
+    char *log_path = vc_asprintf("%s/access.log", f->d.cfg->log_dir);
+    /* Combined, or one JSON object a line: time, site (host), status, bytes,
+     * total and backend time, and how the cache took it (its Cache-Status;
+     * "-" when it did not). */
+    static const char json_fmt[] =
+        "{\"time\":\"%{%Y-%m-%dT%H:%M:%S%z}t\",\"remote\":\"%h\",\"host\":\"%V\",\"method\":\"%m\","
+        "\"uri\":\"%U%q\",\"protocol\":\"%H\",\"status\":%s,\"bytes\":%b,"
+        "\"total_ms\":%{duration}x,\"backend_ms\":%{process-time}x,\"referer\":\"%{Referer}i\","
+        "\"user_agent\":\"%{User-Agent}i\",\"cache\":\"%{Cache-Status}o\"}";
+    /* Opened here without following a symlink (one planted in the log
+     * directory would have us append client-controlled lines to any file
+     * we may write), then handed to h2o by its descriptor's name. */
+    int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
+    if (log_fd < 0) {
+        vc_log(VC_LOG_CRIT, "main", "open() failed while opening the access log \"%s\": %s%s", log_path,
+               strerror(errno), errno == ELOOP ? " (it is a symlink: remove it)" : "");
+        free(log_path);
+        return -1;
+    }
+    char log_by_fd[32];
+    snprintf(log_by_fd, sizeof(log_by_fd), "/proc/self/fd/%d", log_fd);
+    h2o_access_log_filehandle_t *log = f->settings->access_log_json
+                                           ? h2o_access_log_open_handle(log_by_fd, json_fmt, H2O_LOGCONF_ESCAPE_JSON)
+                                           : h2o_access_log_open_handle(log_by_fd, NULL, H2O_LOGCONF_ESCAPE_APACHE);
+    close(log_fd);
+    free(log_path);
+    f->access_log = log;
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     static front_t f;
@@ -423,33 +451,8 @@ int main(int argc, char **argv)
                "open() failed while opening front.temp_path \"%s\": %s; large answers will hold their worker until "
                "the client reads them",
                f.settings->temp_path, strerror(errno));
-    vc_mkdirs(cfg->log_dir, 0750);
-    char *log_path = vc_asprintf("%s/access.log", cfg->log_dir);
-    /* Combined, or one JSON object a line: time, site (host), status, bytes,
-     * total and backend time, and how the cache took it (its Cache-Status;
-     * "-" when it did not). */
-    static const char json_fmt[] =
-        "{\"time\":\"%{%Y-%m-%dT%H:%M:%S%z}t\",\"remote\":\"%h\",\"host\":\"%V\",\"method\":\"%m\","
-        "\"uri\":\"%U%q\",\"protocol\":\"%H\",\"status\":%s,\"bytes\":%b,"
-        "\"total_ms\":%{duration}x,\"backend_ms\":%{process-time}x,\"referer\":\"%{Referer}i\","
-        "\"user_agent\":\"%{User-Agent}i\",\"cache\":\"%{Cache-Status}o\"}";
-    /* Opened here without following a symlink (one planted in the log
-     * directory would have us append client-controlled lines to any file
-     * we may write), then handed to h2o by its descriptor's name. */
-    int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
-    if (log_fd < 0) {
-        vc_log(VC_LOG_CRIT, "main", "open() failed while opening the access log \"%s\": %s%s", log_path,
-               strerror(errno), errno == ELOOP ? " (it is a symlink: remove it)" : "");
+    if (open_access_log(&f) < 0)
         return 1;
-    }
-    char log_by_fd[32];
-    snprintf(log_by_fd, sizeof(log_by_fd), "/proc/self/fd/%d", log_fd);
-    h2o_access_log_filehandle_t *log = f.settings->access_log_json
-                                           ? h2o_access_log_open_handle(log_by_fd, json_fmt, H2O_LOGCONF_ESCAPE_JSON)
-                                           : h2o_access_log_open_handle(log_by_fd, NULL, H2O_LOGCONF_ESCAPE_APACHE);
-    close(log_fd);
-    free(log_path);
-    f.access_log = log;
     f.nsites = cfg->nsites;
     f.sites = vc_calloc(f.nsites, sizeof(site_rt_t));
     for (size_t i = 0; i < cfg->nsites; i++) {
@@ -481,20 +484,8 @@ int main(int argc, char **argv)
     if (open_listeners(&f) < 0)
         return 1;
 
-    /* A link to each pool; each site sends its PHP to its own. */
-    f.npools = 1 + cfg->npools;
-    f.pools = vc_calloc(f.npools, sizeof(*f.pools));
-    for (size_t i = 0; i < f.npools; i++) {
-        char *name = i ? vc_asprintf("php.%s", cfg->pools[i - 1].name) : vc_strdup("php");
-        char *php_ep = vc_config_endpoint(cfg, name);
-        f.pools[i] = php_pool_new(&f, php_ep);
-        free(php_ep);
-        free(name);
-        if (f.pools[i] == NULL)
-            return 1;
-    }
-
-    if (realtime_start(&f) < 0)
+    /* The backends' own start: links to the pools, to the bus's rooms. */
+    if (seam_start(&f) < 0)
         return 1;
 
     sig_sock = h2o_evloop_socket_create(f.ctx.loop, f.d.sigfd, H2O_SOCKET_FLAG_DONT_READ);
@@ -525,9 +516,9 @@ int main(int argc, char **argv)
      * "Connection: close", and let what is in flight finish. */
     close_listeners();
     h2o_context_request_shutdown(&f.ctx);
-    realtime_stop(&f); /* WebSockets: 1001, going away */
+    seam_stop(&f); /* WebSockets: 1001, going away */
     uint64_t start = vc_mono_ms(), deadline = start + STOP_GRACE_MS;
-    while ((front_php_inflight(&f) > 0 || vc_mono_ms() < start + STOP_LINGER_MS) && vc_mono_ms() < deadline)
+    while ((seam_inflight(&f) > 0 || vc_mono_ms() < start + STOP_LINGER_MS) && vc_mono_ms() < deadline)
         h2o_evloop_run(f.ctx.loop, 50);
     vc_log(VC_LOG_INFO, "main", "stopping");
     return 0;

@@ -35,30 +35,25 @@ static vc_board_t *board(backend_t *be)
     return be->board ? be->board->map : NULL;
 }
 
+static preq_t *queue_head(const backend_t *be)
+{
+    return be->queue.head ? VC_QUEUE_ITEM(be->queue.head, preq_t, qlink) : NULL;
+}
+
 static void publish_queue(backend_t *be)
 {
     if (board(be))
-        board(be)->queued = (uint32_t)be->qlen;
+        board(be)->queued = (uint32_t)be->queue.len;
 }
 
 static void enqueue(backend_t *be, preq_t *p, int at_head)
 {
     p->queued = 1;
     p->queued_ms = vc_mono_ms();
-    p->qnext = NULL;
-    if (at_head) {
-        p->qnext = be->qhead;
-        be->qhead = p;
-        if (be->qtail == NULL)
-            be->qtail = p;
-    } else {
-        if (be->qtail)
-            be->qtail->qnext = p;
-        else
-            be->qhead = p;
-        be->qtail = p;
-    }
-    be->qlen++;
+    if (at_head)
+        vc_queue_push_head(&be->queue, &p->qlink);
+    else
+        vc_queue_push(&be->queue, &p->qlink);
     publish_queue(be);
 }
 
@@ -66,16 +61,8 @@ void lent_unqueue(backend_t *be, preq_t *p)
 {
     if (!p->queued)
         return;
-    for (preq_t **pp = &be->qhead, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->qnext)
-        if (*pp == p) {
-            *pp = p->qnext;
-            if (be->qtail == p)
-                be->qtail = prev;
-            be->qlen--;
-            break;
-        }
+    vc_queue_remove(&be->queue, &p->qlink);
     p->queued = 0;
-    p->qnext = NULL;
     publish_queue(be);
 }
 
@@ -163,11 +150,11 @@ int lent_submit(backend_t *be, preq_t *p)
     h2o_req_t *req = p->req;
     board(be)->accepted++;
     lent_t *l = idle_lent(be);
-    if (l == NULL && be->qlen >= (size_t)be->f->d.cfg->php.queue_limit) {
+    if (l == NULL && vc_queue_full(&be->queue)) {
         board(be)->rejected_503++;
-        be->f->stats.errors_5xx++;
-        vc_log(VC_LOG_WARN, "backend", "queue full (%zu waiting): 503 for %.*s %.*s", be->qlen, (int)req->method.len,
-               req->method.base, (int)req->path.len, req->path.base);
+        php_stats.errors_5xx++;
+        vc_log(VC_LOG_WARN, "backend", "queue full (%zu waiting): 503 for %.*s %.*s", be->queue.len,
+               (int)req->method.len, req->method.base, (int)req->path.len, req->path.base);
         p->final_seen = 1; /* nothing to cancel */
         h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_RETRY_AFTER, NULL, H2O_STRLIT("1"));
         h2o_send_error_503(req, "Service Unavailable", "Service Unavailable: every PHP worker is busy\n", 0);
@@ -214,7 +201,7 @@ static void requeue_to_pool(backend_t *be)
 {
     if (be->nlent > 0)
         return;
-    for (preq_t *p; (p = be->qhead) != NULL;) {
+    for (preq_t *p; (p = queue_head(be)) != NULL;) {
         lent_unqueue(be, p);
         if (be->leaving) {
             backend_move(p, be->pool->cur);
@@ -268,7 +255,7 @@ static lent_t *owed_lent(backend_t *be)
  * waiting does not wake the broker per request. */
 static void need(backend_t *be)
 {
-    if (be->qhead == NULL)
+    if (queue_head(be) == NULL)
         return;
     if (vc_mono_ms() - be->need_ms >= NEED_EVERY_MS) {
         be->need_ms = vc_mono_ms();
@@ -311,8 +298,8 @@ static void settle(lent_t *l)
         k->owed = 0;
         be->nowed--;
         give_back(l, k->slot);
-    } else if (be->qhead) {
-        preq_t *p = be->qhead;
+    } else if (queue_head(be)) {
+        preq_t *p = queue_head(be);
         lent_unqueue(be, p);
         run_on(l, p);
         need(be);
@@ -344,7 +331,7 @@ static void fail_unanswered(backend_t *be, preq_t *p)
         return;
     }
     p->given_up = p->final_seen = 1;
-    be->f->stats.errors_5xx++;
+    php_stats.errors_5xx++;
     board(be)->failed_502++;
     h2o_send_error_generic(p->req, 502, "Bad Gateway", "Bad Gateway: the PHP worker died\n", 0);
 }
@@ -488,7 +475,7 @@ static void lent_lost(lent_t *l, const char *why)
         }
         case VC__OUTCOME__OUTCOME_TIMED_OUT:
             p->given_up = p->final_seen = 1;
-            be->f->stats.errors_5xx++;
+            php_stats.errors_5xx++;
             board(be)->timed_out_504++;
             h2o_send_error_generic(req, 504, "Gateway Time-out", "Gateway Timeout: the script ran too long\n", 0);
             break;
@@ -620,13 +607,13 @@ void lent_tick(backend_t *be)
     /* Waiting here for a lent worker too long: 504, as the broker's own
      * queue does (the queue is in arrival order). */
     uint64_t qlimit = (uint64_t)be->f->d.cfg->php.queue_timeout_ms;
-    while (be->qhead && vc_mono_ms() - be->qhead->queued_ms >= qlimit) {
-        preq_t *p = be->qhead;
+    while (queue_head(be) && vc_mono_ms() - queue_head(be)->queued_ms >= qlimit) {
+        preq_t *p = queue_head(be);
         lent_unqueue(be, p);
         vc_log(VC_LOG_WARN, "backend", "%.*s waited %llu ms for a worker: 504", (int)p->req->path.len,
                p->req->path.base, (unsigned long long)(vc_mono_ms() - p->queued_ms));
         board(be)->timed_out_504++;
-        be->f->stats.errors_5xx++;
+        php_stats.errors_5xx++;
         p->given_up = p->final_seen = 1;
         h2o_send_error_generic(p->req, 504, "Gateway Time-out", "Gateway Timeout: no PHP worker became free\n", 0);
     }

@@ -16,9 +16,9 @@
  */
 #include "cache_internal.h"
 #include "cache_policy.h"
-#include "forwarded.h"
+#include "core/forwarded.h"
 #include "vc_httpdate.h"
-#include "handler.h"
+#include "core/handler.h"
 #include "vc_log.h"
 #include "vc_store.h"
 #include "vc_util.h"
@@ -429,10 +429,10 @@ static void serve_hit(front_t *f, h2o_req_t *req, const char *key, size_t klen, 
     char status[96];
     int64_t ttl = e->fresh_ms - now;
     if (ttl >= 0) {
-        f->stats.cache_hits++;
+        cache_stats.hits++;
         snprintf(status, sizeof(status), "Velocity; hit; ttl=%lld", (long long)(ttl / 1000));
     } else {
-        f->stats.cache_stale++;
+        cache_stats.stale++;
         /* RFC 9211: a negative ttl says it is stale. A soft purge leaves
          * no lifetime: it counts from when it was stored. */
         int64_t past = e->fresh_ms > 0 ? now - e->fresh_ms : now - e->stored_ms;
@@ -598,7 +598,7 @@ static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char
     cache_flight_t *fl = flight_find(key, klen);
     if (fl && flight_running(fl) && !flight_hit_for_miss(key, klen)) {
         cache_lookup_end();
-        f->stats.cache_collapsed++;
+        cache_stats.collapsed++;
         flight_wait(fl, r, rule);
         return 1;
     }
@@ -613,7 +613,7 @@ static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char
         if (!claim_take(key, klen)) {
             /* Another front process is at PHP for it. */
             cache_lookup_end();
-            f->stats.cache_collapsed++;
+            cache_stats.collapsed++;
             flight_wait(flight_remote(key, klen, req), r, rule);
             return 1;
         }
@@ -621,7 +621,7 @@ static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char
     }
     cache_tap(f, req, &a);
     cache_lookup_end();
-    f->stats.cache_misses++;
+    cache_stats.misses++;
     return cache_to_php(r);
 }
 
@@ -649,7 +649,7 @@ static int take(const seam_request_t *r, void *state)
     if (why == NULL && (klen = key_of(r, key, &kscheme, &khost)) == 0)
         why = "key-too-long";
     if (why) {
-        f->stats.cache_bypass++;
+        cache_stats.bypass++;
         cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = why});
         return 0;
     }
@@ -670,7 +670,7 @@ static int take(const seam_request_t *r, void *state)
     int found = cache_lookup_for(req, page_key, page_len, &e, &epoch, key, &klen);
     if (klen == 0) {
         cache_lookup_end();
-        f->stats.cache_bypass++;
+        cache_stats.bypass++;
         cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = "key-too-long"});
         return 0;
     }
@@ -688,7 +688,7 @@ static int take(const seam_request_t *r, void *state)
         /* Just stored by the request this front sent: vc-cache may not
          * have written it yet. */
         cache_lookup_end();
-        f->stats.cache_collapsed++;
+        cache_stats.collapsed++;
         cache_serve(req, &answer, now, "Velocity; fwd=uri-miss; collapsed");
         return 1;
     }
@@ -697,7 +697,7 @@ static int take(const seam_request_t *r, void *state)
          * first: it copies this request, which may be done once served). */
         if ((fl == NULL || !flight_running(fl)) && claim_take(key, klen)) {
             if (cache_refresh(r, rule, key, klen, epoch, &e) == 0)
-                f->stats.cache_refreshes++;
+                cache_stats.refreshes++;
             else
                 claim_release(key, klen);
         }
@@ -709,19 +709,44 @@ static int take(const seam_request_t *r, void *state)
         /* PHP answers a range as it likes (most send the whole page): not
          * stored, and nobody waits for it. */
         cache_lookup_end();
-        f->stats.cache_bypass++;
+        cache_stats.bypass++;
         cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = "range"});
         return 0;
     }
     if (head || !host_plain) {
         /* A HEAD is answered by PHP without a body: never stored. */
         cache_lookup_end();
-        f->stats.cache_misses++;
+        cache_stats.misses++;
         cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = fwd, .detail = head ? "head" : "host-form"});
         return 0;
     }
     return miss(r, rule, key, klen, found ? &e : NULL, epoch, now, fwd);
 }
+
+cache_stats_t cache_stats;
+
+static const seam_counter_t counters[] = {
+    {"vc_front_cache_hits_total", "cache_hits", "Requests answered from the cache.", 0, 0, &cache_stats.hits, NULL},
+    {"vc_front_cache_misses_total", "cache_misses",
+     "Requests looked up in the cache and passed to PHP (missing or stale).", 0, 0, &cache_stats.misses, NULL},
+    {"vc_front_cache_bypass_total", "cache_bypass",
+     "Requests that skipped the cache (Authorization, a session cookie, Range).", 0, 0, &cache_stats.bypass, NULL},
+    {"vc_front_cache_stale_total", "cache_stale",
+     "Requests answered with a stale entry while it was refreshed, or when PHP failed.", 0, 0, &cache_stats.stale,
+     NULL},
+    {"vc_front_cache_collapsed_total", "cache_collapsed", "Requests that waited for another's answer to the same page.",
+     0, 0, &cache_stats.collapsed, NULL},
+    {"vc_front_cache_refreshes_total", "cache_refreshes", "Background requests that refreshed a stale entry.", 0, 0,
+     &cache_stats.refreshes, NULL},
+    {"vc_front_cache_revalidated_total", NULL, "Stale entries PHP answered 304 for: served and stored again.", 0, 0,
+     &cache_stats.revalidated, NULL},
+    {"vc_front_cache_touches_total", NULL,
+     "Hits on entries in the older half of the eviction order, reported to vc-cache.", 0, 0, &cache_stats.touches,
+     NULL},
+    {"vc_front_cache_offers_total", NULL, "Answers offered to vc-cache to store.", 0, 0, &cache_stats.offers, NULL},
+    {"vc_front_cache_offers_dropped_total", NULL, "Answers not offered: vc-cache's queue was full.", 0, 0,
+     &cache_stats.offers_dropped, NULL},
+};
 
 const seam_backend_t cache_backend = {
     .name = "cache",
@@ -729,5 +754,8 @@ const seam_backend_t cache_backend = {
     .order = 50, /* before the PHP pool's 60 */
     .site_init = site_init,
     .take = take,
+    .admin = cache_admin_register, /* PURGE */
+    .counters = counters,
+    .ncounters = VC_ARRAY_SIZE(counters),
 };
 SEAM_BACKEND(cache_backend)

@@ -1,0 +1,140 @@
+#include "metrics.h"
+#include "vc_events.h"
+#include "beneath.h"
+#include "framing.h"
+#include "seam.h"
+#include "tls.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+typedef struct metrics_handler {
+    h2o_handler_t super;
+    front_t *f;
+} metrics_handler_t;
+
+static const struct {
+    const char *name, *help;
+    size_t off;
+} counters[] = {
+    {"vc_front_requests_total", "Requests received.", offsetof(front_stats_t, requests)},
+    {"vc_front_static_requests_total", "Requests served from files.", offsetof(front_stats_t, statics)},
+    {"vc_front_redirects_total", "Redirects answered by the front.", offsetof(front_stats_t, redirects)},
+    {"vc_front_refused_total", "Requests refused by the front (4xx).", offsetof(front_stats_t, refused)},
+    {"vc_front_connections_refused_total", "Connections closed at once: front.max_connections.",
+     offsetof(front_stats_t, connections_refused)},
+    {"vc_front_connections_cut_total", "Connections closed for cancelling too many PHP requests or stalling.",
+     offsetof(front_stats_t, connections_cut)},
+    {"vc_front_connections_banned_total", "Connections closed at once: the address is banned (front.ban_time).",
+     offsetof(front_stats_t, connections_banned)},
+    {"vc_front_misdirected_total",
+     "Requests answered 421: their Host is not served by the certificate their TLS "
+     "connection chose.",
+     offsetof(front_stats_t, misdirected)},
+    {"vc_front_connections_evicted_total",
+     "Idle connections closed to make room for a new client at front.max_connections.",
+     offsetof(front_stats_t, connections_evicted)},
+    {"vc_front_ranges_tamed_total",
+     "Range headers on static files merged, or dropped for the whole file (too many, "
+     "or more bytes than the file).",
+     offsetof(front_stats_t, ranges_tamed)},
+};
+
+static uint64_t get(const front_stats_t *s, size_t off)
+{
+    return *(const uint64_t *)((const char *)s + off);
+}
+
+static void print_metric(FILE *out, const char *name, const char *help, int gauge, const char *front, uint64_t v)
+{
+    fprintf(out, "# HELP %s %s\n# TYPE %s %s\n%s{front=\"%s\"} %llu\n", name, help, name, gauge ? "gauge" : "counter",
+            name, front, (unsigned long long)v);
+}
+
+static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
+{
+    front_t *f = ((metrics_handler_t *)self)->f;
+    if (!h2o_memis(req->path_normalized.base, req->path_normalized.len, H2O_STRLIT("/metrics"))) {
+        h2o_send_error_404(req, "Not Found", "try /metrics\n", 0);
+        return 0;
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    for (size_t i = 0; i < VC_ARRAY_SIZE(counters); i++)
+        print_metric(out, counters[i].name, counters[i].help, 0, f->d.name, get(&f->stats, counters[i].off));
+    print_metric(out, "vc_front_framing_refused_total",
+                 "HTTP/1.1 request heads answered 400 and closed for framing RFC 9112 rejects.", 0, f->d.name,
+                 framing_refused_total());
+    print_metric(out, "vc_front_static_escapes_total",
+                 "Static files not opened: they resolved outside the site's root when opened.", 0, f->d.name,
+                 beneath_escapes_total());
+    print_metric(out, "vc_front_connections", "Client connections open now.", 1, f->d.name, f->stats.connections);
+    /* Then each backend's, as it lists them. */
+    size_t nb;
+    const seam_backend_t *const *b = seam_backends(&nb);
+    for (size_t i = 0; i < nb; i++)
+        for (size_t k = 0; k < b[i]->ncounters; k++)
+            if (b[i]->counters[k].metric)
+                print_metric(out, b[i]->counters[k].metric, b[i]->counters[k].help, b[i]->counters[k].gauge, f->d.name,
+                             seam_counter_value(&b[i]->counters[k]));
+    tls_metrics(f->tls, out);
+    fprintf(out,
+            "# HELP vc_front_config_version Configuration version in force.\n"
+            "# TYPE vc_front_config_version gauge\nvc_front_config_version %llu\n",
+            (unsigned long long)f->d.cfg->version);
+    fclose(out);
+    h2o_iovec_t body = h2o_strdup(&req->pool, buf, len);
+    free(buf);
+    req->res.status = 200;
+    req->res.reason = "OK";
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL,
+                   H2O_STRLIT("text/plain; version=0.0.4; charset=utf-8"));
+    h2o_send_inline(req, body.base, body.len);
+    return 0;
+}
+
+h2o_hostconf_t *metrics_register(front_t *f)
+{
+    h2o_hostconf_t *host = h2o_config_register_host(&f->gc, h2o_iovec_init(H2O_STRLIT("vc-admin.invalid")), 65535);
+    h2o_pathconf_t *pc = h2o_config_register_path(host, "/", 0);
+    server_header_register(pc);
+    seam_admin(f, pc); /* the cache's PURGE, before /metrics */
+    metrics_handler_t *h = (metrics_handler_t *)h2o_create_handler(pc, sizeof(*h));
+    h->super.on_req = on_metrics;
+    h->f = f;
+    return host;
+}
+
+/* Once a second with traffic: front.metrics on the bus (live only, never
+ * journaled): the core's requests and static files, and the backends'
+ * figures marked for it (their change, or a gauge's level). */
+void metrics_tick(front_t *f)
+{
+    static uint64_t last_requests, last_statics, last[SEAM_EVENT_FIELDS];
+    uint64_t reqs = f->stats.requests - last_requests;
+    char values[2 + SEAM_EVENT_FIELDS][24];
+    const char *kv[2 * (2 + SEAM_EVENT_FIELDS) + 1] = {"requests", values[0], "static", values[1]};
+    size_t n = 4, e = 0, nb;
+    snprintf(values[0], sizeof(values[0]), "%llu", (unsigned long long)reqs);
+    snprintf(values[1], sizeof(values[1]), "%llu", (unsigned long long)(f->stats.statics - last_statics));
+    const seam_backend_t *const *b = seam_backends(&nb);
+    for (size_t i = 0; i < nb; i++)
+        for (size_t k = 0; k < b[i]->ncounters && e < SEAM_EVENT_FIELDS; k++) {
+            const seam_counter_t *c = &b[i]->counters[k];
+            if (!c->event)
+                continue;
+            uint64_t now = seam_counter_value(c);
+            snprintf(values[2 + e], sizeof(values[2 + e]), "%llu",
+                     (unsigned long long)(c->gauge ? now : now - last[e]));
+            last[e] = now;
+            kv[n++] = c->field;
+            kv[n++] = values[2 + e++];
+        }
+    kv[n] = NULL;
+    if (reqs > 0 && f->d.bus)
+        vc_bus_publishv(f->d.bus, VC_EVENT(FRONT_METRICS), VC__SEVERITY__DEBUG, kv);
+    last_requests = f->stats.requests;
+    last_statics = f->stats.statics;
+}

@@ -1,0 +1,149 @@
+#include "seam.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const seam_backend_t *backends[SEAM_MAX_BACKENDS];
+static size_t nbackends;
+
+/* Runs before main (a constructor in each backend's file): kept sorted by
+ * stage, then order, so dispatch walks one array. */
+void seam_register(const seam_backend_t *b)
+{
+    if (nbackends == SEAM_MAX_BACKENDS) {
+        fprintf(stderr, "vc-front: more than %d backends registered (%s): raise SEAM_MAX_BACKENDS\n", SEAM_MAX_BACKENDS,
+                b->name);
+        abort();
+    }
+    size_t i = nbackends++;
+    while (i > 0 && (backends[i - 1]->stage > b->stage ||
+                     (backends[i - 1]->stage == b->stage && backends[i - 1]->order > b->order))) {
+        backends[i] = backends[i - 1];
+        i--;
+    }
+    backends[i] = b;
+}
+
+int seam_init_sites(front_t *f)
+{
+    for (size_t k = 0; k < f->nsites; k++) {
+        site_rt_t *s = &f->sites[k];
+        s->backend_state = vc_calloc(SEAM_MAX_BACKENDS, sizeof(void *));
+        for (size_t i = 0; i < nbackends; i++)
+            if (backends[i]->site_init && backends[i]->site_init(f, s, &s->backend_state[i]) < 0)
+                return -1;
+    }
+    return 0;
+}
+
+void *seam_state(const site_rt_t *s, const seam_backend_t *b)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i] == b)
+            return s->backend_state ? s->backend_state[i] : NULL;
+    return NULL;
+}
+
+int seam_dispatch(seam_stage_t stage, const seam_request_t *r)
+{
+    return seam_dispatch_after(stage, r, NULL);
+}
+
+int seam_dispatch_after(seam_stage_t stage, const seam_request_t *r, const seam_backend_t *after)
+{
+    size_t i = 0;
+    if (after)
+        while (i < nbackends && backends[i++] != after)
+            ;
+    for (; i < nbackends; i++)
+        if (backends[i]->stage == stage && backends[i]->take(r, r->site->backend_state[i]))
+            return 1;
+    return 0;
+}
+
+const seam_backend_t *const *seam_backends(size_t *n)
+{
+    *n = nbackends;
+    return backends;
+}
+
+int seam_start(front_t *f)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->start && backends[i]->start(f) < 0)
+            return -1;
+    return 0;
+}
+
+void seam_tick(front_t *f)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->tick)
+            backends[i]->tick(f);
+}
+
+void seam_stop(front_t *f)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->stop)
+            backends[i]->stop(f);
+}
+
+size_t seam_inflight(const front_t *f)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->inflight)
+            n += backends[i]->inflight(f);
+    return n;
+}
+
+uint64_t seam_counter_value(const seam_counter_t *c)
+{
+    return c->value ? *c->value : c->read ? c->read() : 0;
+}
+
+void seam_status(front_t *f, Vc__Reply *reply)
+{
+    for (size_t i = 0; i < nbackends; i++) {
+        const seam_backend_t *b = backends[i];
+        for (size_t k = 0; k < b->ncounters; k++)
+            if (b->counters[k].field)
+                vc_reply_field(reply, b->counters[k].field, "%llu",
+                               (unsigned long long)seam_counter_value(&b->counters[k]));
+        if (b->status)
+            b->status(f, reply);
+    }
+}
+
+int seam_command(front_t *f, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->command && backends[i]->command(f, cmd, reply))
+            return 1;
+    return 0;
+}
+
+void seam_admin(front_t *f, h2o_pathconf_t *pc)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->admin)
+            backends[i]->admin(f, pc);
+}
+
+size_t seam_php_params(const site_rt_t *s, Vc__Header *h, Vc__Header **hp)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->php_params)
+            n += backends[i]->php_params(s, h + n, hp + n, SEAM_PHP_PARAMS - n);
+    return n;
+}
+
+void seam_php_publish(const char *site, const Vc__Publish *p)
+{
+    for (size_t i = 0; i < nbackends; i++)
+        if (backends[i]->php_publish)
+            backends[i]->php_publish(site, p);
+}
