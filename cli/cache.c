@@ -39,7 +39,7 @@ static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
             return usage();
         }
     }
-    char hosts[4096] = "";
+    char *hosts = NULL; /* a site's, "a,b,...": as long as they are */
     if (kind && !strcmp(kind, "site")) {
         /* A site is its host names: vc-cache knows keys, not sites. */
         const vc_site_t *site = NULL;
@@ -52,8 +52,11 @@ static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
                          : "no such site (vc configtest lists them)");
             return 1;
         }
+        size_t len = 0;
+        FILE *out = open_memstream(&hosts, &len);
         for (size_t h = 0; h < site->nhosts; h++)
-            snprintf(hosts + strlen(hosts), sizeof(hosts) - strlen(hosts), "%s%s", h ? "," : "", site->hosts[h]);
+            fprintf(out, "%s%s", h ? "," : "", site->hosts[h]);
+        fclose(out);
         value = hosts;
     }
     if (kind == NULL)
@@ -66,7 +69,9 @@ static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
     if (soft)
         args[n++] = "soft";
     Vc__Reply *r = NULL;
-    if (cli_call(zctx, cfg, "vc-cache", "purge", args, n, &r) < 0)
+    int called = cli_call(zctx, cfg, "vc-cache", "purge", args, n, &r);
+    free(hosts);
+    if (called < 0)
         return 1;
     int ok = r->ok;
     if (ok)
@@ -78,32 +83,56 @@ static int purge(void *zctx, const vc_config_t *cfg, int argc, char **argv)
     return ok ? 0 : 1;
 }
 
-/* What the fronts count, summed (each front process answers for its own):
- * the front's status field, and its name in stats. */
-static const char *const front_fields[][2] = {
-    {"cache_hits", "hits"},     {"cache_stale", "stale"},   {"cache_collapsed", "collapsed"},
-    {"cache_misses", "misses"}, {"cache_bypass", "bypass"}, {"cache_refreshes", "refreshes"},
-};
-enum { F_HITS, F_STALE, F_COLLAPSED, F_MISSES, F_COUNT = VC_ARRAY_SIZE(front_fields) };
+/* What the fronts count for the cache, summed (each front process
+ * answers for its own): every field of a front's status named cache_*,
+ * under its name without the prefix, as the cache backend lists them
+ * (daemons/vc-front/cache/cache.c). */
+typedef struct front_count {
+    char name[48];
+    unsigned long long v;
+} front_count_t;
+#define FRONT_COUNTS_MAX 32
 
-static void front_counts(void *zctx, const vc_config_t *cfg, unsigned long long *out)
+static void add_count(front_count_t *c, size_t *n, const char *name, unsigned long long v)
+{
+    size_t i = 0;
+    while (i < *n && strcmp(c[i].name, name) != 0)
+        i++;
+    if (i == *n) {
+        if (*n == FRONT_COUNTS_MAX)
+            return;
+        snprintf(c[(*n)++].name, sizeof(c->name), "%s", name);
+        c[i].v = 0;
+    }
+    c[i].v += v;
+}
+
+static size_t front_counts(void *zctx, const vc_config_t *cfg, front_count_t *out)
 {
     Vc__Reply *sup = NULL;
-    memset(out, 0, F_COUNT * sizeof(*out));
+    size_t n = 0;
     if (cli_call(zctx, cfg, "vc", "status", NULL, 0, &sup) < 0)
-        return;
+        return 0;
     for (size_t i = 0; i < sup->n_records; i++) {
         const char *name = vc_record_get(sup->records[i], "daemon");
         Vc__Reply *f = NULL;
         if (name == NULL || strncmp(name, "vc-front", 8) != 0 || cli_call(zctx, cfg, name, "status", NULL, 0, &f) < 0)
             continue;
-        for (size_t k = 0; k < F_COUNT; k++) {
-            const char *v = vc_reply_get(f, front_fields[k][0]);
-            out[k] += v ? strtoull(v, NULL, 10) : 0;
-        }
+        for (size_t k = 0; k < f->n_fields; k++)
+            if (strncmp(f->fields[k]->key, "cache_", 6) == 0)
+                add_count(out, &n, f->fields[k]->key + 6, strtoull(f->fields[k]->value, NULL, 10));
         vc__reply__free_unpacked(f, NULL);
     }
     vc__reply__free_unpacked(sup, NULL);
+    return n;
+}
+
+static unsigned long long count_of(const front_count_t *c, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(c[i].name, name) == 0)
+            return c[i].v;
+    return 0;
 }
 
 static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
@@ -114,29 +143,30 @@ static int stats(void *zctx, const vc_config_t *cfg, int argc, char **argv)
     Vc__Reply *r = NULL;
     if (cli_call(zctx, cfg, "vc-cache", "stats", NULL, 0, &r) < 0)
         return 1;
-    unsigned long long fc[F_COUNT];
-    front_counts(zctx, cfg, fc);
+    front_count_t fc[FRONT_COUNTS_MAX];
+    size_t nfc = front_counts(zctx, cfg, fc);
     static const char *const keys[] = {"entries", "bytes",       "max_size", "stored",    "refused",     "evicted",
                                        "purged",  "invalidated", "offers",   "malformed", "soft_pending"};
     /* Answers PHP did not make for their request, of those looked up. */
-    unsigned long long served = fc[F_HITS] + fc[F_STALE] + fc[F_COLLAPSED];
-    double ratio = served + fc[F_MISSES] ? (double)served / (double)(served + fc[F_MISSES]) : 0;
+    unsigned long long served = count_of(fc, nfc, "hits") + count_of(fc, nfc, "stale") + count_of(fc, nfc, "collapsed");
+    unsigned long long misses = count_of(fc, nfc, "misses");
+    double ratio = served + misses ? (double)served / (double)(served + misses) : 0;
     if (json) {
         printf("{");
         for (size_t i = 0; i < VC_ARRAY_SIZE(keys); i++) {
             const char *v = vc_reply_get(r, keys[i]);
             printf("\"%s\":%s,", keys[i], v ? v : "0");
         }
-        for (size_t k = 0; k < F_COUNT; k++)
-            printf("\"%s\":%llu,", front_fields[k][1], fc[k]);
+        for (size_t k = 0; k < nfc; k++)
+            printf("\"%s\":%llu,", fc[k].name, fc[k].v);
         printf("\"hit_ratio\":%.4f}\n", ratio);
     } else {
         for (size_t i = 0; i < VC_ARRAY_SIZE(keys); i++) {
             const char *v = vc_reply_get(r, keys[i]);
             printf("%-11s %s\n", keys[i], v ? v : "0");
         }
-        for (size_t k = 0; k < F_COUNT; k++)
-            printf("%-11s %llu\n", front_fields[k][1], fc[k]);
+        for (size_t k = 0; k < nfc; k++)
+            printf("%-11s %llu\n", fc[k].name, fc[k].v);
         printf("%-11s %.1f%%\n", "hit_ratio", ratio * 100);
     }
     vc__reply__free_unpacked(r, NULL);

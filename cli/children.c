@@ -4,6 +4,7 @@
  * port (fronts) and stopped within a bound.
  */
 #include "sup.h"
+#include "vc_events.h"
 #include "vc_config.h"
 #include "vc_log.h"
 #include "walls.h"
@@ -256,8 +257,8 @@ void sup_reap(sup_t *s)
         vc_log(VC_LOG_ERR, "up", "%s (pid %d) died: %s; restarting in %u ms", k->name, (int)pid, how, k->backoff_ms);
         char backoff[16];
         snprintf(backoff, sizeof(backoff), "%u", k->backoff_ms);
-        vc_bus_publish(s->bus, "vc.daemon.exited", VC__SEVERITY__ERROR, "daemon", k->name, "pid", pidstr, "status", how,
-                       "restart_in_ms", backoff, NULL);
+        vc_bus_publish(s->bus, VC_EVENT(VC_DAEMON_EXITED), VC__SEVERITY__ERROR, "daemon", k->name, "pid", pidstr,
+                       "status", how, "restart_in_ms", backoff, NULL);
     }
 }
 
@@ -284,8 +285,8 @@ void sup_announce_restart(sup_t *s, child_t *k)
     snprintf(pidstr, sizeof(pidstr), "%d", (int)k->pid);
     snprintf(n, sizeof(n), "%u", k->restarts);
     vc_log(VC_LOG_NOTICE, "up", "%s is back (pid %d, restart %u)", k->name, (int)k->pid, k->restarts);
-    vc_bus_publish(s->bus, "vc.daemon.restarted", VC__SEVERITY__WARNING, "daemon", k->name, "pid", pidstr, "restarts",
-                   n, NULL);
+    vc_bus_publish(s->bus, VC_EVENT(VC_DAEMON_RESTARTED), VC__SEVERITY__WARNING, "daemon", k->name, "pid", pidstr,
+                   "restarts", n, NULL);
 }
 
 long sup_next_timeout(sup_t *s)

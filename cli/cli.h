@@ -6,6 +6,8 @@
 
 #include "vc_config.h"
 
+#include <stdio.h>
+
 /* Options every subcommand understands, resolved once in main.c. */
 typedef struct cli {
     const char *argv0;
@@ -50,6 +52,17 @@ int cmd_rooms(cli_t *cli, int argc, char **argv);
  * printing "no suite runs under ..." to stderr. Caller destroys. */
 vc_config_t *cli_running_config(cli_t *cli);
 
-/* The daemons `vc up` runs, in start order. */
+/* A command of vc (commands.c): its group heading in `vc help` (NULL:
+ * the previous row's), name, synopsis, help, and the function that runs
+ * it with argv[0] its name (NULL: a help row for the same name's). */
+typedef struct cli_command {
+    const char *group, *name, *args, *help;
+    int (*run)(cli_t *cli, int argc, char **argv);
+} cli_command_t;
+
+/* The command of that name, or NULL. */
+const cli_command_t *cli_command(const char *name);
+/* `vc help`: every command from the table. */
+void cli_usage(FILE *out);
 
 #endif

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "event.pb-c.h"
 #include "vc_bus.h"
+#include "vc_events.h"
 #include "vc_zmq.h"
 #include "vc_store.h"
 #include "vc_util.h"
@@ -88,17 +89,36 @@ static void on_sigint(int sig)
     interrupted = 1;
 }
 
+/* --list: every topic of the table (libcommon/vc_events.h), no suite needed. */
+static int list_events(int json)
+{
+    for (size_t i = 0; i < VC_EV_COUNT; i++) {
+        const vc_event_def_t *e = &vc_event_defs[i];
+        if (!json) {
+            printf("%-26s %s\n%-26s fields: %s\n", e->topic, e->when, "", e->fields);
+            continue;
+        }
+        printf("{\"topic\":\"");
+        vc_json_escape(stdout, e->topic, strlen(e->topic));
+        printf("\",\"fields\":\"");
+        vc_json_escape(stdout, e->fields, strlen(e->fields));
+        printf("\",\"when\":\"");
+        vc_json_escape(stdout, e->when, strlen(e->when));
+        printf("\"}\n");
+    }
+    return 0;
+}
+
 int cmd_events(cli_t *cli, int argc, char **argv)
 {
     opts_t o = {0};
+    int list = 0;
     const char *since = NULL;
     int follow = 0;
     double limit_s = -1;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"since", required_argument, NULL, 's'},
-                                         {"follow", no_argument, NULL, 'f'},
-                                         {"for", required_argument, NULL, 't'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},   {"since", required_argument, NULL, 's'},
+                                         {"follow", no_argument, NULL, 'f'}, {"for", required_argument, NULL, 't'},
+                                         {"list", no_argument, NULL, 'l'},   {NULL, 0, NULL, 0}};
     optind = 1;
     for (int c; (c = getopt_long(argc, argv, "f", opts, NULL)) != -1;) {
         switch (c) {
@@ -106,11 +126,15 @@ int cmd_events(cli_t *cli, int argc, char **argv)
         case 's': since = optarg; break;
         case 'f': follow = 1; break;
         case 't': limit_s = atof(optarg); break;
+        case 'l': list = 1; break;
         default:
-            fprintf(stderr, "usage: vc events [--json] [--since DURATION] [--follow] [--for SECONDS] [TOPIC-PREFIX]\n");
+            fprintf(stderr, "usage: vc events [--json] [--since DURATION] [--follow] [--for SECONDS] [TOPIC-PREFIX]\n"
+                            "       vc events --list [--json]\n");
             return 2;
         }
     }
+    if (list)
+        return list_events(o.json);
     if (optind < argc)
         o.prefix = argv[optind];
     vc_config_t *cfg = cli_running_config(cli);

@@ -15,53 +15,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static void usage(FILE *out)
-{
-    fputs("usage: vc [--data DIR] [--conf DIR] COMMAND [ARGS]\n"
-          "\n"
-          "Run the suite:\n"
-          "  up [-d] [--root DIR] [--listen ADDR] [--tls-listen ADDR] [--mode MODE]\n"
-          "     [--workers N] [--worker-script FILE]\n"
-          "                      run every daemon in the foreground (-d: background)\n"
-          "  stop                stop a running suite\n"
-          "  reload              load the configuration again; the running one stays if\n"
-          "                      the new one is refused\n"
-          "  restart [DAEMON]    restart a daemon (front, php, bus) or all; fronts are\n"
-          "                      replaced without closing the ports\n"
-          "  status [--json] [--wait SECONDS]\n"
-          "                      every daemon: pid, uptime, version, health\n"
-          "  workers [--json]    the PHP workers: pid, state, front, requests, PSS, USS, request\n"
-          "  scale N             set the PHP pool to N workers\n"
-          "  events [--json] [--since DURATION] [--follow] [TOPIC-PREFIX]\n"
-          "                      print events from the bus\n"
-          "The response cache:\n"
-          "  cache purge (--url URL | --prefix URL | --tag TAG | --site NAME | --all) [--soft]\n"
-          "                      drop entries (soft: keep them, stale); no request gets\n"
-          "                      them once this returns\n"
-          "  cache stats [--json]  entries, bytes, hit and store counts\n"
-          "  cache show URL [--json]  what is stored for a URL (and its variants)\n"
-          "  cache warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json]\n"
-          "                      fill this node's cache from a sitemap or a list of URLs\n"
-          "  cache check         whether the cache's databases agree (after a crash)\n"
-          "Realtime (WebSocket, the Pusher protocol):\n"
-          "  rooms [--json]      rooms of every front, their subscribers and presence members\n"
-          "  rooms apps [--secret]  each site's realtime apps (id, key, secret)\n"
-          "Certificates (vc-acme):\n"
-          "  cert list [--json]  hosts, issuer, expiry, next renewal, the CA's window, last error\n"
-          "  cert renew [--force] SITE|HOST  order a site's certificate now (--force: even if not due)\n"
-          "  cert issue SITE|HOST  order a first certificate now, past any back-off\n"
-          "  cert revoke [--reason N] SITE|HOST  revoke the certificate in service and order a new one\n"
-          "Configuration:\n"
-          "  configtest          check the configuration directory\n"
-          "  ensite NAME | dissite NAME | enconf NAME | disconf NAME\n"
-          "  keygen              a new curve_secret_key (CurveZMQ, for endpoints over TCP)\n"
-          "  version\n"
-          "\n"
-          "DIR defaults: --data $VC_DATA or " VC_DEFAULT_DATA "; --conf $VC_CONF or " VC_DEFAULT_CONF
-          " if it exists.\n",
-          out);
-}
-
 /* The directory of the running executable, so `vc up` finds the daemons
  * next to it. */
 static char *self_dir(void)
@@ -123,19 +76,19 @@ int main(int argc, char **argv)
         else if (!strncmp(argv[i], "--conf=", 7))
             conf = argv[i] + 7;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            usage(stdout);
+            cli_usage(stdout);
             return 0;
         } else if (!strcmp(argv[i], "--version")) {
             printf("vc %s\n", VC_VERSION);
             return 0;
         } else {
             fprintf(stderr, "vc: unknown option %s\n", argv[i]);
-            usage(stderr);
+            cli_usage(stderr);
             return 2;
         }
     }
     if (i >= argc) {
-        usage(stderr);
+        cli_usage(stderr);
         return 2;
     }
     cli.data_dir = vc_strdup(data && *data ? data : VC_DEFAULT_DATA);
@@ -154,52 +107,13 @@ int main(int argc, char **argv)
     const char *cmd = argv[i];
     int sub_argc = argc - i;
     char **sub_argv = argv + i;
+    const cli_command_t *c = cli_command(cmd);
     int rc;
-    if (!strcmp(cmd, "up"))
-        rc = cmd_up(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "status"))
-        rc = cmd_status(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "stop"))
-        rc = cmd_stop(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "reload"))
-        rc = cmd_reload(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "scale"))
-        rc = cmd_ctl(&cli, "vc-php", "scale", sub_argc - 1, sub_argv + 1);
-    else if (!strcmp(cmd, "workers"))
-        rc = cmd_workers(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "restart"))
-        rc = cmd_ctl(&cli, "vc", "restart", sub_argc - 1, sub_argv + 1);
-    else if (!strcmp(cmd, "cache"))
-        rc = cmd_cache(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "cert"))
-        rc = cmd_cert(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "rooms"))
-        rc = cmd_rooms(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "events"))
-        rc = cmd_events(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "configtest"))
-        rc = cmd_configtest(&cli, sub_argc, sub_argv);
-    else if (!strcmp(cmd, "ensite") || !strcmp(cmd, "dissite"))
-        rc = cmd_enable(&cli, "site", cmd[0] == 'e', sub_argc, sub_argv);
-    else if (!strcmp(cmd, "enconf") || !strcmp(cmd, "disconf"))
-        rc = cmd_enable(&cli, "conf", cmd[0] == 'e', sub_argc, sub_argv);
-    else if (!strcmp(cmd, "keygen")) {
-        /* curve_secret_key: ZeroMQ over TCP (vc_curve.h). */
-        char key[41];
-        rc = vc_curve_keygen(key) == 0 ? 0 : 1;
-        if (rc == 0)
-            printf("%s\n", key);
-        else
-            fprintf(stderr, "vc keygen: this libzmq has no CURVE\n");
-    } else if (!strcmp(cmd, "version")) {
-        printf("vc %s\n", VC_VERSION);
-        rc = 0;
-    } else if (!strcmp(cmd, "help")) {
-        usage(stdout);
-        rc = 0;
+    if (c) {
+        rc = c->run(&cli, sub_argc, sub_argv);
     } else {
         fprintf(stderr, "vc: unknown command \"%s\"\n", cmd);
-        usage(stderr);
+        cli_usage(stderr);
         rc = 2;
     }
     free(cli.data_dir);

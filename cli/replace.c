@@ -9,6 +9,7 @@
  * `vc reload`) is answered once every replacement it started has ended.
  */
 #include "sup.h"
+#include "vc_events.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -104,7 +105,8 @@ static void take_over(sup_t *s, child_t *k)
     snprintf(a, sizeof(a), "%d", (int)old);
     snprintf(b, sizeof(b), "%d", (int)k->pid);
     vc_log(VC_LOG_NOTICE, "up", "%s replaced: pid %s -> %s", k->name, a, b);
-    vc_bus_publish(s->bus, "vc.daemon.replaced", VC__SEVERITY__NOTICE, "daemon", k->name, "old_pid", a, "pid", b, NULL);
+    vc_bus_publish(s->bus, VC_EVENT(VC_DAEMON_REPLACED), VC__SEVERITY__NOTICE, "daemon", k->name, "old_pid", a, "pid",
+                   b, NULL);
     sup_op_t *op = k->op;
     k->op = NULL;
     sup_op_release(s, op);
@@ -124,7 +126,8 @@ static void drop_successor(sup_t *s, child_t *k, const char *how, int reaped)
     char why[200];
     snprintf(why, sizeof(why), "the new %s did not start (%s); the old one keeps running", k->name, how);
     vc_log(VC_LOG_ERR, "up", "%s", why);
-    vc_bus_publish(s->bus, "vc.daemon.replace_failed", VC__SEVERITY__ERROR, "daemon", k->name, "reason", how, NULL);
+    vc_bus_publish(s->bus, VC_EVENT(VC_DAEMON_REPLACE_FAILED), VC__SEVERITY__ERROR, "daemon", k->name, "reason", how,
+                   NULL);
     sup_op_t *op = k->op;
     k->op = NULL;
     sup_op_fail(op, why);

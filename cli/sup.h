@@ -50,7 +50,8 @@ typedef struct child {
     sup_op_t *op;
 } child_t;
 
-typedef struct sup {
+typedef struct sup sup_t;
+struct sup {
     cli_t *cli;
     char *data_dir;
     char *conf_dir;   /* absolute, or NULL */
@@ -72,9 +73,10 @@ typedef struct sup {
     char *tickets;            /* DATA/tls/tickets */
     size_t nlisteners;
     int stopping;
-    int userns; /* --userns: in a user namespace of its own (userns.h) */
+    int userns;               /* --userns: in a user namespace of its own (userns.h) */
+    void (*on_hup)(sup_t *s); /* SIGHUP: a reload nobody waits for (up.c's) */
     uint64_t started_ms;
-} sup_t;
+};
 
 /* How many processes of a daemon the configuration asks for, as its
  * supervision entry says (vc_settings.h): one, one per pool, or a setting
@@ -118,5 +120,13 @@ void sup_announce_restart(sup_t *s, child_t *k);
 long sup_next_timeout(sup_t *s);
 /* SIGTERM to every daemon, then SIGKILL past a grace. */
 void sup_stop_children(sup_t *s);
+
+/* supervise.c: the processes the configuration asks for, in start order
+ * (s->kids); starting them one after the other, each ready before the
+ * next (0, or -1 and s->stopping); and watching them until the suite
+ * stops. */
+void sup_plan(sup_t *s);
+int sup_start_all(sup_t *s);
+void sup_run(sup_t *s);
 
 #endif

@@ -4,6 +4,7 @@
  * bus), reloads on request, and on SIGTERM or Ctrl-C stops them all.
  */
 #include "cli.h"
+#include "vc_events.h"
 #include "privs.h"
 #include "userns.h"
 #include "sup.h"
@@ -92,7 +93,7 @@ static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
     vc_config_t *cfg = load_config(s, err, errlen);
     if (cfg == NULL) {
         vc_log(VC_LOG_ERR, "up", "reload refused: %s", err);
-        vc_bus_publish(s->bus, "config.refused", VC__SEVERITY__ERROR, "reason", err, NULL);
+        vc_bus_publish(s->bus, VC_EVENT(CONFIG_REFUSED), VC__SEVERITY__ERROR, "reason", err, NULL);
         sd_notifyf(0, "READY=1\nSTATUS=reload refused: %s", err); /* the running configuration serves on */
         return -1;
     }
@@ -101,7 +102,7 @@ static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
     char ver[24];
     snprintf(ver, sizeof(ver), "%llu", (unsigned long long)cfg->version);
     vc_log(VC_LOG_NOTICE, "up", "configuration version %s loaded", ver);
-    vc_bus_publish(s->bus, "config.changed", VC__SEVERITY__NOTICE, "version", ver, NULL);
+    vc_bus_publish(s->bus, VC_EVENT(CONFIG_CHANGED), VC__SEVERITY__NOTICE, "version", ver, NULL);
     for (size_t i = 0; i < s->nkids; i++) {
         if (s->kids[i].pid <= 0)
             continue;
@@ -137,71 +138,94 @@ static void reload_unasked(sup_t *s)
     sup_op_release(s, op);
 }
 
-static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     sup_t *s = arg;
-    if (!strcmp(cmd->verb, "status") || !strcmp(cmd->verb, "ping")) {
-        vc_reply_field(reply, "health", "ok");
-        vc_reply_field(reply, "data", "%s", s->data_dir);
-        /* Whether the sites' PHP is kept apart from the suite by users. */
-        if (s->privs.drop)
-            vc_reply_field(reply, "separation", "users%s",
-                           s->userns ? " (in a user namespace: ids from /etc/subuid stand for them)" : "");
-        else
-            vc_reply_field(reply, "separation", "none: %s",
-                           geteuid() == 0 ? "allow_root is set, everything runs as root"
-                                          : "started as a normal user, the sites' PHP runs as the suite's user");
-        vc_reply_field(reply, "config_version", "%llu", (unsigned long long)s->cfg->version);
-        uint64_t now = vc_mono_ms();
-        for (size_t i = 0; i < s->nkids; i++) {
-            child_t *k = &s->kids[i];
-            Vc__Record *rec = vc_reply_record(reply);
-            vc_record_field(rec, "daemon", "%s", k->name);
-            vc_record_field(rec, "pid", "%d", (int)k->pid);
-            vc_record_field(rec, "state", "%s", k->pid <= 0 ? "restarting" : k->ready ? "running" : "starting");
-            vc_record_field(rec, "restarts", "%u", k->restarts);
-            vc_record_field(rec, "uptime_ms", "%llu", (unsigned long long)(k->pid > 0 ? now - k->started_ms : 0));
-        }
-    } else if (!strcmp(cmd->verb, "reload")) {
-        char msg[1024];
-        sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
-        if (reload(s, op, msg, sizeof(msg)) == 0)
-            snprintf(op->done, sizeof(op->done), "%s", msg);
-        else
-            sup_op_fail(op, msg);
-        sup_op_release(s, op); /* answers now, or once the fronts are replaced */
-    } else if (!strcmp(cmd->verb, "stop")) {
-        s->stopping = 1;
-        vc_reply_ok(reply, "stopping");
-    } else if (!strcmp(cmd->verb, "restart")) {
-        /* restart [NAME]: "front" is every front; no name is everything. */
-        const char *what = cmd->n_args ? cmd->args[0] : "";
-        size_t wl = strlen(what);
-        int matched = 0;
-        sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
-        for (size_t i = 0; i < s->nkids; i++) {
-            child_t *k = &s->kids[i];
-            const char *shortname = k->name + 3;
-            if (wl && strcmp(what, k->name) && strcmp(what, k->binary) && strcmp(what, shortname) &&
-                strncmp(what, k->binary + 3, wl))
-                continue;
-            matched++;
-            if (sup_overlaps(s, k)) {
-                sup_replace(s, k, op); /* answered once its successor serves */
-            } else if (k->pid > 0) {
-                /* The others restart through the ordinary path, at once. */
-                k->backoff_ms = 0;
-                kill(k->pid, SIGTERM);
-            }
-        }
-        snprintf(op->done, sizeof(op->done), "restarted %d daemon%s", matched, matched == 1 ? "" : "s");
-        if (!matched) {
-            char why[160];
-            snprintf(why, sizeof(why), "no daemon \"%s\"", what);
-            sup_op_fail(op, why);
-        }
-        sup_op_release(s, op);
+    vc_reply_field(reply, "health", "ok");
+    vc_reply_field(reply, "data", "%s", s->data_dir);
+    /* Whether the sites' PHP is kept apart from the suite by users. */
+    if (s->privs.drop)
+        vc_reply_field(reply, "separation", "users%s",
+                       s->userns ? " (in a user namespace: ids from /etc/subuid stand for them)" : "");
+    else
+        vc_reply_field(reply, "separation", "none: %s",
+                       geteuid() == 0 ? "allow_root is set, everything runs as root"
+                                      : "started as a normal user, the sites' PHP runs as the suite's user");
+    vc_reply_field(reply, "config_version", "%llu", (unsigned long long)s->cfg->version);
+    uint64_t now = vc_mono_ms();
+    for (size_t i = 0; i < s->nkids; i++) {
+        child_t *k = &s->kids[i];
+        Vc__Record *rec = vc_reply_record(reply);
+        vc_record_field(rec, "daemon", "%s", k->name);
+        vc_record_field(rec, "pid", "%d", (int)k->pid);
+        vc_record_field(rec, "state", "%s", k->pid <= 0 ? "restarting" : k->ready ? "running" : "starting");
+        vc_record_field(rec, "restarts", "%u", k->restarts);
+        vc_record_field(rec, "uptime_ms", "%llu", (unsigned long long)(k->pid > 0 ? now - k->started_ms : 0));
     }
+}
+
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    sup_t *s = arg;
+    char msg[1024];
+    sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
+    if (reload(s, op, msg, sizeof(msg)) == 0)
+        snprintf(op->done, sizeof(op->done), "%s", msg);
+    else
+        sup_op_fail(op, msg);
+    sup_op_release(s, op); /* answers now, or once the fronts are replaced */
+}
+
+static void on_stop(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    sup_t *s = arg;
+    s->stopping = 1;
+    vc_reply_ok(reply, "stopping");
+}
+
+/* restart [NAME]: "front" is every front; no name is everything. */
+static void on_restart(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    sup_t *s = arg;
+    const char *what = cmd->n_args ? cmd->args[0] : "";
+    size_t wl = strlen(what);
+    int matched = 0;
+    sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
+    for (size_t i = 0; i < s->nkids; i++) {
+        child_t *k = &s->kids[i];
+        const char *shortname = k->name + 3;
+        if (wl && strcmp(what, k->name) && strcmp(what, k->binary) && strcmp(what, shortname) &&
+            strncmp(what, k->binary + 3, wl))
+            continue;
+        matched++;
+        if (sup_overlaps(s, k)) {
+            sup_replace(s, k, op); /* answered once its successor serves */
+        } else if (k->pid > 0) {
+            /* The others restart through the ordinary path, at once. */
+            k->backoff_ms = 0;
+            kill(k->pid, SIGTERM);
+        }
+    }
+    snprintf(op->done, sizeof(op->done), "restarted %d daemon%s", matched, matched == 1 ? "" : "s");
+    if (!matched) {
+        char why[160];
+        snprintf(why, sizeof(why), "no daemon \"%s\"", what);
+        sup_op_fail(op, why);
+    }
+    sup_op_release(s, op);
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "the supervisor, and a record a daemon", on_status},
+    {"ping", "", "as status", on_status},
+    {"reload", "", "store the configuration anew and hand it to every daemon", on_reload},
+    {"stop", "", "stop the suite", on_stop},
+    {"restart", "[DAEMON]", "restart a daemon (front, php, bus, ...) or all", on_restart},
+};
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
 /* ---- the command --------------------------------------------------------- */
@@ -399,255 +423,186 @@ static int go_into_userns(const sup_t *s)
     return 0;
 }
 
-int cmd_up(cli_t *cli, int argc, char **argv)
+/* Up to the lock: options, the default root, the data and configuration
+ * directories, the user namespace. 0, or the exit code. */
+static int up_begin(sup_t *s, cli_t *cli, int argc, char **argv, int *background)
 {
-    sup_t s = {.cli = cli, .sigfd = -1};
-    int background = 0;
     const char *root = getenv("VC_ROOT");
     const char *userns = getenv("VC_USERNS"); /* as --userns, for a unit file */
-    s.userns = userns && strcmp(userns, "1") == 0;
-    int rc = up_options(&s, argc, argv, &background, &root);
+    s->userns = userns && strcmp(userns, "1") == 0;
+    int rc = up_options(s, argc, argv, background, &root);
     if (rc)
-        return rc == 1 ? 0 : rc;
-    if (default_root(&s, cli, root) < 0)
+        return rc == 1 ? -1 : rc;
+    if (default_root(s, cli, root) < 0)
         return 1;
-
-    if (vc_mkdirs(cli->data_dir, 0750) < 0 || (s.data_dir = realpath(cli->data_dir, NULL)) == NULL) {
+    if (vc_mkdirs(cli->data_dir, 0750) < 0 || (s->data_dir = realpath(cli->data_dir, NULL)) == NULL) {
         fprintf(stderr, "vc up: cannot create the data directory %s: %s\n", cli->data_dir, strerror(errno));
         return 1;
     }
-    s.conf_dir = cli->conf_dir ? realpath(cli->conf_dir, NULL) : NULL;
-    if (cli->conf_dir && s.conf_dir == NULL) {
+    s->conf_dir = cli->conf_dir ? realpath(cli->conf_dir, NULL) : NULL;
+    if (cli->conf_dir && s->conf_dir == NULL) {
         fprintf(stderr, "vc up: configuration directory %s: %s\n", cli->conf_dir, strerror(errno));
         return 1;
     }
-    if (s.userns && go_into_userns(&s) < 0)
+    if (s->userns && go_into_userns(s) < 0)
         return 1;
-    char *run = vc_asprintf("%s/run", s.data_dir);
+    char *run = vc_asprintf("%s/run", s->data_dir);
     vc_mkdirs(run, 0700);
-    s.pidfile = vc_asprintf("%s/vc.pid", run);
-    int lock_fd = take_suite_lock(&s, run);
-    if (lock_fd < 0)
-        return 1;
+    s->pidfile = vc_asprintf("%s/vc.pid", run);
+    int lock_fd = take_suite_lock(s, run);
+    free(run);
+    return lock_fd < 0 ? 1 : 0; /* the lock stays held, by the descriptor, for the suite's life */
+}
 
-    /* Validate before anything starts; an error names file and line. */
+/* The configuration, validated before anything starts (an error names
+ * file and line), and the users it names. 0, or 1 having said why. */
+static int up_check(sup_t *s)
+{
     char err[1024] = "";
-    s.cfg = load_config(&s, err, sizeof(err));
-    if (s.cfg == NULL) {
+    s->cfg = load_config(s, err, sizeof(err));
+    if (s->cfg == NULL) {
         fprintf(stderr, "vc up: %s\n", err);
         return 1;
     }
-    vc_log_set_level(s.cfg->log_level);
-    vc_log_set_json(s.cfg->log_json);
-    if (privs_resolve(&s.privs, s.cfg, err, sizeof(err)) < 0 ||
-        privs_check_tree(&s.privs, s.data_dir, "data directory", err, sizeof(err)) < 0 ||
-        (s.conf_dir && privs_check_tree(&s.privs, s.conf_dir, "configuration directory", err, sizeof(err)) < 0)) {
+    vc_log_set_level(s->cfg->log_level);
+    vc_log_set_json(s->cfg->log_json);
+    if (privs_resolve(&s->privs, s->cfg, err, sizeof(err)) < 0 ||
+        privs_check_tree(&s->privs, s->data_dir, "data directory", err, sizeof(err)) < 0 ||
+        (s->conf_dir && privs_check_tree(&s->privs, s->conf_dir, "configuration directory", err, sizeof(err)) < 0)) {
         fprintf(stderr, "vc up: %s\n", err);
         return 1;
     }
+    vc_mkdirs(s->cfg->log_dir, 0750);
+    return 0;
+}
 
-    vc_mkdirs(s.cfg->log_dir, 0750);
+/* The store, the configuration stored in it, the control socket, the TLS
+ * ticket keys and the data directory's owners. 0, or 1 (logged). */
+static int up_open(sup_t *s)
+{
+    char err[1024] = "";
+    s->store = vc_store_open(s->cfg->state_dir, (size_t)s->cfg->store.map_size, err, sizeof(err));
+    vc_config_destroy(&s->cfg);
+    if (s->store == NULL || (s->cfg = load_config(s, err, sizeof(err))) == NULL) {
+        vc_log(VC_LOG_CRIT, "up", "%s", err);
+        return 1;
+    }
+    vc_curve_use(s->cfg->curve_secret_key); /* ZeroMQ over TCP; a change needs a restart */
+    s->sigfd = vc_proc_signalfd();
+    vc_proc_pidfile_write(s->pidfile);
+    s->zctx = zmq_ctx_new();
+    char *ctl_ep = vc_config_endpoint(s->cfg, "ctl-vc");
+    s->ctl = vc_ctl_new(s->zctx, ctl_ep, "vc", on_command, s);
+    if (s->ctl)
+        vc_ctl_publish(s->ctl); /* the only one: `vc up` refused a second */
+    free(ctl_ep);
+    if (s->ctl == NULL)
+        return 1;
+    s->started_ms = vc_mono_ms();
+    /* Session ticket keys every front shares, rotated from here. */
+    char *tls_dir = vc_asprintf("%s/tls", s->data_dir);
+    vc_mkdirs(tls_dir, 0700);
+    s->tickets = vc_asprintf("%s/tickets", tls_dir);
+    free(tls_dir);
+    if (vc_tickets_rotate(s->tickets, VC_TICKETS_ROTATE_S) < 0)
+        vc_log(VC_LOG_WARN, "up", "cannot write the TLS ticket keys \"%s\"", s->tickets);
+    if (privs_prepare(&s->privs, s->cfg, s->data_dir, err, sizeof(err)) < 0 ||
+        walls_check(s->cfg, err, sizeof(err)) < 0) {
+        vc_log(VC_LOG_CRIT, "up", "%s", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* The ports, bound here once and handed to every front; those systemd
+ * bound for us (velocity.socket) are taken as they are. A taken admin
+ * port is an error too: the other holder would answer for our metrics.
+ * 0, or 1 (logged). */
+static int up_bind(sup_t *s)
+{
+    int nsystemd = sd_listen_fds(1);
+    for (int i = 0; i < nsystemd; i++)
+        vc_listen_adopt(SD_LISTEN_FDS_START + i);
+    for (size_t i = 0; i < s->cfg->nlisten; i++)
+        if (vc_listen_open(s->cfg->listen[i], VC_LISTEN_HTTP, &s->listeners, &s->nlisteners) < 0)
+            return 1;
+    for (size_t i = 0; i < s->cfg->ntls_listen; i++)
+        if (vc_listen_open(s->cfg->tls_listen[i], VC_LISTEN_HTTPS, &s->listeners, &s->nlisteners) < 0)
+            return 1;
+    if (s->cfg->admin_listen && *s->cfg->admin_listen &&
+        vc_listen_open(s->cfg->admin_listen, VC_LISTEN_ADMIN, &s->listeners, &s->nlisteners) < 0)
+        return 1;
+    vc_listen_adopted_unused();
+    return 0;
+}
+
+/* Every daemon is ready: said on the bus, in the log, to systemd
+ * (Type=notify) and to the parent that waits in `vc up -d`. */
+static void up_announce(sup_t *s, int *ready_fd)
+{
+    vc_bus_publish(s->bus, VC_EVENT(VC_STARTED), VC__SEVERITY__INFO, "data", s->data_dir, NULL);
+    vc_log(VC_LOG_NOTICE, "up", "suite running: http %s, https %s, root %s", s->cfg->listen[0],
+           s->cfg->ntls_listen ? s->cfg->tls_listen[0] : "off", s->cfg->sites[0].root);
+    sd_notifyf(0, "READY=1\nSTATUS=serving http %s, https %s", s->cfg->listen[0],
+               s->cfg->ntls_listen ? s->cfg->tls_listen[0] : "off");
+    if (*ready_fd >= 0) {
+        ssize_t unused = write(*ready_fd, "R", 1);
+        (void)unused;
+        close(*ready_fd);
+        *ready_fd = -1;
+    }
+}
+
+/* The stop: successors, then every daemon, then what the suite held. */
+static void up_end(sup_t *s, int ready_fd)
+{
+    sd_notify(0, "STOPPING=1");
+    vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
+    sup_successors_stop(s);
+    sup_stop_children(s);
+    if (ready_fd >= 0)
+        close(ready_fd);
+    vc_bus_destroy(&s->bus);
+    vc_ctl_destroy(&s->ctl);
+    zmq_ctx_term(s->zctx);
+    unlink(s->pidfile);
+    free(s->pidfile);
+    vc_listen_free(&s->listeners, &s->nlisteners, 1);
+    free(s->tickets);
+    vc_config_destroy(&s->cfg);
+    vc_store_destroy(&s->store);
+    for (size_t i = 0; i < s->noverrides; i++)
+        free(s->overrides[i]);
+    free(s->overrides);
+    free(s->data_dir);
+    free(s->conf_dir);
+    free(s->kids);
+    free(s->retiring);
+    privs_fini(&s->privs);
+    vc_log(VC_LOG_NOTICE, "up", "stopped");
+}
+
+int cmd_up(cli_t *cli, int argc, char **argv)
+{
+    sup_t s = {.cli = cli, .sigfd = -1, .on_hup = reload_unasked};
+    int background = 0;
+    int rc = up_begin(&s, cli, argc, argv, &background);
+    if (rc)
+        return rc < 0 ? 0 : rc; /* -1: --help */
+    if (up_check(&s))
+        return 1;
     int ready_fd = -1;
     if (background) {
         char *log_path = vc_asprintf("%s/vc.log", s.cfg->log_dir);
         ready_fd = daemonize(log_path);
         free(log_path);
     }
-    free(run);
-
-    s.store = vc_store_open(s.cfg->state_dir, (size_t)s.cfg->store.map_size, err, sizeof(err));
-    if (s.store == NULL) {
-        vc_log(VC_LOG_CRIT, "up", "%s", err);
+    if (up_open(&s) || up_bind(&s))
         return 1;
-    }
-    vc_config_destroy(&s.cfg);
-    if ((s.cfg = load_config(&s, err, sizeof(err))) == NULL) {
-        vc_log(VC_LOG_CRIT, "up", "%s", err);
-        return 1;
-    }
-    vc_curve_use(s.cfg->curve_secret_key); /* ZeroMQ over TCP; a change needs a restart */
-    s.sigfd = vc_proc_signalfd();
-    vc_proc_pidfile_write(s.pidfile);
-    s.zctx = zmq_ctx_new();
-    char *ctl_ep = vc_config_endpoint(s.cfg, "ctl-vc");
-    s.ctl = vc_ctl_new(s.zctx, ctl_ep, "vc", on_command, &s);
-    if (s.ctl)
-        vc_ctl_publish(s.ctl); /* the only one: `vc up` refused a second */
-    free(ctl_ep);
-    if (s.ctl == NULL)
-        return 1;
-    s.started_ms = vc_mono_ms();
-
-    /* Session ticket keys every front shares, rotated from here. */
-    char *tls_dir = vc_asprintf("%s/tls", s.data_dir);
-    vc_mkdirs(tls_dir, 0700);
-    s.tickets = vc_asprintf("%s/tickets", tls_dir);
-    free(tls_dir);
-    if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) < 0)
-        vc_log(VC_LOG_WARN, "up", "cannot write the TLS ticket keys \"%s\"", s.tickets);
-    if (privs_prepare(&s.privs, s.cfg, s.data_dir, err, sizeof(err)) < 0 || walls_check(s.cfg, err, sizeof(err)) < 0) {
-        vc_log(VC_LOG_CRIT, "up", "%s", err);
-        return 1;
-    }
-    /* The ports are bound here, once, and handed to every front; those
-     * systemd bound for us (velocity.socket) are taken as they are. */
-    int nsystemd = sd_listen_fds(1);
-    for (int i = 0; i < nsystemd; i++)
-        vc_listen_adopt(SD_LISTEN_FDS_START + i);
-    for (size_t i = 0; i < s.cfg->nlisten; i++)
-        if (vc_listen_open(s.cfg->listen[i], VC_LISTEN_HTTP, &s.listeners, &s.nlisteners) < 0)
-            return 1;
-    for (size_t i = 0; i < s.cfg->ntls_listen; i++)
-        if (vc_listen_open(s.cfg->tls_listen[i], VC_LISTEN_HTTPS, &s.listeners, &s.nlisteners) < 0)
-            return 1;
-    /* A taken admin port is an error too: the other holder would answer
-     * for our metrics. */
-    if (s.cfg->admin_listen && *s.cfg->admin_listen &&
-        vc_listen_open(s.cfg->admin_listen, VC_LISTEN_ADMIN, &s.listeners, &s.nlisteners) < 0)
-        return 1;
-    vc_listen_adopted_unused();
-    /* Each daemon its supervision entry asks for (vc_settings.h), in its
-     * order: fronts, front.processes of them; PHP, one per pool. */
-    size_t nsections = 0, ndaemons = 0, nprocs = 0;
-    while (vc_sections[nsections])
-        nsections++;
-    const vc_section_t **daemons = vc_calloc(nsections + 1, sizeof(*daemons));
-    for (size_t i = 0; i < nsections; i++)
-        if (vc_sections[i]->supervision)
-            daemons[ndaemons++] = vc_sections[i];
-    for (size_t i = 1; i < ndaemons; i++) /* by order; few, so insertion */
-        for (size_t j = i; j > 0 && daemons[j]->supervision->order < daemons[j - 1]->supervision->order; j--) {
-            const vc_section_t *t = daemons[j];
-            daemons[j] = daemons[j - 1];
-            daemons[j - 1] = t;
-        }
-    for (size_t i = 0; i < ndaemons; i++)
-        nprocs += sup_copies_of(&s, daemons[i]);
-    s.kids = vc_calloc(nprocs, sizeof(*s.kids));
-    for (size_t i = 0; i < ndaemons; i++) {
-        int pools = daemons[i]->supervision->copies == VC_COPIES_PER_POOL;
-        for (size_t c = 0; c < sup_copies_of(&s, daemons[i]); c++) {
-            child_t *k = &s.kids[s.nkids++];
-            k->sec = daemons[i];
-            k->how = daemons[i]->supervision;
-            k->binary = k->how->binary;
-            k->instance = pools ? 0 : (int)c;
-            k->pool = pools ? (int)c : -1;
-            if (c == 0)
-                snprintf(k->name, sizeof(k->name), "%s", k->binary);
-            else if (pools)
-                snprintf(k->name, sizeof(k->name), "%s.%s", k->binary, s.privs.pools[c].name);
-            else
-                snprintf(k->name, sizeof(k->name), "%s.%zu", k->binary, c);
-            k->ready_fd = -1;
-            k->next_ready_fd = -1;
-        }
-    }
-    free(daemons);
-    for (size_t i = 0; i < s.nkids && !s.stopping; i++) {
-        child_t *k = &s.kids[i];
-        sup_spawn(&s, k);
-        if (k->pid <= 0 || sup_wait_ready(k) < 0) {
-            vc_log(VC_LOG_CRIT, "up", "%s did not start; stopping", k->name);
-            s.stopping = 1;
-            break;
-        }
-        /* The bus is up: join it before the others start. */
-        if (!strcmp(k->binary, "vc-bus") && s.bus == NULL) {
-            char *bus_ep = vc_config_endpoint(s.cfg, "bus-in");
-            s.bus = vc_bus_new(s.zctx, bus_ep, "vc");
-            free(bus_ep);
-        }
-    }
-    if (!s.stopping) {
-        vc_bus_publish(s.bus, "vc.started", VC__SEVERITY__INFO, "data", s.data_dir, NULL);
-        vc_log(VC_LOG_NOTICE, "up", "suite running: http %s, https %s, root %s", s.cfg->listen[0],
-               s.cfg->ntls_listen ? s.cfg->tls_listen[0] : "off", s.cfg->sites[0].root);
-        /* Under systemd (Type=notify): ready once every daemon is. */
-        sd_notifyf(0, "READY=1\nSTATUS=serving http %s, https %s", s.cfg->listen[0],
-                   s.cfg->ntls_listen ? s.cfg->tls_listen[0] : "off");
-        if (ready_fd >= 0) {
-            ssize_t unused = write(ready_fd, "R", 1);
-            (void)unused;
-            close(ready_fd);
-            ready_fd = -1;
-        }
-    }
-
-    /* The control socket, the signals, and each daemon's readiness pipe. */
-    zmq_pollitem_t *items = vc_calloc(2 + 2 * s.nkids, sizeof(*items));
-    while (!s.stopping) {
-        size_t n = 0;
-        items[n++] = (zmq_pollitem_t){vc_ctl_socket(s.ctl), 0, ZMQ_POLLIN, 0};
-        items[n++] = (zmq_pollitem_t){NULL, s.sigfd, ZMQ_POLLIN, 0};
-        size_t first_kid = n;
-        for (size_t i = 0; i < s.nkids; i++)
-            items[n++] = (zmq_pollitem_t){NULL, s.kids[i].ready_fd, s.kids[i].ready_fd >= 0 ? ZMQ_POLLIN : 0, 0};
-        size_t first_next = n;
-        for (size_t i = 0; i < s.nkids; i++)
-            items[n++] =
-                (zmq_pollitem_t){NULL, s.kids[i].next_ready_fd, s.kids[i].next_ready_fd >= 0 ? ZMQ_POLLIN : 0, 0};
-        if (zmq_poll(items, (int)n, sup_next_timeout(&s)) < 0 && errno != EINTR)
-            break;
-        if (items[0].revents & ZMQ_POLLIN)
-            vc_ctl_handle(s.ctl);
-        if (items[1].revents & ZMQ_POLLIN) {
-            for (int sig; (sig = vc_proc_read_signal(s.sigfd)) != 0;) {
-                if (sig == SIGCHLD)
-                    sup_reap(&s);
-                else if (sig == SIGHUP)
-                    reload_unasked(&s);
-                else
-                    s.stopping = 1;
-            }
-        }
-        for (size_t i = 0; i < s.nkids; i++) {
-            child_t *k = &s.kids[i];
-            if (k->ready_fd >= 0 && (items[first_kid + i].revents & ZMQ_POLLIN)) {
-                char c;
-                if (read(k->ready_fd, &c, 1) == 1)
-                    k->ready = 1;
-                close(k->ready_fd);
-                k->ready_fd = -1;
-                if (k->ready && k->restart_pending)
-                    sup_announce_restart(&s, k);
-            }
-        }
-        for (size_t i = 0; i < s.nkids; i++)
-            if (s.kids[i].next_ready_fd >= 0 && (items[first_next + i].revents & (ZMQ_POLLIN | ZMQ_POLLERR)))
-                sup_successor_readable(&s, &s.kids[i]);
-        sup_successors_tick(&s);
-        sup_restart_due(&s);
-        if (vc_tickets_rotate(s.tickets, VC_TICKETS_ROTATE_S) > 0) {
-            privs_give(&s.privs, s.tickets);
-            vc_log(VC_LOG_INFO, "up", "rotated the TLS session ticket keys");
-        }
-    }
-
-    free(items);
-    sd_notify(0, "STOPPING=1");
-    vc_log(VC_LOG_NOTICE, "up", "stopping the suite");
-    sup_successors_stop(&s);
-    sup_stop_children(&s);
-    if (ready_fd >= 0)
-        close(ready_fd);
-    vc_bus_destroy(&s.bus);
-    vc_ctl_destroy(&s.ctl);
-    zmq_ctx_term(s.zctx);
-    unlink(s.pidfile);
-    free(s.pidfile);
-    vc_listen_free(&s.listeners, &s.nlisteners, 1);
-    free(s.tickets);
-    vc_config_destroy(&s.cfg);
-    vc_store_destroy(&s.store);
-    for (size_t i = 0; i < s.noverrides; i++)
-        free(s.overrides[i]);
-    free(s.overrides);
-    free(s.data_dir);
-    free(s.conf_dir);
-    free(s.kids);
-    free(s.retiring);
-    privs_fini(&s.privs);
-    vc_log(VC_LOG_NOTICE, "up", "stopped");
+    sup_plan(&s);
+    if (sup_start_all(&s) == 0)
+        up_announce(&s, &ready_fd);
+    sup_run(&s);
+    up_end(&s, ready_fd);
     return 0;
 }

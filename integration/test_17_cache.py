@@ -671,6 +671,10 @@ def test_a_purge_of_a_site_takes_its_hosts_only(make_suite, tmp_path):
     for name in ("one", "two"):
         (conf / "sites-enabled" / f"{name}.conf").write_text(
             f'site: {{ hosts = ["{name}.test", "www.{name}.test"]; root = "{docroot}"; }};\n')
+    # A site with more names than a fixed list held (64, and 4 KiB of them).
+    many = [f"shop-{i:03}.a-rather-long-name-for-a-storefront.example" for i in range(150)]
+    (conf / "sites-enabled" / "many.conf").write_text(
+        "site: { hosts = [" + ", ".join(f'"{h}"' for h in many) + f']; root = "{docroot}"; }};\n')
     s = make_suite(conf=str(conf)).start()
     path = page(new_id(), "Cache-Control: max-age=60")
     hosts = {h: ["-H", f"Host: {h}:{s.http}"] for h in ("one.test", "www.one.test", "two.test")}
@@ -684,3 +688,10 @@ def test_a_purge_of_a_site_takes_its_hosts_only(make_suite, tmp_path):
     assert get(s, path, *hosts["two.test"])[1]["cache-status"].startswith("Velocity; hit")
     r = s.vc("cache", "purge", "--site", "nosuch")
     assert r.returncode == 1 and "no such site" in r.stderr
+    for h in (many[0], many[-1]):
+        get(s, path, "-H", f"Host: {h}:{s.http}")
+        assert wait_for(lambda: get(s, path, "-H", f"Host: {h}:{s.http}")[1]["cache-status"].startswith(
+            "Velocity; hit"), timeout=5)
+    n, _ = purge(s, "--site", "many")
+    assert n == 2
+    assert get(s, path, "-H", f"Host: {many[-1]}:{s.http}")[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
