@@ -214,7 +214,7 @@ static int show(void *zctx, const vc_config_t *cfg, int argc, char **argv)
 }
 
 /* vc-cache walks its databases: 0 if they agree. */
-static int check(void *zctx, const vc_config_t *cfg, int argc)
+static int check(void *zctx, const vc_config_t *cfg, int argc, char **argv)
 {
     if (argc != 1)
         return usage();
@@ -227,27 +227,36 @@ static int check(void *zctx, const vc_config_t *cfg, int argc)
     return ok ? 0 : 1;
 }
 
+/* vc cache warm: HTTP to this node's own listeners, no ZeroMQ. */
+static int warm(void *zctx, const vc_config_t *cfg, int argc, char **argv)
+{
+    (void)zctx;
+    int rc = cache_warm(cfg, argc, argv);
+    return rc == -2 ? usage() : rc;
+}
+
+/* vc cache's subcommands (their help: cli/commands.c). */
+static const struct {
+    const char *name;
+    int (*run)(void *zctx, const vc_config_t *cfg, int argc, char **argv);
+} subcommands[] = {
+    {"purge", purge}, {"stats", stats}, {"show", show}, {"warm", warm}, {"check", check},
+};
+
 int cmd_cache(cli_t *cli, int argc, char **argv)
 {
     const char *sub = argc >= 2 ? argv[1] : "";
-    if (strcmp(sub, "purge") && strcmp(sub, "stats") && strcmp(sub, "check") && strcmp(sub, "show") &&
-        strcmp(sub, "warm"))
+    size_t i = 0;
+    while (i < VC_ARRAY_SIZE(subcommands) && strcmp(sub, subcommands[i].name) != 0)
+        i++;
+    if (i == VC_ARRAY_SIZE(subcommands))
         return usage();
     /* One configuration and one ZeroMQ context for every call. */
     vc_config_t *cfg = cli_running_config(cli);
     if (cfg == NULL)
         return 1;
-    if (!strcmp(sub, "warm")) {
-        /* HTTP to this node's own listeners: no ZeroMQ. */
-        int rc = cache_warm(cfg, argc - 1, argv + 1);
-        vc_config_destroy(&cfg);
-        return rc == -2 ? usage() : rc;
-    }
     void *zctx = zmq_ctx_new();
-    int rc = !strcmp(sub, "purge")   ? purge(zctx, cfg, argc - 1, argv + 1)
-             : !strcmp(sub, "check") ? check(zctx, cfg, argc - 1)
-             : !strcmp(sub, "show")  ? show(zctx, cfg, argc - 1, argv + 1)
-                                     : stats(zctx, cfg, argc - 1, argv + 1);
+    int rc = subcommands[i].run(zctx, cfg, argc - 1, argv + 1);
     zmq_ctx_term(zctx);
     vc_config_destroy(&cfg);
     return rc;
