@@ -172,3 +172,17 @@ def test_rfc9111_4_1_vary_values_match_whatever_their_list_whitespace(rfc_suite)
         code, h, body = get(s, path, "-H", f"X-Lang: {same}")
         assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == 1, (same, h)
     assert not get(s, path, "-H", "X-Lang: de, fr")[1]["cache-status"].startswith("Velocity; hit")
+
+
+def test_rfc9111_5_2_1_5_a_requests_no_store_stores_nothing_of_its_answer(rfc_suite):
+    s, path = rfc_suite, page(new_id(), "Cache-Control: max-age=3600")
+    code, h, body = get(s, path, "-H", "Cache-Control: no-store")
+    assert code == 200 and h["cache-status"] == "Velocity; fwd=uri-miss; detail=no-store", h
+    # Nothing was stored: the next request runs PHP again, and its answer
+    # is the one stored.
+    _, h2, body2 = get(s, path)
+    assert run_of(body2) == run_of(body) + 1 and h2["cache-status"].endswith("; stored"), h2
+    assert wait_for(lambda: get(s, path)[1]["cache-status"].startswith("Velocity; hit"), timeout=5)
+    # What is stored may answer it (the directive forbids storing only).
+    _, h3, body3 = get(s, path, "-H", "Cache-Control: no-cache, no-store")
+    assert h3["cache-status"].startswith("Velocity; hit") and run_of(body3) == run_of(body2)

@@ -519,6 +519,19 @@ static const char *bypass_reason(const seam_request_t *r, const vc_cache_rule_t 
     return NULL;
 }
 
+/* A request's own Cache-Control: no-store, on any of its lines (RFC 9111
+ * 5.2.1.5: no part of its answer may be stored; what is stored may still
+ * answer it). */
+static int asks_no_store(const h2o_req_t *req)
+{
+    int64_t secs;
+    for (ssize_t i = -1; (i = h2o_find_header(&req->headers, H2O_TOKEN_CACHE_CONTROL, i)) != -1;)
+        if (cache_policy_directive(req->headers.entries[i].value.base, req->headers.entries[i].value.len, "no-store",
+                                   &secs))
+            return 1;
+    return 0;
+}
+
 static int unsafe(h2o_iovec_t m)
 {
     return h2o_memis(m.base, m.len, H2O_STRLIT("POST")) || h2o_memis(m.base, m.len, H2O_STRLIT("PUT")) ||
@@ -713,11 +726,17 @@ static int take(const seam_request_t *r, void *state)
         cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = "range"});
         return 0;
     }
-    if (head || !host_plain) {
+    int no_store = asks_no_store(req);
+    if (head || !host_plain || no_store) {
         /* A HEAD is answered by PHP without a body: never stored. */
         cache_lookup_end();
         cache_stats.misses++;
-        cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = fwd, .detail = head ? "head" : "host-form"});
+        cache_tap(f, req,
+                  &(cache_tap_args_t){.site = r->site,
+                                      .fwd = fwd,
+                                      .detail = head          ? "head"
+                                                : !host_plain ? "host-form"
+                                                              : "no-store"});
         return 0;
     }
     return miss(r, rule, key, klen, found ? &e : NULL, epoch, now, fwd);
