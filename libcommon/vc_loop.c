@@ -60,10 +60,9 @@ int vc_loop_run(const vc_loop_t *l)
             stop = 1;
         if (stop)
             return 0;
-        if (l->tick && vc_mono_ms() >= next_tick) {
-            l->tick(l->arg);
-            next_tick = vc_mono_ms() + tick_ms;
-        } else if (vc_mono_ms() >= next_tick) {
+        if (vc_mono_ms() >= next_tick) {
+            if (l->tick)
+                l->tick(l->arg);
             next_tick = vc_mono_ms() + tick_ms;
         }
     }
