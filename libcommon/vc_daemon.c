@@ -235,6 +235,21 @@ void vc_daemon_ready(vc_daemon_t *d)
     vc_proc_ready();
 }
 
+void vc_daemon_reload(vc_daemon_t *d, void (*apply)(void *arg, const vc_config_t *cfg), void *arg, Vc__Reply *reply)
+{
+    char err[512];
+    vc_config_t *cfg = vc_confstore_load(d->data_dir, err, sizeof(err));
+    if (cfg == NULL) {
+        vc_reply_fail(reply, "%s", err);
+        return;
+    }
+    if (apply)
+        apply(arg, cfg);
+    vc_config_destroy(&d->cfg);
+    d->cfg = cfg;
+    vc_reply_ok(reply, "reloaded");
+}
+
 void vc_daemon_fini(vc_daemon_t *d)
 {
     if (d->bus) {

@@ -44,6 +44,12 @@ void vc_daemon_announce(vc_daemon_t *d);
 /* Announces the start if not done yet and tells the supervisor the daemon
  * is ready. Call once every socket is bound. */
 void vc_daemon_ready(vc_daemon_t *d);
+/* The `reload` verb: loads the stored configuration, hands it to apply
+ * (may be NULL) before it replaces d->cfg, and answers "reloaded"; or
+ * refuses with why, the running configuration kept. */
+struct Vc__Reply;
+void vc_daemon_reload(vc_daemon_t *d, void (*apply)(void *arg, const vc_config_t *cfg), void *arg,
+                      struct Vc__Reply *reply);
 /* Announces "<daemon>.stopped", closes everything, removes the pid file. */
 void vc_daemon_fini(vc_daemon_t *d);
 

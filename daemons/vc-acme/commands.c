@@ -159,15 +159,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     acme_t *a = arg;
-    char err[512];
-    vc_config_t *cfg = vc_confstore_load(a->d.data_dir, err, sizeof(err));
-    if (cfg == NULL) {
-        vc_reply_fail(reply, "%s", err);
-        return;
-    }
-    vc_config_destroy(&a->d.cfg);
-    a->d.cfg = cfg;
-    vc_reply_ok(reply, "reloaded");
+    vc_daemon_reload(&a->d, NULL, NULL, reply);
 }
 
 static const vc_verb_t verbs[] = {

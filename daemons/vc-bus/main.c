@@ -44,20 +44,17 @@ typedef struct bus {
 
 /* A reload brings the apps' webhooks up to date; the rest of the bus's
  * settings take a restart. */
+static void apply_settings(void *arg, const vc_config_t *cfg)
+{
+    bus_t *b = arg;
+    webhooks_configure(b->webhooks, cfg);
+    senders_configure(b->senders, cfg);
+}
+
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     bus_t *b = arg;
-    char err[512];
-    vc_config_t *cfg = vc_confstore_load(b->d.data_dir, err, sizeof(err));
-    if (cfg == NULL) {
-        vc_reply_fail(reply, "%s", err);
-        return;
-    }
-    webhooks_configure(b->webhooks, cfg);
-    senders_configure(b->senders, cfg);
-    vc_config_destroy(&b->d.cfg);
-    b->d.cfg = cfg;
-    vc_reply_ok(reply, "reloaded");
+    vc_daemon_reload(&b->d, apply_settings, b, reply);
 }
 
 static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

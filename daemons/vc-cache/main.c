@@ -116,19 +116,16 @@ static void on_php_purge(cache_t *c, const Vc__CachePurge *p)
     }
 }
 
+static void apply_settings(void *arg, const vc_config_t *cfg)
+{
+    cache_t *c = arg;
+    cache_store_set_settings(c->cs, vc_cache_settings_of(cfg));
+}
+
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     cache_t *c = arg;
-    char err[512];
-    vc_config_t *cfg = vc_confstore_load(c->d.data_dir, err, sizeof(err));
-    if (cfg == NULL) {
-        vc_reply_fail(reply, "%s", err);
-        return;
-    }
-    cache_store_set_settings(c->cs, vc_cache_settings_of(cfg));
-    vc_config_destroy(&c->d.cfg);
-    c->d.cfg = cfg;
-    vc_reply_ok(reply, "reloaded");
+    vc_daemon_reload(&c->d, apply_settings, c, reply);
 }
 
 static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
