@@ -134,9 +134,10 @@ static void on_event(bus_t *b)
         vc_bus_publish(b->d.bus, VC_EVENT(BUS_JOURNAL_RESUMED), VC__SEVERITY__WARNING, "dropped", n, NULL);
         b->not_journaled = 0;
     }
+    /* Only until our own start came through: then every event passes by. */
     char started[32];
-    if (strcmp(env->topic, vc_event_topic_of(VC_EV_DAEMON_STARTED, "bus", started, sizeof(started))) == 0 &&
-        env->pid == (uint32_t)getpid())
+    if (!b->own_start_seen && env->pid == (uint32_t)getpid() &&
+        strcmp(env->topic, vc_event_topic_of(VC_EV_DAEMON_STARTED, "bus", started, sizeof(started))) == 0)
         b->own_start_seen = 1;
     vc__envelope__free_unpacked(env, NULL);
     /* XPUB drops for slow subscribers past their high-water mark rather
