@@ -45,10 +45,7 @@ static void add_url(url_list_t *l, const char *u, size_t len)
         u++, len--;
     if (len == 0 || l->n >= URLS_MAX || (strncmp(u, "http://", 7) && strncmp(u, "https://", 8)))
         return;
-    if (l->n == l->cap) {
-        l->cap = l->cap ? l->cap * 2 : 256;
-        l->v = vc_realloc(l->v, l->cap * sizeof(char *));
-    }
+    VC_GROW(l->v, l->cap, l->n + 1, 256);
     l->v[l->n] = vc_malloc(len + 1);
     memcpy(l->v[l->n], u, len);
     l->v[l->n++][len] = '\0';

@@ -88,10 +88,7 @@ typedef struct paths {
 
 static void add(paths_t *ps, char *owned)
 {
-    if (ps->n == ps->cap) {
-        ps->cap = ps->cap ? ps->cap * 2 : 16;
-        ps->p = vc_realloc(ps->p, ps->cap * sizeof(char *));
-    }
+    VC_GROW(ps->p, ps->cap, ps->n + 1, 16);
     ps->p[ps->n++] = owned;
 }
 

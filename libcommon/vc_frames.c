@@ -31,13 +31,7 @@ void vc_block_unref(vc_block_t **pb)
 
 static vc_frame_t *grow(vc_frames_t *fr, size_t more)
 {
-    if (fr->cap < fr->n + more) {
-        size_t cap = fr->cap ? fr->cap * 2 : 8;
-        while (cap < fr->n + more)
-            cap *= 2;
-        fr->f = vc_realloc(fr->f, cap * sizeof(*fr->f));
-        fr->cap = cap;
-    }
+    VC_GROW(fr->f, fr->cap, fr->n + more, 8);
     return fr->f + fr->n;
 }
 

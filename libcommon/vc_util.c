@@ -40,6 +40,17 @@ void *vc_realloc(void *p, size_t n)
     return q ? q : oom(n);
 }
 
+void *vc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first)
+{
+    if (*cap >= need)
+        return arr;
+    size_t c = *cap ? *cap * 2 : first;
+    while (c < need)
+        c *= 2;
+    *cap = c;
+    return vc_realloc(arr, c * elem);
+}
+
 char *vc_strdup(const char *s)
 {
     return vc_strndup(s, strlen(s));

@@ -31,6 +31,12 @@ void vc_assert_fail(const char *expr, const char *file, int line, const char *fu
 void *vc_malloc(size_t n);
 void *vc_calloc(size_t count, size_t n);
 void *vc_realloc(void *p, size_t n);
+/* The one growable array: returns arr (of *cap elements of elem bytes),
+ * moved if it had to grow, with room for at least need, doubling from
+ * first. Arrays of frames, parts, subscribers and paths all grow here:
+ * VC_GROW(a, cap, need, first) assigns the result back. */
+void *vc_grow(void *arr, size_t *cap, size_t need, size_t elem, size_t first);
+#define VC_GROW(a, cap, need, first) ((a) = vc_grow((a), &(cap), (need), sizeof(*(a)), (first)))
 char *vc_strdup(const char *s);
 char *vc_strndup(const char *s, size_t n);
 /* Returns a malloc'd string; the caller owns it. */

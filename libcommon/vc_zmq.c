@@ -11,10 +11,7 @@ int vc_zparts_recv(void *sock, vc_zparts_t *fr, int flags)
     VC_ASSERT(fr->n == 0);
     int more = 1, overflow = 0;
     while (more) {
-        if (fr->n == fr->cap) {
-            fr->cap = fr->cap ? fr->cap * 2 : 8;
-            fr->f = vc_realloc(fr->f, fr->cap * sizeof(zmq_msg_t));
-        }
+        VC_GROW(fr->f, fr->cap, fr->n + 1, 8);
         zmq_msg_t *m = &fr->f[fr->n];
         zmq_msg_init(m);
         /* Only the first frame may be absent; the rest of a multipart

@@ -13,7 +13,12 @@
 #include <sys/uio.h>
 #include <zmq.h>
 
-/* The parts of one multipart message. */
+/* The parts of one multipart message, as ZeroMQ holds them. This is not
+ * a second vc_frames_t: a zmq_msg_t owns its bytes inside ZeroMQ, and
+ * vc-bus relays events by handing the same parts on to zmq_msg_send
+ * without a copy, and reads the sender's uid from a part's Peer-Address.
+ * A vc_frame_t points into our own blocks. The array under both grows
+ * through vc_grow. */
 typedef struct vc_zparts {
     zmq_msg_t *f;
     size_t n, cap;

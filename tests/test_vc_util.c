@@ -18,6 +18,23 @@ int main(void)
     CHECK(vc_parse_duration_ms("1e300d") == -1);
     CHECK(vc_parse_duration_ms(NULL) == -1);
 
+    /* vc_grow: starts at first, doubles, jumps to what is needed, and
+     * keeps what the array held. */
+    int *arr = NULL;
+    size_t cap = 0;
+    VC_GROW(arr, cap, 1, 4);
+    CHECK(cap == 4 && arr != NULL);
+    for (int i = 0; i < 4; i++)
+        arr[i] = i;
+    int *same = arr;
+    VC_GROW(arr, cap, 4, 4);
+    CHECK(cap == 4 && arr == same);
+    VC_GROW(arr, cap, 5, 4);
+    CHECK(cap == 8 && arr[3] == 3);
+    VC_GROW(arr, cap, 100, 4);
+    CHECK(cap == 128 && arr[0] == 0);
+    free(arr);
+
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);

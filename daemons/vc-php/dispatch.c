@@ -461,10 +461,7 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
 {
     if (d->spawning > 0 && gen == d->gen)
         d->spawning--;
-    if (d->nw == d->capw) {
-        d->capw = d->capw ? d->capw * 2 : 8;
-        d->w = vc_realloc(d->w, d->capw * sizeof(worker_t));
-    }
+    VC_GROW(d->w, d->capw, d->nw + 1, 8);
     worker_t *w = &d->w[d->nw++];
     memset(w, 0, sizeof(*w));
     w->pid = pid;

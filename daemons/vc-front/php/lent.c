@@ -568,10 +568,7 @@ void lent_on_lend(backend_t *be, const Vc__Lend *m)
      * once given back, the broker must find every byte the worker sent. */
     h2o_socket_dont_read(l->ob.sock, 1);
     h2o_socket_read_start(l->ob.sock, on_lent_readable);
-    if (be->nlent == be->caplent) {
-        be->caplent = be->caplent ? be->caplent * 2 : 16;
-        be->lent = vc_realloc(be->lent, be->caplent * sizeof(*be->lent));
-    }
+    VC_GROW(be->lent, be->caplent, be->nlent + 1, 16);
     be->lent[be->nlent++] = l;
     went_idle(l);
     settle(l);

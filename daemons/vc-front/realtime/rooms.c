@@ -106,10 +106,7 @@ void rooms_join(const char *name, rt_sub_t *s)
         R.nrooms++;
         occupancy(name, 1, 0);
     }
-    if (r->nsubs == r->cap) {
-        r->cap = r->cap ? r->cap * 2 : 4;
-        r->subs = vc_realloc(r->subs, r->cap * sizeof(*r->subs));
-    }
+    VC_GROW(r->subs, r->cap, r->nsubs + 1, 4);
     s->room = r;
     s->index = r->nsubs;
     r->subs[r->nsubs++] = s;
