@@ -76,48 +76,68 @@ static int list(void *zctx, const vc_config_t *cfg, int json)
     return 0;
 }
 
+/* What each verb takes: at most one option (one with a value when
+ * with_value) and a site name or not. */
+typedef struct {
+    const char *verb;
+    const char *option;
+    int with_value, takes_name;
+} cert_verb_t;
+
+static const cert_verb_t cert_verbs[] = {
+    {"list", "--json", 0, 0},
+    {"renew", "--force", 0, 1},
+    {"issue", NULL, 0, 1},
+    {"revoke", "--reason", 1, 1},
+};
+
+/* Asks vc-acme to renew, issue or revoke name; prints its answer. */
+static int ask_acme(void *zctx, vc_config_t *cfg, const char *verb, const char *name, const char *option,
+                    const char *value)
+{
+    int revoke = !strcmp(verb, "revoke");
+    const char *renew_args[] = {name, option ? "force" : !strcmp(verb, "issue") ? "issue" : "due"};
+    const char *revoke_args[] = {name, value};
+    Vc__Reply *r = NULL;
+    int rc = cli_call(zctx, cfg, "vc-acme", revoke ? "revoke" : "renew", revoke ? revoke_args : renew_args,
+                      revoke && value == NULL ? 1 : 2, &r) < 0;
+    if (r) {
+        fprintf(r->ok ? stdout : stderr, "%s\n", r->message);
+        rc = !r->ok;
+        vc__reply__free_unpacked(r, NULL);
+    }
+    return rc;
+}
+
 int cmd_cert(cli_t *cli, int argc, char **argv)
 {
     if (argc < 2)
         return usage();
-    const char *verb = argv[1];
-    int json = 0, force = 0;
-    const char *name = NULL, *reason = NULL;
-    int takes_name = !strcmp(verb, "renew") || !strcmp(verb, "issue") || !strcmp(verb, "revoke");
+    const cert_verb_t *v = NULL;
+    for (size_t i = 0; i < VC_ARRAY_SIZE(cert_verbs) && v == NULL; i++)
+        if (!strcmp(argv[1], cert_verbs[i].verb))
+            v = &cert_verbs[i];
+    if (v == NULL)
+        return usage();
+    const char *name = NULL, *option = NULL, *value = NULL;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--json") && !strcmp(verb, "list"))
-            json = 1;
-        else if (!strcmp(argv[i], "--force") && !strcmp(verb, "renew"))
-            force = 1;
-        else if (!strcmp(argv[i], "--reason") && !strcmp(verb, "revoke") && i + 1 < argc && reason == NULL)
-            reason = argv[++i];
-        else if (argv[i][0] != '-' && name == NULL && takes_name)
+        if (v->option && !strcmp(argv[i], v->option) && option == NULL && (!v->with_value || i + 1 < argc)) {
+            option = argv[i];
+            if (v->with_value)
+                value = argv[++i];
+        } else if (argv[i][0] != '-' && name == NULL && v->takes_name) {
             name = argv[i];
-        else
+        } else {
             return usage();
+        }
     }
-    if (strcmp(verb, "list") != 0 && (!takes_name || name == NULL))
+    if (v->takes_name && name == NULL)
         return usage();
     vc_config_t *cfg = cli_running_config(cli);
     if (cfg == NULL)
         return 1;
     void *zctx = zmq_ctx_new();
-    int rc = 0;
-    if (!strcmp(verb, "list")) {
-        rc = list(zctx, cfg, json);
-    } else {
-        const char *renew_args[] = {name, force ? "force" : !strcmp(verb, "issue") ? "issue" : "due"};
-        const char *revoke_args[] = {name, reason};
-        int revoke = !strcmp(verb, "revoke");
-        Vc__Reply *r = NULL;
-        rc = cli_call(zctx, cfg, "vc-acme", revoke ? "revoke" : "renew", revoke ? revoke_args : renew_args,
-                      revoke && reason == NULL ? 1 : 2, &r) < 0;
-        if (r) {
-            fprintf(r->ok ? stdout : stderr, "%s\n", r->message);
-            rc = !r->ok;
-            vc__reply__free_unpacked(r, NULL);
-        }
-    }
+    int rc = v->takes_name ? ask_acme(zctx, cfg, v->verb, name, option, value) : list(zctx, cfg, option != NULL);
     zmq_ctx_term(zctx);
     vc_config_destroy(&cfg);
     return rc;
