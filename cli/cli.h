@@ -47,6 +47,7 @@ int cmd_cache(cli_t *cli, int argc, char **argv);
 int cmd_cert(cli_t *cli, int argc, char **argv);
 /* vc rooms [--json], vc rooms apps [--secret] (rooms.c). */
 int cmd_rooms(cli_t *cli, int argc, char **argv);
+int cmd_nodes(cli_t *cli, int argc, char **argv);
 
 /* The configuration of the suite running under cli->data_dir, or NULL after
  * printing "no suite runs under ..." to stderr. Caller destroys. */

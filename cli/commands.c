@@ -86,6 +86,8 @@ static const cli_command_t commands[] = {
     {NULL, "cert", "renew [--force] SITE|HOST", "order a site's certificate now (--force: even if not due)", NULL},
     {NULL, "cert", "issue SITE|HOST", "order a first certificate now, past any back-off", NULL},
     {NULL, "cert", "revoke [--reason N] SITE|HOST", "revoke the certificate in service and order a new one", NULL},
+    {"The cluster (vc-mesh, over NATS)", "nodes", "[--json]",
+     "every node of the cluster: up, suspect or gone, last heard, version, load", cmd_nodes},
     {"Configuration", "configtest", "", "check the configuration directory", cmd_configtest},
     {NULL, "ensite", "NAME", "enable a site (sites-available to sites-enabled)", run_enable},
     {NULL, "dissite", "NAME", "disable a site", run_enable},

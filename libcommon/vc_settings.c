@@ -67,3 +67,20 @@ const void *vc_config_section(const vc_config_t *cfg, const vc_section_t *sec)
             return cfg->sections[k];
     return NULL;
 }
+
+int vc_setting_is_set(const vc_config_t *cfg, const vc_section_t *sec, const char *path)
+{
+    const char *values = vc_config_section(cfg, sec);
+    for (size_t i = 0; values && i < sec->nsettings; i++) {
+        const struct spec *s = &sec->settings[i];
+        if (strcmp(s->path, path) != 0)
+            continue;
+        switch (s->type) {
+        case T_STR: return (*(char *const *)(values + s->off))[0] != '\0';
+        case T_LIST: return *(const size_t *)(values + s->off + sizeof(char **)) > 0;
+        case T_BOOL: return *(const int *)(values + s->off) != 0;
+        default: return *(const int64_t *)(values + s->off) != 0;
+        }
+    }
+    return 0;
+}

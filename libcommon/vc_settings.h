@@ -38,6 +38,8 @@ typedef enum {
     VC_COPIES_ONE,      /* one process */
     VC_COPIES_PER_POOL, /* one per PHP pool (vc-php) */
     VC_COPIES_SETTING,  /* as many as an integer setting of the section says */
+    VC_COPIES_IF,       /* one when a setting of the section is set (a
+                         * string not empty, a list not empty, true), else none */
 } vc_copies_t;
 
 /* How `vc up` runs the daemon. */
@@ -45,7 +47,7 @@ typedef struct vc_supervision {
     const char *binary;         /* in the suite's bin directory */
     int order;                  /* started in rising order, stopped in falling */
     vc_copies_t copies;         /* each copy gets VC_INSTANCE (0, 1, ...) */
-    const char *copies_setting; /* VC_COPIES_SETTING: which */
+    const char *copies_setting; /* VC_COPIES_SETTING, VC_COPIES_IF: which */
     int serves_clients;         /* it gets the listening sockets (VC_LISTEN_FDS;
                                  * the admin one to copy 0 only) */
     int overlaps;               /* `vc restart` starts its successor first and
@@ -79,5 +81,8 @@ extern const vc_section_t *const vc_sections[];
 /* The section's values in cfg (defaults, then the files, the environment
  * and `vc up` options), or NULL if the section is not in the build. */
 const void *vc_config_section(const struct vc_config *cfg, const vc_section_t *sec);
+/* Whether the section's setting path is set: a string or a list not
+ * empty, a number not zero, true. 0 if it has no such setting. */
+int vc_setting_is_set(const struct vc_config *cfg, const vc_section_t *sec, const char *path);
 
 #endif

@@ -18,16 +18,17 @@ BUILD="build-essential cmake pkg-config
   libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev
   libnghttp2-dev liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler
   libconfig-dev libseccomp-dev libcurl4-openssl-dev libxml2-dev libjansson-dev
-  libsystemd-dev"
+  libsystemd-dev libnats-dev"
 # Run: the PHP extensions the example app and the conformance apps load.
 RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # Tests and benchmarks: the format check and the file lists (git), the
-# reference stack and real clients, and newuidmap for `vc up --userns`.
+# reference stack and real clients, newuidmap for `vc up --userns`, and
+# the NATS server the cluster tests run on each node.
 TEST="clang-format git nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2
-  pebble certbot python3-cryptography uidmap"
+  pebble certbot python3-cryptography uidmap nats-server"
 # The Debian package and its test in a fresh Debian 12 booted by podman
 # with systemd (ops/package.sh, ops/package-test.sh); the pod test
 # (ops/pod-test.sh): `podman kube play` builds its pause image around
@@ -90,7 +91,7 @@ $SUDO apt-get install -y -qq --no-install-recommends $missing
 # The Debian packages start nginx, php-fpm and MariaDB as system services;
 # the tests and benchmarks run their own instances on loopback ports, so the
 # system copies are stopped to keep port 80 and the CPU free.
-for svc in nginx php8.2-fpm mariadb; do
+for svc in nginx php8.2-fpm mariadb nats-server; do
     if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
         $SUDO systemctl stop "$svc" || true
     fi

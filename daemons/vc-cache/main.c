@@ -5,6 +5,7 @@
  * and purges on command (`vc cache purge`, its control endpoint), each
  * purge announced on the bus as cache.purged with its id.
  */
+#include "cluster.h"
 #include "store.h"
 #include "vc_events.h"
 #include "vc_confstore.h"
@@ -38,25 +39,77 @@ typedef struct cache {
     cache_store_t *cs;
     uint64_t offers, malformed, purges;
     vc_zparts_t fr;
+    cache_cluster_t cluster;
 } cache_t;
 
 /* As purge_kind_t, then "site": everything on a site's hosts ("a,b"). */
 static const char *const kinds[] = {"url", "prefix", "tag", "all", "site"};
 #define KIND_SITE 4
 
-/* A purge done: its id, logged and published (the cluster replays it). */
-static void purged(cache_t *c, size_t k, const char *value, int soft, long n, uint64_t ms, const char *by, char *id,
-                   size_t idlen)
+/* One purge: what, of which hosts' entries (none: any), and who asked:
+ * "operator", "php", or "mesh:NODE" for one done on another node (then id
+ * is the origin's, and it is not handed back to the cluster). */
+typedef struct purge_args {
+    size_t kind;
+    const char *value;
+    int soft;
+    char *const *hosts;
+    size_t nhosts;
+    const char *by;
+    const char *id;
+} purge_args_t;
+
+/* A purge done: logged and published with its id, and handed to the other
+ * nodes when it was done here. */
+static void purged(cache_t *c, const purge_args_t *a, long n, uint64_t ms, char *id, size_t idlen)
 {
-    snprintf(id, idlen, "%lld-%d-%llu", (long long)time(NULL), (int)getpid(), (unsigned long long)++c->purges);
+    if (a->id)
+        snprintf(id, idlen, "%s", a->id);
+    else
+        snprintf(id, idlen, "%lld-%d-%llu", (long long)time(NULL), (int)getpid(), (unsigned long long)++c->purges);
     char count[24];
     snprintf(count, sizeof(count), "%ld", n);
     char took[24];
     snprintf(took, sizeof(took), "%llu", (unsigned long long)ms);
-    vc_log(VC_LOG_NOTICE, "purge", "purge %s by %s: %s %s%s: %ld entr%s in %llu ms", id, by, kinds[k], value,
-           soft ? " (soft)" : "", n, n == 1 ? "y" : "ies", (unsigned long long)ms);
-    vc_bus_publish(c->d.bus, VC_EVENT(CACHE_PURGED), VC__SEVERITY__NOTICE, "id", id, "kind", kinds[k], "value", value,
-                   "soft", soft ? "1" : "0", "entries", count, "by", by, "ms", took, NULL);
+    vc_log(VC_LOG_NOTICE, "purge", "purge %s by %s: %s %s%s: %ld entr%s in %llu ms", id, a->by, kinds[a->kind],
+           a->value, a->soft ? " (soft)" : "", n, n == 1 ? "y" : "ies", (unsigned long long)ms);
+    vc_bus_publish(c->d.bus, VC_EVENT(CACHE_PURGED), VC__SEVERITY__NOTICE, "id", id, "kind", kinds[a->kind], "value",
+                   a->value, "soft", a->soft ? "1" : "0", "entries", count, "by", a->by, "ms", took, NULL);
+    if (strncmp(a->by, "mesh:", 5) != 0)
+        cache_cluster_hand(&c->cluster, id, kinds[a->kind], a->value, strlen(a->value), a->soft, a->hosts, a->nhosts);
+}
+
+/* Runs a purge: the entries purged, or a negative error. */
+static long run_purge(cache_t *c, const purge_args_t *a, char *id, size_t idlen)
+{
+    uint64_t t0 = vc_mono_ms();
+    long n;
+    if (a->kind == KIND_SITE) {
+        /* Every entry whose key's host is one of the site's, however many. */
+        char *copy = vc_strdup(a->value), *save = NULL;
+        char **hosts = vc_calloc(strlen(a->value) / 2 + 1, sizeof(*hosts)); /* "a,b": at most one a two bytes */
+        size_t nh = 0;
+        for (char *h = strtok_r(copy, ",", &save); h; h = strtok_r(NULL, ",", &save))
+            hosts[nh++] = h;
+        n = nh ? cache_store_purge_hosts(c->cs, PURGE_ALL, "", a->soft, hosts, nh) : -EINVAL;
+        free(hosts);
+        free(copy);
+    } else if (a->nhosts) {
+        n = cache_store_purge_hosts(c->cs, (purge_kind_t)a->kind, a->value, a->soft, a->hosts, a->nhosts);
+    } else {
+        n = cache_store_purge(c->cs, (purge_kind_t)a->kind, a->value, a->soft);
+    }
+    if (n >= 0)
+        purged(c, a, n, vc_mono_ms() - t0, id, idlen);
+    return n;
+}
+
+static size_t kind_of(const char *name)
+{
+    size_t k = 0;
+    while (k < VC_ARRAY_SIZE(kinds) && strcmp(name, kinds[k]) != 0)
+        k++;
+    return k;
 }
 
 /* purge KIND VALUE [soft]: the purge runs at once; the reply says how many
@@ -65,41 +118,61 @@ static void purged(cache_t *c, size_t k, const char *value, int soft, long n, ui
 static void on_purge(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     cache_t *c = arg;
-    size_t k = 0;
-    while (k < VC_ARRAY_SIZE(kinds) && (cmd->n_args < 1 || strcmp(cmd->args[0], kinds[k])))
-        k++;
+    size_t k = cmd->n_args ? kind_of(cmd->args[0]) : VC_ARRAY_SIZE(kinds);
     if (k == VC_ARRAY_SIZE(kinds) || (k != PURGE_ALL && cmd->n_args < 2)) {
         vc_reply_fail(reply, "purge: expected url|prefix|tag|site VALUE, or all; then soft if wanted");
         return;
     }
-    const char *value = k == PURGE_ALL ? "" : cmd->args[1];
-    int soft = cmd->n_args > (k == PURGE_ALL ? 1u : 2u) && strcmp(cmd->args[cmd->n_args - 1], "soft") == 0;
+    purge_args_t a = {.kind = k, .value = k == PURGE_ALL ? "" : cmd->args[1], .by = "operator"};
+    a.soft = cmd->n_args > (k == PURGE_ALL ? 1u : 2u) && strcmp(cmd->args[cmd->n_args - 1], "soft") == 0;
     uint64_t t0 = vc_mono_ms();
-    long n;
-    if (k == KIND_SITE) {
-        /* Every entry whose key's host is one of the site's, however many. */
-        char *copy = vc_strdup(value), *save = NULL;
-        char **hosts = vc_calloc(strlen(value) / 2 + 1, sizeof(*hosts)); /* "a,b": at most one a two bytes */
-        size_t nh = 0;
-        for (char *h = strtok_r(copy, ",", &save); h; h = strtok_r(NULL, ",", &save))
-            hosts[nh++] = h;
-        n = nh ? cache_store_purge_hosts(c->cs, PURGE_ALL, "", soft, hosts, nh) : -EINVAL;
-        free(hosts);
-        free(copy);
-    } else {
-        n = cache_store_purge(c->cs, (purge_kind_t)k, value, soft);
-    }
+    char id[96];
+    long n = run_purge(c, &a, id, sizeof(id));
     if (n < 0) {
         vc_reply_fail(reply, "purge failed: %s",
                       n == -EINVAL ? "expected a URL like https://host/path" : vc_strerror((int)n));
         return;
     }
-    char id[40];
-    purged(c, k, value, soft, n, vc_mono_ms() - t0, "operator", id, sizeof(id));
     vc_reply_ok(reply, "purged %ld entr%s", n, n == 1 ? "y" : "ies");
     vc_reply_field(reply, "id", "%s", id);
     vc_reply_field(reply, "entries", "%ld", n);
     vc_reply_field(reply, "ms", "%llu", (unsigned long long)(vc_mono_ms() - t0));
+}
+
+/* replay ORIGIN ID KIND VALUE SOFT [HOST...]: a purge another node did,
+ * sent by vc-mesh (kind "key": one entry, an unsafe method's invalidation
+ * there). Applied here and announced, never handed back. */
+static void on_replay(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    cache_t *c = arg;
+    if (cmd->n_args < 5) {
+        vc_reply_fail(reply, "replay: expected ORIGIN ID KIND VALUE SOFT [HOST...]");
+        return;
+    }
+    char by[96];
+    snprintf(by, sizeof(by), "mesh:%s", cmd->args[0]);
+    int soft = strcmp(cmd->args[4], "1") == 0;
+    long n;
+    if (strcmp(cmd->args[2], "key") == 0) {
+        Vc__CacheStore o = VC__CACHE_STORE__INIT, *op = &o;
+        o.invalidate = 1;
+        o.key.data = (uint8_t *)cmd->args[3];
+        o.key.len = strlen(cmd->args[3]);
+        n = cache_store_put(c->cs, &op, 1);
+    } else {
+        size_t k = kind_of(cmd->args[2]);
+        if (k == VC_ARRAY_SIZE(kinds)) {
+            vc_reply_fail(reply, "replay: \"%s\" is not a kind of purge", cmd->args[2]);
+            return;
+        }
+        purge_args_t a = {k, cmd->args[3], soft, cmd->args + 5, cmd->n_args - 5, by, cmd->args[1]};
+        char id[96];
+        n = run_purge(c, &a, id, sizeof(id));
+    }
+    if (n < 0)
+        vc_reply_fail(reply, "replay failed: %s", vc_strerror((int)n));
+    else
+        vc_reply_ok(reply, "replayed: %ld", n);
 }
 
 /* Tags a site's PHP purged (vc_cache_purge_tags()), on its hosts only. */
@@ -108,11 +181,9 @@ static void on_php_purge(cache_t *c, const Vc__CachePurge *p)
     if (p->n_hosts == 0)
         return; /* never everyone's */
     for (size_t i = 0; i < p->n_tags && i < VC_CACHE_TAGS_MAX; i++) {
-        uint64_t t0 = vc_mono_ms();
-        long n = cache_store_purge_hosts(c->cs, PURGE_TAG, p->tags[i], p->soft, p->hosts, p->n_hosts);
-        char id[40];
-        if (n >= 0)
-            purged(c, PURGE_TAG, p->tags[i], p->soft, n, vc_mono_ms() - t0, "php", id, sizeof(id));
+        purge_args_t a = {PURGE_TAG, p->tags[i], p->soft, p->hosts, p->n_hosts, "php", NULL};
+        char id[96];
+        run_purge(c, &a, id, sizeof(id));
     }
 }
 
@@ -147,6 +218,10 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "purged", "%llu", (unsigned long long)n.purged);
     vc_reply_field(reply, "invalidated", "%llu", (unsigned long long)n.invalidated);
     vc_reply_field(reply, "soft_pending", "%llu", (unsigned long long)n.soft_tags);
+    if (c->cluster.out) {
+        vc_reply_field(reply, "cluster_handed", "%llu", (unsigned long long)c->cluster.handed);
+        vc_reply_field(reply, "cluster_dropped", "%llu", (unsigned long long)c->cluster.dropped);
+    }
 }
 
 static void on_show(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -175,6 +250,7 @@ static const vc_verb_t verbs[] = {
     {"ping", "", "as status", on_status},
     {"stats", "", "as status", on_status},
     {"purge", "url|prefix|tag|site VALUE | all [soft]", "drop entries; answered once no front reads them", on_purge},
+    {"replay", "ORIGIN ID KIND VALUE SOFT [HOST...]", "a purge another node did (vc-mesh)", on_replay},
     {"show", "URL", "what is stored for a URL, a record a variant", on_show},
     {"check", "", "whether the cache's databases agree", on_check},
     {"reload", "", "take the stored configuration's cache settings", on_reload},
@@ -201,6 +277,8 @@ static void on_offers(void *arg)
                 vc_log(VC_LOG_WARN, "offers", "dropped a malformed offer (counted in vc cache stats)");
             continue;
         }
+        if (o->invalidate)
+            cache_cluster_hand(&c->cluster, "", "key", (const char *)o->key.data, o->key.len, 0, NULL, 0);
         if (o->purge || o->n_touch) {
             /* In order: what the front offered before it is stored first. */
             if (n)
@@ -261,6 +339,8 @@ int main(int argc, char **argv)
     int hwm = IN_HWM;
     zmq_setsockopt(c.in, ZMQ_RCVHWM, &hwm, sizeof(hwm));
     free(in_ep);
+    if (cache_cluster_open(&c.cluster, c.d.zctx, c.d.cfg) < 0)
+        return 1;
     vc_daemon_ready(&c.d);
 
     const vc_watch_t watch[] = {{c.in, 0, on_offers}};
@@ -268,6 +348,7 @@ int main(int argc, char **argv)
     vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
     zmq_close(c.in);
+    cache_cluster_close(&c.cluster);
     vc_daemon_fini(&c.d);
     mdb_env_sync(vc_store_env(c.store), 1);
     cache_store_destroy(&c.cs);

@@ -1,0 +1,195 @@
+/* The NATS connection (mesh.h): options from cluster.*, callbacks that
+ * only queue, and what is set up once it is up. */
+#include "mesh.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void on_link_event(natsConnection *nc, void *closure)
+{
+    (void)nc;
+    inbox_push(&((mesh_t *)closure)->inbox, INBOX_LINK, NULL);
+}
+
+static void on_roster_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc, (void)sub;
+    inbox_push(&((mesh_t *)closure)->inbox, INBOX_ROSTER, msg);
+}
+
+static void on_purge_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc, (void)sub;
+    inbox_push(&((mesh_t *)closure)->inbox, INBOX_PURGE, msg);
+}
+
+/* Credentials from cluster.*: a .creds file, or a user and the password
+ * in a file (never in vc.conf itself). */
+static natsStatus credentials(natsOptions *o, const mesh_settings_t *c)
+{
+    if (c->credentials[0])
+        return natsOptions_SetUserCredentialsFromFiles(o, c->credentials, NULL);
+    if (!c->user[0])
+        return NATS_OK;
+    size_t len = 0;
+    char *pw = vc_read_file(c->password_file, &len);
+    if (pw == NULL) {
+        vc_log(VC_LOG_ERR, "link", "cannot read cluster.password_file \"%s\": %m", c->password_file);
+        return NATS_ERR;
+    }
+    while (len > 0 && (pw[len - 1] == '\n' || pw[len - 1] == '\r'))
+        pw[--len] = '\0';
+    natsStatus s = natsOptions_SetUserInfo(o, c->user, pw);
+    sodium_memzero(pw, len);
+    free(pw);
+    return s;
+}
+
+int link_open(mesh_t *m)
+{
+    const mesh_settings_t *c = m->cfg;
+    natsOptions *o = NULL;
+    natsStatus s = natsOptions_Create(&o);
+    char name[96];
+    snprintf(name, sizeof(name), "vc-mesh %s", c->node);
+    if (s == NATS_OK)
+        s = natsOptions_SetServers(o, (const char **)c->nats, (int)c->nnats);
+    if (s == NATS_OK)
+        s = natsOptions_SetName(o, name);
+    /* For ever, every half second: a node cut off keeps trying. */
+    if (s == NATS_OK)
+        s = natsOptions_SetMaxReconnect(o, -1);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectWait(o, 500);
+    if (s == NATS_OK)
+        s = natsOptions_SetRetryOnFailedConnect(o, true, on_link_event, m);
+    if (s == NATS_OK)
+        s = natsOptions_SetDisconnectedCB(o, on_link_event, m);
+    if (s == NATS_OK)
+        s = natsOptions_SetReconnectedCB(o, on_link_event, m);
+    if (s == NATS_OK && c->ca[0])
+        s = natsOptions_LoadCATrustedCertificates(o, c->ca);
+    if (s == NATS_OK)
+        s = credentials(o, c);
+    if (s == NATS_OK) {
+        s = natsConnection_Connect(&m->nc, o);
+        if (s == NATS_NOT_YET_CONNECTED)
+            s = NATS_OK; /* it keeps trying; on_link_event says when */
+    }
+    natsOptions_Destroy(o);
+    if (s != NATS_OK) {
+        vc_log(VC_LOG_CRIT, "link", "cannot set up the link to NATS: %s (%s)", natsStatus_GetText(s),
+               nats_GetLastError(NULL));
+        return -1;
+    }
+    m->connected = natsConnection_Status(m->nc) == NATS_CONN_STATUS_CONNECTED;
+    return 0;
+}
+
+/* The purge stream: every node's purges, kept purge_keep, a purge's id
+ * remembered for duplicates as long (a retried publish is stored once). */
+static natsStatus purge_stream(mesh_t *m)
+{
+    jsStreamConfig sc;
+    jsStreamConfig_Init(&sc);
+    const char *subjects[] = {VC_MESH_PURGE_SUBJECT ">"};
+    sc.Name = VC_MESH_PURGES;
+    sc.Subjects = subjects;
+    sc.SubjectsLen = 1;
+    sc.MaxAge = m->cfg->purge_keep_ms * 1000000; /* ns */
+    sc.Duplicates = (m->cfg->purge_keep_ms < 120000 ? m->cfg->purge_keep_ms : 120000) * 1000000;
+    sc.Storage = js_FileStorage;
+    jsErrCode je = 0;
+    natsStatus s = js_AddStream(NULL, m->js, &sc, NULL, &je);
+    if (s != NATS_OK && je == JSStreamNameExistErr)
+        s = js_UpdateStream(NULL, m->js, &sc, NULL, &je);
+    return s;
+}
+
+/* This node's durable consumer: across restarts of vc-mesh and outages of
+ * the link, it resumes where it stopped, so what was missed is replayed. */
+static natsStatus purge_consumer(mesh_t *m)
+{
+    char durable[VC_MESH_NODE_MAX + 8];
+    snprintf(durable, sizeof(durable), "purges_%s", m->cfg->node);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = VC_MESH_PURGES;
+    so.ManualAck = true;
+    so.Config.Durable = durable;
+    so.Config.AckPolicy = js_AckExplicit;
+    so.Config.DeliverPolicy = js_DeliverAll;
+    so.Config.AckWait = 30LL * 1000000000;
+    jsErrCode je = 0;
+    return js_Subscribe(&m->purge_sub, m->js, VC_MESH_PURGE_SUBJECT ">", on_purge_msg, m, NULL, &so, &je);
+}
+
+void link_setup(mesh_t *m)
+{
+    if (m->ready || !m->connected)
+        return;
+    natsStatus s = NATS_OK;
+    if (m->js == NULL)
+        s = natsConnection_JetStream(&m->js, m->nc, NULL);
+    if (s == NATS_OK && m->roster == NULL) {
+        kvConfig kc;
+        kvConfig_Init(&kc);
+        kc.Bucket = VC_MESH_ROSTER;
+        kc.History = 1;
+        kc.TTL = m->cfg->gone_ms; /* ms: a silent node's entry goes */
+        s = js_CreateKeyValue(&m->roster, m->js, &kc);
+        if (s != NATS_OK)
+            s = js_KeyValue(&m->roster, m->js, VC_MESH_ROSTER);
+    }
+    /* Live heartbeats, as the bucket stores them (its subjects). */
+    if (s == NATS_OK && m->roster_sub == NULL)
+        s = natsConnection_Subscribe(&m->roster_sub, m->nc, "$KV." VC_MESH_ROSTER ".>", on_roster_msg, m);
+    if (s == NATS_OK)
+        s = purge_stream(m);
+    if (s == NATS_OK && m->purge_sub == NULL)
+        s = purge_consumer(m);
+    if (s != NATS_OK) {
+        vc_log(VC_LOG_WARN, "link", "setting up the roster and the purge stream: %s (%s); trying again",
+               natsStatus_GetText(s), nats_GetLastError(NULL));
+        return;
+    }
+    m->ready = 1;
+    vc_log(VC_LOG_INFO, "link", "in the cluster as \"%s\"", m->cfg->node);
+}
+
+const char *link_state(const mesh_t *m)
+{
+    if (m->nc == NULL)
+        return "closed";
+    switch (natsConnection_Status(m->nc)) {
+    case NATS_CONN_STATUS_CONNECTED: return m->ready ? "connected" : "setting-up";
+    case NATS_CONN_STATUS_CONNECTING: return "connecting";
+    case NATS_CONN_STATUS_RECONNECTING: return "reconnecting";
+    case NATS_CONN_STATUS_DISCONNECTED: return "disconnected";
+    default: return "closed";
+    }
+}
+
+void link_close(mesh_t *m)
+{
+    if (m->roster_sub)
+        natsSubscription_Destroy(m->roster_sub);
+    if (m->purge_sub) /* unsubscribing would delete the durable consumer */
+        natsSubscription_Destroy(m->purge_sub);
+    if (m->roster)
+        kvStore_Destroy(m->roster);
+    if (m->js)
+        jsCtx_Destroy(m->js);
+    if (m->nc) {
+        natsConnection_Close(m->nc);
+        natsConnection_Destroy(m->nc);
+    }
+    m->roster_sub = m->purge_sub = NULL;
+    m->roster = NULL;
+    m->js = NULL;
+    m->nc = NULL;
+}

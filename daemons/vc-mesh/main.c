@@ -1,0 +1,155 @@
+/*
+ * vc-mesh: this node in the cluster (mesh.h, docs/cluster.md). Run by
+ * `vc up` only when cluster.node is set.
+ */
+#include "mesh.h"
+#include "vc_events.h"
+#include "vc_log.h"
+#include "vc_loop.h"
+#include "vc_util.h"
+#include "vc_zmq.h"
+
+#include <errno.h>
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Purges vc-cache may queue while this daemon is busy. */
+#define IN_HWM 100000
+
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    (void)cmd;
+    mesh_t *m = arg;
+    size_t up = 0;
+    for (size_t i = 0; i < m->nnodes; i++)
+        up += m->nodes[i].state == NODE_UP;
+    vc_reply_ok(reply, "vc-mesh is running: node %s, NATS %s, %zu of %zu nodes up", m->cfg->node, link_state(m), up,
+                m->nnodes);
+    vc_reply_field(reply, "health", "%s", m->ready && m->connected ? "ok" : "degraded");
+    vc_reply_field(reply, "node", "%s", m->cfg->node);
+    vc_reply_field(reply, "nats", "%s", link_state(m));
+    vc_reply_field(reply, "nodes_up", "%zu", up);
+    vc_reply_field(reply, "nodes_known", "%zu", m->nnodes);
+    vc_reply_field(reply, "reconnects", "%llu", (unsigned long long)m->reconnects);
+    vc_reply_field(reply, "purges_sent", "%llu", (unsigned long long)m->purges_sent);
+    vc_reply_field(reply, "purges_applied", "%llu", (unsigned long long)m->purges_applied);
+    vc_reply_field(reply, "purges_failed", "%llu", (unsigned long long)m->purges_failed);
+    vc_reply_field(reply, "malformed", "%llu", (unsigned long long)m->malformed);
+    vc_reply_field(reply, "replay_lag_ms", "%lld", (long long)m->replay_lag_ms);
+}
+
+static void on_nodes(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    (void)cmd;
+    mesh_t *m = arg;
+    vc_reply_ok(reply, "%zu nodes known; NATS %s", m->nnodes, link_state(m));
+    vc_reply_field(reply, "nats", "%s", link_state(m));
+    roster_reply(m, reply);
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "this node, its link to NATS, the nodes up, purges sent and applied", on_status},
+    {"ping", "", "as status", on_status},
+    {"nodes", "", "the roster: each node, its state, when last heard", on_nodes},
+};
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
+}
+
+static void link_changed(mesh_t *m)
+{
+    int now = natsConnection_Status(m->nc) == NATS_CONN_STATUS_CONNECTED;
+    if (now == m->connected)
+        return;
+    m->connected = now;
+    m->reconnects += now;
+    vc_log(now ? VC_LOG_NOTICE : VC_LOG_WARN, "link", "NATS %s", now ? "connected" : "lost; reconnecting");
+    vc_bus_publish(m->d.bus, VC_EVENT(MESH_LINK_CHANGED), now ? VC__SEVERITY__NOTICE : VC__SEVERITY__WARNING, "state",
+                   now ? "connected" : "disconnected", NULL);
+    if (now) {
+        link_setup(m);
+        m->next_beat_ms = 0; /* say so at once */
+        roster_beat(m);
+    }
+}
+
+/* What libnats's threads queued. */
+static void on_inbox(void *arg)
+{
+    mesh_t *m = arg;
+    for (inbox_item_t *it = inbox_take(&m->inbox), *next; it; it = next) {
+        next = it->next;
+        switch (it->kind) {
+        case INBOX_LINK: link_changed(m); break;
+        case INBOX_ROSTER: roster_heard(m, it->msg); break;
+        case INBOX_PURGE: purges_heard(m, it->msg); break;
+        }
+        if (it->msg)
+            natsMsg_Destroy(it->msg);
+        free(it);
+    }
+}
+
+static void tick(void *arg)
+{
+    mesh_t *m = arg;
+    link_setup(m);
+    roster_beat(m);
+    roster_check(m);
+}
+
+int main(int argc, char **argv)
+{
+    mesh_t m = {0};
+    vc_daemon_load(&m.d, "vc-mesh", argc, argv);
+    if (sodium_init() < 0)
+        return 1;
+    m.cfg = vc_mesh_settings_of(m.d.cfg);
+    if (m.cfg->node[0] == '\0') {
+        vc_log(VC_LOG_CRIT, "main", "cluster.node is not set: this machine is not in a cluster");
+        return 1;
+    }
+    m.started_ms = vc_wall_ms();
+    if (inbox_init(&m.inbox) < 0) {
+        vc_log(VC_LOG_CRIT, "main", "eventfd() failed: %m");
+        return 1;
+    }
+    vc_daemon_start(&m.d, on_command, &m);
+    char *in_ep = vc_config_endpoint(m.d.cfg, "mesh-in");
+    m.in = vc_socket(m.d.zctx, ZMQ_PULL, in_ep, 1);
+    if (m.in == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\": %s", in_ep, zmq_strerror(errno));
+        return 1;
+    }
+    free(in_ep);
+    int hwm = IN_HWM;
+    zmq_setsockopt(m.in, ZMQ_RCVHWM, &hwm, sizeof(hwm));
+    if (link_open(&m) < 0)
+        return 1;
+    link_setup(&m);
+    vc_daemon_ready(&m.d);
+
+    const vc_watch_t watch[] = {{NULL, m.inbox.fd, on_inbox}, {m.in, 0, purges_from_cache}};
+    /* The tick is the heartbeat's grain: a tenth of it, so silence is seen
+     * within a tenth of the bounds. */
+    unsigned grain = (unsigned)(m.cfg->heartbeat_ms / 10 > 50 ? m.cfg->heartbeat_ms / 10 : 50);
+    vc_loop_t loop = {.ctl = m.d.ctl,
+                      .sigfd = m.d.sigfd,
+                      .arg = &m,
+                      .watch = watch,
+                      .nwatch = VC_ARRAY_SIZE(watch),
+                      .tick = tick,
+                      .tick_ms = grain};
+    vc_loop_run(&loop);
+    vc_log(VC_LOG_INFO, "main", "stopping");
+    link_close(&m);
+    inbox_fini(&m.inbox);
+    roster_fini(&m);
+    zmq_close(m.in);
+    vc_daemon_fini(&m.d);
+    nats_Close();
+    return 0;
+}

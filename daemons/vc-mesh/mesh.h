@@ -1,0 +1,95 @@
+/*
+ * vc-mesh: this node's link to the cluster (docs/cluster.md). It holds one
+ * NATS connection (libnats, which reconnects by itself) and does three
+ * things with it: the roster (roster.c), purges to and from the other
+ * nodes (purges.c), and the `nodes` verb.
+ *
+ * libnats calls back on threads of its own. Those callbacks do nothing
+ * but queue what arrived in the inbox (inbox.c) and wake the daemon's one
+ * loop through an eventfd: everything else runs on the loop, so nothing
+ * here needs a lock but the inbox's.
+ */
+#ifndef VC_MESH_INTERNAL_H
+#define VC_MESH_INTERNAL_H
+
+#include "vc_daemon.h"
+#include "vc_mesh.h"
+
+#include <nats/nats.h>
+#include <pthread.h>
+#include <stdint.h>
+
+typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK } inbox_kind_t;
+
+typedef struct inbox_item {
+    struct inbox_item *next;
+    inbox_kind_t kind;
+    natsMsg *msg; /* NULL for INBOX_LINK */
+} inbox_item_t;
+
+typedef struct inbox {
+    pthread_mutex_t lock;
+    inbox_item_t *head, **tail;
+    int fd; /* eventfd: written when the inbox turns non-empty */
+} inbox_t;
+
+typedef enum { NODE_UP, NODE_SUSPECT, NODE_GONE } node_state_t;
+
+typedef struct node {
+    char name[VC_MESH_NODE_MAX + 1];
+    node_state_t state;
+    uint64_t seen_ms; /* monotonic, at its last heartbeat */
+    int64_t at_ms, started_ms;
+    double load;
+    char *version, *config;
+    char **addresses, **sites;
+    size_t naddresses, nsites;
+} node_t;
+
+typedef struct mesh {
+    vc_daemon_t d;
+    const mesh_settings_t *cfg;
+    inbox_t inbox;
+    natsConnection *nc;
+    jsCtx *js;
+    kvStore *roster;
+    natsSubscription *roster_sub, *purge_sub;
+    int ready;              /* roster bucket and purge stream set up */
+    int connected;          /* as libnats last said */
+    uint64_t next_beat_ms;
+    int64_t started_ms;
+    node_t *nodes;
+    size_t nnodes, capnodes;
+    void *in; /* PULL: purges vc-cache hands on (mesh-in) */
+    uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;
+    int64_t replay_lag_ms; /* age of the last purge applied when it was applied */
+} mesh_t;
+
+/* inbox.c */
+int inbox_init(inbox_t *ib);
+void inbox_push(inbox_t *ib, inbox_kind_t kind, natsMsg *msg);
+/* Takes everything queued, oldest first; the caller frees each item. */
+inbox_item_t *inbox_take(inbox_t *ib);
+void inbox_fini(inbox_t *ib);
+
+/* link.c: the NATS connection and what it sets up once connected. */
+int link_open(mesh_t *m);
+/* Sets up the roster bucket, the purge stream and the subscriptions, once
+ * the connection is up; retried each tick until done. */
+void link_setup(mesh_t *m);
+const char *link_state(const mesh_t *m);
+void link_close(mesh_t *m);
+
+/* roster.c */
+void roster_beat(mesh_t *m);
+void roster_heard(mesh_t *m, natsMsg *msg);
+/* Marks silent nodes suspect, then gone; each change an event. */
+void roster_check(mesh_t *m);
+void roster_reply(const mesh_t *m, Vc__Reply *reply);
+void roster_fini(mesh_t *m);
+
+/* purges.c */
+void purges_from_cache(void *arg); /* mesh-in readable */
+void purges_heard(mesh_t *m, natsMsg *msg);
+
+#endif

@@ -1,0 +1,28 @@
+/*
+ * What vc-mesh reads from NATS, decoded and checked before anything acts
+ * on it: a roster entry (proto MeshNode) and a purge (MeshPurge). Another
+ * node may run another version, or a client with the cluster's
+ * credentials may be hostile; what does not pass is counted and dropped.
+ * fuzz/fuzz_mesh_wire.c drives both.
+ */
+#ifndef VC_MESH_WIRE_H
+#define VC_MESH_WIRE_H
+
+#include "mesh.pb-c.h"
+
+#include <stddef.h>
+
+/* Limits on what a node may say. */
+#define MESH_ADDRESSES_MAX 64
+#define MESH_SITES_MAX 10000
+#define MESH_HOSTS_MAX 1024
+#define MESH_STRING_MAX 4096
+
+/* A roster entry heard on subject "$KV.<bucket>.<key>": decoded, its node
+ * named as its key. NULL with why when it does not pass. */
+Vc__MeshNode *mesh_node_read(const char *key, const void *data, size_t len, char *why, size_t wlen);
+/* A purge: decoded, its origin a node name, its kind known, a value where
+ * the kind needs one. NULL with why when it does not pass. */
+Vc__MeshPurge *mesh_purge_read(const void *data, size_t len, char *why, size_t wlen);
+
+#endif

@@ -1,0 +1,128 @@
+/*
+ * Purges across nodes (mesh.h). vc-cache hands each purge done on this
+ * node to mesh-in; it goes onto the purge stream with this node as its
+ * origin and "origin:id" as its message id, so a publish retried across a
+ * reconnection is stored once. Every node reads the stream through its own
+ * durable consumer and applies what other nodes did through vc-cache's
+ * `replay` verb, then acknowledges it: a purge is acknowledged only once
+ * applied, so one that fails, or that arrives while this node's vc-cache
+ * is away, comes again. A node's own purges come back to it and are
+ * skipped: nothing loops.
+ */
+#include "mesh.h"
+#include "mesh_wire.h"
+#include "vc_events.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "vc_zmq.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* How long vc-cache may take to apply one purge. */
+#define REPLAY_TIMEOUT_MS 10000
+
+static void send_one(mesh_t *m, Vc__MeshPurge *p)
+{
+    char id[96];
+    if (p->id[0] == '\0') { /* an invalidation: vc-cache names none */
+        snprintf(id, sizeof(id), "%lld-%llu", (long long)m->started_ms, (unsigned long long)m->purges_sent + 1);
+        p->id = id;
+    }
+    p->origin = m->cfg->node;
+    size_t len = vc__mesh_purge__get_packed_size(p);
+    uint8_t *buf = vc_malloc(len ? len : 1);
+    vc__mesh_purge__pack(p, buf);
+    char subject[sizeof(VC_MESH_PURGE_SUBJECT) + VC_MESH_NODE_MAX];
+    snprintf(subject, sizeof(subject), VC_MESH_PURGE_SUBJECT "%s", m->cfg->node);
+    char msgid[VC_MESH_NODE_MAX + 100];
+    snprintf(msgid, sizeof(msgid), "%s:%s", m->cfg->node, p->id);
+    jsPubOptions po;
+    jsPubOptions_Init(&po);
+    po.MsgId = msgid;
+    /* Buffered by libnats while it reconnects; acknowledged later. */
+    natsStatus s = m->js ? js_PublishAsync(m->js, subject, buf, (int)len, &po) : NATS_NOT_YET_CONNECTED;
+    if (s == NATS_OK) {
+        m->purges_sent++;
+    } else {
+        m->purges_failed++;
+        vc_log(VC_LOG_WARN, "purges", "purge %s %s not sent to the cluster: %s", p->kind, p->value,
+               natsStatus_GetText(s));
+    }
+    free(buf);
+}
+
+void purges_from_cache(void *arg)
+{
+    mesh_t *m = arg;
+    vc_zparts_t fr = {0};
+    while (vc_zparts_recv(m->in, &fr, ZMQ_DONTWAIT) > 0) {
+        Vc__MeshPurge *p =
+            fr.n == 1 ? vc__mesh_purge__unpack(NULL, zmq_msg_size(&fr.f[0]), zmq_msg_data(&fr.f[0])) : NULL;
+        vc_zparts_close(&fr);
+        if (p == NULL) {
+            m->malformed++;
+            continue;
+        }
+        char *id = p->id; /* send_one may point it at its own buffer */
+        send_one(m, p);
+        p->id = id;
+        p->origin = NULL; /* not ours to free */
+        vc__mesh_purge__free_unpacked(p, NULL);
+    }
+    vc_zparts_fini(&fr);
+}
+
+/* Applies another node's purge here: 0, or -1 (then it comes again). */
+static int apply(mesh_t *m, const Vc__MeshPurge *p)
+{
+    size_t nargs = 5 + p->n_hosts;
+    const char **args = vc_calloc(nargs, sizeof(char *));
+    args[0] = p->origin;
+    args[1] = p->id;
+    args[2] = p->kind;
+    args[3] = p->value;
+    args[4] = p->soft ? "1" : "0";
+    for (size_t i = 0; i < p->n_hosts; i++)
+        args[5 + i] = p->hosts[i];
+    char *ep = vc_config_endpoint(m->d.cfg, "ctl-vc-cache");
+    Vc__Reply *r = NULL;
+    int rc = vc_ctl_call(m->d.zctx, ep, "replay", args, nargs, REPLAY_TIMEOUT_MS, &r);
+    free(ep);
+    free(args);
+    const char *err = rc < 0 ? vc_strerror(rc) : r && !r->ok ? r->message : NULL;
+    if (err) {
+        vc_log(VC_LOG_WARN, "purges", "purge %s from %s (%s %s) not applied: %s", p->id, p->origin, p->kind, p->value,
+               err);
+        vc_bus_publish(m->d.bus, VC_EVENT(MESH_PURGE_FAILED), VC__SEVERITY__WARNING, "origin", p->origin, "id", p->id,
+                       "kind", p->kind, "error", err, NULL);
+    }
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    return err ? -1 : 0;
+}
+
+void purges_heard(mesh_t *m, natsMsg *msg)
+{
+    char why[128];
+    Vc__MeshPurge *p = mesh_purge_read(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), why, sizeof(why));
+    if (p == NULL) {
+        if (m->malformed++ == 0)
+            vc_log(VC_LOG_WARN, "purges", "dropped a purge from the stream: %s", why);
+        natsMsg_Ack(msg, NULL); /* it will not get better */
+        return;
+    }
+    if (strcmp(p->origin, m->cfg->node) == 0) {
+        m->purges_skipped++; /* our own, back from the stream */
+        natsMsg_Ack(msg, NULL);
+    } else if (apply(m, p) == 0) {
+        m->purges_applied++;
+        int64_t lag = vc_wall_ms() - p->at_ms;
+        m->replay_lag_ms = lag > 0 ? lag : 0;
+        natsMsg_Ack(msg, NULL);
+    } else {
+        natsMsg_NakWithDelay(msg, 1000, NULL); /* ms: vc-cache may be restarting */
+    }
+    vc__mesh_purge__free_unpacked(p, NULL);
+}

@@ -1,0 +1,134 @@
+/* vc-mesh's settings and supervision (vc_settings.h): the "cluster"
+ * section. The values are read by vc-cache too (whether to hand purges
+ * to vc-mesh): their type is the contract in libcommon/vc_mesh.h. */
+#include "vc_mesh.h"
+#include "vc_config.h"
+#include "vc_util.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#define M(field) offsetof(mesh_settings_t, field)
+
+static const vc_setting_t settings[] = {
+    {"cluster.node", T_STR, M(node), 0, 0},
+    {"cluster.nats", T_LIST, M(nats), 0, 0},
+    {"cluster.credentials", T_STR, M(credentials), 0, 0},
+    {"cluster.user", T_STR, M(user), 0, 0},
+    {"cluster.password_file", T_STR, M(password_file), 0, 0},
+    {"cluster.ca", T_STR, M(ca), 0, 0},
+    {"cluster.heartbeat", T_DURATION, M(heartbeat_ms), 100, 60000},
+    {"cluster.suspect_after", T_DURATION, M(suspect_ms), 200, 600000},
+    {"cluster.gone_after", T_DURATION, M(gone_ms), 1000, 3600000},
+    {"cluster.purge_keep", T_DURATION, M(purge_keep_ms), 60000, 30LL * 86400000},
+};
+
+static const vc_env_setting_t env[] = {
+    {"VC_CLUSTER_NODE", "cluster.node"},
+};
+
+int vc_mesh_node_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 0 && n <= VC_MESH_NODE_MAX &&
+           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == n;
+}
+
+static void defaults(void *values, const char *data_dir)
+{
+    (void)data_dir;
+    mesh_settings_t *m = values;
+    m->node = vc_strdup("");
+    m->credentials = vc_strdup("");
+    m->user = vc_strdup("");
+    m->password_file = vc_strdup("");
+    m->ca = vc_strdup("");
+    m->heartbeat_ms = 1000;
+    m->suspect_ms = 3000;
+    m->gone_ms = 5000;
+    m->purge_keep_ms = 3600000;
+}
+
+/* A server's URL: nats:// to this machine only (the link carries no
+ * encryption of its own), tls:// anywhere. */
+static int url_ok(const char *url, char *why, size_t len)
+{
+    const char *host = !strncmp(url, "tls://", 6) ? url + 6 : !strncmp(url, "nats://", 7) ? url + 7 : NULL;
+    if (host == NULL || host[0] == '\0' || host[0] == ':') {
+        snprintf(why, len, "cluster.nats: \"%s\" is not a NATS server's URL (tls://HOST:PORT, or nats:// on loopback)",
+                 url);
+        return -1;
+    }
+    if (url[0] == 't')
+        return 0;
+    static const char *const loopback[] = {"127.", "localhost:", "[::1]:"};
+    for (size_t i = 0; i < VC_ARRAY_SIZE(loopback); i++)
+        if (!strncmp(host, loopback[i], strlen(loopback[i])))
+            return 0;
+    snprintf(why, len,
+             "cluster.nats: \"%s\" is plain nats:// to another machine; traffic between nodes is never plaintext off "
+             "loopback: use tls:// (and cluster.ca)",
+             url);
+    return -1;
+}
+
+static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
+{
+    (void)cfg;
+    const mesh_settings_t *m = values;
+    if (m->node[0] == '\0') {
+        if (m->nnats == 0)
+            return 0; /* one machine: no cluster */
+        snprintf(why, len, "cluster.nats is set but cluster.node is not: name this node");
+        return -1;
+    }
+    if (!vc_mesh_node_name_ok(m->node)) {
+        snprintf(why, len, "cluster.node \"%s\": up to %d letters, digits, '-' and '_'", m->node, VC_MESH_NODE_MAX);
+        return -1;
+    }
+    if (m->nnats == 0) {
+        snprintf(why, len, "cluster.node is set: cluster.nats must list the NATS servers");
+        return -1;
+    }
+    for (size_t i = 0; i < m->nnats; i++)
+        if (url_ok(m->nats[i], why, len) < 0)
+            return -1;
+    if (m->credentials[0] && m->user[0]) {
+        snprintf(why, len, "cluster.credentials and cluster.user: one or the other");
+        return -1;
+    }
+    if (!m->user[0] != !m->password_file[0]) {
+        snprintf(why, len, "cluster.user and cluster.password_file go together");
+        return -1;
+    }
+    if (!(m->heartbeat_ms < m->suspect_ms && m->suspect_ms < m->gone_ms)) {
+        snprintf(why, len, "cluster: heartbeat (%lld ms) < suspect_after (%lld ms) < gone_after (%lld ms)",
+                 (long long)m->heartbeat_ms, (long long)m->suspect_ms, (long long)m->gone_ms);
+        return -1;
+    }
+    return 0;
+}
+
+static const vc_supervision_t supervision = {
+    .binary = "vc-mesh",
+    .order = 12, /* after the bus it reports to, before the fronts */
+    .copies = VC_COPIES_IF,
+    .copies_setting = "cluster.node", /* none on a machine alone */
+};
+
+/* Purges vc-cache hands on to the other nodes. */
+static const char *const endpoints[] = {"mesh-in", NULL};
+
+const vc_section_t vc_mesh_settings = {
+    .name = "cluster",
+    .settings = settings,
+    .nsettings = VC_ARRAY_SIZE(settings),
+    .size = sizeof(mesh_settings_t),
+    .defaults = defaults,
+    .supervision = &supervision,
+    .endpoints = endpoints,
+    .env = env,
+    .nenv = VC_ARRAY_SIZE(env),
+    .validate = validate,
+};

@@ -1,0 +1,48 @@
+/*
+ * The cluster's contract (vc-mesh, docs/cluster.md): its settings, read by
+ * vc-mesh and by the daemons that hand it what must reach every node
+ * (vc-cache's purges, through the "mesh-in" endpoint), and the names it
+ * uses in NATS. One machine alone sets no cluster.node: then no vc-mesh
+ * runs, nothing connects to NATS, and nothing here costs anything.
+ */
+#ifndef VC_MESH_H
+#define VC_MESH_H
+
+#include "vc_settings.h"
+
+#include <stdint.h>
+
+/* The roster: a JetStream key-value bucket, one key a node. */
+#define VC_MESH_ROSTER "vc_roster"
+/* The purges: a JetStream stream on subjects "vc.purge.NODE". */
+#define VC_MESH_PURGES "VC_PURGES"
+#define VC_MESH_PURGE_SUBJECT "vc.purge."
+/* A node's name: letters, digits, '-' and '_' (a NATS key and subject token). */
+#define VC_MESH_NODE_MAX 63
+
+/* The "cluster.*" settings (daemons/vc-mesh/settings.c). */
+typedef struct mesh_settings {
+    char *node;         /* this node's name; empty: no cluster */
+    char **nats;        /* the NATS servers: nats:// (loopback only) or tls:// */
+    size_t nnats;
+    char *credentials;  /* a NATS credentials file (JWT and NKEY seed) */
+    char *user;         /* or a user, */
+    char *password_file; /* and a file holding the password */
+    char *ca;           /* the CA that signed the servers' certificates */
+    int64_t heartbeat_ms; /* how often a node writes its roster entry */
+    int64_t suspect_ms;   /* silent this long: suspect */
+    int64_t gone_ms;      /* silent this long: gone (the entry expires) */
+    int64_t purge_keep_ms; /* how long the purge stream keeps a purge */
+} mesh_settings_t;
+
+extern const vc_section_t vc_mesh_settings;
+
+static inline const mesh_settings_t *vc_mesh_settings_of(const struct vc_config *cfg)
+{
+    return (const mesh_settings_t *)vc_config_section(cfg, &vc_mesh_settings);
+}
+
+/* Whether name is a node name (VC_MESH_NODE_MAX characters of [A-Za-z0-9_-]). */
+int vc_mesh_node_name_ok(const char *name);
+
+#endif
