@@ -33,6 +33,7 @@ typedef struct mesh_settings {
     int64_t suspect_ms;   /* silent this long: suspect */
     int64_t gone_ms;      /* silent this long: gone (the entry expires) */
     int64_t purge_keep_ms; /* how long the purge stream keeps a purge */
+    int64_t replicas;      /* copies JetStream keeps of the roster and the purges */
 } mesh_settings_t;
 
 extern const vc_section_t vc_mesh_settings;

@@ -103,6 +103,7 @@ static natsStatus purge_stream(mesh_t *m)
     sc.MaxAge = m->cfg->purge_keep_ms * 1000000; /* ns */
     sc.Duplicates = (m->cfg->purge_keep_ms < 120000 ? m->cfg->purge_keep_ms : 120000) * 1000000;
     sc.Storage = js_FileStorage;
+    sc.Replicas = m->cfg->replicas;
     jsErrCode je = 0;
     natsStatus s = js_AddStream(NULL, m->js, &sc, NULL, &je);
     if (s != NATS_OK && je == JSStreamNameExistErr)
@@ -128,33 +129,50 @@ static natsStatus purge_consumer(mesh_t *m)
     return js_Subscribe(&m->purge_sub, m->js, VC_MESH_PURGE_SUBJECT ">", on_purge_msg, m, NULL, &so, &je);
 }
 
+/* How often the setup is tried again while JetStream is not there yet (a
+ * cluster of servers elects its leader first), and how often it says so. */
+#define SETUP_RETRY_MS 500
+#define SETUP_WARN_MS 10000
+
 void link_setup(mesh_t *m)
 {
-    if (m->ready || !m->connected)
+    uint64_t now = vc_mono_ms();
+    if (m->ready || !m->connected || now < m->next_setup_ms)
         return;
+    m->next_setup_ms = now + SETUP_RETRY_MS;
     natsStatus s = NATS_OK;
-    if (m->js == NULL)
-        s = natsConnection_JetStream(&m->js, m->nc, NULL);
+    const char *step = "JetStream";
+    if (m->js == NULL) {
+        /* Each call waits this long at most: the loop is not held longer. */
+        jsOptions jo;
+        jsOptions_Init(&jo);
+        jo.Wait = 1000;
+        s = natsConnection_JetStream(&m->js, m->nc, &jo);
+    }
     if (s == NATS_OK && m->roster == NULL) {
+        step = "the roster bucket";
         kvConfig kc;
         kvConfig_Init(&kc);
         kc.Bucket = VC_MESH_ROSTER;
         kc.History = 1;
-        kc.TTL = m->cfg->gone_ms; /* ms: a silent node's entry goes */
+        kc.TTL = m->cfg->gone_ms * 1000000; /* ns: a silent node's entry goes */
+        kc.Replicas = (int)m->cfg->replicas;
         s = js_CreateKeyValue(&m->roster, m->js, &kc);
-        if (s != NATS_OK)
-            s = js_KeyValue(&m->roster, m->js, VC_MESH_ROSTER);
     }
     /* Live heartbeats, as the bucket stores them (its subjects). */
-    if (s == NATS_OK && m->roster_sub == NULL)
+    if (s == NATS_OK && m->roster_sub == NULL && (step = "the roster's subjects"))
         s = natsConnection_Subscribe(&m->roster_sub, m->nc, "$KV." VC_MESH_ROSTER ".>", on_roster_msg, m);
-    if (s == NATS_OK)
+    if (s == NATS_OK && (step = "the purge stream"))
         s = purge_stream(m);
-    if (s == NATS_OK && m->purge_sub == NULL)
+    if (s == NATS_OK && m->purge_sub == NULL && (step = "this node's purge consumer"))
         s = purge_consumer(m);
     if (s != NATS_OK) {
-        vc_log(VC_LOG_WARN, "link", "setting up the roster and the purge stream: %s (%s); trying again",
-               natsStatus_GetText(s), nats_GetLastError(NULL));
+        if (now >= m->next_setup_warn_ms) {
+            m->next_setup_warn_ms = now + SETUP_WARN_MS;
+            const char *detail = nats_GetLastError(NULL);
+            vc_log(VC_LOG_WARN, "link", "setting up %s: %s%s%s%s; trying again every %d ms", step,
+                   natsStatus_GetText(s), detail ? " (" : "", detail ? detail : "", detail ? ")" : "", SETUP_RETRY_MS);
+        }
         return;
     }
     m->ready = 1;

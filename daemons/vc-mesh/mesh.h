@@ -55,6 +55,7 @@ typedef struct mesh {
     kvStore *roster;
     natsSubscription *roster_sub, *purge_sub;
     int ready;              /* roster bucket and purge stream set up */
+    uint64_t next_setup_ms, next_setup_warn_ms;
     int connected;          /* as libnats last said */
     uint64_t next_beat_ms;
     int64_t started_ms;

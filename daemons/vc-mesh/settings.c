@@ -22,6 +22,7 @@ static const vc_setting_t settings[] = {
     {"cluster.suspect_after", T_DURATION, M(suspect_ms), 200, 600000},
     {"cluster.gone_after", T_DURATION, M(gone_ms), 1000, 3600000},
     {"cluster.purge_keep", T_DURATION, M(purge_keep_ms), 60000, 30LL * 86400000},
+    {"cluster.replicas", T_INT, M(replicas), 1, 5},
 };
 
 static const vc_env_setting_t env[] = {
@@ -48,6 +49,9 @@ static void defaults(void *values, const char *data_dir)
     m->suspect_ms = 3000;
     m->gone_ms = 5000;
     m->purge_keep_ms = 3600000;
+    /* One copy: a cluster of one NATS server. With three members, 3: the
+     * roster and the purges outlive one member's loss. */
+    m->replicas = 1;
 }
 
 /* A server's URL: nats:// to this machine only (the link carries no
