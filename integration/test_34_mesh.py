@@ -158,7 +158,10 @@ def test_configtest_refuses_plaintext_off_loopback_and_a_node_without_servers(tm
         s = Suite(conf=str(conf))
         try:
             r = s.vc("configtest")
-            assert r.returncode != 0 and why in r.stderr + r.stdout, (body, r.stdout, r.stderr)
+            out = r.stderr + r.stdout
+            # The line that is wrong: the section's own checks see values
+            # only; the configuration knows where each was set.
+            assert r.returncode != 0 and why in out and "vc.conf:2: cluster." in out, (body, out)
         finally:
             s.cleanup()
 

@@ -388,8 +388,11 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
         void *into = base;
         if (sp == NULL && cfg != NULL && base == cfg && (sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)))
             into = &cfg->php; /* php.*: the default pool's settings */
-        if (sp == NULL && cfg != NULL && base == cfg)
-            sp = vc_config_section_spec(cfg, path, &into); /* a daemon's own */
+        if (sp == NULL && cfg != NULL && base == cfg && (sp = vc_config_section_spec(cfg, path, &into))) {
+            /* A daemon's own: where, for its section's validate. */
+            cfg->origins = vc_realloc(cfg->origins, (cfg->norigins + 1) * sizeof(char *));
+            cfg->origins[cfg->norigins++] = vc_asprintf("%s %s:%d", path, c->file, line);
+        }
         if (sp != NULL) {
             int r = vc_config_set_setting(c, sp, into, s);
             if (r < 0)
@@ -608,6 +611,19 @@ static int overlapping_addresses(struct ctx *c, const vc_config_t *cfg)
     return 0;
 }
 
+/* The place ("FILE:LINE") of the setting a validate message starts with
+ * ("cluster.nats: ..."), the last one set; NULL if it was not set in a file. */
+static const char *origin_of(const vc_config_t *cfg, const char *why)
+{
+    for (size_t i = cfg->norigins; i-- > 0;) {
+        const char *sp = strchr(cfg->origins[i], ' ');
+        size_t n = (size_t)(sp - cfg->origins[i]);
+        if (strncmp(why, cfg->origins[i], n) == 0 && (why[n] == ':' || why[n] == ' '))
+            return sp + 1;
+    }
+    return NULL;
+}
+
 static int validate(struct ctx *c, vc_config_t *cfg)
 {
     c->file = "configuration";
@@ -645,6 +661,9 @@ static int validate(struct ctx *c, vc_config_t *cfg)
         char why[512];
         if (sec->validate && sec->validate(cfg, vc_config_section(cfg, sec), why, sizeof(why)) < 0) {
             c->file = "configuration";
+            const char *where = origin_of(cfg, why);
+            if (where)
+                c->file = where; /* "FILE:LINE" */
             return vc_config_fail(c, 0, "%s", why);
         }
     }
@@ -757,6 +776,7 @@ void vc_config_destroy(vc_config_t **pcfg)
     }
     free(cfg->endpoints);
     vc_config_free_list(&cfg->warnings, &cfg->nwarnings);
+    vc_config_free_list(&cfg->origins, &cfg->norigins);
     for (size_t i = 0; i < cfg->nsites; i++)
         site_fini(&cfg->sites[i]);
     free(cfg->sites);

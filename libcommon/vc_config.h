@@ -143,6 +143,12 @@ typedef struct vc_config {
      * message"): `vc configtest` prints them, `vc up` logs them. */
     char **warnings;
     size_t nwarnings;
+
+    /* Where each daemon's own setting was set: "path FILE:LINE" (so that
+     * a section's validate, which sees values only, can be pointed at the
+     * line that is wrong). */
+    char **origins;
+    size_t norigins;
 } vc_config_t;
 
 /* Gathers the files of confdir (which may be NULL or missing: then only the
