@@ -1,0 +1,84 @@
+/* libFuzzer: what vc-mesh reads from NATS (daemons/vc-mesh/mesh_wire.c),
+ * a roster entry and a purge, from bytes another node or a client with
+ * the cluster's credentials could send. What passes must be what vc-mesh
+ * relies on: names that are node names, bounded texts without control
+ * characters, a known kind with its value; and a node's entry that
+ * passes, sent again, passes again. The first byte picks the message and the key's length. */
+#include "mesh_wire.h"
+#include "vc_mesh.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void check_text(const char *s)
+{
+    if (strlen(s) > MESH_STRING_MAX)
+        abort();
+    for (const char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f)
+            abort();
+}
+
+static void node(const uint8_t *data, size_t size, size_t keylen)
+{
+    if (keylen > size)
+        keylen = size;
+    char key[64];
+    if (keylen >= sizeof(key))
+        keylen = sizeof(key) - 1;
+    memcpy(key, data, keylen);
+    key[keylen] = '\0';
+    char why[128];
+    Vc__MeshNode *n = mesh_node_read(key, data + keylen, size - keylen, why, sizeof(why));
+    if (n == NULL)
+        return;
+    if (!vc_mesh_node_name_ok(n->node) || strcmp(n->node, key) || n->n_addresses > MESH_ADDRESSES_MAX ||
+        n->n_sites > MESH_SITES_MAX)
+        abort();
+    check_text(n->version);
+    for (size_t i = 0; i < n->n_sites; i++)
+        check_text(n->sites[i]);
+    /* What a node that passes would send of itself passes again (fields
+     * it does not know are left out: protobuf-c keeps them as they came,
+     * even ones it cannot write back). */
+    Vc__MeshNode copy = *n;
+    copy.base.n_unknown_fields = 0;
+    copy.base.unknown_fields = NULL;
+    size_t len = vc__mesh_node__get_packed_size(&copy);
+    uint8_t *buf = malloc(len + 1);
+    vc__mesh_node__pack(&copy, buf);
+    Vc__MeshNode *again = mesh_node_read(key, buf, len, why, sizeof(why));
+    if (again == NULL || strcmp(again->node, n->node) || again->n_sites != n->n_sites)
+        abort();
+    vc__mesh_node__free_unpacked(again, NULL);
+    free(buf);
+    vc__mesh_node__free_unpacked(n, NULL);
+}
+
+static void purge(const uint8_t *data, size_t size)
+{
+    char why[128];
+    Vc__MeshPurge *p = mesh_purge_read(data, size, why, sizeof(why));
+    if (p == NULL)
+        return;
+    if (!vc_mesh_node_name_ok(p->origin) || p->id[0] == '\0' || p->n_hosts > MESH_HOSTS_MAX)
+        abort();
+    check_text(p->id);
+    check_text(p->value);
+    for (size_t i = 0; i < p->n_hosts; i++)
+        check_text(p->hosts[i]);
+    if (strcmp(p->kind, "all") != 0 && p->value[0] == '\0')
+        abort();
+    vc__mesh_purge__free_unpacked(p, NULL);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    if (data[0] & 1)
+        purge(data + 1, size - 1);
+    else
+        node(data + 1, size - 1, data[0] >> 1);
+    return 0;
+}
