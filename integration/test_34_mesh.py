@@ -122,8 +122,34 @@ def test_a_purge_done_while_a_node_is_away_is_replayed_when_it_returns(cluster):
     r = cluster.nodes[0].vc("cache", "purge", "--tag", tag)
     assert r.returncode == 0
     three.start(wait=40)
-    # Its durable consumer resumes where it stopped: the purge comes.
-    assert wait_until(lambda: not status_of(three, path).startswith("Velocity; hit"), timeout=10)
+    # Its cache answers nothing until its durable consumer, resuming where
+    # it stopped, has brought the purge: never the purged page.
+    for _ in range(50):
+        assert not status_of(three, path).startswith("Velocity; hit")
+    # Once caught up, it answers again.
+    other = page("after" + uuid.uuid4().hex[:6])
+    assert wait_until(lambda: cached_on(three, other), timeout=10)
+
+
+def test_a_node_that_starts_cut_off_answers_nothing_from_its_cache(cluster):
+    """Node 3 starts while its NATS server is down: it cannot know what
+    the others purged while it was away, so its cache is held (every
+    request goes to PHP) until it has linked and replayed the stream."""
+    three = cluster.nodes[2]
+    path = page("cut" + uuid.uuid4().hex[:8])
+    assert cached_on(three, path)
+    three.stop()
+    cluster.nats[2].kill()
+    try:
+        three.start(wait=40)
+        for _ in range(5):
+            assert status_of(three, path).startswith("Velocity; fwd="), status_of(three, path)
+        st = {d["daemon"]: d for d in three.status()["daemons"]}
+        assert "vc-mesh" in st
+    finally:
+        cluster.nats[2].start()
+    assert wait_until(lambda: status_of(three, path).startswith("Velocity; hit"), timeout=20), three.logs()[-3000:]
+    assert wait_until(lambda: cluster.all_up(0, NAMES), timeout=20)
 
 
 def test_losing_one_nats_member_leaves_the_cluster_working(cluster):

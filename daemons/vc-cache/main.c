@@ -175,6 +175,26 @@ static void on_replay(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_ok(reply, "replayed: %ld", n);
 }
 
+/* hold on|off: vc-mesh holds this node's cache while it may have missed
+ * other nodes' purges, and lets it answer once it has replayed them. */
+static void on_hold(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    cache_t *c = arg;
+    int on = cmd->n_args == 1 && !strcmp(cmd->args[0], "on");
+    if (cmd->n_args != 1 || (!on && strcmp(cmd->args[0], "off"))) {
+        vc_reply_fail(reply, "hold: expected on or off");
+        return;
+    }
+    int r = cache_store_hold(c->cs, on);
+    if (r < 0) {
+        vc_reply_fail(reply, "hold failed: %s", vc_strerror(r));
+        return;
+    }
+    vc_log(VC_LOG_NOTICE, "cluster", "the cache %s", on ? "is held: every request misses until vc-mesh has replayed "
+                                                          "the other nodes' purges" : "answers again");
+    vc_reply_ok(reply, "%s", on ? "held" : "answering");
+}
+
 /* Tags a site's PHP purged (vc_cache_purge_tags()), on its hosts only. */
 static void on_php_purge(cache_t *c, const Vc__CachePurge *p)
 {
@@ -251,6 +271,7 @@ static const vc_verb_t verbs[] = {
     {"stats", "", "as status", on_status},
     {"purge", "url|prefix|tag|site VALUE | all [soft]", "drop entries; answered once no front reads them", on_purge},
     {"replay", "ORIGIN ID KIND VALUE SOFT [HOST...]", "a purge another node did (vc-mesh)", on_replay},
+    {"hold", "on|off", "no entry answers while held (vc-mesh, until it has replayed purges)", on_hold},
     {"show", "URL", "what is stored for a URL, a record a variant", on_show},
     {"check", "", "whether the cache's databases agree", on_check},
     {"reload", "", "take the stored configuration's cache settings", on_reload},
@@ -341,6 +362,9 @@ int main(int argc, char **argv)
     free(in_ep);
     if (cache_cluster_open(&c.cluster, c.d.zctx, c.d.cfg) < 0)
         return 1;
+    /* A node starting may have missed purges: held until vc-mesh says. */
+    if (c.cluster.out && cache_store_hold(c.cs, 1) < 0)
+        vc_log(VC_LOG_ERR, "cluster", "could not hold the cache until vc-mesh has replayed purges");
     vc_daemon_ready(&c.d);
 
     const vc_watch_t watch[] = {{c.in, 0, on_offers}};

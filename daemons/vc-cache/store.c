@@ -541,3 +541,17 @@ int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t
         store_apply(cs, &t.x);
     return r;
 }
+
+static int hold_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    dbs_t d;
+    delta_t x;
+    int r = store_begin(txn, dbi, &d, &x);
+    return r < 0 ? r : meta_put(txn, &d, VC_CACHE_META_HELD, *(const uint64_t *)arg);
+}
+
+int cache_store_hold(cache_store_t *cs, int held)
+{
+    uint64_t v = held != 0;
+    return vc_store_write(cs->st, VC_DB_CACHE, hold_txn, &v);
+}

@@ -90,6 +90,11 @@ int link_open(mesh_t *m)
     return 0;
 }
 
+void link_durable(const mesh_t *m, char *name, size_t len)
+{
+    snprintf(name, len, "purges_%s", m->cfg->node);
+}
+
 /* The purge stream: every node's purges, kept purge_keep, a purge's id
  * remembered for duplicates as long (a retried publish is stored once). */
 static natsStatus purge_stream(mesh_t *m)
@@ -116,7 +121,7 @@ static natsStatus purge_stream(mesh_t *m)
 static natsStatus purge_consumer(mesh_t *m)
 {
     char durable[VC_MESH_NODE_MAX + 8];
-    snprintf(durable, sizeof(durable), "purges_%s", m->cfg->node);
+    link_durable(m, durable, sizeof(durable));
     jsSubOptions so;
     jsSubOptions_Init(&so);
     so.Stream = VC_MESH_PURGES;
@@ -164,8 +169,10 @@ void link_setup(mesh_t *m)
         s = natsConnection_Subscribe(&m->roster_sub, m->nc, "$KV." VC_MESH_ROSTER ".>", on_roster_msg, m);
     if (s == NATS_OK && (step = "the purge stream"))
         s = purge_stream(m);
-    if (s == NATS_OK && m->purge_sub == NULL && (step = "this node's purge consumer"))
+    if (s == NATS_OK && m->purge_sub == NULL && (step = "this node's purge consumer")) {
+        catchup_before_consumer(m);
         s = purge_consumer(m);
+    }
     if (s != NATS_OK) {
         if (now >= m->next_setup_warn_ms) {
             m->next_setup_warn_ms = now + SETUP_WARN_MS;

@@ -39,6 +39,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "purges_failed", "%llu", (unsigned long long)m->purges_failed);
     vc_reply_field(reply, "malformed", "%llu", (unsigned long long)m->malformed);
     vc_reply_field(reply, "replay_lag_ms", "%lld", (long long)m->replay_lag_ms);
+    vc_reply_field(reply, "cache_held", "%d", m->held);
 }
 
 static void on_nodes(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -101,6 +102,7 @@ static void tick(void *arg)
     link_setup(m);
     roster_beat(m);
     roster_check(m);
+    catchup_tick(m);
 }
 
 int main(int argc, char **argv)
@@ -115,6 +117,7 @@ int main(int argc, char **argv)
         return 1;
     }
     m.started_ms = vc_wall_ms();
+    m.held = 1; /* vc-cache starts held in a cluster */
     if (inbox_init(&m.inbox) < 0) {
         vc_log(VC_LOG_CRIT, "main", "eventfd() failed: %m");
         return 1;

@@ -64,6 +64,11 @@ typedef struct mesh {
     void *in; /* PULL: purges vc-cache hands on (mesh-in) */
     uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;
     int64_t replay_lag_ms; /* age of the last purge applied when it was applied */
+    int held;              /* this node's cache held (vc-cache starts so) */
+    int must_drop;         /* purges were missed: drop the cache before answering */
+    uint64_t cut_since_ms; /* monotonic; 0: linked */
+    uint64_t beat_ok_ms;   /* monotonic: this node's last heartbeat stored */
+    uint64_t next_catchup_ms;
 } mesh_t;
 
 /* inbox.c */
@@ -79,7 +84,17 @@ int link_open(mesh_t *m);
  * the connection is up; retried each tick until done. */
 void link_setup(mesh_t *m);
 const char *link_state(const mesh_t *m);
+/* This node's durable consumer of the purge stream. */
+void link_durable(const mesh_t *m, char *name, size_t len);
 void link_close(mesh_t *m);
+
+/* catchup.c: whether this node's cache may answer. */
+/* Before this node's consumer is bound: whether it saw every purge the
+ * stream still has, since it last read it (else its cache is dropped). */
+void catchup_before_consumer(mesh_t *m);
+/* Each tick: holds the cache while cut off past cluster.suspect_after,
+ * lets it answer once every purge the stream had for it is applied. */
+void catchup_tick(mesh_t *m);
 
 /* roster.c */
 void roster_beat(mesh_t *m);
@@ -90,6 +105,9 @@ void roster_reply(const mesh_t *m, Vc__Reply *reply);
 void roster_fini(mesh_t *m);
 
 /* purges.c */
+/* Calls a verb of this node's vc-cache: NULL, or why it failed (in err). */
+const char *purges_cache_call(mesh_t *m, const char *verb, const char *const *args, size_t nargs, char *err,
+                              size_t errlen);
 void purges_from_cache(void *arg); /* mesh-in readable */
 void purges_heard(mesh_t *m, natsMsg *msg);
 

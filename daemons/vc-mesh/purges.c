@@ -74,6 +74,25 @@ void purges_from_cache(void *arg)
     vc_zparts_fini(&fr);
 }
 
+const char *purges_cache_call(mesh_t *m, const char *verb, const char *const *args, size_t nargs, char *err,
+                              size_t errlen)
+{
+    char *ep = vc_config_endpoint(m->d.cfg, "ctl-vc-cache");
+    Vc__Reply *r = NULL;
+    int rc = vc_ctl_call(m->d.zctx, ep, verb, args, nargs, REPLAY_TIMEOUT_MS, &r);
+    free(ep);
+    const char *why = NULL;
+    if (rc < 0)
+        why = vc_strerror(rc);
+    else if (r && !r->ok)
+        why = r->message;
+    if (why)
+        snprintf(err, errlen, "%s", why);
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    return why ? err : NULL;
+}
+
 /* Applies another node's purge here: 0, or -1 (then it comes again). */
 static int apply(mesh_t *m, const Vc__MeshPurge *p)
 {
@@ -86,20 +105,15 @@ static int apply(mesh_t *m, const Vc__MeshPurge *p)
     args[4] = p->soft ? "1" : "0";
     for (size_t i = 0; i < p->n_hosts; i++)
         args[5 + i] = p->hosts[i];
-    char *ep = vc_config_endpoint(m->d.cfg, "ctl-vc-cache");
-    Vc__Reply *r = NULL;
-    int rc = vc_ctl_call(m->d.zctx, ep, "replay", args, nargs, REPLAY_TIMEOUT_MS, &r);
-    free(ep);
+    char buf[256];
+    const char *err = purges_cache_call(m, "replay", args, nargs, buf, sizeof(buf));
     free(args);
-    const char *err = rc < 0 ? vc_strerror(rc) : r && !r->ok ? r->message : NULL;
     if (err) {
         vc_log(VC_LOG_WARN, "purges", "purge %s from %s (%s %s) not applied: %s", p->id, p->origin, p->kind, p->value,
                err);
         vc_bus_publish(m->d.bus, VC_EVENT(MESH_PURGE_FAILED), VC__SEVERITY__WARNING, "origin", p->origin, "id", p->id,
                        "kind", p->kind, "error", err, NULL);
     }
-    if (r)
-        vc__reply__free_unpacked(r, NULL);
     return err ? -1 : 0;
 }
 

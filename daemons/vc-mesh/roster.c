@@ -48,7 +48,9 @@ void roster_beat(mesh_t *m)
     uint8_t *buf = vc_malloc(len ? len : 1);
     vc__mesh_node__pack(&n, buf);
     natsStatus s = kvStore_Put(NULL, m->roster, m->cfg->node, buf, (int)len);
-    if (s != NATS_OK)
+    if (s == NATS_OK)
+        m->beat_ok_ms = vc_mono_ms();
+    else
         vc_log(VC_LOG_DEBUG, "roster", "heartbeat not written: %s", natsStatus_GetText(s));
     free(buf);
     free(sites);

@@ -20,6 +20,7 @@
 #include "vc_httpdate.h"
 #include "core/handler.h"
 #include "vc_log.h"
+#include "vc_mesh.h"
 #include "vc_store.h"
 #include "vc_util.h"
 
@@ -42,6 +43,7 @@ static struct {
     MDB_dbi dbi, meta, soft;
     int dbi_open;
     uint64_t next_try_ms;
+    int clustered; /* a cluster's node: its cache may be held (vc_cache.h) */
 } rt;
 
 int64_t cache_now_ms(void)
@@ -165,6 +167,8 @@ int cache_lookup_for(h2o_req_t *req, const char *key, size_t klen, vc_cache_entr
     if (txn == NULL)
         return 0;
     *epoch = meta_in(txn, VC_CACHE_META_EPOCH);
+    if (rt.clustered && meta_in(txn, VC_CACHE_META_HELD))
+        return 0; /* purges from other nodes may be missing: all misses */
     if (!get_entry(txn, key, klen, e))
         return 0;
     if (e->status != 0)
@@ -555,6 +559,7 @@ static int site_init(front_t *f, site_rt_t *s, void **state)
 {
     rt.f = f;
     rt.cfg = vc_cache_settings_of(f->d.cfg);
+    rt.clustered = vc_mesh_settings_of(f->d.cfg)->node[0] != '\0';
     site_rules_t *rules = vc_calloc(1, sizeof(*rules));
     rules->v = vc_calloc(s->conf->ncache_rules + 1, sizeof(*rules->v));
     for (size_t i = 0; i < s->conf->ncache_rules; i++) {

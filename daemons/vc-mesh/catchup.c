@@ -1,0 +1,111 @@
+/*
+ * Whether this node's cache may answer (mesh.h, docs/cluster.md). A node's
+ * cache is trusted only while it is known to have every purge the other
+ * nodes did:
+ *  - at start, vc-cache holds it (every request misses, and PHP answers);
+ *    vc-mesh lets it answer once its consumer of the purge stream has
+ *    nothing pending: every purge it missed while away is applied;
+ *  - if the stream no longer has what it missed (away longer than
+ *    cluster.purge_keep), or it never read the stream, the cache is
+ *    dropped first: nothing can say which pages are out of date;
+ *  - cut off from NATS past cluster.suspect_after, it is held again until
+ *    the link is back and the stream replayed.
+ * So a node serves a page another node purged for at most suspect_after
+ * plus a heartbeat's tick after the purge, cut off or not.
+ */
+#include "mesh.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+
+/* How often the consumer's progress is asked while catching up, and how
+ * often a caught-up node says so again (vc-cache may have restarted, held). */
+#define CATCHUP_POLL_MS 200
+#define RELEASE_AGAIN_MS 2000
+
+void catchup_before_consumer(mesh_t *m)
+{
+    char durable[VC_MESH_NODE_MAX + 8];
+    link_durable(m, durable, sizeof(durable));
+    jsConsumerInfo *ci = NULL;
+    jsStreamInfo *si = NULL;
+    jsErrCode je = 0;
+    natsStatus s = js_GetConsumerInfo(&ci, m->js, VC_MESH_PURGES, durable, NULL, &je);
+    if (s == NATS_NOT_FOUND || je == JSConsumerNotFoundErr) {
+        m->must_drop = 1;
+        vc_log(VC_LOG_NOTICE, "catchup", "this node never read the purge stream: its cache is dropped first");
+    } else if (s == NATS_OK && js_GetStreamInfo(&si, m->js, VC_MESH_PURGES, NULL, &je) == NATS_OK) {
+        uint64_t seen = ci->AckFloor.Stream, first = si->State.FirstSeq, last = si->State.LastSeq;
+        if (last > seen && first > seen + 1) {
+            m->must_drop = 1;
+            vc_log(VC_LOG_WARN, "catchup",
+                   "purges %llu to %llu are gone from the stream (kept cluster.purge_keep): this node's cache is "
+                   "dropped",
+                   (unsigned long long)seen + 1, (unsigned long long)first - 1);
+        }
+    }
+    if (ci)
+        jsConsumerInfo_Destroy(ci);
+    if (si)
+        jsStreamInfo_Destroy(si);
+}
+
+static int hold(mesh_t *m, int on)
+{
+    char err[256];
+    const char *arg = on ? "on" : "off";
+    const char *why = purges_cache_call(m, "hold", &arg, 1, err, sizeof(err));
+    if (why) {
+        vc_log(VC_LOG_WARN, "catchup", "vc-cache did not take hold %s: %s", arg, why);
+        return -1;
+    }
+    if (m->held != on)
+        vc_log(VC_LOG_NOTICE, "catchup", "this node's cache %s", on ? "is held" : "answers again");
+    m->held = on;
+    return 0;
+}
+
+/* Every purge the stream had for this node is applied. */
+static int caught_up(mesh_t *m)
+{
+    char durable[VC_MESH_NODE_MAX + 8];
+    link_durable(m, durable, sizeof(durable));
+    jsConsumerInfo *ci = NULL;
+    jsErrCode je = 0;
+    if (js_GetConsumerInfo(&ci, m->js, VC_MESH_PURGES, durable, NULL, &je) != NATS_OK)
+        return 0;
+    int done = ci->NumPending == 0 && ci->NumAckPending == 0;
+    jsConsumerInfo_Destroy(ci);
+    return done;
+}
+
+void catchup_tick(mesh_t *m)
+{
+    uint64_t now = vc_mono_ms();
+    if (!m->connected && m->cut_since_ms == 0)
+        m->cut_since_ms = now;
+    else if (m->connected)
+        m->cut_since_ms = 0;
+    /* Linked to a NATS server that is itself cut off from the others (no
+     * quorum for the roster) is cut off too: its heartbeats fail. */
+    uint64_t cut_for = m->cut_since_ms ? now - m->cut_since_ms : m->ready && m->beat_ok_ms ? now - m->beat_ok_ms : 0;
+    if (cut_for >= (uint64_t)m->cfg->suspect_ms) {
+        if (!m->held)
+            hold(m, 1);
+        return;
+    }
+    if (!m->connected || !m->ready || now < m->next_catchup_ms)
+        return;
+    m->next_catchup_ms = now + (m->held ? CATCHUP_POLL_MS : RELEASE_AGAIN_MS);
+    if (m->held && !caught_up(m))
+        return;
+    if (m->must_drop) {
+        char err[256];
+        const char *args[] = {m->cfg->node, "catchup", "all", "", "0"};
+        if (purges_cache_call(m, "replay", args, 5, err, sizeof(err)) != NULL)
+            return;
+        m->must_drop = 0;
+    }
+    hold(m, 0);
+}
