@@ -171,11 +171,14 @@ def test_losing_one_nats_member_leaves_the_cluster_working(cluster):
     try:
         tag = "m" + uuid.uuid4().hex[:8]
         path = page(tag)
+        # While the link moves and JetStream elects new leaders, a node's
+        # heartbeats may fail past suspect_after: its cache is held then
+        # (safe), and answers again once the cluster has settled.
         for n in cluster.nodes[1:]:
-            assert cached_on(n, path)
+            assert wait_until(lambda: cached_on(n, path), timeout=20), n.logs()[-2000:]
         assert cluster.nodes[0].vc("cache", "purge", "--tag", tag).returncode == 0
         for n in cluster.nodes[1:]:
-            assert wait_until(lambda: not status_of(n, path).startswith("Velocity; hit"), timeout=10), n.url()
+            assert wait_until(lambda: not status_of(n, path).startswith("Velocity; hit"), timeout=15), n.url()
         assert wait_until(lambda: cluster.all_up(0, NAMES) and cluster.all_up(2, NAMES), timeout=10), \
             (cluster.roster(0), cluster.roster(2))
     finally:

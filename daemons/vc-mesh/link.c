@@ -21,6 +21,15 @@ static void on_roster_msg(natsConnection *nc, natsSubscription *sub, natsMsg *ms
     inbox_push(&((mesh_t *)closure)->inbox, INBOX_ROSTER, msg);
 }
 
+/* JetStream did not store a purge this node published: back to the loop,
+ * which sends it again (pae->Msg taken: the library does not free it). */
+static void on_publish_failed(jsCtx *js, jsPubAckErr *pae, void *closure)
+{
+    (void)js;
+    inbox_push(&((mesh_t *)closure)->inbox, INBOX_RESEND, pae->Msg);
+    pae->Msg = NULL;
+}
+
 static void on_purge_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
@@ -152,6 +161,8 @@ void link_setup(mesh_t *m)
         jsOptions jo;
         jsOptions_Init(&jo);
         jo.Wait = 1000;
+        jo.PublishAsync.ErrHandler = on_publish_failed;
+        jo.PublishAsync.ErrHandlerClosure = m;
         s = natsConnection_JetStream(&m->js, m->nc, &jo);
     }
     if (s == NATS_OK && m->roster == NULL) {

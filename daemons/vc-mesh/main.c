@@ -89,6 +89,10 @@ static void on_inbox(void *arg)
         case INBOX_LINK: link_changed(m); break;
         case INBOX_ROSTER: roster_heard(m, it->msg); break;
         case INBOX_PURGE: purges_heard(m, it->msg); break;
+        case INBOX_RESEND:
+            purges_refused(m, it->msg);
+            it->msg = NULL;
+            break;
         }
         if (it->msg)
             natsMsg_Destroy(it->msg);
@@ -103,6 +107,7 @@ static void tick(void *arg)
     roster_beat(m);
     roster_check(m);
     catchup_tick(m);
+    purges_resend(m);
 }
 
 int main(int argc, char **argv)
@@ -151,6 +156,7 @@ int main(int argc, char **argv)
     vc_log(VC_LOG_INFO, "main", "stopping");
     link_close(&m);
     inbox_fini(&m.inbox);
+    purges_fini(&m);
     roster_fini(&m);
     zmq_close(m.in);
     vc_daemon_fini(&m.d);

@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK } inbox_kind_t;
+typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK, INBOX_RESEND } inbox_kind_t;
 
 typedef struct inbox_item {
     struct inbox_item *next;
@@ -62,6 +62,8 @@ typedef struct mesh {
     node_t *nodes;
     size_t nnodes, capnodes;
     void *in; /* PULL: purges vc-cache hands on (mesh-in) */
+    natsMsg **resend; /* purges the stream did not take (a leader moving): sent again each tick */
+    size_t nresend, capresend;
     uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;
     int64_t replay_lag_ms; /* age of the last purge applied when it was applied */
     int held;              /* this node's cache held (vc-cache starts so) */
@@ -110,5 +112,11 @@ const char *purges_cache_call(mesh_t *m, const char *verb, const char *const *ar
                               size_t errlen);
 void purges_from_cache(void *arg); /* mesh-in readable */
 void purges_heard(mesh_t *m, natsMsg *msg);
+/* A purge JetStream did not acknowledge: kept to be sent again (the
+ * message id makes a second copy harmless). Takes msg. */
+void purges_refused(mesh_t *m, natsMsg *msg);
+/* Each tick: sends again what was refused. */
+void purges_resend(mesh_t *m);
+void purges_fini(mesh_t *m);
 
 #endif

@@ -140,3 +140,46 @@ void purges_heard(mesh_t *m, natsMsg *msg)
     }
     vc__mesh_purge__free_unpacked(p, NULL);
 }
+
+/* Purges waiting to be sent again, at most: past it the oldest goes (a
+ * stream that refuses this long is down; the others' caches are held). */
+#define RESEND_MAX 10000
+
+void purges_refused(mesh_t *m, natsMsg *msg)
+{
+    if (msg == NULL)
+        return;
+    if (m->nresend == RESEND_MAX) {
+        natsMsg_Destroy(m->resend[0]);
+        memmove(m->resend, m->resend + 1, (m->nresend - 1) * sizeof(*m->resend));
+        m->nresend--;
+        m->purges_failed++;
+    }
+    if (m->nresend == 0)
+        vc_log(VC_LOG_WARN, "purges", "the purge stream did not take a purge; sending it again");
+    VC_GROW(m->resend, m->capresend, m->nresend + 1, 16);
+    m->resend[m->nresend++] = msg;
+}
+
+void purges_resend(mesh_t *m)
+{
+    if (m->js == NULL || !m->connected)
+        return;
+    size_t kept = 0;
+    for (size_t i = 0; i < m->nresend; i++) {
+        natsMsg *msg = m->resend[i];
+        /* On success the library owns it again and sets msg to NULL. */
+        if (js_PublishMsgAsync(m->js, &msg, NULL) != NATS_OK && msg)
+            m->resend[kept++] = msg;
+    }
+    m->nresend = kept;
+}
+
+void purges_fini(mesh_t *m)
+{
+    for (size_t i = 0; i < m->nresend; i++)
+        natsMsg_Destroy(m->resend[i]);
+    free(m->resend);
+    m->resend = NULL;
+    m->nresend = m->capresend = 0;
+}
