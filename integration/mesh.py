@@ -56,6 +56,70 @@ class NatsMember:
             self.proc = None
 
 
+def make_tls(base, n):
+    """A CA and a certificate for 127.0.0.1 for each of n members (openssl)."""
+    d = os.path.join(base, "tls")
+    os.makedirs(d)
+    def run(*a):
+        subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=d)
+    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+        "-subj", "/CN=vc test CA", "-keyout", "ca.key", "-out", "ca.crt")
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    for i in range(n):
+        run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN=web{i + 1}",
+            "-keyout", f"web{i + 1}.key", "-out", f"web{i + 1}.csr")
+        run("x509", "-req", "-in", f"web{i + 1}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+            "-days", "2", "-extfile", "san.ext", "-out", f"web{i + 1}.crt")
+    # The suite's user reads them.
+    for name in os.listdir(d):
+        os.chmod(os.path.join(d, name), 0o644)
+    return d
+
+
+class MemberCluster:
+    """n nodes, each running its own NATS member under `vc up`
+    (cluster.nats_server, vc-nats), routed to the others, with TLS for
+    clients and routes and a user every client and member must give."""
+
+    def __init__(self, n=3):
+        self.base = tempfile.mkdtemp(prefix="vc-members-", dir="/tmp")
+        os.chmod(self.base, 0o711)
+        tls = make_tls(self.base, n)
+        self.password = os.path.join(self.base, "nats.password")
+        with open(self.password, "w") as f:
+            f.write("s3cret:with@odd/chars\n")
+        os.chmod(self.password, 0o644)
+        self.client_ports = [free_port() for _ in range(n)]
+        self.route_ports = [free_port() for _ in range(n)]
+        self.nodes = []
+        for i in range(n):
+            conf = os.path.join(self.base, f"etc{i + 1}")
+            os.makedirs(conf)
+            routes = ", ".join(f'"127.0.0.1:{p}"' for j, p in enumerate(self.route_ports) if j != i)
+            with open(os.path.join(conf, "vc.conf"), "w") as f:
+                f.write(f'cluster: {{ node = "web{i + 1}"; nats = ["tls://127.0.0.1:{self.client_ports[i]}"];\n'
+                        f'  user = "vc"; password_file = "{self.password}"; ca = "{tls}/ca.crt";\n'
+                        f'  nats_server = true; nats_listen = "127.0.0.1:{self.client_ports[i]}";\n'
+                        f'  nats_cluster_listen = "127.0.0.1:{self.route_ports[i]}"; nats_routes = [{routes}];\n'
+                        f'  tls_cert = "{tls}/web{i + 1}.crt"; tls_key = "{tls}/web{i + 1}.key";\n'
+                        f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms"; replicas = {min(n, 3)}; }};\n')
+            self.nodes.append(Suite(conf=conf, args=["--workers", "1"]))
+
+    def start(self):
+        for s in self.nodes:
+            s.start(wait=40)
+        return self
+
+    roster = None  # set below
+
+    def stop(self):
+        for s in self.nodes:
+            s.stop(check=False)
+            s.cleanup()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
 class Cluster:
     """n nodes; node i talks to NATS member i. Timings are short so that
     the tests wait little: heartbeat 200 ms, suspect 600 ms, gone 1.5 s."""
@@ -101,3 +165,7 @@ class Cluster:
         for m in self.nats:
             m.stop()
         shutil.rmtree(self.base, ignore_errors=True)
+
+
+MemberCluster.roster = Cluster.roster
+MemberCluster.all_up = Cluster.all_up

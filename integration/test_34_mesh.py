@@ -210,3 +210,107 @@ def test_a_machine_alone_runs_no_mesh(make_suite):
     assert "vc-mesh" not in [d["daemon"] for d in s.status()["daemons"]]
     r = s.vc("nodes")
     assert r.returncode == 1 and "not in a cluster" in r.stderr
+
+
+# ---- each node running its own NATS member (cluster.nats_server) --------
+
+@pytest.fixture(scope="module")
+def members():
+    from mesh import MemberCluster
+    c = MemberCluster(3).start()
+    try:
+        assert wait_until(lambda: all(c.all_up(i, NAMES) for i in range(3)), timeout=40), \
+            [c.roster(i) for i in range(3)]
+        yield c
+    finally:
+        c.stop()
+
+
+def nats_hello(port, tls_ca=None, connect=None):
+    """Talks NATS's own protocol to a member: its INFO, then (with
+    connect) what it answers a CONNECT and a PING, over TLS if tls_ca."""
+    import socket
+    import ssl
+    raw = socket.create_connection(("127.0.0.1", port), timeout=5)
+    f = raw.makefile("rb")
+    info = json.loads(f.readline().split(b" ", 1)[1])
+    if connect is None:
+        raw.close()
+        return info, None
+    sock = raw
+    if tls_ca:
+        ctx = ssl.create_default_context(cafile=tls_ca)
+        sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+    try:
+        sock.sendall(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
+        answer = b""
+        while b"\r\n" not in answer:
+            got = sock.recv(4096)
+            if not got:
+                break
+            answer += got
+        return info, answer.decode(errors="replace")
+    except (OSError, ssl.SSLError) as e:
+        return info, f"closed: {e}"
+    finally:
+        sock.close()
+
+
+def test_members_run_under_vc_up_and_carry_the_roster(members):
+    for i in range(3):
+        st = {d["daemon"]: d for d in members.nodes[i].status()["daemons"]}
+        assert st["vc-nats"]["state"] == "running" and st["vc-mesh"]["state"] == "running", st
+    tag = "mem" + uuid.uuid4().hex[:8]
+    path = page(tag)
+    for n in members.nodes:
+        assert cached_on(n, path)
+    assert members.nodes[0].vc("cache", "purge", "--tag", tag).returncode == 0
+    for n in members.nodes[1:]:
+        assert wait_until(lambda: not status_of(n, path).startswith("Velocity; hit"), timeout=5)
+
+
+def test_a_member_takes_no_client_without_tls_and_credentials(members):
+    port = members.client_ports[0]
+    ca = os.path.join(members.base, "tls", "ca.crt")
+    info, _ = nats_hello(port)
+    assert info["tls_required"] and info["auth_required"], info
+    # Plaintext: refused before any credentials are looked at.
+    _, plain = nats_hello(port, connect={"verbose": False, "user": "vc", "pass": "x"})
+    assert "+OK" not in plain and "PONG" not in plain, plain
+    # TLS, no credentials, and wrong ones: refused.
+    _, anon = nats_hello(port, tls_ca=ca, connect={"verbose": False})
+    assert "Authorization Violation" in anon, anon
+    _, wrong = nats_hello(port, tls_ca=ca, connect={"verbose": False, "user": "vc", "pass": "guess"})
+    assert "Authorization Violation" in wrong, wrong
+    # The right ones: in (the check above can tell).
+    with open(members.password) as f:
+        pw = f.read().strip()
+    _, ok = nats_hello(port, tls_ca=ca, connect={"verbose": False, "user": "vc", "pass": pw})
+    assert "PONG" in ok, ok
+    # Routes too: a member's route port says nothing in plaintext but
+    # that TLS is required (or nothing at all).
+    import socket
+    with socket.create_connection(("127.0.0.1", members.route_ports[1]), timeout=5) as r:
+        first = r.makefile("rb").readline()
+    assert first == b"" or json.loads(first.split(b" ", 1)[1]).get("tls_required"), first
+
+
+def test_a_member_killed_is_restarted_and_the_others_keep_working(members):
+    one = members.nodes[0]
+    kids = wait_until(lambda: descendants_of(one.daemon_pid("vc-nats")), timeout=10)
+    assert kids, "\n".join(l for l in one.logs().splitlines() if "nats" in l)[-3000:]
+    member = kids[0]  # its nats-server
+    os.kill(member, 9)
+    tag = "k" + uuid.uuid4().hex[:8]
+    path = page(tag)
+    for n in members.nodes[1:]:
+        assert wait_until(lambda: cached_on(n, path), timeout=20)
+    assert members.nodes[1].vc("cache", "purge", "--tag", tag).returncode == 0
+    assert wait_until(lambda: not status_of(members.nodes[2], path).startswith("Velocity; hit"), timeout=10)
+    # vc up brings the member back, and node 1 with it.
+    assert wait_until(lambda: all(members.all_up(i, NAMES) for i in range(3)), timeout=30), members.roster(0)
+
+
+def descendants_of(pid):
+    from conftest import descendants
+    return descendants(pid)

@@ -34,6 +34,13 @@ typedef struct mesh_settings {
     int64_t gone_ms;      /* silent this long: gone (the entry expires) */
     int64_t purge_keep_ms; /* how long the purge stream keeps a purge */
     int64_t replicas;      /* copies JetStream keeps of the roster and the purges */
+    /* A NATS server member on this node, run by `vc up` (vc-nats). */
+    int nats_server;
+    char *nats_listen;         /* its client port: "127.0.0.1:4222" */
+    char *nats_cluster_listen; /* its port for the other members: "0.0.0.0:6222" */
+    char **nats_routes;        /* the other members: "host:port" */
+    size_t nnats_routes;
+    char *tls_cert, *tls_key;  /* the member's certificate: TLS for clients and routes */
 } mesh_settings_t;
 
 extern const vc_section_t vc_mesh_settings;

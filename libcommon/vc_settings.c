@@ -70,6 +70,13 @@ const void *vc_config_section(const vc_config_t *cfg, const vc_section_t *sec)
 
 int vc_setting_is_set(const vc_config_t *cfg, const vc_section_t *sec, const char *path)
 {
+    /* A setting of another section (vc-nats runs on cluster.nats_server). */
+    size_t n = strlen(sec->name);
+    if (strncmp(path, sec->name, n) != 0 || path[n] != '.')
+        for (size_t k = 0; vc_sections[k]; k++)
+            if (!strncmp(path, vc_sections[k]->name, strlen(vc_sections[k]->name)) &&
+                path[strlen(vc_sections[k]->name)] == '.')
+                sec = vc_sections[k];
     const char *values = vc_config_section(cfg, sec);
     for (size_t i = 0; values && i < sec->nsettings; i++) {
         const struct spec *s = &sec->settings[i];

@@ -81,8 +81,9 @@ extern const vc_section_t *const vc_sections[];
 /* The section's values in cfg (defaults, then the files, the environment
  * and `vc up` options), or NULL if the section is not in the build. */
 const void *vc_config_section(const struct vc_config *cfg, const vc_section_t *sec);
-/* Whether the section's setting path is set: a string or a list not
- * empty, a number not zero, true. 0 if it has no such setting. */
+/* Whether the setting path is set: a string or a list not empty, a number
+ * not zero, true. It is sec's, or another section's when it names that
+ * one ("cluster.nats_server"). 0 if there is no such setting. */
 int vc_setting_is_set(const struct vc_config *cfg, const vc_section_t *sec, const char *path);
 
 #endif

@@ -23,6 +23,12 @@ static const vc_setting_t settings[] = {
     {"cluster.gone_after", T_DURATION, M(gone_ms), 1000, 3600000},
     {"cluster.purge_keep", T_DURATION, M(purge_keep_ms), 60000, 30LL * 86400000},
     {"cluster.replicas", T_INT, M(replicas), 1, 5},
+    {"cluster.nats_server", T_BOOL, M(nats_server), 0, 0},
+    {"cluster.nats_listen", T_STR, M(nats_listen), 0, 0},
+    {"cluster.nats_cluster_listen", T_STR, M(nats_cluster_listen), 0, 0},
+    {"cluster.nats_routes", T_LIST, M(nats_routes), 0, 0},
+    {"cluster.tls_cert", T_STR, M(tls_cert), 0, 0},
+    {"cluster.tls_key", T_STR, M(tls_key), 0, 0},
 };
 
 static const vc_env_setting_t env[] = {
@@ -45,6 +51,10 @@ static void defaults(void *values, const char *data_dir)
     m->user = vc_strdup("");
     m->password_file = vc_strdup("");
     m->ca = vc_strdup("");
+    m->nats_listen = vc_strdup("127.0.0.1:4222");
+    m->nats_cluster_listen = vc_strdup("0.0.0.0:6222");
+    m->tls_cert = vc_strdup("");
+    m->tls_key = vc_strdup("");
     m->heartbeat_ms = 1000;
     m->suspect_ms = 3000;
     m->gone_ms = 5000;
@@ -77,6 +87,40 @@ static int url_ok(const char *url, char *why, size_t len)
     return -1;
 }
 
+static int loopback(const char *hostport)
+{
+    return !strncmp(hostport, "127.", 4) || !strncmp(hostport, "localhost:", 10) || !strncmp(hostport, "[::1]:", 6);
+}
+
+/* The member vc-nats runs: its routes to other machines carry TLS and
+ * the cluster's credentials, as its clients do. */
+static int server_ok(const mesh_settings_t *m, char *why, size_t len)
+{
+    if (!strchr(m->nats_listen, ':') || !strchr(m->nats_cluster_listen, ':')) {
+        snprintf(why, len, "cluster.nats_listen and cluster.nats_cluster_listen are HOST:PORT");
+        return -1;
+    }
+    if (!m->tls_cert[0] != !m->tls_key[0]) {
+        snprintf(why, len, "cluster.tls_cert and cluster.tls_key go together");
+        return -1;
+    }
+    int off_loopback = !loopback(m->nats_listen) || (m->nnats_routes && !loopback(m->nats_cluster_listen));
+    for (size_t i = 0; i < m->nnats_routes; i++) {
+        if (!strchr(m->nats_routes[i], ':')) {
+            snprintf(why, len, "cluster.nats_routes: \"%s\" is not HOST:PORT", m->nats_routes[i]);
+            return -1;
+        }
+        off_loopback |= !loopback(m->nats_routes[i]);
+    }
+    if (off_loopback && (!m->tls_cert[0] || !m->user[0])) {
+        snprintf(why, len,
+                 "cluster.nats_server listens or routes off loopback: set cluster.tls_cert, cluster.tls_key and "
+                 "cluster.ca (TLS), and cluster.user with cluster.password_file (no client nor member without them)");
+        return -1;
+    }
+    return 0;
+}
+
 static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
 {
     (void)cfg;
@@ -106,6 +150,8 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
         snprintf(why, len, "cluster.user and cluster.password_file go together");
         return -1;
     }
+    if (m->nats_server && server_ok(m, why, len) < 0)
+        return -1;
     if (!(m->heartbeat_ms < m->suspect_ms && m->suspect_ms < m->gone_ms)) {
         snprintf(why, len, "cluster.heartbeat (%lld ms) must be below suspect_after (%lld ms), and that below gone_after (%lld ms)",
                  (long long)m->heartbeat_ms, (long long)m->suspect_ms, (long long)m->gone_ms);
