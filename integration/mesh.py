@@ -82,7 +82,7 @@ class MemberCluster:
     (cluster.nats_server, vc-nats), routed to the others, with TLS for
     clients and routes and a user every client and member must give."""
 
-    def __init__(self, n=3):
+    def __init__(self, n=3, extra=""):
         self.base = tempfile.mkdtemp(prefix="vc-members-", dir="/tmp")
         os.chmod(self.base, 0o711)
         tls = make_tls(self.base, n)
@@ -103,7 +103,8 @@ class MemberCluster:
                         f'  nats_server = true; nats_listen = "127.0.0.1:{self.client_ports[i]}";\n'
                         f'  nats_cluster_listen = "127.0.0.1:{self.route_ports[i]}"; nats_routes = [{routes}];\n'
                         f'  tls_cert = "{tls}/web{i + 1}.crt"; tls_key = "{tls}/web{i + 1}.key";\n'
-                        f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms"; replicas = {min(n, 3)}; }};\n')
+                        f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms"; replicas = {min(n, 3)}; }};\n'
+                        + extra)
             self.nodes.append(Suite(conf=conf, args=["--workers", "1"]))
 
     def start(self):
