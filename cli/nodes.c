@@ -30,7 +30,8 @@ static void print_json(const Vc__Reply *r)
             printf("\"");
         }
         for (size_t k = 0; k < VC_ARRAY_SIZE(numbers); k++)
-            printf(",\"%s\":%s", numbers[k], field(r->records[i], numbers[k])[0] ? field(r->records[i], numbers[k]) : "0");
+            printf(",\"%s\":%s", numbers[k],
+                   field(r->records[i], numbers[k])[0] ? field(r->records[i], numbers[k]) : "0");
         printf("}");
     }
     printf("]}\n");
@@ -57,8 +58,8 @@ int cmd_nodes(cli_t *cli, int argc, char **argv)
     if (!rc && json) {
         print_json(r);
     } else if (!rc) {
-        printf("NATS: %s\n%-20s %-8s %10s %-10s %6s %s\n", vc_reply_get(r, "nats"), "NODE", "STATE", "SILENT", "VERSION",
-               "LOAD", "ADDRESS");
+        printf("NATS: %s\n%-20s %-8s %10s %-10s %6s %s\n", vc_reply_get(r, "nats"), "NODE", "STATE", "SILENT",
+               "VERSION", "LOAD", "ADDRESS");
         for (size_t i = 0; i < r->n_records; i++) {
             const Vc__Record *n = r->records[i];
             printf("%-20s %-8s %8sms %-10s %6s %s%s\n", field(n, "node"), field(n, "state"), field(n, "silent_ms"),

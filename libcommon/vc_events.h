@@ -16,7 +16,7 @@
 
 /* X(NAME, "topic", "its fields", "when") */
 #define VC_EVENT_LIST(X)                                                                                               \
-    X(DAEMON_STARTED, "*.started", "daemon pid version", "a daemon is ready (bus, php, front, cache, acme, mesh)")           \
+    X(DAEMON_STARTED, "*.started", "daemon pid version", "a daemon is ready (bus, php, front, cache, acme, mesh)")     \
     X(DAEMON_STOPPED, "*.stopped", "daemon", "a daemon stops")                                                         \
     X(VC_STARTED, "vc.started", "data", "the supervisor has started every daemon")                                     \
     X(VC_DAEMON_EXITED, "vc.daemon.exited", "daemon pid status restart_in_ms",                                         \
@@ -56,13 +56,14 @@
       "an order failed; it is tried again at retry_at")                                                                \
     X(ACME_CERT_REVOKED, "acme.cert.revoked", "site reason", "a certificate was revoked")                              \
     X(ACME_REVOKE_FAILED, "acme.revoke.failed", "site error", "a revocation failed")                                   \
-    X(ACME_ON_DEMAND_REFUSED, "acme.on_demand.refused", "host why", "vc-acme refused an on-demand certificate")      \
+    X(ACME_ON_DEMAND_REFUSED, "acme.on_demand.refused", "host why", "vc-acme refused an on-demand certificate")        \
     X(MESH_NODE_JOINED, "mesh.node.joined", "node version addresses",                                                  \
-      "a node's heartbeat reached this one, the first or after it was gone")                                          \
-    X(MESH_NODE_SUSPECT, "mesh.node.suspect", "node silent_ms", "no heartbeat from a node for cluster.suspect_after")    \
-    X(MESH_NODE_LEFT, "mesh.node.left", "node silent_ms", "no heartbeat from a node for cluster.gone_after: it is gone") \
+      "a node's heartbeat reached this one, the first or after it was gone")                                           \
+    X(MESH_NODE_SUSPECT, "mesh.node.suspect", "node silent_ms", "no heartbeat from a node for cluster.suspect_after")  \
+    X(MESH_NODE_LEFT, "mesh.node.left", "node silent_ms",                                                              \
+      "no heartbeat from a node for cluster.gone_after: it is gone")                                                   \
     X(MESH_LINK_CHANGED, "mesh.link.changed", "state", "this node's link to NATS went down or came back")              \
-    X(MESH_PURGE_FAILED, "mesh.purge.failed", "origin id kind error",                                                   \
+    X(MESH_PURGE_FAILED, "mesh.purge.failed", "origin id kind error",                                                  \
       "a purge from another node could not be applied here; it is tried again")
 
 typedef enum vc_event {

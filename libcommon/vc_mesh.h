@@ -22,16 +22,16 @@
 
 /* The "cluster.*" settings (daemons/vc-mesh/settings.c). */
 typedef struct mesh_settings {
-    char *node;         /* this node's name; empty: no cluster */
-    char **nats;        /* the NATS servers: nats:// (loopback only) or tls:// */
+    char *node;  /* this node's name; empty: no cluster */
+    char **nats; /* the NATS servers: nats:// (loopback only) or tls:// */
     size_t nnats;
-    char *credentials;  /* a NATS credentials file (JWT and NKEY seed) */
-    char *user;         /* or a user, */
-    char *password_file; /* and a file holding the password */
-    char *ca;           /* the CA that signed the servers' certificates */
-    int64_t heartbeat_ms; /* how often a node writes its roster entry */
-    int64_t suspect_ms;   /* silent this long: suspect */
-    int64_t gone_ms;      /* silent this long: gone (the entry expires) */
+    char *credentials;     /* a NATS credentials file (JWT and NKEY seed) */
+    char *user;            /* or a user, */
+    char *password_file;   /* and a file holding the password */
+    char *ca;              /* the CA that signed the servers' certificates */
+    int64_t heartbeat_ms;  /* how often a node writes its roster entry */
+    int64_t suspect_ms;    /* silent this long: suspect */
+    int64_t gone_ms;       /* silent this long: gone (the entry expires) */
     int64_t purge_keep_ms; /* how long the purge stream keeps a purge */
     int64_t replicas;      /* copies JetStream keeps of the roster and the purges */
     /* A NATS server member on this node, run by `vc up` (vc-nats). */
@@ -40,7 +40,7 @@ typedef struct mesh_settings {
     char *nats_cluster_listen; /* its port for the other members: "0.0.0.0:6222" */
     char **nats_routes;        /* the other members: "host:port" */
     size_t nnats_routes;
-    char *tls_cert, *tls_key;  /* the member's certificate: TLS for clients and routes */
+    char *tls_cert, *tls_key; /* the member's certificate: TLS for clients and routes */
 } mesh_settings_t;
 
 extern const vc_section_t vc_mesh_settings;

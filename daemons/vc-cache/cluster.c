@@ -31,8 +31,8 @@ int cache_cluster_open(cache_cluster_t *cl, void *zctx, const vc_config_t *cfg)
     return 0;
 }
 
-void cache_cluster_hand(cache_cluster_t *cl, const char *id, const char *kind, const char *value, size_t vlen,
-                        int soft, char *const *hosts, size_t nhosts)
+void cache_cluster_hand(cache_cluster_t *cl, const char *id, const char *kind, const char *value, size_t vlen, int soft,
+                        char *const *hosts, size_t nhosts)
 {
     if (cl->out == NULL)
         return;

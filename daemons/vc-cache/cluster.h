@@ -22,8 +22,8 @@ typedef struct cache_cluster {
 int cache_cluster_open(cache_cluster_t *cl, void *zctx, const vc_config_t *cfg);
 /* Hands vc-mesh one purge done here (kind as MeshPurge's). Never blocks:
  * with vc-mesh away past the queue's bound it is dropped and counted. */
-void cache_cluster_hand(cache_cluster_t *cl, const char *id, const char *kind, const char *value, size_t vlen,
-                        int soft, char *const *hosts, size_t nhosts);
+void cache_cluster_hand(cache_cluster_t *cl, const char *id, const char *kind, const char *value, size_t vlen, int soft,
+                        char *const *hosts, size_t nhosts);
 void cache_cluster_close(cache_cluster_t *cl);
 
 #endif

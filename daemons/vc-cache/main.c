@@ -190,8 +190,10 @@ static void on_hold(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_fail(reply, "hold failed: %s", vc_strerror(r));
         return;
     }
-    vc_log(VC_LOG_NOTICE, "cluster", "the cache %s", on ? "is held: every request misses until vc-mesh has replayed "
-                                                          "the other nodes' purges" : "answers again");
+    vc_log(VC_LOG_NOTICE, "cluster", "the cache %s",
+           on ? "is held: every request misses until vc-mesh has replayed "
+                "the other nodes' purges"
+              : "answers again");
     vc_reply_ok(reply, "%s", on ? "held" : "answering");
 }
 

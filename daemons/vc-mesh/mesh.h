@@ -54,14 +54,14 @@ typedef struct mesh {
     jsCtx *js;
     kvStore *roster;
     natsSubscription *roster_sub, *purge_sub;
-    int ready;              /* roster bucket and purge stream set up */
+    int ready; /* roster bucket and purge stream set up */
     uint64_t next_setup_ms, next_setup_warn_ms;
-    int connected;          /* as libnats last said */
+    int connected; /* as libnats last said */
     uint64_t next_beat_ms;
     int64_t started_ms;
     node_t *nodes;
     size_t nnodes, capnodes;
-    void *in; /* PULL: purges vc-cache hands on (mesh-in) */
+    void *in;         /* PULL: purges vc-cache hands on (mesh-in) */
     natsMsg **resend; /* purges the stream did not take (a leader moving): sent again each tick */
     size_t nresend, capresend;
     uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;

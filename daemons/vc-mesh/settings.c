@@ -153,8 +153,10 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
     if (m->nats_server && server_ok(m, why, len) < 0)
         return -1;
     if (!(m->heartbeat_ms < m->suspect_ms && m->suspect_ms < m->gone_ms)) {
-        snprintf(why, len, "cluster.heartbeat (%lld ms) must be below suspect_after (%lld ms), and that below gone_after (%lld ms)",
-                 (long long)m->heartbeat_ms, (long long)m->suspect_ms, (long long)m->gone_ms);
+        snprintf(
+            why, len,
+            "cluster.heartbeat (%lld ms) must be below suspect_after (%lld ms), and that below gone_after (%lld ms)",
+            (long long)m->heartbeat_ms, (long long)m->suspect_ms, (long long)m->gone_ms);
         return -1;
     }
     return 0;

@@ -103,8 +103,8 @@ static int member_gone(natsd_t *n)
     pid_t p = waitpid(n->member, &st, WNOHANG);
     if (p != n->member)
         return 0;
-    vc_log(VC_LOG_ERR, "member", "nats-server (pid %d) exited: %s %d", (int)p,
-           WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+    vc_log(VC_LOG_ERR, "member", "nats-server (pid %d) exited: %s %d", (int)p, WIFSIGNALED(st) ? "signal" : "status",
+           WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
     n->member = 0;
     n->exit_code = 1;
     return 1;
