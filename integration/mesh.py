@@ -60,16 +60,16 @@ def make_tls(base, n):
     """A CA and a certificate for 127.0.0.1 for each of n members (openssl)."""
     d = os.path.join(base, "tls")
     os.makedirs(d)
-    def run(*a):
+    def openssl(*a):
         subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=d)
-    run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+    openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
         "-subj", "/CN=vc test CA", "-keyout", "ca.key", "-out", "ca.crt")
     with open(os.path.join(d, "san.ext"), "w") as f:
         f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     for i in range(n):
-        run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN=web{i + 1}",
+        openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN=web{i + 1}",
             "-keyout", f"web{i + 1}.key", "-out", f"web{i + 1}.csr")
-        run("x509", "-req", "-in", f"web{i + 1}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+        openssl("x509", "-req", "-in", f"web{i + 1}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
             "-days", "2", "-extfile", "san.ext", "-out", f"web{i + 1}.crt")
     # The suite's user reads them.
     for name in os.listdir(d):
