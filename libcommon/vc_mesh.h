@@ -50,6 +50,10 @@ static inline const mesh_settings_t *vc_mesh_settings_of(const struct vc_config 
     return (const mesh_settings_t *)vc_config_section(cfg, &vc_mesh_settings);
 }
 
+/* The password in cluster.password_file, its line end cut: the caller
+ * wipes and frees it. NULL (errno set) if it cannot be read. */
+char *vc_mesh_password(const mesh_settings_t *m);
+
 /* Whether name is a node name (VC_MESH_NODE_MAX characters of [A-Za-z0-9_-]). */
 int vc_mesh_node_name_ok(const char *name);
 

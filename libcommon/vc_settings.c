@@ -39,6 +39,13 @@ void vc_config_sections_init(vc_config_t *cfg, const char *data_dir)
         cfg->sections[k] = vc_calloc(1, vc_sections[k]->size ? vc_sections[k]->size : 1);
         if (vc_sections[k]->defaults)
             vc_sections[k]->defaults(cfg->sections[k], data_dir);
+        /* A string its defaults leave unset is empty, never NULL. */
+        for (size_t i = 0; i < vc_sections[k]->nsettings; i++) {
+            const struct spec *sp = &vc_sections[k]->settings[i];
+            char **str = (char **)((char *)cfg->sections[k] + sp->off);
+            if (sp->type == T_STR && *str == NULL)
+                *str = vc_strdup("");
+        }
     }
 }
 

@@ -62,6 +62,7 @@ typedef struct vc_section {
     const vc_setting_t *settings;
     size_t nsettings;
     size_t size; /* of its values */
+    /* Its defaults; a T_STR setting they leave NULL is then "". */
     void (*defaults)(void *values, const char *data_dir);
     const vc_env_setting_t *env;
     size_t nenv;

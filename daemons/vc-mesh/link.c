@@ -44,16 +44,13 @@ static natsStatus credentials(natsOptions *o, const mesh_settings_t *c)
         return natsOptions_SetUserCredentialsFromFiles(o, c->credentials, NULL);
     if (!c->user[0])
         return NATS_OK;
-    size_t len = 0;
-    char *pw = vc_read_file(c->password_file, &len);
+    char *pw = vc_mesh_password(c);
     if (pw == NULL) {
         vc_log(VC_LOG_ERR, "link", "cannot read cluster.password_file \"%s\": %m", c->password_file);
         return NATS_ERR;
     }
-    while (len > 0 && (pw[len - 1] == '\n' || pw[len - 1] == '\r'))
-        pw[--len] = '\0';
     natsStatus s = natsOptions_SetUserInfo(o, c->user, pw);
-    sodium_memzero(pw, len);
+    sodium_memzero(pw, strlen(pw));
     free(pw);
     return s;
 }

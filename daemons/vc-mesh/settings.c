@@ -42,19 +42,21 @@ int vc_mesh_node_name_ok(const char *name)
            strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_") == n;
 }
 
+char *vc_mesh_password(const mesh_settings_t *m)
+{
+    size_t len = 0;
+    char *pw = vc_read_file(m->password_file, &len);
+    while (pw && len > 0 && (pw[len - 1] == '\n' || pw[len - 1] == '\r'))
+        pw[--len] = '\0';
+    return pw;
+}
+
 static void defaults(void *values, const char *data_dir)
 {
     (void)data_dir;
-    mesh_settings_t *m = values;
-    m->node = vc_strdup("");
-    m->credentials = vc_strdup("");
-    m->user = vc_strdup("");
-    m->password_file = vc_strdup("");
-    m->ca = vc_strdup("");
+    mesh_settings_t *m = values; /* strings not set here are "" (vc_settings.h) */
     m->nats_listen = vc_strdup("127.0.0.1:4222");
     m->nats_cluster_listen = vc_strdup("0.0.0.0:6222");
-    m->tls_cert = vc_strdup("");
-    m->tls_key = vc_strdup("");
     m->heartbeat_ms = 1000;
     m->suspect_ms = 3000;
     m->gone_ms = 5000;
@@ -62,6 +64,12 @@ static void defaults(void *values, const char *data_dir)
     /* One copy: a cluster of one NATS server. With three members, 3: the
      * roster and the purges outlive one member's loss. */
     m->replicas = 1;
+}
+
+/* HOST:PORT on this machine only. */
+static int loopback(const char *hostport)
+{
+    return !strncmp(hostport, "127.", 4) || !strncmp(hostport, "localhost:", 10) || !strncmp(hostport, "[::1]:", 6);
 }
 
 /* A server's URL: nats:// to this machine only (the link carries no
@@ -74,22 +82,13 @@ static int url_ok(const char *url, char *why, size_t len)
                  url);
         return -1;
     }
-    if (url[0] == 't')
+    if (url[0] == 't' || loopback(host))
         return 0;
-    static const char *const loopback[] = {"127.", "localhost:", "[::1]:"};
-    for (size_t i = 0; i < VC_ARRAY_SIZE(loopback); i++)
-        if (!strncmp(host, loopback[i], strlen(loopback[i])))
-            return 0;
     snprintf(why, len,
              "cluster.nats: \"%s\" is plain nats:// to another machine; traffic between nodes is never plaintext off "
              "loopback: use tls:// (and cluster.ca)",
              url);
     return -1;
-}
-
-static int loopback(const char *hostport)
-{
-    return !strncmp(hostport, "127.", 4) || !strncmp(hostport, "localhost:", 10) || !strncmp(hostport, "[::1]:", 6);
 }
 
 /* The member vc-nats runs: its routes to other machines carry TLS and

@@ -24,17 +24,6 @@ static void quoted(FILE *f, const char *s)
     fputc('"', f);
 }
 
-static char *password_of(const mesh_settings_t *m)
-{
-    size_t len = 0;
-    char *pw = vc_read_file(m->password_file, &len);
-    if (pw == NULL)
-        return NULL;
-    while (len > 0 && (pw[len - 1] == '\n' || pw[len - 1] == '\r'))
-        pw[--len] = '\0';
-    return pw;
-}
-
 /* A TLS block, indented by ind: the member's certificate, and the CA its
  * peers' and clients' are from, checked when verify. */
 static void tls_block(FILE *f, const mesh_settings_t *m, const char *ind, int verify)
@@ -119,7 +108,7 @@ static void write_body(FILE *f, const mesh_settings_t *m, const char *store_dir,
 int nats_conf_write(const mesh_settings_t *m, const char *path, const char *store_dir, char *why, size_t len)
 {
     char *pw = NULL;
-    if (m->user[0] && (pw = password_of(m)) == NULL) {
+    if (m->user[0] && (pw = vc_mesh_password(m)) == NULL) {
         snprintf(why, len, "cannot read cluster.password_file \"%s\": %s", m->password_file, strerror(errno));
         return -1;
     }
