@@ -1,4 +1,5 @@
 #include "vc_config.h"
+#include "vc_mesh.h"
 #include "../daemons/vc-bus/settings.h"
 #include "../daemons/vc-front/settings.h"
 #include "config_source.h"
@@ -113,8 +114,15 @@ int main(void)
         int supervised = 0;
         for (size_t i = 0; vc_sections[i]; i++)
             supervised += vc_sections[i]->supervision != NULL;
-        CHECK(supervised == 5); /* vc-acme, vc-bus, vc-cache, vc-php, vc-front */
+        CHECK(supervised == 7); /* vc-acme, vc-bus, vc-cache, vc-mesh, vc-nats, vc-php, vc-front */
     }
+    /* A section's own check names the line of the setting it refuses. */
+    const char *why = parse("\ncluster: { node = \"a\";\n nats = [\"nats://10.0.0.1:4222\"]; };\n", NULL, NULL);
+    CHECK(!strncmp(why, "/etc/vc/vc.conf:3: cluster.nats: ", 33));
+    /* A string its defaults leave unset is "". */
+    CHECK_STR(parse(NULL, NULL, &cfg), "");
+    CHECK(cfg && vc_mesh_settings_of(cfg)->node != NULL && vc_mesh_settings_of(cfg)->node[0] == '\0');
+    vc_config_destroy(&cfg);
     /* A daemon's own endpoints and control endpoint may be moved; others
      * are a typo. */
     CHECK_STR(
