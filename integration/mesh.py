@@ -125,7 +125,7 @@ class Cluster:
     """n nodes; node i talks to NATS member i. Timings are short so that
     the tests wait little: heartbeat 200 ms, suspect 600 ms, gone 1.5 s."""
 
-    def __init__(self, n=3, cache=True):
+    def __init__(self, n=3, extra_cluster=""):
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
@@ -137,7 +137,7 @@ class Cluster:
             with open(os.path.join(conf, "vc.conf"), "w") as f:
                 f.write(f'cluster: {{ node = "web{i + 1}"; nats = ["nats://127.0.0.1:{self.nats[i].port}"];\n'
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms";\n'
-                        f'  replicas = {min(n, 3)}; }};\n'
+                        f'  replicas = {min(n, 3)}; {extra_cluster} }};\n'
                         'cache: { max_object = "64k"; };\n')
             self.confs.append(conf)
             self.nodes.append(Suite(conf=conf, args=["--workers", "2"]))

@@ -162,6 +162,33 @@ def test_a_node_that_starts_cut_off_answers_nothing_from_its_cache(cluster):
     assert wait_until(lambda: cluster.all_up(0, NAMES), timeout=20)
 
 
+def test_a_node_away_longer_than_the_stream_keeps_drops_its_cache():
+    """Node 2 is away while node 1 purges, and stays away until the purge
+    stream (purge_keep = 2s here) no longer has that purge: back, it cannot
+    know what was purged, so it drops its whole cache before answering."""
+    c = Cluster(2, extra_cluster='purge_keep = "2s";').start()
+    try:
+        assert wait_until(lambda: c.all_up(1, NAMES[:2]), timeout=30)
+        one, two = c.nodes
+        kept = page("kept" + uuid.uuid4().hex[:8])  # no purge names it
+        assert cached_on(two, kept)
+        before = run_of(two, kept)
+        two.stop()
+        assert one.vc("cache", "purge", "--tag", "gone" + uuid.uuid4().hex[:8]).returncode == 0
+        def kept_count():
+            st = one.vc("status", "--json")
+            mesh = [d for d in json.loads(st.stdout)["daemons"] if d["daemon"] == "vc-mesh"]
+            return mesh and mesh[0]["status"].get("purges_kept")
+        # The purge reached the stream, then the stream let it go.
+        assert wait_until(lambda: kept_count() == "1", timeout=10), kept_count()
+        assert wait_until(lambda: kept_count() == "0", timeout=15), kept_count()
+        two.start(wait=40)
+        assert wait_until(lambda: "dropped" in two.logs(), timeout=10), two.logs()[-2000:]
+        assert run_of(two, kept) > before  # not the page it had: PHP ran again
+    finally:
+        c.stop()
+
+
 def test_losing_one_nats_member_leaves_the_cluster_working(cluster):
     """Node 3's own member dies. Its link moves to a member it learned
     from the cluster (NATS tells clients its peers' addresses), so it

@@ -40,6 +40,13 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "malformed", "%llu", (unsigned long long)m->malformed);
     vc_reply_field(reply, "replay_lag_ms", "%lld", (long long)m->replay_lag_ms);
     vc_reply_field(reply, "cache_held", "%d", m->held);
+    /* What the purge stream still keeps (asked of JetStream: a second at
+     * most, for a status only). */
+    jsStreamInfo *si = NULL;
+    if (m->ready && js_GetStreamInfo(&si, m->js, VC_MESH_PURGES, NULL, NULL) == NATS_OK) {
+        vc_reply_field(reply, "purges_kept", "%llu", (unsigned long long)si->State.Msgs);
+        jsStreamInfo_Destroy(si);
+    }
 }
 
 static void on_nodes(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

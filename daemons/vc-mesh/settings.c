@@ -21,7 +21,7 @@ static const vc_setting_t settings[] = {
     {"cluster.heartbeat", T_DURATION, M(heartbeat_ms), 100, 60000},
     {"cluster.suspect_after", T_DURATION, M(suspect_ms), 200, 600000},
     {"cluster.gone_after", T_DURATION, M(gone_ms), 1000, 3600000},
-    {"cluster.purge_keep", T_DURATION, M(purge_keep_ms), 60000, 30LL * 86400000},
+    {"cluster.purge_keep", T_DURATION, M(purge_keep_ms), 1000, 30LL * 86400000},
     {"cluster.replicas", T_INT, M(replicas), 1, 5},
     {"cluster.nats_server", T_BOOL, M(nats_server), 0, 0},
     {"cluster.nats_listen", T_STR, M(nats_listen), 0, 0},
