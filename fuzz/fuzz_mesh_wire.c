@@ -1,9 +1,11 @@
 /* libFuzzer: what vc-mesh reads from NATS (daemons/vc-mesh/mesh_wire.c),
- * a roster entry and a purge, from bytes another node or a client with
- * the cluster's credentials could send. What passes must be what vc-mesh
- * relies on: names that are node names, bounded texts without control
- * characters, a known kind with its value; and a node's entry that
- * passes, sent again, passes again. The first byte picks the message and the key's length. */
+ * a roster entry, a purge and a room message, from bytes another node or
+ * a client with the cluster's credentials could send. What passes must be
+ * what vc-mesh relies on: names that are node names, bounded texts without
+ * control characters, a known kind with its value; and a node's entry that
+ * passes, sent again, passes again. The first byte picks the message
+ * (even: a roster entry, its key's length the rest; 1: a purge; 3: a room
+ * message). */
 #include "mesh_wire.h"
 #include "vc_mesh.h"
 
@@ -72,11 +74,26 @@ static void purge(const uint8_t *data, size_t size)
     vc__mesh_purge__free_unpacked(p, NULL);
 }
 
+static void room(const uint8_t *data, size_t size)
+{
+    char why[128];
+    Vc__RoomMessage *m = mesh_room_read(data, size, why, sizeof(why));
+    if (m == NULL)
+        return;
+    size_t rl = strlen(m->room);
+    if (!vc_mesh_node_name_ok(m->origin) || rl == 0 || rl > MESH_ROOM_MAX || strchr(m->room, '\n') ||
+        !strchr(m->room, ':') || m->data.len > MESH_ROOM_DATA_MAX || m->member || m->occupancy)
+        abort();
+    vc__room_message__free_unpacked(m, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    if (data[0] & 1)
+    if ((data[0] & 3) == 3)
+        room(data + 1, size - 1);
+    else if (data[0] & 1)
         purge(data + 1, size - 1);
     else
         node(data + 1, size - 1, data[0] >> 1);

@@ -9,7 +9,10 @@ import subprocess
 import tempfile
 import time
 
-from conftest import Suite, free_port
+from conftest import FIXTURES, Suite, free_port
+
+# The realtime app every node of a test cluster shares: id, key, secret.
+APP = ("1001", "meshkey", "meshsecret0123456789")
 
 
 def wait_until(what, timeout=15.0, every=0.05):
@@ -139,8 +142,14 @@ class Cluster:
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms";\n'
                         f'  replicas = {min(n, 3)}; {extra_cluster} }};\n'
                         'cache: { max_object = "64k"; };\n')
+            # One site on every node, with the same realtime app: a room
+            # is "APP_ID:CHANNEL" on every node.
+            os.makedirs(os.path.join(conf, "sites-enabled"))
+            with open(os.path.join(conf, "sites-enabled", "shop.conf"), "w") as f:
+                f.write(f'site: {{ default = true; hosts = ["shop.test"]; root = "{FIXTURES}/docroot";\n'
+                        f'  realtime_apps = ["{APP[0]} {APP[1]} {APP[2]}"]; }};\n')
             self.confs.append(conf)
-            self.nodes.append(Suite(conf=conf, args=["--workers", "2"]))
+            self.nodes.append(Suite(conf=conf, root="", args=["--workers", "2"]))
 
     def start(self):
         for m in self.nats:

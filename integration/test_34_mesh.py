@@ -341,3 +341,50 @@ def test_a_member_killed_is_restarted_and_the_others_keep_working(members):
 def descendants_of(pid):
     from conftest import descendants
     return descendants(pid)
+
+
+# ---- rooms across nodes ---------------------------------------------------
+
+def test_a_pusher_client_on_one_node_gets_what_php_published_on_another(cluster):
+    from mesh import APP
+    from pusher import Client
+    three = Client(cluster.nodes[2], key=APP[1])
+    two = Client(cluster.nodes[1], key=APP[1])
+    try:
+        for c in (three, two):
+            assert c.subscribe("news")["event"] == "pusher_internal:subscription_succeeded"
+        r = requests.get(cluster.nodes[0].url("/publish.php?channel=news&event=flash&data=from-web1"),
+                         headers={"Host": HOST}, timeout=10)
+        assert r.text.strip() == "published", r.text
+        for c in (three, two):
+            m = c.recv_event("flash")
+            assert m["channel"] == "news" and m["data"] == "from-web1", m
+    finally:
+        three.close()
+        two.close()
+
+
+def test_a_client_event_reaches_other_nodes_but_not_its_sender(cluster):
+    """toOthers across nodes: the sender's socket id travels with the
+    message, and only its own connection is left out."""
+    from mesh import APP
+    from pusher import Client
+    one, three = Client(cluster.nodes[0], key=APP[1]), Client(cluster.nodes[2], key=APP[1])
+    try:
+        for c in (one, three):
+            assert c.subscribe("private-chat")["event"] == "pusher_internal:subscription_succeeded"
+        one.send("client-typing", {"who": "a"}, channel="private-chat")
+        m = three.recv_event("client-typing")
+        assert m["data"] == {"who": "a"} or json.loads(m["data"]) == {"who": "a"}, m
+        # The sender gets nothing back, before or with its ping's answer
+        # (which comes after anything node 3 relayed in between).
+        three.send("pusher:ping")
+        three.recv_event("pusher:pong")
+        one.send("pusher:ping")
+        seen = []
+        while not seen or seen[-1] != "pusher:pong":
+            seen.append(one.recv()["event"])
+        assert "client-typing" not in seen, seen
+    finally:
+        one.close()
+        three.close()

@@ -17,6 +17,8 @@
 /* The purges: a JetStream stream on subjects "vc.purge.NODE". */
 #define VC_MESH_PURGES "VC_PURGES"
 #define VC_MESH_PURGE_SUBJECT "vc.purge."
+/* Room messages: core subjects "vc.room.NODE" (at most once). */
+#define VC_MESH_ROOM_SUBJECT "vc.room."
 /* A node's name: letters, digits, '-' and '_' (a NATS key and subject token). */
 #define VC_MESH_NODE_MAX 63
 

@@ -249,8 +249,8 @@ static int relay_one(rooms_relay_t *r)
         vc_zparts_close(fr);
         return 1;
     }
-    if (strncmp(m->event, "client-", 7) == 0)
-        client_event(r, m);
+    if (strncmp(m->event, "client-", 7) == 0 && m->origin[0] == '\0')
+        client_event(r, m); /* once, on the node its sender is on */
     m->id = r->next_id;
     size_t rl = strlen(m->room);
     if (m->keep && r->history_max) {

@@ -175,6 +175,8 @@ void link_setup(mesh_t *m)
     /* Live heartbeats, as the bucket stores them (its subjects). */
     if (s == NATS_OK && m->roster_sub == NULL && (step = "the roster's subjects"))
         s = natsConnection_Subscribe(&m->roster_sub, m->nc, "$KV." VC_MESH_ROSTER ".>", on_roster_msg, m);
+    if (s == NATS_OK && m->room_sub == NULL && (step = "the rooms' subjects"))
+        s = rooms_bridge_subscribe(m);
     if (s == NATS_OK && (step = "the purge stream"))
         s = purge_stream(m);
     if (s == NATS_OK && m->purge_sub == NULL && (step = "this node's purge consumer")) {
@@ -213,6 +215,8 @@ void link_close(mesh_t *m)
         natsSubscription_Destroy(m->roster_sub);
     if (m->purge_sub) /* unsubscribing would delete the durable consumer */
         natsSubscription_Destroy(m->purge_sub);
+    if (m->room_sub)
+        natsSubscription_Destroy(m->room_sub);
     if (m->roster)
         kvStore_Destroy(m->roster);
     if (m->js)
@@ -221,7 +225,7 @@ void link_close(mesh_t *m)
         natsConnection_Close(m->nc);
         natsConnection_Destroy(m->nc);
     }
-    m->roster_sub = m->purge_sub = NULL;
+    m->roster_sub = m->purge_sub = m->room_sub = NULL;
     m->roster = NULL;
     m->js = NULL;
     m->nc = NULL;

@@ -37,6 +37,9 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "purges_sent", "%llu", (unsigned long long)m->purges_sent);
     vc_reply_field(reply, "purges_applied", "%llu", (unsigned long long)m->purges_applied);
     vc_reply_field(reply, "purges_failed", "%llu", (unsigned long long)m->purges_failed);
+    vc_reply_field(reply, "rooms_sent", "%llu", (unsigned long long)m->rooms_sent);
+    vc_reply_field(reply, "rooms_received", "%llu", (unsigned long long)m->rooms_received);
+    vc_reply_field(reply, "rooms_dropped", "%llu", (unsigned long long)m->rooms_dropped);
     vc_reply_field(reply, "malformed", "%llu", (unsigned long long)m->malformed);
     vc_reply_field(reply, "replay_lag_ms", "%lld", (long long)m->replay_lag_ms);
     vc_reply_field(reply, "cache_held", "%d", m->held);
@@ -96,6 +99,7 @@ static void on_inbox(void *arg)
         case INBOX_LINK: link_changed(m); break;
         case INBOX_ROSTER: roster_heard(m, it->msg); break;
         case INBOX_PURGE: purges_heard(m, it->msg); break;
+        case INBOX_ROOM: rooms_heard(m, it->msg); break;
         case INBOX_RESEND:
             purges_refused(m, it->msg);
             it->msg = NULL;
@@ -144,11 +148,12 @@ int main(int argc, char **argv)
     free(in_ep);
     int hwm = IN_HWM;
     zmq_setsockopt(m.in, ZMQ_RCVHWM, &hwm, sizeof(hwm));
-    if (link_open(&m) < 0)
+    if (rooms_bridge_open(&m) < 0 || link_open(&m) < 0)
         return 1;
     vc_daemon_ready(&m.d); /* the link sets itself up from the loop */
 
-    const vc_watch_t watch[] = {{NULL, m.inbox.fd, on_inbox}, {m.in, 0, purges_from_cache}};
+    const vc_watch_t watch[] = {
+        {NULL, m.inbox.fd, on_inbox}, {m.in, 0, purges_from_cache}, {m.rooms_sub, 0, rooms_from_bus}};
     /* The tick is the heartbeat's grain: a tenth of it, so silence is seen
      * within a tenth of the bounds. */
     unsigned grain = (unsigned)(m.cfg->heartbeat_ms / 10 > 50 ? m.cfg->heartbeat_ms / 10 : 50);
@@ -163,6 +168,7 @@ int main(int argc, char **argv)
     vc_log(VC_LOG_INFO, "main", "stopping");
     link_close(&m);
     inbox_fini(&m.inbox);
+    rooms_bridge_close(&m);
     purges_fini(&m);
     roster_fini(&m);
     zmq_close(m.in);

@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK, INBOX_RESEND } inbox_kind_t;
+typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK, INBOX_RESEND, INBOX_ROOM } inbox_kind_t;
 
 typedef struct inbox_item {
     struct inbox_item *next;
@@ -61,7 +61,10 @@ typedef struct mesh {
     int64_t started_ms;
     node_t *nodes;
     size_t nnodes, capnodes;
-    void *in;         /* PULL: purges vc-cache hands on (mesh-in) */
+    void *in;                     /* PULL: purges vc-cache hands on (mesh-in) */
+    void *rooms_sub, *rooms_push; /* this node's vc-bus: rooms-out (SUB), rooms-in (PUSH) */
+    natsSubscription *room_sub;
+    uint64_t rooms_sent, rooms_received, rooms_dropped;
     natsMsg **resend; /* purges the stream did not take (a leader moving): sent again each tick */
     size_t nresend, capresend;
     uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;
@@ -89,6 +92,14 @@ const char *link_state(const mesh_t *m);
 /* This node's durable consumer of the purge stream. */
 void link_durable(const mesh_t *m, char *name, size_t len);
 void link_close(mesh_t *m);
+
+/* rooms_bridge.c: room messages across nodes, over core NATS subjects (at
+ * most once, as within a node). */
+int rooms_bridge_open(mesh_t *m);
+natsStatus rooms_bridge_subscribe(mesh_t *m);
+void rooms_from_bus(void *arg); /* rooms-out readable */
+void rooms_heard(mesh_t *m, natsMsg *msg);
+void rooms_bridge_close(mesh_t *m);
 
 /* catchup.c: whether this node's cache may answer. */
 /* Before this node's consumer is bound: whether it saw every purge the

@@ -79,3 +79,28 @@ Vc__MeshPurge *mesh_purge_read(const void *data, size_t len, char *why, size_t w
         vc__mesh_purge__free_unpacked(p, NULL);
     return NULL;
 }
+
+Vc__RoomMessage *mesh_room_read(const void *data, size_t len, char *why, size_t wlen)
+{
+    Vc__RoomMessage *m = vc__room_message__unpack(NULL, len, data);
+    const char *bad = NULL;
+    size_t rl = m ? strnlen(m->room, MESH_ROOM_MAX + 1) : 0;
+    if (m == NULL)
+        bad = "not a room message";
+    else if (!vc_mesh_node_name_ok(m->origin))
+        bad = "its origin is not a node's name";
+    else if (rl == 0 || rl > MESH_ROOM_MAX || memchr(m->room, '\n', rl) || !strchr(m->room, ':'))
+        bad = "not a room's name";
+    else if (strnlen(m->event, MESH_ROOM_MAX + 1) > MESH_ROOM_MAX || strnlen(m->except, 65) > 64 ||
+             strnlen(m->user_id, MESH_ROOM_MAX + 1) > MESH_ROOM_MAX || m->data.len > MESH_ROOM_DATA_MAX ||
+             m->n_topics > MESH_ROOM_TOPICS_MAX || !texts_ok(m->topics, m->n_topics) || !text_ok(m->event_id))
+        bad = "a field too long";
+    else if (m->member || m->occupancy)
+        bad = "a presence or occupancy change (they stay on their node)";
+    if (bad == NULL)
+        return m;
+    snprintf(why, wlen, "%s", bad);
+    if (m)
+        vc__room_message__free_unpacked(m, NULL);
+    return NULL;
+}
