@@ -611,19 +611,6 @@ static int overlapping_addresses(struct ctx *c, const vc_config_t *cfg)
     return 0;
 }
 
-/* The place ("FILE:LINE") of the setting a validate message starts with
- * ("cluster.nats: ..."), the last one set; NULL if it was not set in a file. */
-static const char *origin_of(const vc_config_t *cfg, const char *why)
-{
-    for (size_t i = cfg->norigins; i-- > 0;) {
-        const char *sp = strchr(cfg->origins[i], ' ');
-        size_t n = (size_t)(sp - cfg->origins[i]);
-        if (strncmp(why, cfg->origins[i], n) == 0 && (why[n] == ':' || why[n] == ' '))
-            return sp + 1;
-    }
-    return NULL;
-}
-
 static int validate(struct ctx *c, vc_config_t *cfg)
 {
     c->file = "configuration";
@@ -656,17 +643,8 @@ static int validate(struct ctx *c, vc_config_t *cfg)
         return -VC_ERR_CONFIG;
     if (vc_sites_validate(c, cfg) < 0 || vc_config_check_realtime(c, cfg) < 0 || vc_config_check_cache(c, cfg) < 0)
         return -VC_ERR_CONFIG;
-    for (size_t i = 0; vc_sections[i]; i++) {
-        const vc_section_t *sec = vc_sections[i];
-        char why[512];
-        if (sec->validate && sec->validate(cfg, vc_config_section(cfg, sec), why, sizeof(why)) < 0) {
-            c->file = "configuration";
-            const char *where = origin_of(cfg, why);
-            if (where)
-                c->file = where; /* "FILE:LINE" */
-            return vc_config_fail(c, 0, "%s", why);
-        }
-    }
+    if (vc_config_sections_validate(c, cfg) < 0)
+        return -VC_ERR_CONFIG;
     return vc_pools_validate(c, cfg);
 }
 

@@ -46,6 +46,9 @@ int vc_config_check_realtime(struct ctx *c, vc_config_t *cfg);
  * settings that undo its safety (no session cookies, "*" params, no
  * lock). */
 int vc_config_check_cache(struct ctx *c, vc_config_t *cfg);
+/* Each daemon's own check of its section (vc_settings.h), its message
+ * pointed at the file and line of the setting it names (vc_settings.c). */
+int vc_config_sections_validate(struct ctx *c, vc_config_t *cfg);
 
 /* vc_settings.c: the daemons' own sections. */
 /* The spec of path among the sections', and in *into where its value goes. */

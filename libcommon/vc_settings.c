@@ -98,3 +98,30 @@ int vc_setting_is_set(const vc_config_t *cfg, const vc_section_t *sec, const cha
     }
     return 0;
 }
+
+/* The place ("FILE:LINE") of the setting a validate message starts with
+ * ("cluster.nats: ..."), the last one set; NULL if it was not set in a file. */
+static const char *origin_of(const vc_config_t *cfg, const char *why)
+{
+    for (size_t i = cfg->norigins; i-- > 0;) {
+        const char *sp = strchr(cfg->origins[i], ' ');
+        size_t n = (size_t)(sp - cfg->origins[i]);
+        if (strncmp(why, cfg->origins[i], n) == 0 && (why[n] == ':' || why[n] == ' '))
+            return sp + 1;
+    }
+    return NULL;
+}
+
+int vc_config_sections_validate(struct ctx *c, vc_config_t *cfg)
+{
+    for (size_t i = 0; vc_sections[i]; i++) {
+        const vc_section_t *sec = vc_sections[i];
+        char why[512];
+        if (sec->validate && sec->validate(cfg, vc_config_section(cfg, sec), why, sizeof(why)) < 0) {
+            const char *where = origin_of(cfg, why);
+            c->file = where ? where : "configuration"; /* "FILE:LINE" */
+            return vc_config_fail(c, 0, "%s", why);
+        }
+    }
+    return 0;
+}

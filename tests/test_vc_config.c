@@ -35,9 +35,14 @@ static const char *parse(const char *main_text, const char *site_text, vc_config
     return cfg ? "" : err;
 }
 
-int main(void)
+/* The site file the site and gathering checks read. */
+static void shop_site(char *buf, size_t len)
 {
-    root = vc_test_tmpdir();
+    snprintf(buf, len, "site: {\n  hosts = [\"Shop.Example\", \"www.shop.example\"];\n  root = \"%s\";\n};\n", root);
+}
+
+static void values_and_errors(void)
+{
     vc_config_t *cfg;
 
     /* Defaults with nothing at all. */
@@ -92,6 +97,12 @@ int main(void)
     vc_config_destroy(&cfg);
     CHECK_STR(parse("front: { max_body = \"8 apples\"; };\n", NULL, NULL),
               "/etc/vc/vc.conf:1: front.max_body: expected a size like 8M, got \"8 apples\"");
+}
+
+static void sections(void)
+{
+    vc_config_t *cfg;
+
     /* A daemon's own section (daemons/vc-front/settings.c): the same
      * errors, its defaults, its environment, and a string it owns. */
     CHECK_STR(parse("\nfront: {\n  processes = 65;\n};\n", NULL, NULL),
@@ -132,11 +143,15 @@ int main(void)
               "configuration: php.mode: \"turbo\" is not one of classic, worker, fork");
     CHECK_STR(parse("php: { mode = \"worker\"; };\n", NULL, NULL),
               "configuration: php.mode is worker but php.worker_script is not set");
+}
+
+static void sites(void)
+{
+    vc_config_t *cfg;
 
     /* Sites. */
     char site[512];
-    snprintf(site, sizeof(site), "site: {\n  hosts = [\"Shop.Example\", \"www.shop.example\"];\n  root = \"%s\";\n};\n",
-             root);
+    shop_site(site, sizeof(site));
     CHECK_STR(parse(NULL, site, &cfg), "");
     CHECK(cfg->nsites == 1);
     CHECK_STR(cfg->sites[0].name, "shop");
@@ -176,6 +191,11 @@ int main(void)
         CHECK_CONTAINS(err, "/etc/vc/sites-enabled/b.conf:1: host \"shop.example\" is already served by site \"a\"");
         vc_config_version_free(&v);
     }
+}
+
+static void pools(void)
+{
+    vc_config_t *cfg;
 
     /* Pools: the php block is "default"; named ones start from the
      * built-in defaults; a site names its pool. */
@@ -247,6 +267,11 @@ int main(void)
               "configuration: listen \"127.0.0.1:9000\" and tls_listen \"127.0.0.1:9000\" are the same address: "
               "give each its own port");
     CHECK_STR(parse("listen = [\"127.0.0.1:9000\"];\ntls_listen = [\"127.0.0.2:9000\"];\n", NULL, NULL), "");
+}
+
+static void precedence(void)
+{
+    vc_config_t *cfg;
 
     /* Precedence: files < environment < command line. */
     {
@@ -290,6 +315,8 @@ int main(void)
         vc_test_write(conf, "conf-enabled/b.conf", "php: { workers = 5; };\n");
         vc_test_write(conf, "conf-enabled/a.conf", "php: { workers = 4; };\n");
         vc_test_write(conf, "conf-enabled/ignored.txt", "garbage");
+        char site[512];
+        shop_site(site, sizeof(site));
         vc_test_write(conf, "sites-enabled/shop.conf", site);
         Vc__ConfigVersion *v = vc_config_gather(conf, err, sizeof(err));
         CHECK(v != NULL && v->n_files == 4);
@@ -303,5 +330,15 @@ int main(void)
     }
     vc_test_rmtree(root);
     free(root);
+}
+
+int main(void)
+{
+    root = vc_test_tmpdir();
+    values_and_errors();
+    sections();
+    sites();
+    pools();
+    precedence();
     return vc_test_result("vc_config");
 }
