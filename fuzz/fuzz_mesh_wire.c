@@ -82,7 +82,11 @@ static void room(const uint8_t *data, size_t size)
         return;
     size_t rl = strlen(m->room);
     if (!vc_mesh_node_name_ok(m->origin) || rl == 0 || rl > MESH_ROOM_MAX || strchr(m->room, '\n') ||
-        !strchr(m->room, ':') || m->data.len > MESH_ROOM_DATA_MAX || m->member || m->occupancy)
+        !strchr(m->room, ':') || m->data.len > MESH_ROOM_DATA_MAX || (m->member && m->occupancy))
+        abort();
+    /* A member's change names its user, within what vc-bus counts. */
+    if (m->member &&
+        (m->member->user_id[0] == '\0' || strlen(m->member->user_id) > 128 || strlen(m->member->info) > 4096))
         abort();
     vc__room_message__free_unpacked(m, NULL);
 }

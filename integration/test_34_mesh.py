@@ -6,6 +6,8 @@ and comes back to it; a NATS member lost leaves the rest working."""
 import json
 import os
 import re
+import signal
+import socket
 import statistics
 import time
 import uuid
@@ -14,6 +16,7 @@ import pytest
 import requests
 
 from conftest import Suite
+from hooks import Receiver
 from mesh import Cluster, wait_until
 
 NAMES = ["web1", "web2", "web3"]
@@ -21,8 +24,16 @@ HOST = "shop.test"  # every node is asked with the same Host, as behind a load b
 
 
 @pytest.fixture(scope="module")
-def cluster():
-    c = Cluster(3).start()
+def hooks():
+    """The app's webhook endpoint, for every node of the cluster."""
+    rx = Receiver()
+    yield rx
+    rx.close()
+
+
+@pytest.fixture(scope="module")
+def cluster(hooks):
+    c = Cluster(3, extra_site=f'realtime_webhooks = ["{hooks.url()}"];').start()
     try:
         assert wait_until(lambda: all(c.all_up(i, NAMES) for i in range(3)), timeout=30), \
             [c.roster(i) for i in range(3)]
@@ -388,3 +399,123 @@ def test_a_client_event_reaches_other_nodes_but_not_its_sender(cluster):
     finally:
         one.close()
         three.close()
+
+
+def daemon_status(node, daemon):
+    return {d["daemon"]: d["status"] for d in node.status()["daemons"]}[daemon]
+
+
+class View:
+    """A presence channel as one pusher-js client sees it: the members
+    subscription_succeeded listed, then each member_added and
+    member_removed it was sent."""
+
+    def __init__(self, client, channel, user):
+        self.client, self.added, self.removed, self.ponged = client, [], [], False
+        m = client.subscribe(channel, user=user)
+        assert m["event"] == "pusher_internal:subscription_succeeded", m
+        data = m["data"] if isinstance(m["data"], dict) else json.loads(m["data"])
+        self.members = set(data["presence"]["ids"])
+
+    def read_until(self, done, timeout=10):
+        """Reads events until done(self) or timeout; returns done(self)."""
+        end = time.monotonic() + timeout
+        while not done(self) and time.monotonic() < end:
+            try:
+                self.take(self.client.recv())
+            except socket.timeout:
+                break
+        return done(self)
+
+    def take(self, m):
+        data = m.get("data")
+        data = json.loads(data) if isinstance(data, str) and data.startswith("{") else data
+        if m["event"] == "pusher_internal:member_added":
+            self.added.append(data["user_id"])
+            self.members.add(data["user_id"])
+        elif m["event"] == "pusher_internal:member_removed":
+            self.removed.append(data["user_id"])
+            self.members.discard(data["user_id"])
+        elif m["event"] == "pusher:pong":
+            self.ponged = True
+        elif m["event"] == "marker":
+            self.added.append(("marker", data))
+
+
+def test_presence_lists_every_nodes_members_once_and_the_app_hears_once(cluster, hooks):
+    """Users 1, 2 and 3 on nodes 1, 2 and 3, and user 1 again on node 3:
+    every client sees the three, each added once; the app's webhooks come
+    once for the cluster (from node 1, the first by name), and
+    channel_vacated once when the last member anywhere leaves."""
+    from mesh import APP
+    from pusher import Client
+    assert wait_until(lambda: [daemon_status(n, "vc-mesh").get("room_webhooks_here") for n in cluster.nodes] ==
+                      ["yes", "no", "no"], timeout=15), [daemon_status(n, "vc-mesh") for n in cluster.nodes]
+    channel = "presence-team-" + uuid.uuid4().hex[:8]
+    seats = [(0, "1"), (1, "2"), (2, "3"), (2, "1")]
+    views = []
+    try:
+        for i, user in seats:
+            views.append(View(Client(cluster.nodes[i], key=APP[1]), channel, user))
+        for v in views:
+            assert v.read_until(lambda v: v.members == {"1", "2", "3"}), (v.members, v.added)
+        # Markers published on each node come after any member event that
+        # node sent before them (one publisher's order holds on NATS):
+        # a second member_added would be seen before the last marker.
+        for i, node in enumerate(cluster.nodes):
+            r = requests.get(node.url(f"/publish.php?channel={channel}&event=marker&data=m{i}"),
+                             headers={"Host": HOST}, timeout=10)
+            assert r.text.strip() == "published", r.text
+        for v in views:
+            assert v.read_until(lambda v: sum(1 for a in v.added if isinstance(a, tuple)) == 3)
+            users = [a for a in v.added if not isinstance(a, tuple)]
+            assert sorted(set(users)) == sorted(users) and v.removed == [], (v.added, v.removed)
+    finally:
+        for v in views:
+            v.client.close()
+    events = []
+    while not any(e.get("name") == "channel_vacated" and e.get("channel") == channel for e in events):
+        events.append(hooks.next_event(timeout=15))
+    # Then until the endpoint is quiet for 1.5 s: a second copy from
+    # another node would be posted within milliseconds.
+    while True:
+        try:
+            events.append(hooks.next_event(timeout=1.5))
+        except AssertionError:
+            break
+    mine = sorted((e["name"], e.get("user_id", "")) for e in events if e.get("channel") == channel)
+    assert mine == sorted([("channel_occupied", ""), ("channel_vacated", ""),
+                           ("member_added", "1"), ("member_added", "2"), ("member_added", "3"),
+                           ("member_removed", "1"), ("member_removed", "2"), ("member_removed", "3")]), mine
+
+
+
+def test_a_silent_node_loses_its_members_on_the_others_and_gives_them_back(cluster):
+    """Node 2's vc-mesh stopped (SIGSTOP) past gone_after: the others
+    forget what it held, and node 1's client sees its member leave; heard
+    again, node 2 tells all it holds, and the member is back."""
+    from mesh import APP
+    from pusher import Client
+    channel = "presence-away-" + uuid.uuid4().hex[:8]
+    watcher = View(Client(cluster.nodes[0], key=APP[1]), channel, "10")
+    away = View(Client(cluster.nodes[1], key=APP[1]), channel, "20")
+    mesh_pid = cluster.nodes[1].daemon_pid("vc-mesh")
+    try:
+        assert watcher.read_until(lambda v: v.members == {"10", "20"}), watcher.members
+        os.kill(mesh_pid, signal.SIGSTOP)
+        try:
+            assert wait_until(lambda: (cluster.roster(0) or {}).get("web2", {}).get("state") == "gone", timeout=10)
+            assert watcher.read_until(lambda v: v.removed == ["20"]), (watcher.members, watcher.removed)
+        finally:
+            os.kill(mesh_pid, signal.SIGCONT)
+        # Added once when it joined, once when it came back.
+        assert watcher.read_until(lambda v: v.added.count("20") == 2 and v.members == {"10", "20"}, timeout=15), \
+            (watcher.added, watcher.members)
+        # Node 2's own client saw no one leave: node 2 lost no one (what
+        # it would have sent comes before its answer to a ping).
+        away.client.send("pusher:ping")
+        assert away.read_until(lambda v: v.ponged)
+        assert away.removed == [] and away.members == {"10", "20"}, (away.removed, away.members)
+    finally:
+        watcher.client.close()
+        away.client.close()

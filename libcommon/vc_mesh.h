@@ -19,6 +19,9 @@
 #define VC_MESH_PURGE_SUBJECT "vc.purge."
 /* Room messages: core subjects "vc.room.NODE" (at most once). */
 #define VC_MESH_ROOM_SUBJECT "vc.room."
+/* "Tell all you hold": core subjects "vc.share.NODE", from a node whose
+ * vc-bus restarted (it lost the others' presence members and rooms). */
+#define VC_MESH_SHARE_SUBJECT "vc.share."
 /* A node's name: letters, digits, '-' and '_' (a NATS key and subject token). */
 #define VC_MESH_NODE_MAX 63
 

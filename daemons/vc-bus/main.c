@@ -12,6 +12,7 @@
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
+#include "vc_mesh.h"
 #include "vc_loop.h"
 #include "vc_zmq.h"
 #include "vc_proc.h"
@@ -72,6 +73,8 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "room_messages", "%llu", (unsigned long long)relayed);
     vc_reply_field(reply, "room_messages_malformed", "%llu", (unsigned long long)bad);
     vc_reply_field(reply, "rooms_occupied", "%zu", rooms_relay_occupied(b->rooms));
+    vc_reply_field(reply, "rooms_nodes", "%zu", rooms_relay_nodes(b->rooms));
+    vc_reply_field(reply, "room_webhooks_here", "%s", rooms_relay_hooks(b->rooms) ? "yes" : "no");
     webhooks_counts_t wc;
     webhooks_counts(b->webhooks, &wc);
     vc_reply_field(reply, "webhooks_posted", "%llu", (unsigned long long)wc.posted);
@@ -80,11 +83,50 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "webhooks_queued", "%llu", (unsigned long long)wc.queued);
 }
 
+/* The cluster's verbs, vc-mesh's (rooms.h). */
+static void on_rooms_forget(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    bus_t *b = arg;
+    if (cmd->n_args != 1 || !vc_mesh_node_name_ok(cmd->args[0])) {
+        vc_reply_fail(reply, "rooms-forget: expected a node's name");
+        return;
+    }
+    rooms_relay_forget_node(b->rooms, cmd->args[0]);
+    vc_reply_ok(reply, "forgot what %s held", cmd->args[0]);
+}
+
+static void on_rooms_share(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    (void)cmd;
+    rooms_relay_share(((bus_t *)arg)->rooms);
+    vc_reply_ok(reply, "shared");
+}
+
+static void on_rooms_hooks(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    int on = cmd->n_args == 1 && !strcmp(cmd->args[0], "on");
+    if (cmd->n_args != 1 || (!on && strcmp(cmd->args[0], "off"))) {
+        vc_reply_fail(reply, "rooms-hooks: expected on or off");
+        return;
+    }
+    bus_t *b = arg;
+    if (rooms_relay_hooks(b->rooms) != on)
+        vc_log(VC_LOG_NOTICE, "rooms", "this node %s the apps' occupancy and presence webhooks",
+               on ? "posts" : "leaves to another node");
+    rooms_relay_set_hooks(b->rooms, on);
+    vc_reply_ok(reply, "%s", on ? "on" : "off");
+}
+
 static const vc_verb_t verbs[] = {
     {"status", "", "counts: events forwarded, refused, journaled; room messages; webhooks", on_status},
     {"ping", "", "as status", on_status},
     {"stats", "", "as status", on_status},
     {"reload", "", "take the stored configuration (journal size, webhooks)", on_reload},
+    {"rooms-forget", "NODE", "drop the presence members and rooms another node held (vc-mesh: it is gone)",
+     on_rooms_forget},
+    {"rooms-share", "", "tell the other nodes again every member and room held here (vc-mesh)", on_rooms_share},
+    {"rooms-hooks", "on|off", "whether this node posts occupancy and presence webhooks (vc-mesh: one node does)",
+     on_rooms_hooks},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

@@ -10,8 +10,11 @@
 
 #define NBUCKETS 1024
 
+/* Who holds a member: a front process here (node 0, its pid, its
+ * connections), or another node (its number, conns 1 while it holds). */
 typedef struct held {
     uint32_t pid;
+    unsigned node;
     unsigned conns;
 } held_t;
 
@@ -30,8 +33,7 @@ typedef struct proom {
 
 struct presence {
     vc_store_t *st;
-    presence_emit_fn emit;
-    void *arg;
+    presence_calls_t calls;
     proom_t *buckets[NBUCKETS];
 };
 
@@ -46,12 +48,11 @@ static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
     return vc_store_err(mdb_drop(txn, dbi, 0));
 }
 
-presence_t *presence_new(vc_store_t *st, presence_emit_fn emit, void *arg)
+presence_t *presence_new(vc_store_t *st, presence_calls_t calls)
 {
     presence_t *p = vc_calloc(1, sizeof(*p));
     p->st = st;
-    p->emit = emit;
-    p->arg = arg;
+    p->calls = calls;
     vc_store_write(st, VC_DB_PRESENCE, clear_fn, NULL);
     return p;
 }
@@ -113,8 +114,10 @@ static void save(presence_t *p, const proom_t *r)
         vc_log(VC_LOG_ERR, "presence", "the members of \"%s\" could not be written", r->name);
 }
 
-static void emit_member(presence_t *p, const proom_t *r, const member_t *m, int added, const char *except)
+static void emit_member(presence_t *p, const proom_t *r, const member_t *m, int added, const char *except, int to)
 {
+    if (to == 0)
+        return;
     json_t *d = json_pack("{s:s}", "user_id", m->user);
     if (added) {
         json_t *info = m->info ? json_loads(m->info, JSON_DECODE_ANY, NULL) : NULL;
@@ -122,45 +125,74 @@ static void emit_member(presence_t *p, const proom_t *r, const member_t *m, int 
     }
     char *text = json_dumps(d, JSON_COMPACT);
     json_decref(d);
-    p->emit(p->arg, r->name, m->user, added, text, except);
+    p->calls.member(p->calls.arg, r->name, m->user, added, text, except, to);
     free(text);
 }
 
-static unsigned total(const member_t *m)
+/* The member's connections: on this node only (here), or anywhere. */
+static unsigned total(const member_t *m, int here)
 {
     unsigned n = 0;
     for (size_t i = 0; i < m->nheld; i++)
-        n += m->held[i].conns;
+        if (!here || m->held[i].node == 0)
+            n += m->held[i].conns;
     return n;
 }
 
-/* A member with no connection left goes, and the room hears of it. */
-static void drop_if_gone(presence_t *p, proom_t *r, size_t i)
+static proom_t *room_of(presence_t *p, const char *room, int make)
 {
-    if (total(&r->m[i]) > 0)
-        return;
-    emit_member(p, r, &r->m[i], 0, NULL);
-    member_free(&r->m[i]);
-    r->m[i] = r->m[--r->n];
-}
-
-void presence_change(presence_t *p, const char *room, const Vc__MemberChange *c)
-{
-    if (c->user_id[0] == '\0' || strlen(c->user_id) > 128 || strlen(c->info) > 4096)
-        return;
     uint32_t b = hash(room);
     proom_t *r = p->buckets[b];
     while (r && strcmp(r->name, room) != 0)
         r = r->next;
-    if (r == NULL) {
-        if (!c->joined)
-            return;
+    if (r == NULL && make) {
         size_t n = strlen(room);
         r = vc_calloc(1, sizeof(*r) + n + 1);
         memcpy(r->name, room, n);
         r->next = p->buckets[b];
         p->buckets[b] = r;
     }
+    return r;
+}
+
+static held_t *holding(member_t *m, uint32_t pid, unsigned node, int make)
+{
+    for (size_t k = 0; k < m->nheld; k++)
+        if (m->held[k].node == node && (node != 0 || m->held[k].pid == pid))
+            return &m->held[k];
+    if (!make)
+        return NULL;
+    m->held = vc_realloc(m->held, (m->nheld + 1) * sizeof(*m->held));
+    m->held[m->nheld] = (held_t){pid, node, 0};
+    return &m->held[m->nheld++];
+}
+
+/* Member i's holdings changed (here and everywhere, before): the other
+ * nodes hear of this node's first and last connection, the room of the
+ * first and last anywhere (then a member with none goes). */
+static void after_change(presence_t *p, proom_t *r, size_t i, unsigned here_before, unsigned all_before,
+                         const char *except, int to, int restore)
+{
+    member_t *m = &r->m[i];
+    unsigned here = total(m, 1), all = total(m, 0);
+    if ((here_before == 0) != (here == 0))
+        p->calls.share(p->calls.arg, r->name, m->user, m->info ? m->info : "", here > 0, restore);
+    if (all_before == 0 && all > 0)
+        emit_member(p, r, m, 1, except, to);
+    else if (all_before > 0 && all == 0) {
+        emit_member(p, r, m, 0, NULL, to);
+        member_free(m);
+        r->m[i] = r->m[--r->n];
+    }
+}
+
+void presence_change(presence_t *p, const char *room, const Vc__MemberChange *c, unsigned node)
+{
+    if (c->user_id[0] == '\0' || strlen(c->user_id) > 128 || strlen(c->info) > 4096)
+        return;
+    proom_t *r = room_of(p, room, c->joined);
+    if (r == NULL)
+        return;
     size_t i = 0;
     while (i < r->n && strcmp(r->m[i].user, c->user_id) != 0)
         i++;
@@ -171,43 +203,74 @@ void presence_change(presence_t *p, const char *room, const Vc__MemberChange *c)
         r->m[r->n++] = (member_t){.user = vc_strdup(c->user_id)};
     }
     member_t *m = &r->m[i];
-    size_t k = 0;
-    while (k < m->nheld && m->held[k].pid != c->pid)
-        k++;
+    unsigned here = total(m, 1), all = total(m, 0);
+    held_t *h = holding(m, c->pid, node, c->joined);
+    if (h == NULL)
+        return;
     if (c->joined) {
-        int first = total(m) == 0;
-        if (k == m->nheld) {
-            m->held = vc_realloc(m->held, (m->nheld + 1) * sizeof(*m->held));
-            m->held[m->nheld++] = (held_t){c->pid, 0};
-        }
-        m->held[k].conns++;
+        h->conns = node ? 1 : h->conns + 1;
         free(m->info);
         m->info = c->info[0] ? vc_strdup(c->info) : NULL;
-        if (first && !c->restore) /* a restore changes nothing clients saw */
-            emit_member(p, r, m, 1, c->socket_id);
-    } else if (k < m->nheld && m->held[k].conns > 0) {
-        m->held[k].conns--;
-        drop_if_gone(p, r, i);
+    } else if (h->conns > 0) {
+        h->conns = node ? 0 : h->conns - 1;
     }
+    /* A front's restore changes nothing anyone saw; another node's tells
+     * this node's clients what they missed, but the app heard it then. */
+    int to = !c->restore ? PRESENCE_CLIENTS | PRESENCE_HOOKS : node ? PRESENCE_CLIENTS : 0;
+    after_change(p, r, i, here, all, c->socket_id, to, c->restore);
     save(p, r);
 }
 
-void presence_sweep(presence_t *p)
+/* Sets to 0 the holdings that match (a front process gone, a node gone). */
+typedef int (*gone_fn)(const held_t *h, unsigned node);
+
+static void drop_holdings(presence_t *p, gone_fn gone, unsigned node)
 {
     for (size_t b = 0; b < NBUCKETS; b++)
         for (proom_t *r = p->buckets[b]; r; r = r->next) {
             int changed = 0;
             for (size_t i = r->n; i-- > 0;) {
                 member_t *m = &r->m[i];
+                unsigned here = total(m, 1), all = total(m, 0);
                 for (size_t k = 0; k < m->nheld; k++)
-                    if (m->held[k].conns && kill((pid_t)m->held[k].pid, 0) != 0 && errno == ESRCH) {
+                    if (m->held[k].conns && gone(&m->held[k], node)) {
                         m->held[k].conns = 0;
                         changed = 1;
                     }
-                if (changed)
-                    drop_if_gone(p, r, i);
+                after_change(p, r, i, here, all, NULL, PRESENCE_CLIENTS | PRESENCE_HOOKS, 0);
             }
             if (changed)
                 save(p, r);
         }
+}
+
+static int front_gone(const held_t *h, unsigned node)
+{
+    (void)node;
+    return h->node == 0 && kill((pid_t)h->pid, 0) != 0 && errno == ESRCH;
+}
+
+static int of_node(const held_t *h, unsigned node)
+{
+    return h->node == node;
+}
+
+void presence_sweep(presence_t *p)
+{
+    drop_holdings(p, front_gone, 0);
+}
+
+void presence_forget_node(presence_t *p, unsigned node)
+{
+    if (node != 0)
+        drop_holdings(p, of_node, node);
+}
+
+void presence_share_all(presence_t *p)
+{
+    for (size_t b = 0; b < NBUCKETS; b++)
+        for (proom_t *r = p->buckets[b]; r; r = r->next)
+            for (size_t i = 0; i < r->n; i++)
+                if (total(&r->m[i], 1) > 0)
+                    p->calls.share(p->calls.arg, r->name, r->m[i].user, r->m[i].info ? r->m[i].info : "", 1, 1);
 }

@@ -4,6 +4,7 @@
 #include "realtime.pb-c.h"
 #include "vc_bus.h"
 #include "vc_log.h"
+#include "vc_mesh.h"
 #include "vc_store.h"
 #include "vc_util.h"
 #include "vc_zmq.h"
@@ -20,6 +21,8 @@
  * ours is front.realtime_max_message (64 KiB by default). */
 #define MAX_MESSAGE (1 << 20)
 #define MAX_NAME 256
+/* Other nodes counted in presence and occupancy, at most. */
+#define MAX_NODES 1024
 
 struct rooms_relay {
     void *in, *out;
@@ -33,6 +36,15 @@ struct rooms_relay {
     webhooks_t *webhooks;
     uint64_t last_sweep_ms;
     vc_zparts_t fr;
+    /* In a cluster: this node's own presence and occupancy changes go out
+     * on rooms-out for vc-mesh; the other nodes are numbered from 1 as
+     * they are first heard (nodes[i - 1]). */
+    int clustered;
+    char **nodes;
+    size_t nnodes, capnodes;
+    /* Whether this node posts the apps' occupancy and presence webhooks:
+     * in a cluster, vc-mesh says which node does, so that each fires once. */
+    int hooks_here;
 };
 
 /* [room "\n"][m], m given its id here. */
@@ -50,11 +62,15 @@ static void send_out(rooms_relay_t *r, Vc__RoomMessage *m)
 }
 
 /* presence's member_added and member_removed. */
-static void emit(void *arg, const char *room, const char *user_id, int added, const char *data, const char *except)
+static void emit(void *arg, const char *room, const char *user_id, int added, const char *data, const char *except,
+                 int to)
 {
     rooms_relay_t *r = arg;
-    webhooks_event(r->webhooks, room, added ? "member_added" : "member_removed",
-                   json_pack("{s:s}", "user_id", user_id));
+    if ((to & PRESENCE_HOOKS) && r->hooks_here)
+        webhooks_event(r->webhooks, room, added ? "member_added" : "member_removed",
+                       json_pack("{s:s}", "user_id", user_id));
+    if (!(to & PRESENCE_CLIENTS))
+        return;
     Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
     m.room = (char *)room;
     m.event = (char *)(added ? "pusher_internal:member_added" : "pusher_internal:member_removed");
@@ -65,11 +81,67 @@ static void emit(void *arg, const char *room, const char *user_id, int added, co
     send_out(r, &m);
 }
 
-/* A room came to be occupied on the node, or vacated. */
+/* A room came to be occupied, or vacated (anywhere in a cluster). */
 static void on_occupancy(void *arg, const char *room, int occupied)
 {
     rooms_relay_t *r = arg;
-    webhooks_event(r->webhooks, room, occupied ? "channel_occupied" : "channel_vacated", NULL);
+    if (r->hooks_here)
+        webhooks_event(r->webhooks, room, occupied ? "channel_occupied" : "channel_vacated", NULL);
+}
+
+/* A change of this node's for the other nodes: out on rooms-out, where
+ * vc-mesh hears it (the fronts skip what is not a message). */
+static void share_out(rooms_relay_t *r, Vc__RoomMessage *m)
+{
+    if (!r->clustered)
+        return;
+    size_t rl = strlen(m->room);
+    char *topic = vc_malloc(rl + 1);
+    memcpy(topic, m->room, rl);
+    topic[rl] = '\n';
+    vc_send_bytes(r->out, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT);
+    vc_send_proto(r->out, &m->base, ZMQ_DONTWAIT);
+    free(topic);
+}
+
+static void share_member(void *arg, const char *room, const char *user_id, const char *info, int joined, int restore)
+{
+    Vc__MemberChange c = VC__MEMBER_CHANGE__INIT;
+    c.user_id = (char *)user_id;
+    c.info = (char *)info;
+    c.joined = joined;
+    c.restore = restore;
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = (char *)room;
+    m.member = &c;
+    share_out(arg, &m);
+}
+
+static void share_occupancy(void *arg, const char *room, int occupied, int restore)
+{
+    Vc__Occupancy c = VC__OCCUPANCY__INIT;
+    c.occupied = occupied;
+    c.restore = restore;
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = (char *)room;
+    m.occupancy = &c;
+    share_out(arg, &m);
+}
+
+/* Another node's number (from 1), given the first time it is named; 0:
+ * this node (no origin), or no room for more (then it is not counted). */
+static unsigned node_number(rooms_relay_t *r, const char *origin, int make)
+{
+    if (origin[0] == '\0')
+        return 0;
+    for (size_t i = 0; i < r->nnodes; i++)
+        if (strcmp(r->nodes[i], origin) == 0)
+            return (unsigned)i + 1;
+    if (!make || r->nnodes >= MAX_NODES)
+        return 0;
+    VC_GROW(r->nodes, r->capnodes, r->nnodes + 1, 8);
+    r->nodes[r->nnodes++] = vc_strdup(origin);
+    return (unsigned)r->nnodes;
 }
 
 /* A client event (Pusher's client-*) for the app's webhooks: its sender
@@ -132,7 +204,7 @@ int rooms_message_valid(const Vc__RoomMessage *m)
     size_t rl = strlen(m->room);
     return rl > 0 && rl <= MAX_NAME && memchr(m->room, '\n', rl) == NULL && strchr(m->room, ':') != NULL &&
            strlen(m->event) <= MAX_NAME && strlen(m->except) <= 64 && strlen(m->user_id) <= MAX_NAME &&
-           m->data.len <= MAX_MESSAGE;
+           m->data.len <= MAX_MESSAGE && (m->origin[0] == '\0' || vc_mesh_node_name_ok(m->origin));
 }
 
 rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *store, uint64_t history_max,
@@ -169,8 +241,10 @@ rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *
     if (!ok)
         rooms_relay_close(&r);
     else {
-        r->presence = presence_new(store, emit, r);
-        r->occupancy = occupancy_new(on_occupancy, r);
+        r->presence = presence_new(store, (presence_calls_t){emit, share_member, r});
+        r->occupancy = occupancy_new((occupancy_calls_t){on_occupancy, share_occupancy, r});
+        r->clustered = vc_mesh_settings_of(cfg)->node[0] != '\0';
+        r->hooks_here = 1;
     }
     return r;
 }
@@ -187,6 +261,9 @@ void rooms_relay_close(rooms_relay_t **rp)
     vc_zparts_fini(&r->fr);
     presence_destroy(&r->presence);
     occupancy_destroy(&r->occupancy);
+    for (size_t i = 0; i < r->nnodes; i++)
+        free(r->nodes[i]);
+    free(r->nodes);
     free(r);
     *rp = NULL;
 }
@@ -241,10 +318,14 @@ static int relay_one(rooms_relay_t *r)
         return 1;
     }
     if (m->member || m->occupancy) {
-        if (m->member)
-            presence_change(r->presence, m->room, m->member);
+        /* From a front here, or from another node through vc-mesh. */
+        unsigned node = node_number(r, m->origin, 1);
+        if (m->origin[0] && node == 0)
+            ; /* a node's name too many: not counted */
+        else if (m->member)
+            presence_change(r->presence, m->room, m->member, node);
         else
-            occupancy_change(r->occupancy, m->room, m->occupancy);
+            occupancy_change(r->occupancy, m->room, m->occupancy, node);
         vc__room_message__free_unpacked(m, NULL);
         vc_zparts_close(fr);
         return 1;
@@ -280,6 +361,36 @@ void rooms_relay_tick(rooms_relay_t *r)
         occupancy_sweep(r->occupancy);
         r->last_sweep_ms = now;
     }
+}
+
+void rooms_relay_forget_node(rooms_relay_t *r, const char *node)
+{
+    unsigned n = node_number(r, node, 0);
+    if (n == 0)
+        return;
+    presence_forget_node(r->presence, n);
+    occupancy_forget_node(r->occupancy, n);
+}
+
+void rooms_relay_share(rooms_relay_t *r)
+{
+    occupancy_share_all(r->occupancy);
+    presence_share_all(r->presence);
+}
+
+void rooms_relay_set_hooks(rooms_relay_t *r, int here)
+{
+    r->hooks_here = here;
+}
+
+int rooms_relay_hooks(const rooms_relay_t *r)
+{
+    return r->hooks_here;
+}
+
+size_t rooms_relay_nodes(const rooms_relay_t *r)
+{
+    return r->nnodes;
 }
 
 void rooms_relay_pump(rooms_relay_t *r)

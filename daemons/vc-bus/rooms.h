@@ -32,6 +32,17 @@ void rooms_relay_pump(rooms_relay_t *r);
 uint64_t rooms_relay_count(const rooms_relay_t *r, uint64_t *malformed);
 /* Rooms occupied on the node (a subscriber in some front process). */
 size_t rooms_relay_occupied(const rooms_relay_t *r);
+/* The cluster (vc-mesh calls these through vc-bus's verbs): a node the
+ * roster says is gone loses its members and rooms; share tells the other
+ * nodes again everything this node holds (a node joined, or came back);
+ * hooks says whether this node posts the apps' occupancy and presence
+ * webhooks (one node of the cluster does). */
+void rooms_relay_forget_node(rooms_relay_t *r, const char *node);
+void rooms_relay_share(rooms_relay_t *r);
+void rooms_relay_set_hooks(rooms_relay_t *r, int here);
+int rooms_relay_hooks(const rooms_relay_t *r);
+/* Other nodes heard of. */
+size_t rooms_relay_nodes(const rooms_relay_t *r);
 /* Once a second or so (presence.h's sweep). */
 void rooms_relay_tick(rooms_relay_t *r);
 

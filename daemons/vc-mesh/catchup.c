@@ -55,7 +55,7 @@ static int hold(mesh_t *m, int on)
 {
     char err[256];
     const char *arg = on ? "on" : "off";
-    const char *why = purges_cache_call(m, "hold", &arg, 1, err, sizeof(err));
+    const char *why = mesh_call(m, "vc-cache", "hold", &arg, 1, MESH_CACHE_TIMEOUT_MS, err, sizeof(err));
     if (why) {
         vc_log(VC_LOG_WARN, "catchup", "vc-cache did not take hold %s: %s", arg, why);
         return -1;
@@ -103,7 +103,7 @@ void catchup_tick(mesh_t *m)
     if (m->must_drop) {
         char err[256];
         const char *args[] = {m->cfg->node, "catchup", "all", "", "0"};
-        if (purges_cache_call(m, "replay", args, 5, err, sizeof(err)) != NULL)
+        if (mesh_call(m, "vc-cache", "replay", args, 5, MESH_CACHE_TIMEOUT_MS, err, sizeof(err)) != NULL)
             return;
         m->must_drop = 0;
     }

@@ -162,6 +162,10 @@ void link_setup(mesh_t *m)
         jo.PublishAsync.ErrHandlerClosure = m;
         s = natsConnection_JetStream(&m->js, m->nc, &jo);
     }
+    /* Rooms first: whoever hears this node's first heartbeat may tell it
+     * what it holds at once. */
+    if (s == NATS_OK && m->room_sub == NULL && (step = "the rooms' subjects"))
+        s = rooms_bridge_subscribe(m);
     if (s == NATS_OK && m->roster == NULL) {
         step = "the roster bucket";
         kvConfig kc;
@@ -175,8 +179,6 @@ void link_setup(mesh_t *m)
     /* Live heartbeats, as the bucket stores them (its subjects). */
     if (s == NATS_OK && m->roster_sub == NULL && (step = "the roster's subjects"))
         s = natsConnection_Subscribe(&m->roster_sub, m->nc, "$KV." VC_MESH_ROSTER ".>", on_roster_msg, m);
-    if (s == NATS_OK && m->room_sub == NULL && (step = "the rooms' subjects"))
-        s = rooms_bridge_subscribe(m);
     if (s == NATS_OK && (step = "the purge stream"))
         s = purge_stream(m);
     if (s == NATS_OK && m->purge_sub == NULL && (step = "this node's purge consumer")) {
@@ -193,6 +195,7 @@ void link_setup(mesh_t *m)
         return;
     }
     m->ready = 1;
+    rooms_share_soon(m);
     vc_log(VC_LOG_INFO, "link", "in the cluster as \"%s\"", m->cfg->node);
 }
 
@@ -217,6 +220,8 @@ void link_close(mesh_t *m)
         natsSubscription_Destroy(m->purge_sub);
     if (m->room_sub)
         natsSubscription_Destroy(m->room_sub);
+    if (m->share_sub)
+        natsSubscription_Destroy(m->share_sub);
     if (m->roster)
         kvStore_Destroy(m->roster);
     if (m->js)
@@ -225,7 +230,7 @@ void link_close(mesh_t *m)
         natsConnection_Close(m->nc);
         natsConnection_Destroy(m->nc);
     }
-    m->roster_sub = m->purge_sub = m->room_sub = NULL;
+    m->roster_sub = m->purge_sub = m->room_sub = m->share_sub = NULL;
     m->roster = NULL;
     m->js = NULL;
     m->nc = NULL;

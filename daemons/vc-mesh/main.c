@@ -16,6 +16,26 @@
 
 /* Purges vc-cache may queue while this daemon is busy. */
 #define IN_HWM 100000
+const char *mesh_call(mesh_t *m, const char *daemon, const char *verb, const char *const *args, size_t nargs,
+                      int timeout_ms, char *err, size_t errlen)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "ctl-%s", daemon);
+    char *ep = vc_config_endpoint(m->d.cfg, name);
+    Vc__Reply *r = NULL;
+    int rc = vc_ctl_call(m->d.zctx, ep, verb, args, nargs, timeout_ms, &r);
+    free(ep);
+    const char *why = NULL;
+    if (rc < 0)
+        why = vc_strerror(rc);
+    else if (r && !r->ok)
+        why = r->message;
+    if (why)
+        snprintf(err, errlen, "%s", why);
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    return why ? err : NULL;
+}
 
 static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
@@ -38,6 +58,8 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "purges_applied", "%llu", (unsigned long long)m->purges_applied);
     vc_reply_field(reply, "purges_failed", "%llu", (unsigned long long)m->purges_failed);
     vc_reply_field(reply, "rooms_sent", "%llu", (unsigned long long)m->rooms_sent);
+    vc_reply_field(reply, "rooms_shared", "%llu", (unsigned long long)m->rooms_shared);
+    vc_reply_field(reply, "room_webhooks_here", "%s", m->hooks_told == 1 ? "yes" : "no");
     vc_reply_field(reply, "rooms_received", "%llu", (unsigned long long)m->rooms_received);
     vc_reply_field(reply, "rooms_dropped", "%llu", (unsigned long long)m->rooms_dropped);
     vc_reply_field(reply, "malformed", "%llu", (unsigned long long)m->malformed);
@@ -86,6 +108,7 @@ static void link_changed(mesh_t *m)
         link_setup(m);
         m->next_beat_ms = 0; /* say so at once */
         roster_beat(m);
+        rooms_share_soon(m); /* what was said while away is lost (core subjects) */
     }
 }
 
@@ -100,6 +123,7 @@ static void on_inbox(void *arg)
         case INBOX_ROSTER: roster_heard(m, it->msg); break;
         case INBOX_PURGE: purges_heard(m, it->msg); break;
         case INBOX_ROOM: rooms_heard(m, it->msg); break;
+        case INBOX_SHARE: rooms_share_heard(m, it->msg); break;
         case INBOX_RESEND:
             purges_refused(m, it->msg);
             it->msg = NULL;
@@ -119,6 +143,7 @@ static void tick(void *arg)
     roster_check(m);
     catchup_tick(m);
     purges_resend(m);
+    rooms_shared_tick(m);
 }
 
 int main(int argc, char **argv)
@@ -134,6 +159,7 @@ int main(int argc, char **argv)
     }
     m.started_ms = vc_wall_ms();
     m.held = 1; /* vc-cache starts held in a cluster */
+    m.hooks_told = -1;
     if (inbox_init(&m.inbox) < 0) {
         vc_log(VC_LOG_CRIT, "main", "eventfd() failed: %m");
         return 1;

@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
-typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK, INBOX_RESEND, INBOX_ROOM } inbox_kind_t;
+typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK, INBOX_RESEND, INBOX_ROOM, INBOX_SHARE } inbox_kind_t;
 
 typedef struct inbox_item {
     struct inbox_item *next;
@@ -63,9 +63,14 @@ typedef struct mesh {
     size_t nnodes, capnodes;
     void *in;                     /* PULL: purges vc-cache hands on (mesh-in) */
     void *rooms_sub, *rooms_push; /* this node's vc-bus: rooms-out (SUB), rooms-in (PUSH) */
-    natsSubscription *room_sub;
-    uint64_t rooms_sent, rooms_received, rooms_dropped;
-    natsMsg **resend; /* purges the stream did not take (a leader moving): sent again each tick */
+    natsSubscription *room_sub, *share_sub;
+    uint64_t rooms_sent, rooms_received, rooms_dropped, rooms_shared;
+    int rooms_share_due;       /* tell the others all this node holds (a node came up) */
+    int bus_welcomed;          /* vc-bus's rooms-out said welcome once */
+    int hooks_told;            /* what vc-bus was last told: -1 nothing yet */
+    uint64_t next_hooks_ms;    /* monotonic: when to tell vc-bus again */
+    uint64_t next_bus_warn_ms; /* monotonic: vc-bus not answering is said this often */
+    natsMsg **resend;          /* purges the stream did not take (a leader moving): sent again each tick */
     size_t nresend, capresend;
     uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;
     int64_t replay_lag_ms; /* age of the last purge applied when it was applied */
@@ -93,6 +98,13 @@ const char *link_state(const mesh_t *m);
 void link_durable(const mesh_t *m, char *name, size_t len);
 void link_close(mesh_t *m);
 
+/* main.c: calls a verb of one of this node's daemons ("vc-cache"),
+ * waiting timeout_ms at most: NULL, or why it failed (in err). */
+const char *mesh_call(mesh_t *m, const char *daemon, const char *verb, const char *const *args, size_t nargs,
+                      int timeout_ms, char *err, size_t errlen);
+/* How long vc-cache may take to apply one purge. */
+#define MESH_CACHE_TIMEOUT_MS 10000
+
 /* rooms_bridge.c: room messages across nodes, over core NATS subjects (at
  * most once, as within a node). */
 int rooms_bridge_open(mesh_t *m);
@@ -100,6 +112,23 @@ natsStatus rooms_bridge_subscribe(mesh_t *m);
 void rooms_from_bus(void *arg); /* rooms-out readable */
 void rooms_heard(mesh_t *m, natsMsg *msg);
 void rooms_bridge_close(mesh_t *m);
+
+/* rooms_shared.c: presence and occupancy across nodes. Each node's vc-bus
+ * counts the others' members and rooms as they come (their changes travel
+ * as room messages); the roster says when to tell them all again and when
+ * to forget a node's; one node posts the apps' webhooks. */
+/* This node tells all it holds, at the next tick. */
+void rooms_share_soon(mesh_t *m);
+/* A node came up in the roster: this node and every other tells all. */
+void rooms_node_up(mesh_t *m);
+/* The roster says node is gone: what it held goes. */
+void rooms_node_gone(mesh_t *m, const char *node);
+/* vc-bus's rooms-out said welcome: a restarted bus lost the others' holds. */
+void rooms_bus_welcome(mesh_t *m);
+void rooms_share_heard(mesh_t *m, natsMsg *msg);
+/* Each tick: shares when due, and tells vc-bus whether it posts the
+ * webhooks (the first node by name that is up does). */
+void rooms_shared_tick(mesh_t *m);
 
 /* catchup.c: whether this node's cache may answer. */
 /* Before this node's consumer is bound: whether it saw every purge the
@@ -118,9 +147,6 @@ void roster_reply(const mesh_t *m, Vc__Reply *reply);
 void roster_fini(mesh_t *m);
 
 /* purges.c */
-/* Calls a verb of this node's vc-cache: NULL, or why it failed (in err). */
-const char *purges_cache_call(mesh_t *m, const char *verb, const char *const *args, size_t nargs, char *err,
-                              size_t errlen);
 void purges_from_cache(void *arg); /* mesh-in readable */
 void purges_heard(mesh_t *m, natsMsg *msg);
 /* A purge JetStream did not acknowledge: kept to be sent again (the

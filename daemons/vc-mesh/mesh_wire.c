@@ -95,8 +95,11 @@ Vc__RoomMessage *mesh_room_read(const void *data, size_t len, char *why, size_t 
              strnlen(m->user_id, MESH_ROOM_MAX + 1) > MESH_ROOM_MAX || m->data.len > MESH_ROOM_DATA_MAX ||
              m->n_topics > MESH_ROOM_TOPICS_MAX || !texts_ok(m->topics, m->n_topics) || !text_ok(m->event_id))
         bad = "a field too long";
-    else if (m->member || m->occupancy)
-        bad = "a presence or occupancy change (they stay on their node)";
+    else if (m->member && (m->member->user_id[0] == '\0' || strnlen(m->member->user_id, 129) > 128 ||
+                           strnlen(m->member->info, 4097) > 4096))
+        bad = "a presence member's change without a user, or too long";
+    else if (m->member && m->occupancy)
+        bad = "both a member's change and a room's";
     if (bad == NULL)
         return m;
     snprintf(why, wlen, "%s", bad);

@@ -1,6 +1,7 @@
 /*
  * What vc-mesh reads from NATS, decoded and checked before anything acts
- * on it: a roster entry (proto MeshNode) and a purge (MeshPurge). Another
+ * on it: a roster entry (proto MeshNode), a purge (MeshPurge) and a room
+ * message (RoomMessage, with presence and occupancy changes). Another
  * node may run another version, or a client with the cluster's
  * credentials may be hostile; what does not pass is counted and dropped.
  * fuzz/fuzz_mesh_wire.c drives both.
@@ -29,9 +30,9 @@ Vc__MeshNode *mesh_node_read(const char *key, const void *data, size_t len, char
  * the kind needs one. NULL with why when it does not pass. */
 Vc__MeshPurge *mesh_purge_read(const void *data, size_t len, char *why, size_t wlen);
 /* A room message from another node: decoded, its origin a node name, its
- * room "APP:CHANNEL" without a newline, within vc-bus's limits, and no
- * presence or occupancy change (those stay on their node). NULL with why
- * when it does not pass. */
+ * room "APP:CHANNEL" without a newline, within vc-bus's limits; a
+ * presence member's change names its user. NULL with why when it does
+ * not pass. */
 Vc__RoomMessage *mesh_room_read(const void *data, size_t len, char *why, size_t wlen);
 
 #endif

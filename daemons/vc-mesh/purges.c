@@ -20,9 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How long vc-cache may take to apply one purge. */
-#define REPLAY_TIMEOUT_MS 10000
-
 static void send_one(mesh_t *m, Vc__MeshPurge *p)
 {
     char id[96];
@@ -74,25 +71,6 @@ void purges_from_cache(void *arg)
     vc_zparts_fini(&fr);
 }
 
-const char *purges_cache_call(mesh_t *m, const char *verb, const char *const *args, size_t nargs, char *err,
-                              size_t errlen)
-{
-    char *ep = vc_config_endpoint(m->d.cfg, "ctl-vc-cache");
-    Vc__Reply *r = NULL;
-    int rc = vc_ctl_call(m->d.zctx, ep, verb, args, nargs, REPLAY_TIMEOUT_MS, &r);
-    free(ep);
-    const char *why = NULL;
-    if (rc < 0)
-        why = vc_strerror(rc);
-    else if (r && !r->ok)
-        why = r->message;
-    if (why)
-        snprintf(err, errlen, "%s", why);
-    if (r)
-        vc__reply__free_unpacked(r, NULL);
-    return why ? err : NULL;
-}
-
 /* Applies another node's purge here: 0, or -1 (then it comes again). */
 static int apply(mesh_t *m, const Vc__MeshPurge *p)
 {
@@ -106,7 +84,7 @@ static int apply(mesh_t *m, const Vc__MeshPurge *p)
     for (size_t i = 0; i < p->n_hosts; i++)
         args[5 + i] = p->hosts[i];
     char buf[256];
-    const char *err = purges_cache_call(m, "replay", args, nargs, buf, sizeof(buf));
+    const char *err = mesh_call(m, "vc-cache", "replay", args, nargs, MESH_CACHE_TIMEOUT_MS, buf, sizeof(buf));
     free(args);
     if (err) {
         vc_log(VC_LOG_WARN, "purges", "purge %s from %s (%s %s) not applied: %s", p->id, p->origin, p->kind, p->value,

@@ -8,8 +8,10 @@
  * again. At most once, as within a node: a node cut off misses what was
  * said meanwhile (Mercure's history on each node keeps what it heard).
  *
- * Not sent: a presence channel's member changes and vc-bus's own
- * pusher_internal:* events. Presence is counted per node for now.
+ * This node's presence and occupancy changes go the same way: vc-bus
+ * puts them on rooms-out (rooms_shared.c says when all are told again).
+ * vc-bus's own pusher_internal:* events are not sent: each node's vc-bus
+ * makes its own from the changes.
  */
 #include "mesh.h"
 #include "mesh_wire.h"
@@ -32,9 +34,18 @@ static void on_room_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     inbox_push(&((mesh_t *)closure)->inbox, INBOX_ROOM, msg);
 }
 
+static void on_share_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc, (void)sub;
+    inbox_push(&((mesh_t *)closure)->inbox, INBOX_SHARE, msg);
+}
+
 natsStatus rooms_bridge_subscribe(mesh_t *m)
 {
-    return natsConnection_Subscribe(&m->room_sub, m->nc, VC_MESH_ROOM_SUBJECT ">", on_room_msg, m);
+    natsStatus s = natsConnection_Subscribe(&m->room_sub, m->nc, VC_MESH_ROOM_SUBJECT ">", on_room_msg, m);
+    if (s == NATS_OK)
+        s = natsConnection_Subscribe(&m->share_sub, m->nc, VC_MESH_SHARE_SUBJECT ">", on_share_msg, m);
+    return s;
 }
 
 int rooms_bridge_open(mesh_t *m)
@@ -59,8 +70,7 @@ int rooms_bridge_open(mesh_t *m)
 /* Whether a message vc-bus sent out goes to the other nodes. */
 static int goes_out(const Vc__RoomMessage *rm)
 {
-    return rm->origin[0] == '\0' && rm->member == NULL && rm->occupancy == NULL &&
-           strncmp(rm->event, "pusher_internal:", 16) != 0;
+    return rm->origin[0] == '\0' && strncmp(rm->event, "pusher_internal:", 16) != 0;
 }
 
 void rooms_from_bus(void *arg)
@@ -69,7 +79,10 @@ void rooms_from_bus(void *arg)
     vc_zparts_t fr = {0};
     char subject[sizeof(VC_MESH_ROOM_SUBJECT) + VC_MESH_NODE_MAX];
     snprintf(subject, sizeof(subject), VC_MESH_ROOM_SUBJECT "%s", m->cfg->node);
-    while (vc_zparts_recv(m->rooms_sub, &fr, ZMQ_DONTWAIT) > 0) {
+    int n;
+    while ((n = vc_zparts_recv(m->rooms_sub, &fr, ZMQ_DONTWAIT)) > 0) {
+        if (n == 1) /* the bus's welcome */
+            rooms_bus_welcome(m);
         Vc__RoomMessage *rm =
             fr.n == 2 ? vc__room_message__unpack(NULL, zmq_msg_size(&fr.f[1]), zmq_msg_data(&fr.f[1])) : NULL;
         vc_zparts_close(&fr);

@@ -125,6 +125,7 @@ void roster_heard(mesh_t *m, natsMsg *msg)
     if (d->state != NODE_UP) {
         int joined = d->state == NODE_GONE;
         d->state = NODE_UP;
+        rooms_node_up(m); /* it missed what was said while it was away */
         char *addrs = d->naddresses ? vc_strdup(d->addresses[0]) : vc_strdup("");
         for (size_t i = 1; i < d->naddresses; i++) {
             char *a = vc_asprintf("%s,%s", addrs, d->addresses[i]);
@@ -162,6 +163,8 @@ void roster_check(mesh_t *m)
         vc_log(VC_LOG_WARN, "roster", "node %s is %s: silent for %s ms", d->name, state_names[want], ms);
         vc_bus_publish(m->d.bus, want == NODE_GONE ? VC_EVENT(MESH_NODE_LEFT) : VC_EVENT(MESH_NODE_SUSPECT),
                        VC__SEVERITY__WARNING, "node", d->name, "silent_ms", ms, NULL);
+        if (want == NODE_GONE)
+            rooms_node_gone(m, d->name);
     }
 }
 

@@ -276,7 +276,10 @@ static void drain(void)
             return;
         if (n == 2) {
             Vc__RoomMessage *m = vc__room_message__unpack(NULL, zmq_msg_size(&R.fr.f[1]), zmq_msg_data(&R.fr.f[1]));
-            if (m) {
+            if (m && (m->member || m->occupancy)) {
+                /* A node's presence or occupancy change, for vc-mesh (a cluster). */
+                vc__room_message__free_unpacked(m, NULL);
+            } else if (m) {
                 if (m->keep && R.on_kept)
                     R.on_kept(m);
                 deliver(m);
