@@ -519,3 +519,21 @@ def test_a_silent_node_loses_its_members_on_the_others_and_gives_them_back(clust
     finally:
         watcher.client.close()
         away.client.close()
+
+
+def test_a_mercure_subscriber_on_one_node_gets_an_update_published_on_another(cluster):
+    """Each node's hub is the site's (its key the app's secret); an update
+    posted to node 1's hub reaches a subscriber of node 2's, with its id."""
+    from mesh import APP
+    from test_23_mercure import Subscriber, jwt, publish
+    key = APP[2]
+    topic = "https://shop.test/orders/" + uuid.uuid4().hex[:8]
+    sub = Subscriber(cluster.nodes[1], [topic])
+    try:
+        assert sub.status == 200
+        status, update_id = publish(cluster.nodes[0], jwt(key, {"mercure": {"publish": ["*"]}}), topic, "shipped")
+        assert status == 200, update_id
+        ev = sub.event(timeout=5)
+        assert ev is not None and ev["data"] == "shipped" and ev["id"] == update_id, ev
+    finally:
+        sub.close()
