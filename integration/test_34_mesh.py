@@ -66,6 +66,24 @@ def test_every_node_sees_every_other_in_the_roster(cluster):
     assert sorted(e["fields"]["node"] for e in joined) == NAMES, joined
 
 
+def metrics_of(node):
+    """The front's /metrics as {'name{labels}': value}."""
+    text = requests.get(f"http://127.0.0.1:{node.admin}/metrics", timeout=10).text
+    return {k: float(v) for k, _, v in (line.rpartition(" ") for line in text.splitlines()
+                                          if line and not line.startswith("#"))}
+
+
+def test_prometheus_shows_the_nodes_up_and_the_link(cluster):
+    for i, node in enumerate(cluster.nodes):
+        me = f'node="{NAMES[i]}"'
+        assert wait_until(lambda: metrics_of(node).get(f'vc_mesh_nodes{{{me},state="up"}}') == 3.0, timeout=5), \
+            {k: v for k, v in metrics_of(node).items() if k.startswith("vc_mesh")}
+        got = metrics_of(node)
+        assert got[f"vc_mesh_link_up{{{me}}}"] == 1.0 and got[f"vc_mesh_cache_held{{{me}}}"] == 0.0, got
+        assert f'vc_mesh_purges_total{{{me},way="sent"}}' in got
+        assert f'vc_mesh_room_messages_total{{{me},way="received"}}' in got
+
+
 def test_a_purge_by_tag_on_one_node_reaches_the_others(cluster):
     """Each purge is done on node 1; nodes 2 and 3 are asked until they stop
     answering from the cache: the time from the purge's return."""

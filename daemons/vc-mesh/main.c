@@ -144,6 +144,7 @@ static void tick(void *arg)
     catchup_tick(m);
     purges_resend(m);
     rooms_shared_tick(m);
+    metrics_tick(m);
 }
 
 int main(int argc, char **argv)

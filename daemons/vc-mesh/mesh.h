@@ -70,7 +70,8 @@ typedef struct mesh {
     int hooks_told;            /* what vc-bus was last told: -1 nothing yet */
     uint64_t next_hooks_ms;    /* monotonic: when to tell vc-bus again */
     uint64_t next_bus_warn_ms; /* monotonic: vc-bus not answering is said this often */
-    natsMsg **resend;          /* purges the stream did not take (a leader moving): sent again each tick */
+    uint64_t next_metrics_ms, metrics_failed;
+    natsMsg **resend; /* purges the stream did not take (a leader moving): sent again each tick */
     size_t nresend, capresend;
     uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;
     int64_t replay_lag_ms; /* age of the last purge applied when it was applied */
@@ -145,6 +146,9 @@ void roster_heard(mesh_t *m, natsMsg *msg);
 void roster_check(mesh_t *m);
 void roster_reply(const mesh_t *m, Vc__Reply *reply);
 void roster_fini(mesh_t *m);
+
+/* metrics.c: written once a second for the front's /metrics. */
+void metrics_tick(mesh_t *m);
 
 /* purges.c */
 void purges_from_cache(void *arg); /* mesh-in readable */

@@ -4,6 +4,7 @@
 #include "framing.h"
 #include "seam.h"
 #include "tls.h"
+#include "vc_metrics.h"
 #include "vc_util.h"
 
 #include <stdio.h>
@@ -80,6 +81,7 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
                 print_metric(out, b[i]->counters[k].metric, b[i]->counters[k].help, b[i]->counters[k].gauge, f->d.name,
                              seam_counter_value(&b[i]->counters[k]));
     tls_metrics(f->tls, out);
+    vc_metrics_gather(f->d.cfg, out); /* the daemons with no HTTP of their own: vc-mesh */
     fprintf(out,
             "# HELP vc_front_config_version Configuration version in force.\n"
             "# TYPE vc_front_config_version gauge\nvc_front_config_version %llu\n",
