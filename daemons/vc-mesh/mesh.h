@@ -58,6 +58,7 @@ typedef struct mesh {
     uint64_t next_setup_ms, next_setup_warn_ms;
     int connected; /* as libnats last said */
     uint64_t next_beat_ms;
+    uint64_t last_check_ms; /* monotonic: the roster's last check (a stall shows as a gap) */
     int64_t started_ms;
     node_t *nodes;
     size_t nnodes, capnodes;
