@@ -225,10 +225,16 @@ unsigned vc_sockaddr_host(const struct sockaddr *sa, char *buf, size_t len)
     return 0;
 }
 
+uint32_t vc_hash_bytes(const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
 uint32_t vc_hash_str(const char *s)
 {
-    uint32_t h = 2166136261u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 16777619u;
-    return h;
+    return vc_hash_bytes(s, strlen(s));
 }

@@ -79,7 +79,9 @@ int vc_mkdirs(const char *path, int mode);
  * NULL with errno set on failure. */
 char *vc_read_file(const char *path, size_t *len);
 
-/* FNV-1a of a string: the hash of the rooms' tables. */
+/* FNV-1a of bytes, of a string: the hash of the rooms' and the bans'
+ * tables, and of the cache's tombstones. */
+uint32_t vc_hash_bytes(const void *data, size_t len);
 uint32_t vc_hash_str(const char *s);
 
 #define VC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

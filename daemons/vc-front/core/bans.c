@@ -56,10 +56,7 @@ int bans_addr_key(const struct sockaddr *sa, uint8_t key[16])
 
 uint32_t bans_addr_hash(const uint8_t key[16])
 {
-    uint32_t h = 2166136261u; /* FNV-1a */
-    for (int i = 0; i < 16; i++)
-        h = (h ^ key[i]) * 16777619u;
-    return h;
+    return vc_hash_bytes(key, 16);
 }
 
 /* The entry for key, created if create (evicting the stalest), or NULL. */
