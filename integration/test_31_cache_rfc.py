@@ -186,3 +186,41 @@ def test_rfc9111_5_2_1_5_a_requests_no_store_stores_nothing_of_its_answer(rfc_su
     # What is stored may answer it (the directive forbids storing only).
     _, h3, body3 = get(s, path, "-H", "Cache-Control: no-cache, no-store")
     assert h3["cache-status"].startswith("Velocity; hit") and run_of(body3) == run_of(body2)
+
+
+def test_rfc9111_4_4_an_unsafe_methods_invalidation_is_done_before_its_answer(make_suite, tmp_path):
+    """A GET sent the moment a PUT's answer came finds the page out of date,
+    on either of two front processes (each connection may land on either):
+    the invalidation is seen by every front before the answer leaves, not
+    when vc-cache gets round to dropping the entry."""
+    import http.client
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text("front: { processes = 2; };\n")
+    s = make_suite(conf=str(conf), args=["--workers", "2"]).start()
+    conns = [http.client.HTTPConnection("127.0.0.1", s.http, timeout=10) for _ in range(4)]
+
+    def ask(c, method, path):
+        c.request(method, path)
+        r = c.getresponse()
+        return r.status, r.getheader("Cache-Status", ""), r.read()
+
+    stale = []
+    try:
+        for i in range(40):
+            path = page(new_id(), "Cache-Control: max-age=600")
+            assert stored(s, path)
+            before = set()
+            for c in conns:  # every connection (and so each front) has it as a hit
+                _, status, body = ask(c, "GET", path)
+                assert status.startswith("Velocity; hit"), (path, status)
+                before.add(run_of(body))
+            assert ask(conns[i % 4], "PUT", path)[0] == 200
+            # What PHP made before the PUT must not come back (a new answer
+            # may be stored and hit at once: it is another run).
+            after = [ask(c, "GET", path) for c in conns]
+            stale += [(i, st) for _, st, body in after if run_of(body) in before]
+    finally:
+        for c in conns:
+            c.close()
+    assert stale == [], stale

@@ -52,6 +52,7 @@
 #define VC_DB_CACHE_TAGS "cache_tags"
 #define VC_DB_CACHE_SEQ "cache_seq"
 #define VC_DB_CACHE_META "cache_meta"
+#define VC_CACHE_META_SEQ "seq" /* the last sequence number given an entry */
 #define VC_CACHE_META_EPOCH "epoch"
 #define VC_DB_CACHE_SOFT "cache_soft"
 #define VC_CACHE_META_SOFT_TAGS "soft_tags" /* rows in cache_soft */

@@ -45,7 +45,7 @@ void read_meta(MDB_txn *txn, const dbs_t *d, delta_t *x)
 {
     x->entries = meta_get(txn, d, "entries");
     x->bytes = meta_get(txn, d, "bytes");
-    x->seq = meta_get(txn, d, "seq");
+    x->seq = meta_get(txn, d, VC_CACHE_META_SEQ);
     x->epoch = meta_get(txn, d, VC_CACHE_META_EPOCH);
     x->soft_tags = meta_get(txn, d, VC_CACHE_META_SOFT_TAGS);
     x->soft_all_ms = (int64_t)meta_get(txn, d, VC_CACHE_META_SOFT_ALL);
@@ -67,7 +67,7 @@ int write_meta(MDB_txn *txn, const dbs_t *d, const delta_t *x)
     if (r == 0)
         r = meta_put(txn, d, "bytes", x->bytes);
     if (r == 0)
-        r = meta_put(txn, d, "seq", x->seq);
+        r = meta_put(txn, d, VC_CACHE_META_SEQ, x->seq);
     if (r == 0)
         r = meta_put(txn, d, VC_CACHE_META_EPOCH, x->epoch);
     if (r == 0)
@@ -167,8 +167,22 @@ int store_collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, in
     return rc == 0 || rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
 }
 
-/* Drops base's variants (keys base SEP ..., vc_cache.h). */
-int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, delta_t *x)
+/* key's entry's sequence number and status (0: a marker of variants):
+ * 1, or 0 if there is none. */
+static int entry_seq(MDB_txn *txn, const dbs_t *d, const void *key, size_t klen, uint64_t *seq, uint32_t *status)
+{
+    MDB_val k = {klen, (void *)key}, v;
+    vc_cache_entry_t e;
+    if (mdb_get(txn, d->cache, &k, &v) != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, &e) != 0)
+        return 0;
+    *seq = e.seq;
+    *status = e.status;
+    return 1;
+}
+
+/* Drops base's variants (keys base SEP ..., vc_cache.h) written at or
+ * before sequence number upto (UINT64_MAX: all). */
+int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, uint64_t upto, delta_t *x)
 {
     char prefix[VC_CACHE_KEY_MAX + 1];
     if (blen >= sizeof(prefix))
@@ -179,7 +193,9 @@ int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, d
     size_t *lens = NULL, n = 0;
     int r = store_collect(txn, d->cache, prefix, blen + 1, 0, &keys, &lens, &n);
     for (size_t i = 0; i < n; i++) {
-        if (r >= 0)
+        uint64_t seq;
+        uint32_t status;
+        if (r >= 0 && (upto == UINT64_MAX || !entry_seq(txn, d, keys[i], lens[i], &seq, &status) || seq <= upto))
             r = drop_entry(txn, d, keys[i], lens[i], x);
         free(keys[i]);
     }
@@ -239,7 +255,7 @@ static int put_marker(MDB_txn *txn, const dbs_t *d, const Vc__CacheStore *o, del
         return 0;
     int r = drop_entry(txn, d, base, blen, x);
     if (r >= 0)
-        r = drop_variants(txn, d, base, blen, x);
+        r = drop_variants(txn, d, base, blen, UINT64_MAX, x);
     if (r < 0)
         return r;
     vc_cache_header_t vary = {"Vary", o->vary, 4, vl};
@@ -269,11 +285,19 @@ static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, co
 {
     size_t klen = o->key.len;
     if (o->invalidate) {
-        /* The page, and its variants if it has any. */
-        int r = klen && klen <= VC_CACHE_KEY_MAX ? drop_entry(txn, d, o->key.data, klen, x) : 0;
-        x->invalidated += r > 0;
-        if (r > 0)
-            r = drop_variants(txn, d, o->key.data, klen, x);
+        /* The page, and its variants if it has any, as written before
+         * the front sent this (before_seq; 0: whenever): what PHP
+         * answered since, offered by another front before this came, is
+         * newer than the change and stays. A marker of variants stays
+         * too: a variant it names that is gone is a miss. */
+        uint64_t upto = o->before_seq ? o->before_seq : UINT64_MAX, seq;
+        uint32_t status;
+        if (klen == 0 || klen > VC_CACHE_KEY_MAX || !entry_seq(txn, d, o->key.data, klen, &seq, &status))
+            return 0;
+        int r = status == 0 || seq > upto ? 0 : drop_entry(txn, d, o->key.data, klen, x);
+        x->invalidated += r > 0 || status == 0;
+        if (r >= 0)
+            r = drop_variants(txn, d, o->key.data, klen, upto, x);
         return r < 0 ? r : 0;
     }
     if (klen == 0 || klen > VC_CACHE_KEY_MAX || o->body.len > (uint64_t)cfg->max_object || o->status < 100 ||
@@ -288,7 +312,7 @@ static int put_one(MDB_txn *txn, const dbs_t *d, const cache_settings_t *cfg, co
         MDB_val k = {klen, o->key.data}, v;
         vc_cache_entry_t e;
         if (mdb_get(txn, d->cache, &k, &v) == 0 && vc_cache_entry_parse(v.mv_data, v.mv_size, &e) == 0 && e.status == 0)
-            r = drop_variants(txn, d, o->key.data, klen, x);
+            r = drop_variants(txn, d, o->key.data, klen, UINT64_MAX, x);
     }
     if (r >= 0)
         r = drop_entry(txn, d, o->key.data, klen, x);

@@ -60,7 +60,8 @@ void push_key(char ***out, size_t **lens, size_t *n, const void *data, size_t le
  * the rows' values (a tag row's entry key). 0, or a negative error. */
 int store_collect(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int values, char ***out, size_t **lens,
                   size_t *n);
-/* Drops base's variants (keys base SEP ..., vc_cache.h). */
-int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, delta_t *x);
+/* Drops base's variants (keys base SEP ..., vc_cache.h) written at or
+ * before sequence number upto (UINT64_MAX: all). */
+int drop_variants(MDB_txn *txn, const dbs_t *d, const void *base, size_t blen, uint64_t upto, delta_t *x);
 
 #endif

@@ -190,11 +190,12 @@ int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *ep
     return cache_lookup_for(NULL, key, klen, e, epoch, used, &used_len);
 }
 
-int cache_has(const char *key, size_t klen)
+int cache_has(const char *key, size_t klen, uint64_t *last_seq)
 {
     MDB_txn *txn = ready() ? begin() : NULL;
     vc_cache_entry_t e;
     int found = txn && get_entry(txn, key, klen, &e);
+    *last_seq = txn ? meta_in(txn, VC_CACHE_META_SEQ) : 0;
     cache_lookup_end();
     return found;
 }
@@ -428,7 +429,7 @@ void cache_serve(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const c
  * is reported, so that what is used is evicted last. */
 static void serve_hit(front_t *f, h2o_req_t *req, const char *key, size_t klen, const vc_cache_entry_t *e, int64_t now)
 {
-    if (rt.txn && e->seq + meta_in(rt.txn, "entries") / 2 < meta_in(rt.txn, "seq"))
+    if (rt.txn && e->seq + meta_in(rt.txn, "entries") / 2 < meta_in(rt.txn, VC_CACHE_META_SEQ))
         cache_recency_note(f, req, key, klen);
     char status[96];
     int64_t ttl = e->fresh_ms - now;
@@ -609,7 +610,7 @@ static size_t key_of(const seam_request_t *r, char *key, const char **scheme_out
  * answers were lately not storable. e: the stale entry, or NULL (in the
  * lookup's transaction). */
 static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char *key, size_t klen,
-                const vc_cache_entry_t *e, uint64_t epoch, int64_t now, const char *fwd)
+                const vc_cache_entry_t *e, uint64_t epoch, int64_t now, const char *fwd, int invalidated)
 {
     front_t *f = r->f;
     h2o_req_t *req = r->req;
@@ -628,7 +629,9 @@ static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char
         a.stale_len = e->len;
     }
     if (!flight_hit_for_miss(key, klen)) {
-        if (!claim_take(key, klen)) {
+        /* Another front's claim from before an unsafe method made the
+         * page out of date is for what it stored then: not waited for. */
+        if (!claim_take(key, klen) && !invalidated) {
             /* Another front process is at PHP for it. */
             cache_lookup_end();
             cache_stats.collapsed++;
@@ -692,6 +695,13 @@ static int take(const seam_request_t *r, void *state)
         cache_tap(f, req, &(cache_tap_args_t){.site = r->site, .fwd = "bypass", .detail = "key-too-long"});
         return 0;
     }
+    /* An unsafe method's answer made it out of date, maybe before
+     * vc-cache could drop it; or it is dropped, and nothing was written
+     * since (then a claim another front holds is for the old page). */
+    int invalidated = found ? cache_tomb_covers(page_key, page_len, e.seq)
+                            : rt.txn && cache_tomb_covers(page_key, page_len, meta_in(rt.txn, VC_CACHE_META_SEQ));
+    if (invalidated)
+        found = 0;
     const char *fwd = found ? "stale" : klen != page_len ? "vary-miss" : "uri-miss";
     if (rt.cfg->debug)
         *h2o_req_getenv(req, H2O_STRLIT("vc-cache-key"), 1) = h2o_strdup(&req->pool, key, klen);
@@ -702,9 +712,10 @@ static int take(const seam_request_t *r, void *state)
     }
     cache_flight_t *fl = flight_find(key, klen);
     vc_cache_entry_t answer;
-    if (fl && flight_answer(fl, now, epoch, &answer)) {
+    if (!invalidated && fl && flight_answer(fl, now, epoch, &answer)) {
         /* Just stored by the request this front sent: vc-cache may not
-         * have written it yet. */
+         * have written it yet (unless it is older than an invalidation
+         * by another front: then nobody can say). */
         cache_lookup_end();
         cache_stats.collapsed++;
         cache_serve(req, &answer, now, "Velocity; fwd=uri-miss; collapsed");
@@ -744,7 +755,7 @@ static int take(const seam_request_t *r, void *state)
                                                               : "no-store"});
         return 0;
     }
-    return miss(r, rule, key, klen, found ? &e : NULL, epoch, now, fwd);
+    return miss(r, rule, key, klen, found ? &e : NULL, epoch, now, fwd, invalidated);
 }
 
 cache_stats_t cache_stats;

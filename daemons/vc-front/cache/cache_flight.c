@@ -330,7 +330,7 @@ static void go(waiter_t *w, const char *key, size_t klen, cache_lead_t *l)
     /* PHP may fail this one too: the stale entry, if any, stands in. */
     vc_cache_entry_t e;
     uint64_t epoch;
-    if (cache_lookup(key, klen, &e, &epoch) && cache_now_ms() < e.error_ms) {
+    if (cache_lookup(key, klen, &e, &epoch) && cache_now_ms() < e.error_ms && !cache_tomb_covers(key, klen, e.seq)) {
         a.stale = e.bytes;
         a.stale_len = e.len;
         a.fwd = "stale";
@@ -348,7 +348,8 @@ static void release(waiter_t *w, const char *key, size_t klen, flight_end_t end)
     vc_cache_entry_t e;
     uint64_t epoch;
     int64_t now = cache_now_ms();
-    if (end == FLIGHT_ERROR && cache_lookup(key, klen, &e, &epoch) && now < e.error_ms) {
+    if (end == FLIGHT_ERROR && cache_lookup(key, klen, &e, &epoch) && now < e.error_ms &&
+        !cache_tomb_covers(key, klen, e.seq)) {
         char status[128];
         int64_t past = now - (e.fresh_ms > 0 ? e.fresh_ms : e.stored_ms);
         snprintf(status, sizeof(status), "Velocity; fwd=uri-miss; collapsed; ttl=%lld; detail=stale-if-error",
@@ -416,7 +417,8 @@ static void on_poll(h2o_timeout_entry_t *entry)
     vc_cache_entry_t e;
     uint64_t epoch;
     int64_t now = cache_now_ms();
-    if (cache_lookup(fl->key, fl->klen, &e, &epoch) && now < e.fresh_ms) {
+    if (cache_lookup(fl->key, fl->klen, &e, &epoch) && now < e.fresh_ms &&
+        !cache_tomb_covers(fl->key, fl->klen, e.seq)) {
         fl->remote = 0;
         waiter_t *w;
         while ((w = pop(fl)) != NULL)

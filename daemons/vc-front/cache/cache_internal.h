@@ -57,8 +57,9 @@ int cache_lookup(const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *ep
  * variant's key would not fit (not cached). */
 int cache_lookup_for(h2o_req_t *req, const char *key, size_t klen, vc_cache_entry_t *e, uint64_t *epoch, char *used,
                      size_t *used_len);
-/* Whether anything, an entry or a marker, is stored at key. */
-int cache_has(const char *key, size_t klen);
+/* Whether anything, an entry or a marker, is stored at key; *last_seq:
+ * the last sequence number vc-cache has given an entry (0: unknown). */
+int cache_has(const char *key, size_t klen, uint64_t *last_seq);
 void cache_lookup_end(void);
 /* Answers req from e (copied into the request's pool: e may go after),
  * with Cache-Status: status. */
@@ -172,6 +173,16 @@ int claim_take(const char *key, size_t klen);
 int claim_held(const char *key, size_t klen);
 /* Lets go of key's claim, if this front holds it. */
 void claim_release(const char *key, size_t klen);
+
+/* ---- cache_tombs.c ---------------------------------------------------------- */
+
+/* An unsafe method made what is stored at key out of date: every entry
+ * written up to sequence number seq (vc-cache's). Noted where every front
+ * of the node sees it before the answer leaves. */
+void cache_tomb_set(const char *key, size_t klen, uint64_t seq);
+/* Whether the entry at key written as sequence number seq is out of date
+ * by one. */
+int cache_tomb_covers(const char *key, size_t klen, uint64_t seq);
 
 /* ---- cache_vary.c ----------------------------------------------------------- */
 

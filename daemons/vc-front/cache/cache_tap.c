@@ -547,14 +547,21 @@ typedef struct invalidator {
 /* Drops what is stored for key, if anything is. */
 static void invalidate(front_t *f, const char *key, size_t klen)
 {
+    /* Seen by every front before this answer leaves; vc-cache's drop
+     * comes a little later. Noted whether or not an entry is there: a
+     * variant may be. */
+    uint64_t seq;
+    int has = cache_has(key, klen, &seq);
+    cache_tomb_set(key, klen, seq);
     flight_forget(key, klen);
     /* Only for what is stored: a POST to a page never cached (a form's
      * target, an API) costs a lookup here, not a write in vc-cache. */
-    if (cache_has(key, klen)) { /* an entry, or the marker of its variants */
+    if (has) { /* an entry, or the marker of its variants */
         Vc__CacheStore cs = VC__CACHE_STORE__INIT;
         cs.key.data = (uint8_t *)key;
         cs.key.len = klen;
         cs.invalidate = 1;
+        cs.before_seq = seq; /* what is written since is newer than the change */
         cache_push(f, &cs);
     }
 }
