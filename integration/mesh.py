@@ -128,7 +128,7 @@ class Cluster:
     """n nodes; node i talks to NATS member i. Timings are short so that
     the tests wait little: heartbeat 200 ms, suspect 600 ms, gone 1.5 s."""
 
-    def __init__(self, n=3, extra_cluster="", extra_site=""):
+    def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf=""):
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
@@ -141,7 +141,7 @@ class Cluster:
                 f.write(f'cluster: {{ node = "web{i + 1}"; nats = ["nats://127.0.0.1:{self.nats[i].port}"];\n'
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms";\n'
                         f'  replicas = {min(n, 3)}; {extra_cluster} }};\n'
-                        'cache: { max_object = "64k"; };\n')
+                        'cache: { max_object = "64k"; };\n' + extra_conf)
             # One site on every node, with the same realtime app: a room
             # is "APP_ID:CHANNEL" on every node.
             os.makedirs(os.path.join(conf, "sites-enabled"))
