@@ -17,15 +17,13 @@ struct vc_bus {
 
 vc_bus_t *vc_bus_new(void *zctx, const char *endpoint, const char *source)
 {
-    void *s = vc_socket(zctx, ZMQ_PUSH, endpoint, 0);
+    /* Events queue here while the bus restarts, up to this many. */
+    void *s = vc_socket_hwm(zctx, ZMQ_PUSH, endpoint, 0, 10000, 0);
     if (s == NULL) {
         vc_log(VC_LOG_WARN, "bus", "zmq_connect() failed while joining the bus \"%s\": %s", endpoint,
                zmq_strerror(errno));
         return NULL;
     }
-    /* Events queue here while the bus restarts, up to this many. */
-    int hwm = 10000;
-    zmq_setsockopt(s, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     /* A daemon's last words ("vc-php.stopped") get a moment to leave. */
     int linger = 500;
     zmq_setsockopt(s, ZMQ_LINGER, &linger, sizeof(linger));

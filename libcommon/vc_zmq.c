@@ -91,11 +91,20 @@ int vc_send_bytes(void *sock, const void *data, size_t len, int flags)
 
 void *vc_socket(void *zctx, int type, const char *endpoint, int bind)
 {
+    return vc_socket_hwm(zctx, type, endpoint, bind, 0, 0);
+}
+
+void *vc_socket_hwm(void *zctx, int type, const char *endpoint, int bind, int sndhwm, int rcvhwm)
+{
     void *s = zmq_socket(zctx, type);
     if (s == NULL)
         return NULL;
     int zero = 0;
     zmq_setsockopt(s, ZMQ_LINGER, &zero, sizeof(zero));
+    if (sndhwm > 0)
+        zmq_setsockopt(s, ZMQ_SNDHWM, &sndhwm, sizeof(sndhwm));
+    if (rcvhwm > 0)
+        zmq_setsockopt(s, ZMQ_RCVHWM, &rcvhwm, sizeof(rcvhwm));
     if (vc_curve_applies(endpoint)) {
         int rc = vc_curve_setup(zctx, s, bind);
         if (rc < 0) {

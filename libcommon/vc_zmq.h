@@ -47,6 +47,10 @@ int vc_send_bytes(void *sock, const void *data, size_t len, int flags);
  * a tcp:// one gets CurveZMQ when the suite has a key (vc_curve.h).
  * Returns NULL with errno set. */
 void *vc_socket(void *zctx, int type, const char *endpoint, int bind);
+/* The same with high-water marks (0: ZeroMQ's 1000). They are set before
+ * the bind or connect: a connecting socket makes its pipe at once, with
+ * the marks it has then, and one set later never reaches that pipe. */
+void *vc_socket_hwm(void *zctx, int type, const char *endpoint, int bind, int sndhwm, int rcvhwm);
 
 /* Wait for one socket to become readable for up to timeout_ms (-1: for
  * ever). 1 readable, 0 timeout, negative errno. */

@@ -21,6 +21,10 @@
  * ours is front.realtime_max_message (64 KiB by default). */
 #define MAX_MESSAGE (1 << 20)
 #define MAX_NAME 256
+/* Messages queued for each subscriber (a front, vc-mesh) before more are
+ * dropped for it: a burst, or all this node holds told at once
+ * (rooms-share, one message a member and room). */
+#define OUT_HWM 10000
 /* Other nodes counted in presence and occupancy, at most. */
 #define MAX_NODES 1024
 
@@ -220,7 +224,7 @@ rooms_relay_t *rooms_relay_open(void *zctx, const vc_config_t *cfg, vc_store_t *
     r->next_id = (uint64_t)vc_wall_ms() * 1000;
     char *in_ep = vc_config_endpoint(cfg, "rooms-in"), *out_ep = vc_config_endpoint(cfg, "rooms-out");
     r->in = vc_socket(zctx, ZMQ_PULL, in_ep, 1);
-    r->out = vc_socket(zctx, ZMQ_XPUB, out_ep, 1);
+    r->out = vc_socket_hwm(zctx, ZMQ_XPUB, out_ep, 1, OUT_HWM, 0);
     if (r->in) {
         int64_t max = MAX_MESSAGE + 4096;
         zmq_setsockopt(r->in, ZMQ_MAXMSGSIZE, &max, sizeof(max));

@@ -19,14 +19,12 @@ int cache_cluster_open(cache_cluster_t *cl, void *zctx, const vc_config_t *cfg)
     if (vc_mesh_settings_of(cfg)->node[0] == '\0')
         return 0;
     char *ep = vc_config_endpoint(cfg, "mesh-in");
-    cl->out = vc_socket(zctx, ZMQ_PUSH, ep, 0);
+    cl->out = vc_socket_hwm(zctx, ZMQ_PUSH, ep, 0, OUT_HWM, 0);
     if (cl->out == NULL) {
         vc_log(VC_LOG_ERR, "cluster", "zmq_connect() failed for \"%s\": %s", ep, zmq_strerror(errno));
         free(ep);
         return -1;
     }
-    int hwm = OUT_HWM;
-    zmq_setsockopt(cl->out, ZMQ_SNDHWM, &hwm, sizeof(hwm));
     free(ep);
     return 0;
 }

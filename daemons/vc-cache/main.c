@@ -354,13 +354,11 @@ int main(int argc, char **argv)
     }
     vc_daemon_start(&c.d, on_command, &c);
     char *in_ep = vc_config_endpoint(c.d.cfg, "cache-in");
-    c.in = vc_socket(c.d.zctx, ZMQ_PULL, in_ep, 1);
+    c.in = vc_socket_hwm(c.d.zctx, ZMQ_PULL, in_ep, 1, 0, IN_HWM);
     if (c.in == NULL) {
         vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\": %s", in_ep, zmq_strerror(errno));
         return 1;
     }
-    int hwm = IN_HWM;
-    zmq_setsockopt(c.in, ZMQ_RCVHWM, &hwm, sizeof(hwm));
     free(in_ep);
     if (cache_cluster_open(&c.cluster, c.d.zctx, c.d.cfg) < 0)
         return 1;

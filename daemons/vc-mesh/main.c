@@ -167,14 +167,12 @@ int main(int argc, char **argv)
     }
     vc_daemon_start(&m.d, on_command, &m);
     char *in_ep = vc_config_endpoint(m.d.cfg, "mesh-in");
-    m.in = vc_socket(m.d.zctx, ZMQ_PULL, in_ep, 1);
+    m.in = vc_socket_hwm(m.d.zctx, ZMQ_PULL, in_ep, 1, 0, IN_HWM);
     if (m.in == NULL) {
         vc_log(VC_LOG_CRIT, "main", "zmq_bind() failed while opening \"%s\": %s", in_ep, zmq_strerror(errno));
         return 1;
     }
     free(in_ep);
-    int hwm = IN_HWM;
-    zmq_setsockopt(m.in, ZMQ_RCVHWM, &hwm, sizeof(hwm));
     if (rooms_bridge_open(&m) < 0 || link_open(&m) < 0)
         return 1;
     vc_daemon_ready(&m.d); /* the link sets itself up from the loop */

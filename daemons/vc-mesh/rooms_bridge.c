@@ -27,6 +27,9 @@
 
 /* Room messages this node may have queued for its vc-bus, at most. */
 #define PUSH_HWM 10000
+/* And from it: vc-bus tells all this node holds at once (rooms-share)
+ * while vc-mesh waits for its answer, one message a member and room. */
+#define SUB_HWM 1000000
 
 static void on_room_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
@@ -51,17 +54,14 @@ natsStatus rooms_bridge_subscribe(mesh_t *m)
 int rooms_bridge_open(mesh_t *m)
 {
     char *out = vc_config_endpoint(m->d.cfg, "rooms-out"), *in = vc_config_endpoint(m->d.cfg, "rooms-in");
-    m->rooms_sub = vc_socket(m->d.zctx, ZMQ_SUB, out, 0);
-    m->rooms_push = vc_socket(m->d.zctx, ZMQ_PUSH, in, 0);
+    m->rooms_sub = vc_socket_hwm(m->d.zctx, ZMQ_SUB, out, 0, 0, SUB_HWM);
+    m->rooms_push = vc_socket_hwm(m->d.zctx, ZMQ_PUSH, in, 0, PUSH_HWM, 0);
     int ok = m->rooms_sub && m->rooms_push;
     if (!ok)
         vc_log(VC_LOG_CRIT, "rooms", "cannot link to vc-bus's rooms (\"%s\", \"%s\"): %s", out, in,
                zmq_strerror(errno));
-    else {
+    else
         zmq_setsockopt(m->rooms_sub, ZMQ_SUBSCRIBE, "", 0);
-        int hwm = PUSH_HWM;
-        zmq_setsockopt(m->rooms_push, ZMQ_SNDHWM, &hwm, sizeof(hwm));
-    }
     free(out);
     free(in);
     return ok ? 0 : -1;

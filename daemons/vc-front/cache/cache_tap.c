@@ -84,11 +84,8 @@ void cache_push(front_t *f, const Vc__CacheStore *cs)
 {
     if (push_sock == NULL) {
         char *ep = vc_config_endpoint(f->d.cfg, "cache-in");
-        push_sock = vc_socket(f->d.zctx, ZMQ_PUSH, ep, 0);
-        if (push_sock) {
-            int hwm = OFFER_HWM;
-            zmq_setsockopt(push_sock, ZMQ_SNDHWM, &hwm, sizeof(hwm));
-        } else {
+        push_sock = vc_socket_hwm(f->d.zctx, ZMQ_PUSH, ep, 0, OFFER_HWM, 0);
+        if (push_sock == NULL) {
             vc_log(VC_LOG_ERR, "cache", "zmq_connect() failed while linking to vc-cache at \"%s\": %s", ep,
                    zmq_strerror(errno));
         }

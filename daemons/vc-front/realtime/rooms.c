@@ -16,6 +16,8 @@
 /* How long start waits for rooms-out's welcome, so that what is published
  * once the front is ready reaches it (the bus answers in microseconds). */
 #define WELCOME_WAIT_MS 2000
+/* Room messages queued to and from the bus, at most, each way. */
+#define ROOMS_HWM 100000
 
 struct rt_room {
     struct rt_room *next; /* in its bucket */
@@ -305,15 +307,12 @@ int rooms_start(front_t *f)
 {
     R.f = f;
     char *in_ep = vc_config_endpoint(f->d.cfg, "rooms-in"), *out_ep = vc_config_endpoint(f->d.cfg, "rooms-out");
-    R.push = vc_socket(f->d.zctx, ZMQ_PUSH, in_ep, 0);
-    R.sub = vc_socket(f->d.zctx, ZMQ_SUB, out_ep, 0);
+    /* Publishing never blocks the loop: with the bus gone long enough to
+     * fill this, a message is dropped and the publisher told. */
+    R.push = vc_socket_hwm(f->d.zctx, ZMQ_PUSH, in_ep, 0, ROOMS_HWM, 0);
+    R.sub = vc_socket_hwm(f->d.zctx, ZMQ_SUB, out_ep, 0, 0, ROOMS_HWM);
     int ok = R.push && R.sub;
     if (ok) {
-        /* Publishing never blocks the loop: with the bus gone long enough
-         * to fill this, a message is dropped and the publisher told. */
-        int hwm = 100000;
-        zmq_setsockopt(R.push, ZMQ_SNDHWM, &hwm, sizeof(hwm));
-        zmq_setsockopt(R.sub, ZMQ_RCVHWM, &hwm, sizeof(hwm));
         zmq_setsockopt(R.sub, ZMQ_SUBSCRIBE, "", 0);
         int fd;
         size_t len = sizeof(fd);
