@@ -46,10 +46,20 @@ function bench_sleep(): void
     echo "slept\n";
 }
 
+// mixed-worker's slow request: long enough that a request queued behind
+// it on the same worker shows in the p99.
+function bench_sleep20(): void
+{
+    usleep(20000);
+    header('Content-Type: text/plain');
+    echo "slept\n";
+}
+
 const BENCH_ROUTES = [
     '/hello.php' => 'bench_hello',
     '/template.php' => 'bench_template',
     '/1mb.php' => 'bench_megabyte',
     '/post.php' => 'bench_post',
     '/sleep.php' => 'bench_sleep',
+    '/sleep20.php' => 'bench_sleep20',
 ];

@@ -1,0 +1,3 @@
+<?php
+require __DIR__ . "/../app.php";
+bench_sleep20();
