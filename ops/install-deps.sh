@@ -23,12 +23,13 @@ BUILD="build-essential cmake pkg-config
 RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # Tests and benchmarks: the format check and the file lists (git), the
 # reference stack and real clients, newuidmap for `vc up --userns`, and
-# the NATS server the cluster tests run on each node.
+# the NATS server the cluster tests run on each node, and valgrind for
+# bench/instructions.
 TEST="clang-format git nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2
-  pebble certbot python3-cryptography uidmap nats-server"
+  pebble certbot python3-cryptography uidmap nats-server valgrind"
 # The Debian package and its test in a fresh Debian 12 booted by podman
 # with systemd (ops/package.sh, ops/package-test.sh); the pod test
 # (ops/pod-test.sh): `podman kube play` builds its pause image around
