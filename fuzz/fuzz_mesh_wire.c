@@ -3,12 +3,15 @@
  * a client with the cluster's credentials could send. What passes must be
  * what vc-mesh relies on: names that are node names, bounded texts without
  * control characters, a known kind with its value; and a node's entry that
- * passes, sent again, passes again. The first byte picks the message
- * (even: a roster entry, its key's length the rest; 1: a purge; 3: a room
- * message). */
+ * passes, sent again, passes again. A certificate or an answer is also
+ * sealed and opened again, and bytes not sealed with the key never open.
+ * The first byte picks the message (even: a roster entry, its key's
+ * length the rest; 1 mod 8: a purge; 3 mod 4: a room message; 5 mod 16: a
+ * certificate; 13 mod 16: a challenge's answer). */
 #include "mesh_wire.h"
 #include "vc_mesh.h"
 
+#include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,12 +94,65 @@ static void room(const uint8_t *data, size_t size)
     vc__room_message__free_unpacked(m, NULL);
 }
 
+static const unsigned char key[VC_MESH_SEAL_KEY] = "0123456789abcdef0123456789abcdef";
+
+/* What is sealed opens to the same bytes; what is not never opens. */
+static void sealing(const uint8_t *data, size_t size)
+{
+    size_t len = 0, back = 0;
+    if (mesh_unseal(key, "cert.00", data, size, &len) != NULL)
+        abort();
+    unsigned char *sealed = mesh_seal(key, "cert.00", data, size, &len);
+    unsigned char *plain = mesh_unseal(key, "cert.00", sealed, len, &back);
+    if (plain == NULL || back != size || (size && memcmp(plain, data, size)) ||
+        mesh_unseal(key, "cert.01", sealed, len, &back) != NULL)
+        abort();
+    free(plain);
+    free(sealed);
+}
+
+static void cert(const uint8_t *data, size_t size)
+{
+    sealing(data, size);
+    char why[128];
+    Vc__MeshCert *c = mesh_cert_read(data, size, why, sizeof(why));
+    if (c == NULL)
+        return;
+    /* Its site becomes a file's name under DATA/tls/acme. */
+    if (!vc_mesh_node_name_ok(c->origin) || c->site[0] == '.' || strstr(c->site, "..") || c->not_after <= 0 ||
+        c->cert_pem.len == 0 || c->cert_pem.len > MESH_CERT_MAX || c->key_pem.len > MESH_KEY_MAX ||
+        memchr(c->key_pem.data, 0, c->key_pem.len))
+        abort();
+    const char *slash = strchr(c->site, '/');
+    if (slash && (strncmp(c->site, "on-demand/", 10) != 0 || strchr(slash + 1, '/')))
+        abort();
+    check_text(c->hosts);
+    vc__mesh_cert__free_unpacked(c, NULL);
+}
+
+static void answer(const uint8_t *data, size_t size)
+{
+    char why[128];
+    Vc__MeshAnswer *a = mesh_answer_read(data, size, why, sizeof(why));
+    if (a == NULL)
+        return;
+    if (!vc_mesh_node_name_ok(a->origin) || (strcmp(a->type, "http-01") && strcmp(a->type, "tls-alpn-01")) ||
+        a->name[0] == '\0' || (a->put && (a->value.len == 0 || memchr(a->value.data, 0, a->value.len))))
+        abort();
+    check_text(a->name);
+    vc__mesh_answer__free_unpacked(a, NULL);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     if ((data[0] & 3) == 3)
         room(data + 1, size - 1);
+    else if ((data[0] & 15) == 5)
+        cert(data + 1, size - 1);
+    else if ((data[0] & 15) == 13)
+        answer(data + 1, size - 1);
     else if (data[0] & 1)
         purge(data + 1, size - 1);
     else

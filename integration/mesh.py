@@ -128,7 +128,7 @@ class Cluster:
     """n nodes; node i talks to NATS member i. Timings are short so that
     the tests wait little: heartbeat 200 ms, suspect 600 ms, gone 1.5 s."""
 
-    def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf=""):
+    def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf="", hosts=("shop.test",), more_sites=None):
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
@@ -146,8 +146,11 @@ class Cluster:
             # is "APP_ID:CHANNEL" on every node.
             os.makedirs(os.path.join(conf, "sites-enabled"))
             with open(os.path.join(conf, "sites-enabled", "shop.conf"), "w") as f:
-                f.write(f'site: {{ default = true; hosts = ["shop.test"]; root = "{FIXTURES}/docroot";\n'
+                f.write(f'site: {{ default = true; hosts = {json.dumps(list(hosts))}; root = "{FIXTURES}/docroot";\n'
                         f'  realtime_apps = ["{APP[0]} {APP[1]} {APP[2]}"]; {extra_site} }};\n')
+            for name, body in (more_sites or {}).items():
+                with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
+                    f.write("site: { %s };\n" % body)
             self.confs.append(conf)
             self.nodes.append(Suite(conf=conf, root="", args=["--workers", "2"]))
 

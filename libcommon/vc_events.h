@@ -54,6 +54,8 @@
       "a certificate was renewed")                                                                                     \
     X(ACME_CERT_FAILED, "acme.cert.failed", "site hosts error retry_at rate_limited problem",                          \
       "an order failed; it is tried again at retry_at")                                                                \
+    X(ACME_CERT_SHARED, "acme.cert.shared", "site hosts origin not_after",                                             \
+      "in a cluster: a certificate another node ordered was installed")                                                \
     X(ACME_CERT_REVOKED, "acme.cert.revoked", "site reason", "a certificate was revoked")                              \
     X(ACME_REVOKE_FAILED, "acme.revoke.failed", "site error", "a revocation failed")                                   \
     X(ACME_ON_DEMAND_REFUSED, "acme.on_demand.refused", "host why", "vc-acme refused an on-demand certificate")        \

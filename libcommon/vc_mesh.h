@@ -22,6 +22,11 @@
 /* "Tell all you hold": core subjects "vc.share.NODE", from a node whose
  * vc-bus restarted (it lost the others' presence members and rooms). */
 #define VC_MESH_SHARE_SUBJECT "vc.share."
+/* Certificates: a JetStream key-value bucket, "cert.HEX" a site's
+ * (MeshCert), "lock.HEX" the node ordering it now. */
+#define VC_MESH_CERTS "vc_certs"
+/* Challenge answers: core subject, every node answers the request. */
+#define VC_MESH_ANSWER_SUBJECT "vc.acme.answer"
 /* A node's name: letters, digits, '-' and '_' (a NATS key and subject token). */
 #define VC_MESH_NODE_MAX 63
 
@@ -46,6 +51,7 @@ typedef struct mesh_settings {
     char **nats_routes;        /* the other members: "host:port" */
     size_t nnats_routes;
     char *tls_cert, *tls_key; /* the member's certificate: TLS for clients and routes */
+    char *secret_file;        /* the cluster's shared secret: seals certificates' keys between nodes */
 } mesh_settings_t;
 
 extern const vc_section_t vc_mesh_settings;
@@ -58,6 +64,13 @@ static inline const mesh_settings_t *vc_mesh_settings_of(const struct vc_config 
 /* The password in cluster.password_file, its line end cut: the caller
  * wipes and frees it. NULL (errno set) if it cannot be read. */
 char *vc_mesh_password(const mesh_settings_t *m);
+
+/* The key that seals what carries a private key between nodes, derived
+ * from the secret in cluster.secret_file (VC_MESH_SECRET_MIN bytes or
+ * more, the same on every node). 0, or -1 with why. */
+#define VC_MESH_SECRET_MIN 32
+#define VC_MESH_SEAL_KEY 32
+int vc_mesh_seal_key(const mesh_settings_t *m, unsigned char key[VC_MESH_SEAL_KEY], char *why, size_t len);
 
 /* Whether name is a node name (VC_MESH_NODE_MAX characters of [A-Za-z0-9_-]). */
 int vc_mesh_node_name_ok(const char *name);

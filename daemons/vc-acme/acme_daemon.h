@@ -48,6 +48,8 @@ typedef struct job {
     int on_demand;    /* an on-demand host's (site "on-demand/HOST"): the ask URL is asked first */
     int refused;      /* ...and it said no, or could not be asked */
     cert_state_t st;  /* the schedule as the job left it */
+    int deferred;     /* in a cluster: not ordered here (another node orders, or has it); no failure */
+    int locked;       /* in a cluster: this node holds the site's order lock */
 } job_t;
 
 typedef struct acme {
@@ -63,6 +65,7 @@ typedef struct acme {
     char *revoking;    /* a site `vc cert revoke` named... */
     int revoke_reason; /* ...and its reason, or -1 */
     uint64_t issued, failed;
+    uint64_t shared_in; /* in a cluster: other nodes' certificates installed */
     on_demand_t *od;
 } acme_t;
 

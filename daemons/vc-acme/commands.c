@@ -4,6 +4,7 @@
  * them to the order thread in turn.
  */
 #include "acme_daemon.h"
+#include "cluster.h"
 #include "vc_acme.h"
 #include "vc_confstore.h"
 #include "vc_util.h"
@@ -154,6 +155,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "ordering", "%s", busy ? "yes" : "no");
     vc_reply_field(reply, "issued", "%llu", (unsigned long long)a->issued);
     vc_reply_field(reply, "failed", "%llu", (unsigned long long)a->failed);
+    vc_reply_field(reply, "shared_in", "%llu", (unsigned long long)a->shared_in);
 }
 
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -169,6 +171,9 @@ static const vc_verb_t verbs[] = {
     {"renew", "SITE|HOST [force|issue]", "order a certificate now", on_renew},
     {"revoke", "SITE|HOST [REASON]", "revoke the certificate in service and order a new one", on_revoke},
     {"reload", "", "take the stored configuration", on_reload},
+    {"install", "SITE HOSTS NOT_AFTER CERT KEY ORIGIN", "(vc-mesh) another node's certificate, kept if newer",
+     acme_install_verb},
+    {"answer", "put|del TYPE NAME [VALUE]", "(vc-mesh) another node's challenge answer", acme_answer_verb},
 };
 
 void acme_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

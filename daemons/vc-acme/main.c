@@ -10,6 +10,7 @@
  * again what it has.
  */
 #include "acme_daemon.h"
+#include "cluster.h"
 #include "vc_events.h"
 #include "acme_order.h"
 #include "dns_hook.h"
@@ -50,48 +51,6 @@ static int rsa_bits_of(const char *key_type)
     if (strncmp(key_type, "rsa", 3) == 0)
         return atoi(key_type + 3);
     return 0;
-}
-
-/* ---- challenge answers, read by the fronts ----------------------------------- */
-
-typedef struct answer {
-    const char *name, *value;
-} answer_t;
-
-static int answer_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
-{
-    const answer_t *a = arg;
-    MDB_val k = {strlen(a->name), (void *)a->name};
-    if (a->value) {
-        MDB_val v = {strlen(a->value), (void *)a->value};
-        return vc_store_err(mdb_put(txn, dbi, &k, &v, 0));
-    }
-    int rc = mdb_del(txn, dbi, &k, NULL);
-    return rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
-}
-
-typedef struct answers {
-    vc_store_t *store; /* the fronts read HTTP-01 and TLS-ALPN-01 answers there */
-    const char *dns_hook;
-} answers_t;
-
-static int publish(void *arg, const char *type, const char *name, const char *value, int put, char *err, size_t errlen)
-{
-    const answers_t *an = arg;
-    if (strcmp(type, "dns-01") == 0)
-        return dns_hook_run(an->dns_hook, put ? "set" : "unset", name, value, err, errlen);
-    answer_t a = {name, put ? value : NULL};
-    const char *db = strcmp(type, "tls-alpn-01") == 0 ? VC_DB_ACME_ALPN : VC_DB_ACME_HTTP01;
-    int rc = vc_store_write(an->store, db, answer_fn, &a);
-    if (rc < 0)
-        snprintf(err, errlen, "the state store: %s", vc_strerror(rc));
-    return rc < 0 ? -1 : 0;
-}
-
-static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
-{
-    (void)arg;
-    return vc_store_err(mdb_drop(txn, dbi, 0));
 }
 
 /* ---- the order thread ------------------------------------------------------- */
@@ -155,7 +114,7 @@ static int order_from_cas(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, 
                           acme_issued_t *out)
 {
     const acme_settings_t *set = acme_settings(cfg);
-    answers_t answers = {a->store, set->dns_hook};
+    answers_t answers = {a->store, set->dns_hook, a->d.zctx, cfg};
     int rc = -1;
     for (size_t i = 0; i <= set->nfallback && rc < 0 && !atomic_load(&a->stopping); i++) {
         const char *d = i == 0 ? (j->directory[0] ? j->directory : set->directory) : set->fallback[i - 1];
@@ -169,7 +128,7 @@ static int order_from_cas(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, 
         acme_want_t w = *want;
         if (w.replaces && strcmp(ca.directory, directory_url(issuing_ca(cfg, j))) != 0)
             w.replaces = NULL;
-        rc = acme_issue(cl, &ca, &w, publish, &answers, out, j->err, sizeof(j->err));
+        rc = acme_issue(cl, &ca, &w, answers_publish, &answers, out, j->err, sizeof(j->err));
         j->round_trips += out->round_trips;
         if (rc == 0)
             snprintf(j->st.directory, sizeof(j->st.directory), "%s", d);
@@ -197,6 +156,10 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
     snprintf(issuer_was, sizeof(issuer_was), "%s", st->directory);
     /* An on-demand host is the operator's to approve, each time. */
     j->refused = j->on_demand && on_demand_ask(acme_settings(cfg)->on_demand_ask, j->hosts, j->err, sizeof(j->err)) < 1;
+    if (!j->refused && !acme_cluster_may_order(a, cfg, j)) {
+        free(hosts_copy);
+        return; /* another node's, or not known yet: no failure */
+    }
     int rc = j->refused ? -1 : order_from_cas(a, cl, cfg, j, &want, &out);
     if (rc == 0)
         rc = certs_install(cfg->data_dir, j->site, out.cert_pem, out.key_pem, st, j->err, sizeof(j->err));
@@ -216,8 +179,9 @@ static void run_order(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_
         j->problem = out.problem;
         out.problem = NULL;
     }
-    acme_issued_free(&out);
     j->ok = rc == 0;
+    acme_cluster_ordered(a, cfg, j, out.cert_pem, out.key_pem);
+    acme_issued_free(&out);
     free(hosts_copy);
 }
 
@@ -281,6 +245,11 @@ static void run_job(acme_t *a, acme_client_t *cl, const vc_config_t *cfg, job_t 
         run_check(cl, cfg, j);
     else
         run_revoke(cl, cfg, j);
+    if (j->deferred) { /* the schedule as another node's pair may have left it, asked again soon */
+        int64_t next = j->st.next_try;
+        certs_state_read(a->store, j->site, &j->st);
+        j->st.next_try = next;
+    }
     /* A stop abandons an order half-way: its failure is not one to back
      * off from. What did succeed is kept. A host refused before it ever
      * had a certificate is not kept at all (anyone can name hosts). */
@@ -365,6 +334,11 @@ static void report(acme_t *a, job_t *j)
 {
     if (j->refused && !j->renewal) {
         on_demand_refuse(a->od, a->d.bus, j->hosts, j->err);
+        job_free(j);
+        return;
+    }
+    if (j->deferred) {
+        vc_log(VC_LOG_INFO, "order", "\"%s\" (%s): not ordered here: %s", j->site, j->hosts, j->err);
         job_free(j);
         return;
     }
@@ -598,8 +572,7 @@ int main(int argc, char **argv)
         return 1;
     curl_global_init(CURL_GLOBAL_DEFAULT);
     /* Answers of an order a kill interrupted are of no use to anyone. */
-    vc_store_write(a.store, VC_DB_ACME_HTTP01, clear_fn, NULL);
-    vc_store_write(a.store, VC_DB_ACME_ALPN, clear_fn, NULL);
+    answers_clear(a.store);
     pthread_mutex_init(&a.mu, NULL);
     pthread_cond_init(&a.cv, NULL);
     vc_daemon_start(&a.d, acme_command, &a);

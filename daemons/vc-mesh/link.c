@@ -181,6 +181,8 @@ void link_setup(mesh_t *m)
         s = natsConnection_Subscribe(&m->roster_sub, m->nc, "$KV." VC_MESH_ROSTER ".>", on_roster_msg, m);
     if (s == NATS_OK && (step = "the purge stream"))
         s = purge_stream(m);
+    if (s == NATS_OK && (step = "the certificates' bucket"))
+        s = certs_setup(m);
     if (s == NATS_OK && m->purge_sub == NULL && (step = "this node's purge consumer")) {
         catchup_before_consumer(m);
         s = purge_consumer(m);

@@ -65,6 +65,10 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "malformed", "%llu", (unsigned long long)m->malformed);
     vc_reply_field(reply, "replay_lag_ms", "%lld", (long long)m->replay_lag_ms);
     vc_reply_field(reply, "cache_held", "%d", m->held);
+    vc_reply_field(reply, "certs_shared", "%llu", (unsigned long long)m->certs_shared);
+    vc_reply_field(reply, "certs_handed", "%llu", (unsigned long long)m->certs_handed);
+    vc_reply_field(reply, "answers_sent", "%llu", (unsigned long long)m->answers_sent);
+    vc_reply_field(reply, "answers_applied", "%llu", (unsigned long long)m->answers_applied);
     /* What the purge stream still keeps (asked of JetStream: a second at
      * most, for a status only). */
     jsStreamInfo *si = NULL;
@@ -87,6 +91,11 @@ static const vc_verb_t verbs[] = {
     {"status", "", "this node, its link to NATS, the nodes up, purges sent and applied", on_status},
     {"ping", "", "as status", on_status},
     {"nodes", "", "the roster: each node, its state, when last heard", on_nodes},
+    {"cert-lock", "SITE HOSTS NOT_AFTER", "(vc-acme) may this node order SITE's certificate: held, busy or have",
+     certs_lock_verb},
+    {"cert-unlock", "SITE", "(vc-acme) this node's order of SITE's certificate is over", certs_unlock_verb},
+    {"cert-answer", "put|del TYPE NAME [VALUE]", "(vc-acme) a challenge's answer, for every node", certs_answer_verb},
+    {"cert-share", "SITE HOSTS NOT_AFTER CERT KEY", "(vc-acme) an issued pair, for every node", certs_share_verb},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -124,6 +133,8 @@ static void on_inbox(void *arg)
         case INBOX_PURGE: purges_heard(m, it->msg); break;
         case INBOX_ROOM: rooms_heard(m, it->msg); break;
         case INBOX_SHARE: rooms_share_heard(m, it->msg); break;
+        case INBOX_CERT: certs_heard(m, it->msg); break;
+        case INBOX_ANSWER: certs_answer_heard(m, it->msg); break;
         case INBOX_RESEND:
             purges_refused(m, it->msg);
             it->msg = NULL;
@@ -161,6 +172,10 @@ int main(int argc, char **argv)
     m.started_ms = vc_wall_ms();
     m.held = 1; /* vc-cache starts held in a cluster */
     m.hooks_told = -1;
+    char why[512];
+    m.can_seal = vc_mesh_seal_key(m.cfg, m.seal_key, why, sizeof(why)) == 0;
+    if (!m.can_seal && m.cfg->secret_file[0])
+        vc_log(VC_LOG_ERR, "certs", "certificates are not shared with the other nodes: %s", why);
     if (inbox_init(&m.inbox) < 0) {
         vc_log(VC_LOG_CRIT, "main", "eventfd() failed: %m");
         return 1;
@@ -191,6 +206,7 @@ int main(int argc, char **argv)
                       .tick_ms = grain};
     vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
+    certs_fini(&m);
     link_close(&m);
     inbox_fini(&m.inbox);
     rooms_bridge_close(&m);

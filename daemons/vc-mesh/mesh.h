@@ -1,8 +1,9 @@
 /*
  * vc-mesh: this node's link to the cluster (docs/cluster.md). It holds one
- * NATS connection (libnats, which reconnects by itself) and does three
- * things with it: the roster (roster.c), purges to and from the other
- * nodes (purges.c), and the `nodes` verb.
+ * NATS connection (libnats, which reconnects by itself) and does with it:
+ * the roster (roster.c), purges to and from the other nodes (purges.c),
+ * room messages, presence and occupancy (rooms_*.c), certificates
+ * (certs_shared.c), and the `nodes` verb.
  *
  * libnats calls back on threads of its own. Those callbacks do nothing
  * but queue what arrived in the inbox (inbox.c) and wake the daemon's one
@@ -19,7 +20,16 @@
 #include <pthread.h>
 #include <stdint.h>
 
-typedef enum { INBOX_ROSTER, INBOX_PURGE, INBOX_LINK, INBOX_RESEND, INBOX_ROOM, INBOX_SHARE } inbox_kind_t;
+typedef enum {
+    INBOX_ROSTER,
+    INBOX_PURGE,
+    INBOX_LINK,
+    INBOX_RESEND,
+    INBOX_ROOM,
+    INBOX_SHARE,
+    INBOX_CERT,
+    INBOX_ANSWER
+} inbox_kind_t;
 
 typedef struct inbox_item {
     struct inbox_item *next;
@@ -81,6 +91,11 @@ typedef struct mesh {
     uint64_t cut_since_ms; /* monotonic; 0: linked */
     uint64_t beat_ok_ms;   /* monotonic: this node's last heartbeat stored */
     uint64_t next_catchup_ms;
+    kvStore *certs; /* the vc_certs bucket: sealed pairs and order locks */
+    natsSubscription *cert_sub, *answer_sub;
+    unsigned char seal_key[VC_MESH_SEAL_KEY];
+    int can_seal; /* cluster.secret_file read: certificates are shared */
+    uint64_t certs_shared, certs_handed, answers_sent, answers_applied;
 } mesh_t;
 
 /* inbox.c */
@@ -131,6 +146,18 @@ void rooms_share_heard(mesh_t *m, natsMsg *msg);
 /* Each tick: shares when due, and tells vc-bus whether it posts the
  * webhooks (the first node by name that is up does). */
 void rooms_shared_tick(mesh_t *m);
+
+/* certs_shared.c: certificates across nodes, for vc-acme. Set up with
+ * the link (a no-op without cluster.secret_file). */
+natsStatus certs_setup(mesh_t *m);
+void certs_heard(mesh_t *m, natsMsg *msg);        /* a pair put in the bucket */
+void certs_answer_heard(mesh_t *m, natsMsg *msg); /* another node's challenge answer */
+/* vc-acme's verbs: cert-lock, cert-unlock, cert-answer, cert-share. */
+void certs_lock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void certs_share_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void certs_fini(mesh_t *m);
 
 /* catchup.c: whether this node's cache may answer. */
 /* Before this node's consumer is bound: whether it saw every purge the

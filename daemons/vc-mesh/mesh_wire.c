@@ -1,7 +1,10 @@
 #include "mesh_wire.h"
+#include "vc_acme.h"
 #include "vc_mesh.h"
 
+#include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* No control characters (they would reach logs and `vc nodes`), bounded. */
@@ -105,5 +108,98 @@ Vc__RoomMessage *mesh_room_read(const void *data, size_t len, char *why, size_t 
     snprintf(why, wlen, "%s", bad);
     if (m)
         vc__room_message__free_unpacked(m, NULL);
+    return NULL;
+}
+
+#define NONCE crypto_aead_xchacha20poly1305_ietf_NPUBBYTES
+#define TAG crypto_aead_xchacha20poly1305_ietf_ABYTES
+
+unsigned char *mesh_seal(const unsigned char *key, const char *ad, const void *plain, size_t len, size_t *outlen)
+{
+    unsigned char *out = malloc(NONCE + len + TAG);
+    if (out == NULL)
+        return NULL;
+    randombytes_buf(out, NONCE);
+    unsigned long long clen = 0;
+    crypto_aead_xchacha20poly1305_ietf_encrypt(out + NONCE, &clen, plain, len, (const unsigned char *)ad, strlen(ad),
+                                               NULL, out, key);
+    *outlen = NONCE + (size_t)clen;
+    return out;
+}
+
+unsigned char *mesh_unseal(const unsigned char *key, const char *ad, const void *data, size_t len, size_t *outlen)
+{
+    if (len < NONCE + TAG)
+        return NULL;
+    unsigned char *out = malloc(len - NONCE - TAG + 1);
+    unsigned long long plen = 0;
+    if (out == NULL ||
+        crypto_aead_xchacha20poly1305_ietf_decrypt(out, &plen, NULL, (const unsigned char *)data + NONCE, len - NONCE,
+                                                   (const unsigned char *)ad, strlen(ad), data, key) != 0) {
+        free(out);
+        return NULL;
+    }
+    *outlen = (size_t)plen;
+    return out;
+}
+
+/* A name vc-acme keeps a certificate under: it becomes a file's name. */
+static int site_ok(const char *site)
+{
+    size_t n = strnlen(site, MESH_SITE_MAX + 1), p = strlen(VC_ACME_ON_DEMAND_PREFIX);
+    if (n == 0 || n > MESH_SITE_MAX)
+        return 0;
+    if (strncmp(site, VC_ACME_ON_DEMAND_PREFIX, p) == 0) {
+        char host[256];
+        return vc_acme_on_demand_host(site + p, n - p, host, sizeof(host)) && strcmp(host, site + p) == 0;
+    }
+    return site[0] != '.' && strspn(site, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-") == n;
+}
+
+Vc__MeshCert *mesh_cert_read(const void *data, size_t len, char *why, size_t wlen)
+{
+    Vc__MeshCert *c = vc__mesh_cert__unpack(NULL, len, data);
+    const char *bad = NULL;
+    if (c == NULL)
+        bad = "not a certificate";
+    else if (!vc_mesh_node_name_ok(c->origin))
+        bad = "its origin is not a node's name";
+    else if (!site_ok(c->site))
+        bad = "its site is not a site's name";
+    else if (c->hosts[0] == '\0' || !text_ok(c->hosts) || c->not_after <= 0)
+        bad = "no hosts, or no expiry";
+    else if (c->cert_pem.len == 0 || c->cert_pem.len > MESH_CERT_MAX || c->key_pem.len == 0 ||
+             c->key_pem.len > MESH_KEY_MAX)
+        bad = "no chain or key, or too long";
+    else if (memchr(c->cert_pem.data, 0, c->cert_pem.len) || memchr(c->key_pem.data, 0, c->key_pem.len))
+        bad = "a chain or key that is not text";
+    if (bad == NULL)
+        return c;
+    snprintf(why, wlen, "%s", bad);
+    if (c)
+        vc__mesh_cert__free_unpacked(c, NULL);
+    return NULL;
+}
+
+Vc__MeshAnswer *mesh_answer_read(const void *data, size_t len, char *why, size_t wlen)
+{
+    Vc__MeshAnswer *a = vc__mesh_answer__unpack(NULL, len, data);
+    const char *bad = NULL;
+    size_t nl = a ? strnlen(a->name, 256) : 0;
+    if (a == NULL)
+        bad = "not an answer";
+    else if (!vc_mesh_node_name_ok(a->origin))
+        bad = "its origin is not a node's name";
+    else if (strcmp(a->type, "http-01") != 0 && strcmp(a->type, "tls-alpn-01") != 0)
+        bad = "not a challenge the fronts answer";
+    else if (nl == 0 || nl > 255 || !text_ok(a->name))
+        bad = "not a challenge's name";
+    else if (a->put && (a->value.len == 0 || a->value.len > MESH_KEY_MAX || memchr(a->value.data, 0, a->value.len)))
+        bad = "no value, or too long";
+    if (bad == NULL)
+        return a;
+    snprintf(why, wlen, "%s", bad);
+    if (a)
+        vc__mesh_answer__free_unpacked(a, NULL);
     return NULL;
 }

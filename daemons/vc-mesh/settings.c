@@ -5,8 +5,11 @@
 #include "vc_config.h"
 #include "vc_util.h"
 
+#include <errno.h>
+#include <sodium.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define M(field) offsetof(mesh_settings_t, field)
@@ -29,6 +32,7 @@ static const vc_setting_t settings[] = {
     {"cluster.nats_routes", T_LIST, M(nats_routes), 0, 0},
     {"cluster.tls_cert", T_STR, M(tls_cert), 0, 0},
     {"cluster.tls_key", T_STR, M(tls_key), 0, 0},
+    {"cluster.secret_file", T_STR, M(secret_file), 0, 0},
 };
 
 static const vc_env_setting_t env[] = {
@@ -49,6 +53,38 @@ char *vc_mesh_password(const mesh_settings_t *m)
     while (pw && len > 0 && (pw[len - 1] == '\n' || pw[len - 1] == '\r'))
         pw[--len] = '\0';
     return pw;
+}
+
+int vc_mesh_seal_key(const mesh_settings_t *m, unsigned char key[VC_MESH_SEAL_KEY], char *why, size_t len)
+{
+    errno = 0;
+    if (m->secret_file[0] == '\0') {
+        snprintf(why, len, "cluster.secret_file is not set");
+        return -1;
+    }
+    if (sodium_init() < 0) {
+        snprintf(why, len, "libsodium could not start");
+        return -1;
+    }
+    size_t n = 0;
+    char *secret = vc_read_file(m->secret_file, &n);
+    if (secret == NULL) {
+        snprintf(why, len, "cluster.secret_file \"%s\" cannot be read: %s", m->secret_file, strerror(errno));
+        return -1;
+    }
+    int ok = n >= VC_MESH_SECRET_MIN;
+    if (ok) { /* one key for this use, whatever else the secret serves */
+        crypto_generichash_state h;
+        crypto_generichash_init(&h, NULL, 0, VC_MESH_SEAL_KEY);
+        crypto_generichash_update(&h, (const unsigned char *)"vc-mesh seal 1", 15);
+        crypto_generichash_update(&h, (const unsigned char *)secret, n);
+        crypto_generichash_final(&h, key, VC_MESH_SEAL_KEY);
+    } else
+        snprintf(why, len, "cluster.secret_file \"%s\" holds %zu bytes: %d or more (head -c 32 /dev/urandom | base64)",
+                 m->secret_file, n, VC_MESH_SECRET_MIN);
+    sodium_memzero(secret, n);
+    free(secret);
+    return ok ? 0 : -1;
 }
 
 static void defaults(void *values, const char *data_dir)
@@ -120,9 +156,33 @@ static int server_ok(const mesh_settings_t *m, char *why, size_t len)
     return 0;
 }
 
+/* A site whose certificate vc-acme orders: in a cluster, every node gets
+ * it, its key sealed with the cluster's secret. */
+static int secret_needed(const vc_config_t *cfg, const mesh_settings_t *m, char *why, size_t len)
+{
+    const char *site = NULL;
+    for (size_t i = 0; i < cfg->nsites && site == NULL; i++)
+        if (cfg->sites[i].tls && strcmp(cfg->sites[i].tls, "acme") == 0)
+            site = cfg->sites[i].name;
+    if (site == NULL)
+        return 0;
+    unsigned char key[VC_MESH_SEAL_KEY];
+    char w[512];
+    int rc = vc_mesh_seal_key(m, key, w, sizeof(w));
+    sodium_memzero(key, sizeof(key));
+    /* Every daemon checks the configuration it loads; only vc-mesh, as
+     * the suite's user, needs to read the secret (it says so if it cannot). */
+    if (rc == 0 || errno == EACCES)
+        return 0;
+    snprintf(why, len,
+             "%s%s; site \"%s\" has tls = \"acme\", and in a cluster its certificate and key go to every node sealed "
+             "with that secret (the same file on every node)",
+             m->secret_file[0] ? "" : "cluster.node is set, but ", w, site);
+    return -1;
+}
+
 static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
 {
-    (void)cfg;
     const mesh_settings_t *m = values;
     if (m->node[0] == '\0') {
         if (m->nnats == 0)
@@ -158,7 +218,7 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
             (long long)m->heartbeat_ms, (long long)m->suspect_ms, (long long)m->gone_ms);
         return -1;
     }
-    return 0;
+    return secret_needed(cfg, m, why, len);
 }
 
 static const vc_supervision_t supervision = {
