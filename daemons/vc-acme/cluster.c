@@ -20,6 +20,9 @@
 /* vc-mesh answers from its loop; an answer's verb waits for the other
  * nodes (5 s at most, daemons/vc-mesh/certs_shared.c). */
 #define MESH_TIMEOUT_MS 8000
+/* How long the CA waits for every node to have an answer, asked this often. */
+#define ANSWER_WAIT_MS 5000
+#define ANSWER_POLL_MS 10
 /* Asked again this soon when another node orders, or vc-mesh cannot say. */
 #define DEFER_S 5
 /* Cut off from the cluster, a node orders alone only when its own
@@ -78,6 +81,31 @@ static Vc__Reply *mesh(void *zctx, const vc_config_t *cfg, const char *verb, con
     return NULL;
 }
 
+/* Every other node up has the answer before the CA is told to look (it
+ * may look at any of them): asked of vc-mesh every ANSWER_POLL_MS, for
+ * ANSWER_WAIT_MS at most. Fewer is logged, and the order goes on (the CA
+ * may come to a node that has it). */
+static void wait_answered(const answers_t *an, const char *ask, const char *name)
+{
+    size_t want = 0, got = 0;
+    char err[256] = "";
+    struct timespec poll = {0, ANSWER_POLL_MS * 1000000L};
+    for (int64_t waited = 0; ask && waited <= ANSWER_WAIT_MS; waited += ANSWER_POLL_MS) {
+        Vc__Reply *r = mesh(an->zctx, an->cfg, "cert-answered", &ask, 1, err, sizeof(err));
+        const char *w = r ? vc_reply_get(r, "want") : NULL, *g = r ? vc_reply_get(r, "got") : NULL;
+        want = w ? strtoul(w, NULL, 10) : 0;
+        got = g ? strtoul(g, NULL, 10) : 0;
+        if (r)
+            vc__reply__free_unpacked(r, NULL);
+        if (r == NULL || got >= want)
+            break;
+        nanosleep(&poll, NULL);
+    }
+    if (got < want || err[0])
+        vc_log(VC_LOG_WARN, "order", "the answer \"%s\" reached %zu of the %zu other nodes up%s%s", name, got, want,
+               err[0] ? ": " : "", err);
+}
+
 int answers_publish(void *arg, const char *type, const char *name, const char *value, int put, char *err, size_t errlen)
 {
     const answers_t *an = arg;
@@ -87,8 +115,8 @@ int answers_publish(void *arg, const char *type, const char *name, const char *v
         return -1;
     if (!acme_clustered(an->cfg))
         return 0;
-    /* Every node has it before the CA is told to look; a withdrawal that
-     * does not reach one leaves an answer no CA asks for again. */
+    /* A withdrawal that does not reach a node leaves an answer no CA asks
+     * for again. */
     const char *args[] = {put ? "put" : "del", type, name, value};
     Vc__Reply *r = mesh(an->zctx, an->cfg, "cert-answer", args, put ? 4 : 3, err, errlen);
     if (r == NULL && put) { /* not ordered: nowhere half-answered */
@@ -96,6 +124,8 @@ int answers_publish(void *arg, const char *type, const char *name, const char *v
         answer_store(an->store, type, name, NULL, scratch, sizeof(scratch));
         return -1;
     }
+    if (r && put)
+        wait_answered(an, vc_reply_get(r, "ask"), name);
     if (r)
         vc__reply__free_unpacked(r, NULL);
     return 0;

@@ -12,8 +12,8 @@
  *  - cert-answer put|del TYPE NAME [VALUE]: a challenge's answer reaches
  *    every node (a request on vc.acme.answer that each other node answers
  *    once its vc-acme has it), since the load balancer may send the CA's
- *    check to any of them. The verb returns when every node up has it, or
- *    after ANSWER_WAIT_MS;
+ *    check to any of them; cert-answered says how many have it, and
+ *    vc-acme tells the CA to check once every node up has;
  *  - cert-share SITE HOSTS NOT_AFTER CERT KEY: the issued pair, sealed,
  *    under "cert.HEX". Every node's vc-mesh watches those keys and hands
  *    each pair to its vc-acme (verb install), which keeps it if it is
@@ -36,8 +36,6 @@
 /* A lock this old is taken over even if its node is up (an order takes
  * seconds; a DNS-01 wait, minutes). */
 #define LOCK_STALE_S 900
-/* How long an answer's request waits for the other nodes. */
-#define ANSWER_WAIT_MS 5000
 /* vc-acme writes an answer or installs a pair at once. */
 #define ACME_TIMEOUT_MS 5000
 
@@ -124,6 +122,12 @@ static void on_cert_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
     inbox_push(&((mesh_t *)closure)->inbox, INBOX_CERT, msg);
 }
 
+static void on_reply_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
+{
+    (void)nc, (void)sub;
+    inbox_push(&((mesh_t *)closure)->inbox, INBOX_ANSWER_REPLY, msg);
+}
+
 static void on_answer_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
@@ -145,6 +149,17 @@ natsStatus certs_setup(mesh_t *m)
     }
     if (s == NATS_OK && m->answer_sub == NULL)
         s = natsConnection_Subscribe(&m->answer_sub, m->nc, VC_MESH_ANSWER_SUBJECT, on_answer_msg, m);
+    if (s == NATS_OK && m->reply_sub == NULL) {
+        natsInbox *ib = NULL;
+        s = natsInbox_Create(&ib);
+        if (s == NATS_OK) {
+            snprintf(m->answer_inbox, sizeof(m->answer_inbox), "%s", ib);
+            char *all = vc_asprintf("%s.*", ib);
+            s = natsConnection_Subscribe(&m->reply_sub, m->nc, all, on_reply_msg, m);
+            free(all);
+        }
+        natsInbox_Destroy(ib);
+    }
     if (s == NATS_OK && m->cert_sub == NULL) {
         /* Each site's last pair, then every new one, as it is put. */
         jsSubOptions so;
@@ -303,7 +318,10 @@ void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_ok(reply, "released");
 }
 
-/* Publishes the sealed answer; for a put, waits for every other node up. */
+/* Publishes the sealed answer. A put's request asks the other nodes to
+ * say when they have it; the loop counts their replies (certs_reply_heard)
+ * while vc-acme asks how many came (cert-answered), so that two nodes
+ * publishing at once never wait on each other's loop. */
 void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     mesh_t *m = arg;
@@ -327,37 +345,44 @@ void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     unsigned char *sealed = mesh_seal(m->seal_key, VC_MESH_ANSWER_SUBJECT, plain, plen, &slen);
     sodium_memzero(plain, plen);
     free(plain);
-    size_t want = put ? others_up(m) : 0, got = 0;
-    char inbox[64] = "";
-    natsSubscription *sub = NULL;
-    if (want) {
-        natsInbox *ib = NULL;
-        natsInbox_Create(&ib);
-        snprintf(inbox, sizeof(inbox), "%s", ib ? ib : "");
-        natsInbox_Destroy(ib);
-        natsConnection_SubscribeSync(&sub, m->nc, inbox);
-    }
-    natsStatus s = natsConnection_PublishRequest(m->nc, VC_MESH_ANSWER_SUBJECT, want ? inbox : NULL, sealed, (int)slen);
+    uint64_t ask = ++m->answer_ask;
+    answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
+    *w = (answer_wait_t){.ask = ask, .want = put ? others_up(m) : 0};
+    char subject[96];
+    snprintf(subject, sizeof(subject), "%s.%llu", m->answer_inbox, (unsigned long long)ask);
+    natsStatus s =
+        natsConnection_PublishRequest(m->nc, VC_MESH_ANSWER_SUBJECT, w->want ? subject : NULL, sealed, (int)slen);
     free(sealed);
-    uint64_t deadline = vc_mono_ms() + ANSWER_WAIT_MS;
-    for (uint64_t now = vc_mono_ms(); s == NATS_OK && sub && got < want && now < deadline; now = vc_mono_ms()) {
-        natsMsg *r = NULL;
-        if (natsSubscription_NextMsg(&r, sub, (int64_t)(deadline - now)) == NATS_OK)
-            got++;
-        natsMsg_Destroy(r);
-    }
-    if (sub)
-        natsSubscription_Destroy(sub);
     m->answers_sent++;
     if (s != NATS_OK) {
         vc_reply_fail(reply, "the answer was not sent: %s", natsStatus_GetText(s));
         return;
     }
-    vc_reply_ok(reply, "%zu of the %zu other nodes up have it", got, want);
-    if (got < want)
-        vc_log(VC_LOG_WARN, "certs",
-               "%s answer for \"%s\": %zu of the %zu other nodes up said they have it within %d ms", a.type, a.name,
-               got, want, ANSWER_WAIT_MS);
+    vc_reply_ok(reply, "sent; %zu other nodes up to have it", w->want);
+    vc_reply_field(reply, "ask", "%llu", (unsigned long long)ask);
+    vc_reply_field(reply, "want", "%zu", w->want);
+}
+
+void certs_reply_heard(mesh_t *m, natsMsg *msg)
+{
+    const char *dot = strrchr(natsMsg_GetSubject(msg), '.');
+    uint64_t ask = dot ? strtoull(dot + 1, NULL, 10) : 0;
+    answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
+    if (ask && w->ask == ask)
+        w->got++;
+}
+
+/* cert-answered ASK: how many of the nodes asked have said they have it
+ * (a request long gone counts as answered by all). */
+void certs_answered_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    mesh_t *m = arg;
+    uint64_t ask = cmd->n_args ? strtoull(cmd->args[0], NULL, 10) : 0;
+    const answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
+    size_t want = w->ask == ask ? w->want : 0, got = w->ask == ask ? w->got : 0;
+    vc_reply_ok(reply, "%zu of %zu", got, want);
+    vc_reply_field(reply, "want", "%zu", want);
+    vc_reply_field(reply, "got", "%zu", got);
 }
 
 void certs_share_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -397,6 +422,9 @@ void certs_fini(mesh_t *m)
         natsSubscription_Destroy(m->cert_sub);
     if (m->answer_sub)
         natsSubscription_Destroy(m->answer_sub);
+    if (m->reply_sub)
+        natsSubscription_Destroy(m->reply_sub);
+    m->reply_sub = NULL;
     if (m->certs)
         kvStore_Destroy(m->certs);
     m->cert_sub = m->answer_sub = NULL;

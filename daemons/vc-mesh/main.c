@@ -95,6 +95,7 @@ static const vc_verb_t verbs[] = {
      certs_lock_verb},
     {"cert-unlock", "SITE", "(vc-acme) this node's order of SITE's certificate is over", certs_unlock_verb},
     {"cert-answer", "put|del TYPE NAME [VALUE]", "(vc-acme) a challenge's answer, for every node", certs_answer_verb},
+    {"cert-answered", "ASK", "(vc-acme) how many nodes have the answer cert-answer sent", certs_answered_verb},
     {"cert-share", "SITE HOSTS NOT_AFTER CERT KEY", "(vc-acme) an issued pair, for every node", certs_share_verb},
 };
 
@@ -135,6 +136,7 @@ static void on_inbox(void *arg)
         case INBOX_SHARE: rooms_share_heard(m, it->msg); break;
         case INBOX_CERT: certs_heard(m, it->msg); break;
         case INBOX_ANSWER: certs_answer_heard(m, it->msg); break;
+        case INBOX_ANSWER_REPLY: certs_reply_heard(m, it->msg); break;
         case INBOX_RESEND:
             purges_refused(m, it->msg);
             it->msg = NULL;

@@ -28,7 +28,8 @@ typedef enum {
     INBOX_ROOM,
     INBOX_SHARE,
     INBOX_CERT,
-    INBOX_ANSWER
+    INBOX_ANSWER,
+    INBOX_ANSWER_REPLY
 } inbox_kind_t;
 
 typedef struct inbox_item {
@@ -44,6 +45,13 @@ typedef struct inbox {
 } inbox_t;
 
 typedef enum { NODE_UP, NODE_SUSPECT, NODE_GONE } node_state_t;
+
+/* A challenge answer sent, and the other nodes that said they have it. */
+typedef struct answer_wait {
+    uint64_t ask; /* 0: none */
+    size_t want, got;
+} answer_wait_t;
+#define MESH_ANSWER_WAITS 16
 
 typedef struct node {
     char name[VC_MESH_NODE_MAX + 1];
@@ -92,7 +100,10 @@ typedef struct mesh {
     uint64_t beat_ok_ms;   /* monotonic: this node's last heartbeat stored */
     uint64_t next_catchup_ms;
     kvStore *certs; /* the vc_certs bucket: sealed pairs and order locks */
-    natsSubscription *cert_sub, *answer_sub;
+    natsSubscription *cert_sub, *answer_sub, *reply_sub;
+    char answer_inbox[64]; /* replies to this node's answers: INBOX.ASK */
+    uint64_t answer_ask;
+    answer_wait_t answer_waits[MESH_ANSWER_WAITS];
     unsigned char seal_key[VC_MESH_SEAL_KEY];
     int can_seal; /* cluster.secret_file read: certificates are shared */
     uint64_t certs_shared, certs_handed, answers_sent, answers_applied;
@@ -156,6 +167,8 @@ void certs_answer_heard(mesh_t *m, natsMsg *msg); /* another node's challenge an
 void certs_lock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void certs_answered_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void certs_reply_heard(mesh_t *m, natsMsg *msg); /* a node has this node's answer */
 void certs_share_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_fini(mesh_t *m);
 
