@@ -40,6 +40,7 @@ typedef struct cache {
     uint64_t offers, malformed, purges;
     vc_zparts_t fr;
     cache_cluster_t cluster;
+    int held; /* as vc-mesh last said (it says so again every few seconds) */
 } cache_t;
 
 /* As purge_kind_t, then "site": everything on a site's hosts ("a,b"). */
@@ -185,15 +186,17 @@ static void on_hold(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_fail(reply, "hold: expected on or off");
         return;
     }
-    int r = cache_store_hold(c->cs, on);
+    int r = on == c->held ? 0 : cache_store_hold(c->cs, on);
     if (r < 0) {
         vc_reply_fail(reply, "hold failed: %s", vc_strerror(r));
         return;
     }
-    vc_log(VC_LOG_NOTICE, "cluster", "the cache %s",
-           on ? "is held: every request misses until vc-mesh has replayed "
-                "the other nodes' purges"
-              : "answers again");
+    if (on != c->held)
+        vc_log(VC_LOG_NOTICE, "cluster", "the cache %s",
+               on ? "is held: every request misses until vc-mesh has replayed "
+                    "the other nodes' purges"
+                  : "answers again");
+    c->held = on;
     vc_reply_ok(reply, "%s", on ? "held" : "answering");
 }
 
@@ -363,7 +366,8 @@ int main(int argc, char **argv)
     if (cache_cluster_open(&c.cluster, c.d.zctx, c.d.cfg) < 0)
         return 1;
     /* A node starting may have missed purges: held until vc-mesh says. */
-    if (c.cluster.out && cache_store_hold(c.cs, 1) < 0)
+    c.held = c.cluster.out != NULL;
+    if (c.held && cache_store_hold(c.cs, 1) < 0)
         vc_log(VC_LOG_ERR, "cluster", "could not hold the cache until vc-mesh has replayed purges");
     vc_daemon_ready(&c.d);
 
