@@ -3,8 +3,13 @@
  * cache is trusted only while it is known to have every purge the other
  * nodes did:
  *  - at start, vc-cache holds it (every request misses, and PHP answers);
- *    vc-mesh lets it answer once its consumer of the purge stream has
- *    nothing pending: every purge it missed while away is applied;
+ *    vc-mesh lets it answer once every purge it missed while away is
+ *    applied: a marker it puts on the stream has come back through its own
+ *    consumer, and the consumer has nothing pending. What a consumer's
+ *    info says is what the member that answers knows, right after a
+ *    partition heals perhaps less than the others stored meanwhile; a
+ *    marker is stored only with a quorum, after every purge stored before
+ *    it, so its coming back through the consumer is proof;
  *  - if the stream no longer has what it missed (away longer than
  *    cluster.purge_keep), or it never read the stream, the cache is
  *    dropped first: nothing can say which pages are out of date;
@@ -23,6 +28,9 @@
  * often a caught-up node says so again (vc-cache may have restarted, held). */
 #define CATCHUP_POLL_MS 200
 #define RELEASE_AGAIN_MS 2000
+/* A marker that has not come back by then is put again (it may have been
+ * lost with a leader). */
+#define MARK_AGAIN_MS 3000
 
 void catchup_before_consumer(mesh_t *m)
 {
@@ -62,6 +70,10 @@ static int hold(mesh_t *m, int on)
     }
     if (m->held != on)
         vc_log(VC_LOG_NOTICE, "catchup", "this node's cache %s", on ? "is held" : "answers again");
+    if (on) { /* a new marker, once linked again */
+        m->mark[0] = '\0';
+        m->mark_seen = 0;
+    }
     m->held = on;
     return 0;
 }
@@ -98,7 +110,11 @@ void catchup_tick(mesh_t *m)
     if (!m->connected || !m->ready || now < m->next_catchup_ms)
         return;
     m->next_catchup_ms = now + (m->held ? CATCHUP_POLL_MS : RELEASE_AGAIN_MS);
-    if (m->held && !caught_up(m))
+    if (m->held && !m->mark_seen && (m->mark[0] == '\0' || now - m->mark_ms >= MARK_AGAIN_MS)) {
+        purges_mark(m);
+        m->mark_ms = now;
+    }
+    if (m->held && (!m->mark_seen || !caught_up(m)))
         return;
     if (m->must_drop) {
         char err[256];

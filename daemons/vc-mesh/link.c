@@ -174,7 +174,20 @@ void link_setup(mesh_t *m)
         kc.History = 1;
         kc.TTL = m->cfg->gone_ms * 1000000; /* ns: a silent node's entry goes */
         kc.Replicas = (int)m->cfg->replicas;
-        s = js_CreateKeyValue(&m->roster, m->js, &kc);
+        kvStore *made = NULL;
+        s = js_CreateKeyValue(&made, m->js, &kc);
+        if (made)
+            kvStore_Destroy(made);
+        /* Through a context of its own that waits a heartbeat at most: a
+         * heartbeat JetStream does not store (a leader cut off) must not
+         * hold the loop longer, nor the cache hold that follows. */
+        jsOptions jo;
+        jsOptions_Init(&jo);
+        jo.Wait = m->cfg->heartbeat_ms;
+        if (s == NATS_OK && m->js_beat == NULL)
+            s = natsConnection_JetStream(&m->js_beat, m->nc, &jo);
+        if (s == NATS_OK)
+            s = js_KeyValue(&m->roster, m->js_beat, VC_MESH_ROSTER);
     }
     /* Live heartbeats, as the bucket stores them (its subjects). */
     if (s == NATS_OK && m->roster_sub == NULL && (step = "the roster's subjects"))
@@ -228,6 +241,9 @@ void link_close(mesh_t *m)
         kvStore_Destroy(m->roster);
     if (m->js)
         jsCtx_Destroy(m->js);
+    if (m->js_beat)
+        jsCtx_Destroy(m->js_beat);
+    m->js_beat = NULL;
     if (m->nc) {
         natsConnection_Close(m->nc);
         natsConnection_Destroy(m->nc);

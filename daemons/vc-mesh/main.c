@@ -192,6 +192,10 @@ int main(int argc, char **argv)
     free(in_ep);
     if (rooms_bridge_open(&m) < 0 || link_open(&m) < 0)
         return 1;
+    if (stall_start(&m) < 0) {
+        vc_log(VC_LOG_CRIT, "main", "pthread_create() failed");
+        return 1;
+    }
     vc_daemon_ready(&m.d); /* the link sets itself up from the loop */
 
     const vc_watch_t watch[] = {
@@ -208,6 +212,7 @@ int main(int argc, char **argv)
                       .tick_ms = grain};
     vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
+    stall_stop(&m);
     certs_fini(&m);
     link_close(&m);
     inbox_fini(&m.inbox);

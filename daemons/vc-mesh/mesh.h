@@ -18,6 +18,7 @@
 
 #include <nats/nats.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 
 typedef enum {
@@ -70,13 +71,17 @@ typedef struct mesh {
     inbox_t inbox;
     natsConnection *nc;
     jsCtx *js;
+    jsCtx *js_beat; /* the roster's: waits a heartbeat at most */
     kvStore *roster;
     natsSubscription *roster_sub, *purge_sub;
     int ready; /* roster bucket and purge stream set up */
     uint64_t next_setup_ms, next_setup_warn_ms;
     int connected; /* as libnats last said */
     uint64_t next_beat_ms;
-    uint64_t last_check_ms; /* monotonic: the roster's last check (a stall shows as a gap) */
+    pthread_t stall_thread; /* stall.c: whether this process stood still */
+    atomic_uint_fast64_t stall_last_ms, stalled_ms;
+    atomic_int stall_stop;
+    uint64_t stalled_seen_ms;
     int64_t started_ms;
     node_t *nodes;
     size_t nnodes, capnodes;
@@ -99,7 +104,10 @@ typedef struct mesh {
     uint64_t cut_since_ms; /* monotonic; 0: linked */
     uint64_t beat_ok_ms;   /* monotonic: this node's last heartbeat stored */
     uint64_t next_catchup_ms;
-    kvStore *certs; /* the vc_certs bucket: sealed pairs and order locks */
+    char mark[64];           /* the marker this node put on the purge stream while held... */
+    int mark_seen;           /* ...and whether its consumer has brought it back */
+    uint64_t marks, mark_ms; /* markers put; monotonic, when the last was */
+    kvStore *certs;          /* the vc_certs bucket: sealed pairs and order locks */
     natsSubscription *cert_sub, *answer_sub, *reply_sub;
     char answer_inbox[64]; /* replies to this node's answers: INBOX.ASK */
     uint64_t answer_ask;
@@ -188,6 +196,13 @@ void roster_check(mesh_t *m);
 void roster_reply(const mesh_t *m, Vc__Reply *reply);
 void roster_fini(mesh_t *m);
 
+/* stall.c: a thread that sees whether the process stood still, apart
+ * from the loop waiting in a call while libnats hears on. */
+int stall_start(mesh_t *m);
+/* Milliseconds the process stood still since the last call. */
+uint64_t stall_since_last(mesh_t *m);
+void stall_stop(mesh_t *m);
+
 /* metrics.c: written once a second for the front's /metrics. */
 void metrics_tick(mesh_t *m);
 
@@ -197,6 +212,9 @@ void purges_heard(mesh_t *m, natsMsg *msg);
 /* A purge JetStream did not acknowledge: kept to be sent again (the
  * message id makes a second copy harmless). Takes msg. */
 void purges_refused(mesh_t *m, natsMsg *msg);
+/* Puts a marker on the stream (kind "mark", purging nothing): once this
+ * node's consumer brings it back, every purge stored before it has come. */
+void purges_mark(mesh_t *m);
 /* Each tick: sends again what was refused. */
 void purges_resend(mesh_t *m);
 void purges_fini(mesh_t *m);

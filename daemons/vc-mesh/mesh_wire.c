@@ -50,11 +50,12 @@ Vc__MeshNode *mesh_node_read(const char *key, const void *data, size_t len, char
     return NULL;
 }
 
-/* The kinds vc-cache's replay verb takes, and whether each needs a value. */
+/* The kinds vc-cache's replay verb takes, and whether each needs a value;
+ * and "mark", a node's own marker that purges nothing (catchup.c). */
 static const struct {
     const char *name;
     int needs_value;
-} kinds[] = {{"url", 1}, {"prefix", 1}, {"tag", 1}, {"all", 0}, {"site", 1}, {"key", 1}};
+} kinds[] = {{"url", 1}, {"prefix", 1}, {"tag", 1}, {"all", 0}, {"site", 1}, {"key", 1}, {"mark", 1}};
 
 Vc__MeshPurge *mesh_purge_read(const void *data, size_t len, char *why, size_t wlen)
 {

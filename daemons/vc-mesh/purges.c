@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define PURGE_ACK_WAIT_MS 2000
+
 static void send_one(mesh_t *m, Vc__MeshPurge *p)
 {
     char id[96];
@@ -38,16 +40,34 @@ static void send_one(mesh_t *m, Vc__MeshPurge *p)
     jsPubOptions po;
     jsPubOptions_Init(&po);
     po.MsgId = msgid;
+    /* Not stored by then (a stream leader cut off, a new one not elected
+     * yet: nothing answers), it goes back to the loop to be sent again,
+     * rather than be lost. */
+    po.MaxWait = PURGE_ACK_WAIT_MS;
     /* Buffered by libnats while it reconnects; acknowledged later. */
     natsStatus s = m->js ? js_PublishAsync(m->js, subject, buf, (int)len, &po) : NATS_NOT_YET_CONNECTED;
     if (s == NATS_OK) {
-        m->purges_sent++;
+        m->purges_sent += strcmp(p->kind, "mark") != 0;
     } else {
         m->purges_failed++;
         vc_log(VC_LOG_WARN, "purges", "purge %s %s not sent to the cluster: %s", p->kind, p->value,
                natsStatus_GetText(s));
     }
     free(buf);
+}
+
+void purges_mark(mesh_t *m)
+{
+    Vc__MeshPurge p = VC__MESH_PURGE__INIT;
+    char id[64];
+    snprintf(id, sizeof(id), "mark-%lld-%llu", (long long)m->started_ms, (unsigned long long)++m->marks);
+    snprintf(m->mark, sizeof(m->mark), "%s", id);
+    m->mark_seen = 0;
+    p.kind = "mark";
+    p.value = id;
+    p.id = id;
+    p.at_ms = vc_wall_ms();
+    send_one(m, &p);
 }
 
 void purges_from_cache(void *arg)
@@ -105,7 +125,11 @@ void purges_heard(mesh_t *m, natsMsg *msg)
         natsMsg_Ack(msg, NULL); /* it will not get better */
         return;
     }
-    if (strcmp(p->origin, m->cfg->node) == 0) {
+    if (strcmp(p->kind, "mark") == 0) { /* purges nothing; this node's says it has read up to it */
+        if (strcmp(p->origin, m->cfg->node) == 0 && strcmp(p->value, m->mark) == 0)
+            m->mark_seen = 1;
+        natsMsg_Ack(msg, NULL);
+    } else if (strcmp(p->origin, m->cfg->node) == 0) {
         m->purges_skipped++; /* our own, back from the stream */
         natsMsg_Ack(msg, NULL);
     } else if (apply(m, p) == 0) {
@@ -144,10 +168,13 @@ void purges_resend(mesh_t *m)
     if (m->js == NULL || !m->connected)
         return;
     size_t kept = 0;
+    jsPubOptions po; /* its message id is in its headers already */
+    jsPubOptions_Init(&po);
+    po.MaxWait = PURGE_ACK_WAIT_MS;
     for (size_t i = 0; i < m->nresend; i++) {
         natsMsg *msg = m->resend[i];
         /* On success the library owns it again and sets msg to NULL. */
-        if (js_PublishMsgAsync(m->js, &msg, NULL) != NATS_OK && msg)
+        if (js_PublishMsgAsync(m->js, &msg, &po) != NATS_OK && msg)
             m->resend[kept++] = msg;
     }
     m->nresend = kept;

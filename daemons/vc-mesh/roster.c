@@ -147,11 +147,9 @@ void roster_heard(mesh_t *m, natsMsg *msg)
 void roster_check(mesh_t *m)
 {
     uint64_t now = vc_mono_ms();
-    /* This node's own loop stood still (stopped, a paused machine): the
-     * others were not silent for that long, it was not listening. */
-    uint64_t stalled =
-        m->last_check_ms && now - m->last_check_ms > (uint64_t)m->cfg->heartbeat_ms ? now - m->last_check_ms : 0;
-    m->last_check_ms = now;
+    /* This process stood still (stopped, a paused machine): the others
+     * were not silent for that long, it was not listening (stall.c). */
+    uint64_t stalled = stall_since_last(m);
     for (size_t i = 0; i < m->nnodes; i++) /* heard since it woke, or silent since it stalled */
         m->nodes[i].seen_ms = m->nodes[i].seen_ms + stalled < now ? m->nodes[i].seen_ms + stalled : now;
     for (size_t i = 0; i < m->nnodes; i++) {
