@@ -59,17 +59,18 @@ class NatsMember:
             self.proc = None
 
 
-def make_tls(base, n):
-    """A CA and a certificate for 127.0.0.1 for each of n members (openssl)."""
+def make_tls(base, n, addresses=None):
+    """A CA and a certificate for each of n members (openssl), for
+    127.0.0.1 or for member i's address."""
     d = os.path.join(base, "tls")
     os.makedirs(d)
     def openssl(*a):
         subprocess.run(["openssl", *a], check=True, capture_output=True, cwd=d)
     openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
         "-subj", "/CN=vc test CA", "-keyout", "ca.key", "-out", "ca.crt")
-    with open(os.path.join(d, "san.ext"), "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
     for i in range(n):
+        with open(os.path.join(d, "san.ext"), "w") as f:
+            f.write(f"subjectAltName=IP:{addresses[i] if addresses else '127.0.0.1'},DNS:localhost\n")
         openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-subj", f"/CN=web{i + 1}",
             "-keyout", f"web{i + 1}.key", "-out", f"web{i + 1}.csr")
         openssl("x509", "-req", "-in", f"web{i + 1}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
@@ -180,5 +181,64 @@ class Cluster:
         shutil.rmtree(self.base, ignore_errors=True)
 
 
-MemberCluster.roster = Cluster.roster
-MemberCluster.all_up = Cluster.all_up
+class NodeSuite(Suite):
+    """A node's suite in its own network namespace (netns.Lab), listening
+    on the namespace's address."""
+
+    def __init__(self, address, **kw):
+        super().__init__(**kw)
+        self.address = address
+
+    def up_command(self):
+        return [a.replace("127.0.0.1:", f"{self.address}:") if a.startswith("127.0.0.1:") else a
+                for a in super().up_command()]
+
+    def url(self, path="/"):
+        return f"http://{self.address}:{self.http}{path}"
+
+
+class NetnsCluster:
+    """A node in each of lab's namespaces, each running its NATS member
+    (vc-nats) on the namespace's address, with TLS and a user for clients
+    and routes, as on separate machines."""
+
+    def __init__(self, lab):
+        self.lab = lab
+        n = len(lab.ns)
+        self.base = tempfile.mkdtemp(prefix="vc-netns-", dir="/tmp")
+        os.chmod(self.base, 0o711)
+        self.tls = make_tls(self.base, n, [lab.addr(i) for i in range(n)])
+        self.password = os.path.join(self.base, "nats.password")
+        with open(self.password, "w") as f:
+            f.write("netns-s3cret\n")
+        os.chmod(self.password, 0o644)
+        self.nodes = []
+        for i in range(n):
+            conf = os.path.join(self.base, f"etc{i + 1}")
+            os.makedirs(conf)
+            a = lab.addr(i)
+            routes = ", ".join(f'"{lab.addr(j)}:6222"' for j in range(n) if j != i)
+            with open(os.path.join(conf, "vc.conf"), "w") as f:
+                f.write(f'cluster: {{ node = "web{i + 1}"; nats = ["tls://{a}:4222"];\n'
+                        f'  user = "vc"; password_file = "{self.password}"; ca = "{self.tls}/ca.crt";\n'
+                        f'  nats_server = true; nats_listen = "{a}:4222"; nats_cluster_listen = "{a}:6222";\n'
+                        f'  nats_routes = [{routes}]; tls_cert = "{self.tls}/web{i + 1}.crt";\n'
+                        f'  tls_key = "{self.tls}/web{i + 1}.key";\n'
+                        f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms"; replicas = 3; }};\n'
+                        'cache: { max_object = "64k"; };\n')
+            self.nodes.append(NodeSuite(a, conf=conf, args=["--workers", "1"], prefix=lab.inside(i)))
+
+    def start(self):
+        for s in self.nodes:
+            s.start(wait=40)
+        return self
+
+    def stop(self):
+        for s in self.nodes:
+            s.stop(check=False)
+            s.cleanup()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+MemberCluster.roster = NetnsCluster.roster = Cluster.roster
+MemberCluster.all_up = NetnsCluster.all_up = Cluster.all_up
