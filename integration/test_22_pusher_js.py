@@ -2,71 +2,14 @@
 the front: they subscribe to a public, a private and a presence channel,
 authorised by the PHP app's own endpoint, and receive what the HTTP API
 and vc_publish() send."""
-import json
-import os
-import queue
-import shutil
-import subprocess
-import threading
-
 import pytest
 import requests
 
+from node_client import NodeClient, have_pusher_js
 from pusher import app_of, trigger
 
-NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
-
-pytestmark = pytest.mark.skipif(not os.path.isdir(os.path.join(NODE_DIR, "node_modules", "pusher-js")),
+pytestmark = pytest.mark.skipif(not have_pusher_js(),
                                 reason="npm packages not installed (ops/install-deps.sh installs them)")
-
-
-class NodeClient:
-    def __init__(self, suite, channels, events, echo=False, user=None):
-        auth = suite.url("/pusher_auth.php" + (f"?user={user}" if user else ""))
-        opts = {"key": app_of(suite)[1], "host": "127.0.0.1", "port": suite.http, "authEndpoint": auth,
-                "channels": channels, "events": events, "echo": echo}
-        # Not the sanitizer's preload of an ASan run: it is for our daemons.
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
-        self.proc = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "realtime_client.mjs"),
-                                      json.dumps(opts)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, cwd=NODE_DIR, env=env)
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            self.lines.put(json.loads(line))
-
-    def next(self, timeout=10):
-        try:
-            return self.lines.get(timeout=timeout)
-        except queue.Empty:
-            raise AssertionError("no line from the Node client: " + self.stop()[-2000:])
-
-    def wait_for(self, pred, timeout=10):
-        seen = []
-        while True:
-            m = self.next(timeout)
-            if pred(m):
-                return m
-            seen.append(m)
-            assert len(seen) < 50, seen
-
-    def send(self, obj):
-        self.proc.stdin.write(json.dumps(obj) + "\n")
-        self.proc.stdin.flush()
-
-    def stop(self):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        return self.proc.stderr.read()
 
 
 @pytest.fixture(scope="module")

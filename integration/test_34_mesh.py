@@ -18,6 +18,7 @@ import requests
 from conftest import Suite
 from hooks import Receiver
 from mesh import Cluster, wait_until
+from node_client import NodeClient, have_pusher_js
 
 NAMES = ["web1", "web2", "web3"]
 HOST = "shop.test"  # every node is asked with the same Host, as behind a load balancer
@@ -391,6 +392,22 @@ def test_a_pusher_client_on_one_node_gets_what_php_published_on_another(cluster)
     finally:
         three.close()
         two.close()
+
+
+@pytest.mark.skipif(not have_pusher_js(), reason="npm packages not installed (ops/install-deps.sh installs them)")
+def test_pusher_js_on_node_3_gets_what_php_published_on_node_1(cluster):
+    """pusher-js itself, unmodified, subscribed on node 3."""
+    from mesh import APP
+    c = NodeClient(cluster.nodes[2], ["news"], ["flash"], key=APP[1])
+    try:
+        c.wait_for(lambda m: m.get("ready"), timeout=15)
+        r = requests.get(cluster.nodes[0].url("/publish.php?channel=news&event=flash&data=js-from-web1"),
+                         headers={"Host": HOST}, timeout=10)
+        assert r.text.strip() == "published", r.text
+        m = c.wait_for(lambda m: m.get("event") == "flash")
+        assert m["channel"] == "news" and m["data"] == "js-from-web1", m
+    finally:
+        c.stop()
 
 
 def test_a_client_event_reaches_other_nodes_but_not_its_sender(cluster):
