@@ -114,7 +114,8 @@ def test_one_node_orders_each_site_any_node_answers_the_ca_and_all_serve_it(acme
             assert cert, f"node {i + 1} serves no certificate from the CA for {host}: " + s.logs()[-3000:]
             assert host in {v for k, v in cert["subjectAltName"] if k == "DNS"}
     for site in ("shop", "alpn"):
-        orderers = issued_on(c, site)
+        # An event reaches the journal a moment after the files the front serves.
+        orderers = wait_until(lambda: issued_on(c, site), timeout=10)
         assert len(orderers) == 1, (site, orderers)
         others = [s for i, s in enumerate(c.nodes) if i not in orderers]
         for s in others:
