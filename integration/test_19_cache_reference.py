@@ -5,6 +5,7 @@ php-fpm), all serving integration/fixtures/docroot/cached.php, whose run
 counter tells a stored answer from a new one. Each case states what each
 stack does, from its documentation, and checks it: where they differ, the
 table in docs/CACHE.md says why."""
+import email.utils
 import os
 import shutil
 import tempfile
@@ -105,7 +106,47 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("case,headers,params,args,expect", CASES, ids=[c[0] for c in CASES])
+# RFC 9111's requirements (and RFC 9110's on the fields it reads), as
+# test_31_cache_rfc.py checks ours, beside the references: the cases the
+# RFC decides, named by section, with what each stack does. docs/CACHE.md
+# ("By the letter of RFC 9111") tabulates them.
+TEN_MINUTES_AGO = email.utils.formatdate(time.time() - 600, usegmt=True)
+RFC_CASES = [
+    # RFC 9110 5.3: a field's lines are one list.
+    ("9110-5.3-second-line-private", ["Cache-Control: max-age=3600", "Cache-Control: private"], {}, [],
+     {V: False, N: False, R: False}),
+    ("9110-5.3-second-line-no-store", ["Cache-Control: max-age=3600", "Cache-Control: no-store"], {}, [],
+     {V: False, N: False, R: False}),
+    ("9110-5.3-second-line-max-age", ["Cache-Control: public", "Cache-Control: max-age=3600"], {}, [],
+     {V: True, N: True, R: True}),
+    # RFC 9110 5.6.7: the three date forms a recipient must read.
+    ("9110-5.6.7-expires-imf", ["Expires: Sun, 06 Nov 2094 08:49:37 GMT"], {}, [], {V: True, N: True, R: True}),
+    ("9110-5.6.7-expires-asctime", ["Expires: Sun Nov  6 08:49:37 2094"], {}, [], {V: True, N: True, R: True}),
+    ("9110-5.6.7-expires-rfc850", ["Expires: Saturday, 06-Nov-49 08:49:37 GMT"], {}, [], {V: True, N: True, R: True}),
+    # RFC 9111 5.3: an Expires that is not a valid date means expired.
+    ("9111-5.3-expires-two-spaces", ["Expires: Sun,  06 Nov 2094 08:49:37 GMT"], {}, [],
+     {V: False, N: True, R: True}),
+    ("9111-5.3-expires-one-digit-hour", ["Expires: Sun, 06 Nov 2094 8:49:37 GMT"], {}, [],
+     {V: False, N: False, R: True}),
+    ("9111-5.3-expires-0", ["Expires: 0"], {}, [], {V: False, N: False, R: True}),
+    ("9111-5.3-expires-twice", ["Expires: Sun, 06 Nov 2094 08:49:37 GMT"] * 2, {}, [], {V: False, N: True, R: True}),
+    # RFC 9111 5.2: no whitespace around a directive's "=".
+    ("9111-5.2-max-age-spaced", ["Cache-Control: max-age = 3600"], {}, [], {V: False, N: False, R: True}),
+    # RFC 9111 4.2.3: an Age from upstream, and an old Date, count.
+    ("9111-4.2.3-age-past-max-age", ["Cache-Control: max-age=3600", "Age: 7200"], {}, [],
+     {V: False, N: True, R: False}),
+    ("9111-4.2.3-old-date", ["Cache-Control: max-age=60", f"Date: {TEN_MINUTES_AGO}"], {}, [],
+     {V: False, N: True, R: True}),
+    # RFC 9111 3: any final status with explicit freshness may be stored.
+    ("9111-3-302", ["Cache-Control: max-age=60", "Location: /elsewhere"], {"status": 302}, [],
+     {V: True, N: True, R: True}),
+    ("9111-3-403", ["Cache-Control: max-age=60"], {"status": 403}, [], {V: True, N: True, R: False}),
+    ("9111-3-503", ["Cache-Control: max-age=60"], {"status": 503}, [], {V: True, N: True, R: False}),
+]
+
+
+@pytest.mark.parametrize("case,headers,params,args,expect", CASES + RFC_CASES,
+                         ids=[c[0] for c in CASES + RFC_CASES])
 def test_what_is_stored_and_reused(stack, case, headers, params, args, expect):
     path = page(new_id(), *headers, **params)
     if args == "utm":
