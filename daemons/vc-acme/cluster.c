@@ -272,8 +272,11 @@ void acme_install_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     struct stat sb;
     int have = st.not_after >= not_after && strcmp(st.hosts, hosts) == 0 && stat(kp, &sb) == 0;
     free(kp);
-    if (name == NULL || strcmp(want, hosts) != 0)
-        vc_reply_fail(reply, "\"%s\" for \"%s\" is no certificate this node serves", site, hosts);
+    if (name == NULL) /* a site of other nodes only: nothing to say */
+        vc_reply_ok(reply, "\"%s\" is no site of this node's", site);
+    else if (strcmp(want, hosts) != 0)
+        vc_reply_fail(reply, "\"%s\" is for \"%s\" here, not \"%s\" (the nodes' configurations differ)", site, want,
+                      hosts);
     else if (have)
         vc_reply_ok(reply, "kept: this node's certificate for \"%s\" is as new", site);
     else if (pair_ok(cmd->args[3], cmd->args[4], hosts, err, sizeof(err)) < 0 ||

@@ -188,7 +188,7 @@ void certs_heard(mesh_t *m, natsMsg *msg)
         snprintf(why, sizeof(why), "its site is not its key");
     if (c && strcmp(want, key) == 0)
         install(m, c);
-    else if (m->malformed++ == 0 || c == NULL)
+    else if (m->malformed++ == 0) /* said once: the count is in the status */
         vc_log(VC_LOG_WARN, "certs", "dropped the certificate under \"%.80s\": %s", key, why);
     free(want);
     if (c)
@@ -207,8 +207,8 @@ void certs_answer_heard(mesh_t *m, natsMsg *msg)
     char why[128] = "it does not open with this node's cluster.secret_file";
     Vc__MeshAnswer *a = plain ? mesh_answer_read(plain, len, why, sizeof(why)) : NULL;
     if (a == NULL) {
-        m->malformed++;
-        vc_log(VC_LOG_WARN, "certs", "dropped a challenge's answer: %s", why);
+        if (m->malformed++ == 0) /* said once: the count is in the status */
+            vc_log(VC_LOG_WARN, "certs", "dropped a challenge's answer: %s", why);
     } else if (strcmp(a->origin, m->cfg->node) != 0) {
         char *value = vc_strndup((const char *)a->value.data, a->value.len);
         const char *args[] = {a->put ? "put" : "del", a->type, a->name, value};
