@@ -5,6 +5,8 @@ stops and removes."""
 import json
 import os
 import shutil
+import socket
+import ssl
 import subprocess
 import tempfile
 import time
@@ -23,6 +25,34 @@ def wait_until(what, timeout=15.0, every=0.05):
         if got or time.monotonic() > deadline:
             return got
         time.sleep(every)
+
+
+def nats_hello(port, tls_ca=None, connect=None, host="127.0.0.1"):
+    """Talks NATS's own protocol to a member: its INFO, then (with
+    connect) what it answers a CONNECT and a PING, over TLS if tls_ca."""
+    raw = socket.create_connection((host, port), timeout=5)
+    f = raw.makefile("rb")
+    info = json.loads(f.readline().split(b" ", 1)[1])
+    if connect is None:
+        raw.close()
+        return info, None
+    sock = raw
+    if tls_ca:
+        ctx = ssl.create_default_context(cafile=tls_ca)
+        sock = ctx.wrap_socket(raw, server_hostname=host)
+    try:
+        sock.sendall(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
+        answer = b""
+        while b"\r\n" not in answer:
+            got = sock.recv(4096)
+            if not got:
+                break
+            answer += got
+        return info, answer.decode(errors="replace")
+    except (OSError, ssl.SSLError) as e:
+        return info, f"closed: {e}"
+    finally:
+        sock.close()
 
 
 class NatsMember:

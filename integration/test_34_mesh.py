@@ -17,7 +17,7 @@ import requests
 
 from conftest import Suite
 from hooks import Receiver
-from mesh import Cluster, wait_until
+from mesh import Cluster, nats_hello, wait_until
 from node_client import NodeClient, have_pusher_js
 
 NAMES = ["web1", "web2", "web3"]
@@ -281,36 +281,6 @@ def members():
         yield c
     finally:
         c.stop()
-
-
-def nats_hello(port, tls_ca=None, connect=None):
-    """Talks NATS's own protocol to a member: its INFO, then (with
-    connect) what it answers a CONNECT and a PING, over TLS if tls_ca."""
-    import socket
-    import ssl
-    raw = socket.create_connection(("127.0.0.1", port), timeout=5)
-    f = raw.makefile("rb")
-    info = json.loads(f.readline().split(b" ", 1)[1])
-    if connect is None:
-        raw.close()
-        return info, None
-    sock = raw
-    if tls_ca:
-        ctx = ssl.create_default_context(cafile=tls_ca)
-        sock = ctx.wrap_socket(raw, server_hostname="127.0.0.1")
-    try:
-        sock.sendall(b"CONNECT " + json.dumps(connect).encode() + b"\r\nPING\r\n")
-        answer = b""
-        while b"\r\n" not in answer:
-            got = sock.recv(4096)
-            if not got:
-                break
-            answer += got
-        return info, answer.decode(errors="replace")
-    except (OSError, ssl.SSLError) as e:
-        return info, f"closed: {e}"
-    finally:
-        sock.close()
 
 
 def test_members_run_under_vc_up_and_carry_the_roster(members):

@@ -51,10 +51,9 @@ struct rooms_relay {
     int hooks_here;
 };
 
-/* [room "\n"][m], m given its id here. */
-static void send_out(rooms_relay_t *r, Vc__RoomMessage *m)
+/* [room "\n"][m] on rooms-out. */
+static void publish(rooms_relay_t *r, Vc__RoomMessage *m)
 {
-    m->id = r->next_id++;
     size_t rl = strlen(m->room);
     char *topic = vc_malloc(rl + 1);
     memcpy(topic, m->room, rl);
@@ -62,6 +61,13 @@ static void send_out(rooms_relay_t *r, Vc__RoomMessage *m)
     vc_send_bytes(r->out, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT);
     vc_send_proto(r->out, &m->base, ZMQ_DONTWAIT);
     free(topic);
+}
+
+/* A message for the fronts, given its id here. */
+static void send_out(rooms_relay_t *r, Vc__RoomMessage *m)
+{
+    m->id = r->next_id++;
+    publish(r, m);
     r->relayed++;
 }
 
@@ -97,15 +103,8 @@ static void on_occupancy(void *arg, const char *room, int occupied)
  * vc-mesh hears it (the fronts skip what is not a message). */
 static void share_out(rooms_relay_t *r, Vc__RoomMessage *m)
 {
-    if (!r->clustered)
-        return;
-    size_t rl = strlen(m->room);
-    char *topic = vc_malloc(rl + 1);
-    memcpy(topic, m->room, rl);
-    topic[rl] = '\n';
-    vc_send_bytes(r->out, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT);
-    vc_send_proto(r->out, &m->base, ZMQ_DONTWAIT);
-    free(topic);
+    if (r->clustered)
+        publish(r, m);
 }
 
 static void share_member(void *arg, const char *room, const char *user_id, const char *info, int joined, int restore)
