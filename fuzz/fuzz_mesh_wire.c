@@ -121,9 +121,8 @@ static void cert(const uint8_t *data, size_t size)
     /* Its site becomes a file's name under DATA/tls/acme: never ".", "..",
      * hidden, nor a path (but an on-demand host's "on-demand/HOST"). Dots
      * inside a name are only dots ("a..b.key" stays in the directory). */
-    if (!vc_mesh_node_name_ok(c->origin) || c->site[0] == '.' || c->not_after <= 0 ||
-        c->cert_pem.len == 0 || c->cert_pem.len > MESH_CERT_MAX || c->key_pem.len > MESH_KEY_MAX ||
-        memchr(c->key_pem.data, 0, c->key_pem.len))
+    if (!vc_mesh_node_name_ok(c->origin) || c->site[0] == '.' || c->not_after <= 0 || c->cert_pem.len == 0 ||
+        c->cert_pem.len > MESH_CERT_MAX || c->key_pem.len > MESH_KEY_MAX || memchr(c->key_pem.data, 0, c->key_pem.len))
         abort();
     const char *slash = strchr(c->site, '/');
     if (slash && (strncmp(c->site, "on-demand/", 10) != 0 || strchr(slash + 1, '/')))
