@@ -185,6 +185,16 @@ def suite(make_suite):
     s.stop()
 
 
+def site_symlink(target, link):
+    """A symlink as a site's PHP makes one: its pool's user's, never
+    root's (php.user = "root" is refused), so run as root the test gives
+    it to nobody. The front follows root's own links out of a root (a
+    Debian package's tree), never a site's (docs/SECURITY.md)."""
+    os.symlink(target, link)
+    if os.geteuid() == 0:
+        os.lchown(link, 65534, 65534)
+
+
 def curl(*args, timeout=20):
     """Runs curl; returns (status line code, headers text, body bytes)."""
     r = subprocess.run(["curl", "-sS", "-D", "-", "--max-time", str(timeout)] + list(args),

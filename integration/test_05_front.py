@@ -10,7 +10,7 @@ import time
 
 import requests
 
-from conftest import FIXTURES, curl, wrk
+from conftest import FIXTURES, curl, site_symlink, wrk
 from test_04_php_pool import wait_for
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
@@ -125,9 +125,9 @@ def test_paths_that_must_not_execute(make_suite, tmp_path):
     (root / "index.php").write_text("<?php echo 'index';")
     (root / ".user.ini").write_text("auto_prepend_file=/etc/passwd")
     (root / "evil.phar").write_text("<?php echo 'EXECUTED';")
-    os.symlink(outside / "evil.php", root / "link.php")
-    os.symlink(outside / "secret.txt", root / "link.txt")
-    os.symlink(outside, root / "linkdir")
+    site_symlink(outside / "evil.php", root / "link.php")
+    site_symlink(outside / "secret.txt", root / "link.txt")
+    site_symlink(outside, root / "linkdir")
     s = make_suite(root=str(root)).start()
     for path in ("/x.jpg/y.php", "/x.jpg%00.php", "/link.php", "/linkdir/evil.php", "/%2e%2e/outside/evil.php",
                  "/x.jpg/.php", "/.user.ini", "/link.txt", "/linkdir/secret.txt", "/evil.phar",

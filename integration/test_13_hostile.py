@@ -9,7 +9,7 @@ import subprocess
 import pytest
 import requests
 
-from conftest import VC, Suite, alive, curl, free_port
+from conftest import VC, Suite, alive, curl, free_port, site_symlink
 from test_04_php_pool import wait_for
 
 SIZE = 20 * 1024 * 1024
@@ -493,8 +493,8 @@ def linked(make_suite, tmp_path):
     (root / "inside.txt").write_text("inside\n")
     (root / "sub" / "deep.txt").write_text("deep\n")
     (tmp_path / "secret.txt").write_text("SECRET\n")
-    os.symlink("inside.txt", root / "link.txt")
-    os.symlink("sub", root / "dirlink")
+    site_symlink("inside.txt", root / "link.txt")
+    site_symlink("sub", root / "dirlink")
     for p in (tmp_path, root, root / "sub"):
         os.chmod(p, 0o755)
     s = make_suite(root=str(root)).start()
@@ -504,7 +504,7 @@ def linked(make_suite, tmp_path):
 def switch(link, target):
     """Points link at target in one rename, as an attacker's script would."""
     tmp = str(link) + ".new"
-    os.symlink(target, tmp)
+    site_symlink(target, tmp)
     os.rename(tmp, link)
 
 
@@ -563,6 +563,6 @@ def test_a_script_path_switched_out_of_the_root_is_refused_by_open_basedir(make_
     s = make_suite(root=str(root)).start()
     assert curl(s.url("/app/index.php"))[2] == b"INSIDE"
     os.rename(root / "app", root / "app.old")
-    os.symlink(outside / "app", root / "app")
+    site_symlink(outside / "app", root / "app")
     code, _, body = curl(s.url("/app/index.php"))
     assert b"ESCAPED" not in body, (code, body)

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <unistd.h>
 
 int main(void)
 {
@@ -26,6 +27,13 @@ int main(void)
     fclose(f);
     CHECK(symlink(outside, link_abs) == 0);
     CHECK(symlink("../secret", link_rel) == 0);
+    /* Made by a site's PHP: its pool's user's, never root's
+     * (daemons/vc-front/core/root_links.h). */
+    CHECK(geteuid() != 0 || lchown(link_abs, 65534, 65534) == 0);
+    CHECK(geteuid() != 0 || lchown(link_rel, 65534, 65534) == 0);
+    char link_root[300];
+    snprintf(link_root, sizeof(link_root), "%s/packaged", root);
+    CHECK(symlink(outside, link_root) == 0);
 
     /* Unguarded: any path, and O_CREAT with its mode, as libc's open(). */
     mode_t old = umask(0);
@@ -51,6 +59,11 @@ int main(void)
     CHECK(open(link_rel, O_RDONLY | O_CLOEXEC) == -1 && errno == ENOENT);
     errno = 0;
     CHECK(open(outside, O_RDONLY | O_CLOEXEC) == -1 && errno == ENOENT);
+    /* Root's own link out of the root is followed (a package's tree). */
+    fd = open(link_root, O_RDONLY | O_CLOEXEC);
+    CHECK(geteuid() == 0 ? fd >= 0 : fd == -1);
+    if (fd >= 0)
+        close(fd);
     beneath_end();
     CHECK(beneath_escapes_total() >= escapes + 2);
 
@@ -62,6 +75,7 @@ int main(void)
 
     unlink(link_abs);
     unlink(link_rel);
+    unlink(link_root);
     unlink(inside);
     unlink(outside);
     unlink(made);

@@ -44,8 +44,15 @@ int main(void)
     char target[4300];
     snprintf(target, sizeof(target), "%s/secret.php", outside);
     CHECK(symlink(target, link) == 0);
+    /* Made by a site's PHP: its pool's user's, never root's. */
+    CHECK(geteuid() != 0 || lchown(link, 65534, 65534) == 0);
     snprintf(link, sizeof(link), "%s/leak.txt", root);
     snprintf(target, sizeof(target), "%s/secret.txt", outside);
+    CHECK(symlink(target, link) == 0);
+    CHECK(geteuid() != 0 || lchown(link, 65534, 65534) == 0);
+    /* Made by root, as a Debian package links its tree into its root. */
+    snprintf(link, sizeof(link), "%s/packaged.php", root);
+    snprintf(target, sizeof(target), "%s/secret.php", outside);
     CHECK(symlink(target, link) == 0);
     snprintf(link, sizeof(link), "%s/data.php", root);
     snprintf(target, sizeof(target), "%s/style.css", root);
@@ -120,6 +127,15 @@ int main(void)
     CHECK(go("/leak.txt", &rt) == ROUTE_PHP); /* not served: falls to index.php */
     CHECK_STR(rt.script_name, "/index.php");
     CHECK(go("/data.php", &rt) == ROUTE_NOT_FOUND);
+    /* Root's own link is followed, as Apache and nginx follow it; a link
+     * another user made is not, even to the same file. */
+    if (geteuid() == 0) {
+        CHECK(go("/packaged.php", &rt) == ROUTE_PHP);
+        snprintf(want, sizeof(want), "%s/secret.php", outside);
+        CHECK_STR(rt.file, want);
+    } else {
+        CHECK(go("/packaged.php", &rt) == ROUTE_NOT_FOUND);
+    }
 
     /* Resolutions are cached for a second, but whether the result lies
      * inside the root is checked on every lookup: a site whose root is the

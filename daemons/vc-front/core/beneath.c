@@ -1,4 +1,5 @@
 #include "beneath.h"
+#include "root_links.h"
 #include "vc_log.h"
 
 #include <errno.h>
@@ -112,6 +113,10 @@ static int open_guarded(const char *path, int flags)
                    "openat2() is not available: static files are opened by path, checked by the path cache only");
         return (int)sys_openat(AT_FDCWD, path, flags, 0);
     }
+    /* Out of the root through links root made (a Debian package's tree):
+     * followed, as route.c allowed them. */
+    if (errno == EXDEV && root_links_only(guard_root, guard_len, path))
+        return (int)sys_openat(AT_FDCWD, path, flags, 0);
     if (errno == EXDEV || errno == ELOOP) {
         if (escapes++ % 1000 == 0)
             vc_log(VC_LOG_NOTICE, "static", "refused to open \"%s\": it resolves outside the site's root (%s)", path,

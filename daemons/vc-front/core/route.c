@@ -1,4 +1,5 @@
 #include "route.h"
+#include "root_links.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ typedef struct cached {
     uint64_t hash, at_ms;
     char *joined, *real;
     int mode;
+    int root_links; /* outside the root only through root's own links */
 } cached_t;
 
 static cached_t cache[CACHE_SLOTS];
@@ -48,14 +50,25 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
+static int inside(const route_site_t *site, const char *real)
+{
+    /* Inside means the root itself or below it, not a sibling such as
+     * "/srv/www2" for the root "/srv/www". */
+    size_t n = strlen(real);
+    return n >= site->root_len && memcmp(real, site->root, site->root_len) == 0 &&
+           (n == site->root_len || real[site->root_len] == '/');
+}
+
 /* The real path and file type of joined (S_IFREG, S_IFDIR), 0 if missing
- * or neither. */
-static int real_path(const char *joined, char out[PATH_MAX])
+ * or neither; *root_links: it is outside the site's root only through
+ * links root made (root_links.h). */
+static int real_path(const route_site_t *site, const char *joined, char out[PATH_MAX], int *root_links)
 {
     uint64_t h = fnv1a(joined), now = coarse_ms();
     cached_t *c = &cache[h % CACHE_SLOTS];
     if (c->joined && c->hash == h && now - c->at_ms < CACHE_TTL_MS && strcmp(c->joined, joined) == 0) {
         strcpy(out, c->real);
+        *root_links = c->root_links;
         return c->mode;
     }
     /* One stat first: a framework's routes are all misses (its front
@@ -68,9 +81,15 @@ static int real_path(const char *joined, char out[PATH_MAX])
     int mode = S_ISREG(st.st_mode) ? S_IFREG : S_ISDIR(st.st_mode) ? S_IFDIR : 0;
     if (mode == 0 || realpath(joined, out) == NULL)
         return 0;
+    *root_links = !inside(site, out) && root_links_only(site->root, site->root_len, joined);
     free(c->joined);
     free(c->real);
-    *c = (cached_t){.hash = h, .at_ms = now, .joined = strdup(joined), .real = strdup(out), .mode = mode};
+    *c = (cached_t){.hash = h,
+                    .at_ms = now,
+                    .joined = strdup(joined),
+                    .real = strdup(out),
+                    .mode = mode,
+                    .root_links = *root_links};
     if (c->joined == NULL || c->real == NULL) {
         free(c->joined);
         free(c->real);
@@ -80,8 +99,8 @@ static int real_path(const char *joined, char out[PATH_MAX])
 }
 
 /* rel must begin with '/'. Resolves root + rel and checks, after symlinks,
- * that the result is inside root. Returns the file type (S_IFREG/S_IFDIR),
- * 0 if missing or outside. */
+ * that the result is inside root, or reached through root's own links.
+ * Returns the file type (S_IFREG/S_IFDIR), 0 if missing or outside. */
 static int resolve(const route_site_t *site, const char *rel, size_t rlen, char out[PATH_MAX])
 {
     char joined[PATH_MAX];
@@ -90,16 +109,11 @@ static int resolve(const route_site_t *site, const char *rel, size_t rlen, char 
     memcpy(joined, site->root, site->root_len);
     memcpy(joined + site->root_len, rel, rlen);
     joined[site->root_len + rlen] = '\0';
-    int mode = real_path(joined, out);
+    int root_links = 0;
+    int mode = real_path(site, joined, out, &root_links);
     if (mode == 0)
         return 0;
-    size_t n = strlen(out);
-    /* Inside means the root itself or below it, not a sibling such as
-     * "/srv/www2" for the root "/srv/www". */
-    if (n < site->root_len || memcmp(out, site->root, site->root_len) != 0 ||
-        (n > site->root_len && out[site->root_len] != '/'))
-        return 0;
-    return mode;
+    return inside(site, out) || root_links ? mode : 0;
 }
 
 /* PHP source by another name (archives, templates, old extensions, any
