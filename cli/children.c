@@ -118,10 +118,17 @@ pid_t sup_spawn_process(sup_t *s, const child_t *k, int replacing, int *ready_fd
                              .conf_dir = s->conf_dir,
                              .bin_dir = s->cli->bin_dir};
             char err[512];
-            if (walls_raise(&w, err, sizeof(err)) < 0) {
+            int mounted = 0;
+            if (walls_raise(&w, &mounted, err, sizeof(err)) < 0) {
                 fprintf(stderr, "vc: the walls of pool \"%s\": %s\n", s->privs.pools[pool].name, err);
                 _exit(78);
             }
+            /* What separates it, for open_basedir's "auto" (vc-php). */
+            setenv("VC_POOL_WALL",
+                   mounted                                   ? "namespace"
+                   : privs_pool_user_is_own(&s->privs, pool) ? "user"
+                                                             : "none",
+                   1);
         }
         privs_become(&s->privs, pool);
         /* After the change of user, which clears the death signal. */

@@ -308,8 +308,8 @@ static void print_pool_json(const Vc__Reply *r)
 
 static void print_pool_text(const Vc__Reply *r)
 {
-    printf("pool %s (user %s): %s workers wanted (%s to %s), %s idle, %s busy, %s queued\n",
-           or_dash(vc_reply_get(r, "pool")), or_dash(vc_reply_get(r, "user")),
+    printf("pool %s (user %s, walled by %s): %s workers wanted (%s to %s), %s idle, %s busy, %s queued\n",
+           or_dash(vc_reply_get(r, "pool")), or_dash(vc_reply_get(r, "user")), or_dash(vc_reply_get(r, "wall")),
            or_dash(vc_reply_get(r, "workers_wanted")), or_dash(vc_reply_get(r, "workers_min")),
            or_dash(vc_reply_get(r, "workers_max")), or_dash(vc_reply_get(r, "idle")), or_dash(vc_reply_get(r, "busy")),
            or_dash(vc_reply_get(r, "queued")));

@@ -378,6 +378,16 @@ static void __attribute__((noreturn)) cannot(const char *what, const char *who)
     _exit(126);
 }
 
+int privs_pool_user_is_own(const privs_t *pv, int pool)
+{
+    if (!pv->drop || pv->pools[pool].uid == pv->uid)
+        return 0;
+    for (size_t i = 0; i < pv->npools; i++)
+        if ((int)i != pool && pv->pools[i].uid == pv->pools[pool].uid)
+            return 0;
+    return 1;
+}
+
 void privs_become(const privs_t *pv, int pool)
 {
     if (!pv->drop)

@@ -69,6 +69,10 @@ int privs_check_tree_outside(const char *path, const char *what, char *err, size
 /* Hands a file the supervisor made (the TLS ticket keys) to the suite's user. */
 void privs_give(const privs_t *pv, const char *path);
 
+/* Started as root, the pool's user is its own: neither the suite's nor
+ * another pool's. */
+int privs_pool_user_is_own(const privs_t *pv, int pool);
+
 /* In a child about to exec a daemon: becomes the suite's user (pool -1),
  * or that pool's (an index into pools). Exits with 126 and a message if
  * that fails. */

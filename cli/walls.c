@@ -1,6 +1,7 @@
 /*
- * Walls around a pool, beyond its own user and open_basedir, off unless
- * its configuration asks (docs/SECURITY.md, "Optional walls"). Raised in
+ * Walls around a pool, beyond its own user (docs/SECURITY.md, "The
+ * pool's wall"): the mount namespace by default where the machine allows
+ * one, the system call filter when asked. Raised in
  * the pool's process after fork and before it becomes the pool's user and
  * runs vc-php, so the broker, the zygote and every worker are inside:
  *
@@ -12,7 +13,8 @@
  *                      answers' temporary files, configuration, other
  *                      pools' directories and sites, /root and /home
  *                      hidden under empty read-only mounts; the sites'
- *                      TLS keys replaced by /dev/null.
+ *                      TLS keys replaced by an empty file no one
+ *                      may read.
  *  php.syscall_filter  a seccomp filter (libseccomp): system calls PHP
  *                      never makes (ptrace, mount, kernel keyrings, BPF,
  *                      modules, ...) fail with EPERM.
@@ -24,6 +26,7 @@
  */
 #include "walls.h"
 #include "vc_config.h"
+#include "vc_log.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -161,20 +164,74 @@ static int own_namespace(char *err, size_t errlen)
     return rc;
 }
 
+static int has(const paths_t *ps, const char *path)
+{
+    for (size_t i = 0; i < ps->n; i++)
+        if (strcmp(ps->p[i], path) == 0)
+            return 1;
+    return 0;
+}
+
+/* A Debian-packaged application keeps its code in /usr/share/APP (or
+ * links to it from /var/lib/APP, as MediaWiki does), and what it writes
+ * and reads besides in /etc/APP, /var/lib/APP and /var/cache/APP, owned
+ * by the pool's user where it writes there. Those of a site's root (as
+ * given, and with its links resolved) that exist. */
+static void app_dirs(paths_t *out, const char *root)
+{
+    char *real = realpath(root, NULL);
+    const char *roots[] = {root, real};
+    for (size_t r = 0; r < VC_ARRAY_SIZE(roots) && roots[r]; r++) {
+        static const char *const homes[] = {"/usr/share/", "/var/lib/"};
+        for (size_t h = 0; h < VC_ARRAY_SIZE(homes); h++) {
+            size_t n = strlen(homes[h]);
+            if (strncmp(roots[r], homes[h], n) != 0)
+                continue;
+            const char *app = roots[r] + n;
+            size_t len = strcspn(app, "/");
+            if (len == 0 || (len <= 2 && app[0] == '.'))
+                continue;
+            static const char *const dirs[] = {"/etc/", "/var/lib/", "/var/cache/"};
+            for (size_t d = 0; d < VC_ARRAY_SIZE(dirs); d++) {
+                char *dir = vc_asprintf("%s%.*s", dirs[d], (int)len, app);
+                struct stat st;
+                if (!has(out, dir) && lstat(dir, &st) == 0 && S_ISDIR(st.st_mode))
+                    add(out, dir);
+                else
+                    free(dir);
+            }
+        }
+    }
+    free(real);
+}
+
 static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
 {
     const vc_config_t *cfg = w->cfg;
     const char *name = pool_name(cfg, w->pool);
     const vc_pool_t *pc = pool_conf(cfg, w->pool);
     paths_t keep = {0}, need = {0}, hide = {0};
-    /* Written by the pool: its home (sessions, tmp), its sockets, its sites. */
+    /* Written by the pool: its home (sessions, tmp), its sockets, its
+     * sites, their applications' own directories, and what it declares. */
     add(&keep, vc_config_pool_home(w->data_dir, name));
     char *daemon = w->pool ? vc_asprintf("vc-php.%s", name) : vc_strdup("vc-php");
     add(&keep, vc_config_run_dir_of(cfg, daemon));
     free(daemon);
     for (size_t i = 0; i < cfg->nsites; i++)
-        if (site_in_pool(&cfg->sites[i], name))
-            add(&keep, vc_strdup(cfg->sites[i].root));
+        if (site_in_pool(&cfg->sites[i], name)) {
+            const char *root = cfg->sites[i].root;
+            add(&keep, vc_strdup(root));
+            /* Beside a public/ or web/ root is the framework's application
+             * (Symfony's var/, Laravel's storage/), as open_basedir has it. */
+            const char *base = strrchr(root, '/');
+            if (base && base != root && (!strcmp(base, "/public") || !strcmp(base, "/web")))
+                add(&keep, vc_strndup(root, (size_t)(base - root)));
+            app_dirs(&keep, root);
+        }
+    if (pc->worker_script && strrchr(pc->worker_script, '/') > pc->worker_script)
+        add(&keep, vc_strndup(pc->worker_script, (size_t)(strrchr(pc->worker_script, '/') - pc->worker_script)));
+    for (size_t i = 0; i < pc->nwritable_dirs; i++)
+        add(&keep, vc_strdup(pc->writable_dirs[i]));
     /* Read by it, so never under what is hidden. */
     add(&need, vc_strdup(w->bin_dir));
     add(&need, vc_config_pool_file(w->data_dir, name));
@@ -199,8 +256,10 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
         free(d);
     }
     for (size_t i = 0; i < cfg->nsites; i++)
-        if (!site_in_pool(&cfg->sites[i], name))
+        if (!site_in_pool(&cfg->sites[i], name)) {
             add(&hide, vc_strdup(cfg->sites[i].root));
+            app_dirs(&hide, cfg->sites[i].root); /* another app's configuration: its database's password */
+        }
     if (w->conf_dir)
         add(&hide, vc_strdup(w->conf_dir));
     add(&hide, vc_strdup("/root"));
@@ -232,16 +291,21 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
             rc = -1;
         }
     }
-    /* A site's key the pool's user could read (a careless chmod) reads
-     * as empty. */
+    /* A site's key the pool's user could read (a careless chmod) cannot
+     * be opened: an empty file no one may read is mounted over it. */
+    char *no_key = vc_asprintf("%s/run/no-key", w->data_dir);
+    int fd = rc == 0 ? open(no_key, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0) : -1;
+    if (fd >= 0)
+        close(fd);
     for (size_t i = 0; rc == 0 && i < cfg->nsites; i++) {
         const char *key = cfg->sites[i].tls_key;
         struct stat st;
-        if (key && stat(key, &st) == 0 && S_ISREG(st.st_mode) && mount("/dev/null", key, NULL, MS_BIND, NULL) != 0) {
-            snprintf(err, errlen, "mount(MS_BIND) of /dev/null over \"%s\" failed: %s", key, strerror(errno));
+        if (key && stat(key, &st) == 0 && S_ISREG(st.st_mode) && mount(no_key, key, NULL, MS_BIND, NULL) != 0) {
+            snprintf(err, errlen, "mount(MS_BIND) of \"%s\" over \"%s\" failed: %s", no_key, key, strerror(errno));
             rc = -1;
         }
     }
+    free(no_key);
     if (rc == 0) {
         /* The flags the kernel keeps locked on an inherited mount must be
          * given again with the remount (a user namespace refuses it
@@ -292,33 +356,53 @@ static int syscall_filter(int in_userns, char *err, size_t errlen)
     return rc == 0 ? 0 : -1;
 }
 
-int walls_raise(const walls_ctx_t *w, char *err, size_t errlen)
+int walls_raise(const walls_ctx_t *w, int *mounted, char *err, size_t errlen)
 {
     const vc_pool_t *pc = pool_conf(w->cfg, w->pool);
-    if (pc->private_mounts && private_mounts(w, err, errlen) < 0)
-        return -1;
-    if (pc->syscall_filter && syscall_filter(pc->private_mounts && geteuid() != 0, err, errlen) < 0)
+    *mounted = 0;
+    if (pc->private_mounts == VC_AUTO && !walls_namespace_possible()) {
+        /* The pool's user, or open_basedir, walls it instead (vc-php). */
+    } else if (pc->private_mounts) {
+        if (private_mounts(w, err, errlen) < 0)
+            return -1;
+        *mounted = 1;
+    }
+    if (pc->syscall_filter && syscall_filter(*mounted && geteuid() != 0, err, errlen) < 0)
         return -1;
     return 0;
+}
+
+int walls_namespace_possible(void)
+{
+    static int known = -1;
+    if (known >= 0)
+        return known;
+    /* Tried in a child: the namespace would stay with us. */
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(unshare(geteuid() == 0 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
+    int status = 0;
+    known = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    return known;
 }
 
 int walls_check(const vc_config_t *cfg, char *err, size_t errlen)
 {
     for (size_t i = 0; i <= cfg->npools; i++) {
-        if (!pool_conf(cfg, (int)i)->private_mounts || geteuid() == 0)
+        int asked = pool_conf(cfg, (int)i)->private_mounts;
+        if (asked == VC_AUTO && !walls_namespace_possible())
+            vc_log(VC_LOG_NOTICE, "up",
+                   "pool \"%s\": no mount namespace can be made here (%s): its wall is its user, and "
+                   "open_basedir where it shares its user",
+                   pool_name(cfg, (int)i),
+                   geteuid() == 0 ? "no CAP_SYS_ADMIN, as in a container"
+                                  : "unprivileged user namespaces are off: sysctl kernel.unprivileged_userns_clone=1");
+        if (asked != 1 || walls_namespace_possible())
             continue;
-        /* Tried in a child: the namespace would stay with us. */
-        pid_t pid = fork();
-        if (pid == 0)
-            _exit(unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
-        int status = 0;
-        if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-            snprintf(err, errlen,
-                     "pool \"%s\": php.private_mounts needs root or unprivileged user namespaces "
-                     "(sysctl kernel.unprivileged_userns_clone=1)",
-                     pool_name(cfg, (int)i));
-            return -1;
-        }
+        snprintf(err, errlen, "pool \"%s\": php.private_mounts needs %s", pool_name(cfg, (int)i),
+                 geteuid() == 0 ? "CAP_SYS_ADMIN (unshare(CLONE_NEWNS) is refused here, as in a container)"
+                                : "root or unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)");
+        return -1;
     }
     return 0;
 }

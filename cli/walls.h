@@ -1,6 +1,6 @@
 /*
- * Optional walls around a pool: its own mount namespace and a system call
- * filter (walls.c).
+ * Walls around a pool: its own mount namespace and a system call filter
+ * (walls.c).
  */
 #ifndef VC_CLI_WALLS_H
 #define VC_CLI_WALLS_H
@@ -16,10 +16,15 @@ typedef struct walls_ctx {
 } walls_ctx_t;
 
 /* In the pool's process, before it changes user and runs vc-php: the
- * walls its configuration asks for. 0, or -1 with the reason in err. */
-int walls_raise(const walls_ctx_t *w, char *err, size_t errlen);
+ * walls its configuration asks for ("auto": the namespace where one can
+ * be made). *mounted: 1 when it is in a mount namespace of its own. 0,
+ * or -1 with the reason in err. */
+int walls_raise(const walls_ctx_t *w, int *mounted, char *err, size_t errlen);
 /* At start: the walls asked for can be raised here (a user namespace for
- * an unprivileged start). 0, or -1 with the reason. */
+ * an unprivileged start); logs the pools that go without the namespace
+ * "auto" would give. 0, or -1 with the reason. */
 int walls_check(const vc_config_t *cfg, char *err, size_t errlen);
+/* A mount namespace can be made here (tried once, in a child). */
+int walls_namespace_possible(void);
 
 #endif

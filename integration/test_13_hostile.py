@@ -551,17 +551,18 @@ def test_a_replaced_root_is_served_from_the_next_turn(make_suite, tmp_path):
 def test_a_script_path_switched_out_of_the_root_is_refused_by_open_basedir(make_suite, tmp_path):
     """Scripts are opened by path (docs/SECURITY.md, known limits): inside
     the front's path-cache second, a directory of the root swapped for a
-    link out of it reaches the worker, and open_basedir (on by default)
-    is what refuses the script outside."""
+    link out of it reaches the worker, and open_basedir (when on) refuses
+    the script outside; no script can turn it off."""
     root, outside = tmp_path / "root", tmp_path / "outside"
     (root / "app").mkdir(parents=True)
     (outside / "app").mkdir(parents=True)
-    (root / "app" / "index.php").write_text("<?php echo 'INSIDE';")
+    (root / "app" / "index.php").write_text(
+        "<?php echo 'INSIDE', ini_set('open_basedir', '') === false ? ' locked' : ' open';")
     (outside / "app" / "index.php").write_text("<?php echo 'ESCAPED';")
     for p in (tmp_path, root, root / "app", outside, outside / "app"):
         os.chmod(p, 0o755)
-    s = make_suite(root=str(root)).start()
-    assert curl(s.url("/app/index.php"))[2] == b"INSIDE"
+    s = make_suite(root=str(root), env={"VC_OPEN_BASEDIR": "true"}).start()
+    assert curl(s.url("/app/index.php"))[2] == b"INSIDE locked"
     os.rename(root / "app", root / "app.old")
     site_symlink(outside / "app", root / "app")
     code, _, body = curl(s.url("/app/index.php"))

@@ -1,8 +1,10 @@
-"""Optional walls around a pool (docs/SECURITY.md, "Optional walls"): two
-sites on two pools, the same user for both (as a normal user's start, or
-root with allow_root, has it), so only the walls can tell them apart. Pool
-"shop" has php.private_mounts and php.syscall_filter; the default pool has
-neither. Runs started as root and as a normal user alike."""
+"""Walls around a pool (docs/SECURITY.md, "The pool's wall"): two sites on
+two pools, the same user for both (as a normal user's start, or root with
+allow_root, has it), so only the walls can tell them apart. Pool "shop"
+has php.private_mounts and php.syscall_filter; the default pool turns its
+namespace off. Then both pools with nothing configured: the default wall.
+Runs started as root and as a normal user alike."""
+import json
 import os
 import shutil
 import tempfile
@@ -32,6 +34,8 @@ echo json_encode([
     'write_own_root' => @file_put_contents(__DIR__ . '/cache.txt', 'x') !== false,
     'session' => $_SESSION['n'],
     'mnt_ns' => @readlink('/proc/self/ns/mnt'),
+    'peek' => isset($q['peek']) ? @file_get_contents($q['peek']) : null,
+    'basedir' => ini_get('open_basedir'),
 ]);
 """
 
@@ -59,9 +63,8 @@ def walled():
     conf = os.path.join(d, "etc")
     os.makedirs(os.path.join(conf, "sites-enabled"))
     with open(os.path.join(conf, "vc.conf"), "w") as f:
-        f.write("php: { workers = 1; open_basedir = false; };\n"
-                "pools: { shop: { workers = 1; open_basedir = false; private_mounts = true; "
-                "syscall_filter = true; }; };\n")
+        f.write("php: { workers = 1; private_mounts = false; open_basedir = false; };\n"
+                "pools: { shop: { workers = 1; private_mounts = true; syscall_filter = true; }; };\n")
     for name in ("a", "b"):
         with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
             f.write(f'site: {{ hosts = ["{name}.test"]; root = "{roots[name]}"; '
@@ -97,7 +100,7 @@ def test_the_walled_pool_sees_only_its_own(walled):
     assert shut["seccomp"] == 2, shut
     assert not shut["write_shared"] and not os.path.exists(os.path.join(shared, "from-b")), shut
     assert not shut["read_other_site"] and not shut["see_state"] and not shut["see_state_file"], shut
-    assert not shut["read_key"], shut  # /dev/null over it
+    assert not shut["read_key"], shut  # an empty file no one may read over it
     # The same user runs both: the walls are what differs.
     assert shut["euid"] == open_["euid"] == os.geteuid()
 
@@ -124,3 +127,66 @@ def test_a_pool_without_walls_has_none(walled):
     # The walled pool has a mount namespace of its own; the other shares ours.
     assert got["mnt_ns"] == os.readlink("/proc/self/ns/mnt")
     assert walled_ns and walled_ns != got["mnt_ns"], (walled_ns, got["mnt_ns"])
+
+
+@pytest.fixture(scope="module")
+def defaulted():
+    """Two pools with nothing said about walls, started as a host starts
+    it (as root: the daemons as vc, both pools as www-data), or as a
+    normal user: both pools one user, so the default wall alone keeps
+    them apart."""
+    d = tempfile.mkdtemp(prefix="vc-walls-default-")
+    os.chmod(d, 0o755)
+    roots = {}
+    for name in ("a", "b"):
+        roots[name] = os.path.join(d, name)
+        os.mkdir(roots[name])
+        os.chmod(roots[name], 0o755)
+        for f, text in (("probe.php", PROBE), ("public.txt", f"secret source of {name}\n")):
+            with open(os.path.join(roots[name], f), "w") as out:
+                out.write(text)
+    crt, key = make_cert(d, "b.test")
+    os.chmod(key, 0o644)  # carelessly readable by every user
+    conf = os.path.join(d, "etc")
+    os.makedirs(os.path.join(conf, "sites-enabled"))
+    with open(os.path.join(conf, "vc.conf"), "w") as f:
+        f.write("php: { workers = 1; };\npools: { shop: { workers = 1; }; };\n")
+    with open(os.path.join(conf, "sites-enabled", "a.conf"), "w") as f:
+        f.write(f'site: {{ hosts = ["a.test"]; root = "{roots["a"]}"; default = true; }};\n')
+    with open(os.path.join(conf, "sites-enabled", "b.conf"), "w") as f:
+        f.write(f'site: {{ hosts = ["b.test"]; root = "{roots["b"]}"; pool = "shop"; '
+                f'tls_cert = "{crt}"; tls_key = "{key}"; }};\n')
+    s = Suite(root="", conf=conf, as_root=False)
+    s.key = key
+    s.start()
+    yield s, roots
+    s.stop()
+    s.cleanup()
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def test_the_default_wall_hides_another_pools_root_sessions_and_secrets_and_the_suites_state(defaulted):
+    s, roots = defaulted
+    jar = requests.Session()
+    r = jar.get(s.url("/probe.php"), params={"shared": "/nonexistent", "me": "b", "other": roots["a"],
+                                             "data": s.data, "key": s.key}, headers={"Host": "b.test"}, timeout=10)
+    assert r.status_code == 200, (r.text, s.logs()[-3000:])
+    b = r.json()
+    session = os.path.join(s.data, "pools", "shop", "sessions", "sess_" + jar.cookies["PHPSESSID"])
+    assert os.path.exists(session) and b["peek"] is None
+    for target in (session, os.path.join(roots["b"], "public.txt"), s.key):
+        r = requests.get(s.url("/probe.php"), params={"shared": "/nonexistent", "me": "a", "other": roots["b"],
+                                                      "data": s.data, "key": s.key, "peek": target},
+                         headers={"Host": "a.test"}, timeout=10)
+        a = r.json()
+        assert a["peek"] is False, f"the default pool read {target}: {a}"
+    assert not a["read_other_site"] and not a["see_state"] and not a["see_state_file"] and not a["read_key"], a
+    # B's own work goes on.
+    assert b["session"] == 1 and b["write_tmp"], b
+    # No check on each file a script opens: no open_basedir, a namespace
+    # of its own, as `vc status` says.
+    assert a["basedir"] == "" and b["basedir"] == "", (a, b)
+    assert a["mnt_ns"] != b["mnt_ns"] != os.readlink("/proc/self/ns/mnt"), (a, b)
+    pools = json.loads(s.vc("workers", "--json", check=True).stdout)["pools"]
+    walls = {p["pool"]["pool"]: p["pool"]["wall"] for p in pools}
+    assert walls == {"default": "namespace", "shop": "namespace"}, walls

@@ -194,6 +194,12 @@ int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *bas
         free(copy);
         return 0;
     }
+    case T_AUTO_BOOL:
+        if (strcasecmp(text, "auto") == 0) {
+            *(int *)field = VC_AUTO;
+            return 0;
+        }
+        __attribute__((fallthrough));
     case T_BOOL:
         if (!strcasecmp(text, "true") || !strcmp(text, "1") || !strcasecmp(text, "on") || !strcasecmp(text, "yes"))
             *(int *)field = 1;
@@ -201,7 +207,8 @@ int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *bas
                  !strcasecmp(text, "no"))
             *(int *)field = 0;
         else
-            return vc_config_fail(c, line, "%s: expected true or false, got \"%s\"", sp->path, text);
+            return vc_config_fail(c, line, "%s: expected true or false%s, got \"%s\"", sp->path,
+                                  sp->type == T_AUTO_BOOL ? " or \"auto\"" : "", text);
         return 0;
     case T_LOGLEVEL:
         if ((*(int *)field = vc_log_level_parse(text)) < 0)
@@ -284,6 +291,12 @@ int vc_config_set_setting(struct ctx *c, const struct spec *sp, void *base, conf
         }
         return 0;
     }
+    case T_AUTO_BOOL:
+        if (t == CONFIG_TYPE_STRING)
+            return vc_config_set_text(c, line, sp, base, config_setting_get_string(s));
+        if (t != CONFIG_TYPE_BOOL)
+            return vc_config_fail(c, line, "%s: expected true, false or \"auto\"", sp->path);
+        return vc_config_set_text(c, line, sp, base, config_setting_get_bool(s) ? "true" : "false");
     case T_BOOL:
         if (t != CONFIG_TYPE_BOOL)
             return vc_config_fail(c, line, "%s: expected true or false", sp->path);

@@ -38,11 +38,14 @@ typedef struct vc_pool {
     size_t nini;
     char **admin_ini; /* "name=value" fixed for scripts (php_admin_value) */
     size_t nadmin_ini;
-    int open_basedir;         /* limit scripts to the pool's sites and dirs */
-    int private_mounts;       /* its own mount namespace: / read-only, the suite's state and other pools hidden */
+    int open_basedir;         /* limit scripts to the pool's sites and dirs; VC_AUTO: where nothing else walls it */
+    int private_mounts;       /* its own mount namespace: / read-only, the suite's state and other pools hidden;
+                                 VC_AUTO: where the machine allows one */
     int syscall_filter;       /* seccomp: system calls PHP never needs fail with EPERM */
     char **open_basedir_dirs; /* more directories scripts may open */
     size_t nopen_basedir_dirs;
+    char **writable_dirs; /* more directories its namespace keeps writable (an app's cache) */
+    size_t nwritable_dirs;
     char *worker_script;
     int worker_restore; /* worker mode: globals and statics back to the boot's after each request */
     int64_t queue_limit;

@@ -35,10 +35,11 @@ const struct spec vc_pool_specs[] = {
     {"php.ini_file", T_STR, P(ini_file), 0, 0},
     {"php.ini", T_LIST, P(ini), 0, 0},
     {"php.admin_ini", T_LIST, P(admin_ini), 0, 0},
-    {"php.open_basedir", T_BOOL, P(open_basedir), 0, 0},
-    {"php.private_mounts", T_BOOL, P(private_mounts), 0, 0},
+    {"php.open_basedir", T_AUTO_BOOL, P(open_basedir), 0, 0},
+    {"php.private_mounts", T_AUTO_BOOL, P(private_mounts), 0, 0},
     {"php.syscall_filter", T_BOOL, P(syscall_filter), 0, 0},
     {"php.open_basedir_dirs", T_LIST, P(open_basedir_dirs), 0, 0},
+    {"php.writable_dirs", T_LIST, P(writable_dirs), 0, 0},
     {"php.worker_script", T_STR, P(worker_script), 0, 0},
     {"php.worker_restore", T_BOOL, P(worker_restore), 0, 0},
     {"php.queue_limit", T_INT, P(queue_limit), 0, 1000000},
@@ -54,7 +55,11 @@ void vc_pool_defaults(vc_pool_t *p, const char *name)
     p->mode = vc_strdup("classic");
     p->user = vc_strdup("www-data");
     p->workers = 4;
-    p->open_basedir = 1;
+    /* The wall costs nothing per request where the machine allows it:
+     * a mount namespace, and open_basedir only where nothing else
+     * separates the pool (cli/walls.c). */
+    p->open_basedir = VC_AUTO;
+    p->private_mounts = VC_AUTO;
     p->queue_limit = 1024;
     p->queue_timeout_ms = 30000;
     p->kill_grace_ms = 5000;
@@ -70,6 +75,7 @@ void vc_pool_fini(vc_pool_t *p)
     vc_config_free_list(&p->ini, &p->nini);
     vc_config_free_list(&p->admin_ini, &p->nadmin_ini);
     vc_config_free_list(&p->open_basedir_dirs, &p->nopen_basedir_dirs);
+    vc_config_free_list(&p->writable_dirs, &p->nwritable_dirs);
     free(p->worker_script);
     free(p->source);
 }
@@ -135,6 +141,10 @@ static int validate_one(struct ctx *c, const vc_pool_t *p)
         if (p->open_basedir_dirs[i][0] != '/')
             return vc_config_fail(c, line, "%s.open_basedir_dirs: \"%s\" is not an absolute path", where,
                                   p->open_basedir_dirs[i]);
+    for (size_t i = 0; i < p->nwritable_dirs; i++)
+        if (p->writable_dirs[i][0] != '/')
+            return vc_config_fail(c, line, "%s.writable_dirs: \"%s\" is not an absolute path", where,
+                                  p->writable_dirs[i]);
     if (p->min_workers > 0 && p->max_workers > 0 && p->min_workers > p->max_workers)
         return vc_config_fail(c, line, "%s.min_workers (%lld) is above %s.max_workers (%lld)", where,
                               (long long)p->min_workers, where, (long long)p->max_workers);

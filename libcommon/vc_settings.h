@@ -15,7 +15,11 @@
 
 struct vc_config;
 
-enum type { T_STR, T_INT, T_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT, T_WORKERS };
+enum type { T_STR, T_INT, T_BOOL, T_AUTO_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOGLEVEL, T_LOGFORMAT, T_WORKERS };
+
+/* A T_AUTO_BOOL holds 1, 0 or VC_AUTO: true, false or "auto" (decided
+ * where it is used, from what the machine allows). */
+#define VC_AUTO (-1)
 
 /* One setting: its dotted path ("front.processes"), its type, where it
  * goes (an offset into the struct being read) and its range. A T_LIST

@@ -211,7 +211,8 @@ static void pools(void)
         const vc_pool_t *shop = cfg ? vc_config_pool(cfg, "shop") : NULL;
         CHECK(shop && shop->workers == 6 && !strcmp(shop->user, "shop") && shop->nadmin_ini == 1);
         CHECK(shop && !shop->open_basedir && !strcmp(shop->mode, "classic") && shop->queue_limit == 1024);
-        CHECK(cfg && vc_config_pool(cfg, "default") == &cfg->php && cfg->php.open_basedir);
+        CHECK(cfg && vc_config_pool(cfg, "default") == &cfg->php && cfg->php.open_basedir == VC_AUTO &&
+              cfg->php.private_mounts == VC_AUTO);
         CHECK(cfg && vc_config_pool(cfg, "nope") == NULL);
         CHECK(cfg && vc_config_select_pool(cfg, "shop") == 0 && cfg->php.workers == 6 &&
               !strcmp(cfg->php.name, "shop") && !strcmp(cfg->pools[0].name, "default"));
@@ -229,6 +230,16 @@ static void pools(void)
                   "/etc/vc/vc.conf:2: pools.shop.admin_ini: \"x\" is not a name=value directive");
         CHECK_STR(parse("php: { open_basedir_dirs = [\"rel\"]; };\n", NULL, NULL),
                   "configuration: php.open_basedir_dirs: \"rel\" is not an absolute path");
+        CHECK_STR(parse("php: { writable_dirs = [\"var\"]; };\n", NULL, NULL),
+                  "configuration: php.writable_dirs: \"var\" is not an absolute path");
+        /* true, false or "auto", and nothing else. */
+        CHECK_STR(parse("php: { private_mounts = \"auto\"; open_basedir = true; };\n", NULL, &cfg), "");
+        CHECK(cfg && cfg->php.private_mounts == VC_AUTO && cfg->php.open_basedir == 1);
+        vc_config_destroy(&cfg);
+        CHECK_STR(parse("php: {\n  private_mounts = \"sometimes\"; };\n", NULL, NULL),
+                  "/etc/vc/vc.conf:2: php.private_mounts: expected true or false or \"auto\", got \"sometimes\"");
+        CHECK_STR(parse("php: {\n  open_basedir = 1; };\n", NULL, NULL),
+                  "/etc/vc/vc.conf:2: php.open_basedir: expected true, false or \"auto\"");
         CHECK_STR(parse("log_dir = \"logs\";\n", NULL, NULL),
                   "configuration: log_dir \"logs\" is not an absolute path");
         CHECK_STR(parse("log_dir = \"/var/log/vc\";\n", NULL, &cfg), "");

@@ -8,6 +8,7 @@
  * old one's workers finish what they hold.
  */
 #include "dispatch.h"
+#include "pool_ini.h"
 #include "vc_events.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"
@@ -270,6 +271,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     struct passwd *pw = getpwuid(geteuid());
     vc_reply_field(reply, "pool", "%s", pool && *pool ? pool : "default");
     vc_reply_field(reply, "user", "%s", pw ? pw->pw_name : "?");
+    vc_reply_field(reply, "wall", "%s", pool_ini_wall());
     vc_reply_field(reply, "zygote", "%d", cur ? (int)cur->pid : 0);
     vc_reply_field(reply, "generation", "%u", cur ? cur->gen : 0);
     vc_reply_field(reply, "reloads", "%d", p->reloads);

@@ -130,6 +130,12 @@ static int lock(const char *name, size_t nlen, const char *value)
     return 0;
 }
 
+const char *pool_ini_wall(void)
+{
+    const char *w = getenv("VC_POOL_WALL");
+    return w && (!strcmp(w, "namespace") || !strcmp(w, "user")) ? w : "none";
+}
+
 int pool_ini_lock(const vc_config_t *cfg)
 {
     const vc_pool_t *p = &cfg->php;
@@ -152,7 +158,16 @@ int pool_ini_lock(const vc_config_t *cfg)
     int own_basedir = 0; /* an admin_ini line that sets it wins */
     for (size_t i = 0; i < p->nadmin_ini; i++)
         own_basedir |= !strncmp(p->admin_ini[i], "open_basedir=", 13);
-    if (p->open_basedir && !own_basedir) {
+    /* "auto": on only where nothing else walls the pool off (cli/walls.c):
+     * PHP checks every file a script opens against it, outside its
+     * realpath cache, which halves a framework's rate. */
+    int basedir = p->open_basedir == VC_AUTO ? strcmp(pool_ini_wall(), "none") == 0 : p->open_basedir;
+    vc_log(VC_LOG_INFO, "sapi", "pool \"%s\": walled by %s%s", p->name,
+           !strcmp(pool_ini_wall(), "namespace") ? "its own mount namespace"
+           : !strcmp(pool_ini_wall(), "user")    ? "its own user"
+                                                 : "nothing but PHP",
+           basedir || own_basedir ? ", with open_basedir" : "");
+    if (basedir && !own_basedir) {
         char *dirs = pool_ini_open_basedir(cfg, INI_STR("include_path"));
         int r = lock("open_basedir", strlen("open_basedir"), dirs);
         if (r < 0)

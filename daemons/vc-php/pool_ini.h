@@ -17,6 +17,10 @@ char *pool_ini_entries(const vc_config_t *cfg);
  * php.open_basedir_dirs; ':'-separated. Caller frees. */
 char *pool_ini_open_basedir(const vc_config_t *cfg, const char *include_path);
 
+/* What walls the pool off besides PHP, as `vc up` found it: "namespace"
+ * (its own mount namespace), "user" (a user of its own) or "none". */
+const char *pool_ini_wall(void);
+
 /* After PHP started: applies php.admin_ini and open_basedir so that no
  * script can change them. Returns 0, or -1 (logged) for a directive PHP
  * does not know or refuses. */
