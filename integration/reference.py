@@ -73,15 +73,19 @@ class Reference:
     """nginx + php-fpm 8.2 from Debian, configured here, nothing global."""
     name = "nginx+fpm"
 
-    def __init__(self, workers, mode, tmp, root, nginx_workers=1, server_name="localhost", cache=False):
+    def __init__(self, workers, mode, tmp, root, nginx_workers=1, server_name="localhost", cache=False, user=None):
         self.dir = tempfile.mkdtemp(prefix="ref-bench-", dir=tmp)
         d = self.dir
         self.http, self.https, self.h2c = free_port(), free_port(), free_port()
         sock = os.path.join(d, "fpm.sock")
         # Both stacks run as whoever runs them (root included, as on a CI
-        # machine: then fpm needs -R and nginx a user line).
-        me = pwd.getpwuid(os.geteuid()).pw_name
+        # machine: then fpm needs -R and nginx a user line); user (root
+        # only): the pool and nginx's workers as that user instead, as
+        # Debian's default pool runs as www-data.
+        me = user or pwd.getpwuid(os.geteuid()).pw_name
         as_root = os.geteuid() == 0
+        if user:
+            os.chmod(d, 0o711)
         with open(os.path.join(d, "fpm.conf"), "w") as f:
             f.write(f"""[global]
 error_log = {d}/fpm.log
@@ -89,6 +93,7 @@ daemonize = no
 [bench]
 {"user = " + me if as_root else ""}
 listen = {sock}
+{"listen.owner = " + me if as_root else ""}
 pm = static
 pm.max_children = {workers}
 clear_env = yes

@@ -44,6 +44,10 @@ TEST="$TEST dokuwiki
   wordpress wordpress-theme-twentytwentythree php8.2-mysql mariadb-server
   php-symfony-framework-bundle php-symfony-twig-bundle php-symfony-twig-bridge
   php-symfony-form php-symfony-validator php-symfony-security-csrf"
+# Debian's packaged applications, served where Debian puts them with a
+# default pool (integration/test_37_debian_apps.py): MediaWiki,
+# phpMyAdmin and Adminer beside DokuWiki and WordPress.
+TEST="$TEST mediawiki phpmyadmin adminer"
 
 PKGS="$BUILD $RUN"
 [ "$profile" = run ] || PKGS="$PKGS $TEST"
@@ -87,6 +91,12 @@ fi
 echo "install-deps: installing$missing"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+# phpMyAdmin's package would make its own database with dbconfig-common
+# and configure Apache: neither, the test sets its database up itself.
+if echo "$missing" | grep -qw phpmyadmin; then
+    printf '%s\n' "phpmyadmin phpmyadmin/dbconfig-install boolean false" \
+        "phpmyadmin phpmyadmin/reconfigure-webserver multiselect" | $SUDO debconf-set-selections
+fi
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq --no-install-recommends $missing
 # The Debian packages start nginx, php-fpm and MariaDB as system services;
