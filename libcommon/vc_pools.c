@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define P(field) offsetof(vc_pool_t, field)
@@ -192,6 +193,17 @@ static int check_files(const vc_pool_t *p, const char *source, char *err, size_t
         snprintf(err, errlen, "%s: %s%s.worker_script: \"%s\" cannot be read: %s", at, where, name, p->worker_script,
                  strerror(errno));
         return -1;
+    }
+    /* The pool's namespace mounts each one: a missing one would stop the
+     * pool at start, far from its line. */
+    for (size_t i = 0; i < p->nwritable_dirs; i++) {
+        struct stat st;
+        int rc = stat(p->writable_dirs[i], &st);
+        if (rc != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "%s: %s%s.writable_dirs: \"%s\" cannot be used: %s", at, where, name,
+                     p->writable_dirs[i], rc != 0 ? strerror(errno) : "not a directory");
+            return -1;
+        }
     }
     return 0;
 }

@@ -262,6 +262,11 @@ static void pools(void)
         CHECK_STR(err, "/etc/vc/vc.conf:2: pools.shop.worker_script: \"/no/such.php\" cannot be read: No such file or "
                        "directory");
         vc_config_destroy(&cfg);
+        CHECK_STR(parse("pools: {\n  shop: { writable_dirs = [\"/tmp\", \"/no/such/dir\"]; };\n};\n", NULL, &cfg), "");
+        CHECK(cfg && vc_config_check_files(cfg, err, sizeof(err)) < 0);
+        CHECK_STR(err, "/etc/vc/vc.conf:2: pools.shop.writable_dirs: \"/no/such/dir\" cannot be used: No such file "
+                       "or directory");
+        vc_config_destroy(&cfg);
         CHECK_STR(parse(NULL, NULL, &cfg), "");
         CHECK(cfg && vc_config_check_files(cfg, err, sizeof(err)) == 0);
         vc_config_destroy(&cfg);
