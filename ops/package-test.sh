@@ -124,6 +124,12 @@ in_box journalctl -u velocity --no-pager | grep -q 'vc-front.* ready' || fail "j
 in_box systemctl reload velocity || fail "systemctl reload failed"
 in_box systemctl status velocity --no-pager | grep -q 'Status: "configuration version' || fail "no reload status"
 in_box vc status >/dev/null || fail "vc status (default /etc/vc, /var/lib/vc) failed"
+# The default pool is walled off: by its own mount namespace where the
+# machine lets the unit make one (CAP_SYS_ADMIN; this container gives
+# none), else by its user, www-data, which is not the suite's.
+in_box vc workers | grep -Eq '^pool default \(user www-data, walled by (namespace|user)\)' ||
+    fail "the default pool is not walled off: $(in_box vc workers | head -1)"
+echo "   $(in_box vc workers | head -1 | cut -d: -f1); $(in_box systemd-analyze security velocity --no-pager | tail -1)"
 # An administrator's change to a conffile, kept by the upgrade.
 in_box sed -i 's/^admin_listen = .*/admin_listen = "127.0.0.1:8082";   # edited/' /etc/vc/vc.conf
 in_box systemctl reload velocity
