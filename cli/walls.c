@@ -205,6 +205,25 @@ static void app_dirs(paths_t *out, const char *root)
     free(real);
 }
 
+/* The root file system read-only in our mount namespace. */
+static int root_read_only(char *err, size_t errlen)
+{
+    /* The flags the kernel keeps locked on an inherited mount must be
+     * given again with the remount (a user namespace refuses it
+     * otherwise). */
+    struct statvfs sv;
+    unsigned long locked = 0;
+    if (statvfs("/", &sv) == 0)
+        locked = (sv.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sv.f_flag & ST_NODEV ? MS_NODEV : 0) |
+                 (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
+                 (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
+    if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked, NULL) != 0) {
+        snprintf(err, errlen, "mount(MS_REMOUNT, MS_RDONLY) of / failed: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
 {
     const vc_config_t *cfg = w->cfg;
@@ -306,21 +325,8 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
         }
     }
     free(no_key);
-    if (rc == 0) {
-        /* The flags the kernel keeps locked on an inherited mount must be
-         * given again with the remount (a user namespace refuses it
-         * otherwise). */
-        struct statvfs sv;
-        unsigned long locked = 0;
-        if (statvfs("/", &sv) == 0)
-            locked = (sv.f_flag & ST_NOSUID ? MS_NOSUID : 0) | (sv.f_flag & ST_NODEV ? MS_NODEV : 0) |
-                     (sv.f_flag & ST_NOEXEC ? MS_NOEXEC : 0) | (sv.f_flag & ST_NOATIME ? MS_NOATIME : 0) |
-                     (sv.f_flag & ST_RELATIME ? MS_RELATIME : 0);
-        if (mount(NULL, "/", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | locked, NULL) != 0) {
-            snprintf(err, errlen, "mount(MS_REMOUNT, MS_RDONLY) of / failed: %s", strerror(errno));
-            rc = -1;
-        }
-    }
+    if (rc == 0)
+        rc = root_read_only(err, errlen);
     paths_free(&keep);
     paths_free(&need);
     paths_free(&hide);
@@ -372,17 +378,46 @@ int walls_raise(const walls_ctx_t *w, int *mounted, char *err, size_t errlen)
     return 0;
 }
 
+/* Why no namespace can be made here, when none can. */
+static char impossible[256];
+
 int walls_namespace_possible(void)
 {
     static int known = -1;
     if (known >= 0)
         return known;
-    /* Tried in a child: the namespace would stay with us. */
+    /* Tried in a child, the namespace would stay with us, as far as a
+     * pool goes: a chroot (whose / is no mount) takes the namespace but
+     * refuses the mounts. The child says why not through a pipe. */
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        snprintf(impossible, sizeof(impossible), "pipe() failed: %s", strerror(errno));
+        return known = 0;
+    }
     pid_t pid = fork();
-    if (pid == 0)
-        _exit(unshare(geteuid() == 0 ? CLONE_NEWNS : CLONE_NEWUSER | CLONE_NEWNS) == 0 ? 0 : 1);
+    if (pid == 0) {
+        char err[256] = "";
+        int rc = own_namespace(err, sizeof(err));
+        if (rc == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
+            snprintf(err, sizeof(err), "mount(MS_PRIVATE) of / failed: %s (a chroot's / is no mount)", strerror(errno));
+            rc = -1;
+        }
+        if (rc == 0)
+            rc = root_read_only(err, sizeof(err));
+        if (rc != 0 && write(p[1], err, strlen(err)) < 0)
+            rc = -2;
+        _exit(rc == 0 ? 0 : 1);
+    }
+    close(p[1]);
     int status = 0;
     known = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!known) {
+        ssize_t n = read(p[0], impossible, sizeof(impossible) - 1);
+        impossible[n > 0 ? n : 0] = '\0';
+        if (n <= 0)
+            snprintf(impossible, sizeof(impossible), "fork() failed: %s", strerror(errno));
+    }
+    close(p[0]);
     return known;
 }
 
@@ -394,14 +429,11 @@ int walls_check(const vc_config_t *cfg, char *err, size_t errlen)
             vc_log(VC_LOG_NOTICE, "up",
                    "pool \"%s\": no mount namespace can be made here (%s): its wall is its user, and "
                    "open_basedir where it shares its user",
-                   pool_name(cfg, (int)i),
-                   geteuid() == 0 ? "no CAP_SYS_ADMIN, as in a container"
-                                  : "unprivileged user namespaces are off: sysctl kernel.unprivileged_userns_clone=1");
+                   pool_name(cfg, (int)i), impossible);
         if (asked != 1 || walls_namespace_possible())
             continue;
-        snprintf(err, errlen, "pool \"%s\": php.private_mounts needs %s", pool_name(cfg, (int)i),
-                 geteuid() == 0 ? "CAP_SYS_ADMIN (unshare(CLONE_NEWNS) is refused here, as in a container)"
-                                : "root or unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1)");
+        snprintf(err, errlen, "pool \"%s\": php.private_mounts needs a mount namespace, which cannot be made here: %s",
+                 pool_name(cfg, (int)i), impossible);
         return -1;
     }
     return 0;
