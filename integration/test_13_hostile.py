@@ -567,3 +567,41 @@ def test_a_script_path_switched_out_of_the_root_is_refused_by_open_basedir(make_
     site_symlink(outside / "app", root / "app")
     code, _, body = curl(s.url("/app/index.php"))
     assert b"ESCAPED" not in body, (code, body)
+
+
+def test_an_uploaded_script_outside_the_entry_scripts_never_runs(make_suite, tmp_path):
+    """site.entry_scripts (docs/front.md): with WordPress's entry points
+    listed, a shell.php uploaded under wp-content/uploads/ is as if it were
+    not there: the front controller answers, or 404 without one."""
+    root = tmp_path / "wp"
+    (root / "wp-content" / "uploads").mkdir(parents=True)
+    (root / "wp-admin" / "network").mkdir(parents=True)
+    (root / "index.php").write_text("<?php echo 'FRONT ', $_SERVER['REQUEST_URI'];")
+    (root / "wp-login.php").write_text("<?php echo 'LOGIN';")
+    (root / "wp-admin" / "edit.php").write_text("<?php echo 'ADMIN';")
+    (root / "wp-admin" / "network" / "sites.php").write_text("<?php echo 'NETWORK';")
+    (root / "wp-content" / "uploads" / "shell.php").write_text("<?php echo 'PWNED';")
+    for d, _, files in os.walk(tmp_path):
+        os.chmod(d, 0o755)
+        for f in files:
+            os.chmod(os.path.join(d, f), 0o644)
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text("php: { workers = 1; };\n")
+    entries = 'entry_scripts = ["index.php", "wp-login.php", "wp-admin/*.php"];'
+    (conf / "sites-enabled" / "wp.conf").write_text(
+        f'site: {{ hosts = ["wp.test"]; root = "{root}"; default = true; {entries} }};\n')
+    (conf / "sites-enabled" / "plain.conf").write_text(
+        f'site: {{ hosts = ["plain.test"]; root = "{root}"; front_controller = false; {entries} }};\n')
+    s = make_suite(root="", conf=str(conf)).start()
+
+    def get(host, path):
+        return curl("-H", f"Host: {host}", s.url(path))
+
+    assert get("wp.test", "/wp-admin/edit.php")[2] == b"ADMIN"
+    assert get("wp.test", "/wp-login.php")[2] == b"LOGIN"
+    for path in ("/wp-content/uploads/shell.php", "/wp-content/uploads/shell.php/x", "/wp-admin/network/sites.php"):
+        code, _, body = get("wp.test", path)
+        assert (code, body) == (200, b"FRONT " + path.encode()), (path, code, body)
+        code, _, body = get("plain.test", path)
+        assert code == 404 and b"PWNED" not in body and b"NETWORK" not in body, (path, code, body)

@@ -48,6 +48,7 @@ static const struct spec site_specs[] = {
     {"site.acme_on_demand", T_BOOL, S(acme_on_demand), 0, 0},
     {"site.tls_key", T_STR, S(tls_key), 0, 0},
     {"site.front_controller", T_BOOL, S(front_controller), 0, 0},
+    {"site.entry_scripts", T_LIST, S(entry_scripts), 0, 0},
     {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0},
     {"site.hsts", T_DURATION, S(hsts_max_age), 0, BIG},
     {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG},
@@ -444,6 +445,7 @@ static void site_fini(vc_site_t *s)
     free(s->mercure_publisher_key);
     free(s->mercure_subscriber_key);
     vc_config_free_list(&s->redirects, &s->nredirects);
+    vc_config_free_list(&s->entry_scripts, &s->nentry_scripts);
     vc_config_free_list(&s->cache_rules, &s->ncache_rules);
     vc_config_free_list(&s->realtime_apps, &s->nrealtime_apps);
     vc_config_free_list(&s->realtime_origins, &s->nrealtime_origins);

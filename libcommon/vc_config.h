@@ -69,12 +69,14 @@ typedef struct vc_site {
     int acme_on_demand;       /* the default site: a certificate for any host a handshake names, if
                                * acme.on_demand_ask says yes (vc_acme.h) */
     int front_controller;     /* try_files $uri $uri/ /index.php */
-    int https_redirect;       /* answer plain HTTP with 301 to https */
-    int64_t hsts_max_age;     /* seconds; 0: no Strict-Transport-Security */
-    int64_t static_max_age;   /* seconds for Cache-Control; -1: none */
-    int gzip;                 /* compress text responses */
-    int cache;                /* answers may be cached (cache.*), if they say so */
-    char **cache_rules;       /* "PREFIX off|ttl=D|max_ttl=D|grace=D ..." (vc_cache.h) */
+    char **entry_scripts;     /* the .php files that may run: fnmatch() patterns from the root; none: any */
+    size_t nentry_scripts;
+    int https_redirect;     /* answer plain HTTP with 301 to https */
+    int64_t hsts_max_age;   /* seconds; 0: no Strict-Transport-Security */
+    int64_t static_max_age; /* seconds for Cache-Control; -1: none */
+    int gzip;               /* compress text responses */
+    int cache;              /* answers may be cached (cache.*), if they say so */
+    char **cache_rules;     /* "PREFIX off|ttl=D|max_ttl=D|grace=D ..." (vc_cache.h) */
     size_t ncache_rules;
     char **realtime_apps; /* "ID KEY SECRET" (vc_realtime.h) */
     size_t nrealtime_apps;

@@ -111,6 +111,18 @@ int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
             if (vc_rt_webhook_parse(s->realtime_webhooks[r], &hook, why, sizeof(why)) < 0)
                 return vc_config_fail(c, s->line, "site \"%s\": realtime webhook %s", s->name, why);
         }
+        /* Matched against the script's path from the root, without its
+         * first '/' (route.c): a leading one is dropped here. */
+        for (size_t e = 0; e < s->nentry_scripts; e++) {
+            char *p = s->entry_scripts[e];
+            if (*p == '/')
+                memmove(p, p + 1, strlen(p));
+            if (!*p || strstr(p, "..") || strstr(p, "//"))
+                return vc_config_fail(c, s->line,
+                                      "site \"%s\": entry script \"%s\" is not a path from the root like "
+                                      "\"index.php\" or \"wp-admin/*.php\"",
+                                      s->name, s->entry_scripts[e]);
+        }
         for (size_t e = 0; e < s->nerror_pages; e++) {
             int code = 0;
             char path[1024];

@@ -173,6 +173,31 @@ int main(void)
     longpath[sizeof(longpath) - 1] = '\0';
     CHECK(go(longpath, &rt) == ROUTE_BAD);
 
+    /* An allowlist of entry scripts: any other .php file is as if it were
+     * not there (an uploaded shell.php). */
+    vc_test_write(root, "uploads/shell.php", "<?php system($_GET['c']);");
+    vc_test_write(root, "blog/sub/deep.php", "<?php");
+    char *entries[] = {"index.php", "app.php", "blog/*.php"};
+    site.entry_scripts = entries;
+    site.nentry_scripts = 3;
+    CHECK(go("/uploads/shell.php", &rt) == ROUTE_PHP); /* the front controller, not the upload */
+    CHECK_STR(rt.script_name, "/index.php");
+    CHECK(go("/uploads/shell.php/x", &rt) == ROUTE_PHP && !strcmp(rt.script_name, "/index.php"));
+    CHECK(go("/app.php/users/1", &rt) == ROUTE_PHP && !strcmp(rt.path_info, "/users/1"));
+    CHECK(go("/blog/", &rt) == ROUTE_PHP && !strcmp(rt.script_name, "/blog/index.php"));
+    CHECK(go("/blog/sub/deep.php", &rt) == ROUTE_PHP); /* '*' stops at '/' */
+    CHECK_STR(rt.script_name, "/index.php");
+    site.front_controller = 0;
+    CHECK(go("/uploads/shell.php", &rt) == ROUTE_NOT_FOUND);
+    CHECK_STR(rt.why, "not an entry script");
+    CHECK(go("/index.php", &rt) == ROUTE_PHP);
+    /* The front controller itself left out: nothing runs in its place. */
+    site.front_controller = 1;
+    entries[0] = "none.php";
+    CHECK(go("/uploads/shell.php", &rt) == ROUTE_NOT_FOUND);
+    site.nentry_scripts = 0;
+    CHECK(go("/uploads/shell.php", &rt) == ROUTE_PHP && !strcmp(rt.script_name, "/uploads/shell.php"));
+
     /* A sibling directory that shares the root's prefix is outside. */
     site.root_len = strlen(root);
     vc_test_rmtree(root);

@@ -169,6 +169,15 @@ static void sites(void)
     CHECK_STR(parse(NULL, wild, &cfg), "");
     CHECK(vc_config_site_for_host(cfg, "a.example", 9) == &cfg->sites[0]);
     vc_config_destroy(&cfg);
+    snprintf(wild, sizeof(wild),
+             "site: { hosts = [\"a\"]; root = \"%s\"; entry_scripts = [\"/index.php\", \"wp-admin/*.php\"]; };\n",
+             root);
+    CHECK_STR(parse(NULL, wild, &cfg), "");
+    CHECK(cfg && cfg->sites[0].nentry_scripts == 2 && !strcmp(cfg->sites[0].entry_scripts[0], "index.php"));
+    vc_config_destroy(&cfg);
+    snprintf(wild, sizeof(wild), "site: { hosts = [\"a\"]; root = \"%s\"; entry_scripts = [\"../x.php\"]; };\n", root);
+    CHECK_STR(parse(NULL, wild, NULL), "/etc/vc/sites-enabled/shop.conf:1: site \"shop\": entry script \"../x.php\" is "
+                                       "not a path from the root like \"index.php\" or \"wp-admin/*.php\"");
     snprintf(wild, sizeof(wild), "site: { hosts = [\"a.*.example\"]; root = \"%s\"; };\n", root);
     CHECK(strstr(parse(NULL, wild, NULL), "a wildcard is a whole first label") != NULL);
     CHECK_STR(parse(NULL, "site: {\n  hosts = [\"a\"];\n  root = \"/does/not/exist\";\n};\n", NULL),

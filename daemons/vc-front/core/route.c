@@ -1,6 +1,7 @@
 #include "route.h"
 #include "root_links.h"
 
+#include <fnmatch.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,16 @@ static int php_source(const char *file)
     return 0;
 }
 
+static int entry_script(const route_site_t *site, const char *name)
+{
+    if (site->nentry_scripts == 0)
+        return 1;
+    for (size_t i = 0; i < site->nentry_scripts; i++)
+        if (fnmatch(site->entry_scripts[i], name, FNM_PATHNAME) == 0)
+            return 1;
+    return 0;
+}
+
 static int copy(char dst[PATH_MAX], const char *src, size_t len)
 {
     if (len >= PATH_MAX)
@@ -154,6 +165,12 @@ static route_kind_t php(const route_site_t *site, route_t *out, const char *scri
     size_t flen = strlen(out->file);
     if (flen < 4 || strcmp(out->file + flen - 4, ".php") != 0)
         return refuse(out, ROUTE_NOT_FOUND, "script is not a .php file");
+    if (!entry_script(site, out->script_name + 1)) {
+        /* An uploaded shell.php is as if it were not there. */
+        if (site->front_controller && strcmp(out->script_name, "/index.php") != 0)
+            return php(site, out, "/index.php", 10, "", 0, "/index.php", 10);
+        return refuse(out, ROUTE_NOT_FOUND, "not an entry script");
+    }
     out->kind = ROUTE_PHP;
     return ROUTE_PHP;
 }

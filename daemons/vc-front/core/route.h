@@ -35,6 +35,13 @@ typedef struct route_site {
     const char *root; /* real path, no trailing slash */
     size_t root_len;
     int front_controller; /* try_files $uri $uri/ /index.php */
+    /* The scripts that may run, as fnmatch() patterns of their path from
+     * the root without its first '/', where '*' stops at a '/' (as in
+     * "index.php", or WordPress's admin scripts as wp-admin, a slash, a
+     * star and .php). Any other is as if it were not there: the front
+     * controller runs, or 404. None: any script. */
+    char *const *entry_scripts;
+    size_t nentry_scripts;
 } route_site_t;
 
 /* path is not NUL-terminated and may contain anything a client sent. */
