@@ -74,6 +74,7 @@ struct sup {
     size_t nlisteners;
     int stopping;
     int userns;               /* --userns: in a user namespace of its own (userns.h) */
+    int no_detect;            /* --no-detect: --root as it is, whatever application it holds */
     void (*on_hup)(sup_t *s); /* SIGHUP: a reload nobody waits for (up.c's) */
     uint64_t started_ms;
 };

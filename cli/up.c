@@ -4,6 +4,7 @@
  * bus), reloads on request, and on SIGTERM or Ctrl-C stops them all.
  */
 #include "cli.h"
+#include "detect.h"
 #include "vc_events.h"
 #include "privs.h"
 #include "userns.h"
@@ -256,8 +257,11 @@ static void up_usage(FILE *out)
 {
     fputs("usage: vc up [-d] [--root DIR] [--listen ADDR] [--tls-listen ADDR]\n"
           "             [--mode classic|worker|fork] [--workers N] [--worker-script FILE]\n"
-          "             [--worker-restore] [--userns]\n"
+          "             [--worker-restore] [--userns] [--no-detect]\n"
           "  Serves --root (default ./public if it exists, else the bundled example app)\n"
+          "  --root DIR: Laravel, Symfony, Drupal, WordPress and MediaWiki are recognised\n"
+          "  and served from the document root they need (DIR/public, DIR/web, DIR);\n"
+          "  --no-detect serves DIR as it is.\n"
           "  on :8080 and :8443, with state, logs and sockets under --data (./var).\n"
           "  --userns: started as a normal user, run the daemons and each pool as users\n"
           "  of their own all the same, in a user namespace (ids from /etc/subuid).\n",
@@ -324,6 +328,7 @@ static int up_options(sup_t *s, int argc, char **argv, int *background, const ch
         {"worker-script", required_argument, NULL, 's'},
         {"worker-restore", no_argument, NULL, 'R'},
         {"userns", no_argument, NULL, 'U'},
+        {"no-detect", no_argument, NULL, 'D'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -344,6 +349,7 @@ static int up_options(sup_t *s, int argc, char **argv, int *background, const ch
         }
         case 'R': add_override(s, "php.worker_restore", "true"); break;
         case 'U': s->userns = 1; break;
+        case 'D': s->no_detect = 1; break;
         case 'h': up_usage(stdout); return 1;
         default: up_usage(stderr); return 2;
         }
@@ -361,9 +367,17 @@ static int default_root(sup_t *s, const cli_t *cli, const char *root)
 {
     char *root_real = NULL;
     struct stat st;
-    if (root && *root)
+    if (root && *root) {
         root_real = realpath(root, NULL);
-    else if (stat("./public", &st) == 0 && S_ISDIR(st.st_mode))
+        detected_t d = root_real && !s->no_detect ? detect_app(root_real) : (detected_t){0};
+        if (d.app) {
+            fprintf(stderr, "vc up: %s holds %s: serving %s (--no-detect serves %s as it is)\n", root_real, d.app,
+                    d.root, root_real);
+            free(root_real);
+            root_real = realpath(d.root, NULL);
+            free(d.root);
+        }
+    } else if (stat("./public", &st) == 0 && S_ISDIR(st.st_mode))
         root_real = realpath("./public", NULL);
     else
         root_real = find_example_root(cli->bin_dir);
