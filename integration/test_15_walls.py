@@ -6,6 +6,7 @@ namespace off. Then both pools with nothing configured: the default wall.
 Runs started as root and as a normal user alike."""
 import json
 import os
+import pathlib
 import shutil
 import tempfile
 
@@ -190,3 +191,43 @@ def test_the_default_wall_hides_another_pools_root_sessions_and_secrets_and_the_
     pools = json.loads(s.vc("workers", "--json", check=True).stdout)["pools"]
     walls = {p["pool"]["pool"]: p["pool"]["wall"] for p in pools}
     assert walls == {"default": "namespace", "shop": "namespace"}, walls
+
+
+def test_without_a_namespace_open_basedir_stands_in_where_nothing_else_walls_a_pool():
+    """open_basedir = "auto": a pool with no namespace of its own (here
+    turned off, as a container without CAP_SYS_ADMIN has it) gets
+    open_basedir when it shares its user with the suite or another pool,
+    and none when a user of its own walls it (started as root)."""
+    tmp_path = pathlib.Path(tempfile.mkdtemp(prefix="vc-walls-fallback-"))  # the suite's users cross it
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "probe.php").write_text("<?php echo ini_get('open_basedir') === '' ? 'none' : 'basedir';")
+    for p in (tmp_path, root):
+        os.chmod(p, 0o755)
+    os.chmod(root / "probe.php", 0o644)
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    own = 'user = "nobody"; group = "nogroup"; ' if os.geteuid() == 0 else ""
+    (conf / "vc.conf").write_text("php: { workers = 1; private_mounts = false; };\n"
+                                  f"pools: {{ shop: {{ {own}workers = 1; private_mounts = false; }}; "
+                                  "mall: { workers = 1; private_mounts = false; }; };\n")
+    for name, pool in (("a", None), ("b", "shop"), ("c", "mall")):
+        (conf / "sites-enabled" / f"{name}.conf").write_text(
+            f'site: {{ hosts = ["{name}.test"]; root = "{root}"; '
+            + (f'pool = "{pool}"; ' if pool else "default = true; ") + "};\n")
+    s = Suite(root="", conf=str(conf), as_root=False)
+    try:
+        s.start()
+        pools = json.loads(s.vc("workers", "--json", check=True).stdout)["pools"]
+        walls = {p["pool"]["pool"]: p["pool"]["wall"] for p in pools}
+        # Root: default and mall share www-data; shop has nobody. A normal
+        # user's start: every pool is that user, as the suite is.
+        shop = "user" if os.geteuid() == 0 else "none"
+        assert walls == {"default": "none", "shop": shop, "mall": "none"}, walls
+        for host, want in (("a", "basedir"), ("b", "none" if shop == "user" else "basedir"), ("c", "basedir")):
+            r = requests.get(s.url("/probe.php"), headers={"Host": f"{host}.test"}, timeout=10)
+            assert (r.status_code, r.text) == (200, want), (host, r.status_code, r.text, s.logs()[-2000:])
+    finally:
+        s.stop()
+        s.cleanup()
+        shutil.rmtree(tmp_path, ignore_errors=True)
