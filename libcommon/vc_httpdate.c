@@ -92,7 +92,11 @@ static int64_t to_epoch(int y, int mon, int d, int h, int mi, int s)
     static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (mon < 0 || d < 1 || d > mdays[mon] + (mon == 1 && leap(y)) || h > 23 || mi > 59 || s > 60 || y < 1970)
         return -1;
-    return days_since_epoch(y, mon + 1, d) * 86400 + h * 3600 + mi * 60 + s;
+    int64_t t = days_since_epoch(y, mon + 1, d) * 86400 + h * 3600 + mi * 60 + s;
+    /* A leap second is the next second, but not past the last one a date
+     * can name: 9999-12-31 23:59:60 stays 23:59:59, so that every date
+     * parsed prints back (vc_httpdate_format). */
+    return t > 253402300799LL ? 253402300799LL : t;
 }
 
 int64_t vc_httpdate_parse(const char *v, size_t len)
