@@ -237,11 +237,16 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
     add(&keep, vc_config_run_dir_of(cfg, daemon));
     free(daemon);
     for (size_t i = 0; i < cfg->nsites; i++)
+        if (site_in_pool(&cfg->sites[i], name))
+            add(&keep, vc_strdup(cfg->sites[i].root));
+    /* What else it writes may hold another pool's site (a root /var/www/public
+     * makes /var/www writable): that one stays hidden inside it. */
+    size_t nown = keep.n;
+    for (size_t i = 0; i < cfg->nsites; i++)
         if (site_in_pool(&cfg->sites[i], name)) {
-            const char *root = cfg->sites[i].root;
-            add(&keep, vc_strdup(root));
             /* Beside a public/ or web/ root is the framework's application
              * (Symfony's var/, Laravel's storage/), as open_basedir has it. */
+            const char *root = cfg->sites[i].root;
             const char *base = strrchr(root, '/');
             if (base && base != root && (!strcmp(base, "/public") || !strcmp(base, "/web")))
                 add(&keep, vc_strndup(root, (size_t)(base - root)));
@@ -299,7 +304,7 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
     for (size_t i = 0; rc == 0 && i < hide.n; i++) {
         int needed = 0;
         for (size_t k = 0; k < keep.n && !needed; k++)
-            needed = covers(hide.p[i], keep.p[k]) || covers(keep.p[k], hide.p[i]);
+            needed = covers(hide.p[i], keep.p[k]) || (k < nown && covers(keep.p[k], hide.p[i]));
         for (size_t k = 0; k < need.n && !needed; k++)
             needed = covers(hide.p[i], need.p[k]);
         struct stat st;

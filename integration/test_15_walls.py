@@ -138,10 +138,12 @@ def defaulted():
     them apart."""
     d = tempfile.mkdtemp(prefix="vc-walls-default-")
     os.chmod(d, 0o755)
-    roots = {}
+    # a is a framework's public/, so its pool may write www/ beside it;
+    # b lives in www/ too, and stays hidden all the same.
+    roots = {"a": os.path.join(d, "www", "public"), "b": os.path.join(d, "www", "b")}
     for name in ("a", "b"):
-        roots[name] = os.path.join(d, name)
-        os.mkdir(roots[name])
+        os.makedirs(roots[name])
+        os.chmod(os.path.dirname(roots[name]), 0o755)
         os.chmod(roots[name], 0o755)
         for f, text in (("probe.php", PROBE), ("public.txt", f"secret source of {name}\n")):
             with open(os.path.join(roots[name], f), "w") as out:
