@@ -370,14 +370,11 @@ static int syscall_filter(int in_userns, char *err, size_t errlen)
 int walls_raise(const walls_ctx_t *w, int *mounted, char *err, size_t errlen)
 {
     const vc_pool_t *pc = pool_conf(w->cfg, w->pool);
-    *mounted = 0;
-    if (pc->private_mounts == VC_AUTO && !walls_namespace_possible()) {
-        /* The pool's user, or open_basedir, walls it instead (vc-php). */
-    } else if (pc->private_mounts) {
-        if (private_mounts(w, err, errlen) < 0)
-            return -1;
-        *mounted = 1;
-    }
+    /* "auto" where none can be made: the pool's user, or open_basedir,
+     * walls it instead (vc-php). */
+    *mounted = pc->private_mounts == VC_AUTO ? walls_namespace_possible() : pc->private_mounts;
+    if (*mounted && private_mounts(w, err, errlen) < 0)
+        return -1;
     if (pc->syscall_filter && syscall_filter(*mounted && geteuid() != 0, err, errlen) < 0)
         return -1;
     return 0;

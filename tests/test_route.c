@@ -6,19 +6,17 @@
 #include <unistd.h>
 
 static route_site_t site;
+static char *root;         /* the site's root, a real path */
+static char outside[4200]; /* beside it */
 
 static route_kind_t go(const char *path, route_t *rt)
 {
     return route_resolve(&site, path, strlen(path), rt);
 }
 
-int main(void)
+/* The site's tree, and links out of it made by a site's PHP and by root. */
+static void make_tree(void)
 {
-    char *tmp = vc_test_tmpdir();
-    char *root = realpath(tmp, NULL);
-    char outside[4200];
-    snprintf(outside, sizeof(outside), "%s-outside", root);
-    mkdir(outside, 0755);
     vc_test_write(outside, "secret.php", "<?php echo 'secret';");
     vc_test_write(outside, "secret.txt", "secret");
     vc_test_write(root, "index.php", "<?php");
@@ -57,13 +55,13 @@ int main(void)
     snprintf(link, sizeof(link), "%s/data.php", root);
     snprintf(target, sizeof(target), "%s/style.css", root);
     CHECK(symlink(target, link) == 0); /* a .php name for a non-.php file */
+}
 
-    site.root = root;
-    site.root_len = strlen(root);
-    site.front_controller = 1;
+/* Scripts, PATH_INFO, static files, indexes, the front controller, dotfiles. */
+static void php_and_static_files(void)
+{
     route_t rt;
     char want[4300];
-
     /* PHP source by other names is never a static file. */
     CHECK(go("/lib.phar", &rt) == ROUTE_NOT_FOUND);
     CHECK(go("/view.phtml", &rt) == ROUTE_NOT_FOUND);
@@ -121,7 +119,13 @@ int main(void)
     CHECK(go("/.well-known/acme-challenge/tok", &rt) == ROUTE_STATIC);
     CHECK(go("/../etc/passwd", &rt) == ROUTE_NOT_FOUND);
     CHECK(go("/docs/../../x", &rt) == ROUTE_NOT_FOUND);
+}
 
+/* Links out of the root: only root's are followed. */
+static void symlinks(void)
+{
+    route_t rt;
+    char want[4300];
     /* Symlinks out of the root: neither executed nor served. */
     CHECK(go("/evil.php", &rt) == ROUTE_NOT_FOUND);
     CHECK(go("/leak.txt", &rt) == ROUTE_PHP); /* not served: falls to index.php */
@@ -136,7 +140,13 @@ int main(void)
     } else {
         CHECK(go("/packaged.php", &rt) == ROUTE_NOT_FOUND);
     }
+}
 
+/* What the path cache keeps, and what it checks every time. */
+static void the_path_cache(void)
+{
+    route_t rt;
+    char want[4300];
     /* Resolutions are cached for a second, but whether the result lies
      * inside the root is checked on every lookup: a site whose root is the
      * parent directory may run evil.php's target; the site itself still
@@ -162,7 +172,12 @@ int main(void)
     usleep(1100 * 1000);
     CHECK(go("/new.php", &rt) == ROUTE_NOT_FOUND);
     site.front_controller = 1;
+}
 
+/* Paths no client should send: 400. */
+static void bytes_no_client_sends(void)
+{
+    route_t rt;
     /* Bytes no client should send. */
     CHECK(route_resolve(&site, "/app.php\0.jpg", 13, &rt) == ROUTE_BAD);
     CHECK(go("", &rt) == ROUTE_BAD);
@@ -172,7 +187,12 @@ int main(void)
     longpath[0] = '/';
     longpath[sizeof(longpath) - 1] = '\0';
     CHECK(go(longpath, &rt) == ROUTE_BAD);
+}
 
+/* site.entry_scripts. */
+static void entry_scripts(void)
+{
+    route_t rt;
     /* An allowlist of entry scripts: any other .php file is as if it were
      * not there (an uploaded shell.php). */
     vc_test_write(root, "uploads/shell.php", "<?php system($_GET['c']);");
@@ -197,9 +217,23 @@ int main(void)
     CHECK(go("/uploads/shell.php", &rt) == ROUTE_NOT_FOUND);
     site.nentry_scripts = 0;
     CHECK(go("/uploads/shell.php", &rt) == ROUTE_PHP && !strcmp(rt.script_name, "/uploads/shell.php"));
+}
 
-    /* A sibling directory that shares the root's prefix is outside. */
+int main(void)
+{
+    char *tmp = vc_test_tmpdir();
+    root = realpath(tmp, NULL);
+    snprintf(outside, sizeof(outside), "%s-outside", root);
+    mkdir(outside, 0755);
+    make_tree();
+    site.root = root;
     site.root_len = strlen(root);
+    site.front_controller = 1;
+    php_and_static_files();
+    symlinks();
+    the_path_cache();
+    bytes_no_client_sends();
+    entry_scripts();
     vc_test_rmtree(root);
     vc_test_rmtree(outside);
     free(root);

@@ -161,11 +161,12 @@ int pool_ini_lock(const vc_config_t *cfg)
     /* "auto": on only where nothing else walls the pool off (cli/walls.c):
      * PHP checks every file a script opens against it, outside its
      * realpath cache, which halves a framework's rate. */
-    int basedir = p->open_basedir == VC_AUTO ? strcmp(pool_ini_wall(), "none") == 0 : p->open_basedir;
+    const char *wall = pool_ini_wall();
+    int basedir = p->open_basedir == VC_AUTO ? strcmp(wall, "none") == 0 : p->open_basedir;
     vc_log(VC_LOG_INFO, "sapi", "pool \"%s\": walled by %s%s", p->name,
-           !strcmp(pool_ini_wall(), "namespace") ? "its own mount namespace"
-           : !strcmp(pool_ini_wall(), "user")    ? "its own user"
-                                                 : "nothing but PHP",
+           !strcmp(wall, "namespace") ? "its own mount namespace"
+           : !strcmp(wall, "user")    ? "its own user"
+                                      : "nothing but PHP",
            basedir || own_basedir ? ", with open_basedir" : "");
     if (basedir && !own_basedir) {
         char *dirs = pool_ini_open_basedir(cfg, INI_STR("include_path"));
