@@ -52,6 +52,20 @@ def tree(pid):
     return out
 
 
+def wait_unix(path, timeout=20):
+    """Until a Unix socket accepts a connection: php-fpm has bound and
+    listens, so nginx's connections queue instead of failing."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with socket.socket(socket.AF_UNIX) as s:
+                s.connect(path)
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {path}")
+
+
 def wait_http(port, path="/", timeout=20):
     """Until the stack answers path with a status below 500: nginx answers
     502 until php-fpm has opened its socket."""
@@ -177,6 +191,10 @@ http {{
         self.nginx = subprocess.Popen(["nginx", "-p", d, "-c", os.path.join(d, "nginx.conf")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
+            # A root without index.php answers "/" from nginx alone (404 or
+            # 403), before php-fpm listens: wait for php-fpm's socket too,
+            # or the first PHP request may meet a 502.
+            wait_unix(sock)
             wait_http(self.http, "/")
         except Exception:
             self.stop()  # never leave nginx or php-fpm behind
