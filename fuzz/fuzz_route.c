@@ -1,6 +1,10 @@
 /* libFuzzer: the front's path resolution, on a small real tree, with any
  * bytes as the path. Nothing may crash, and whatever it returns must lie
- * inside the root. */
+ * inside the root. The same bytes are read as the name in an
+ * X-Accel-Redirect or X-Sendfile header (handoff_name.h), which PHP sends:
+ * what comes out has no NUL and no ".." segment, and an X-Accel-Redirect
+ * URI resolves inside the root too. */
+#include "../daemons/vc-front/core/handoff_name.h"
 #include "../daemons/vc-front/core/route.h"
 
 #include <fnmatch.h>
@@ -50,6 +54,24 @@ static void make_tree(void)
     atexit(remove_tree);
 }
 
+static void handoff(const unsigned char *data, size_t size)
+{
+    static char name[4097];
+    static route_t rt;
+    for (int accel = 0; accel < 2; accel++) {
+        ssize_t n = handoff_name((const char *)data, size, accel, name, size % 2 ? sizeof(name) : 16);
+        if (n < 0)
+            continue;
+        if ((size_t)n != strlen(name) || (size_t)n > size || strstr(name, "/../") || strncmp(name, "../", 3) == 0 ||
+            strcmp(name, "..") == 0 || (n >= 3 && strcmp(name + n - 3, "/..") == 0))
+            abort(); /* a name the front would look for, but should not */
+        if (accel && name[0] == '/' &&
+            (route_resolve(&site, name, (size_t)n, &rt) == ROUTE_STATIC &&
+             (strncmp(rt.file, root, site.root_len) != 0 || (rt.file[site.root_len] != '/' && rt.file[site.root_len]))))
+            abort(); /* escaped the root */
+    }
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
     if (site.root == NULL)
@@ -67,5 +89,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     if (k == ROUTE_PHP && site.nentry_scripts && fnmatch(entries[0], rt.script_name + 1, FNM_PATHNAME) != 0 &&
         fnmatch(entries[1], rt.script_name + 1, FNM_PATHNAME) != 0)
         abort(); /* ran a script the allowlist leaves out */
+    handoff(data, size);
     return 0;
 }

@@ -83,11 +83,36 @@ def wait_http(port, path="/", timeout=20):
     raise RuntimeError(f"nothing answers on port {port}")
 
 
+def start_fpm(d, sock, workers, user):
+    """php-fpm 8.2 with one static pool of workers listening on sock, its
+    configuration and log in d; as user when run as root (-R: root may
+    start it)."""
+    as_root = os.geteuid() == 0
+    with open(os.path.join(d, "fpm.conf"), "w") as f:
+        f.write(f"""[global]
+error_log = {d}/fpm.log
+daemonize = no
+[bench]
+{"user = " + user if as_root else ""}
+listen = {sock}
+{"listen.owner = " + user if as_root else ""}
+pm = static
+pm.max_children = {workers}
+clear_env = yes
+catch_workers_output = yes
+""")
+    env = dict(os.environ, PHP_INI_SCAN_DIR=PHP_INI_SCAN)
+    return subprocess.Popen(["php-fpm8.2", "-F", "-y", os.path.join(d, "fpm.conf"), "-c", PHP_INI] +
+                            (["-R"] if as_root else []),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+
+
 class Reference:
     """nginx + php-fpm 8.2 from Debian, configured here, nothing global."""
     name = "nginx+fpm"
 
-    def __init__(self, workers, mode, tmp, root, nginx_workers=1, server_name="localhost", cache=False, user=None):
+    def __init__(self, workers, mode, tmp, root, nginx_workers=1, server_name="localhost", cache=False, user=None,
+                 locations=""):
         self.dir = tempfile.mkdtemp(prefix="ref-bench-", dir=tmp)
         d = self.dir
         self.http, self.https, self.h2c = free_port(), free_port(), free_port()
@@ -100,19 +125,6 @@ class Reference:
         as_root = os.geteuid() == 0
         if user:
             os.chmod(d, 0o711)
-        with open(os.path.join(d, "fpm.conf"), "w") as f:
-            f.write(f"""[global]
-error_log = {d}/fpm.log
-daemonize = no
-[bench]
-{"user = " + me if as_root else ""}
-listen = {sock}
-{"listen.owner = " + me if as_root else ""}
-pm = static
-pm.max_children = {workers}
-clear_env = yes
-catch_workers_output = yes
-""")
         crt, key = os.path.join(d, "ref.crt"), os.path.join(d, "ref.key")
         subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
                         "-keyout", key, "-out", crt, "-days", "2", "-subj", "/CN=localhost"], check=True,
@@ -140,6 +152,7 @@ catch_workers_output = yes
             {cache_loc if cache else ""}
         }}
         location / {{ try_files $uri $uri/ /index.php?$query_string; }}
+        {locations}
 """
         with open(os.path.join(d, "nginx.conf"), "w") as f:
             f.write(f"""worker_processes {nginx_workers};
@@ -184,10 +197,7 @@ http {{
     }}
 }}
 """)
-        env = dict(os.environ, PHP_INI_SCAN_DIR=PHP_INI_SCAN)
-        self.fpm = subprocess.Popen(["php-fpm8.2", "-F", "-y", os.path.join(d, "fpm.conf"), "-c", PHP_INI] +
-                                    (["-R"] if as_root else []),
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        self.fpm = start_fpm(d, sock, workers, me)
         self.nginx = subprocess.Popen(["nginx", "-p", d, "-c", os.path.join(d, "nginx.conf")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:

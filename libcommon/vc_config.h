@@ -91,6 +91,10 @@ typedef struct vc_site {
     size_t nredirects;
     char **error_pages; /* "CODE PATH": pages for the front's own errors */
     size_t nerror_pages;
+    char **internal_locations; /* "PREFIX DIR": X-Accel-Redirect's targets, 404 to clients (nginx's internal) */
+    size_t ninternal_locations;
+    char **sendfile_paths; /* directories X-Sendfile may name (mod_xsendfile's XSendFilePath); none: off */
+    size_t nsendfile_paths;
     char *source; /* the file it came from */
     int line;
 } vc_site_t;

@@ -29,6 +29,54 @@ void vc_config_roots_elsewhere(void)
     roots_elsewhere = 1;
 }
 
+/* Whether one of the paths a and b is the other or holds it. */
+static int nested(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b), n = la < lb ? la : lb;
+    return strncmp(a, b, n) == 0 && (la == lb || (la < lb ? b[la] : a[lb]) == '/' || n == 1);
+}
+
+/* A directory the front may serve a file from on PHP's word (X-Accel-
+ * Redirect, X-Sendfile): absolute, there, not "/" and never the suite's
+ * own state (its keys, its LMDB), which the front can read and PHP must
+ * not. A trailing '/' is dropped. */
+static int check_handoff_dir(struct ctx *c, const vc_config_t *cfg, const vc_site_t *s, const char *what, char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        dir[--n] = '\0';
+    if (dir[0] != '/' || strstr(dir, "/../") || (n >= 3 && strcmp(dir + n - 3, "/..") == 0))
+        return vc_config_fail(c, s->line, "site \"%s\": %s \"%s\" is not an absolute path", s->name, what, dir);
+    if (strcmp(dir, "/") == 0 || (cfg->data_dir && nested(dir, cfg->data_dir)))
+        return vc_config_fail(c, s->line, "site \"%s\": %s \"%s\" would open the suite's own files (%s) to PHP",
+                              s->name, what, dir, cfg->data_dir ? cfg->data_dir : "/");
+    if (!roots_elsewhere && !is_dir(dir))
+        return vc_config_fail(c, s->line, "site \"%s\": %s \"%s\" is not a directory", s->name, what, dir);
+    return 0;
+}
+
+/* site.internal_locations ("PREFIX DIR") and site.sendfile_paths. */
+static int check_handoffs(struct ctx *c, const vc_config_t *cfg, vc_site_t *s)
+{
+    for (size_t i = 0; i < s->ninternal_locations; i++) {
+        char *loc = s->internal_locations[i], *sp = strchr(loc, ' ');
+        if (loc[0] != '/' || sp == NULL || strchr(sp + 1, ' ') || strstr(loc, "..") || sp == loc + 1)
+            return vc_config_fail(c, s->line,
+                                  "site \"%s\": internal location \"%s\" is not \"/PREFIX/ DIRECTORY\" (as nginx's "
+                                  "\"location /PREFIX/ { internal; alias DIRECTORY/; }\")",
+                                  s->name, loc);
+        int rc = check_handoff_dir(c, cfg, s, "internal location's directory", sp + 1);
+        if (rc < 0)
+            return rc;
+    }
+    for (size_t i = 0; i < s->nsendfile_paths; i++) {
+        int rc = check_handoff_dir(c, cfg, s, "sendfile path", s->sendfile_paths[i]);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
 int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
 {
     int ndefault = 0;
@@ -130,6 +178,9 @@ int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
                 return vc_config_fail(c, s->line, "site \"%s\": error page \"%s\" is not \"CODE /path\"", s->name,
                                       s->error_pages[e]);
         }
+        int rc = check_handoffs(c, cfg, s);
+        if (rc < 0)
+            return rc;
         if (s->is_default && ndefault++)
             return vc_config_fail(c, s->line, "site \"%s\" is a second default site", s->name);
     }

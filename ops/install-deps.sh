@@ -48,6 +48,9 @@ TEST="$TEST dokuwiki
 # default pool (integration/test_37_debian_apps.py): MediaWiki,
 # phpMyAdmin and Adminer beside DokuWiki and WordPress.
 TEST="$TEST mediawiki phpmyadmin adminer"
+# Apache 2.4 with mod_rewrite and php-fpm, the reference for .htaccess and
+# X-Sendfile (mod_xsendfile): run by the tests on their own ports.
+TEST="$TEST apache2 libapache2-mod-xsendfile"
 
 PKGS="$BUILD $RUN"
 [ "$profile" = run ] || PKGS="$PKGS $TEST"
@@ -97,12 +100,23 @@ if echo "$missing" | grep -qw phpmyadmin; then
     printf '%s\n' "phpmyadmin phpmyadmin/dbconfig-install boolean false" \
         "phpmyadmin phpmyadmin/reconfigure-webserver multiselect" | $SUDO debconf-set-selections
 fi
+# Services the packages would start (Apache on port 80, beside nginx) stay
+# stopped while they install: a policy-rc.d of our own says so, only if
+# the machine has none, and goes again after.
+policy=/usr/sbin/policy-rc.d
+own_policy=""
+if [ ! -e $policy ]; then
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee $policy >/dev/null
+    $SUDO chmod 755 $policy
+    own_policy=1
+fi
 # shellcheck disable=SC2086
-$SUDO apt-get install -y -qq --no-install-recommends $missing
+$SUDO apt-get install -y -qq --no-install-recommends $missing || { [ -z "$own_policy" ] || $SUDO rm -f $policy; exit 1; }
+[ -z "$own_policy" ] || $SUDO rm -f $policy
 # The Debian packages start nginx, php-fpm and MariaDB as system services;
 # the tests and benchmarks run their own instances on loopback ports, so the
 # system copies are stopped to keep port 80 and the CPU free.
-for svc in nginx php8.2-fpm mariadb nats-server; do
+for svc in nginx php8.2-fpm mariadb nats-server apache2; do
     if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet "$svc" 2>/dev/null; then
         $SUDO systemctl stop "$svc" || true
     fi

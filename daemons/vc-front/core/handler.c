@@ -84,6 +84,11 @@ static int redirect(front_t *f, h2o_req_t *req, int status, const char *url, siz
  * it has one. */
 int front_send_error(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const char *body)
 {
+    return front_send_error_keeping(f, s, req, status, body, 0);
+}
+
+int front_send_error_keeping(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const char *body, int keep)
+{
     f->stats.refused++;
     for (size_t i = 0; s && i < s->nerrors; i++)
         if (s->errors[i].status == status) {
@@ -94,7 +99,7 @@ int front_send_error(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const
             h2o_send_inline(req, s->errors[i].body.base, s->errors[i].body.len);
             return 0;
         }
-    h2o_send_error_generic(req, status, reason_of(status), body, 0);
+    h2o_send_error_generic(req, status, reason_of(status), body, keep ? H2O_SEND_ERROR_KEEP_HEADERS : 0);
     return 0;
 }
 

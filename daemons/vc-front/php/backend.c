@@ -1,5 +1,6 @@
 #include "backend_internal.h"
 #include "core/budgets.h"
+#include "core/handoff.h"
 #include "core/seam.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -94,9 +95,58 @@ static int is_dropped(const char *n)
            !strcasecmp(n, "keep-alive") || !strcasecmp(n, "date");
 }
 
+/* PHP's header, as it spelled it, on req's answer. */
+static void add_header(h2o_req_t *req, const Vc__Header *ph)
+{
+    size_t nlen = strlen(ph->name);
+    char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);
+    for (size_t k = 0; k < nlen; k++)
+        lc[k] = (char)h2o_tolower(ph->name[k]);
+    lc[nlen] = '\0';
+    char *orig = h2o_strdup(&req->pool, ph->name, nlen).base;
+    h2o_iovec_t v = h2o_strdup(&req->pool, (const char *)ph->value.data, ph->value.len);
+    h2o_add_header_by_str(&req->pool, &req->res.headers, lc, nlen, 1, orig, v.base, v.len);
+}
+
+/* X-Accel-Redirect or X-Sendfile (core/handoff.h): 1 if the front serves
+ * the file it names instead of PHP's answer. The worker is let go at
+ * once: told its client left if it still runs (as nginx closes the
+ * FastCGI connection), and what it still sends is dropped. */
+static int hand_off(preq_t *p, const Vc__ResponseHead *h)
+{
+    const Vc__Header *named = NULL;
+    handoff_kind_t k = HANDOFF_NONE;
+    for (size_t i = 0; i < h->n_headers && p->srt && k == HANDOFF_NONE; i++)
+        if ((k = handoff_header(p->srt, h->headers[i]->name, (int)h->status)) != HANDOFF_NONE)
+            named = h->headers[i];
+    if (k == HANDOFF_NONE)
+        return 0;
+    h2o_req_t *req = p->req;
+    for (size_t i = 0; i < h->n_headers; i++)
+        if (handoff_keeps(k, h->headers[i]->name))
+            add_header(req, h->headers[i]);
+    p->given_up = 1;
+    if (!h->final && p->lw) {
+        lent_cancel(p->lw);
+        p->lw->job = NULL;
+        p->lw = NULL;
+    } else if (!h->final) {
+        backend_cancel(p);
+    }
+    p->final_seen = 1; /* nothing more of it is awaited */
+    free(p->packed);   /* begun: never sent again */
+    p->packed = NULL;
+    handoff_serve(p->be->pool->f, p->srt, req, k, (const char *)named->value.data, named->value.len);
+    return 1;
+}
+
 static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *fr)
 {
     h2o_req_t *req = p->req;
+    if (h->status >= 500)
+        php_stats.errors_5xx++;
+    if (hand_off(p, h))
+        return;
     req->res.status = (int)h->status;
     /* PHP's reason phrase, as php-fpm's Status line gives nginx (empty for
      * codes PHP does not know). */
@@ -107,7 +157,6 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     int no_type = h->status == 304 || (h->status == 204 && req->version >= 0x200);
     for (size_t i = 0; i < h->n_headers; i++) {
         const char *name = h->headers[i]->name;
-        size_t nlen = strlen(name);
         if (!strcasecmp(name, "date")) {
             /* Not sent (h2o writes its own), but the cache measures the
              * answer's age and Expires from it (RFC 9111 4.2). */
@@ -117,13 +166,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
         }
         if (is_dropped(name) || (no_type && strcasecmp(name, "content-type") == 0))
             continue;
-        char *lc = h2o_mem_alloc_pool(&req->pool, nlen + 1);
-        for (size_t k = 0; k < nlen; k++)
-            lc[k] = (char)h2o_tolower(name[k]);
-        lc[nlen] = '\0';
-        char *orig = h2o_strdup(&req->pool, name, nlen).base;
-        h2o_iovec_t v = h2o_strdup(&req->pool, (const char *)h->headers[i]->value.data, h->headers[i]->value.len);
-        h2o_add_header_by_str(&req->pool, &req->res.headers, lc, nlen, 1, orig, v.base, v.len);
+        add_header(req, h->headers[i]);
     }
     if (h->final) {
         /* The whole answer is here: say its length instead of chunking. */
@@ -134,8 +177,6 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
             req->res.content_length = total;
         p->final_seen = 1;
     }
-    if (h->status >= 500)
-        php_stats.errors_5xx++;
     if (h->error && *h->error)
         vc_log(VC_LOG_WARN, "backend", "%u from the pool for %.*s: %s", h->status, (int)req->path.len, req->path.base,
                h->error);
@@ -253,7 +294,7 @@ void backend_track(backend_t *be, preq_t *p)
     be->inflight++;
 }
 
-int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
+int backend_submit(backend_t *be, site_rt_t *s, h2o_req_t *req, Vc__RequestHead *head)
 {
     preq_t *p = h2o_mem_alloc_shared(&req->pool, sizeof(*p), on_dispose);
     memset(p, 0, sizeof(*p));
@@ -281,6 +322,7 @@ int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head)
     p->idempotent = !strcmp(head->method, "GET") || !strcmp(head->method, "HEAD");
     p->script = h2o_strdup(&req->pool, head->script_filename ? head->script_filename : "", SIZE_MAX).base;
     p->site = h2o_strdup(&req->pool, head->site ? head->site : "", SIZE_MAX).base;
+    p->srt = s;
     /* Kept until the answer begins: a process that leaves before it ran
      * the request hands it back, and it goes to the successor as it was. */
     Vc__FrontMessage fm = VC__FRONT_MESSAGE__INIT;

@@ -22,10 +22,10 @@ typedef struct backend backend_t;
 php_pool_t *php_pool_new(front_t *f, const char *endpoint);
 void php_pool_destroy(php_pool_t **pool);
 
-/* Sends the request to PHP and takes charge of answering req. head is
- * borrowed (its id is set here). Returns 0, or -1 once it answered req
- * itself (429, 503). */
-int php_pool_submit(php_pool_t *pool, h2o_req_t *req, Vc__RequestHead *head);
+/* Sends the request of site s to PHP and takes charge of answering req.
+ * head is borrowed (its id is set here). Returns 0, or -1 once it
+ * answered req itself (429, 503). */
+int php_pool_submit(php_pool_t *pool, site_rt_t *s, h2o_req_t *req, Vc__RequestHead *head);
 
 /* Once a second: 504 for requests PHP has not begun to answer in
  * front.php_timeout; sets php_waiting on the connections PHP is working

@@ -61,6 +61,7 @@ typedef struct preq {
     int retries;
     const char *script; /* in the request's pool */
     const char *site;   /* its site's name, in the request's pool (vc_publish()) */
+    site_rt_t *srt;     /* and the site (the front's for its life) */
 } preq_t;
 
 /* Messages for a socket written by h2o: those of one turn of the loop
@@ -165,7 +166,7 @@ void php_pool_succeed(php_pool_t *pool, backend_t *be);
 
 backend_t *backend_new(php_pool_t *pool);
 /* php_pool_submit, for the current process. */
-int backend_submit(backend_t *be, h2o_req_t *req, Vc__RequestHead *head);
+int backend_submit(backend_t *be, site_rt_t *s, h2o_req_t *req, Vc__RequestHead *head);
 void backend_destroy(backend_t **be);
 /* p (packed, tracked nowhere) goes to be: a lent worker or the broker.
  * -1 once it answered p's client itself (503). */

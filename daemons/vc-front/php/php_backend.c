@@ -120,7 +120,7 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
     head.params = pp;
     php_stats.requests++;
     req->pathconf = s->answer_conf;
-    php_pool_submit(php, req, &head);
+    php_pool_submit(php, s, req, &head);
 }
 
 /* Each pool of the configuration ([0] the default, then cfg->pools),

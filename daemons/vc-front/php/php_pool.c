@@ -63,9 +63,9 @@ void php_pool_succeed(php_pool_t *pool, backend_t *be)
     }
 }
 
-int php_pool_submit(php_pool_t *pool, h2o_req_t *req, Vc__RequestHead *head)
+int php_pool_submit(php_pool_t *pool, site_rt_t *s, h2o_req_t *req, Vc__RequestHead *head)
 {
-    return backend_submit(pool->cur, req, head);
+    return backend_submit(pool->cur, s, req, head);
 }
 
 void php_pool_tick(php_pool_t *pool)
