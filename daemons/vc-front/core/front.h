@@ -79,6 +79,13 @@ void server_header_register(h2o_pathconf_t *pathconf);
 /* What every path of a site's answers has: the Server header, the
  * access log, and compression if the site and the front allow it. */
 void front_path_filters(struct front *f, const struct site_rt *s, h2o_pathconf_t *pathconf);
+/* A path of site s's own h2o host, for a backend's handlers and filters.
+ * h2o keeps a host's paths in one growing array, so a pointer it returned
+ * would move when the array grows: the site's array is sized once for
+ * every path its backends may ask (FRONT_SITE_PATHS, and one for each
+ * handoff directory), and asking for more is a bug caught here. */
+h2o_pathconf_t *front_site_path(struct site_rt *s, const char *path);
+#define FRONT_SITE_PATHS 8
 /* The node's LMDB environment (DATA/state), opened at first use in this
  * process (LMDB allows one handle a process): the cache and realtime
  * history read it. NULL (logged) if it cannot be opened. */

@@ -97,7 +97,7 @@ static void dir_init(front_t *f, site_rt_t *s, handoff_dir_t *d, const char *dir
     static const char *no_index[] = {NULL};
     d->dir = vc_strdup(dir);
     d->dir_len = strlen(dir);
-    d->conf = h2o_config_register_path(s->hostconf, "/", 0);
+    d->conf = front_site_path(s, "/");
     d->files = (h2o_handler_t *)h2o_file_register(d->conf, dir, no_index, NULL, 0);
     h2o_filter_t *fix = h2o_create_filter(d->conf, sizeof(*fix));
     fix->on_setup_ostream = on_setup_ostream;

@@ -362,6 +362,12 @@ void front_path_filters(front_t *f, const site_rt_t *s, h2o_pathconf_t *pathconf
         h2o_access_log_register(pathconf, f->access_log);
 }
 
+h2o_pathconf_t *front_site_path(site_rt_t *s, const char *path)
+{
+    VC_ASSERT(s->hostconf->paths.size < s->hostconf->paths.capacity);
+    return h2o_config_register_path(s->hostconf, path, 0);
+}
+
 /* The site's part in the core: its h2o host, in which backends register
  * their paths (seam_init_sites), and the path of answers made or
  * streamed. */
@@ -376,7 +382,9 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf)
     char host[300];
     snprintf(host, sizeof(host), "site.%s.invalid", conf->name);
     s->hostconf = h2o_config_register_host(&f->gc, h2o_iovec_init(host, strlen(host)), 65535);
-    s->answer_conf = h2o_config_register_path(s->hostconf, "/.answers", 0);
+    h2o_vector_reserve(NULL, &s->hostconf->paths,
+                       FRONT_SITE_PATHS + 1 + conf->ninternal_locations + conf->nsendfile_paths);
+    s->answer_conf = front_site_path(s, "/.answers");
     front_path_filters(f, s, s->answer_conf);
 }
 

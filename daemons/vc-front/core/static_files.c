@@ -51,7 +51,7 @@ static int site_init(front_t *f, site_rt_t *s, void **state)
 {
     static const char *index_files[] = {"index.html", NULL};
     static_site_t *st = vc_calloc(1, sizeof(*st));
-    st->conf = h2o_config_register_path(s->hostconf, "/", 0);
+    st->conf = front_site_path(s, "/");
     st->files =
         (h2o_handler_t *)h2o_file_register(st->conf, s->conf->root, index_files, NULL, H2O_FILE_FLAG_SEND_COMPRESSED);
     if (s->conf->static_max_age >= 0) {

@@ -156,7 +156,7 @@ static int site_init(front_t *f, site_rt_t *s, void **state)
     rs->mercure_subscriber_key = conf->mercure_subscriber_key ? conf->mercure_subscriber_key
                                  : rs->napps                  ? rs->apps[0].secret
                                                               : rs->mercure_publisher_key;
-    rs->streams = h2o_config_register_path(s->hostconf, "/.streams", 0);
+    rs->streams = front_site_path(s, "/.streams");
     server_header_register(rs->streams);
     if (f->access_log)
         h2o_access_log_register(rs->streams, f->access_log);
