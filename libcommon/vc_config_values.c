@@ -220,4 +220,3 @@ const struct spec *vc_config_find_spec(const struct spec *specs, size_t n, const
             return &specs[i];
     return NULL;
 }
-
