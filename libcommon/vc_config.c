@@ -58,6 +58,7 @@ static const struct spec site_specs[] = {
     {"site.canonical_host", T_STR, S(canonical_host), 0, 0},
     {"site.redirects", T_LIST, S(redirects), 0, 0},
     {"site.error_pages", T_LIST, S(error_pages), 0, 0},
+    {"site.deny", T_LIST, S(deny), 0, 0},
     {"site.internal_locations", T_LIST, S(internal_locations), 0, 0},
     {"site.sendfile_paths", T_LIST, S(sendfile_paths), 0, 0},
     {"site.pool", T_STR, S(pool), 0, 0},
@@ -248,6 +249,7 @@ static void site_fini(vc_site_t *s)
     vc_config_free_list(&s->realtime_origins, &s->nrealtime_origins);
     vc_config_free_list(&s->realtime_webhooks, &s->nrealtime_webhooks);
     vc_config_free_list(&s->error_pages, &s->nerror_pages);
+    vc_config_free_list(&s->deny, &s->ndeny);
     vc_config_free_list(&s->internal_locations, &s->ninternal_locations);
     vc_config_free_list(&s->sendfile_paths, &s->nsendfile_paths);
     free(s->pool);

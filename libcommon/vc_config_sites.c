@@ -69,6 +69,10 @@ static int check_handoffs(struct ctx *c, const vc_config_t *cfg, vc_site_t *s)
         if (rc < 0)
             return rc;
     }
+    for (size_t i = 0; i < s->ndeny; i++)
+        if (s->deny[i][0] != '/')
+            return vc_config_fail(c, s->line, "site \"%s\": deny \"%s\" is not a path prefix like \"/private/\"",
+                                  s->name, s->deny[i]);
     for (size_t i = 0; i < s->nsendfile_paths; i++) {
         int rc = check_handoff_dir(c, cfg, s, "sendfile path", s->sendfile_paths[i]);
         if (rc < 0)

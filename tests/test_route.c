@@ -219,6 +219,24 @@ static void entry_scripts(void)
     CHECK(go("/uploads/shell.php", &rt) == ROUTE_PHP && !strcmp(rt.script_name, "/uploads/shell.php"));
 }
 
+/* site.deny: a prefix is 403 for scripts, files and what is not there. */
+static void denied_prefixes(void)
+{
+    route_t rt;
+    vc_test_write(root, "config/settings.php", "<?php");
+    vc_test_write(root, "config/db.ini", "password=x");
+    char *deny[] = {"/config/"};
+    site.deny = deny;
+    site.ndeny = 1;
+    CHECK(go("/config/settings.php", &rt) == ROUTE_FORBIDDEN);
+    CHECK(go("/config/db.ini", &rt) == ROUTE_FORBIDDEN);
+    CHECK(go("/config/nothing", &rt) == ROUTE_FORBIDDEN);
+    CHECK(go("/config", &rt) != ROUTE_FORBIDDEN); /* the prefix as written, as nginx's */
+    CHECK(go("/configx/a", &rt) == ROUTE_PHP);    /* the front controller */
+    site.ndeny = 0;
+    CHECK(go("/config/db.ini", &rt) == ROUTE_STATIC);
+}
+
 int main(void)
 {
     char *tmp = vc_test_tmpdir();
@@ -234,6 +252,7 @@ int main(void)
     the_path_cache();
     bytes_no_client_sends();
     entry_scripts();
+    denied_prefixes();
     vc_test_rmtree(root);
     vc_test_rmtree(outside);
     free(root);

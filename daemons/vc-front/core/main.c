@@ -379,6 +379,8 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf)
     s->route.front_controller = conf->front_controller;
     s->route.entry_scripts = conf->entry_scripts;
     s->route.nentry_scripts = conf->nentry_scripts;
+    s->route.deny = conf->deny;
+    s->route.ndeny = conf->ndeny;
     char host[300];
     snprintf(host, sizeof(host), "site.%s.invalid", conf->name);
     s->hostconf = h2o_config_register_host(&f->gc, h2o_iovec_init(host, strlen(host)), 65535);

@@ -194,6 +194,12 @@ route_kind_t route_resolve(const route_site_t *site, const char *path, size_t le
                 continue;
             return refuse(out, ROUTE_NOT_FOUND, "dotfile");
         }
+    /* site.deny: nginx's `location ^~ /PREFIX/ { deny all; }`. */
+    for (size_t i = 0; i < site->ndeny; i++) {
+        size_t n = strlen(site->deny[i]);
+        if (len >= n && memcmp(path, site->deny[i], n) == 0)
+            return refuse(out, ROUTE_FORBIDDEN, "denied by the site");
+    }
 
     /* fastcgi_split_path_info ^(.+?\.php)(/.*)$ : the first ".php" with at
      * least one character before it that ends the path or precedes '/'. */

@@ -42,6 +42,9 @@ typedef struct route_site {
      * controller runs, or 404. None: any script. */
     char *const *entry_scripts;
     size_t nentry_scripts;
+    /* Path prefixes no client may have (403), scripts or files. */
+    char *const *deny;
+    size_t ndeny;
 } route_site_t;
 
 /* path is not NUL-terminated and may contain anything a client sent. */
