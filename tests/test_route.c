@@ -207,6 +207,8 @@ static void entry_scripts(void)
     CHECK(go("/blog/", &rt) == ROUTE_PHP && !strcmp(rt.script_name, "/blog/index.php"));
     CHECK(go("/blog/sub/deep.php", &rt) == ROUTE_PHP); /* '*' stops at '/' */
     CHECK_STR(rt.script_name, "/index.php");
+    CHECK(go("/missing.php", &rt) == ROUTE_PHP); /* not there: the front controller too */
+    CHECK_STR(rt.script_name, "/index.php");
     site.front_controller = 0;
     CHECK(go("/uploads/shell.php", &rt) == ROUTE_NOT_FOUND);
     CHECK_STR(rt.why, "not an entry script");

@@ -158,6 +158,14 @@ static route_kind_t php(const route_site_t *site, route_t *out, const char *scri
     if (copy(out->script_name, script, slen) || copy(out->path_info, info, ilen) ||
         copy(out->document_uri, doc_uri, dlen))
         return refuse(out, ROUTE_BAD, "path too long");
+    if (!entry_script(site, out->script_name + 1)) {
+        /* An uploaded shell.php is as if it were not there, and so is a
+         * missing one: the front controller, as nginx's try_files when
+         * only the entry scripts go to PHP (Laravel's, Symfony's). */
+        if (site->front_controller && strcmp(out->script_name, "/index.php") != 0)
+            return php(site, out, "/index.php", 10, "", 0, "/index.php", 10);
+        return refuse(out, ROUTE_NOT_FOUND, "not an entry script");
+    }
     if (resolve(site, script, slen, out->file) != S_IFREG)
         return refuse(out, ROUTE_NOT_FOUND, "no such script");
     /* The real file must itself be a .php entry: a symlink "x.php" to a
@@ -165,12 +173,6 @@ static route_kind_t php(const route_site_t *site, route_t *out, const char *scri
     size_t flen = strlen(out->file);
     if (flen < 4 || strcmp(out->file + flen - 4, ".php") != 0)
         return refuse(out, ROUTE_NOT_FOUND, "script is not a .php file");
-    if (!entry_script(site, out->script_name + 1)) {
-        /* An uploaded shell.php is as if it were not there. */
-        if (site->front_controller && strcmp(out->script_name, "/index.php") != 0)
-            return php(site, out, "/index.php", 10, "", 0, "/index.php", 10);
-        return refuse(out, ROUTE_NOT_FOUND, "not an entry script");
-    }
     out->kind = ROUTE_PHP;
     return ROUTE_PHP;
 }
