@@ -28,27 +28,6 @@ void vc_config_free_list(char ***list, size_t *n)
 }
 
 /* "8M", "512k", "1G", "1048576" -> bytes; -1 on error. */
-static int64_t parse_size(const char *s)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v < 0)
-        return -1;
-    int64_t mul = 1;
-    if (*end == 'k' || *end == 'K')
-        mul = 1024, end++;
-    else if (*end == 'm' || *end == 'M')
-        mul = 1024 * 1024, end++;
-    else if (*end == 'g' || *end == 'G')
-        mul = 1024LL * 1024 * 1024, end++;
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end != '\0' || v > INT64_MAX / mul)
-        return -1;
-    return v * mul;
-}
-
 /* Stores a textual value (from a file string, the environment or `vc up`)
  * into the field a spec names. */
 int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *base, const char *text)
@@ -131,7 +110,7 @@ int vc_config_set_text(struct ctx *c, int line, const struct spec *sp, void *bas
         break;
     }
     case T_SIZE:
-        if ((v = parse_size(text)) < 0)
+        if ((v = vc_parse_size(text)) < 0)
             return vc_config_fail(c, line, "%s: expected a size like 8M, got \"%s\"", sp->path, text);
         break;
     case T_DURATION:

@@ -68,6 +68,8 @@ int64_t vc_wall_ms(void);
 
 /* Parses "5m", "30s", "2h", "1d", "1500ms" into milliseconds; -1 on error. */
 int64_t vc_parse_duration_ms(const char *s);
+/* "8M", "64k", "1G", "512" (bytes): the size, or -1. */
+int64_t vc_parse_size(const char *s);
 
 /* Appends s to out as the inside of a JSON string (no quotes added). */
 void vc_json_escape(FILE *out, const char *s, size_t len);
