@@ -13,21 +13,26 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+vc_config_t *cli_configtest_dir(const char *conf_dir, const char *data_dir, size_t *nfiles, char *err, size_t errlen)
+{
+    Vc__ConfigVersion *v = vc_config_gather(conf_dir, err, errlen);
+    if (v == NULL)
+        return NULL;
+    char *data = vc_strdup(data_dir);
+    vc_config_t *cfg = vc_config_parse(v, data, err, errlen);
+    if (cfg != NULL && vc_config_check_files(cfg, err, errlen) < 0)
+        vc_config_destroy(&cfg);
+    free(data);
+    *nfiles = v->n_files;
+    vc_config_version_free(&v);
+    return cfg;
+}
+
 int cmd_configtest(cli_t *cli, int argc, char **argv)
 {
     char err[1024] = "";
-    Vc__ConfigVersion *v = vc_config_gather(cli->conf_dir, err, sizeof(err));
-    if (v == NULL) {
-        fprintf(stderr, "vc configtest: %s\n", err);
-        return 1;
-    }
-    char *data = vc_strdup(cli->data_dir);
-    vc_config_t *cfg = vc_config_parse(v, data, err, sizeof(err));
-    if (cfg != NULL && vc_config_check_files(cfg, err, sizeof(err)) < 0)
-        vc_config_destroy(&cfg);
-    free(data);
-    size_t nfiles = v->n_files;
-    vc_config_version_free(&v);
+    size_t nfiles = 0;
+    vc_config_t *cfg = cli_configtest_dir(cli->conf_dir, cli->data_dir, &nfiles, err, sizeof(err));
     if (cfg == NULL) {
         fprintf(stderr, "%s\n", err);
         fprintf(stderr, "vc configtest: configuration refused\n");
