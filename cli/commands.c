@@ -89,7 +89,7 @@ static const cli_command_t commands[] = {
     {"The cluster (vc-mesh, over NATS)", "nodes", "[--json]",
      "every node of the cluster: up, suspect or gone, last heard, version, load", cmd_nodes},
     {"Configuration", "configtest", "", "check the configuration directory", cmd_configtest},
-    {NULL, "import", "nginx PATH [--dry-run] [--force]",
+    {NULL, "import", "nginx|apache PATH [--dry-run] [--force] [--verbose]",
      "sites from an nginx configuration, with a report of what was converted; written once configtest passes",
      cmd_import},
     {NULL, "ensite", "NAME", "enable a site (sites-available to sites-enabled)", run_enable},

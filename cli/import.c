@@ -1,6 +1,6 @@
 /*
- * vc import nginx PATH [--dry-run] [--force]: another server's sites as the
- * suite's (docs/configuration.md, "Moving from nginx"). The report says
+ * vc import nginx|apache PATH [--dry-run] [--force]: another server's sites
+ * as the suite's (docs/configuration.md, "Moving from nginx or Apache"). The report says
  * line by line what was converted and what was not. Nothing live is
  * touched until the new sites pass configtest beside the configuration
  * already there: they are checked in a staging directory that links
@@ -121,16 +121,17 @@ static char *check_staged(cli_t *cli, const char *conf_dir, const import_t *im, 
     return why;
 }
 
-/* The listeners and body limit nginx had, as a conf file left disabled:
- * the suite's own may differ on purpose (a port it shares). */
-static int write_global(const char *conf_dir, const import_t *im)
+/* The listeners and body limit the server had, as a conf file left
+ * disabled: the suite's own may differ on purpose (a port it shares). */
+static int write_global(const char *conf_dir, const import_t *im, const char *kind)
 {
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
-    fputs("# What nginx listened on and accepted, from `vc import nginx`. Not enabled:\n"
-          "# `vc enconf imported-nginx` takes it (vc.conf must not set these too).\n",
-          f);
+    fprintf(f,
+            "# What %s listened on and accepted, from `vc import %s`. Not enabled:\n"
+            "# `vc enconf imported-%s` takes it (vc.conf must not set these too).\n",
+            kind, kind, kind);
     const import_list_t *lists[] = {&im->listen, &im->tls_listen};
     const char *names[] = {"listen", "tls_listen"};
     for (size_t k = 0; k < 2; k++) {
@@ -144,7 +145,7 @@ static int write_global(const char *conf_dir, const import_t *im)
     if (im->max_body >= 0)
         fprintf(f, "front: { max_body = %lld; };\n", im->max_body);
     fclose(f);
-    char *dir = vc_asprintf("%s/conf-available", conf_dir), *path = vc_asprintf("%s/imported-nginx.conf", dir);
+    char *dir = vc_asprintf("%s/conf-available", conf_dir), *path = vc_asprintf("%s/imported-%s.conf", dir, kind);
     int rc = vc_mkdirs(dir, 0755) == 0 ? write_file(path, text) : -1;
     free(text);
     free(dir);
@@ -194,13 +195,15 @@ static void drop_rootless(import_t *im)
 
 int cmd_import(cli_t *cli, int argc, char **argv)
 {
-    int dry = 0, force = 0;
+    int dry = 0, force = 0, verbose = 0;
     const char *kind = NULL, *from = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--dry-run") == 0)
             dry = 1;
         else if (strcmp(argv[i], "--force") == 0)
             force = 1;
+        else if (strcmp(argv[i], "--verbose") == 0)
+            verbose = 1;
         else if (!kind)
             kind = argv[i];
         else if (!from)
@@ -208,14 +211,15 @@ int cmd_import(cli_t *cli, int argc, char **argv)
         else
             kind = NULL, i = argc;
     }
-    if (kind == NULL || from == NULL || strcmp(kind, "nginx") != 0) {
-        fprintf(stderr, "usage: vc import nginx PATH [--dry-run] [--force]\n");
+    if (kind == NULL || from == NULL || (strcmp(kind, "nginx") != 0 && strcmp(kind, "apache") != 0)) {
+        fprintf(stderr, "usage: vc import nginx|apache PATH [--dry-run] [--force] [--verbose]\n");
         return 2;
     }
     const char *conf_dir = cli->conf_dir ? cli->conf_dir : VC_DEFAULT_CONF;
-    import_t im = {.report = stdout, .max_body = -1};
+    import_t im = {.report = stdout, .max_body = -1, .verbose = verbose};
     char err[1024] = "";
-    if (import_nginx(&im, from, err, sizeof(err)) < 0) {
+    int (*read)(import_t *, const char *, char *, size_t) = kind[0] == 'n' ? import_nginx : import_apache;
+    if (read(&im, from, err, sizeof(err)) < 0) {
         fprintf(stderr, "vc import: %s\n", err);
         return 1;
     }
@@ -243,12 +247,12 @@ int cmd_import(cli_t *cli, int argc, char **argv)
     } else if (dry) {
         printf("configtest passes with them; --dry-run: nothing written\n");
         rc = 0;
-    } else if (write_sites(conf_dir, &im, from) < 0 || write_global(conf_dir, &im) < 0) {
+    } else if (write_sites(conf_dir, &im, from) < 0 || write_global(conf_dir, &im, kind) < 0) {
         fprintf(stderr, "vc import: writing into %s: %s\n", conf_dir, strerror(errno));
     } else {
-        printf("  listeners and body limit: %s/conf-available/imported-nginx.conf (not enabled)\n"
+        printf("  listeners and body limit: %s/conf-available/imported-%s.conf (not enabled)\n"
                "configtest passes; to serve them, run:\n  vc reload\n",
-               conf_dir);
+               conf_dir, kind);
         rc = 0;
     }
     free(why);

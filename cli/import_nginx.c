@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-int import_nginx_is(const nginx_dir_t *d, const char *name)
+int import_nginx_is(const conf_node_t *d, const char *name)
 {
     return strcmp(d->name, name) == 0;
 }
@@ -74,7 +74,7 @@ int import_nginx_not_needed(const char *name)
     return import_nginx_any_of(name, own) || strncmp(name, "fastcgi_", 8) == 0;
 }
 
-void import_nginx_not_converted(walk_t *w, const nginx_dir_t *d, const char *why)
+void import_nginx_not_converted(walk_t *w, const conf_node_t *d, const char *why)
 {
     import_note(w->im, d->file, d->line, IMPORT_NOT_CONVERTED, "%s%s%s%s", d->name, d->nargs ? " " : "",
                 d->nargs ? d->args[0] : "", why);
@@ -94,7 +94,7 @@ static char *listen_addr(const char *a)
     return vc_strdup(a);
 }
 
-static void listen_on(walk_t *w, import_site_t *s, pending_t *p, const nginx_dir_t *d)
+static void listen_on(walk_t *w, import_site_t *s, pending_t *p, const conf_node_t *d)
 {
     char *addr = d->nargs ? listen_addr(d->args[0]) : NULL;
     if (addr == NULL) {
@@ -120,7 +120,7 @@ static void listen_on(walk_t *w, import_site_t *s, pending_t *p, const nginx_dir
     free(addr);
 }
 
-static void server_name(walk_t *w, import_site_t *s, const nginx_dir_t *d)
+static void server_name(walk_t *w, import_site_t *s, const conf_node_t *d)
 {
     for (size_t i = 0; i < d->nargs; i++) {
         const char *n = d->args[i];
@@ -161,7 +161,7 @@ char *import_nginx_expires(const char *v)
     return NULL;
 }
 
-static void server_directive(walk_t *w, import_site_t *s, const nginx_dir_t *d)
+static void server_directive(walk_t *w, import_site_t *s, const conf_node_t *d)
 {
     import_t *im = w->im;
     if (import_nginx_is(d, "server_name")) {
@@ -209,10 +209,10 @@ static void server_directive(walk_t *w, import_site_t *s, const nginx_dir_t *d)
     }
 }
 
-static void server(walk_t *w, const nginx_dir_t *srv)
+static void server(walk_t *w, const conf_node_t *srv)
 {
-    const nginx_dir_t *ret = nginx_conf_find(srv, "return");
-    if (ret && !nginx_conf_find(srv, "location") && !nginx_conf_find(srv, "root")) {
+    const conf_node_t *ret = conf_tree_find(srv, "return");
+    if (ret && !conf_tree_find(srv, "location") && !conf_tree_find(srv, "root")) {
         /* Only a redirect: applied once every site is known. */
         w->redirects = vc_realloc(w->redirects, (w->nredirects + 1) * sizeof(*w->redirects));
         pending_t *p = &w->redirects[w->nredirects++];
@@ -229,7 +229,7 @@ static void server(walk_t *w, const nginx_dir_t *srv)
         server_directive(w, s, &srv->kids[i]);
     if (s->gzip < 0)
         s->gzip = w->http_gzip;
-    const nginx_dir_t *index = nginx_conf_find(srv, "index");
+    const conf_node_t *index = conf_tree_find(srv, "index");
     int index_php = w->http_index_php;
     for (size_t i = 0; index && i < index->nargs; i++)
         index_php |= strcmp(index->args[i], "index.php") == 0;
@@ -243,10 +243,10 @@ static void server(walk_t *w, const nginx_dir_t *srv)
                     "suite runs them (review, or give the site an entry_scripts list)");
 }
 
-static void http(walk_t *w, const nginx_dir_t *h)
+static void http(walk_t *w, const conf_node_t *h)
 {
     for (size_t i = 0; i < h->nkids; i++) {
-        const nginx_dir_t *d = &h->kids[i];
+        const conf_node_t *d = &h->kids[i];
         if (import_nginx_is(d, "gzip") && d->nargs == 1) {
             w->http_gzip = strcmp(d->args[0], "on") == 0;
             import_note(w->im, d->file, d->line, IMPORT_CONVERTED, "gzip → each site's gzip");
@@ -272,19 +272,19 @@ static void http(walk_t *w, const nginx_dir_t *h)
 
 int import_nginx(import_t *im, const char *path, char *err, size_t errlen)
 {
-    nginx_conf_t *conf = nginx_conf_load(path, err, errlen);
+    conf_tree_t *conf = nginx_conf_load(path, err, errlen);
     if (conf == NULL)
         return -1;
     import_nginx_tree(im, conf);
-    nginx_conf_free(&conf);
+    conf_tree_free(&conf);
     return 0;
 }
 
-void import_nginx_tree(import_t *im, const nginx_conf_t *conf)
+void import_nginx_tree(import_t *im, const conf_tree_t *conf)
 {
     walk_t w = {.im = im, .http_gzip = -1};
     for (size_t i = 0; i < conf->top.nkids; i++) {
-        const nginx_dir_t *d = &conf->top.kids[i];
+        const conf_node_t *d = &conf->top.kids[i];
         if (import_nginx_is(d, "http"))
             http(&w, d);
         else if (import_nginx_not_needed(d->name))

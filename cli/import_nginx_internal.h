@@ -12,7 +12,7 @@
 /* A server that only redirects (`return 301 https://$host$request_uri`),
  * applied to the site it names once every site is known. */
 typedef struct pending {
-    const nginx_dir_t *srv, *ret;
+    const conf_node_t *srv, *ret;
     int plain, tls;
 } pending_t;
 
@@ -25,20 +25,20 @@ typedef struct walk {
 } walk_t;
 
 /* The servers of a tree already read (fuzz/fuzz_nginx_conf.c). */
-void import_nginx_tree(import_t *im, const nginx_conf_t *conf);
+void import_nginx_tree(import_t *im, const conf_tree_t *conf);
 
-int import_nginx_is(const nginx_dir_t *d, const char *name);
+int import_nginx_is(const conf_node_t *d, const char *name);
 int import_nginx_any_of(const char *s, const char *const *names);
 /* Directives the suite does its own way: processes, logs, buffers, TLS
  * protocols, MIME types, FastCGI's parameters. */
 int import_nginx_not_needed(const char *name);
 /* "file:line: NOT CONVERTED: NAME ARG...why". */
-void import_nginx_not_converted(walk_t *w, const nginx_dir_t *d, const char *why);
+void import_nginx_not_converted(walk_t *w, const conf_node_t *d, const char *why);
 /* nginx's `expires` as a duration the suite reads ("30d"), or NULL. */
 char *import_nginx_expires(const char *v);
 
-void import_nginx_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc);
-void import_nginx_error_page(walk_t *w, import_site_t *s, const nginx_dir_t *d);
+void import_nginx_location(walk_t *w, import_site_t *s, const conf_node_t *loc);
+void import_nginx_error_page(walk_t *w, import_site_t *s, const conf_node_t *d);
 /* A server that only redirects, onto the site it names. */
 void import_nginx_redirect(walk_t *w, const pending_t *p);
 

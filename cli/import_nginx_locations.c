@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void note(walk_t *w, const nginx_dir_t *d, import_kind_t k, const char *what)
+static void note(walk_t *w, const conf_node_t *d, import_kind_t k, const char *what)
 {
     import_note(w->im, d->file, d->line, k, "location %s%s%s: %s", d->nargs > 1 ? d->args[0] : "",
                 d->nargs > 1 ? " " : "", d->nargs ? d->args[d->nargs - 1] : "", what);
@@ -20,10 +20,10 @@ static void note(walk_t *w, const nginx_dir_t *d, import_kind_t k, const char *w
 
 /* The directives inside a location the suite's way covers; any other is
  * reported on its own line. */
-static void rest_of(walk_t *w, const nginx_dir_t *loc, const char *const *covered)
+static void rest_of(walk_t *w, const conf_node_t *loc, const char *const *covered)
 {
     for (size_t i = 0; i < loc->nkids; i++) {
-        const nginx_dir_t *d = &loc->kids[i];
+        const conf_node_t *d = &loc->kids[i];
         if (import_nginx_any_of(d->name, covered) || import_nginx_not_needed(d->name))
             continue;
         import_nginx_not_converted(w, d, " (inside the location above)");
@@ -59,7 +59,7 @@ static int named_scripts(const char *pat, import_list_t *list)
 
 static const char *const php_covered[] = {"fastcgi_pass", "include", "try_files", "set", "internal", "root", NULL};
 
-static void php_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc, const char *pat)
+static void php_location(walk_t *w, import_site_t *s, const conf_node_t *loc, const char *pat)
 {
     s->php = 1;
     if (named_scripts(pat, &s->entry_scripts))
@@ -69,7 +69,7 @@ static void php_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc, co
     else
         note(w, loc, IMPORT_NOT_CONVERTED,
              "scripts chosen by a pattern the suite does not read; it runs any .php file");
-    if (nginx_conf_find(loc, "internal"))
+    if (conf_tree_find(loc, "internal"))
         note(w, loc, IMPORT_NOT_CONVERTED,
              "internal: a client asking for the script itself gets 404 from nginx; the suite runs it");
     rest_of(w, loc, php_covered);
@@ -82,7 +82,7 @@ static int dotfiles(const char *pat)
     return strncmp(pat, "/\\.", 3) == 0 || strncmp(pat, "^/\\.", 4) == 0 || strncmp(pat, "(^|/)\\.", 7) == 0;
 }
 
-static void deny_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc, const char *mod, const char *pat)
+static void deny_location(walk_t *w, import_site_t *s, const conf_node_t *loc, const char *mod, const char *pat)
 {
     static const char *const covered[] = {"deny", "return", "access_log", "log_not_found", NULL};
     int regex = mod[0] == '~';
@@ -99,10 +99,10 @@ static void deny_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc, c
 }
 
 /* `location / { try_files ... }`: the front controller, or none. */
-static void root_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc)
+static void root_location(walk_t *w, import_site_t *s, const conf_node_t *loc)
 {
     static const char *const covered[] = {"try_files", "index", NULL};
-    const nginx_dir_t *tf = nginx_conf_find(loc, "try_files");
+    const conf_node_t *tf = conf_tree_find(loc, "try_files");
     const char *last = tf && tf->nargs ? tf->args[tf->nargs - 1] : NULL;
     if (last && strncmp(last, "/index.php", 10) == 0) {
         s->front_controller = 1;
@@ -117,9 +117,9 @@ static void root_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc)
 }
 
 /* The exact redirect `location = /old { return 301 /new; }`. */
-static int exact_redirect(walk_t *w, import_site_t *s, const nginx_dir_t *loc, const char *mod, const char *pat)
+static int exact_redirect(walk_t *w, import_site_t *s, const conf_node_t *loc, const char *mod, const char *pat)
 {
-    const nginx_dir_t *ret = nginx_conf_find(loc, "return");
+    const conf_node_t *ret = conf_tree_find(loc, "return");
     if (strcmp(mod, "=") != 0 || ret == NULL || ret->nargs != 2 || strchr(ret->args[1], '$') || loc->nkids != 1)
         return 0;
     int code = atoi(ret->args[0]);
@@ -134,10 +134,10 @@ static int exact_redirect(walk_t *w, import_site_t *s, const nginx_dir_t *loc, c
 
 /* `location ~* \.(css|js|png)$ { expires 30d; }`: the suite's expiry is
  * for every static file of the site. */
-static int static_expiry(walk_t *w, import_site_t *s, const nginx_dir_t *loc)
+static int static_expiry(walk_t *w, import_site_t *s, const conf_node_t *loc)
 {
     static const char *const covered[] = {"expires", "add_header", "try_files", NULL};
-    const nginx_dir_t *ex = nginx_conf_find(loc, "expires");
+    const conf_node_t *ex = conf_tree_find(loc, "expires");
     char *d = ex && ex->nargs == 1 ? import_nginx_expires(ex->args[0]) : NULL;
     if (d == NULL)
         return 0;
@@ -148,20 +148,20 @@ static int static_expiry(walk_t *w, import_site_t *s, const nginx_dir_t *loc)
     return 1;
 }
 
-void import_nginx_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc)
+void import_nginx_location(walk_t *w, import_site_t *s, const conf_node_t *loc)
 {
     if (loc->nargs < 1 || loc->nargs > 2 || !loc->block) {
         import_nginx_not_converted(w, loc, "");
         return;
     }
     const char *mod = loc->nargs == 2 ? loc->args[0] : "", *pat = loc->args[loc->nargs - 1];
-    const nginx_dir_t *deny = nginx_conf_find(loc, "deny"), *alias = nginx_conf_find(loc, "alias");
+    const conf_node_t *deny = conf_tree_find(loc, "deny"), *alias = conf_tree_find(loc, "alias");
     static const char *const logs[] = {"access_log", "log_not_found", "allow", NULL};
-    if (nginx_conf_find(loc, "fastcgi_pass")) {
+    if (conf_tree_find(loc, "fastcgi_pass")) {
         php_location(w, s, loc, pat);
     } else if (deny && deny->nargs == 1 && strcmp(deny->args[0], "all") == 0) {
         deny_location(w, s, loc, mod, pat);
-    } else if (nginx_conf_find(loc, "internal") && alias && alias->nargs == 1 && mod[0] != '~' && pat[0] == '/') {
+    } else if (conf_tree_find(loc, "internal") && alias && alias->nargs == 1 && mod[0] != '~' && pat[0] == '/') {
         char *in = vc_asprintf("%s %s", pat, alias->args[0]);
         import_list_add(&s->internal, in);
         free(in);
@@ -170,7 +170,7 @@ void import_nginx_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc)
         root_location(w, s, loc);
     } else if (exact_redirect(w, s, loc, mod, pat) || (mod[0] == '~' && static_expiry(w, s, loc))) {
         /* done */
-    } else if (mod[0] == '~' && strstr(pat, "\\.php") && nginx_conf_find(loc, "return")) {
+    } else if (mod[0] == '~' && strstr(pat, "\\.php") && conf_tree_find(loc, "return")) {
         note(w, loc, IMPORT_NOT_CONVERTED,
              s->entry_scripts.n ? "other scripts are 404 here under nginx; the suite runs the front controller for "
                                   "them (front_controller = false makes them 404)"
@@ -190,7 +190,7 @@ void import_nginx_location(walk_t *w, import_site_t *s, const nginx_dir_t *loc)
     }
 }
 
-void import_nginx_error_page(walk_t *w, import_site_t *s, const nginx_dir_t *d)
+void import_nginx_error_page(walk_t *w, import_site_t *s, const conf_node_t *d)
 {
     const char *uri = d->nargs ? d->args[d->nargs - 1] : "";
     size_t ul = strlen(uri);
@@ -227,7 +227,7 @@ static int split_target(const char *url, char scheme[16], char *host, size_t cap
 
 void import_nginx_redirect(walk_t *w, const pending_t *p)
 {
-    const nginx_dir_t *ret = p->ret, *names = nginx_conf_find(p->srv, "server_name");
+    const conf_node_t *ret = p->ret, *names = conf_tree_find(p->srv, "server_name");
     char scheme[16], host[256];
     int code = ret->nargs == 2 ? atoi(ret->args[0]) : 0;
     if ((code != 301 && code != 302 && code != 307 && code != 308) || names == NULL ||

@@ -14,7 +14,7 @@ void import_note(import_t *im, const char *file, int line, import_kind_t kind, c
 {
     static const char *const says[] = {"converted", "not needed", "NOT CONVERTED"};
     im->counts[kind]++;
-    if (im->report == NULL)
+    if (im->report == NULL || (kind == IMPORT_NOT_NEEDED && !im->verbose))
         return;
     fprintf(im->report, "%s:%d: %s: ", file, line, says[kind]);
     va_list ap;
@@ -71,6 +71,11 @@ import_site_t *import_site_for(import_t *im, const char *host)
 
 void import_name_sites(import_t *im)
 {
+    int any_default = 0;
+    for (size_t i = 0; i < im->nsites; i++)
+        any_default |= im->sites[i].is_default;
+    if (!any_default && im->nsites > 0)
+        im->sites[0].is_default = 1;
     for (size_t i = 0; i < im->nsites; i++) {
         import_site_t *s = &im->sites[i];
         const char *from = s->hosts.n ? s->hosts.v[0] : "default";

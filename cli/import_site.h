@@ -8,6 +8,8 @@
 #ifndef VC_IMPORT_SITE_H
 #define VC_IMPORT_SITE_H
 
+#include "conf_tree.h"
+
 #include <stddef.h>
 #include <stdio.h>
 
@@ -42,6 +44,7 @@ typedef struct import {
     long long max_body;               /* the largest client_max_body_size, or -1 */
     size_t counts[3];                 /* directives of each import_kind_t, for the summary */
     FILE *report;
+    int verbose; /* report the directives not needed too */
 } import_t;
 
 typedef enum import_kind {
@@ -57,6 +60,11 @@ void import_note(import_t *im, const char *file, int line, import_kind_t kind, c
 /* cli/import_nginx.c: the servers of the nginx configuration at path (a
  * directory holding nginx.conf, or the file) into im. 0, or -1 with err. */
 int import_nginx(import_t *im, const char *path, char *err, size_t errlen);
+/* cli/import_apache.c: the virtual hosts of the Apache configuration at
+ * path (the server root holding apache2.conf or httpd.conf, or the file). */
+int import_apache(import_t *im, const char *path, char *err, size_t errlen);
+/* The same, of a tree already read (fuzz/fuzz_apache_conf.c). */
+void import_apache_tree(import_t *im, const conf_tree_t *conf);
 
 void import_list_add(import_list_t *l, const char *s);
 int import_list_has(const import_list_t *l, const char *s);
@@ -64,7 +72,9 @@ int import_list_has(const import_list_t *l, const char *s);
 import_site_t *import_site_new(import_t *im, const char *file, int line);
 /* The site serving host, or NULL. */
 import_site_t *import_site_for(import_t *im, const char *host);
-/* Names each site after its first host (or "default"), unique. */
+/* Names each site after its first host (or "default"), unique; with no
+ * site marked default, the first is (nginx and Apache answer names no
+ * server claims with the first one listed). */
 void import_name_sites(import_t *im);
 /* The site file's text (to free). */
 char *import_site_text(const import_site_t *s, const char *from);

@@ -109,25 +109,11 @@ static tok_t next(lexer_t *lx, char **word)
     return T_WORD;
 }
 
-static nginx_dir_t *push(nginx_dir_t *into, const lexer_t *lx, char **words, size_t nwords, int line)
-{
-    into->kids = vc_realloc(into->kids, (into->nkids + 1) * sizeof(*into->kids));
-    nginx_dir_t *d = &into->kids[into->nkids++];
-    memset(d, 0, sizeof(*d));
-    d->name = words[0];
-    d->nargs = nwords - 1;
-    d->args = vc_calloc(nwords, sizeof(char *));
-    memcpy(d->args, words + 1, (nwords - 1) * sizeof(char *));
-    d->file = lx->file;
-    d->line = line;
-    return d;
-}
-
-static int parse_text(nginx_conf_t *c, nginx_dir_t *into, const char *file, const char *text, size_t len, int depth,
+static int parse_text(conf_tree_t *c, conf_node_t *into, const char *file, const char *text, size_t len, int depth,
                       char *err, size_t errlen);
 
 /* `include PATTERN`: each file it matches, in order, read in place. */
-static int include(nginx_conf_t *c, nginx_dir_t *into, lexer_t *lx, const char *pattern, int depth)
+static int include(conf_tree_t *c, conf_node_t *into, lexer_t *lx, const char *pattern, int depth)
 {
     if (depth >= MAX_DEPTH)
         return fail(lx, "includes nested deeper than %d", MAX_DEPTH);
@@ -148,9 +134,7 @@ static int include(nginx_conf_t *c, nginx_dir_t *into, lexer_t *lx, const char *
             globfree(&g);
             return -1;
         }
-        c->files = vc_realloc(c->files, (c->nfiles + 1) * sizeof(char *));
-        c->files[c->nfiles] = vc_strdup(g.gl_pathv[i]);
-        const char *name = c->files[c->nfiles++];
+        const char *name = conf_tree_file(c, g.gl_pathv[i]);
         int r = parse_text(c, into, name, text, len, depth + 1, lx->err, lx->errlen);
         free(text);
         if (r < 0) {
@@ -170,7 +154,7 @@ static void free_words(char **words, size_t n)
 }
 
 /* Directives until the block's `}` (closing) or the end of the text. */
-static int parse_block(nginx_conf_t *c, nginx_dir_t *into, lexer_t *lx, int closing, int depth)
+static int parse_block(conf_tree_t *c, conf_node_t *into, lexer_t *lx, int closing, int depth)
 {
     char *words[256];
     size_t n = 0;
@@ -204,12 +188,12 @@ static int parse_block(nginx_conf_t *c, nginx_dir_t *into, lexer_t *lx, int clos
                     return -1;
                 continue;
             }
-            push(into, lx, words, n, line);
+            conf_tree_push(into, words, n, lx->file, line);
             n = 0;
             continue;
         }
         if (t == T_OPEN) {
-            nginx_dir_t *d = push(into, lx, words, n, line);
+            conf_node_t *d = conf_tree_push(into, words, n, lx->file, line);
             n = 0;
             d->block = 1;
             if (depth >= MAX_DEPTH * 4)
@@ -233,28 +217,19 @@ fail:
     return -1;
 }
 
-static int parse_text(nginx_conf_t *c, nginx_dir_t *into, const char *file, const char *text, size_t len, int depth,
+static int parse_text(conf_tree_t *c, conf_node_t *into, const char *file, const char *text, size_t len, int depth,
                       char *err, size_t errlen)
 {
     lexer_t lx = {.p = text, .end = text + len, .file = file, .line = 1, .err = err, .errlen = errlen};
     return parse_block(c, into, &lx, 0, depth);
 }
 
-int nginx_conf_parse(nginx_conf_t *c, const char *file, const char *text, size_t len, char *err, size_t errlen)
+int nginx_conf_parse(conf_tree_t *c, const char *file, const char *text, size_t len, char *err, size_t errlen)
 {
-    c->files = vc_realloc(c->files, (c->nfiles + 1) * sizeof(char *));
-    c->files[c->nfiles] = vc_strdup(file);
-    return parse_text(c, &c->top, c->files[c->nfiles++], text, len, 0, err, errlen);
+    return parse_text(c, &c->top, conf_tree_file(c, file), text, len, 0, err, errlen);
 }
 
-nginx_conf_t *nginx_conf_new(const char *prefix)
-{
-    nginx_conf_t *c = vc_calloc(1, sizeof(*c));
-    c->prefix = prefix ? vc_strdup(prefix) : NULL;
-    return c;
-}
-
-nginx_conf_t *nginx_conf_load(const char *path, char *err, size_t errlen)
+conf_tree_t *nginx_conf_load(const char *path, char *err, size_t errlen)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
@@ -272,49 +247,16 @@ nginx_conf_t *nginx_conf_load(const char *path, char *err, size_t errlen)
     }
     size_t len;
     char *text = vc_read_file(file, &len);
-    nginx_conf_t *c = NULL;
+    conf_tree_t *c = NULL;
     if (text == NULL) {
         snprintf(err, errlen, "%s: %s", file, strerror(errno));
     } else {
-        c = nginx_conf_new(dir);
+        c = conf_tree_new(dir);
         if (nginx_conf_parse(c, file, text, len, err, errlen) < 0)
-            nginx_conf_free(&c);
+            conf_tree_free(&c);
     }
     free(text);
     free(file);
     free(dir);
     return c;
-}
-
-static void free_dir(nginx_dir_t *d)
-{
-    free(d->name);
-    for (size_t i = 0; i < d->nargs; i++)
-        free(d->args[i]);
-    free(d->args);
-    for (size_t i = 0; i < d->nkids; i++)
-        free_dir(&d->kids[i]);
-    free(d->kids);
-}
-
-void nginx_conf_free(nginx_conf_t **pc)
-{
-    nginx_conf_t *c = *pc;
-    if (c == NULL)
-        return;
-    free_dir(&c->top);
-    for (size_t i = 0; i < c->nfiles; i++)
-        free(c->files[i]);
-    free(c->files);
-    free(c->prefix);
-    free(c);
-    *pc = NULL;
-}
-
-const nginx_dir_t *nginx_conf_find(const nginx_dir_t *d, const char *name)
-{
-    for (size_t i = 0; i < d->nkids; i++)
-        if (strcmp(d->kids[i].name, name) == 0)
-            return &d->kids[i];
-    return NULL;
 }

@@ -9,10 +9,10 @@
 
 static int lines;
 
-static void check(const nginx_dir_t *d)
+static void check(const conf_node_t *d)
 {
     for (size_t i = 0; i < d->nkids; i++) {
-        const nginx_dir_t *k = &d->kids[i];
+        const conf_node_t *k = &d->kids[i];
         if (k->name == NULL || k->line < 1 || k->line > lines || (k->nkids && !k->block))
             abort();
         for (size_t a = 0; a < k->nargs; a++)
@@ -27,7 +27,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     lines = 1;
     for (size_t i = 0; i < size; i++)
         lines += data[i] == '\n';
-    nginx_conf_t *c = nginx_conf_new(NULL);
+    conf_tree_t *c = conf_tree_new(NULL);
     char err[256];
     if (nginx_conf_parse(c, "fuzz.conf", (const char *)data, size, err, sizeof(err)) == 0) {
         check(&c->top);
@@ -40,6 +40,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     } else if (strncmp(err, "fuzz.conf:", 10) != 0) {
         abort(); /* an error must say where */
     }
-    nginx_conf_free(&c);
+    conf_tree_free(&c);
     return 0;
 }

@@ -1,4 +1,4 @@
-"""vc import nginx (docs/configuration.md, "Moving from nginx"): Debian's
+"""vc import nginx (docs/configuration.md, "Moving from nginx or Apache"): Debian's
 default configuration, the server blocks the WordPress, Laravel and
 Symfony documentation publish, and a multi-site configuration of our own
 are imported; the suite then serves each site's walk as nginx + php-fpm

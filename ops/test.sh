@@ -36,8 +36,8 @@ step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 
 step "fuzz targets (libFuzzer, 10 s each from the committed corpus; longer runs: docs/SECURITY.md)"
 cmake -S . -B build-fuzz -DVC_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang >/dev/null
-cmake --build build-fuzz -j "$(nproc)" --target fuzz_route fuzz_config fuzz_messages fuzz_params fuzz_link fuzz_ranges fuzz_framing fuzz_broker fuzz_front_link fuzz_cache fuzz_cache_store fuzz_ws fuzz_pusher_sign fuzz_mercure fuzz_acme fuzz_forwarded fuzz_httpdate fuzz_mesh_wire fuzz_nginx_conf
-for t in route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign mercure acme forwarded httpdate mesh_wire nginx_conf; do
+cmake --build build-fuzz -j "$(nproc)" --target fuzz_route fuzz_config fuzz_messages fuzz_params fuzz_link fuzz_ranges fuzz_framing fuzz_broker fuzz_front_link fuzz_cache fuzz_cache_store fuzz_ws fuzz_pusher_sign fuzz_mercure fuzz_acme fuzz_forwarded fuzz_httpdate fuzz_mesh_wire fuzz_nginx_conf fuzz_apache_conf
+for t in route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign mercure acme forwarded httpdate mesh_wire nginx_conf apache_conf; do
     work=$(mktemp -d)
     cp fuzz/corpus/$t/* "$work"/
     if ! LSAN_OPTIONS=suppressions=$PWD/fuzz/lsan.supp ./build-fuzz/fuzz/fuzz_$t -max_total_time=10 \
