@@ -14,6 +14,7 @@
  * exist, so what the front sends waits in its link's buffer.
  *
  * Input: records (records.h). */
+#include "core/handoff.h"
 #include "php/backend_internal.h"
 #include "records.h"
 #include "vc_config.h"
@@ -41,6 +42,26 @@ conn_state_t *conn_state_of_req(h2o_req_t *req)
 void conn_state_release(conn_state_t *c)
 {
     (void)c;
+}
+
+/* And core/handoff.c's: requests here have no site, so no answer is
+ * handed to the front's file handler. */
+handoff_kind_t handoff_header(const site_rt_t *s, const char *name, int status)
+{
+    (void)s, (void)name, (void)status;
+    return HANDOFF_NONE;
+}
+
+int handoff_keeps(handoff_kind_t k, const char *name)
+{
+    (void)k, (void)name;
+    return 1;
+}
+
+void handoff_serve(front_t *f, site_rt_t *s, h2o_req_t *req, handoff_kind_t k, const char *value, size_t len)
+{
+    (void)f, (void)s, (void)req, (void)k, (void)value, (void)len;
+    abort(); /* never asked */
 }
 
 typedef struct client {
@@ -194,7 +215,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 Vc__RequestHead head = VC__REQUEST_HEAD__INIT;
                 head.method = (char *)methods[nclients - 1];
                 head.script_filename = "/srv/x.php";
-                php_pool_submit(pool, &c->req, &head);
+                php_pool_submit(pool, NULL, &c->req, &head); /* no site: no handoffs */
             } else {
                 php_pool_tick(pool);
             }

@@ -14,8 +14,9 @@ import tempfile
 from reference import free_port, start_fpm, wait_http, wait_unix
 
 MODULES = "/usr/lib/apache2/modules"
-LOADED = ["mpm_event", "authz_core", "authz_host", "access_compat", "mime", "dir", "alias", "env", "headers",
-          "expires", "setenvif", "rewrite", "proxy", "proxy_fcgi", "xsendfile"]
+LOADED = ["mpm_event", "authz_core", "authz_host", "access_compat", "authn_core", "authn_file", "auth_basic",
+          "authz_user", "mime", "dir", "alias", "env", "headers", "expires", "setenvif", "rewrite", "proxy",
+          "proxy_fcgi", "xsendfile"]
 
 
 class Apache:

@@ -59,6 +59,7 @@ static const struct spec site_specs[] = {
     {"site.redirects", T_LIST, S(redirects), 0, 0},
     {"site.error_pages", T_LIST, S(error_pages), 0, 0},
     {"site.deny", T_LIST, S(deny), 0, 0},
+    {"site.htaccess", T_BOOL, S(htaccess), 0, 0},
     {"site.internal_locations", T_LIST, S(internal_locations), 0, 0},
     {"site.sendfile_paths", T_LIST, S(sendfile_paths), 0, 0},
     {"site.pool", T_STR, S(pool), 0, 0},
@@ -227,6 +228,7 @@ static void site_defaults(vc_site_t *s)
     s->static_max_age = -1;
     s->gzip = 1;
     s->cache = 1;
+    s->htaccess = 1;
 }
 
 static void site_fini(vc_site_t *s)

@@ -91,7 +91,8 @@ typedef struct vc_site {
     size_t nredirects;
     char **error_pages; /* "CODE PATH": pages for the front's own errors */
     size_t nerror_pages;
-    char **deny; /* path prefixes answered 403 (nginx's `location ^~ /PREFIX/ { deny all; }`) */
+    int htaccess; /* the access rules of the tree's .htaccess files apply (403) */
+    char **deny;  /* path prefixes answered 403 (nginx's `location ^~ /PREFIX/ { deny all; }`) */
     size_t ndeny;
     char **internal_locations; /* "PREFIX DIR": X-Accel-Redirect's targets, 404 to clients (nginx's internal) */
     size_t ninternal_locations;

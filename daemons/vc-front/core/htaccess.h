@@ -1,0 +1,52 @@
+/*
+ * A directory's .htaccess, compiled once for what it closes: its access
+ * rules (`Require all denied|granted`, `Deny from all`, `Allow from all`,
+ * each alone or in <Files>, <FilesMatch> and <IfModule> sections), so
+ * that a site moved from Apache keeps closed what Apache closed
+ * (htaccess_access.c asks it on every request, from the root down).
+ *
+ * What it cannot fully understand never opens anything: an access rule
+ * it cannot read (authentication, `Require ip`, `Allow from` an address,
+ * <Limit>) or a section it cannot parse denies the whole directory and
+ * what is below it, with the file and line in `why`. Directives of other
+ * kinds (mod_rewrite, Header, Expires, php_value, ...) are not applied;
+ * the first is named in `ignored` (htaccess_access.c logs it once).
+ * The text is outside input: fuzz/fuzz_htaccess.c.
+ */
+#ifndef VC_FRONT_HTACCESS_H
+#define VC_FRONT_HTACCESS_H
+
+#include <stddef.h>
+
+typedef struct htaccess htaccess_t;
+
+/* file names the text in messages. Never NULL. */
+htaccess_t *htaccess_compile(const char *file, const char *text, size_t len);
+/* One that closes its whole directory, for a file that cannot be read. */
+htaccess_t *htaccess_closed(const char *file, const char *why);
+void htaccess_free(htaccess_t *h);
+
+/* Why it denies its whole directory ("file:line: ..."), or NULL. */
+const char *htaccess_unreadable(const htaccess_t *h);
+/* The first directive it does not apply ("file:line: Name"), or NULL. */
+const char *htaccess_ignored(const htaccess_t *h);
+
+/* Whether scripts must not run here and below: another handler set for
+ * every file, PHP's engine turned off, a handler removed (Drupal's
+ * sites/default/files). Apache then sends the file as it is; the front
+ * answers 403, never running it. */
+int htaccess_no_scripts(const htaccess_t *h);
+
+typedef enum htaccess_verdict {
+    HTACCESS_UNSET,
+    HTACCESS_GRANTED,
+    HTACCESS_DENIED,
+} htaccess_verdict_t;
+
+/* What h says of the directory itself (its Require or Deny outside any
+ * <Files>), and of a file named name in it or below it (its <Files> and
+ * <FilesMatch> that match name; UNSET when none does). */
+htaccess_verdict_t htaccess_dir_verdict(const htaccess_t *h);
+htaccess_verdict_t htaccess_file_verdict(const htaccess_t *h, const char *name);
+
+#endif

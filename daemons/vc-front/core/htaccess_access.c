@@ -1,0 +1,171 @@
+/*
+ * The .htaccess files of a site's tree, asked before a request is served
+ * (a backend of the core's own, ahead of the cache and PHP): what their
+ * access rules close (htaccess.h) answers 403, as Apache would. Each
+ * directory's file is compiled when it changes, looked at no more than
+ * once a second, never parsed per request.
+ *
+ * Two chains are asked, from the root down: the directories of the path
+ * asked for (so a missing file in a closed directory is 403 too), and
+ * those of the file the route resolved to (a script or a static file
+ * reached another way). A <Files> rule of any directory on the way
+ * decides for the file's name over its directories' own rules.
+ */
+#include "handler.h"
+#include "htaccess.h"
+#include "seam.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define BUCKETS 1024
+#define MAX_ENTRIES 16384 /* past this (a client asking for many paths), the cache starts again */
+
+typedef struct dir_entry {
+    char *dir;
+    struct dir_entry *next;
+    uint64_t checked_s;
+    struct stat seen; /* the .htaccess compiled, or st_ino 0 for none */
+    htaccess_t *h;
+} dir_entry_t;
+
+static dir_entry_t *buckets[BUCKETS];
+static size_t nentries;
+static uint64_t denied;
+
+static void flush(void)
+{
+    for (size_t i = 0; i < BUCKETS; i++)
+        for (dir_entry_t *e = buckets[i], *next; e; e = next) {
+            next = e->next;
+            htaccess_free(e->h);
+            free(e->dir);
+            free(e);
+        }
+    memset(buckets, 0, sizeof(buckets));
+    nentries = 0;
+}
+
+static void compile(dir_entry_t *e, const char *file, const struct stat *st)
+{
+    size_t len;
+    char *text = vc_read_file(file, &len);
+    htaccess_free(e->h);
+    /* There, but not readable by the front: closed, as Apache answers. */
+    e->h = text ? htaccess_compile(file, text, len) : htaccess_closed(file, strerror(errno));
+    e->seen = *st;
+    free(text);
+    if (htaccess_unreadable(e->h))
+        vc_log(VC_LOG_WARN, "htaccess", "%s: %s and what is below it answer 403", htaccess_unreadable(e->h), e->dir);
+    if (htaccess_ignored(e->h))
+        vc_log(VC_LOG_NOTICE, "htaccess", "%s: not applied (of a .htaccess, the front applies the access rules)",
+               htaccess_ignored(e->h));
+}
+
+/* dir's compiled .htaccess (len bytes of it), or NULL for none. */
+static const htaccess_t *lookup(const char *dir, size_t len)
+{
+    uint32_t hash = vc_hash_bytes(dir, len);
+    dir_entry_t **slot = &buckets[hash % BUCKETS], *e = *slot;
+    while (e && (strncmp(e->dir, dir, len) != 0 || e->dir[len] != '\0'))
+        e = e->next;
+    uint64_t now = vc_mono_ms() / 1000;
+    if (e && e->checked_s == now)
+        return e->h;
+    if (e == NULL) {
+        if (nentries >= MAX_ENTRIES) {
+            flush();
+            slot = &buckets[hash % BUCKETS];
+        }
+        e = vc_calloc(1, sizeof(*e));
+        e->dir = vc_strndup(dir, len);
+        e->next = *slot;
+        *slot = e;
+        nentries++;
+    }
+    e->checked_s = now;
+    char file[PATH_MAX];
+    struct stat st;
+    if ((size_t)snprintf(file, sizeof(file), "%s/.htaccess", e->dir) >= sizeof(file) || stat(file, &st) != 0) {
+        htaccess_free(e->h); /* gone, or never there */
+        e->h = NULL;
+        e->seen.st_ino = 0;
+    } else if (st.st_ino != e->seen.st_ino || st.st_dev != e->seen.st_dev || st.st_size != e->seen.st_size ||
+               st.st_mtim.tv_sec != e->seen.st_mtim.tv_sec || st.st_mtim.tv_nsec != e->seen.st_mtim.tv_nsec) {
+        compile(e, file, &st);
+    }
+    return e->h;
+}
+
+/* The verdict of the chain root/path's directories for the name after its
+ * last '/': 1 if closed, or with script set, if scripts may not run there. */
+static int closed(const char *root, size_t root_len, const char *path, size_t len, int script)
+{
+    char dir[PATH_MAX];
+    if (root_len + len + 1 > sizeof(dir) || len == 0 || path[0] != '/')
+        return 0;
+    memcpy(dir, root, root_len);
+    memcpy(dir + root_len, path, len);
+    dir[root_len + len] = '\0';
+    const char *name = strrchr(dir + root_len, '/') + 1;
+    size_t end = (size_t)(name - dir) - 1; /* the last '/' */
+    htaccess_verdict_t d = HTACCESS_UNSET, f = HTACCESS_UNSET;
+    for (size_t at = root_len;;) {
+        const htaccess_t *h = lookup(dir, at);
+        if (h) {
+            htaccess_verdict_t v = htaccess_dir_verdict(h), fv = htaccess_file_verdict(h, *name ? name : ".");
+            d = v != HTACCESS_UNSET ? v : d;
+            f = fv != HTACCESS_UNSET ? fv : f;
+            if (htaccess_unreadable(h) || (script && htaccess_no_scripts(h)))
+                return 1;
+        }
+        if (at >= end)
+            break;
+        const char *next = memchr(dir + at + 1, '/', end - at);
+        at = next ? (size_t)(next - dir) : end;
+    }
+    return (f != HTACCESS_UNSET ? f : d) == HTACCESS_DENIED;
+}
+
+static int site_init(front_t *f, site_rt_t *s, void **state)
+{
+    *state = s->conf->htaccess ? s : NULL;
+    return 0;
+}
+
+static int take(const seam_request_t *r, void *state)
+{
+    if (state == NULL)
+        return 0;
+    const route_site_t *rs = &r->site->route;
+    const h2o_iovec_t p = r->req->path_normalized;
+    int shut = closed(rs->root, rs->root_len, p.base, p.len, 0);
+    if (!shut && (r->kind == ROUTE_PHP || r->kind == ROUTE_STATIC) &&
+        strncmp(r->route->file, rs->root, rs->root_len) == 0 && r->route->file[rs->root_len] == '/')
+        shut = closed(rs->root, rs->root_len, r->route->file + rs->root_len, strlen(r->route->file + rs->root_len),
+                      r->kind == ROUTE_PHP);
+    if (!shut)
+        return 0;
+    denied++;
+    front_send_error(r->f, r->site, r->req, 403, "Forbidden\n");
+    return 1;
+}
+
+static const seam_counter_t counters[] = {
+    {"vc_front_htaccess_denied_total", "htaccess_denied", "requests a site's .htaccess access rules answered 403", 0, 0,
+     &denied, NULL},
+};
+
+static const seam_backend_t htaccess_access = {
+    .name = "htaccess",
+    .stage = SEAM_ROUTED,
+    .order = 30, /* before what serves: the cache, X-Accel-Redirect's internal locations, files, PHP */
+    .site_init = site_init,
+    .take = take,
+    .counters = counters,
+    .ncounters = VC_ARRAY_SIZE(counters),
+};
+SEAM_BACKEND(htaccess_access)
