@@ -235,48 +235,6 @@ int apache_conf_parse(conf_tree_t *c, const char *file, const char *text, size_t
 
 conf_tree_t *apache_conf_load(const char *path, char *err, size_t errlen)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *file = NULL, *root = NULL;
-    if (S_ISDIR(st.st_mode)) {
-        const char *names[] = {"apache2.conf", "httpd.conf", "conf/httpd.conf"};
-        for (size_t i = 0; i < VC_ARRAY_SIZE(names) && file == NULL; i++) {
-            char *f = vc_asprintf("%s/%s", path, names[i]);
-            if (stat(f, &st) == 0)
-                file = f;
-            else
-                free(f);
-        }
-        root = vc_strdup(path);
-        if (file == NULL) {
-            snprintf(err, errlen, "%s: no apache2.conf or httpd.conf in it", path);
-            free(root);
-            return NULL;
-        }
-    } else {
-        file = vc_strdup(path);
-        root = vc_strdup(path);
-        char *slash = strrchr(root, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            strcpy(root, ".");
-    }
-    size_t len;
-    char *text = vc_read_file(file, &len);
-    conf_tree_t *c = NULL;
-    if (text == NULL) {
-        snprintf(err, errlen, "%s: %s", file, strerror(errno));
-    } else {
-        c = conf_tree_new(root);
-        if (apache_conf_parse(c, file, text, len, err, errlen) < 0)
-            conf_tree_free(&c);
-    }
-    free(text);
-    free(file);
-    free(root);
-    return c;
+    static const char *const names[] = {"apache2.conf", "httpd.conf", "conf/httpd.conf", NULL};
+    return conf_tree_load(path, names, apache_conf_parse, err, errlen);
 }

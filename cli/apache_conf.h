@@ -3,7 +3,7 @@
  * <Section> blocks (their names without the brackets), Include and
  * IncludeOptional followed, each directive with its file and line for
  * `vc import apache`'s report (cli/import_apache.c). Nothing is
- * interpreted here. The files are outside input: fuzz/fuzz_apache_conf.c.
+ * interpreted here. The files are outside input: fuzz/fuzz_import.c.
  */
 #ifndef VC_APACHE_CONF_H
 #define VC_APACHE_CONF_H

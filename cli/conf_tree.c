@@ -4,9 +4,12 @@
 #include "conf_tree.h"
 #include "vc_util.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 conf_tree_t *conf_tree_new(const char *prefix)
 {
@@ -75,4 +78,50 @@ const conf_node_t *conf_tree_find_nocase(const conf_node_t *d, const char *name)
         if (strcasecmp(d->kids[i].name, name) == 0)
             return &d->kids[i];
     return NULL;
+}
+
+conf_tree_t *conf_tree_load(const char *path, const char *const *names, conf_tree_parse_fn parse, char *err,
+                            size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    char *file = NULL, *dir = vc_strdup(path);
+    if (S_ISDIR(st.st_mode)) {
+        for (size_t i = 0; names[i] && file == NULL; i++) {
+            char *f = vc_asprintf("%s/%s", path, names[i]);
+            if (stat(f, &st) == 0)
+                file = f;
+            else
+                free(f);
+        }
+        if (file == NULL) {
+            snprintf(err, errlen, "%s: no %s in it", path, names[0]);
+            free(dir);
+            return NULL;
+        }
+    } else {
+        file = vc_strdup(path);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            strcpy(dir, ".");
+    }
+    size_t len;
+    char *text = vc_read_file(file, &len);
+    conf_tree_t *t = NULL;
+    if (text == NULL) {
+        snprintf(err, errlen, "%s: %s", file, strerror(errno));
+    } else {
+        t = conf_tree_new(dir);
+        if (parse(t, file, text, len, err, errlen) < 0)
+            conf_tree_free(&t);
+    }
+    free(text);
+    free(file);
+    free(dir);
+    return t;
 }

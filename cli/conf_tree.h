@@ -34,6 +34,15 @@ const char *conf_tree_file(conf_tree_t *t, const char *name);
 /* A new kid of into named words[0] with the rest as its arguments (the
  * words are the tree's now). Valid until into gets another kid. */
 conf_node_t *conf_tree_push(conf_node_t *into, char **words, size_t nwords, const char *file, int line);
+/* Reads text (len bytes) as file into t: 0, or -1 with "file:line: why". */
+typedef int (*conf_tree_parse_fn)(conf_tree_t *t, const char *file, const char *text, size_t len, char *err,
+                                  size_t errlen);
+/* Reads path (a file, or a directory holding the first of names that is
+ * there: the directory where relative includes are looked for) with
+ * parse. NULL with err set. */
+conf_tree_t *conf_tree_load(const char *path, const char *const *names, conf_tree_parse_fn parse, char *err,
+                            size_t errlen);
+
 /* d's first kid named name (any case if nocase), or NULL. */
 const conf_node_t *conf_tree_find(const conf_node_t *d, const char *name);
 const conf_node_t *conf_tree_find_nocase(const conf_node_t *d, const char *name);

@@ -24,7 +24,7 @@ typedef struct walk {
     size_t nredirects;
 } walk_t;
 
-/* The servers of a tree already read (fuzz/fuzz_nginx_conf.c). */
+/* The servers of a tree already read (fuzz/fuzz_import.c). */
 void import_nginx_tree(import_t *im, const conf_tree_t *conf);
 
 int import_nginx_is(const conf_node_t *d, const char *name);

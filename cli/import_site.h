@@ -63,7 +63,7 @@ int import_nginx(import_t *im, const char *path, char *err, size_t errlen);
 /* cli/import_apache.c: the virtual hosts of the Apache configuration at
  * path (the server root holding apache2.conf or httpd.conf, or the file). */
 int import_apache(import_t *im, const char *path, char *err, size_t errlen);
-/* The same, of a tree already read (fuzz/fuzz_apache_conf.c). */
+/* The same, of a tree already read (fuzz/fuzz_import.c). */
 void import_apache_tree(import_t *im, const conf_tree_t *conf);
 
 void import_list_add(import_list_t *l, const char *s);

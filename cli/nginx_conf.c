@@ -231,32 +231,6 @@ int nginx_conf_parse(conf_tree_t *c, const char *file, const char *text, size_t 
 
 conf_tree_t *nginx_conf_load(const char *path, char *err, size_t errlen)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    char *file = S_ISDIR(st.st_mode) ? vc_asprintf("%s/nginx.conf", path) : vc_strdup(path);
-    char *dir = S_ISDIR(st.st_mode) ? vc_strdup(path) : vc_strdup(path);
-    if (!S_ISDIR(st.st_mode)) {
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            strcpy(dir, ".");
-    }
-    size_t len;
-    char *text = vc_read_file(file, &len);
-    conf_tree_t *c = NULL;
-    if (text == NULL) {
-        snprintf(err, errlen, "%s: %s", file, strerror(errno));
-    } else {
-        c = conf_tree_new(dir);
-        if (nginx_conf_parse(c, file, text, len, err, errlen) < 0)
-            conf_tree_free(&c);
-    }
-    free(text);
-    free(file);
-    free(dir);
-    return c;
+    static const char *const names[] = {"nginx.conf", NULL};
+    return conf_tree_load(path, names, nginx_conf_parse, err, errlen);
 }

@@ -3,7 +3,7 @@
  * blocks, quoted strings, comments, `include` followed (globs, relative to
  * the configuration's directory), each directive with its file and line
  * for `vc import nginx`'s report (cli/import_nginx.c). Nothing is
- * interpreted here. The files are outside input: fuzz/fuzz_nginx_conf.c.
+ * interpreted here. The files are outside input: fuzz/fuzz_import.c.
  */
 #ifndef VC_NGINX_CONF_H
 #define VC_NGINX_CONF_H

@@ -19,6 +19,17 @@ LOADED = ["mpm_event", "authz_core", "authz_host", "access_compat", "authn_core"
           "proxy_fcgi", "xsendfile"]
 
 
+def load_modules():
+    """The LoadModule lines of the modules the reference loads."""
+    return "\n".join(f"LoadModule {m}_module {MODULES}/mod_{m}.so" for m in LOADED)
+
+
+def apache_env():
+    """The environment Apache runs in: none of the sanitizer runtime our
+    builds are tested with."""
+    return {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+
+
 class Apache:
     name = "apache+fpm"
 
@@ -32,7 +43,7 @@ class Apache:
         me = user or ("www-data" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name)
         sock = os.path.join(d, "fpm.sock")
         self.fpm = start_fpm(d, sock, workers, me)
-        modules = "\n".join(f"LoadModule {m}_module {MODULES}/mod_{m}.so" for m in LOADED)
+        modules = load_modules()
         with open(os.path.join(d, "apache.conf"), "w") as f:
             f.write(f"""{modules}
 ServerName localhost
@@ -60,9 +71,8 @@ DirectoryIndex index.php index.html
 </FilesMatch>
 {config}
 """)
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
         self.apache = subprocess.Popen(["/usr/sbin/apache2", "-f", os.path.join(d, "apache.conf"), "-DFOREGROUND"],
-                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+                                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=apache_env())
         try:
             wait_unix(sock)
             wait_http(self.http, "/")

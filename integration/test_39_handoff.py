@@ -17,6 +17,7 @@ import pytest
 from apache_reference import Apache
 from conftest import Suite, site_symlink
 from reference import Reference
+from trees import open_to_all, write_tree
 
 HOST = "handoff.test"
 
@@ -45,11 +46,7 @@ for ($i = 0; $i < (int)($_GET['linger'] ?? 0); $i++) {
 @pytest.fixture(scope="module")
 def tree():
     tmp = tempfile.mkdtemp(prefix="vc-handoff-")
-    os.chmod(tmp, 0o711)
     root, private = os.path.join(tmp, "site"), os.path.join(tmp, "private")
-    for d in (root, private, os.path.join(private, "sub")):
-        os.makedirs(d)
-        os.chmod(d, 0o755)
     files = {
         os.path.join(root, "down.php"): SCRIPT.encode(),
         os.path.join(root, "index.php"): b"<?php echo 'front controller';",
@@ -59,10 +56,8 @@ def tree():
         os.path.join(private, "sub", "deep.bin"): b"\x00\x01deep" * 100,
         os.path.join(tmp, "secret.txt"): b"outside every allowed directory\n",
     }
-    for path, data in files.items():
-        with open(path, "wb") as f:
-            f.write(data)
-        os.chmod(path, 0o644)
+    write_tree(tmp, {os.path.relpath(path, tmp): data for path, data in files.items()})
+    open_to_all(tmp)
     site_symlink(os.path.join(tmp, "secret.txt"), os.path.join(private, "link.txt"))
     yield tmp, root, private, files
     shutil.rmtree(tmp, ignore_errors=True)
@@ -275,7 +270,7 @@ def test_configtest_refuses_a_handoff_directory_that_would_open_the_suite(tree):
     os.makedirs(os.path.join(conf, "sites-enabled"))
     s = Suite(root="", conf=conf)
     try:
-        for line, says in ((f'sendfile_paths = ["/"];', "would open the suite's own files"),
+        for line, says in (('sendfile_paths = ["/"];', "would open the suite's own files"),
                            (f'sendfile_paths = ["{s.data}"];', "would open the suite's own files"),
                            (f'sendfile_paths = ["{tmp}/nowhere"];', "is not a directory"),
                            (f'internal_locations = ["protected {private}"];', "is not \"/PREFIX/ DIRECTORY\"")):

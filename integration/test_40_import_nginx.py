@@ -15,7 +15,8 @@ import tempfile
 import pytest
 
 from conftest import VC, Suite
-from reference import free_port, start_fpm, tree, wait_http, wait_unix
+from reference import free_port, start_fpm, wait_http, wait_unix
+from trees import open_to_all, write_tree
 
 SCRIPTS = {
     "index.php": "<?php echo 'front controller for ', $_SERVER['REQUEST_URI'], ' in ', basename(__DIR__), \"\\n\";",
@@ -132,18 +133,9 @@ def world():
     os.chmod(tmp, 0o711)
     root = os.path.join(tmp, "www")
     for app in ("wp", "laravel/public", "symfony/public", "shop", "blog"):
-        for name, text in SCRIPTS.items():
-            path = os.path.join(root, app, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-    os.makedirs(os.path.join(root, "files"))
-    with open(os.path.join(root, "files", "file.txt"), "w") as f:
-        f.write("a protected file\n")
-    for d, _, files in os.walk(tmp):
-        os.chmod(d, 0o755 if d != tmp else 0o711)
-        for f in files:
-            os.chmod(os.path.join(d, f), 0o644)
+        write_tree(os.path.join(root, app), SCRIPTS)
+    write_tree(root, {"files/file.txt": "a protected file\n"})
+    open_to_all(tmp)
     port = free_port()
     sock = os.path.join(tmp, "fpm.sock")
     etc = os.path.join(tmp, "nginx")

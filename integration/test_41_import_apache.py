@@ -12,10 +12,11 @@ import tempfile
 
 import pytest
 
-from apache_reference import LOADED, MODULES
+from apache_reference import apache_env, load_modules
 from conftest import Suite
 from reference import free_port, start_fpm, wait_http, wait_unix
 from test_40_import_nginx import SCRIPTS, WALK, get
+from trees import open_to_all, write_tree
 
 SYMFONY = """
 <VirtualHost *:{port}>
@@ -80,21 +81,14 @@ def world():
     tmp = tempfile.mkdtemp(prefix="vc-import-apache-")
     root = os.path.join(tmp, "www")
     for app in ("wp", "symfony/public", "shop", "blog"):
-        for name, text in SCRIPTS.items():
-            path = os.path.join(root, app, name)
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-    for d, _, files in os.walk(tmp):
-        os.chmod(d, 0o755 if d != tmp else 0o711)
-        for f in files:
-            os.chmod(os.path.join(d, f), 0o644)
+        write_tree(os.path.join(root, app), SCRIPTS)
+    open_to_all(tmp)
     port = free_port()
     sock = os.path.join(tmp, "fpm.sock")
     etc = os.path.join(tmp, "apache2")
     os.makedirs(os.path.join(etc, "sites-enabled"))
     me = "www-data" if os.geteuid() == 0 else pwd.getpwuid(os.geteuid()).pw_name
-    modules = "\n".join(f"LoadModule {m}_module {MODULES}/mod_{m}.so" for m in LOADED)
+    modules = load_modules()
     with open(os.path.join(etc, "apache2.conf"), "w") as f:
         f.write(f"""{modules}
 PidFile {tmp}/apache.pid
@@ -124,9 +118,8 @@ IncludeOptional sites-enabled/*.conf
         with open(os.path.join(etc, "sites-enabled", name + ".conf"), "w") as f:
             f.write(text.format(port=port, root=root, sock=sock, tmp=tmp))
     fpm = start_fpm(tmp, sock, 2, me)
-    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
     apache = subprocess.Popen(["/usr/sbin/apache2", "-d", etc, "-f", os.path.join(etc, "apache2.conf"),
-                               "-DFOREGROUND"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+                               "-DFOREGROUND"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=apache_env())
     try:
         wait_unix(sock)
         wait_http(port, "/static.txt")

@@ -15,6 +15,7 @@ import pytest
 
 from apache_reference import Apache
 from conftest import Suite
+from trees import open_to_all, write_tree
 
 HOST = "htaccess.test"
 DOKUWIKI = """## no access to the data directory
@@ -115,15 +116,8 @@ def fetch(port, path):
 def stacks():
     tmp = tempfile.mkdtemp(prefix="vc-htaccess-")
     root = os.path.join(tmp, "site")
-    for name, text in TREE.items():
-        path = os.path.join(root, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-    for d, _, files in os.walk(tmp):
-        os.chmod(d, 0o755 if d != tmp else 0o711)
-        for f in files:
-            os.chmod(os.path.join(d, f), 0o644)
+    write_tree(root, TREE)
+    open_to_all(tmp)
     conf = os.path.join(tmp, "etc")
     os.makedirs(os.path.join(conf, "sites-enabled"))
     with open(os.path.join(conf, "sites-enabled", "h.conf"), "w") as f:
@@ -175,14 +169,8 @@ def test_a_changed_htaccess_applies_within_a_second_and_a_bad_one_is_logged_with
 def test_a_site_may_turn_htaccess_files_off(tmp_path):
     tmp = tempfile.mkdtemp(prefix="vc-htaccess-off-")
     try:
-        os.makedirs(os.path.join(tmp, "site", "data"))
-        for name, text in (("data/.htaccess", "Require all denied\n"), ("data/page.txt", "open\n")):
-            with open(os.path.join(tmp, "site", name), "w") as f:
-                f.write(text)
-        for d, _, files in os.walk(tmp):
-            os.chmod(d, 0o755)
-            for f in files:
-                os.chmod(os.path.join(d, f), 0o644)
+        write_tree(os.path.join(tmp, "site"), {"data/.htaccess": "Require all denied\n", "data/page.txt": "open\n"})
+        open_to_all(tmp)
         conf = os.path.join(tmp, "etc")
         os.makedirs(os.path.join(conf, "sites-enabled"))
         with open(os.path.join(conf, "sites-enabled", "h.conf"), "w") as f:
