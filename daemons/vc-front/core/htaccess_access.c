@@ -66,13 +66,12 @@ static void compile(dir_entry_t *e, const char *file, const struct stat *st)
 }
 
 /* dir's compiled .htaccess (len bytes of it), or NULL for none. */
-static const htaccess_t *lookup(const char *dir, size_t len)
+static const htaccess_t *lookup(const char *dir, size_t len, uint64_t now)
 {
     uint32_t hash = vc_hash_bytes(dir, len);
     dir_entry_t **slot = &buckets[hash % BUCKETS], *e = *slot;
     while (e && (strncmp(e->dir, dir, len) != 0 || e->dir[len] != '\0'))
         e = e->next;
-    uint64_t now = vc_mono_ms() / 1000;
     if (e && e->checked_s == now)
         return e->h;
     if (e == NULL) {
@@ -102,7 +101,7 @@ static const htaccess_t *lookup(const char *dir, size_t len)
 
 /* The verdict of the chain root/path's directories for the name after its
  * last '/': 1 if closed, or with script set, if scripts may not run there. */
-static int closed(const char *root, size_t root_len, const char *path, size_t len, int script)
+static int closed(const char *root, size_t root_len, const char *path, size_t len, int script, uint64_t now)
 {
     char dir[PATH_MAX];
     if (root_len + len + 1 > sizeof(dir) || len == 0 || path[0] != '/')
@@ -114,7 +113,7 @@ static int closed(const char *root, size_t root_len, const char *path, size_t le
     size_t end = (size_t)(name - dir) - 1; /* the last '/' */
     htaccess_verdict_t d = HTACCESS_UNSET, f = HTACCESS_UNSET;
     for (size_t at = root_len;;) {
-        const htaccess_t *h = lookup(dir, at);
+        const htaccess_t *h = lookup(dir, at, now);
         if (h) {
             htaccess_verdict_t v = htaccess_dir_verdict(h), fv = htaccess_file_verdict(h, *name ? name : ".");
             d = v != HTACCESS_UNSET ? v : d;
@@ -142,11 +141,17 @@ static int take(const seam_request_t *r, void *state)
         return 0;
     const route_site_t *rs = &r->site->route;
     const h2o_iovec_t p = r->req->path_normalized;
-    int shut = closed(rs->root, rs->root_len, p.base, p.len, 0);
-    if (!shut && (r->kind == ROUTE_PHP || r->kind == ROUTE_STATIC) &&
-        strncmp(r->route->file, rs->root, rs->root_len) == 0 && r->route->file[rs->root_len] == '/')
-        shut = closed(rs->root, rs->root_len, r->route->file + rs->root_len, strlen(r->route->file + rs->root_len),
-                      r->kind == ROUTE_PHP);
+    uint64_t now = vc_mono_ms() / 1000; /* once a request */
+    int script = r->kind == ROUTE_PHP;
+    int shut = closed(rs->root, rs->root_len, p.base, p.len, 0, now);
+    /* The resolved file's chain, unless it is the path's own (most
+     * requests: then only its scripts' rule is left to ask). */
+    const char *file = r->route->file + rs->root_len;
+    int resolved = (r->kind == ROUTE_PHP || r->kind == ROUTE_STATIC) &&
+                   strncmp(r->route->file, rs->root, rs->root_len) == 0 && *file == '/';
+    int same = resolved && strlen(file) == p.len && memcmp(file, p.base, p.len) == 0;
+    if (!shut && resolved && (!same || script))
+        shut = closed(rs->root, rs->root_len, file, strlen(file), script, now);
     if (!shut)
         return 0;
     denied++;
