@@ -174,7 +174,8 @@ static const handoff_dir_t *accel_target(const handoff_site_t *hs, const site_rt
         *rest = path + d->prefix_len - 1;
         return d;
     }
-    route_t *rt = vc_malloc(sizeof(*rt)); /* 16 KiB: not on the loop's stack */
+    static route_t rt_store; /* 16 KiB, one request at a time per process (as handler.c's) */
+    route_t *rt = &rt_store;
     route_kind_t k = route_resolve(&s->route, path, len, rt);
     d = NULL;
     if (k == ROUTE_STATIC) {
@@ -184,7 +185,6 @@ static const handoff_dir_t *accel_target(const handoff_site_t *hs, const site_rt
         vc_log(VC_LOG_WARN, "handoff", "X-Accel-Redirect to %s is a script, which the front does not run again: 404",
                path);
     }
-    free(rt);
     return d;
 }
 
