@@ -2,8 +2,9 @@
  * vc import apache: each <VirtualHost> of an Apache httpd configuration
  * becomes a site (import_site.h), each directive a line of the report.
  * What the suite cannot express is said, never guessed: `AllowOverride`
- * other than None (the site's .htaccess files, which the suite does not
- * read) and mod_rewrite rules are reported as not converted.
+ * other than None (the site's .htaccess files, of which the suite applies
+ * the access and mod_rewrite rules only) and mod_rewrite rules of the
+ * server's configuration are reported as not converted.
  */
 #include "apache_conf.h"
 #include "import_site.h"
@@ -17,7 +18,6 @@ typedef struct awalk {
     import_t *im;
     int php;                   /* a global FilesMatch hands .php files to PHP (php8.2-fpm.conf) */
     const conf_node_t **moves; /* virtual hosts that only redirect */
-    int overrides;             /* the virtual host being read lets .htaccess files apply */
     size_t nmoves;
 } awalk_t;
 
@@ -155,10 +155,9 @@ static void section(awalk_t *w, import_site_t *s, const conf_node_t *d)
     const conf_node_t *req = conf_tree_find_nocase(d, "Require"), *over = conf_tree_find_nocase(d, "AllowOverride");
     int denied = req && req->nargs == 2 && !strcasecmp(req->args[0], "all") && !strcasecmp(req->args[1], "denied");
     if (over && over->nargs && strcasecmp(over->args[0], "None") != 0) {
-        w->overrides = 1;
         note(w, over, IMPORT_NOT_CONVERTED,
-             "the site's .htaccess files apply under Apache; the suite does not read them (yet), and runs the front "
-             "controller for missing paths as their usual rule does: review them");
+             "the site's .htaccess files apply under Apache; the suite applies their access and mod_rewrite rules, "
+             "not their other directives (each logged with its file and line): review them");
     }
     if (conf_tree_find_nocase(d, "FallbackResource")) {
         s->front_controller = 1;
@@ -262,11 +261,9 @@ static void vhost(awalk_t *w, const conf_node_t *v)
             vhost_directive(w, s, &v->kids[i]);
     /* Apache answers a missing path with 404 unless something routes it:
      * FallbackResource, or the site's own .htaccess (WordPress's,
-     * Laravel's), which the suite does not read but whose usual rule is
-     * the front controller (reported where AllowOverride is). */
-    if (s->front_controller < 0 && !w->overrides)
+     * Laravel's), whose rewrite rules the suite applies as Apache does. */
+    if (s->front_controller < 0)
         s->front_controller = 0;
-    w->overrides = 0;
     if (!s->php && s->root)
         import_note(w->im, v->file, v->line, IMPORT_NOT_CONVERTED,
                     "VirtualHost: nothing hands .php files to PHP, so Apache sends them as they are; the suite runs "
@@ -328,7 +325,8 @@ static void top(awalk_t *w, const conf_node_t *d)
         const conf_node_t *over = conf_tree_find_nocase(d, "AllowOverride");
         if (over && over->nargs && strcasecmp(over->args[0], "None") != 0)
             note(w, over, IMPORT_NOT_CONVERTED,
-                 "the sites' .htaccess files apply under Apache; the suite does not read them (yet): review them");
+                 "the sites' .htaccess files apply under Apache; the suite applies their access and mod_rewrite rules, "
+                 "not their other directives: review them");
         else
             note(w, d, IMPORT_NOT_NEEDED, "the suite serves each site's root only, and no dot file");
     } else if (not_needed(d->name)) {

@@ -167,12 +167,6 @@ def test_an_imported_site_answers_its_walk_as_apache_does(imported, host):
         if (host, path) in KNOWN:
             assert KNOWN[(host, path)] in report, (host, path, "a difference the report does not name")
             continue
-        # WordPress's permalinks live in its .htaccess (AllowOverride), which
-        # the suite does not read yet but runs the front controller for:
-        # Apache has no .htaccess here, and answers 404.
-        if host == "wp.test" and theirs[0] == 404 and mine[2].startswith(b"front controller"):
-            assert "the site's .htaccess files apply under Apache" in report
-            continue
         if path == "/.env" and mine != theirs:  # Apache denies only .ht*; the suite every dot file
             assert mine[0] == 404 and theirs[0] == 200, (host, theirs)
             continue

@@ -15,7 +15,7 @@ esac
 # Build: compilers, generators and the -dev packages we link against.
 BUILD="build-essential cmake pkg-config
   libphp8.2-embed php8.2-dev
-  libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev
+  libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev libpcre2-dev
   libnghttp2-dev liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler
   libconfig-dev libseccomp-dev libcurl4-openssl-dev libxml2-dev libjansson-dev
   libsystemd-dev libnats-dev"

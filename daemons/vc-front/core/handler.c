@@ -182,7 +182,17 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
     /* One request at a time per process: the route can live here. */
     static route_t rt;
-    sr.kind = route_resolve(&s->route, req->path_normalized.base, req->path_normalized.len, &rt);
+    h2o_iovec_t path = req->path_normalized;
+    htaccess_rewritten_t rw;
+    if (conf->htaccess) {
+        if (htaccess_rewrite(f, s, req, https, &rw))
+            return 0;
+        if (rw.path.base)
+            path = rw.path;
+        if (rw.path.base || rw.query_set || rw.nvars)
+            sr.rewritten = &rw;
+    }
+    sr.kind = route_resolve(&s->route, path.base, path.len, &rt);
     sr.route = &rt;
     if (seam_dispatch(SEAM_ROUTED, &sr))
         return 0;

@@ -5,10 +5,10 @@
  * Debian's Apache has the access modules; <IfModule !x> is skipped.
  */
 #include "htaccess.h"
+#include "rewrite_internal.h"
 #include "vc_util.h"
 
 #include <fnmatch.h>
-#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,9 +19,8 @@
 #define MAX_DEPTH 8
 
 typedef struct files_rule {
-    char *glob; /* <Files "x">: fnmatch() pattern, or */
-    regex_t re; /* <FilesMatch "re">, <Files ~ "re"> */
-    int is_regex;
+    char *glob;     /* <Files "x">: fnmatch() pattern, or */
+    pcre2_code *re; /* <FilesMatch "re">, <Files ~ "re"> (PCRE, as Apache's) */
     htaccess_verdict_t verdict;
 } files_rule_t;
 
@@ -30,6 +29,7 @@ struct htaccess {
     int no_scripts; /* PHP is turned off here (Drupal's files/: SetHandler, php_flag engine off) */
     files_rule_t *files;
     size_t nfiles;
+    rewrite_set_t *rewrite; /* its mod_rewrite directives, or NULL */
     char *unreadable;
     char *ignored;
 };
@@ -95,31 +95,6 @@ static int access_verdict(char **w, int n)
     return HTACCESS_UNSET;
 }
 
-/* Apache's patterns are PCRE; POSIX's extended ones (with GNU's \w, \s,
- * \b) read most the same. What reads differently is refused (the
- * directory closes), never matched another way: \d, \h, anchors like \A,
- * and (?...). */
-static int pcre_only(const char *re)
-{
-    /* And what could make compiling it costly, since a site's own PHP may
-     * write its .htaccess: long patterns, counted repeats, and quantifiers
-     * in a row (PCRE's possessive "a++", which POSIX nests). */
-    if (strlen(re) > 256 || strchr(re, '{'))
-        return 1;
-    for (const char *q = re; *q; q++)
-        if (strchr("+*?", *q) && q[1] && strchr("+*?", q[1]))
-            return 1;
-    for (const char *q = re; *q; q++) {
-        if (*q == '\\' && q[1] && strchr("dDhHvVAzZRKQEGXpPN", q[1]))
-            return 1;
-        if (*q == '\\' && q[1])
-            q++;
-        else if (*q == '(' && q[1] == '?')
-            return 1;
-    }
-    return 0;
-}
-
 static void set_verdict(parse_t *p, files_rule_t *in, htaccess_verdict_t v, const char *order)
 {
     htaccess_verdict_t *into = in ? &in->verdict : &p->h->dir;
@@ -154,11 +129,10 @@ static int section(parse_t *p, char **text, char **w, int n, files_rule_t *in, i
         files_rule_t *r = &p->h->files[p->h->nfiles];
         memset(r, 0, sizeof(*r));
         const char *pat = w[n - 1];
-        if (regex && (pcre_only(pat) || regcomp(&r->re, pat, REG_EXTENDED | REG_NOSUB) != 0)) {
+        if (regex && !(r->re = rewrite_compile(pat, 0, NULL, 0))) {
             deny_all(p, "<%s \"%s\">: a pattern this server cannot read", name, pat);
             return read_lines(p, text, NULL, name, depth + 1);
         }
-        r->is_regex = regex;
         r->glob = regex ? NULL : vc_strdup(pat);
         p->h->nfiles++;
         return read_lines(p, text, r, name, depth + 1);
@@ -196,6 +170,24 @@ static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char *
     return 0;
 }
 
+/* A mod_rewrite directive (rewrite.h reads its own arguments): 1 if the
+ * line was one. */
+static int rewrite_line(parse_t *p, char *line, files_rule_t *in)
+{
+    char *name = line + strspn(line, " \t");
+    if (strncasecmp(name, "Rewrite", 7) != 0)
+        return 0;
+    char *args = name + strcspn(name, " \t");
+    if (*args)
+        *args++ = '\0';
+    char why[300];
+    if (in)
+        deny_all(p, "%s inside <Files>: not applied by this server", name);
+    else if (rewrite_directive(&p->h->rewrite, name, args, why, sizeof(why)) < 0)
+        deny_all(p, "%s", why);
+    return 1;
+}
+
 /* Lines until </closing> (or the end). *text moves on. */
 static int read_lines(parse_t *p, char **text, files_rule_t *in, const char *closing, int depth)
 {
@@ -221,6 +213,8 @@ static int read_lines(parse_t *p, char **text, files_rule_t *in, const char *clo
             p->line++;
             l = strlen(line);
         }
+        if (rewrite_line(p, line, in))
+            continue;
         char *w[MAX_WORDS];
         int n = split(line, w);
         if (n == 0 || w[0][0] == '#')
@@ -274,11 +268,11 @@ void htaccess_free(htaccess_t *h)
     if (h == NULL)
         return;
     for (size_t i = 0; i < h->nfiles; i++) {
-        if (h->files[i].is_regex)
-            regfree(&h->files[i].re);
+        pcre2_code_free(h->files[i].re);
         free(h->files[i].glob);
     }
     free(h->files);
+    rewrite_set_free(h->rewrite);
     free(h->unreadable);
     free(h->ignored);
     free(h);
@@ -292,6 +286,11 @@ const char *htaccess_unreadable(const htaccess_t *h)
 const char *htaccess_ignored(const htaccess_t *h)
 {
     return h->ignored;
+}
+
+const rewrite_set_t *htaccess_rewrite_rules(const htaccess_t *h)
+{
+    return h->rewrite;
 }
 
 int htaccess_no_scripts(const htaccess_t *h)
@@ -309,7 +308,7 @@ htaccess_verdict_t htaccess_file_verdict(const htaccess_t *h, const char *name)
     htaccess_verdict_t v = HTACCESS_UNSET;
     for (size_t i = 0; i < h->nfiles; i++) {
         const files_rule_t *r = &h->files[i];
-        int match = r->is_regex ? regexec(&r->re, name, 0, NULL, 0) == 0 : fnmatch(r->glob, name, 0) == 0;
+        int match = r->re ? rewrite_match(r->re, name, NULL) : fnmatch(r->glob, name, 0) == 0;
         if (match && r->verdict != HTACCESS_UNSET)
             v = r->verdict;
     }

@@ -3,18 +3,22 @@
  * rules (`Require all denied|granted`, `Deny from all`, `Allow from all`,
  * each alone or in <Files>, <FilesMatch> and <IfModule> sections), so
  * that a site moved from Apache keeps closed what Apache closed
- * (htaccess_access.c asks it on every request, from the root down).
+ * (htaccess_access.c asks it on every request, from the root down); and
+ * its mod_rewrite rules (rewrite.h, applied by htaccess_rewrite.c).
  *
  * What it cannot fully understand never opens anything: an access rule
  * it cannot read (authentication, `Require ip`, `Allow from` an address,
  * <Limit>) or a section it cannot parse denies the whole directory and
- * what is below it, with the file and line in `why`. Directives of other
- * kinds (mod_rewrite, Header, Expires, php_value, ...) are not applied;
+ * what is below it, with the file and line in `why`; so does a rewrite
+ * rule it cannot apply. Directives of other kinds (Header, Expires,
+ * php_value, ...) are not applied;
  * the first is named in `ignored` (htaccess_access.c logs it once).
  * The text is outside input: fuzz/fuzz_htaccess.c.
  */
 #ifndef VC_FRONT_HTACCESS_H
 #define VC_FRONT_HTACCESS_H
+
+#include "rewrite.h"
 
 #include <stddef.h>
 
@@ -30,6 +34,9 @@ void htaccess_free(htaccess_t *h);
 const char *htaccess_unreadable(const htaccess_t *h);
 /* The first directive it does not apply ("file:line: Name"), or NULL. */
 const char *htaccess_ignored(const htaccess_t *h);
+
+/* Its mod_rewrite directives, or NULL for none. */
+const rewrite_set_t *htaccess_rewrite_rules(const htaccess_t *h);
 
 /* Whether scripts must not run here and below: another handler set for
  * every file, PHP's engine turned off, a handler removed (Drupal's

@@ -2,8 +2,7 @@
  * The .htaccess files of a site's tree, asked before a request is served
  * (a backend of the core's own, ahead of the cache and PHP): what their
  * access rules close (htaccess.h) answers 403, as Apache would. Each
- * directory's file is compiled when it changes, looked at no more than
- * once a second, never parsed per request.
+ * directory's file comes from htaccess_cache.h.
  *
  * Two chains are asked, from the root down: the directories of the path
  * asked for (so a missing file in a closed directory is 403 too), and
@@ -13,91 +12,13 @@
  */
 #include "handler.h"
 #include "htaccess.h"
+#include "htaccess_cache.h"
 #include "seam.h"
-#include "vc_log.h"
 #include "vc_util.h"
 
-#include <errno.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#define BUCKETS 1024
-#define MAX_ENTRIES 16384 /* past this (a client asking for many paths), the cache starts again */
-
-typedef struct dir_entry {
-    char *dir;
-    struct dir_entry *next;
-    uint64_t checked_s;
-    struct stat seen; /* the .htaccess compiled, or st_ino 0 for none */
-    htaccess_t *h;
-} dir_entry_t;
-
-static dir_entry_t *buckets[BUCKETS];
-static size_t nentries;
 static uint64_t denied;
-
-static void flush(void)
-{
-    for (size_t i = 0; i < BUCKETS; i++)
-        for (dir_entry_t *e = buckets[i], *next; e; e = next) {
-            next = e->next;
-            htaccess_free(e->h);
-            free(e->dir);
-            free(e);
-        }
-    memset(buckets, 0, sizeof(buckets));
-    nentries = 0;
-}
-
-static void compile(dir_entry_t *e, const char *file, const struct stat *st)
-{
-    size_t len;
-    char *text = vc_read_file(file, &len);
-    htaccess_free(e->h);
-    /* There, but not readable by the front: closed, as Apache answers. */
-    e->h = text ? htaccess_compile(file, text, len) : htaccess_closed(file, strerror(errno));
-    e->seen = *st;
-    free(text);
-    if (htaccess_unreadable(e->h))
-        vc_log(VC_LOG_WARN, "htaccess", "%s: %s and what is below it answer 403", htaccess_unreadable(e->h), e->dir);
-    if (htaccess_ignored(e->h))
-        vc_log(VC_LOG_NOTICE, "htaccess", "%s: not applied (of a .htaccess, the front applies the access rules)",
-               htaccess_ignored(e->h));
-}
-
-/* dir's compiled .htaccess (len bytes of it), or NULL for none. */
-static const htaccess_t *lookup(const char *dir, size_t len, uint64_t now)
-{
-    uint32_t hash = vc_hash_bytes(dir, len);
-    dir_entry_t **slot = &buckets[hash % BUCKETS], *e = *slot;
-    while (e && (strncmp(e->dir, dir, len) != 0 || e->dir[len] != '\0'))
-        e = e->next;
-    if (e && e->checked_s == now)
-        return e->h;
-    if (e == NULL) {
-        if (nentries >= MAX_ENTRIES) {
-            flush();
-            slot = &buckets[hash % BUCKETS];
-        }
-        e = vc_calloc(1, sizeof(*e));
-        e->dir = vc_strndup(dir, len);
-        e->next = *slot;
-        *slot = e;
-        nentries++;
-    }
-    e->checked_s = now;
-    char file[PATH_MAX];
-    struct stat st;
-    if ((size_t)snprintf(file, sizeof(file), "%s/.htaccess", e->dir) >= sizeof(file) || stat(file, &st) != 0) {
-        htaccess_free(e->h); /* gone, or never there */
-        e->h = NULL;
-        e->seen.st_ino = 0;
-    } else if (st.st_ino != e->seen.st_ino || st.st_dev != e->seen.st_dev || st.st_size != e->seen.st_size ||
-               st.st_mtim.tv_sec != e->seen.st_mtim.tv_sec || st.st_mtim.tv_nsec != e->seen.st_mtim.tv_nsec) {
-        compile(e, file, &st);
-    }
-    return e->h;
-}
 
 /* The verdict of the chain root/path's directories for the name after its
  * last '/': 1 if closed, or with script set, if scripts may not run there. */
@@ -113,9 +34,9 @@ static int closed(const char *root, size_t root_len, const char *path, size_t le
     size_t end = (size_t)(name - dir) - 1; /* the last '/' */
     htaccess_verdict_t d = HTACCESS_UNSET, f = HTACCESS_UNSET;
     for (size_t at = root_len;;) {
-        const htaccess_t *h = lookup(dir, at, now);
+        const htaccess_t *h = htaccess_cached(dir, at, now);
         if (h) {
-            htaccess_verdict_t v = htaccess_dir_verdict(h), fv = htaccess_file_verdict(h, *name ? name : ".");
+            htaccess_verdict_t v = htaccess_dir_verdict(h), fv = htaccess_file_verdict(h, name);
             d = v != HTACCESS_UNSET ? v : d;
             f = fv != HTACCESS_UNSET ? fv : f;
             if (htaccess_unreadable(h) || (script && htaccess_no_scripts(h)))

@@ -26,6 +26,7 @@
 #define VC_FRONT_SEAM_H
 
 #include "front.h"
+#include "htaccess_rewrite.h"
 #include "request.pb-c.h"
 #include "route.h"
 #include "vc_ctl.h"
@@ -45,6 +46,9 @@ typedef struct seam_request {
     int https;
     route_kind_t kind;    /* SEAM_ROUTED only */
     const route_t *route; /* SEAM_ROUTED only; valid during the call */
+    /* SEAM_ROUTED only: what a .htaccess's rewrite rules made of it (the
+     * route is the rewritten path's), or NULL. */
+    const htaccess_rewritten_t *rewritten;
 } seam_request_t;
 
 /* A figure a backend keeps, listed once: /metrics shows it as `metric`

@@ -36,7 +36,27 @@ static const char *protocol_of(h2o_req_t *req)
     return req->version == 0x100 ? "HTTP/1.0" : "HTTP/1.1";
 }
 
-static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, const route_t *rt)
+/* The site's parameters, and what a .htaccess's rewrite rules set
+ * (rw may be NULL), as Apache hands them to PHP. */
+static void params_of(const site_rt_t *s, h2o_req_t *req, const htaccess_rewritten_t *rw, Vc__RequestHead *head)
+{
+    size_t extra = rw ? rw->nvars : 0;
+    Vc__Header *params = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header) * (SEAM_PHP_PARAMS + extra));
+    Vc__Header **pp = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header *) * (SEAM_PHP_PARAMS + extra));
+    size_t n = seam_php_params(s, params, pp);
+    for (size_t i = 0; i < extra; i++, n++) {
+        vc__header__init(&params[n]);
+        params[n].name = (char *)rw->names[i];
+        params[n].value.data = (uint8_t *)rw->values[i];
+        params[n].value.len = strlen(rw->values[i]);
+        pp[n] = &params[n];
+    }
+    head->params = pp;
+    head->n_params = n;
+}
+
+static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, const route_t *rt,
+                   const htaccess_rewritten_t *rw)
 {
     h2o_mem_pool_t *pool = &req->pool;
     Vc__RequestHead head = VC__REQUEST_HEAD__INIT;
@@ -46,7 +66,10 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
     head.authority = pool_str(pool, req->authority.base, req->authority.len);
     head.request_uri.data = (uint8_t *)req->path.base;
     head.request_uri.len = req->path.len;
-    if (req->query_at != SIZE_MAX) {
+    if (rw && rw->query_set) {
+        head.query.data = (uint8_t *)rw->query.base;
+        head.query.len = rw->query.len;
+    } else if (req->query_at != SIZE_MAX) {
         head.query.data = (uint8_t *)req->path.base + req->query_at + 1;
         head.query.len = req->path.len - req->query_at - 1;
     }
@@ -115,9 +138,7 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
     head.content_length = req->entity.base ? req->entity.len : 0;
     head.has_body = req->entity.base != NULL; /* "Content-Length: 0" too */
     head.config_version = f->d.cfg->version;
-    Vc__Header params[SEAM_PHP_PARAMS], *pp[SEAM_PHP_PARAMS];
-    head.n_params = seam_php_params(s, params, pp);
-    head.params = pp;
+    params_of(s, req, rw, &head);
     php_stats.requests++;
     req->pathconf = s->answer_conf;
     php_pool_submit(php, s, req, &head);
@@ -145,7 +166,7 @@ static int take(const seam_request_t *r, void *state)
 {
     if (r->kind != ROUTE_PHP)
         return 0;
-    to_php(r->f, r->site, pools[*(const size_t *)state], r->req, r->route);
+    to_php(r->f, r->site, pools[*(const size_t *)state], r->req, r->route, r->rewritten);
     return 1;
 }
 

@@ -1,0 +1,99 @@
+/*
+ * The compiled .htaccess of each directory of the sites' trees
+ * (htaccess_cache.h): compiled when the file changes, looked at no more
+ * than once a second, never parsed per request.
+ */
+#include "htaccess_cache.h"
+#include "vc_log.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define BUCKETS 1024
+#define MAX_ENTRIES 16384 /* past this (a client asking for many paths), the cache starts again */
+
+typedef struct dir_entry {
+    char *dir;
+    struct dir_entry *next;
+    uint64_t checked_s;
+    struct stat seen; /* the .htaccess compiled, or st_ino 0 for none */
+    htaccess_t *h;
+} dir_entry_t;
+
+static dir_entry_t *buckets[BUCKETS];
+static size_t nentries;
+static uint64_t generation;
+
+static void flush(void)
+{
+    for (size_t i = 0; i < BUCKETS; i++)
+        for (dir_entry_t *e = buckets[i], *next; e; e = next) {
+            next = e->next;
+            htaccess_free(e->h);
+            free(e->dir);
+            free(e);
+        }
+    memset(buckets, 0, sizeof(buckets));
+    nentries = 0;
+    generation++;
+}
+
+static void compile(dir_entry_t *e, const char *file, const struct stat *st)
+{
+    size_t len;
+    char *text = vc_read_file(file, &len);
+    htaccess_free(e->h);
+    /* There, but not readable by the front: closed, as Apache answers. */
+    e->h = text ? htaccess_compile(file, text, len) : htaccess_closed(file, strerror(errno));
+    e->seen = *st;
+    free(text);
+    if (htaccess_unreadable(e->h))
+        vc_log(VC_LOG_WARN, "htaccess", "%s: %s and what is below it answer 403", htaccess_unreadable(e->h), e->dir);
+    if (htaccess_ignored(e->h))
+        vc_log(VC_LOG_NOTICE, "htaccess",
+               "%s: not applied (of a .htaccess, the front applies the access rules and mod_rewrite's)",
+               htaccess_ignored(e->h));
+}
+
+const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now)
+{
+    uint32_t hash = vc_hash_bytes(dir, len);
+    dir_entry_t **slot = &buckets[hash % BUCKETS], *e = *slot;
+    while (e && (strncmp(e->dir, dir, len) != 0 || e->dir[len] != '\0'))
+        e = e->next;
+    if (e && e->checked_s == now)
+        return e->h;
+    if (e == NULL) {
+        if (nentries >= MAX_ENTRIES) {
+            flush();
+            slot = &buckets[hash % BUCKETS];
+        }
+        e = vc_calloc(1, sizeof(*e));
+        e->dir = vc_strndup(dir, len);
+        e->next = *slot;
+        *slot = e;
+        nentries++;
+    }
+    e->checked_s = now;
+    char file[PATH_MAX];
+    struct stat st;
+    if ((size_t)snprintf(file, sizeof(file), "%s/.htaccess", e->dir) >= sizeof(file) || stat(file, &st) != 0) {
+        htaccess_free(e->h); /* gone, or never there */
+        e->h = NULL;
+        e->seen.st_ino = 0;
+    } else if (st.st_ino != e->seen.st_ino || st.st_dev != e->seen.st_dev || st.st_size != e->seen.st_size ||
+               st.st_mtim.tv_sec != e->seen.st_mtim.tv_sec || st.st_mtim.tv_nsec != e->seen.st_mtim.tv_nsec) {
+        compile(e, file, &st);
+    }
+    return e->h;
+}
+
+uint64_t htaccess_cache_generation(void)
+{
+    return generation;
+}

@@ -1,0 +1,25 @@
+/*
+ * The .htaccess files of the sites' trees, compiled (htaccess.h), by
+ * directory: what the access rules (htaccess_access.c) and the rewrite
+ * rules (htaccess_rewrite.c) of a request ask. A file is compiled when it
+ * changes, looked at no more than once a second (now, in seconds of the
+ * monotonic clock), never parsed per request; the cache starts again past
+ * a bound, so that a client asking for many paths cannot grow it.
+ */
+#ifndef VC_FRONT_HTACCESS_CACHE_H
+#define VC_FRONT_HTACCESS_CACHE_H
+
+#include "htaccess.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* dir's compiled .htaccess (len bytes of dir, no trailing '/'), or NULL
+ * for none (or for a dir that is not a directory). */
+const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now);
+
+/* Changes when the cache starts again (every file it returned is freed):
+ * whoever holds several of them across calls asks again. */
+uint64_t htaccess_cache_generation(void);
+
+#endif

@@ -1,0 +1,331 @@
+"""The mod_rewrite rules of a site's .htaccess files (docs/front.md,
+".htaccess files"), side by side with Apache 2.4 (mod_rewrite,
+AllowOverride All) and php-fpm on the same tree: the .htaccess files that
+WordPress, Laravel, Symfony (apache-pack), Drupal, Joomla and MediaWiki
+ship or document, and cases of our own for each flag and variable. For
+each request the status, Location, the script that ran and what it was
+told ($_SERVER, $_GET) must be the same."""
+import http.client
+import os
+import shutil
+import tempfile
+
+import pytest
+
+from apache_reference import Apache
+from conftest import Suite
+from trees import open_to_all, write_tree
+
+HOST = "rewrite.test"
+# What a script tells of itself: the same on both stacks when the rules
+# did the same. Not REDIRECT_STATUS, which the suite always sets to 200
+# (as nginx's fastcgi_params do, for php-cgi's check), nor an empty
+# PATH_INFO, which Apache leaves out.
+SHOW = """<?php
+$keep = ['SCRIPT_NAME', 'REQUEST_URI', 'QUERY_STRING', 'PATH_INFO', 'REDIRECT_URL',
+         'REDIRECT_QUERY_STRING', 'HTTP_AUTHORIZATION', 'REDIRECT_HTTP_AUTHORIZATION', 'BASE'];
+$out = ['script' => __FILE__ === realpath(__FILE__) ? basename(dirname(__FILE__)) . '/' . basename(__FILE__) : ''];
+foreach ($_SERVER as $k => $v)
+    if ((in_array($k, $keep, true) || preg_match('/^(REDIRECT_)*MY_/', $k)) && !($k === 'PATH_INFO' && $v === ''))
+        $out[$k] = $v;
+ksort($out);
+$out['get'] = $_GET;
+echo json_encode($out), "\\n";
+"""
+
+WORDPRESS = """# BEGIN WordPress
+<IfModule mod_rewrite.c>
+RewriteEngine On
+RewriteRule .* - [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}]
+RewriteBase /wp/
+RewriteRule ^index\\.php$ - [L]
+RewriteCond %{REQUEST_FILENAME} !-f
+RewriteCond %{REQUEST_FILENAME} !-d
+RewriteRule . /wp/index.php [L]
+</IfModule>
+# END WordPress
+"""
+LARAVEL = """<IfModule mod_rewrite.c>
+    <IfModule mod_negotiation.c>
+        Options -MultiViews -Indexes
+    </IfModule>
+
+    RewriteEngine On
+
+    # Handle Authorization Header
+    RewriteCond %{HTTP:Authorization} .
+    RewriteRule .* - [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}]
+
+    # Handle X-XSRF-Token Header
+    RewriteCond %{HTTP:x-xsrf-token} .
+    RewriteRule .* - [E=HTTP_X_XSRF_TOKEN:%{HTTP:X-XSRF-Token}]
+
+    # Redirect Trailing Slashes If Not A Folder...
+    RewriteCond %{REQUEST_FILENAME} !-d
+    RewriteCond %{REQUEST_URI} (.+)/$
+    RewriteRule ^ %1 [L,R=301]
+
+    # Send Requests To Front Controller...
+    RewriteCond %{REQUEST_FILENAME} !-d
+    RewriteCond %{REQUEST_FILENAME} !-f
+    RewriteRule ^ index.php [L]
+</IfModule>
+"""
+SYMFONY = """DirectoryIndex index.php
+
+<IfModule mod_negotiation.c>
+    Options -MultiViews
+</IfModule>
+
+<IfModule mod_rewrite.c>
+    RewriteEngine On
+
+    RewriteCond %{REQUEST_URI}::$0 ^(/.+)/(.*)::\\2$
+    RewriteRule .* - [E=BASE:%1]
+
+    RewriteCond %{HTTP:Authorization} .+
+    RewriteRule ^ - [E=HTTP_AUTHORIZATION:%0]
+
+    RewriteCond %{ENV:REDIRECT_STATUS} =""
+    RewriteRule ^index\\.php(?:/(.*)|$) %{ENV:BASE}/$1 [R=301,L]
+
+    RewriteCond %{REQUEST_FILENAME} !-f
+    RewriteRule ^ %{ENV:BASE}/index.php [L]
+</IfModule>
+
+<IfModule !mod_rewrite.c>
+    <IfModule mod_alias.c>
+        RedirectMatch 307 ^/$ /index.php/
+    </IfModule>
+</IfModule>
+"""
+DRUPAL = """<FilesMatch "\\.(engine|inc|install|make|module|profile|po|sh|.*sql|theme|twig|tpl(\\.php)?|xtmpl|yml)(~|\\.sw[op]|\\.bak|\\.orig|\\.save)?$|^(\\.(?!well-known).*|Entries.*|Repository|Root|Tag|Template|composer\\.(json|lock)|web\\.config|yarn\\.lock|package\\.json)$|^#.*#$|\\.php(~|\\.sw[op]|\\.bak|\\.orig|\\.save)$">
+  <IfModule mod_authz_core.c>
+    Require all denied
+  </IfModule>
+  <IfModule !mod_authz_core.c>
+    Order allow,deny
+  </IfModule>
+</FilesMatch>
+Options -Indexes
+DirectoryIndex index.php index.html index.htm
+<IfModule mod_rewrite.c>
+  RewriteEngine on
+  RewriteRule .* - [E=protossl]
+  RewriteCond %{HTTPS} on
+  RewriteRule .* - [E=protossl:s]
+  RewriteRule .* - [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}]
+  RewriteRule "/\\.|^\\.(?!well-known/)" - [F]
+  RewriteBase /drupal
+  RewriteRule ^core/install.php core/install.php?rewrite=ok [QSA,L]
+  RewriteCond %{REQUEST_FILENAME} !-f
+  RewriteCond %{REQUEST_FILENAME} !-d
+  RewriteCond %{REQUEST_URI} !=/favicon.ico
+  RewriteRule ^ index.php [L]
+  RewriteCond %{REQUEST_URI} !/core/[^/]*\\.php$
+  RewriteCond %{REQUEST_URI} !/core/modules/system/tests/https?\\.php
+  RewriteCond %{REQUEST_URI} !/core/modules/statistics/statistics\\.php$
+  RewriteRule "^(.+/.*|autoload)\\.php($|/)" - [F]
+</IfModule>
+"""
+JOOMLA = """Options +FollowSymlinks
+Options -Indexes
+RewriteEngine On
+RewriteCond %{QUERY_STRING} base64_encode[^(]*\\([^)]*\\) [OR]
+RewriteCond %{QUERY_STRING} (<|%3C)([^s]*s)+cript.*(>|%3E) [NC,OR]
+RewriteCond %{QUERY_STRING} GLOBALS(=|\\[|\\%[0-9A-Z]{0,2}) [OR]
+RewriteCond %{QUERY_STRING} _REQUEST(=|\\[|\\%[0-9A-Z]{0,2})
+RewriteRule .* index.php [F]
+RewriteRule .* - [E=HTTP_AUTHORIZATION:%{HTTP:Authorization}]
+RewriteBase /joomla
+RewriteCond %{REQUEST_URI} !^/joomla/index\\.php
+RewriteCond %{REQUEST_FILENAME} !-f
+RewriteCond %{REQUEST_FILENAME} !-d
+RewriteRule .* index.php [L]
+"""
+MEDIAWIKI = """RewriteEngine On
+RewriteRule ^/?wiki(/.*)?$ %{DOCUMENT_ROOT}/mw/w/index.php [L]
+RewriteRule ^/?$ %{DOCUMENT_ROOT}/mw/w/index.php [L]
+"""
+# One case (or a few) for each flag, condition and variable.
+OWN = r"""RewriteEngine On
+RewriteBase /own/
+RewriteRule ^qsa/(\w+)$ show.php?from=$1 [QSA,L]
+RewriteRule ^plain/(\w+)$ show.php?from=$1 [L]
+RewriteRule ^qsd$ show.php [QSD,L]
+RewriteRule ^moved$ /own/show.php?moved=1 [R=301,L]
+RewriteRule ^found$ show.php [R,L]
+RewriteRule ^other/(.*)$ http://elsewhere.test/$1 [R=302,L]
+RewriteRule ^anchor$ /own/show.php#top [R,NE,L]
+RewriteRule ^escaped$ /own/show.php#top [R,L]
+RewriteRule ^closed - [F]
+RewriteRule ^gone - [G]
+RewriteRule ^teapot - [R=451]
+RewriteRule ^CaSe$ show.php?nc=1 [NC,L]
+RewriteRule ^env$ show.php [E=MY_ONE:1,E=MY_TWO:%{REQUEST_METHOD},L]
+RewriteRule ^loop-last$ loop-last [L]
+RewriteRule ^end$ show.php?end=1 [END]
+RewriteRule ^chain/(\w+)$ - [C]
+RewriteRule ^chain/(\w+)$ show.php?chained=$1 [L]
+RewriteRule ^skip$ - [S=1]
+RewriteRule ^skip$ show.php?skipped=no [L]
+RewriteRule ^skip$ show.php?skipped=yes [L]
+RewriteCond %{HTTP_HOST} ^other\.test$ [NC,OR]
+RewriteCond %{HTTP:X-Mine} ^yes$
+RewriteRule ^either$ show.php?either=1 [L]
+RewriteCond %{REQUEST_METHOD} =POST
+RewriteRule ^method$ show.php?post=1 [L]
+RewriteCond %{HTTPS} off
+RewriteRule ^https$ show.php?https=off [L]
+RewriteCond %{QUERY_STRING} (^|&)id=(\d+)
+RewriteRule ^item$ show.php?item=%2 [L]
+RewriteCond %{REQUEST_FILENAME} -d
+RewriteRule ^adir$ show.php?dir=1 [L]
+RewriteCond %{REQUEST_FILENAME} -f
+RewriteRule ^afile\.txt$ show.php?file=1 [L]
+RewriteRule ^pt$ /own/show.php?pt=1 [PT]
+RewriteRule ^refs/(\w+)-(\d+)$ show.php?word=$2-$1 [L]
+RewriteRule ^path/(.*)$ show.php/$1 [L]
+RewriteRule ^q/(.*)$ show.php?q=$1 [L]
+RewriteRule ^b/(.*)$ show.php?q=$1 [B,L]
+RewriteRule ^up$ ../show.php [L]
+RewriteRule ^n/(.*)-(.*)$ n/$1_$2 [N]
+RewriteRule ^n/(.*)$ show.php?n=$1 [L]
+"""
+TREE = {
+    "show.php": SHOW,
+    "wp/.htaccess": WORDPRESS,
+    "wp/index.php": SHOW,
+    "wp/wp-login.php": SHOW,
+    "wp/wp-content/uploads/photo.txt": "a photo\n",
+    "laravel/public/.htaccess": LARAVEL,
+    "laravel/public/index.php": SHOW,
+    "laravel/public/css/app.css": "body{}\n",
+    "symfony/public/.htaccess": SYMFONY,
+    "symfony/public/index.php": SHOW,
+    "symfony/public/robots.txt": "User-agent: *\n",
+    "drupal/.htaccess": DRUPAL,
+    "drupal/index.php": SHOW,
+    "drupal/core/install.php": SHOW,
+    "drupal/core/lib/secret.php": SHOW,
+    "drupal/composer.json": "{}\n",
+    "drupal/sites/default/settings.php": SHOW,
+    "joomla/.htaccess": JOOMLA,
+    "joomla/index.php": SHOW,
+    "joomla/media/logo.txt": "logo\n",
+    "mw/.htaccess": MEDIAWIKI,
+    "mw/w/index.php": SHOW,
+    "own/.htaccess": OWN,
+    "own/show.php": SHOW,
+    "own/afile.txt": "a file\n",
+    "own/adir/page.txt": "a page\n",
+    # A directory's rules replace its parent's; Inherit adds them after.
+    "own/child/.htaccess": "RewriteEngine On\nRewriteRule ^mine$ ../show.php?child=1 [L]\n",
+    "own/heir/.htaccess": "RewriteEngine On\nRewriteOptions Inherit\nRewriteRule ^mine$ ../show.php?heir=1 [L]\n",
+    "own/off/.htaccess": "RewriteEngine Off\n",
+    "own/nothing/page.txt": "no rules of its own\n",
+    "own/neg/.htaccess": "RewriteEngine On\nRewriteRule !\\.txt$ ../show.php?neg=1 [L]\n",
+    "own/neg/page.txt": "a page\n",
+}
+GET = [
+    # WordPress: permalinks, files and directories as they are, its scripts.
+    "/wp/", "/wp/hello-world/", "/wp/2024/05/a-post/?replytocom=3", "/wp/index.php", "/wp/wp-login.php?action=x",
+    "/wp/wp-content/uploads/photo.txt", "/wp/wp-content/uploads/missing.jpg", "/wp/category/news",
+    # Laravel
+    "/laravel/public/", "/laravel/public/users/42", "/laravel/public/users/42/", "/laravel/public/css/app.css",
+    "/laravel/public/index.php?page=2", "/laravel/public/search?q=a+b&x=%2F",
+    # Symfony (apache-pack): BASE from $0 and \2, the index.php redirect
+    "/symfony/public/", "/symfony/public/blog/7", "/symfony/public/index.php", "/symfony/public/index.php/blog/7",
+    "/symfony/public/robots.txt", "/symfony/public/api/x?y=1",
+    # Drupal: its FilesMatch (a PCRE lookahead), front controller, denied scripts
+    "/drupal/", "/drupal/node/1", "/drupal/core/install.php?langcode=en", "/drupal/core/lib/secret.php",
+    "/drupal/composer.json", "/drupal/sites/default/settings.php", "/drupal/.hidden", "/drupal/favicon.ico",
+    # Joomla: its query string guards
+    "/joomla/", "/joomla/component/content", "/joomla/index.php?GLOBALS=1", "/joomla/x?base64_encode(abc)",
+    "/joomla/x?a=%3Cscript%3E", "/joomla/media/logo.txt",
+    # MediaWiki's short URLs: an absolute file path under the document root
+    "/mw/wiki/Main_Page", "/mw/wiki", "/mw/", "/mw/w/index.php?title=X",
+    # Our own
+    "/own/qsa/one?keep=1", "/own/plain/one?keep=1", "/own/qsd?gone=1", "/own/moved?x=1", "/own/found",
+    "/own/other/a/b?c=d", "/own/anchor", "/own/escaped", "/own/closed", "/own/gone", "/own/teapot", "/own/case",
+    "/own/env", "/own/loop-last", "/own/end", "/own/chain/abc", "/own/skip", "/own/either", "/own/method",
+    "/own/https", "/own/item?a=1&id=77", "/own/item?id=x", "/own/adir", "/own/afile.txt", "/own/pt",
+    "/own/refs/abc-12", "/own/path/more/info", "/own/path/a%3Fb", "/own/q/a%20b", "/own/q/a%3Fb", "/own/b/a%20b&c", "/own/neg/page.txt", "/own/neg/other",
+    "/own/up", "/own/n/a-b-c", "/own/child/mine", "/own/heir/mine", "/own/heir/qsa/x", "/own/child/qsa/x",
+    "/own/off/qsa/x", "/own/nothing/qsa/x", "/own/nothing/page.txt", "/own/child", "/own/%2e%2e/show.php",
+]
+
+
+def fetch(port, path, method="GET", headers=None, absolute=False):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        c.request(method, path, headers={"Host": HOST, **(headers or {})})
+        r = c.getresponse()
+        body = r.read()
+        location = r.getheader("Location")
+        if location and location.startswith(f"http://{HOST}/") and not absolute:
+            # Apache makes mod_dir's redirects absolute, the front does not
+            # (RFC 9110 allows both); the rules' own are checked below.
+            location = location[len(f"http://{HOST}"):]
+        return r.status, location, body if r.status == 200 else b""
+    finally:
+        c.close()
+
+
+@pytest.fixture(scope="module")
+def stacks():
+    tmp = tempfile.mkdtemp(prefix="vc-rewrite-")
+    root = os.path.join(tmp, "site")
+    write_tree(root, TREE)
+    open_to_all(tmp)
+    conf = os.path.join(tmp, "etc")
+    os.makedirs(os.path.join(conf, "sites-enabled"))
+    with open(os.path.join(conf, "sites-enabled", "r.conf"), "w") as f:
+        f.write(f'site: {{ hosts = ["{HOST}"]; root = "{root}"; front_controller = false; }};\n')
+    ours = Suite(root="", conf=conf, as_root=False).start()
+    apache = None
+    try:
+        apache = Apache(2, tmp, root)
+        yield ours, apache
+    finally:
+        if apache:
+            apache.stop()
+        ours.stop()
+        ours.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def same(stacks, path, **kw):
+    ours, apache = stacks
+    theirs = fetch(apache.http, path, **kw)
+    assert fetch(ours.http, path, **kw) == theirs, (path, theirs, apache.errors()[-1500:], ours.logs()[-1500:])
+    return theirs
+
+
+@pytest.mark.parametrize("path", GET)
+def test_the_same_answer_as_apache(stacks, path):
+    same(stacks, path)
+
+
+@pytest.mark.parametrize("path,method,headers", [
+    ("/own/method", "POST", {"Content-Length": "0"}),
+    ("/own/either", "GET", {"X-Mine": "yes"}),
+    ("/own/either", "GET", {"Host": "OTHER.test"}),
+    ("/laravel/public/users/1", "GET", {"Authorization": "Bearer abc"}),
+    ("/symfony/public/blog/1", "GET", {"Authorization": "Bearer abc"}),
+    ("/wp/hello/", "GET", {"Authorization": "Basic eDp5"}),
+])
+def test_conditions_on_the_method_and_headers_as_apache(stacks, path, method, headers):
+    status, _, body = same(stacks, path, method=method, headers=headers)
+    assert status == 200 and body
+
+
+def test_the_rules_ran_the_scripts_the_applications_expect(stacks):
+    """The comparison above could pass with both stacks wrong in the same
+    way only if Apache were: a few answers spelled out."""
+    ours, _ = stacks
+    status, _, body = fetch(ours.http, "/wp/hello-world/")
+    assert status == 200 and b'"script":"wp\\/index.php"' in body and b'"REQUEST_URI":"\\/wp\\/hello-world\\/"' in body
+    assert fetch(ours.http, "/own/moved?x=1", absolute=True)[:2] == (301, "http://rewrite.test/own/show.php?moved=1")
+    assert fetch(ours.http, "/own/closed")[0] == 403
+    assert fetch(ours.http, "/own/path/a%3Fb")[0] == 403  # a '?' decoded from the path (CVE-2024-38474)
