@@ -25,10 +25,21 @@ static void apply(const rewrite_set_t *set)
     for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
         static char arena[4096];
         rewrite_request_t r = {
-            .arena = arena, .arena_size = sizeof(arena), .method = "GET", .protocol = "HTTP/1.1",
-            .scheme = "http", .remote_addr = "127.0.0.1", .remote_port = "1", .server_name = "fuzz.test",
-            .server_addr = "", .server_port = "80", .document_root = "/nonexistent/fuzz", .the_request = "GET / HTTP/1.1",
-            .header = header, .uri = paths[i], .args = i % 2 ? "a=1" : NULL,
+            .arena = arena,
+            .arena_size = sizeof(arena),
+            .method = "GET",
+            .protocol = "HTTP/1.1",
+            .scheme = "http",
+            .remote_addr = "127.0.0.1",
+            .remote_port = "1",
+            .server_name = "fuzz.test",
+            .server_addr = "",
+            .server_port = "80",
+            .document_root = "/nonexistent/fuzz",
+            .the_request = "GET / HTTP/1.1",
+            .header = header,
+            .uri = paths[i],
+            .args = i % 2 ? "a=1" : NULL,
         };
         char full[64];
         strcpy(full, "/nonexistent/fuzz");
@@ -56,7 +67,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     htaccess_free(h);
     char out[4096];
     size_t len;
-    if (rewrite_decode_path((const char *)data, size, out, sizeof(out), &len) == 0 && (len >= sizeof(out) || out[0] != '/'))
+    if (rewrite_decode_path((const char *)data, size, out, sizeof(out), &len) == 0 &&
+        (len >= sizeof(out) || out[0] != '/'))
         abort(); /* a decoded path is a path, and fits */
     return 0;
 }

@@ -34,7 +34,10 @@ static int closed(const char *root, size_t root_len, const char *path, size_t le
     size_t end = (size_t)(name - dir) - 1; /* the last '/' */
     htaccess_verdict_t d = HTACCESS_UNSET, f = HTACCESS_UNSET;
     for (size_t at = root_len;;) {
-        const htaccess_t *h = htaccess_cached(dir, at, now);
+        int is_dir;
+        const htaccess_t *h = htaccess_cached(dir, at, now, &is_dir);
+        if (!is_dir)
+            break; /* nothing below a missing directory has a .htaccess */
         if (h) {
             htaccess_verdict_t v = htaccess_dir_verdict(h), fv = htaccess_file_verdict(h, name);
             d = v != HTACCESS_UNSET ? v : d;

@@ -22,6 +22,7 @@ typedef struct dir_entry {
     struct dir_entry *next;
     uint64_t checked_s;
     struct stat seen; /* the .htaccess compiled, or st_ino 0 for none */
+    int is_dir;       /* dir is a directory (else nothing below it has a .htaccess) */
     htaccess_t *h;
 } dir_entry_t;
 
@@ -60,14 +61,25 @@ static void compile(dir_entry_t *e, const char *file, const struct stat *st)
                htaccess_ignored(e->h));
 }
 
-const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now)
+static dir_entry_t *entry(const char *dir, size_t len, uint64_t now);
+
+const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now, int *is_dir)
+{
+    dir_entry_t *e = entry(dir, len, now);
+    if (is_dir)
+        *is_dir = e->is_dir;
+    return e->h;
+}
+
+/* dir's entry, looked at again if it was not this second. */
+static dir_entry_t *entry(const char *dir, size_t len, uint64_t now)
 {
     uint32_t hash = vc_hash_bytes(dir, len);
     dir_entry_t **slot = &buckets[hash % BUCKETS], *e = *slot;
     while (e && (strncmp(e->dir, dir, len) != 0 || e->dir[len] != '\0'))
         e = e->next;
     if (e && e->checked_s == now)
-        return e->h;
+        return e;
     if (e == NULL) {
         if (nentries >= MAX_ENTRIES) {
             flush();
@@ -83,14 +95,19 @@ const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now)
     char file[PATH_MAX];
     struct stat st;
     if ((size_t)snprintf(file, sizeof(file), "%s/.htaccess", e->dir) >= sizeof(file) || stat(file, &st) != 0) {
+        int missing = errno == ENOENT;
         htaccess_free(e->h); /* gone, or never there */
         e->h = NULL;
         e->seen.st_ino = 0;
-    } else if (st.st_ino != e->seen.st_ino || st.st_dev != e->seen.st_dev || st.st_size != e->seen.st_size ||
-               st.st_mtim.tv_sec != e->seen.st_mtim.tv_sec || st.st_mtim.tv_nsec != e->seen.st_mtim.tv_nsec) {
+        e->is_dir = missing && stat(e->dir, &st) == 0 && S_ISDIR(st.st_mode);
+        return e;
+    }
+    e->is_dir = 1;
+    if (st.st_ino != e->seen.st_ino || st.st_dev != e->seen.st_dev || st.st_size != e->seen.st_size ||
+        st.st_mtim.tv_sec != e->seen.st_mtim.tv_sec || st.st_mtim.tv_nsec != e->seen.st_mtim.tv_nsec) {
         compile(e, file, &st);
     }
-    return e->h;
+    return e;
 }
 
 uint64_t htaccess_cache_generation(void)

@@ -15,8 +15,10 @@
 #include <stdint.h>
 
 /* dir's compiled .htaccess (len bytes of dir, no trailing '/'), or NULL
- * for none (or for a dir that is not a directory). */
-const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now);
+ * for none (or for a dir that is not a directory). *is_dir (may be NULL):
+ * whether dir is a directory; where it is not, nothing below it has a
+ * .htaccess, and a walk down the tree stops. */
+const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now, int *is_dir);
 
 /* Changes when the cache starts again (every file it returned is freed):
  * whoever holds several of them across calls asks again. */

@@ -31,7 +31,10 @@ static int merge(rewrite_conf_t *c, const char *path, size_t root_len, size_t le
         gen = htaccess_cache_generation();
         rewrite_conf_init(c);
         for (size_t at = root_len;;) {
-            const htaccess_t *h = htaccess_cached(path, at, now);
+            int is_dir;
+            const htaccess_t *h = htaccess_cached(path, at, now, &is_dir);
+            if (!is_dir)
+                break;
             if (h)
                 rewrite_conf_merge(c, htaccess_rewrite_rules(h), path, at);
             if (at >= len)
@@ -43,35 +46,37 @@ static int merge(rewrite_conf_t *c, const char *path, size_t root_len, size_t le
     return c->on && c->nrules > 0;
 }
 
-/* The file a path maps to (Apache's r->filename) and what follows it. */
-static void walk(rewrite_request_t *r, const char *full, size_t root_len)
+/* The file a path maps to (Apache's r->filename) and what follows it:
+ * 1 if the whole path is a directory. */
+static int walk(rewrite_request_t *r, const char *full, size_t root_len)
 {
     size_t len = strlen(full);
     r->filename = full;
     r->path_info = "";
     char buf[PATH_MAX];
     if (len >= sizeof(buf))
-        return;
+        return 0;
     memcpy(buf, full, len + 1);
     for (size_t at = root_len + 1; at < len;) {
         size_t end = at + strcspn(full + at, "/");
         buf[end] = '\0';
         struct stat st;
-        int is_dir = stat(buf, &st) == 0 && S_ISDIR(st.st_mode);
+        int is_dir = rewrite_stat(r, buf, &st) && S_ISDIR(st.st_mode);
         buf[end] = full[end];
         if (!is_dir) {
             r->filename = rewrite_strndup(r, full, end);
             r->path_info = full + end;
-            return;
+            return 0;
         }
         at = end + 1;
     }
+    return 1;
 }
 
-static int is_dir(const char *path)
+static int is_dir(rewrite_request_t *r, const char *path)
 {
     struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+    return rewrite_stat(r, path, &st) && S_ISDIR(st.st_mode);
 }
 
 /* The URL mod_dir redirects a directory to: its path, a slash, the query. */
@@ -104,6 +109,29 @@ static const char *header(void *ctx, const char *name)
     return h2o_strdup(&req->pool, req->headers.entries[i].value.base, req->headers.entries[i].value.len).base;
 }
 
+/* What a rule may read of the connection, when it does. */
+static const char *lazy(void *ctx, const char *name)
+{
+    h2o_req_t *req = ctx;
+    struct sockaddr_storage ss;
+    char addr[64] = "";
+    if (!strcmp(name, "THE_REQUEST")) {
+        const char *proto = req->version >= 0x200 ? "HTTP/2.0" : req->version == 0x100 ? "HTTP/1.0" : "HTTP/1.1";
+        return h2o_concat(&req->pool, req->method, h2o_iovec_init(H2O_STRLIT(" ")), req->path,
+                          h2o_iovec_init(H2O_STRLIT(" ")), h2o_iovec_init(proto, strlen(proto)))
+            .base;
+    }
+    int local = !strcmp(name, "SERVER_ADDR");
+    socklen_t got = local ? req->conn->callbacks->get_sockname(req->conn, (struct sockaddr *)&ss)
+                          : req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss);
+    if (!got)
+        return "";
+    uint32_t port = vc_sockaddr_host((struct sockaddr *)&ss, addr, sizeof(addr));
+    if (!strcmp(name, "REMOTE_PORT"))
+        snprintf(addr, sizeof(addr), "%u", port);
+    return h2o_strdup(&req->pool, addr, SIZE_MAX).base;
+}
+
 /* What %{...} reads of the request, once. */
 static void describe(rewrite_request_t *r, site_rt_t *s, h2o_req_t *req, int https)
 {
@@ -119,21 +147,9 @@ static void describe(rewrite_request_t *r, site_rt_t *s, h2o_req_t *req, int htt
         : https ? "443"
                 : "80";
     r->document_root = s->route.root;
-    char *line = h2o_mem_alloc_pool(&req->pool, req->method.len + req->path.len + 12);
-    sprintf(line, "%.*s %.*s %s", (int)req->method.len, req->method.base, (int)req->path.len, req->path.base,
-            r->protocol);
-    r->the_request = line;
-    struct sockaddr_storage ss;
-    char addr[64] = "";
-    uint32_t port = 0;
-    if (req->conn->callbacks->get_peername(req->conn, (struct sockaddr *)&ss))
-        port = vc_sockaddr_host((struct sockaddr *)&ss, addr, sizeof(addr));
-    char portbuf[16];
-    snprintf(portbuf, sizeof(portbuf), "%u", port);
-    r->remote_addr = h2o_strdup(&req->pool, addr, SIZE_MAX).base;
-    r->remote_port = h2o_strdup(&req->pool, portbuf, SIZE_MAX).base;
-    r->server_addr = "";
+    r->remote_addr = r->remote_port = r->server_addr = r->the_request = NULL; /* lazy() */
     r->header = header;
+    r->lazy = lazy;
     r->header_ctx = req;
 }
 
@@ -235,7 +251,7 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
         size_t dir_len = rs->root_len + len;
         while (dir_len > rs->root_len && full[dir_len - 1] == '/')
             dir_len--;
-        int rules = merge(&conf, full, rs->root_len, dir_len, now);
+        int rules = merge(&conf, full, rs->root_len, dir_len, now), whole_dir = 0;
         const char *uri = NULL;
         int status = 0;
         rewrite_action_t action = REWRITE_NONE;
@@ -245,7 +261,7 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
                 described = 1;
             }
             r.uri = rewrite_strdup(&r, path);
-            walk(&r, rewrite_strdup(&r, full), rs->root_len);
+            whole_dir = walk(&r, rewrite_strdup(&r, full), rs->root_len);
             action = rewrite_round(&conf, &r, &uri, &status);
             if (r.out_of_room) {
                 action = REWRITE_STATUS;
@@ -253,7 +269,7 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
             }
         }
         if ((action == REWRITE_NONE || action == REWRITE_INTERNAL) && (rules || passes) && len &&
-            path[len - 1] != '/' && is_dir(full)) {
+            path[len - 1] != '/' && (rules ? whole_dir : is_dir(&r, full))) {
             /* mod_dir's trailing slash comes after the rules, with the
              * query they made, whether or not they redirected inside. */
             if (!described)

@@ -25,6 +25,7 @@ typedef struct ctx {
     const char *perdir;
     const char *uri; /* what the rule matched */
     refs_t rule, cond;
+    int in_cond;  /* a condition is being tested */
     int redirect; /* the last [R]'s status */
 } ctx_t;
 
@@ -45,7 +46,7 @@ int rewrite_match(const pcre2_code *re, const char *s, refs_t *refs)
     static pcre2_match_data *md;
     if (md == NULL)
         md = pcre2_match_data_create(REWRITE_REFS, NULL);
-    int rc = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, 0, md, limits());
+    int rc = pcre2_match(re, (PCRE2_SPTR)s, strlen(s), 0, 0, md, limits()); /* JIT-compiled where it could be */
     if (rc < 0)
         return 0; /* no match, or over a limit */
     if (refs) {
@@ -77,9 +78,9 @@ static const char *header(ctx_t *c, const char *name)
 {
     const char *v = c->r->header ? c->r->header(c->r->header_ctx, name) : NULL;
     /* The response varies on a header a condition read (Apache adds it
-     * to Vary when the rule applies). */
+     * to Vary when the rule applies; not one a substitution reads). */
     rewrite_request_t *r = c->r;
-    if (r->nvary_pending < REWRITE_MAX_VARY)
+    if (c->in_cond && r->nvary_pending < REWRITE_MAX_VARY)
         r->vary[r->nvary_pending++] = rewrite_strdup(r, name);
     return v;
 }
@@ -109,62 +110,162 @@ static const char *time_part(char *buf, size_t len, const char *name)
     return NULL;
 }
 
-/* %{NAME}: lookup_variable(). */
-static const char *variable(ctx_t *c, const char *name, char *buf, size_t buflen)
+/* The variables mod_rewrite knows by name (lookup_variable()), in the
+ * order of their enum: the parser marks each use with its index
+ * (rewrite_mark_variables), so that a request never compares names. */
+enum var {
+    V_HTTP_HOST,
+    V_HTTP_ACCEPT,
+    V_HTTP_COOKIE,
+    V_HTTP_REFERER,
+    V_HTTP_FORWARDED,
+    V_HTTP_USER_AGENT,
+    V_HTTP_PROXY_CONNECTION,
+    V_HTTPS,
+    V_IS_SUBREQ,
+    V_PATH_INFO,
+    V_SERVER_NAME,
+    V_REMOTE_ADDR,
+    V_CONN_REMOTE_ADDR,
+    V_REMOTE_HOST,
+    V_REMOTE_PORT,
+    V_SERVER_ADDR,
+    V_SERVER_PORT,
+    V_THE_REQUEST,
+    V_REQUEST_URI,
+    V_QUERY_STRING,
+    V_DOCUMENT_ROOT,
+    V_CONTEXT_DOCUMENT_ROOT,
+    V_CONTEXT_PREFIX,
+    V_REQUEST_METHOD,
+    V_REQUEST_SCHEME,
+    V_SCRIPT_FILENAME,
+    V_REQUEST_FILENAME,
+    V_SERVER_PROTOCOL,
+    V_SERVER_SOFTWARE,
+    V_IPV6,
+    V_TIME,
+    V_TIME_YEAR,
+    V_TIME_MON,
+    V_TIME_DAY,
+    V_TIME_HOUR,
+    V_TIME_MIN,
+    V_TIME_SEC,
+    V_TIME_WDAY,
+    V_COUNT
+};
+static const char *const var_names[V_COUNT] = {
+    "HTTP_HOST",
+    "HTTP_ACCEPT",
+    "HTTP_COOKIE",
+    "HTTP_REFERER",
+    "HTTP_FORWARDED",
+    "HTTP_USER_AGENT",
+    "HTTP_PROXY_CONNECTION",
+    "HTTPS",
+    "IS_SUBREQ",
+    "PATH_INFO",
+    "SERVER_NAME",
+    "REMOTE_ADDR",
+    "CONN_REMOTE_ADDR",
+    "REMOTE_HOST",
+    "REMOTE_PORT",
+    "SERVER_ADDR",
+    "SERVER_PORT",
+    "THE_REQUEST",
+    "REQUEST_URI",
+    "QUERY_STRING",
+    "DOCUMENT_ROOT",
+    "CONTEXT_DOCUMENT_ROOT",
+    "CONTEXT_PREFIX",
+    "REQUEST_METHOD",
+    "REQUEST_SCHEME",
+    "SCRIPT_FILENAME",
+    "REQUEST_FILENAME",
+    "SERVER_PROTOCOL",
+    "SERVER_SOFTWARE",
+    "IPV6",
+    "TIME",
+    "TIME_YEAR",
+    "TIME_MON",
+    "TIME_DAY",
+    "TIME_HOUR",
+    "TIME_MIN",
+    "TIME_SEC",
+    "TIME_WDAY",
+};
+
+int rewrite_variable_index(const char *name, size_t len)
+{
+    for (int i = 0; i < V_COUNT; i++)
+        if (strlen(var_names[i]) == len && !strncasecmp(name, var_names[i], len))
+            return i;
+    return -1;
+}
+
+static const char *lazy(rewrite_request_t *r, const char *v, const char *name)
+{
+    v = v == NULL && r->lazy ? r->lazy(r->header_ctx, name) : v;
+    return v ? v : "";
+}
+
+static const char *value(ctx_t *c, enum var v, char *buf, size_t buflen)
 {
     rewrite_request_t *r = c->r;
-    if (strlen(name) < 4)
-        return "";
-    if (!strncasecmp(name, "ENV:", 4))
-        return rewrite_getenv(r, name + 4);
-    if (!strncasecmp(name, "HTTP:", 5))
-        return header(c, name + 5);
-    static const struct {
-        const char *name, *header;
-    } headers[] = {{"HTTP_HOST", "Host"},
-                   {"HTTP_ACCEPT", "Accept"},
-                   {"HTTP_COOKIE", "Cookie"},
-                   {"HTTP_REFERER", "Referer"},
-                   {"HTTP_FORWARDED", "Forwarded"},
-                   {"HTTP_USER_AGENT", "User-Agent"},
-                   {"HTTP_PROXY_CONNECTION", "Proxy-Connection"}};
-    for (size_t i = 0; i < VC_ARRAY_SIZE(headers); i++)
-        if (!strcasecmp(name, headers[i].name))
-            return header(c, headers[i].header);
-    const struct {
-        const char *name, *value;
-    } plain[] = {
-        {"HTTPS", r->https ? "on" : "off"},
-        {"IS_SUBREQ", "false"},
-        {"PATH_INFO", r->path_info},
-        {"SERVER_NAME", r->server_name},
-        {"REMOTE_ADDR", r->remote_addr},
-        {"CONN_REMOTE_ADDR", r->remote_addr},
-        {"REMOTE_HOST", r->remote_addr}, /* no name lookups, as Apache's default */
-        {"REMOTE_PORT", r->remote_port},
-        {"SERVER_ADDR", r->server_addr},
-        {"SERVER_PORT", r->server_port},
-        {"THE_REQUEST", r->the_request},
-        {"REQUEST_URI", r->uri},
-        {"QUERY_STRING", r->args},
-        {"DOCUMENT_ROOT", r->document_root},
-        {"CONTEXT_DOCUMENT_ROOT", r->document_root},
-        {"CONTEXT_PREFIX", ""},
-        {"REQUEST_METHOD", r->method},
-        {"REQUEST_SCHEME", r->scheme},
-        {"SCRIPT_FILENAME", r->filename},
-        {"REQUEST_FILENAME", r->filename},
-        {"SERVER_PROTOCOL", r->protocol},
-        {"SERVER_SOFTWARE", "Velocity"},
-        {"IPV6", r->remote_addr && strchr(r->remote_addr, ':') && strncmp(r->remote_addr, "::ffff:", 7) ? "on" : "off"},
-    };
-    for (size_t i = 0; i < VC_ARRAY_SIZE(plain); i++)
-        if (!strcasecmp(name, plain[i].name))
-            return plain[i].value;
-    const char *t = strncasecmp(name, "TIME", 4) == 0 ? time_part(buf, buflen, name) : NULL;
-    if (t)
-        return t;
-    return ""; /* AUTH_TYPE, REMOTE_USER, ... and unknown names: empty, as Apache */
+    static const char *const headers[] = {"Host",      "Accept",     "Cookie",          "Referer",
+                                          "Forwarded", "User-Agent", "Proxy-Connection"};
+    if (v <= V_HTTP_PROXY_CONNECTION)
+        return header(c, headers[v]);
+    if (v >= V_TIME)
+        return time_part(buf, buflen, var_names[v]);
+    switch (v) {
+    case V_HTTPS: return r->https ? "on" : "off";
+    case V_IS_SUBREQ: return "false";
+    case V_PATH_INFO: return r->path_info;
+    case V_SERVER_NAME: return r->server_name;
+    case V_REMOTE_ADDR:
+    case V_CONN_REMOTE_ADDR:
+    case V_REMOTE_HOST: return lazy(r, r->remote_addr, "REMOTE_ADDR"); /* no name lookups, as Apache's default */
+    case V_REMOTE_PORT: return lazy(r, r->remote_port, "REMOTE_PORT");
+    case V_SERVER_ADDR: return lazy(r, r->server_addr, "SERVER_ADDR");
+    case V_SERVER_PORT: return r->server_port;
+    case V_THE_REQUEST: return lazy(r, r->the_request, "THE_REQUEST");
+    case V_REQUEST_URI: return r->uri;
+    case V_QUERY_STRING: return r->args;
+    case V_DOCUMENT_ROOT:
+    case V_CONTEXT_DOCUMENT_ROOT: return r->document_root;
+    case V_REQUEST_METHOD: return r->method;
+    case V_REQUEST_SCHEME: return r->scheme;
+    case V_SCRIPT_FILENAME:
+    case V_REQUEST_FILENAME: return r->filename;
+    case V_SERVER_PROTOCOL: return r->protocol;
+    case V_SERVER_SOFTWARE: return "Velocity";
+    case V_IPV6: {
+        const char *a = lazy(r, r->remote_addr, "REMOTE_ADDR");
+        return strchr(a, ':') && strncmp(a, "::ffff:", 7) ? "on" : "off";
+    }
+    default: return ""; /* CONTEXT_PREFIX */
+    }
+}
+
+/* %{NAME}: lookup_variable(). Names the parser knew come marked with
+ * their index. */
+static const char *variable(ctx_t *c, const char *name, size_t len, char *buf, size_t buflen)
+{
+    if (len == 2 && name[0] == REWRITE_VAR_MARK && (unsigned char)name[1] <= V_COUNT)
+        return value(c, (enum var)(name[1] - 1), buf, buflen);
+    if (len > 4 && !strncasecmp(name, "ENV:", 4)) {
+        char env[128];
+        snprintf(env, sizeof(env), "%.*s", (int)(len - 4), name + 4);
+        return rewrite_getenv(c->r, env);
+    }
+    if (len > 5 && !strncasecmp(name, "HTTP:", 5)) {
+        char h[128];
+        snprintf(h, sizeof(h), "%.*s", (int)(len - 5), name + 5);
+        return header(c, h);
+    }
+    int v = rewrite_variable_index(name, len);
+    return v < 0 ? "" : value(c, (enum var)v, buf, buflen); /* AUTH_TYPE, REMOTE_USER, unknown: empty, as Apache */
 }
 
 /* [B]: a back-reference escaped before it is put in the URL. */
@@ -203,11 +304,8 @@ static char *expand(ctx_t *c, const char *in, const rewrite_rule_t *rule, int *q
             p += 2;
         } else if (*p == '%' && p[1] == '{' && strchr(p + 2, '}')) {
             const char *end = strchr(p + 2, '}');
-            char name[128], buf[32];
-            size_t n = (size_t)(end - p - 2) < sizeof(name) - 1 ? (size_t)(end - p - 2) : sizeof(name) - 1;
-            memcpy(name, p + 2, n);
-            name[n] = '\0';
-            const char *v = variable(c, name, buf, sizeof(buf));
+            char buf[32];
+            const char *v = variable(c, p + 2, (size_t)(end - p - 2), buf, sizeof(buf));
             if (v)
                 put(&o, v, strlen(v));
             expanded = 1;
@@ -255,15 +353,17 @@ static int compare_lexically(const char *a, const char *b)
 
 static int cond_holds(ctx_t *c, const rewrite_cond_t *cond)
 {
+    c->in_cond = 1;
     const char *in = expand(c, cond->input, NULL, NULL);
+    c->in_cond = 0;
     struct stat st;
     int rc = 0;
     switch (cond->type) {
-    case COND_FILE: rc = stat(in, &st) == 0 && S_ISREG(st.st_mode); break;
-    case COND_SIZE: rc = stat(in, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0; break;
-    case COND_DIR: rc = stat(in, &st) == 0 && S_ISDIR(st.st_mode); break;
+    case COND_FILE: rc = rewrite_stat(c->r, in, &st) && S_ISREG(st.st_mode); break;
+    case COND_SIZE: rc = rewrite_stat(c->r, in, &st) && S_ISREG(st.st_mode) && st.st_size > 0; break;
+    case COND_DIR: rc = rewrite_stat(c->r, in, &st) && S_ISDIR(st.st_mode); break;
     case COND_LINK: rc = lstat(in, &st) == 0 && S_ISLNK(st.st_mode); break;
-    case COND_EXEC: rc = stat(in, &st) == 0 && (st.st_mode & 0111); break;
+    case COND_EXEC: rc = rewrite_stat(c->r, in, &st) && (st.st_mode & 0111); break;
     case COND_STR_EQ: rc = cond->nocase ? !strcasecmp(in, cond->operand) : !strcmp(in, cond->operand); break;
     case COND_STR_LT:
     case COND_STR_GT:

@@ -19,6 +19,7 @@
 #define VC_FRONT_REWRITE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 typedef struct rewrite_set rewrite_set_t;   /* one .htaccess's directives */
 typedef struct rewrite_rule rewrite_rule_t; /* one RewriteRule and its conditions */
@@ -64,7 +65,11 @@ typedef struct rewrite_request {
         *document_root, *the_request;
     int https;
     const char *(*header)(void *ctx, const char *name); /* a request header's value, or NULL */
-    void *header_ctx;
+    /* What costs a system call or an allocation to know (REMOTE_ADDR,
+     * REMOTE_PORT, SERVER_ADDR, THE_REQUEST), asked when a rule reads it
+     * and the field above is NULL. */
+    const char *(*lazy)(void *ctx, const char *name);
+    void *header_ctx; /* for both */
     /* This pass's: the URL path (decoded), its query, the file it maps to
      * and what follows that file. */
     const char *uri, *args, *filename, *path_info;
@@ -75,6 +80,13 @@ typedef struct rewrite_request {
      * by the rule being tried (kept if it applies). */
     const char *vary[REWRITE_MAX_VARY];
     size_t nvary, nvary_pending;
+    /* The files its rules and passes asked about, asked once. */
+    struct {
+        const char *path;
+        int found;
+        struct stat st;
+    } stats[4];
+    size_t nstats;
     /* Where its strings live: the arena, then blocks of their own. */
     char *arena;
     size_t arena_size, arena_used;
@@ -88,6 +100,8 @@ void rewrite_release(rewrite_request_t *r);
 char *rewrite_strndup(rewrite_request_t *r, const char *s, size_t len);
 char *rewrite_strdup(rewrite_request_t *r, const char *s);
 const char *rewrite_getenv(const rewrite_request_t *r, const char *name);
+/* stat() of path, remembered for the request: 1 if found, with *st. */
+int rewrite_stat(rewrite_request_t *r, const char *path, struct stat *st);
 void rewrite_setenv(rewrite_request_t *r, const char *name, const char *value);
 
 typedef enum rewrite_action {

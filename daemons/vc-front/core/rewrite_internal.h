@@ -97,6 +97,12 @@ struct rewrite_set {
 /* A match's bounds: Apache keeps ten back-references. */
 #define REWRITE_REFS 10
 
+/* %{NAME} of a variable mod_rewrite knows is kept as %{MARK i}, i its
+ * index + 1, so that expanding it asks no names. */
+#define REWRITE_VAR_MARK '\x01'
+/* The index of a variable's name (len bytes, any case), or -1. */
+int rewrite_variable_index(const char *name, size_t len);
+
 /* A pattern compiled as Apache compiles it (DOTALL, DOLLAR_ENDONLY), and
  * no longer than a bound; NULL with why (if given) when it cannot be. */
 pcre2_code *rewrite_compile(const char *pattern, int nocase, char *why, size_t why_len);

@@ -66,6 +66,8 @@ pcre2_code *rewrite_compile(const char *pattern, int nocase, char *why, size_t l
     /* Apache 2.4's RegexDefaultOptions: DOTALL DOLLAR_ENDONLY. */
     uint32_t opts = PCRE2_DOTALL | PCRE2_DOLLAR_ENDONLY | (nocase ? PCRE2_CASELESS : 0);
     pcre2_code *re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, opts, &err, &at, NULL);
+    if (re != NULL)
+        (void)pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* without JIT (none on this CPU), it is interpreted */
     if (re == NULL && why) {
         char msg[120];
         pcre2_get_error_message(err, (PCRE2_UCHAR *)msg, sizeof(msg));
@@ -165,6 +167,31 @@ static void cond_free(rewrite_cond_t *c)
     pcre2_code_free(c->re);
 }
 
+/* A template with each %{NAME} this engine knows marked with its index
+ * (rewrite_internal.h); NULL if it holds the mark itself. */
+static char *mark_variables(const char *in)
+{
+    if (strchr(in, REWRITE_VAR_MARK))
+        return NULL;
+    char *out = vc_strdup(in), *o = out;
+    for (const char *p = in; *p;) {
+        const char *end = p[0] == '%' && p[1] == '{' ? strchr(p + 2, '}') : NULL;
+        int v = end ? rewrite_variable_index(p + 2, (size_t)(end - p - 2)) : -1;
+        if (v < 0) {
+            *o++ = *p++;
+            continue;
+        }
+        *o++ = '%';
+        *o++ = '{';
+        *o++ = REWRITE_VAR_MARK;
+        *o++ = (char)(v + 1);
+        *o++ = '}';
+        p = end + 1;
+    }
+    *o = '\0';
+    return out;
+}
+
 /* Something mod_rewrite expands that this engine does not: maps and
  * lookahead variables. */
 static const char *unsupported_expansion(const char *s)
@@ -202,7 +229,11 @@ static int rewrite_cond(rewrite_set_t *set, char *args, char *why, size_t len)
     c.type = cond_kind(&c, &pat);
     if (c.type == COND_REGEX && !(c.re = rewrite_compile(pat, c.nocase, why, len)))
         return -1;
-    c.input = vc_strdup(a[0]);
+    c.input = mark_variables(a[0]);
+    if (c.input == NULL) {
+        pcre2_code_free(c.re);
+        return refuse(why, len, "RewriteCond: a control character in its test string");
+    }
     c.operand = vc_strdup(pat);
     set->pending = vc_realloc(set->pending, (set->npending + 1) * sizeof(*set->pending));
     set->pending[set->npending++] = c;
@@ -337,8 +368,19 @@ static int rewrite_rule(rewrite_set_t *set, char *args, char *why, size_t len)
     }
     if (strcmp(a[1], "-") == 0)
         r.flags |= RULE_NOSUB;
-    else
-        r.output = vc_strdup(a[1]);
+    else if ((r.output = mark_variables(a[1])) == NULL) {
+        rule_free(&r);
+        return refuse(why, len, "RewriteRule: a control character in its substitution");
+    }
+    for (size_t i = 0; i < r.nenv; i++) {
+        char *marked = mark_variables(r.env[i]);
+        if (marked == NULL) {
+            rule_free(&r);
+            return refuse(why, len, "RewriteRule: a control character in E=");
+        }
+        free(r.env[i]);
+        r.env[i] = marked;
+    }
     r.conds = set->pending;
     r.nconds = set->npending;
     set->pending = NULL;

@@ -11,6 +11,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct block {
     struct block *next;
@@ -39,6 +40,7 @@ void rewrite_release(rewrite_request_t *r)
     }
     r->blocks = NULL;
     r->arena_used = 0;
+    r->nstats = 0;
 }
 
 char *rewrite_strndup(rewrite_request_t *r, const char *s, size_t len)
@@ -64,6 +66,21 @@ static char *concat(rewrite_request_t *r, const char *a, size_t alen, const char
         memcpy(p + alen + blen, c, clen);
     p[alen + blen + clen] = '\0';
     return p;
+}
+
+int rewrite_stat(rewrite_request_t *r, const char *path, struct stat *st)
+{
+    for (size_t i = 0; i < r->nstats; i++)
+        if (!strcmp(r->stats[i].path, path)) {
+            *st = r->stats[i].st;
+            return r->stats[i].found;
+        }
+    int found = stat(path, st) == 0;
+    size_t at = r->nstats < VC_ARRAY_SIZE(r->stats) ? r->nstats++ : r->nstats - 1; /* the newest kept */
+    r->stats[at].path = rewrite_strdup(r, path);
+    r->stats[at].found = found;
+    r->stats[at].st = *st;
+    return found;
 }
 
 const char *rewrite_getenv(const rewrite_request_t *r, const char *name)
