@@ -4,6 +4,7 @@
  * relative symlink in NAME-enabled/.
  */
 #include "cli.h"
+#include "htaccess_report.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -40,6 +41,7 @@ int cmd_configtest(cli_t *cli, int argc, char **argv)
     }
     for (size_t i = 0; i < cfg->nwarnings; i++)
         fprintf(stderr, "warning: %s\n", cfg->warnings[i]);
+    htaccess_report(cfg);
     printf("Syntax OK: %zu file%s from %s, %zu site%s\n", nfiles, nfiles == 1 ? "" : "s",
            cli->conf_dir ? cli->conf_dir : "(built-in defaults)", cfg->nsites, cfg->nsites == 1 ? "" : "s");
     vc_config_destroy(&cfg);

@@ -329,3 +329,13 @@ def test_the_rules_ran_the_scripts_the_applications_expect(stacks):
     assert fetch(ours.http, "/own/moved?x=1", absolute=True)[:2] == (301, "http://rewrite.test/own/show.php?moved=1")
     assert fetch(ours.http, "/own/closed")[0] == 403
     assert fetch(ours.http, "/own/path/a%3Fb")[0] == 403  # a '?' decoded from the path (CVE-2024-38474)
+
+
+def test_configtest_lists_what_the_suite_does_not_apply_with_file_and_line(stacks):
+    ours, _ = stacks
+    out = ours.vc("configtest", check=True).stdout
+    drupal = [line for line in out.splitlines() if "/drupal/.htaccess:" in line]
+    assert any(line.endswith("/drupal/.htaccess:9: Options: not applied by the suite") for line in drupal), out
+    assert any(line.endswith("/drupal/.htaccess:10: DirectoryIndex: not applied by the suite") for line in drupal), out
+    assert "htaccess: site r: " in out and "0 closed" in out, out
+    assert not any("/wp/.htaccess" in line for line in out.splitlines()), out  # WordPress's is all applied

@@ -91,7 +91,7 @@ typedef struct vc_site {
     size_t nredirects;
     char **error_pages; /* "CODE PATH": pages for the front's own errors */
     size_t nerror_pages;
-    int htaccess; /* the access rules of the tree's .htaccess files apply (403) */
+    int htaccess; /* the access (403) and rewrite rules of the tree's .htaccess files apply */
     char **deny;  /* path prefixes answered 403 (nginx's `location ^~ /PREFIX/ { deny all; }`) */
     size_t ndeny;
     char **internal_locations; /* "PREFIX DIR": X-Accel-Redirect's targets, 404 to clients (nginx's internal) */

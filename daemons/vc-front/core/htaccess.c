@@ -31,7 +31,8 @@ struct htaccess {
     size_t nfiles;
     rewrite_set_t *rewrite; /* its mod_rewrite directives, or NULL */
     char *unreadable;
-    char *ignored;
+    char *ignored[HTACCESS_MAX_IGNORED];
+    size_t nignored;
 };
 
 typedef struct parse {
@@ -164,8 +165,8 @@ static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char *
         deny_all(p, "%s: an access rule this server does not apply", w[0]);
     } else if (v != HTACCESS_UNSET) {
         set_verdict(p, in, (htaccess_verdict_t)v, *order);
-    } else if (p->h->ignored == NULL) {
-        p->h->ignored = vc_asprintf("%s:%d: %s", p->file, p->line, w[0]);
+    } else if (p->h->nignored < HTACCESS_MAX_IGNORED) {
+        p->h->ignored[p->h->nignored++] = vc_asprintf("%s:%d: %s", p->file, p->line, w[0]);
     }
     return 0;
 }
@@ -274,7 +275,8 @@ void htaccess_free(htaccess_t *h)
     free(h->files);
     rewrite_set_free(h->rewrite);
     free(h->unreadable);
-    free(h->ignored);
+    for (size_t i = 0; i < h->nignored; i++)
+        free(h->ignored[i]);
     free(h);
 }
 
@@ -283,9 +285,9 @@ const char *htaccess_unreadable(const htaccess_t *h)
     return h->unreadable;
 }
 
-const char *htaccess_ignored(const htaccess_t *h)
+const char *htaccess_ignored(const htaccess_t *h, size_t i)
 {
-    return h->ignored;
+    return i < h->nignored ? h->ignored[i] : NULL;
 }
 
 const rewrite_set_t *htaccess_rewrite_rules(const htaccess_t *h)

@@ -32,8 +32,10 @@ void htaccess_free(htaccess_t *h);
 
 /* Why it denies its whole directory ("file:line: ..."), or NULL. */
 const char *htaccess_unreadable(const htaccess_t *h);
-/* The first directive it does not apply ("file:line: Name"), or NULL. */
-const char *htaccess_ignored(const htaccess_t *h);
+/* The i-th directive it does not apply ("file:line: Name"), or NULL past
+ * the last (at most HTACCESS_MAX_IGNORED are kept). */
+#define HTACCESS_MAX_IGNORED 64
+const char *htaccess_ignored(const htaccess_t *h, size_t i);
 
 /* Its mod_rewrite directives, or NULL for none. */
 const rewrite_set_t *htaccess_rewrite_rules(const htaccess_t *h);

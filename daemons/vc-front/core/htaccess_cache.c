@@ -55,10 +55,11 @@ static void compile(dir_entry_t *e, const char *file, const struct stat *st)
     free(text);
     if (htaccess_unreadable(e->h))
         vc_log(VC_LOG_WARN, "htaccess", "%s: %s and what is below it answer 403", htaccess_unreadable(e->h), e->dir);
-    if (htaccess_ignored(e->h))
+    for (size_t i = 0; htaccess_ignored(e->h, i); i++)
         vc_log(VC_LOG_NOTICE, "htaccess",
-               "%s: not applied (of a .htaccess, the front applies the access rules and mod_rewrite's)",
-               htaccess_ignored(e->h));
+               "%s: not applied (of a .htaccess, the front applies the access rules and mod_rewrite's; vc configtest "
+               "lists what it does not)",
+               htaccess_ignored(e->h, i));
 }
 
 static dir_entry_t *entry(const char *dir, size_t len, uint64_t now);

@@ -217,9 +217,11 @@ static int rewrite_cond(rewrite_set_t *set, char *args, char *why, size_t len)
         return refuse(why, len, "RewriteCond: %s is not applied by this server", u);
     rewrite_cond_t c = {0};
     if (n == 3) {
+        char shown[128]; /* each_flag() cuts the field up */
+        snprintf(shown, sizeof(shown), "%s", a[2]);
         const char *err = each_flag(a[2], &c, cond_flag);
         if (err)
-            return refuse(why, len, "RewriteCond: %s '%s'", err, a[2]);
+            return refuse(why, len, "RewriteCond: %s in '%s'", err, shown);
     }
     char *pat = a[1];
     if (*pat == '!') {
@@ -343,10 +345,12 @@ static int rewrite_rule(rewrite_set_t *set, char *args, char *why, size_t len)
         return refuse(why, len, "RewriteRule needs a pattern and a substitution");
     rewrite_rule_t r = {0};
     if (n == 3) {
+        char shown[128]; /* each_flag() cuts the field up */
+        snprintf(shown, sizeof(shown), "%s", a[2]);
         const char *err = each_flag(a[2], &r, rule_flag);
         if (err) {
             rule_free(&r);
-            return refuse(why, len, "RewriteRule: %s in '%s'", err, a[2]);
+            return refuse(why, len, "RewriteRule: %s in '%s'", err, shown);
         }
     }
     const char *u = unsupported_expansion(a[1]);
