@@ -12,6 +12,7 @@ import subprocess
 import tempfile
 
 from reference import free_port, start_fpm, wait_http, wait_unix
+from trees import open_to_all, write_tree
 
 MODULES = "/usr/lib/apache2/modules"
 LOADED = ["mpm_event", "authz_core", "authz_host", "access_compat", "authn_core", "authn_file", "auth_basic",
@@ -99,3 +100,30 @@ DirectoryIndex index.php index.html
         if self.apache.stderr:
             self.apache.stderr.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def beside_apache(prefix, host, files):
+    """One tree (files, as trees.write_tree takes them) served by the suite
+    (one site for host, no front controller: what the tree's .htaccess
+    files say is all there is) and by Apache: yields (suite, apache, the
+    tree's root), and stops both."""
+    from conftest import Suite  # the suite's test harness, imported where used
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    root = os.path.join(tmp, "site")
+    write_tree(root, files)
+    open_to_all(tmp)
+    conf = os.path.join(tmp, "etc")
+    os.makedirs(os.path.join(conf, "sites-enabled"))
+    with open(os.path.join(conf, "sites-enabled", "site.conf"), "w") as f:
+        f.write(f'site: {{ hosts = ["{host}"]; root = "{root}"; front_controller = false; }};\n')
+    ours = Suite(root="", conf=conf, as_root=False).start()
+    apache = None
+    try:
+        apache = Apache(2, tmp, root)
+        yield ours, apache, root
+    finally:
+        if apache:
+            apache.stop()
+        ours.stop()
+        ours.cleanup()
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from apache_reference import Apache
+from apache_reference import beside_apache
 from conftest import Suite
 from trees import open_to_all, write_tree
 
@@ -114,25 +114,7 @@ def fetch(port, path):
 
 @pytest.fixture(scope="module")
 def stacks():
-    tmp = tempfile.mkdtemp(prefix="vc-htaccess-")
-    root = os.path.join(tmp, "site")
-    write_tree(root, TREE)
-    open_to_all(tmp)
-    conf = os.path.join(tmp, "etc")
-    os.makedirs(os.path.join(conf, "sites-enabled"))
-    with open(os.path.join(conf, "sites-enabled", "h.conf"), "w") as f:
-        f.write(f'site: {{ hosts = ["{HOST}"]; root = "{root}"; front_controller = false; }};\n')
-    ours = Suite(root="", conf=conf, as_root=False).start()
-    apache = None
-    try:
-        apache = Apache(2, tmp, root)
-        yield ours, apache, root
-    finally:
-        if apache:
-            apache.stop()
-        ours.stop()
-        ours.cleanup()
-        shutil.rmtree(tmp, ignore_errors=True)
+    yield from beside_apache("vc-htaccess-", HOST, TREE)
 
 
 @pytest.mark.parametrize("path", SAME)

@@ -6,15 +6,10 @@ ship or document, and cases of our own for each flag and variable. For
 each request the status, Location, the script that ran and what it was
 told ($_SERVER, $_GET) must be the same."""
 import http.client
-import os
-import shutil
-import tempfile
 
 import pytest
 
-from apache_reference import Apache
-from conftest import Suite
-from trees import open_to_all, write_tree
+from apache_reference import beside_apache
 
 HOST = "rewrite.test"
 # What a script tells of itself: the same on both stacks when the rules
@@ -274,25 +269,8 @@ def fetch(port, path, method="GET", headers=None, absolute=False):
 
 @pytest.fixture(scope="module")
 def stacks():
-    tmp = tempfile.mkdtemp(prefix="vc-rewrite-")
-    root = os.path.join(tmp, "site")
-    write_tree(root, TREE)
-    open_to_all(tmp)
-    conf = os.path.join(tmp, "etc")
-    os.makedirs(os.path.join(conf, "sites-enabled"))
-    with open(os.path.join(conf, "sites-enabled", "r.conf"), "w") as f:
-        f.write(f'site: {{ hosts = ["{HOST}"]; root = "{root}"; front_controller = false; }};\n')
-    ours = Suite(root="", conf=conf, as_root=False).start()
-    apache = None
-    try:
-        apache = Apache(2, tmp, root)
+    for ours, apache, _ in beside_apache("vc-rewrite-", HOST, TREE):
         yield ours, apache
-    finally:
-        if apache:
-            apache.stop()
-        ours.stop()
-        ours.cleanup()
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def same(stacks, path, **kw):
@@ -337,5 +315,5 @@ def test_configtest_lists_what_the_suite_does_not_apply_with_file_and_line(stack
     drupal = [line for line in out.splitlines() if "/drupal/.htaccess:" in line]
     assert any(line.endswith("/drupal/.htaccess:9: Options: not applied by the suite") for line in drupal), out
     assert any(line.endswith("/drupal/.htaccess:10: DirectoryIndex: not applied by the suite") for line in drupal), out
-    assert "htaccess: site r: " in out and "0 closed" in out, out
+    assert "htaccess: site site: " in out and "0 closed" in out, out
     assert not any("/wp/.htaccess" in line for line in out.splitlines()), out  # WordPress's is all applied
