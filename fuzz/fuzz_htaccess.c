@@ -1,8 +1,8 @@
 /* libFuzzer: a .htaccess file as the front compiles it (htaccess.h), from
  * any bytes: nothing may crash or leak, a file it cannot fully read
  * closes its directory, and asking it about names never fails. Its
- * rewrite rules (rewrite.h) are then applied to a few requests, and the
- * bytes are also read as an internal redirect's path. */
+ * rewrite rules (rewrite.h) are then applied to a few requests, so are its
+ * Redirects, and the bytes are also read as an internal redirect's path. */
 #include "../daemons/vc-front/core/htaccess.h"
 #include "../daemons/vc-front/core/rewrite.h"
 
@@ -64,6 +64,13 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
     (void)htaccess_no_scripts(h);
     if (htaccess_rewrite_rules(h))
         apply(htaccess_rewrite_rules(h));
+    static const char *const uris[] = {"/", "/old", "/old/a b", "/m/42", "/x%3Fy"};
+    for (size_t i = 0; i < sizeof(uris) / sizeof(uris[0]); i++) {
+        char url[256];
+        int status;
+        if (htaccess_redirect(h, uris[i], &status, url, sizeof(url)) && strlen(url) >= sizeof(url))
+            abort(); /* the URL fits what it was given */
+    }
     htaccess_free(h);
     char out[4096];
     size_t len;

@@ -187,6 +187,17 @@ RewriteRule ^up$ ../show.php [L]
 RewriteRule ^n/(.*)-(.*)$ n/$1_$2 [N]
 RewriteRule ^n/(.*)$ show.php?n=$1 [L]
 """
+ALIAS = r"""Redirect /alias/old /own/show.php
+Redirect permanent /alias/perm https://example.test/new
+Redirect 301 /alias/dir/ /own/show.php?from=dir
+RedirectMatch ^/alias/m/(\d+)$ /own/show.php?id=$1
+RedirectMatch 308 ^/alias/p/(.*)$ /own/target/$1
+Redirect gone /alias/gone
+RedirectTemp /alias/t /own/show.php
+RedirectPermanent /alias/q /own/show.php?q=1
+Redirect 404 /alias/nf
+Redirect seeother /alias/so /own/show.php
+"""
 TREE = {
     "show.php": SHOW,
     "wp/.htaccess": WORDPRESS,
@@ -221,6 +232,9 @@ TREE = {
     "own/nothing/page.txt": "no rules of its own\n",
     "own/neg/.htaccess": "RewriteEngine On\nRewriteRule !\\.txt$ ../show.php?neg=1 [L]\n",
     "own/neg/page.txt": "a page\n",
+    # mod_alias's Redirects, alone and after rewrite rules (which they beat)
+    "alias/.htaccess": ALIAS,
+    "both/.htaccess": "RewriteEngine On\nRewriteRule ^x$ ../show.php?rw=1 [L]\nRedirect /both/x /show.php?alias=1\n",
 }
 GET = [
     # WordPress: permalinks, files and directories as they are, its scripts.
@@ -248,6 +262,10 @@ GET = [
     "/own/refs/abc-12", "/own/path/more/info", "/own/path/a%3Fb", "/own/q/a%20b", "/own/q/a%3Fb", "/own/b/a%20b&c", "/own/neg/page.txt", "/own/neg/other",
     "/own/up", "/own/n/a-b-c", "/own/child/mine", "/own/heir/mine", "/own/heir/qsa/x", "/own/child/qsa/x",
     "/own/off/qsa/x", "/own/nothing/qsa/x", "/own/nothing/page.txt", "/own/child", "/own/%2e%2e/show.php",
+    # mod_alias
+    "/alias/old", "/alias/old/sub/a%20b", "/alias/older", "/alias/perm?x=1", "/alias/perm/deep", "/alias/dir/x?y=2",
+    "/alias/m/42", "/alias/m/abc", "/alias/p/a%20b?q=1", "/alias/gone", "/alias/t", "/alias/q?z=1", "/alias/nf",
+    "/alias/so", "/both/x",
 ]
 
 
@@ -317,3 +335,29 @@ def test_configtest_lists_what_the_suite_does_not_apply_with_file_and_line(stack
     assert any(line.endswith("/drupal/.htaccess:10: DirectoryIndex: not applied by the suite") for line in drupal), out
     assert "htaccess: site site: " in out and "0 closed" in out, out
     assert not any("/wp/.htaccess" in line for line in out.splitlines()), out  # WordPress's is all applied
+
+
+def test_metrics_count_what_the_rules_did(stacks):
+    ours, _ = stacks
+
+    def counts():
+        text = http_get(ours.admin, "/metrics")
+        return {n: sum(float(line.split()[-1]) for line in text.splitlines() if line.startswith(n + " ") or
+                       line.startswith(n + "{"))
+                for n in ("vc_front_htaccess_rewritten_total", "vc_front_htaccess_redirected_total")}
+
+    before = counts()
+    assert fetch(ours.http, "/wp/hello-world/")[0] == 200
+    assert fetch(ours.http, "/own/moved")[0] == 301
+    after = counts()
+    assert after["vc_front_htaccess_rewritten_total"] >= before["vc_front_htaccess_rewritten_total"] + 1
+    assert after["vc_front_htaccess_redirected_total"] >= before["vc_front_htaccess_redirected_total"] + 1
+
+
+def http_get(port, path):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        c.request("GET", path)
+        return c.getresponse().read().decode()
+    finally:
+        c.close()

@@ -8,6 +8,7 @@
 #include "rewrite_internal.h"
 #include "vc_util.h"
 
+#include <ctype.h>
 #include <fnmatch.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,12 +25,21 @@ typedef struct files_rule {
     htaccess_verdict_t verdict;
 } files_rule_t;
 
+typedef struct redirect_rule {
+    pcre2_code *re; /* RedirectMatch's pattern, or */
+    char *path;     /* Redirect's URL-path; NULL: every request here (the directory's own form) */
+    char *url;      /* NULL: no Location (410 and the other non-3xx) */
+    int status;
+} redirect_rule_t;
+
 struct htaccess {
     htaccess_verdict_t dir;
     int no_scripts; /* PHP is turned off here (Drupal's files/: SetHandler, php_flag engine off) */
     files_rule_t *files;
     size_t nfiles;
-    rewrite_set_t *rewrite; /* its mod_rewrite directives, or NULL */
+    rewrite_set_t *rewrite;     /* its mod_rewrite directives, or NULL */
+    redirect_rule_t *redirects; /* mod_alias's Redirect and RedirectMatch, in order */
+    size_t nredirects;
     char *unreadable;
     char *ignored[HTACCESS_MAX_IGNORED];
     size_t nignored;
@@ -143,8 +153,87 @@ static int section(parse_t *p, char **text, char **w, int n, files_rule_t *in, i
     return read_lines(p, text, NULL, name, depth + 1);
 }
 
+/* A URL as ap_is_url() sees one: a scheme, then ':'. */
+static int is_url(const char *u)
+{
+    size_t n = strspn(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+    return n > 0 && u[n] == ':' && ((*u | 32) >= 'a' && (*u | 32) <= 'z');
+}
+
+/* mod_alias's Redirect, RedirectMatch, RedirectTemp and RedirectPermanent
+ * (add_redirect_internal()): 1 if the line was one. */
+static int redirect_directive(parse_t *p, char **w, int n)
+{
+    int regex = !strcasecmp(w[0], "RedirectMatch"), plain = !strcasecmp(w[0], "Redirect");
+    int temp = !strcasecmp(w[0], "RedirectTemp"), permanent = !strcasecmp(w[0], "RedirectPermanent");
+    if (!regex && !plain && !temp && !permanent)
+        return 0;
+    if ((temp || permanent) ? n != 3 : (n < 2 || n > 4)) {
+        deny_all(p, "%s: wrong number of arguments", w[0]);
+        return 1;
+    }
+    const char *a1 = w[1], *a2 = n > 2 ? w[2] : NULL, *a3 = n > 3 ? w[3] : NULL;
+    int status = permanent ? 301 : 302, grok = 1;
+    if (temp || permanent)
+        grok = 0;
+    else if (!strcasecmp(a1, "permanent"))
+        status = 301;
+    else if (!strcasecmp(a1, "temp"))
+        status = 302;
+    else if (!strcasecmp(a1, "seeother"))
+        status = 303;
+    else if (!strcasecmp(a1, "gone")) {
+        status = 410;
+        grok = -1;
+    } else if (isdigit((unsigned char)*a1)) {
+        status = atoi(a1);
+        grok = status >= 300 && status < 400 ? 1 : -1;
+    } else
+        grok = 0;
+    redirect_rule_t r = {.status = status};
+    const char *fake = a2, *url = a3;
+    if (a3 && !grok) {
+        deny_all(p, "%s: invalid first argument (of three)", w[0]);
+        return 1;
+    }
+    if ((grok > 0 && a2 && !a3) || (!grok && !a2)) {
+        url = grok ? a2 : a1; /* every request here goes to url */
+        if (strstr(url, "%{")) {
+            deny_all(p, "%s %s: an expression this server does not apply", w[0], url);
+            return 1;
+        }
+        fake = NULL;
+    } else if (grok < 0 && !a2) {
+        fake = url = NULL; /* every request here answers status */
+    } else if (!a3 && !grok) {
+        fake = a1;
+        url = a2;
+    }
+    int redirect = status >= 300 && status < 400;
+    if (redirect ? !url || (!regex && fake && !is_url(url) && url[0] != '/') : url != NULL) {
+        deny_all(p, "%s: %s", w[0],
+                 redirect ? "the URL to redirect to is missing or not a URL"
+                          : "a URL for a status that is not a redirect");
+        return 1;
+    }
+    if (fake && regex && !(r.re = rewrite_compile(fake, 0, NULL, 0))) {
+        deny_all(p, "%s \"%s\": a pattern this server cannot read", w[0], fake);
+        return 1;
+    }
+    r.path = fake && !regex ? vc_strdup(fake) : NULL;
+    r.url = url ? vc_strdup(url) : NULL;
+    p->h->redirects = vc_realloc(p->h->redirects, (p->h->nredirects + 1) * sizeof(*p->h->redirects));
+    p->h->redirects[p->h->nredirects++] = r;
+    return 1;
+}
+
 static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char **order)
 {
+    if (redirect_directive(p, w, n)) {
+        if (in)
+            deny_all(p, "%s inside <Files>: not applied by this server", w[0]);
+        return 0;
+    }
     if (!strcasecmp(w[0], "Order")) {
         *order = n == 2 && !strcasecmp(w[1], "allow,deny") ? "allow,deny" : "deny,allow";
         return 0;
@@ -274,6 +363,12 @@ void htaccess_free(htaccess_t *h)
     }
     free(h->files);
     rewrite_set_free(h->rewrite);
+    for (size_t i = 0; i < h->nredirects; i++) {
+        pcre2_code_free(h->redirects[i].re);
+        free(h->redirects[i].path);
+        free(h->redirects[i].url);
+    }
+    free(h->redirects);
     free(h->unreadable);
     for (size_t i = 0; i < h->nignored; i++)
         free(h->ignored[i]);
@@ -288,6 +383,94 @@ const char *htaccess_unreadable(const htaccess_t *h)
 const char *htaccess_ignored(const htaccess_t *h, size_t i)
 {
     return i < h->nignored ? h->ignored[i] : NULL;
+}
+
+int htaccess_has_redirects(const htaccess_t *h)
+{
+    return h->nredirects > 0;
+}
+
+/* alias_matches(): how much of uri the URL-path covers, runs of slashes
+ * counting as one, whole segments only; 0 if it does not. */
+static size_t alias_matches(const char *uri, const char *alias)
+{
+    const char *a = alias, *u = uri;
+    if (!*a)
+        return 0;
+    while (*a) {
+        if (*a == '/') {
+            if (*u != '/')
+                return 0;
+            while (*a == '/')
+                a++;
+            while (*u == '/')
+                u++;
+        } else if (*u++ != *a++) {
+            return 0;
+        }
+    }
+    if (a[-1] != '/' && *u != '\0' && *u != '/')
+        return 0;
+    return (size_t)(u - uri);
+}
+
+/* ap_pregsub(): $N from the match, \c for c. */
+static void substitute(const char *tmpl, const rewrite_refs_t *refs, char *out, size_t outlen)
+{
+    size_t o = 0;
+    for (const char *p = tmpl; *p && o + 1 < outlen; p++) {
+        if (*p == '$' && isdigit((unsigned char)p[1])) {
+            int n = *++p - '0';
+            if (n < refs->n && refs->ov[2 * n] != PCRE2_UNSET) {
+                size_t len = refs->ov[2 * n + 1] - refs->ov[2 * n];
+                len = len < outlen - 1 - o ? len : outlen - 1 - o;
+                memcpy(out + o, refs->source + refs->ov[2 * n], len);
+                o += len;
+            }
+            continue;
+        }
+        if (*p == '\\' && p[1])
+            p++;
+        out[o++] = *p;
+    }
+    out[o] = '\0';
+}
+
+int htaccess_redirect(const htaccess_t *h, const char *uri, int *status, char *out, size_t outlen)
+{
+    for (size_t i = 0; i < h->nredirects; i++) {
+        const redirect_rule_t *r = &h->redirects[i];
+        rewrite_refs_t refs;
+        size_t covered = 0;
+        if (r->re ? !rewrite_match(r->re, uri, &refs) : r->path && !(covered = alias_matches(uri, r->path)))
+            continue;
+        *status = r->status;
+        out[0] = '\0';
+        if (r->url == NULL)
+            return 1;
+        if (r->path == NULL && r->re == NULL) { /* the directory's own: the URL as it is */
+            snprintf(out, outlen, "%s", r->url);
+            return 1;
+        }
+        char target[8192];
+        if (r->re) {
+            /* the substitution's path escaped, not its query or fragment */
+            substitute(r->url, &refs, target, sizeof(target));
+            size_t cut = strcspn(target, "?#");
+            char tail[8192];
+            snprintf(tail, sizeof(tail), "%s", target + cut);
+            target[cut] = '\0';
+            size_t n = rewrite_escape_path(target, out, outlen);
+            if (n < outlen)
+                snprintf(out + n, outlen - n, "%s", tail);
+        } else {
+            size_t n = (size_t)snprintf(out, outlen, "%s", r->url);
+            if (n < outlen)
+                rewrite_escape_path(uri + covered, out + n, outlen - n);
+        }
+        return 1;
+    }
+    return 0;
 }
 
 const rewrite_set_t *htaccess_rewrite_rules(const htaccess_t *h)

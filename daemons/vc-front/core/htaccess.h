@@ -40,6 +40,15 @@ const char *htaccess_ignored(const htaccess_t *h, size_t i);
 /* Its mod_rewrite directives, or NULL for none. */
 const rewrite_set_t *htaccess_rewrite_rules(const htaccess_t *h);
 
+/* Whether it has Redirect or RedirectMatch directives (mod_alias). */
+int htaccess_has_redirects(const htaccess_t *h);
+/* The first of them that matches uri (the decoded URL path), as mod_alias
+ * applies them in a directory: 1 with *status and the Location into out
+ * ("" for a status that has none: 410, ...), or 0. A Location that is a
+ * path is made a URL by the caller, and gets the request's query unless
+ * it has its own. */
+int htaccess_redirect(const htaccess_t *h, const char *uri, int *status, char *out, size_t outlen);
+
 /* Whether scripts must not run here and below: another handler set for
  * every file, PHP's engine turned off, a handler removed (Drupal's
  * sites/default/files). Apache then sends the file as it is; the front

@@ -13,6 +13,7 @@
 #include "handler.h"
 #include "htaccess.h"
 #include "htaccess_cache.h"
+#include "htaccess_rewrite.h"
 #include "seam.h"
 #include "vc_util.h"
 
@@ -86,6 +87,11 @@ static int take(const seam_request_t *r, void *state)
 static const seam_counter_t counters[] = {
     {"vc_front_htaccess_denied_total", "htaccess_denied", "requests a site's .htaccess access rules answered 403", 0, 0,
      &denied, NULL},
+    {"vc_front_htaccess_rewritten_total", "htaccess_rewritten",
+     "requests a site's .htaccess rewrite rules sent to another path", 0, 0, NULL, htaccess_rewrite_count_internal},
+    {"vc_front_htaccess_redirected_total", "htaccess_redirected",
+     "requests a site's .htaccess rules answered themselves: a redirect, a status", 0, 0, NULL,
+     htaccess_rewrite_count_answered},
 };
 
 static const seam_backend_t htaccess_access = {

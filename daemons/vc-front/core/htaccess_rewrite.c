@@ -20,30 +20,84 @@
 
 #define MAX_PASSES 10 /* Apache's LimitInternalRecursion */
 
-static uint64_t rewritten, redirected;
+static uint64_t rewritten, answered;
 
-/* The rules of the directories from root down to dir (len bytes), and
- * dir itself when it is one: 1 if any applies. */
-static int merge(rewrite_conf_t *c, const char *path, size_t root_len, size_t len, uint64_t now)
+uint64_t htaccess_rewrite_count_internal(void)
+{
+    return rewritten;
+}
+
+uint64_t htaccess_rewrite_count_answered(void)
+{
+    return answered;
+}
+
+#define MAX_CHAIN 128 /* directories from the root down that a pass looks at */
+
+/* What the .htaccess files of a pass's directories say: their rewrite
+ * rules merged, and the files themselves (for their Redirects). */
+typedef struct chain {
+    rewrite_conf_t conf;
+    const htaccess_t *files[MAX_CHAIN]; /* root first */
+    size_t nfiles;
+    int rules, redirects; /* rewrite rules apply; some file has Redirects */
+} chain_t;
+
+/* The directories from root down to dir (len bytes), and dir itself when
+ * it is one: 1 if their files have anything for a pass to do. */
+static int merge(chain_t *c, const char *path, size_t root_len, size_t len, uint64_t now)
 {
     uint64_t gen;
     do {
         gen = htaccess_cache_generation();
-        rewrite_conf_init(c);
+        rewrite_conf_init(&c->conf);
+        c->nfiles = 0;
+        c->redirects = 0;
         for (size_t at = root_len;;) {
             int is_dir;
             const htaccess_t *h = htaccess_cached(path, at, now, &is_dir);
             if (!is_dir)
                 break;
-            if (h)
-                rewrite_conf_merge(c, htaccess_rewrite_rules(h), path, at);
+            if (h && c->nfiles < MAX_CHAIN) {
+                c->files[c->nfiles++] = h;
+                rewrite_conf_merge(&c->conf, htaccess_rewrite_rules(h), path, at);
+                c->redirects |= htaccess_has_redirects(h);
+            }
             if (at >= len)
                 break;
             const char *next = memchr(path + at + 1, '/', len - at - 1);
             at = next ? (size_t)(next - path) : len;
         }
     } while (gen != htaccess_cache_generation()); /* the cache started again: what it gave is gone */
-    return c->on && c->nrules > 0;
+    c->rules = c->conf.on && c->conf.nrules > 0;
+    return c->rules || c->redirects;
+}
+
+/* mod_alias's Redirects of the pass's directories, the nearest first
+ * (fixup_redir()): the action, with the URL or status. */
+static rewrite_action_t alias_redirect(const chain_t *c, rewrite_request_t *r, const char *path, const char **uri,
+                                       int *status)
+{
+    char url[8192];
+    for (size_t i = c->nfiles; i-- > 0;) {
+        if (!htaccess_has_redirects(c->files[i]) || !htaccess_redirect(c->files[i], path, status, url, sizeof(url)))
+            continue;
+        if (*status < 300 || *status > 399)
+            return REWRITE_STATUS;
+        int dflt = !strcmp(r->server_port, r->https ? "443" : "80");
+        size_t len =
+            strlen(url) + strlen(r->server_name) + strlen(r->server_port) + (r->args ? strlen(r->args) : 0) + 32;
+        char *out = rewrite_alloc(r, len);
+        int query = r->args && !strchr(url, '?'); /* the request's query, unless the URL has its own */
+        if (url[0] == '/')
+            snprintf(out, len, "%s://%s%s%s%s%s%s", r->scheme, r->server_name, dflt ? "" : ":",
+                     dflt ? "" : r->server_port, url, query ? "?" : "", query ? r->args : "");
+        else
+            snprintf(out, len, "%s%s%s", url, query ? "?" : "", query ? r->args : "");
+        *uri = out;
+        return REWRITE_REDIRECT;
+    }
+    return REWRITE_NONE;
 }
 
 /* The file a path maps to (Apache's r->filename) and what follows it:
@@ -206,11 +260,16 @@ static void redirect_internally(rewrite_request_t *r)
 
 static int answer(front_t *f, site_rt_t *s, h2o_req_t *req, rewrite_action_t action, const char *uri, int status)
 {
+    answered++;
     if (action == REWRITE_REDIRECT) {
-        redirected++;
         f->stats.redirects++;
         h2o_iovec_t url = h2o_strdup(&req->pool, uri, SIZE_MAX);
-        h2o_send_redirect(req, status, status == 301 ? "Moved Permanently" : "Found", url.base, url.len);
+        const char *reason = status == 301   ? "Moved Permanently"
+                             : status == 303 ? "See Other"
+                             : status == 307 ? "Temporary Redirect"
+                             : status == 308 ? "Permanent Redirect"
+                                             : "Found";
+        h2o_send_redirect(req, status, reason, url.base, url.len);
         return 1;
     }
     static const struct {
@@ -229,7 +288,7 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
 {
     memset(out, 0, sizeof(*out));
     static char arena[32768];
-    static rewrite_conf_t conf;
+    static chain_t chain;
     rewrite_request_t r = {.arena = arena, .arena_size = sizeof(arena)};
     uint64_t now = vc_mono_ms() / 1000;
     const route_site_t *rs = &s->route;
@@ -251,25 +310,38 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
         size_t dir_len = rs->root_len + len;
         while (dir_len > rs->root_len && full[dir_len - 1] == '/')
             dir_len--;
-        int rules = merge(&conf, full, rs->root_len, dir_len, now), whole_dir = 0;
+        int found = merge(&chain, full, rs->root_len, dir_len, now), whole_dir = 0;
         const char *uri = NULL;
         int status = 0;
         rewrite_action_t action = REWRITE_NONE;
-        if (rules) {
+        if (found) {
             if (!described) {
                 describe(&r, s, req, https);
                 described = 1;
             }
             r.uri = rewrite_strdup(&r, path);
             whole_dir = walk(&r, rewrite_strdup(&r, full), rs->root_len);
-            action = rewrite_round(&conf, &r, &uri, &status);
+            if (chain.rules)
+                action = rewrite_round(&chain.conf, &r, &uri, &status);
             if (r.out_of_room) {
                 action = REWRITE_STATUS;
                 status = 500;
             }
+            /* mod_alias's Redirects come after the rewrite rules, and win
+             * over an internal redirect they made. */
+            if ((action == REWRITE_NONE || action == REWRITE_INTERNAL) && chain.redirects) {
+                const char *to = NULL;
+                int st = 0;
+                rewrite_action_t a = alias_redirect(&chain, &r, path, &to, &st);
+                if (a != REWRITE_NONE) {
+                    action = a;
+                    uri = to;
+                    status = st;
+                }
+            }
         }
-        if ((action == REWRITE_NONE || action == REWRITE_INTERNAL) && (rules || passes) && len &&
-            path[len - 1] != '/' && (rules ? whole_dir : is_dir(&r, full))) {
+        if ((action == REWRITE_NONE || action == REWRITE_INTERNAL) && (found || passes) && len &&
+            path[len - 1] != '/' && (found ? whole_dir : is_dir(&r, full))) {
             /* mod_dir's trailing slash comes after the rules, with the
              * query they made, whether or not they redirected inside. */
             if (!described)

@@ -28,4 +28,9 @@ typedef struct htaccess_rewritten {
  * with *out filled in (all empty when no rule applied). */
 int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htaccess_rewritten_t *out);
 
+/* Requests the rules sent to another path, and those they answered (a
+ * redirect, a status), since the start. */
+uint64_t htaccess_rewrite_count_internal(void);
+uint64_t htaccess_rewrite_count_answered(void);
+
 #endif

@@ -127,6 +127,9 @@ size_t rewrite_scheme_len(const char *uri, int *query);
 
 /* ap_escape_uri(): what may not stand in a URL path, %-escaped. */
 const char *rewrite_escape_uri(rewrite_request_t *r, const char *s);
+/* The same into out (outlen bytes, NUL-terminated, cut if short):
+ * the length it needs, without the NUL. */
+size_t rewrite_escape_path(const char *s, char *out, size_t outlen);
 
 /* An internal redirect's URL path (len bytes, no query) as Apache makes
  * it a request's: dot segments and repeated slashes taken out, then

@@ -125,24 +125,40 @@ static const char *subst_prefix(rewrite_request_t *r, const char *input, const c
     return concat(r, subst, slen, slash ? "/" : "", input + len + 1);
 }
 
-const char *rewrite_escape_uri(rewrite_request_t *r, const char *s)
+static int kept(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z') || (c && strchr("$-_.+!*'(),:;@&=/~", c));
+}
+
+size_t rewrite_escape_path(const char *s, char *out, size_t outlen)
 {
     static const char hex[] = "0123456789ABCDEF";
-    size_t n = 0;
-    for (const char *p = s; *p; p++)
-        n += strchr("$-_.+!*'(),:;@&=/~", *p) || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z') ? 1
-                                                                                                                    : 3;
-    char *out = rewrite_alloc(r, n + 1), *o = out;
+    size_t n = 0, written = 0; /* written stops growing at the first piece that does not fit */
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (strchr("$-_.+!*'(),:;@&=/~", *p) || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z')) {
-            *o++ = (char)*p;
-        } else {
-            *o++ = '%';
-            *o++ = hex[*p >> 4];
-            *o++ = hex[*p & 15];
+        char e[3] = {(char)*p, 0, 0};
+        size_t k = 1;
+        if (!kept(*p)) {
+            e[0] = '%';
+            e[1] = hex[*p >> 4];
+            e[2] = hex[*p & 15];
+            k = 3;
         }
+        if (written == n && n + k < outlen) {
+            memcpy(out + n, e, k);
+            written += k;
+        }
+        n += k;
     }
-    *o = '\0';
+    if (outlen)
+        out[written] = '\0';
+    return n;
+}
+
+const char *rewrite_escape_uri(rewrite_request_t *r, const char *s)
+{
+    size_t n = rewrite_escape_path(s, NULL, 0);
+    char *out = rewrite_alloc(r, n + 1);
+    rewrite_escape_path(s, out, n + 1);
     return out;
 }
 
