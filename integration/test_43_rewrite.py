@@ -236,6 +236,22 @@ TREE = {
     "alias/.htaccess": ALIAS,
     "both/.htaccess": "RewriteEngine On\nRewriteRule ^x$ ../show.php?rw=1 [L]\nRedirect /both/x /show.php?alias=1\n",
 }
+# mod_php's settings: not compared (Apache with php-fpm has no php_value:
+# it fails on the line), checked against what mod_php does.
+INI = """<?php
+echo json_encode(array_map('ini_get', ['upload_max_filesize', 'memory_limit', 'display_errors', 'disable_functions',
+                                        'auto_prepend_file'])), "\n";
+"""
+PHP_TREE = {
+    "ini.php": INI,
+    "php/.htaccess": "php_value upload_max_filesize 7M\nphp_value memory_limit 77M\nphp_flag display_errors on\n"
+                     "php_value disable_functions exec\n",
+    "php/ini.php": INI,
+    "php/sub/.htaccess": "php_value memory_limit 33M\nphp_value auto_prepend_file none\n",
+    "php/sub/ini.php": INI,
+    "phpadmin/.htaccess": "php_admin_value memory_limit 1G\n",
+    "phpadmin/ini.php": INI,
+}
 GET = [
     # WordPress: permalinks, files and directories as they are, its scripts.
     "/wp/", "/wp/hello-world/", "/wp/2024/05/a-post/?replytocom=3", "/wp/index.php", "/wp/wp-login.php?action=x",
@@ -287,7 +303,7 @@ def fetch(port, path, method="GET", headers=None, absolute=False):
 
 @pytest.fixture(scope="module")
 def stacks():
-    for ours, apache, _ in beside_apache("vc-rewrite-", HOST, TREE):
+    for ours, apache, _ in beside_apache("vc-rewrite-", HOST, {**TREE, **PHP_TREE}):
         yield ours, apache
 
 
@@ -327,13 +343,30 @@ def test_the_rules_ran_the_scripts_the_applications_expect(stacks):
     assert fetch(ours.http, "/own/path/a%3Fb")[0] == 403  # a '?' decoded from the path (CVE-2024-38474)
 
 
+def test_php_value_and_php_flag_set_a_directorys_settings_for_its_scripts_only(stacks):
+    import json
+    ours, _ = stacks
+    default = json.loads(fetch(ours.http, "/ini.php")[2])
+    here = json.loads(fetch(ours.http, "/php/ini.php")[2])
+    assert here[:3] == ["7M", "77M", "1"] and here[3] == default[3], here  # disable_functions is an admin setting
+    below = json.loads(fetch(ours.http, "/php/sub/ini.php")[2])
+    assert below == ["7M", "33M", "1", default[3], ""], below  # the nearer directory wins; "none" is empty
+    for _ in range(8):  # undone after each request: no worker keeps them
+        assert fetch(ours.http, "/php/ini.php")[0] == 200
+        assert json.loads(fetch(ours.http, "/ini.php")[2]) == default
+    assert fetch(ours.http, "/phpadmin/ini.php")[0] == 403  # php_admin_value is not a directory's (Apache: 500)
+
+
 def test_configtest_lists_what_the_suite_does_not_apply_with_file_and_line(stacks):
     ours, _ = stacks
     out = ours.vc("configtest", check=True).stdout
     drupal = [line for line in out.splitlines() if "/drupal/.htaccess:" in line]
     assert any(line.endswith("/drupal/.htaccess:9: Options: not applied by the suite") for line in drupal), out
     assert any(line.endswith("/drupal/.htaccess:10: DirectoryIndex: not applied by the suite") for line in drupal), out
-    assert "htaccess: site site: " in out and "0 closed" in out, out
+    assert "htaccess: site site: " in out and "1 closed" in out, out
+    assert any(line.endswith("/phpadmin/.htaccess:1: php_admin_value: not allowed in a .htaccess file: " +
+                             line.split(": ")[-1].split(" and what")[0] + " and what is below it answer 403")
+               for line in out.splitlines() if "/phpadmin/" in line), out
     assert not any("/wp/.htaccess" in line for line in out.splitlines()), out  # WordPress's is all applied
 
 

@@ -442,10 +442,27 @@ void vc_sapi_unbind(vc_request_t *r)
     current = NULL;
 }
 
+/* A directory's php_value and php_flag (its .htaccess files, read by the
+ * front), as mod_php sets them: before the request starts, so that the
+ * upload and POST limits hold for its body, and only where PHP lets a
+ * directory change the setting (PHP_INI_PERDIR): an admin one is left as
+ * it is. PHP puts them back when the request ends (zend_ini_deactivate(),
+ * as for ini_set()): test_43 checks that no worker keeps them. */
+static void directory_ini(const Vc__RequestHead *h)
+{
+    for (size_t i = 0; i < h->n_ini; i++) {
+        zend_string *name = zend_string_init(h->ini[i]->name, strlen(h->ini[i]->name), 0);
+        zend_alter_ini_entry_chars(name, (const char *)h->ini[i]->value.data, h->ini[i]->value.len, PHP_INI_PERDIR,
+                                   PHP_INI_STAGE_HTACCESS);
+        zend_string_release(name);
+    }
+}
+
 int vc_sapi_run(vc_request_t *r)
 {
     vc_sapi_bind(r);
     int rc = 0;
+    directory_ini(r->head);
     if (php_request_startup() == FAILURE) {
         vc_log(VC_LOG_ERR, "sapi", "php_request_startup() failed while starting \"%s\"", r->head->script_filename);
         rc = -1;

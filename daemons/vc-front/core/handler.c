@@ -189,7 +189,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             return 0;
         if (rw.path.base)
             path = rw.path;
-        if (rw.path.base || rw.query_set || rw.nvars)
+        if (rw.path.base || rw.query_set || rw.nvars || rw.nini)
             sr.rewritten = &rw;
     }
     sr.kind = route_resolve(&s->route, path.base, path.len, &rt);

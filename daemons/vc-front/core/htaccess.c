@@ -40,6 +40,8 @@ struct htaccess {
     rewrite_set_t *rewrite;     /* its mod_rewrite directives, or NULL */
     redirect_rule_t *redirects; /* mod_alias's Redirect and RedirectMatch, in order */
     size_t nredirects;
+    char **php_names, **php_values; /* php_value and php_flag, the last for a name */
+    size_t nphp;
     char *unreadable;
     char *ignored[HTACCESS_MAX_IGNORED];
     size_t nignored;
@@ -227,8 +229,50 @@ static int redirect_directive(parse_t *p, char **w, int n)
     return 1;
 }
 
+/* php_value NAME VALUE, php_flag NAME on|off (mod_php's): 1 if the line
+ * was one. php_admin_* is not a directory's to set: Apache refuses it. */
+static int php_directive(parse_t *p, char **w, int n)
+{
+    int value = !strcasecmp(w[0], "php_value"), flag = !strcasecmp(w[0], "php_flag");
+    if (!value && !flag) {
+        if (!strcasecmp(w[0], "php_admin_value") || !strcasecmp(w[0], "php_admin_flag")) {
+            deny_all(p, "%s: not allowed in a .htaccess file", w[0]);
+            return 1;
+        }
+        return 0;
+    }
+    if (n != 3 || strspn(w[1], "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.") != strlen(w[1])) {
+        deny_all(p, "%s: takes a setting's name and its value", w[0]);
+        return 1;
+    }
+    const char *v = w[2];
+    if (flag)
+        v = !strcasecmp(v, "on") || !strcmp(v, "1") ? "1" : "0";
+    else if (!strcasecmp(v, "none"))
+        v = "";
+    size_t i = 0;
+    while (i < p->h->nphp && strcmp(p->h->php_names[i], w[1]))
+        i++;
+    if (i == p->h->nphp) {
+        p->h->php_names = vc_realloc(p->h->php_names, (i + 1) * sizeof(char *));
+        p->h->php_values = vc_realloc(p->h->php_values, (i + 1) * sizeof(char *));
+        p->h->php_names[i] = vc_strdup(w[1]);
+        p->h->php_values[i] = NULL;
+        p->h->nphp++;
+    }
+    free(p->h->php_values[i]);
+    p->h->php_values[i] = vc_strdup(v);
+    return 1;
+}
+
 static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char **order)
 {
+    int engine = n == 3 && !strcasecmp(w[1], "engine") && strncasecmp(w[0], "php_", 4) == 0; /* below */
+    if (!engine && php_directive(p, w, n)) {
+        if (in)
+            deny_all(p, "%s inside <Files>: not applied by this server", w[0]);
+        return 0;
+    }
     if (redirect_directive(p, w, n)) {
         if (in)
             deny_all(p, "%s inside <Files>: not applied by this server", w[0]);
@@ -369,6 +413,12 @@ void htaccess_free(htaccess_t *h)
         free(h->redirects[i].url);
     }
     free(h->redirects);
+    for (size_t i = 0; i < h->nphp; i++) {
+        free(h->php_names[i]);
+        free(h->php_values[i]);
+    }
+    free(h->php_names);
+    free(h->php_values);
     free(h->unreadable);
     for (size_t i = 0; i < h->nignored; i++)
         free(h->ignored[i]);
@@ -383,6 +433,13 @@ const char *htaccess_unreadable(const htaccess_t *h)
 const char *htaccess_ignored(const htaccess_t *h, size_t i)
 {
     return i < h->nignored ? h->ignored[i] : NULL;
+}
+
+size_t htaccess_php_settings(const htaccess_t *h, const char *const **names, const char *const **values)
+{
+    *names = (const char *const *)h->php_names;
+    *values = (const char *const *)h->php_values;
+    return h->nphp;
 }
 
 int htaccess_has_redirects(const htaccess_t *h)

@@ -3,15 +3,16 @@
  * rules (`Require all denied|granted`, `Deny from all`, `Allow from all`,
  * each alone or in <Files>, <FilesMatch> and <IfModule> sections), so
  * that a site moved from Apache keeps closed what Apache closed
- * (htaccess_access.c asks it on every request, from the root down); and
- * its mod_rewrite rules (rewrite.h, applied by htaccess_rewrite.c).
+ * (htaccess_access.c asks it on every request, from the root down); its
+ * mod_rewrite rules (rewrite.h), Redirects and PHP settings (applied by
+ * htaccess_rewrite.c).
  *
  * What it cannot fully understand never opens anything: an access rule
  * it cannot read (authentication, `Require ip`, `Allow from` an address,
  * <Limit>) or a section it cannot parse denies the whole directory and
  * what is below it, with the file and line in `why`; so does a rewrite
- * rule it cannot apply. Directives of other kinds (Header, Expires,
- * php_value, ...) are not applied;
+ * rule it cannot apply. Directives of other kinds (Header, Expires, ...)
+ * are not applied;
  * the first is named in `ignored` (htaccess_access.c logs it once).
  * The text is outside input: fuzz/fuzz_htaccess.c.
  */
@@ -39,6 +40,10 @@ const char *htaccess_ignored(const htaccess_t *h, size_t i);
 
 /* Its mod_rewrite directives, or NULL for none. */
 const rewrite_set_t *htaccess_rewrite_rules(const htaccess_t *h);
+
+/* Its php_value and php_flag settings (names and values, the last one
+ * for a name; a flag's value "1" or "0"): how many. */
+size_t htaccess_php_settings(const htaccess_t *h, const char *const **names, const char *const **values);
 
 /* Whether it has Redirect or RedirectMatch directives (mod_alias). */
 int htaccess_has_redirects(const htaccess_t *h);

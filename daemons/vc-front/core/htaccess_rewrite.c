@@ -41,6 +41,7 @@ typedef struct chain {
     const htaccess_t *files[MAX_CHAIN]; /* root first */
     size_t nfiles;
     int rules, redirects; /* rewrite rules apply; some file has Redirects */
+    int php;              /* some file has php_value or php_flag */
 } chain_t;
 
 /* The directories from root down to dir (len bytes), and dir itself when
@@ -52,7 +53,7 @@ static int merge(chain_t *c, const char *path, size_t root_len, size_t len, uint
         gen = htaccess_cache_generation();
         rewrite_conf_init(&c->conf);
         c->nfiles = 0;
-        c->redirects = 0;
+        c->redirects = c->php = 0;
         for (size_t at = root_len;;) {
             int is_dir;
             const htaccess_t *h = htaccess_cached(path, at, now, &is_dir);
@@ -62,6 +63,8 @@ static int merge(chain_t *c, const char *path, size_t root_len, size_t len, uint
                 c->files[c->nfiles++] = h;
                 rewrite_conf_merge(&c->conf, htaccess_rewrite_rules(h), path, at);
                 c->redirects |= htaccess_has_redirects(h);
+                const char *const *names, *const *values;
+                c->php |= htaccess_php_settings(h, &names, &values) > 0;
             }
             if (at >= len)
                 break;
@@ -70,7 +73,27 @@ static int merge(chain_t *c, const char *path, size_t root_len, size_t len, uint
         }
     } while (gen != htaccess_cache_generation()); /* the cache started again: what it gave is gone */
     c->rules = c->conf.on && c->conf.nrules > 0;
-    return c->rules || c->redirects;
+    return c->rules || c->redirects || c->php;
+}
+
+/* The PHP settings of the chain's files, a nearer directory's winning. */
+static void php_settings(const chain_t *c, htaccess_rewritten_t *out)
+{
+    out->nini = 0;
+    for (size_t f = 0; f < c->nfiles; f++) {
+        const char *const *names, *const *values;
+        size_t n = htaccess_php_settings(c->files[f], &names, &values);
+        for (size_t i = 0; i < n; i++) {
+            size_t j = 0;
+            while (j < out->nini && strcmp(out->ini_names[j], names[i]))
+                j++;
+            if (j == HTACCESS_MAX_PHP)
+                continue;
+            out->ini_names[j] = names[i];
+            out->ini_values[j] = values[i];
+            out->nini += j == out->nini;
+        }
+    }
 }
 
 /* mod_alias's Redirects of the pass's directories, the nearest first
@@ -375,6 +398,8 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
         }
         redirect_internally(&r);
     }
+    if (chain.php)
+        php_settings(&chain, out);
     if (passes || r.nenv || r.nvary || r.args != client_args) {
         if (passes) {
             rewritten++;

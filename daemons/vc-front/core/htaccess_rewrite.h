@@ -16,12 +16,18 @@
 
 #include "front.h"
 
+#define HTACCESS_MAX_PHP 64 /* php_value and php_flag settings a request carries */
+
 typedef struct htaccess_rewritten {
     h2o_iovec_t path; /* decoded and normalised, to route; base NULL: the client's */
     int query_set;    /* query replaces the client's (base NULL: none) */
     h2o_iovec_t query;
     const char **names, **values; /* for $_SERVER, in req->pool */
     size_t nvars;
+    /* php_value and php_flag of the final path's directories, the nearest
+     * one's for a name (the files' own strings: valid for the request). */
+    const char *ini_names[HTACCESS_MAX_PHP], *ini_values[HTACCESS_MAX_PHP];
+    size_t nini;
 } htaccess_rewritten_t;
 
 /* 1 if the rules answered req (a redirect, [F], [G], an error), else 0

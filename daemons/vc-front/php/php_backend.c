@@ -36,8 +36,8 @@ static const char *protocol_of(h2o_req_t *req)
     return req->version == 0x100 ? "HTTP/1.0" : "HTTP/1.1";
 }
 
-/* The site's parameters, and what a .htaccess's rewrite rules set
- * (rw may be NULL), as Apache hands them to PHP. */
+/* The site's parameters, what a .htaccess's rewrite rules set (rw may be
+ * NULL), as Apache hands them to PHP, and its php_value settings. */
 static void params_of(const site_rt_t *s, h2o_req_t *req, const htaccess_rewritten_t *rw, Vc__RequestHead *head)
 {
     size_t extra = rw ? rw->nvars : 0;
@@ -53,6 +53,21 @@ static void params_of(const site_rt_t *s, h2o_req_t *req, const htaccess_rewritt
     }
     head->params = pp;
     head->n_params = n;
+    if (rw && rw->nini) {
+        Vc__Header *ini = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header) * rw->nini);
+        Vc__Header **ip = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header *) * rw->nini);
+        for (size_t i = 0; i < rw->nini; i++) {
+            vc__header__init(&ini[i]);
+            /* copied: the .htaccess they come from may be compiled again
+             * while the request waits for a worker */
+            ini[i].name = pool_str(&req->pool, rw->ini_names[i], strlen(rw->ini_names[i]));
+            ini[i].value.len = strlen(rw->ini_values[i]);
+            ini[i].value.data = (uint8_t *)pool_str(&req->pool, rw->ini_values[i], ini[i].value.len);
+            ip[i] = &ini[i];
+        }
+        head->ini = ip;
+        head->n_ini = rw->nini;
+    }
 }
 
 static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, const route_t *rt,
