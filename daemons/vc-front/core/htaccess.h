@@ -12,8 +12,8 @@
  * <Limit>) or a section it cannot parse denies the whole directory and
  * what is below it, with the file and line in `why`; so does a rewrite
  * rule it cannot apply. Directives of other kinds (Header, Expires, ...)
- * are not applied;
- * the first is named in `ignored` (htaccess_access.c logs it once).
+ * are not applied: each is named by htaccess_ignored(), logged when the
+ * file is compiled (htaccess_cache.c) and listed by vc configtest.
  * The text is outside input: fuzz/fuzz_htaccess.c.
  */
 #ifndef VC_FRONT_HTACCESS_H

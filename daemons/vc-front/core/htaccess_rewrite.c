@@ -3,7 +3,8 @@
  * each pass finds the file the path maps to (as Apache's directory walk:
  * up to the first part that is missing or a file, the rest its path info),
  * merges the rules of the directories down to it, and applies them
- * (rewrite.h); an internal redirect starts the next pass on its path.
+ * (rewrite.h), then their Redirects and the directory slash; an internal
+ * redirect starts the next pass on its path.
  */
 #include "htaccess_rewrite.h"
 #include "handler.h"

@@ -4,6 +4,9 @@
  * the directory the path maps to (its files merged from the root down),
  * and after each internal redirect, those of the new path's, until no
  * rule changes it (at most 10 times, Apache's LimitInternalRecursion).
+ * Each pass also asks the directories' Redirects (mod_alias, after the
+ * rules, as Apache's fixups run) and mod_dir's trailing slash; the last
+ * one's directories give the script its php_value settings.
  *
  * The result is a path to route instead of the client's, the query PHP
  * sees, and the variables the rules set, as Apache hands them to PHP
