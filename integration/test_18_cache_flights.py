@@ -265,10 +265,15 @@ def test_kill_9_during_writes_and_purges_leaves_the_cache_whole(make_suite, tmp_
             assert wait_for(lambda: s.vc("status").returncode == 0 and s.daemon_pid(daemon) != pid, timeout=15)
     finally:
         loader.join()
+        # Purges work again once vc-cache is back. One sent while it was
+        # dead waits out the CLI's 30 s; on a loaded machine the load's 6 s
+        # could end with only two done before it: purge on until three
+        # have succeeded, within a bound.
+        enough = wait_for(lambda: purges.count(0) >= 3, timeout=45)
         stop.set()
         p.join()
     assert load["r"][0] > 500, load
-    assert purges.count(0) >= 3, purges
+    assert enough, purges
     r = s.vc("cache", "check")
     assert r.returncode == 0 and "consistent" in r.stdout, r.stdout + r.stderr
     path = page(new_id(), "Cache-Control: max-age=60")
