@@ -23,6 +23,7 @@
 /* How long the CA waits for every node to have an answer, asked this often. */
 #define ANSWER_WAIT_MS 5000
 #define ANSWER_POLL_MS 10
+#define ANSWER_RESEND_MS 1000
 /* Asked again this soon when another node orders, or vc-mesh cannot say. */
 #define DEFER_S 5
 /* Cut off from the cluster, a node orders alone only when its own
@@ -83,15 +84,28 @@ static Vc__Reply *mesh(void *zctx, const vc_config_t *cfg, const char *verb, con
 
 /* Every other node up has the answer before the CA is told to look (it
  * may look at any of them): asked of vc-mesh every ANSWER_POLL_MS, for
- * ANSWER_WAIT_MS at most. Fewer is logged, and the order goes on (the CA
- * may come to a node that has it). */
-static void wait_answered(const answers_t *an, const char *ask, const char *name)
+ * ANSWER_WAIT_MS at most. Every ANSWER_RESEND_MS that some have not said
+ * so, the answer goes again (a node's vc-acme still starting, or its
+ * subscription not yet known to every NATS server): taking it twice is
+ * harmless. Fewer is logged, and the order goes on (the CA may come to a
+ * node that has it). */
+static void wait_answered(const answers_t *an, const char *const *args, const char *first_ask)
 {
     size_t want = 0, got = 0;
-    char err[256] = "";
+    char err[256] = "", ask[32];
+    snprintf(ask, sizeof(ask), "%s", first_ask ? first_ask : "");
+    const char *ask_arg = ask;
     struct timespec poll = {0, ANSWER_POLL_MS * 1000000L};
-    for (int64_t waited = 0; ask && waited <= ANSWER_WAIT_MS; waited += ANSWER_POLL_MS) {
-        Vc__Reply *r = mesh(an->zctx, an->cfg, "cert-answered", &ask, 1, err, sizeof(err));
+    for (int64_t waited = 0; ask[0] && waited <= ANSWER_WAIT_MS; waited += ANSWER_POLL_MS) {
+        if (waited > 0 && waited % ANSWER_RESEND_MS == 0) {
+            Vc__Reply *again = mesh(an->zctx, an->cfg, "cert-answer", args, 4, err, sizeof(err));
+            const char *a = again ? vc_reply_get(again, "ask") : NULL;
+            if (a)
+                snprintf(ask, sizeof(ask), "%s", a);
+            if (again)
+                vc__reply__free_unpacked(again, NULL);
+        }
+        Vc__Reply *r = mesh(an->zctx, an->cfg, "cert-answered", &ask_arg, 1, err, sizeof(err));
         const char *w = r ? vc_reply_get(r, "want") : NULL, *g = r ? vc_reply_get(r, "got") : NULL;
         want = w ? strtoul(w, NULL, 10) : 0;
         got = g ? strtoul(g, NULL, 10) : 0;
@@ -102,7 +116,7 @@ static void wait_answered(const answers_t *an, const char *ask, const char *name
         nanosleep(&poll, NULL);
     }
     if (got < want || err[0])
-        vc_log(VC_LOG_WARN, "order", "the answer \"%s\" reached %zu of the %zu other nodes up%s%s", name, got, want,
+        vc_log(VC_LOG_WARN, "order", "the answer \"%s\" reached %zu of the %zu other nodes up%s%s", args[2], got, want,
                err[0] ? ": " : "", err);
 }
 
@@ -125,7 +139,7 @@ int answers_publish(void *arg, const char *type, const char *name, const char *v
         return -1;
     }
     if (r && put)
-        wait_answered(an, vc_reply_get(r, "ask"), name);
+        wait_answered(an, args, vc_reply_get(r, "ask"));
     if (r)
         vc__reply__free_unpacked(r, NULL);
     return 0;

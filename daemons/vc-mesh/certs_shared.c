@@ -318,10 +318,78 @@ void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_ok(reply, "released");
 }
 
-/* Publishes the sealed answer. A put's request asks the other nodes to
- * say when they have it; the loop counts their replies (certs_reply_heard)
- * while vc-acme asks how many came (cert-answered), so that two nodes
- * publishing at once never wait on each other's loop. */
+/* Seals and publishes one answer; reply, when not NULL, is where the
+ * nodes that take it say so. */
+static natsStatus send_answer(mesh_t *m, int put, const char *type, const char *name, const char *value,
+                              const char *reply)
+{
+    Vc__MeshAnswer a = VC__MESH_ANSWER__INIT;
+    a.origin = (char *)m->cfg->node;
+    a.put = put;
+    a.type = (char *)type;
+    a.name = (char *)name;
+    if (put)
+        a.value = (ProtobufCBinaryData){strlen(value), (uint8_t *)value};
+    size_t plen = vc__mesh_answer__get_packed_size(&a), slen = 0;
+    uint8_t *plain = vc_malloc(plen);
+    vc__mesh_answer__pack(&a, plain);
+    unsigned char *sealed = mesh_seal(m->seal_key, VC_MESH_ANSWER_SUBJECT, plain, plen, &slen);
+    sodium_memzero(plain, plen);
+    free(plain);
+    natsStatus s = reply ? natsConnection_PublishRequest(m->nc, VC_MESH_ANSWER_SUBJECT, reply, sealed, (int)slen)
+                         : natsConnection_Publish(m->nc, VC_MESH_ANSWER_SUBJECT, sealed, (int)slen);
+    free(sealed);
+    m->answers_sent++;
+    return s;
+}
+
+static void forget_own(own_answer_t *o)
+{
+    sodium_memzero(o->value, strlen(o->value));
+    free(o->type);
+    free(o->name);
+    free(o->value);
+}
+
+/* Keeps (put) or drops the answer this node sent for type and name. A
+ * CA checks a few names at a time; past MESH_OWN_ANSWERS, the oldest is
+ * no longer sent to a node that joins. */
+static void remember_own(mesh_t *m, int put, const char *type, const char *name, const char *value)
+{
+    for (size_t i = 0; i < m->nown_answers; i++) {
+        own_answer_t *o = &m->own_answers[i];
+        if (strcmp(o->type, type) == 0 && strcmp(o->name, name) == 0) {
+            forget_own(o);
+            *o = m->own_answers[--m->nown_answers];
+            break;
+        }
+    }
+    if (!put)
+        return;
+    if (m->nown_answers == MESH_OWN_ANSWERS) {
+        forget_own(&m->own_answers[0]);
+        memmove(&m->own_answers[0], &m->own_answers[1], (MESH_OWN_ANSWERS - 1) * sizeof(own_answer_t));
+        m->nown_answers--;
+    }
+    m->own_answers[m->nown_answers++] = (own_answer_t){vc_strdup(type), vc_strdup(name), vc_strdup(value)};
+}
+
+void certs_node_up(mesh_t *m)
+{
+    if (!m->ready || !m->connected)
+        return;
+    for (size_t i = 0; i < m->nown_answers; i++) {
+        const own_answer_t *o = &m->own_answers[i];
+        send_answer(m, 1, o->type, o->name, o->value, NULL);
+    }
+}
+
+/* Publishes the sealed answer. A put's request asks the other nodes up
+ * to say when they have it; the loop counts their replies
+ * (certs_reply_heard) while vc-acme asks how many came (cert-answered),
+ * so that two nodes publishing at once never wait on each other's loop.
+ * With no other node up there is no one to ask: a node that comes up
+ * later gets the answers still out when it joins (certs_node_up). */
 void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     mesh_t *m = arg;
@@ -332,32 +400,17 @@ void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_fail(reply, "cert-answer put TYPE NAME VALUE, or del TYPE NAME");
         return;
     }
-    Vc__MeshAnswer a = VC__MESH_ANSWER__INIT;
-    a.origin = (char *)m->cfg->node;
-    a.put = put;
-    a.type = cmd->args[1];
-    a.name = cmd->args[2];
-    if (put)
-        a.value = (ProtobufCBinaryData){strlen(cmd->args[3]), (uint8_t *)cmd->args[3]};
-    size_t plen = vc__mesh_answer__get_packed_size(&a), slen = 0;
-    uint8_t *plain = vc_malloc(plen);
-    vc__mesh_answer__pack(&a, plain);
-    unsigned char *sealed = mesh_seal(m->seal_key, VC_MESH_ANSWER_SUBJECT, plain, plen, &slen);
-    sodium_memzero(plain, plen);
-    free(plain);
     uint64_t ask = ++m->answer_ask;
     answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
     *w = (answer_wait_t){.ask = ask, .want = put ? others_up(m) : 0};
     char subject[96];
     snprintf(subject, sizeof(subject), "%s.%llu", m->answer_inbox, (unsigned long long)ask);
-    natsStatus s =
-        natsConnection_PublishRequest(m->nc, VC_MESH_ANSWER_SUBJECT, w->want ? subject : NULL, sealed, (int)slen);
-    free(sealed);
-    m->answers_sent++;
+    natsStatus s = send_answer(m, put, cmd->args[1], cmd->args[2], put ? cmd->args[3] : NULL, w->want ? subject : NULL);
     if (s != NATS_OK) {
         vc_reply_fail(reply, "the answer was not sent: %s", natsStatus_GetText(s));
         return;
     }
+    remember_own(m, put, cmd->args[1], cmd->args[2], put ? cmd->args[3] : NULL);
     vc_reply_ok(reply, "sent; %zu other nodes up to have it", w->want);
     vc_reply_field(reply, "ask", "%llu", (unsigned long long)ask);
     vc_reply_field(reply, "want", "%zu", w->want);
@@ -429,5 +482,8 @@ void certs_fini(mesh_t *m)
         kvStore_Destroy(m->certs);
     m->cert_sub = m->answer_sub = NULL;
     m->certs = NULL;
+    for (size_t i = 0; i < m->nown_answers; i++)
+        forget_own(&m->own_answers[i]);
+    m->nown_answers = 0;
     sodium_memzero(m->seal_key, sizeof(m->seal_key));
 }

@@ -54,6 +54,13 @@ typedef struct answer_wait {
 } answer_wait_t;
 #define MESH_ANSWER_WAITS 16
 
+/* This node's challenge answers still out (put, not yet withdrawn): a
+ * node that joins was not listening when they went, and gets them again. */
+typedef struct own_answer {
+    char *type, *name, *value;
+} own_answer_t;
+#define MESH_OWN_ANSWERS 32
+
 typedef struct node {
     char name[VC_MESH_NODE_MAX + 1];
     node_state_t state;
@@ -112,6 +119,8 @@ typedef struct mesh {
     char answer_inbox[64]; /* replies to this node's answers: INBOX.ASK */
     uint64_t answer_ask;
     answer_wait_t answer_waits[MESH_ANSWER_WAITS];
+    own_answer_t own_answers[MESH_OWN_ANSWERS];
+    size_t nown_answers;
     unsigned char seal_key[VC_MESH_SEAL_KEY];
     int can_seal; /* cluster.secret_file read: certificates are shared */
     uint64_t certs_shared, certs_handed, answers_sent, answers_applied;
@@ -177,6 +186,7 @@ void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_answered_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_reply_heard(mesh_t *m, natsMsg *msg); /* a node has this node's answer */
+void certs_node_up(mesh_t *m);                   /* sends it this node's answers still out */
 void certs_share_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_fini(mesh_t *m);
 

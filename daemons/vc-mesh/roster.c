@@ -126,6 +126,7 @@ void roster_heard(mesh_t *m, natsMsg *msg)
         int joined = d->state == NODE_GONE;
         d->state = NODE_UP;
         rooms_node_up(m); /* it missed what was said while it was away */
+        certs_node_up(m);
         char *addrs = d->naddresses ? vc_strdup(d->addresses[0]) : vc_strdup("");
         for (size_t i = 1; i < d->naddresses; i++) {
             char *a = vc_asprintf("%s,%s", addrs, d->addresses[i]);
