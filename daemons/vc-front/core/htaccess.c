@@ -150,9 +150,11 @@ static int section(parse_t *p, char **text, char **w, int n, files_rule_t *in, i
         p->h->nfiles++;
         return read_lines(p, text, r, name, depth + 1);
     }
-    /* <Limit>, <LimitExcept>, <If>, ...: access by method or expression. */
+    /* <Limit>, <LimitExcept>, <If>, ...: access by method or expression.
+     * Read on inside the same <Files> (in), if any: a <Files> within may
+     * not add a rule, which would move the one in points to. */
     deny_all(p, "<%s>: a section whose access rules this server does not apply", name);
-    return read_lines(p, text, NULL, name, depth + 1);
+    return read_lines(p, text, in, name, depth + 1);
 }
 
 /* A URL as ap_is_url() sees one: a scheme, then ':'. */
