@@ -66,7 +66,7 @@ TREE = {
     "uploads/.htaccess": "<Files *.php>\ndeny from all\n</Files>\n",
     "uploads/shell.php": "<?php echo 'shell ran';",
     "uploads/photo.txt": "a photo\n",
-    "rewrite/.htaccess": "RewriteEngine On\nRewriteRule ^never-asked$ index.php [L]\nHeader set X-Test 1\n",
+    "rewrite/.htaccess": "RewriteEngine On\nRewriteRule ^never-asked$ index.php [L]\nHeader echo X-Test\n",
     "rewrite/page.txt": "rewritten dir\n",
     "pcre/.htaccess": '<FilesMatch "\\d+\\.bak$">\n  Require all denied\n</FilesMatch>\n',
     "pcre/page.txt": "a page beside backups\n",
@@ -145,7 +145,7 @@ def test_a_changed_htaccess_applies_within_a_second_and_a_bad_one_is_logged_with
     logs = ours.logs()
     assert f"{root}/unclosed/.htaccess:2: <Files> is not closed" in logs
     assert f"{root}/auth/.htaccess:1: AuthType: an access rule this server does not apply" in logs
-    assert f"{root}/rewrite/.htaccess:3: Header: not applied" in logs
+    assert f"{root}/rewrite/.htaccess:3: Header echo: an action this server does not take: not applied" in logs
 
 
 def test_a_site_may_turn_htaccess_files_off(tmp_path):

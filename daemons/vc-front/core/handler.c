@@ -1,4 +1,5 @@
 #include "handler.h"
+#include "htaccess_respond.h"
 #include "seam.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -76,6 +77,7 @@ static const char *reason_of(int status)
 static int redirect(front_t *f, h2o_req_t *req, int status, const char *url, size_t len)
 {
     f->stats.redirects++;
+    htaccess_respond_made_here(req);
     h2o_send_redirect(req, status, reason_of(status), url, len);
     return 0;
 }
@@ -90,6 +92,7 @@ int front_send_error(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const
 int front_send_error_keeping(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const char *body, int keep)
 {
     f->stats.refused++;
+    htaccess_respond_made_here(req);
     for (size_t i = 0; s && i < s->nerrors; i++)
         if (s->errors[i].status == status) {
             req->res.status = status;
@@ -189,13 +192,14 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
             return 0;
         if (rw.path.base)
             path = rw.path;
-        if (rw.path.base || rw.query_set || rw.nvars || rw.nini)
+        if (rw.path.base || rw.query_set || rw.nvars || rw.nini || rw.answers)
             sr.rewritten = &rw;
     }
     sr.kind = route_resolve(&s->route, path.base, path.len, &rt);
     sr.route = &rt;
     if (seam_dispatch(SEAM_ROUTED, &sr))
         return 0;
+    htaccess_respond_attach(&sr); /* `Header always` on the answers below */
     switch (sr.kind) {
     case ROUTE_DIR_REDIRECT: {
         h2o_iovec_t q = req->query_at != SIZE_MAX

@@ -11,9 +11,11 @@
  * it cannot read (authentication, `Require ip`, `Allow from` an address,
  * <Limit>) or a section it cannot parse denies the whole directory and
  * what is below it, with the file and line in `why`; so does a rewrite
- * rule it cannot apply. Directives of other kinds (Header, Expires, ...)
- * are not applied: each is named by htaccess_ignored(), logged when the
- * file is compiled (htaccess_cache.c) and listed by vc configtest.
+ * rule it cannot apply. Its response directives (Header, Expires*,
+ * AddType, AddDefaultCharset) are read into htaccess_answer.h's sets.
+ * Directives of other kinds, and forms of those it does not apply, are
+ * named by htaccess_ignored(), logged when the file is compiled
+ * (htaccess_cache.c) and listed by vc configtest.
  * The text is outside input: fuzz/fuzz_htaccess.c.
  */
 #ifndef VC_FRONT_HTACCESS_H
@@ -53,6 +55,15 @@ int htaccess_has_redirects(const htaccess_t *h);
  * path is made a URL by the caller, and gets the request's query unless
  * it has its own. */
 int htaccess_redirect(const htaccess_t *h, const char *uri, int *status, char *out, size_t outlen);
+
+/* Its response directives (htaccess_answer.h): whether it has any, its
+ * own (outside <Files>, or NULL), and one by one, those of the <Files>
+ * and <FilesMatch> sections that match name (*at starts at 0; NULL past
+ * the last). */
+typedef struct htaccess_answer htaccess_answer_t;
+int htaccess_has_answers(const htaccess_t *h);
+const htaccess_answer_t *htaccess_answer(const htaccess_t *h);
+const htaccess_answer_t *htaccess_file_answer(const htaccess_t *h, const char *name, size_t *at);
 
 /* Whether scripts must not run here and below: another handler set for
  * every file, PHP's engine turned off, a handler removed (Drupal's

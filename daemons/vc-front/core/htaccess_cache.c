@@ -57,8 +57,8 @@ static void compile(dir_entry_t *e, const char *file, const struct stat *st)
         vc_log(VC_LOG_WARN, "htaccess", "%s: %s and what is below it answer 403", htaccess_unreadable(e->h), e->dir);
     for (size_t i = 0; htaccess_ignored(e->h, i); i++)
         vc_log(VC_LOG_NOTICE, "htaccess",
-               "%s: not applied (of a .htaccess, the front applies the access rules and mod_rewrite's; vc configtest "
-               "lists what it does not)",
+               "%s: not applied (docs/front.md lists the .htaccess directives the front applies; vc configtest "
+               "lists those it does not)",
                htaccess_ignored(e->h, i));
 }
 

@@ -43,6 +43,7 @@ typedef struct chain {
     size_t nfiles;
     int rules, redirects; /* rewrite rules apply; some file has Redirects */
     int php;              /* some file has php_value or php_flag */
+    int answers;          /* some file has response directives */
 } chain_t;
 
 /* The directories from root down to dir (len bytes), and dir itself when
@@ -54,7 +55,7 @@ static int merge(chain_t *c, const char *path, size_t root_len, size_t len, uint
         gen = htaccess_cache_generation();
         rewrite_conf_init(&c->conf);
         c->nfiles = 0;
-        c->redirects = c->php = 0;
+        c->redirects = c->php = c->answers = 0;
         for (size_t at = root_len;;) {
             int is_dir;
             const htaccess_t *h = htaccess_cached(path, at, now, &is_dir);
@@ -66,6 +67,7 @@ static int merge(chain_t *c, const char *path, size_t root_len, size_t len, uint
                 c->redirects |= htaccess_has_redirects(h);
                 const char *const *names, *const *values;
                 c->php |= htaccess_php_settings(h, &names, &values) > 0;
+                c->answers |= htaccess_has_answers(h);
             }
             if (at >= len)
                 break;
@@ -401,6 +403,7 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
     }
     if (chain.php)
         php_settings(&chain, out);
+    out->answers = chain.answers;
     if (passes || r.nenv || r.nvary || r.args != client_args) {
         if (passes) {
             rewritten++;

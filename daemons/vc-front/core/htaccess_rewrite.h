@@ -31,6 +31,7 @@ typedef struct htaccess_rewritten {
      * one's for a name (the files' own strings: valid for the request). */
     const char *ini_names[HTACCESS_MAX_PHP], *ini_values[HTACCESS_MAX_PHP];
     size_t nini;
+    int answers; /* the final path's directories have response directives (htaccess_respond.h) */
 } htaccess_rewritten_t;
 
 /* 1 if the rules answered req (a redirect, [F], [G], an error), else 0

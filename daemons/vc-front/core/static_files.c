@@ -6,6 +6,7 @@
  */
 #include "beneath.h"
 #include "handler.h"
+#include "htaccess_respond.h"
 #include "ranges.h"
 #include "seam.h"
 #include "vc_util.h"
@@ -72,6 +73,7 @@ static int take(const seam_request_t *r, void *state)
     r->f->stats.statics++;
     r->req->pathconf = st->conf;
     tame_ranges(r->f, r->req, r->route->file);
+    htaccess_respond_attach(r);
     const route_site_t *root = &r->site->route;
     beneath_begin(root->root, root->root_len);
     int rc = st->files->on_req(st->files, r->req); /* opens what it serves now, not later */

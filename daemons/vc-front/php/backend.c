@@ -1,6 +1,7 @@
 #include "backend_internal.h"
 #include "core/budgets.h"
 #include "core/handoff.h"
+#include "core/htaccess_respond.h"
 #include "core/seam.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -189,6 +190,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     /* h2o's gzip filter, set up here, compresses only 200s; nginx's also
      * 403s and 404s (a CMS's "not found" pages are full pages). */
     int status = req->res.status;
+    htaccess_respond_status(req, status);
     if (status == 403 || status == 404)
         req->res.status = 200;
     h2o_start_response(req, &p->super);

@@ -8,6 +8,7 @@
 #include "backend_internal.h"
 #include "core/forwarded.h"
 #include "core/handler.h"
+#include "core/htaccess_respond.h"
 #include "core/seam.h"
 #include "vc_util.h"
 
@@ -181,6 +182,7 @@ static int take(const seam_request_t *r, void *state)
 {
     if (r->kind != ROUTE_PHP)
         return 0;
+    htaccess_respond_attach(r);
     to_php(r->f, r->site, pools[*(const size_t *)state], r->req, r->route, r->rewritten);
     return 1;
 }

@@ -1,0 +1,157 @@
+"""The response directives of a site's .htaccess files (docs/front.md,
+".htaccess files"): mod_headers's Header, mod_expires, AddType and
+AddDefaultCharset, side by side with Apache 2.4 and php-fpm on the same
+tree. The .htaccess files are those that caching plugins and
+server-config projects write (an Expires block by type, security headers,
+per-type Cache-Control in <FilesMatch>), and a child directory that
+changes its parent's. For each request the status and the headers these
+directives touch must be the same; an Expires is compared as its distance
+from the answer's Date."""
+import email.utils
+import http.client
+import re
+
+import pytest
+
+from apache_reference import beside_apache
+
+HOST = "answers.test"
+
+TOP = """# As caching plugins write it
+<IfModule mod_expires.c>
+    ExpiresActive On
+    ExpiresDefault "access plus 1 hour"
+    ExpiresByType text/css "access plus 1 month"
+    ExpiresByType image/png A604800
+    ExpiresByType text/html "access plus 0 seconds"
+</IfModule>
+<IfModule mod_headers.c>
+    Header set X-Frame-Options "SAMEORIGIN"
+    Header always set X-Content-Type-Options nosniff
+    Header merge Cache-Control public
+    Header add X-Twice one
+    Header add X-Twice two
+    Header append X-List first
+    Header append X-List second
+    Header unset X-Drop
+    Header always unset X-Gone
+    Header setifempty X-App from-htaccess
+    <FilesMatch "\\.(css|txt)$">
+        Header set X-Static "yes"
+    </FilesMatch>
+</IfModule>
+AddType application/x-mine .mine
+AddDefaultCharset UTF-8
+"""
+SUB = """ExpiresActive Off
+Header unset X-Frame-Options
+Header set X-Sub "below, too"
+AddDefaultCharset Off
+AddType text/plain .mine
+"""
+MODIFIED = """ExpiresActive On
+ExpiresByType text/plain "modification plus 2 days"
+"""
+SCRIPT = """<?php
+header('X-App: from-php');
+header('X-Drop: php-said');
+header('X-Gone: php-said');
+header('X-List: zero');
+if (isset($_GET['type'])) header('Content-Type: ' . $_GET['type']);
+if (isset($_GET['expires'])) header('Expires: Thu, 01 Jan 2037 00:00:00 GMT');
+if (isset($_GET['status'])) http_response_code((int)$_GET['status']);
+echo "hello\\n";
+"""
+TREE = {
+    "h/.htaccess": TOP,
+    "h/style.css": "body { color: red }\n",
+    "h/pic.png": "\x89PNG\r\n",
+    "h/page.html": "<p>hi</p>\n",
+    "h/notes.txt": "notes\n",
+    "h/data.mine": "mine\n",
+    "h/data.x.mine": "mine too\n",
+    "h/show.php": SCRIPT,
+    "h/sub/.htaccess": SUB,
+    "h/sub/style.css": "sub { }\n",
+    "h/sub/data.mine": "mine below\n",
+    "h/sub/show.php": SCRIPT,
+    "h/mod/.htaccess": MODIFIED,
+    "h/mod/old.txt": "old\n",
+}
+
+# The headers these directives touch, and the statuses of these paths.
+WATCHED = ["content-type", "cache-control", "x-frame-options", "x-content-type-options", "x-twice", "x-list",
+           "x-drop", "x-gone", "x-app", "x-static", "x-sub"]
+PATHS = ["/h/style.css", "/h/pic.png", "/h/page.html", "/h/notes.txt", "/h/data.mine", "/h/data.x.mine",
+         "/h/show.php", "/h/show.php?type=text/plain", "/h/show.php?expires=1", "/h/show.php?status=404",
+         "/h/show.php?status=302", "/h/show.php?type=application/json", "/h/sub/style.css", "/h/sub/data.mine",
+         "/h/sub/show.php", "/h/sub/show.php?type=text/plain", "/h/missing.css", "/h/sub/missing",
+         "/h/mod/old.txt"]
+
+
+def fetch(port, path):
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        c.request("GET", path, headers={"Host": HOST})
+        r = c.getresponse()
+        r.read()
+        seen = {}
+        for name, value in r.getheaders():
+            if name.lower() in WATCHED:
+                seen.setdefault(name.lower(), []).append(value)
+        expires = r.getheader("Expires")
+        if expires:
+            date = email.utils.parsedate_to_datetime(r.getheader("Date"))
+            seen["expires-in"] = int((email.utils.parsedate_to_datetime(expires) - date).total_seconds())
+        for i, v in enumerate(seen.get("cache-control", [])):
+            # The age from a file's time depends on when in its second the
+            # request came: compared within a second, below.
+            age = re.search(r"max-age=(\d+)", v)
+            if age:
+                seen["max-age"] = int(age.group(1))
+                seen["cache-control"][i] = v.replace(age.group(0), "max-age=N")
+        if r.status >= 400:
+            seen.pop("content-type", None)  # each server's own error page
+        return r.status, seen
+    finally:
+        c.close()
+
+
+@pytest.fixture(scope="module")
+def stacks():
+    for ours, apache, root in beside_apache("vc-answers-", HOST, TREE):
+        yield ours, apache, root
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_same_headers_as_apache(stacks, path):
+    ours, apache, root = stacks
+    theirs = fetch(apache.http, path)
+    mine = fetch(ours.http, path)
+    for near in ("expires-in", "max-age"):
+        if near in theirs and theirs.get(near) != mine.get(near):
+            # A second may turn between the answer's Date and its Expires.
+            assert abs(theirs[near] - mine.get(near, -99)) <= 1, (path, theirs, mine)
+            mine[near] = theirs[near]
+    assert mine == theirs, (path, apache.errors()[-1500:], ours.logs()[-1500:])
+
+
+def test_the_directives_did_something(stacks):
+    """The comparison above is not two servers ignoring the same lines."""
+    ours, _, _ = stacks
+    status, seen = fetch(ours.http, "/h/style.css")
+    assert status == 200 and seen["x-frame-options"] == ["SAMEORIGIN"] and seen["x-static"] == ["yes"]
+    assert seen["expires-in"] in (2592000, 2591999) and seen["max-age"] == 2592000
+    assert fetch(ours.http, "/h/data.mine")[1]["content-type"] == ["application/x-mine"]
+    assert fetch(ours.http, "/h/notes.txt")[1]["content-type"] == ["text/plain; charset=UTF-8"]
+    status, seen = fetch(ours.http, "/h/missing.css")
+    assert status == 404 and seen == {"x-content-type-options": ["nosniff"]}
+
+
+def test_configtest_lists_the_forms_it_does_not_apply(stacks):
+    ours, _, root = stacks
+    with open(f"{root}/h/sub/.htaccess", "a") as f:
+        f.write('Header set X-When "a" env=SOME_VAR\nHeader set X-Time "%t"\nHeader echo X-Echo\n')
+    out = ours.vc("configtest", check=True).stdout
+    for line, what in ((6, "a condition (env=SOME_VAR)"), (7, "a format"), (8, "Header echo")):
+        assert f"h/sub/.htaccess:{line}" in out and what in out, out
