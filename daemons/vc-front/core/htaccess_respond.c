@@ -219,6 +219,8 @@ static void default_charset(h2o_req_t *req, const htaccess_answer_t **sets, size
 
 static void append_all(h2o_req_t *req, h2o_headers_t *to, const h2o_headers_t *from)
 {
+    if (from->size == 0)
+        return;
     h2o_vector_reserve(&req->pool, to, to->size + from->size);
     memcpy(to->entries + to->size, from->entries, from->size * sizeof(*from->entries));
     to->size += from->size;
