@@ -9,11 +9,8 @@
  *    LOCK_STALE_S, is taken over. If the bucket holds a certificate for
  *    the same hosts that outlives the node's own (NOT_AFTER), the answer
  *    is "have": that one is installed, and nothing is ordered;
- *  - cert-answer put|del TYPE NAME [VALUE]: a challenge's answer reaches
- *    every node (a request on vc.acme.answer that each other node answers
- *    once its vc-acme has it), since the load balancer may send the CA's
- *    check to any of them; cert-answered says how many have it, and
- *    vc-acme tells the CA to check once every node up has;
+ *  - cert-answer and cert-answered: a challenge's answer reaches every
+ *    node (answers_shared.c);
  *  - cert-share SITE HOSTS NOT_AFTER CERT KEY: the issued pair, sealed,
  *    under "cert.HEX". Every node's vc-mesh watches those keys and hands
  *    each pair to its vc-acme (verb install), which keeps it if it is
@@ -57,14 +54,6 @@ static int node_up(const mesh_t *m, const char *name)
         if (strcmp(m->nodes[i].name, name) == 0)
             return m->nodes[i].state != NODE_GONE;
     return 0;
-}
-
-static size_t others_up(const mesh_t *m)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < m->nnodes; i++)
-        n += m->nodes[i].state == NODE_UP && strcmp(m->nodes[i].name, m->cfg->node) != 0;
-    return n;
 }
 
 /* The pair in the bucket for site (NULL: none, or it does not open). */
@@ -199,41 +188,7 @@ void certs_heard(mesh_t *m, natsMsg *msg)
     }
 }
 
-void certs_answer_heard(mesh_t *m, natsMsg *msg)
-{
-    size_t len = 0;
-    unsigned char *plain = mesh_unseal(m->seal_key, VC_MESH_ANSWER_SUBJECT, natsMsg_GetData(msg),
-                                       (size_t)natsMsg_GetDataLength(msg), &len);
-    char why[128] = "it does not open with this node's cluster.secret_file";
-    Vc__MeshAnswer *a = plain ? mesh_answer_read(plain, len, why, sizeof(why)) : NULL;
-    if (a == NULL) {
-        if (m->malformed++ == 0) /* said once: the count is in the status */
-            vc_log(VC_LOG_WARN, "certs", "dropped a challenge's answer: %s", why);
-    } else if (strcmp(a->origin, m->cfg->node) != 0) {
-        char *value = vc_strndup((const char *)a->value.data, a->value.len);
-        const char *args[] = {a->put ? "put" : "del", a->type, a->name, value};
-        char err[512];
-        const char *fail = mesh_call(m, "vc-acme", "answer", args, a->put ? 4 : 3, ACME_TIMEOUT_MS, err, sizeof(err));
-        if (fail)
-            vc_log(VC_LOG_WARN, "certs", "node %s's %s answer for \"%s\" was not taken: %s", a->origin, a->type,
-                   a->name, fail);
-        else if (natsMsg_GetReply(msg))
-            natsConnection_PublishString(m->nc, natsMsg_GetReply(msg), m->cfg->node);
-        m->answers_applied += fail == NULL;
-        sodium_memzero(value, strlen(value));
-        free(value);
-    }
-    if (a)
-        vc__mesh_answer__free_unpacked(a, NULL);
-    if (plain) {
-        sodium_memzero(plain, len);
-        free(plain);
-    }
-}
-
-/* The verbs below need the bucket and nargs arguments: 0, or 1 when
- * they are not there (replied). */
-static int unready(mesh_t *m, const Vc__Command *cmd, size_t nargs, Vc__Reply *reply)
+int certs_unready(mesh_t *m, const Vc__Command *cmd, size_t nargs, Vc__Reply *reply)
 {
     if (cmd->n_args < nargs) {
         vc_reply_fail(reply, "%s takes %zu arguments", cmd->verb, nargs);
@@ -285,7 +240,7 @@ static void take_lock(mesh_t *m, const char *key, Vc__Reply *reply)
 void certs_lock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     mesh_t *m = arg;
-    if (unready(m, cmd, 3, reply))
+    if (certs_unready(m, cmd, 3, reply))
         return;
     const char *site = cmd->args[0], *hosts = cmd->args[1];
     long long own = strtoll(cmd->args[2], NULL, 10);
@@ -305,7 +260,7 @@ void certs_lock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     mesh_t *m = arg;
-    if (unready(m, cmd, 1, reply))
+    if (certs_unready(m, cmd, 1, reply))
         return;
     char *key = key_of("lock", cmd->args[0]);
     kvEntry *e = NULL;
@@ -318,130 +273,10 @@ void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_ok(reply, "released");
 }
 
-/* Seals and publishes one answer; reply, when not NULL, is where the
- * nodes that take it say so. */
-static natsStatus send_answer(mesh_t *m, int put, const char *type, const char *name, const char *value,
-                              const char *reply)
-{
-    Vc__MeshAnswer a = VC__MESH_ANSWER__INIT;
-    a.origin = (char *)m->cfg->node;
-    a.put = put;
-    a.type = (char *)type;
-    a.name = (char *)name;
-    if (put)
-        a.value = (ProtobufCBinaryData){strlen(value), (uint8_t *)value};
-    size_t plen = vc__mesh_answer__get_packed_size(&a), slen = 0;
-    uint8_t *plain = vc_malloc(plen);
-    vc__mesh_answer__pack(&a, plain);
-    unsigned char *sealed = mesh_seal(m->seal_key, VC_MESH_ANSWER_SUBJECT, plain, plen, &slen);
-    sodium_memzero(plain, plen);
-    free(plain);
-    natsStatus s = reply ? natsConnection_PublishRequest(m->nc, VC_MESH_ANSWER_SUBJECT, reply, sealed, (int)slen)
-                         : natsConnection_Publish(m->nc, VC_MESH_ANSWER_SUBJECT, sealed, (int)slen);
-    free(sealed);
-    m->answers_sent++;
-    return s;
-}
-
-static void forget_own(own_answer_t *o)
-{
-    sodium_memzero(o->value, strlen(o->value));
-    free(o->type);
-    free(o->name);
-    free(o->value);
-}
-
-/* Keeps (put) or drops the answer this node sent for type and name. A
- * CA checks a few names at a time; past MESH_OWN_ANSWERS, the oldest is
- * no longer sent to a node that joins. */
-static void remember_own(mesh_t *m, int put, const char *type, const char *name, const char *value)
-{
-    for (size_t i = 0; i < m->nown_answers; i++) {
-        own_answer_t *o = &m->own_answers[i];
-        if (strcmp(o->type, type) == 0 && strcmp(o->name, name) == 0) {
-            forget_own(o);
-            *o = m->own_answers[--m->nown_answers];
-            break;
-        }
-    }
-    if (!put)
-        return;
-    if (m->nown_answers == MESH_OWN_ANSWERS) {
-        forget_own(&m->own_answers[0]);
-        memmove(&m->own_answers[0], &m->own_answers[1], (MESH_OWN_ANSWERS - 1) * sizeof(own_answer_t));
-        m->nown_answers--;
-    }
-    m->own_answers[m->nown_answers++] = (own_answer_t){vc_strdup(type), vc_strdup(name), vc_strdup(value)};
-}
-
-void certs_node_up(mesh_t *m)
-{
-    if (!m->ready || !m->connected)
-        return;
-    for (size_t i = 0; i < m->nown_answers; i++) {
-        const own_answer_t *o = &m->own_answers[i];
-        send_answer(m, 1, o->type, o->name, o->value, NULL);
-    }
-}
-
-/* Publishes the sealed answer. A put's request asks the other nodes up
- * to say when they have it; the loop counts their replies
- * (certs_reply_heard) while vc-acme asks how many came (cert-answered),
- * so that two nodes publishing at once never wait on each other's loop.
- * With no other node up there is no one to ask: a node that comes up
- * later gets the answers still out when it joins (certs_node_up). */
-void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
-{
-    mesh_t *m = arg;
-    if (unready(m, cmd, 3, reply))
-        return;
-    int put = strcmp(cmd->args[0], "put") == 0;
-    if ((put && cmd->n_args < 4) || (!put && strcmp(cmd->args[0], "del") != 0)) {
-        vc_reply_fail(reply, "cert-answer put TYPE NAME VALUE, or del TYPE NAME");
-        return;
-    }
-    uint64_t ask = ++m->answer_ask;
-    answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
-    *w = (answer_wait_t){.ask = ask, .want = put ? others_up(m) : 0};
-    char subject[96];
-    snprintf(subject, sizeof(subject), "%s.%llu", m->answer_inbox, (unsigned long long)ask);
-    natsStatus s = send_answer(m, put, cmd->args[1], cmd->args[2], put ? cmd->args[3] : NULL, w->want ? subject : NULL);
-    if (s != NATS_OK) {
-        vc_reply_fail(reply, "the answer was not sent: %s", natsStatus_GetText(s));
-        return;
-    }
-    remember_own(m, put, cmd->args[1], cmd->args[2], put ? cmd->args[3] : NULL);
-    vc_reply_ok(reply, "sent; %zu other nodes up to have it", w->want);
-    vc_reply_field(reply, "ask", "%llu", (unsigned long long)ask);
-    vc_reply_field(reply, "want", "%zu", w->want);
-}
-
-void certs_reply_heard(mesh_t *m, natsMsg *msg)
-{
-    const char *dot = strrchr(natsMsg_GetSubject(msg), '.');
-    uint64_t ask = dot ? strtoull(dot + 1, NULL, 10) : 0;
-    answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
-    if (ask && w->ask == ask)
-        w->got++;
-}
-
-/* cert-answered ASK: how many of the nodes asked have said they have it
- * (a request long gone counts as answered by all). */
-void certs_answered_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
-{
-    mesh_t *m = arg;
-    uint64_t ask = cmd->n_args ? strtoull(cmd->args[0], NULL, 10) : 0;
-    const answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
-    size_t want = w->ask == ask ? w->want : 0, got = w->ask == ask ? w->got : 0;
-    vc_reply_ok(reply, "%zu of %zu", got, want);
-    vc_reply_field(reply, "want", "%zu", want);
-    vc_reply_field(reply, "got", "%zu", got);
-}
-
 void certs_share_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     mesh_t *m = arg;
-    if (unready(m, cmd, 5, reply))
+    if (certs_unready(m, cmd, 5, reply))
         return;
     Vc__MeshCert c = VC__MESH_CERT__INIT;
     c.origin = (char *)m->cfg->node;
@@ -482,8 +317,6 @@ void certs_fini(mesh_t *m)
         kvStore_Destroy(m->certs);
     m->cert_sub = m->answer_sub = NULL;
     m->certs = NULL;
-    for (size_t i = 0; i < m->nown_answers; i++)
-        forget_own(&m->own_answers[i]);
-    m->nown_answers = 0;
+    answers_fini(m);
     sodium_memzero(m->seal_key, sizeof(m->seal_key));
 }

@@ -157,6 +157,7 @@ static void tick(void *arg)
     catchup_tick(m);
     purges_resend(m);
     rooms_shared_tick(m);
+    certs_answers_tick(m);
     metrics_tick(m);
 }
 

@@ -61,6 +61,14 @@ typedef struct own_answer {
 } own_answer_t;
 #define MESH_OWN_ANSWERS 32
 
+/* Another node's answer this node's vc-acme has not taken yet. */
+typedef struct pending_answer {
+    char *origin, *type, *name, *value, *reply; /* value and reply may be NULL */
+    int put;
+    uint64_t since_ms, next_ms; /* monotonic */
+} pending_answer_t;
+#define MESH_PENDING_ANSWERS 32
+
 typedef struct node {
     char name[VC_MESH_NODE_MAX + 1];
     node_state_t state;
@@ -121,6 +129,8 @@ typedef struct mesh {
     answer_wait_t answer_waits[MESH_ANSWER_WAITS];
     own_answer_t own_answers[MESH_OWN_ANSWERS];
     size_t nown_answers;
+    pending_answer_t pending_answers[MESH_PENDING_ANSWERS];
+    size_t npending_answers;
     unsigned char seal_key[VC_MESH_SEAL_KEY];
     int can_seal; /* cluster.secret_file read: certificates are shared */
     uint64_t certs_shared, certs_handed, answers_sent, answers_applied;
@@ -178,8 +188,14 @@ void rooms_shared_tick(mesh_t *m);
 /* certs_shared.c: certificates across nodes, for vc-acme. Set up with
  * the link (a no-op without cluster.secret_file). */
 natsStatus certs_setup(mesh_t *m);
-void certs_heard(mesh_t *m, natsMsg *msg);        /* a pair put in the bucket */
+void certs_heard(mesh_t *m, natsMsg *msg); /* a pair put in the bucket */
+/* The verbs need the bucket and nargs arguments: 0, or 1 when they are
+ * not there (replied). */
+int certs_unready(mesh_t *m, const Vc__Command *cmd, size_t nargs, Vc__Reply *reply);
+/* answers_shared.c: challenge answers across nodes. */
 void certs_answer_heard(mesh_t *m, natsMsg *msg); /* another node's challenge answer */
+void certs_answers_tick(mesh_t *m);               /* tries again those vc-acme did not take */
+void answers_fini(mesh_t *m);
 /* vc-acme's verbs: cert-lock, cert-unlock, cert-answer, cert-share. */
 void certs_lock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void certs_unlock_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
