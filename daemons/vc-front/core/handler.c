@@ -195,7 +195,16 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
         if (rw.path.base || rw.query_set || rw.nvars || rw.nini || rw.answers)
             sr.rewritten = &rw;
     }
-    sr.kind = route_resolve(&s->route, path.base, path.len, &rt);
+    route_site_t indexed;
+    const route_site_t *rs = &s->route;
+    if (conf->htaccess && rw.index_set) { /* a .htaccess's DirectoryIndex */
+        indexed = s->route;
+        indexed.index = rw.index;
+        indexed.nindex = rw.nindex;
+        indexed.index_set = 1;
+        rs = &indexed;
+    }
+    sr.kind = route_resolve(rs, path.base, path.len, &rt);
     sr.route = &rt;
     if (seam_dispatch(SEAM_ROUTED, &sr))
         return 0;

@@ -45,7 +45,10 @@ struct htaccess {
     char **php_names, **php_values; /* php_value and php_flag, the last for a name */
     size_t nphp;
     htaccess_answer_t *answer; /* Header, Expires*, AddType, AddDefaultCharset, or NULL */
-    int answers;               /* answer, or some <Files>'s, is set */
+    char **index;              /* DirectoryIndex's names, in order (none: disabled) */
+    size_t nindex;
+    int index_set;
+    int answers; /* answer, or some <Files>'s, is set */
     char *unreadable;
     char *ignored[HTACCESS_MAX_IGNORED];
     size_t nignored;
@@ -333,6 +336,23 @@ static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char *
     }
     if (php_by_extension(p, w, n, in))
         return 0;
+    if (!strcasecmp(w[0], "DirectoryIndex")) {
+        if (in) {
+            deny_all(p, "DirectoryIndex inside <Files>: not applied by this server");
+        } else if (n == 2 && !strcasecmp(w[1], "disabled")) {
+            p->h->index_set = 1;
+            for (size_t i = 0; i < p->h->nindex; i++)
+                free(p->h->index[i]);
+            p->h->nindex = 0;
+        } else {
+            /* Apache 2.4: lines in one file add to the list. */
+            p->h->index_set = 1;
+            p->h->index = vc_realloc(p->h->index, (p->h->nindex + (size_t)n) * sizeof(char *));
+            for (int i = 1; i < n; i++)
+                p->h->index[p->h->nindex++] = vc_strdup(w[i]);
+        }
+        return 0;
+    }
     char why[300];
     int answer = htaccess_answer_directive(in ? &in->answer : &p->h->answer, w, n, why, sizeof(why));
     if (answer > 0)
@@ -484,6 +504,9 @@ void htaccess_free(htaccess_t *h)
     free(h->php_names);
     free(h->php_values);
     htaccess_answer_free(h->answer);
+    for (size_t i = 0; i < h->nindex; i++)
+        free(h->index[i]);
+    free(h->index);
     free(h->unreadable);
     for (size_t i = 0; i < h->nignored; i++)
         free(h->ignored[i]);
@@ -593,6 +616,13 @@ int htaccess_redirect(const htaccess_t *h, const char *uri, int *status, char *o
         return 1;
     }
     return 0;
+}
+
+int htaccess_dir_index(const htaccess_t *h, const char *const **names, size_t *n)
+{
+    *names = (const char *const *)h->index;
+    *n = h->nindex;
+    return h->index_set;
 }
 
 int htaccess_has_answers(const htaccess_t *h)

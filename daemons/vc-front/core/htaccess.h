@@ -56,6 +56,10 @@ int htaccess_has_redirects(const htaccess_t *h);
  * it has its own. */
 int htaccess_redirect(const htaccess_t *h, const char *uri, int *status, char *out, size_t outlen);
 
+/* Its DirectoryIndex: 1 if it has one, with its names in order (none
+ * for `disabled`), else 0. */
+int htaccess_dir_index(const htaccess_t *h, const char *const **names, size_t *n);
+
 /* Its response directives (htaccess_answer.h): whether it has any, its
  * own (outside <Files>, or NULL), and one by one, those of the <Files>
  * and <FilesMatch> sections that match name (*at starts at 0; NULL past

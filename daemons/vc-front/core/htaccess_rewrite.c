@@ -404,6 +404,9 @@ int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htacce
     if (chain.php)
         php_settings(&chain, out);
     out->answers = chain.answers;
+    for (size_t i = 0; i < chain.nfiles; i++) /* the nearest one's */
+        if (htaccess_dir_index(chain.files[i], &out->index, &out->nindex))
+            out->index_set = 1;
     if (passes || r.nenv || r.nvary || r.args != client_args) {
         if (passes) {
             rewritten++;

@@ -32,6 +32,11 @@ typedef struct htaccess_rewritten {
     const char *ini_names[HTACCESS_MAX_PHP], *ini_values[HTACCESS_MAX_PHP];
     size_t nini;
     int answers; /* the final path's directories have response directives (htaccess_respond.h) */
+    /* DirectoryIndex of the final path's nearest directory that has one
+     * (the file's strings: valid until the request is routed). */
+    const char *const *index;
+    size_t nindex;
+    int index_set;
 } htaccess_rewritten_t;
 
 /* 1 if the rules answered req (a redirect, [F], [G], an error), else 0

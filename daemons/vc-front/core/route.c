@@ -177,6 +177,35 @@ static route_kind_t php(const route_site_t *site, route_t *out, const char *scri
     return ROUTE_PHP;
 }
 
+static route_kind_t static_file(route_t *out, const char *file, const char *uri, size_t ulen)
+{
+    if (copy(out->document_uri, uri, ulen))
+        return refuse(out, ROUTE_BAD, "path too long");
+    memcpy(out->file, file, strlen(file) + 1);
+    out->kind = ROUTE_STATIC;
+    return ROUTE_STATIC;
+}
+
+/* mod_dir: the first of the site's index names that is a file, a script
+ * run or a file served; none is 403 (no listing). */
+static route_kind_t directory_index(const route_site_t *site, const char *path, size_t len, route_t *out)
+{
+    for (size_t i = 0; i < site->nindex; i++) {
+        const char *name = site->index[i];
+        char idx[PATH_MAX], file[PATH_MAX];
+        int n = name[0] == '/' ? snprintf(idx, sizeof(idx), "%s", name)
+                               : snprintf(idx, sizeof(idx), "%.*s%s", (int)len, path, name);
+        if (n <= 0 || (size_t)n >= sizeof(idx) || strstr(idx, "/.") || resolve(site, idx, (size_t)n, file) != S_IFREG)
+            continue;
+        if (n > 4 && !strcmp(idx + n - 4, ".php"))
+            return php(site, out, idx, (size_t)n, "", 0, idx, (size_t)n);
+        if (php_source(file))
+            continue;
+        return static_file(out, file, idx, (size_t)n);
+    }
+    return refuse(out, ROUTE_FORBIDDEN, "directory without an index");
+}
+
 route_kind_t route_resolve(const route_site_t *site, const char *path, size_t len, route_t *out)
 {
     out->why = NULL;
@@ -222,23 +251,20 @@ route_kind_t route_resolve(const route_site_t *site, const char *path, size_t le
     if (kind == S_IFREG) {
         if (php_source(file))
             return refuse(out, ROUTE_NOT_FOUND, "PHP source");
-        memcpy(out->file, file, strlen(file) + 1);
-        out->kind = ROUTE_STATIC;
-        return ROUTE_STATIC;
+        return static_file(out, file, path, len);
     }
     if (kind == S_IFDIR) {
         if (path[len - 1] != '/')
             return refuse(out, ROUTE_DIR_REDIRECT, "directory");
         char idx[PATH_MAX];
+        if (site->index_set)
+            return directory_index(site, path, len, out);
         snprintf(idx, sizeof(idx), "%.*sindex.php", (int)len, path);
         if (resolve(site, idx, strlen(idx), file) == S_IFREG)
             return php(site, out, idx, strlen(idx), "", 0, idx, strlen(idx));
         snprintf(idx, sizeof(idx), "%.*sindex.html", (int)len, path);
-        if (resolve(site, idx, strlen(idx), file) == S_IFREG) {
-            memcpy(out->file, file, strlen(file) + 1);
-            out->kind = ROUTE_STATIC;
-            return ROUTE_STATIC;
-        }
+        if (resolve(site, idx, strlen(idx), file) == S_IFREG)
+            return static_file(out, file, idx, strlen(idx));
         return refuse(out, ROUTE_FORBIDDEN, "directory without an index");
     }
     if (site->front_controller && resolve(site, "/index.php", 10, file) == S_IFREG)

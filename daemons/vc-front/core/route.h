@@ -27,7 +27,7 @@ typedef struct route {
     char file[PATH_MAX];         /* the real path of the script or file */
     char script_name[PATH_MAX];  /* PHP: the URI of the script */
     char path_info[PATH_MAX];    /* PHP: what follows the script, or "" */
-    char document_uri[PATH_MAX]; /* PHP: nginx's $document_uri */
+    char document_uri[PATH_MAX]; /* PHP: nginx's $document_uri; a static file: its path (an index's, a rewritten one) */
     const char *why;             /* for refusals: a reason for the log */
 } route_t;
 
@@ -45,6 +45,12 @@ typedef struct route_site {
     /* Path prefixes no client may have (403), scripts or files. */
     char *const *deny;
     size_t ndeny;
+    /* A directory's index files, in order: names in the directory, or
+     * paths from the root ("/index.php"); the first that is a file is
+     * served. index_set 0: index.php, then index.html. */
+    const char *const *index;
+    size_t nindex;
+    int index_set;
 } route_site_t;
 
 /* path is not NUL-terminated and may contain anything a client sent. */

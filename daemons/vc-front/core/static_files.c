@@ -74,6 +74,11 @@ static int take(const seam_request_t *r, void *state)
     r->req->pathconf = st->conf;
     tame_ranges(r->f, r->req, r->route->file);
     htaccess_respond_attach(r);
+    /* h2o's handler serves the path under the root: the one routed, when
+     * it is not the client's (a directory's index, a rewritten path). */
+    const char *uri = r->route->document_uri;
+    if (!h2o_memis(r->req->path_normalized.base, r->req->path_normalized.len, uri, strlen(uri)))
+        r->req->path_normalized = h2o_strdup(&r->req->pool, uri, SIZE_MAX);
     const route_site_t *root = &r->site->route;
     beneath_begin(root->root, root->root_len);
     int rc = st->files->on_req(st->files, r->req); /* opens what it serves now, not later */
