@@ -82,6 +82,20 @@ TREE = {
     "h/legacy/lib.inc.txt": "<?php $key = 'secret'; ?>\n",
     "h/legacy/notes.txt": "plain\n",
     "h/legacy/run.php": "<?php echo 'ran';\n",
+    # ErrorDocument: a script, a text, a URL, a file, a script that sets its own status
+    "e/.htaccess": 'ErrorDocument 404 /e/notfound.php?from=htaccess\nErrorDocument 403 "Sorry, closed here"\n'
+                   'ErrorDocument 410 http://elsewhere.test/gone\n',
+    "e/notfound.php": "<?php echo http_response_code(), ' ', $_SERVER['REDIRECT_URL'] ?? '-', ' ', "
+                      "json_encode($_GET), ' ', $_SERVER['REQUEST_URI'], \"\\n\";\n",
+    "e/closed/.htaccess": "Require all denied\n",
+    "e/closed/page.txt": "closed\n",
+    "e/gone/.htaccess": "RewriteEngine On\nRewriteRule ^ - [G]\n",
+    "e/static/.htaccess": "ErrorDocument 404 /e/page404.html\n",
+    "e/page404.html": "<h1>not here</h1>\n",
+    "e/five/.htaccess": "ErrorDocument 404 /e/five.php\n",
+    "e/five.php": "<?php http_response_code(503); echo \"busy\\n\";\n",
+    "e/back/.htaccess": "ErrorDocument 404 default\n",
+    "e/self/.htaccess": "ErrorDocument 404 /e/self/missing.php\n",
 }
 
 # The headers these directives touch, and the statuses of these paths.
@@ -180,3 +194,34 @@ def test_files_an_addtype_would_run_as_php_are_refused_not_shown(stacks):
         assert r.status == 403 and b"secret" not in body, (path, r.status, body)
     assert fetch(ours.http, "/h/legacy/notes.txt")[0] == 200
     assert fetch(ours.http, "/h/legacy/run.php")[0] == 200
+
+
+def answer(port, path):
+    """Status, Location and body."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        c.request("GET", path, headers={"Host": HOST})
+        r = c.getresponse()
+        body = r.read()
+        return r.status, r.getheader("Location"), body if r.status < 300 or r.status >= 400 else b"(a redirect)"
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("path", ["/e/missing?x=1", "/e/deeper/missing.txt", "/e/closed/page.txt", "/e/gone/any",
+                                  "/e/static/missing", "/e/five/missing"])
+def test_error_documents_as_apache(stacks, path):
+    ours, apache, _ = stacks
+    theirs = answer(apache.http, path)
+    assert answer(ours.http, path) == theirs, (path, theirs, apache.errors()[-1500:], ours.logs()[-1500:])
+
+
+def test_error_document_default_gives_the_plain_error(stacks):
+    ours, apache, _ = stacks
+    assert answer(ours.http, "/e/back/missing")[0] == answer(apache.http, "/e/back/missing")[0] == 404
+    assert b"REDIRECT" not in answer(ours.http, "/e/back/missing")[2]
+    # A document that is itself missing: the plain 404 (Apache adds that
+    # it was missing to its own page).
+    assert answer(ours.http, "/e/self/x")[0] == answer(apache.http, "/e/self/x")[0] == 404
+    status, _, body = answer(ours.http, "/e/closed/page.txt")
+    assert status == 403 and body == b"Sorry, closed here"

@@ -649,7 +649,7 @@ static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char
 static int take(const seam_request_t *r, void *state)
 {
     h2o_req_t *req = r->req;
-    if (r->kind != ROUTE_PHP || !rt.cfg->enabled || !r->site->conf->cache)
+    if (r->kind != ROUTE_PHP || !rt.cfg->enabled || !r->site->conf->cache || r->error_document)
         return 0;
     int head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
     int get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET"));

@@ -1,4 +1,5 @@
 #include "handler.h"
+#include "htaccess_errors.h"
 #include "htaccess_respond.h"
 #include "seam.h"
 #include "vc_log.h"
@@ -93,6 +94,8 @@ int front_send_error_keeping(front_t *f, site_rt_t *s, h2o_req_t *req, int statu
 {
     f->stats.refused++;
     htaccess_respond_made_here(req);
+    if (htaccess_error_document(f, s, req, status))
+        return 0;
     for (size_t i = 0; s && i < s->nerrors; i++)
         if (s->errors[i].status == status) {
             req->res.status = status;

@@ -353,9 +353,13 @@ static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char *
         }
         return 0;
     }
+    if (in && !strcasecmp(w[0], "ErrorDocument")) {
+        ignore(p, "ErrorDocument inside <Files>");
+        return 0;
+    }
     char why[300];
     int answer = htaccess_answer_directive(in ? &in->answer : &p->h->answer, w, n, why, sizeof(why));
-    if (answer > 0)
+    if (answer > 0 && strcasecmp(w[0], "ErrorDocument")) /* asked only for an error: htaccess_errors.c */
         p->h->answers = 1;
     if (answer < 0)
         ignore(p, why);

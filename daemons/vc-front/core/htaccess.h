@@ -60,10 +60,11 @@ int htaccess_redirect(const htaccess_t *h, const char *uri, int *status, char *o
  * for `disabled`), else 0. */
 int htaccess_dir_index(const htaccess_t *h, const char *const **names, size_t *n);
 
-/* Its response directives (htaccess_answer.h): whether it has any, its
- * own (outside <Files>, or NULL), and one by one, those of the <Files>
- * and <FilesMatch> sections that match name (*at starts at 0; NULL past
- * the last). */
+/* Its response directives (htaccess_answer.h): whether it has any that
+ * change an answer (ErrorDocument alone does not count), its own
+ * (outside <Files>, or NULL), and one by one, those of the <Files> and
+ * <FilesMatch> sections that match name (*at starts at 0; NULL past the
+ * last). */
 typedef struct htaccess_answer htaccess_answer_t;
 int htaccess_has_answers(const htaccess_t *h);
 const htaccess_answer_t *htaccess_answer(const htaccess_t *h);

@@ -227,8 +227,48 @@ static int add_type(htaccess_answer_t **a, char **w, int n, char *why, size_t wh
     return 1;
 }
 
+/* A URL as ap_is_url() sees one: a scheme, then ':'. */
+static int is_url(const char *u)
+{
+    size_t n = strspn(u, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-");
+    return n > 0 && u[n] == ':' && isalpha((unsigned char)*u);
+}
+
+/* set_error_document(): a path, a URL, or else a message. */
+static int error_document(htaccess_answer_t **a, char **w, int n, char *why, size_t whylen)
+{
+    int status = n == 3 ? atoi(w[1]) : 0;
+    if (n != 3 || status < 400 || status > 599 || strspn(w[1], "0123456789") != strlen(w[1])) {
+        snprintf(why, whylen, "ErrorDocument: an error status (4xx, 5xx) and one document are wanted");
+        return -1;
+    }
+    const char *v = w[2];
+    error_doc_kind_t kind = !strcasecmp(v, "default") ? ERROR_DOC_DEFAULT
+                            : strchr(v, ' ')          ? ERROR_DOC_TEXT
+                            : v[0] == '/'             ? ERROR_DOC_PATH
+                            : is_url(v)               ? ERROR_DOC_URL
+                                                      : ERROR_DOC_TEXT;
+    if (kind == ERROR_DOC_URL && status == 401) { /* Apache ignores it: a client would never see the 401 */
+        snprintf(why, whylen, "ErrorDocument 401 to a URL: ignored, as Apache does");
+        return -1;
+    }
+    htaccess_answer_t *h = made(a);
+    size_t i = 0;
+    while (i < h->nerrors && h->errors[i].status != status)
+        i++;
+    if (i == h->nerrors) {
+        h->errors = vc_realloc(h->errors, (i + 1) * sizeof(*h->errors));
+        h->errors[h->nerrors++].value = NULL;
+    }
+    free(h->errors[i].value);
+    h->errors[i] = (error_doc_t){status, kind, vc_strdup(v)};
+    return 1;
+}
+
 int htaccess_answer_directive(htaccess_answer_t **a, char **w, int n, char *why, size_t whylen)
 {
+    if (!strcasecmp(w[0], "ErrorDocument"))
+        return error_document(a, w, n, why, whylen);
     if (!strcasecmp(w[0], "Header"))
         return header_directive(a, w, n, why, whylen);
     if (!strcasecmp(w[0], "ExpiresActive") || !strcasecmp(w[0], "ExpiresByType") || !strcasecmp(w[0], "ExpiresDefault"))
@@ -266,5 +306,8 @@ void htaccess_answer_free(htaccess_answer_t *a)
     }
     free(a->types);
     free(a->charset);
+    for (size_t i = 0; i < a->nerrors; i++)
+        free(a->errors[i].value);
+    free(a->errors);
     free(a);
 }

@@ -2,7 +2,7 @@
  * What a directory's .htaccess says of the answers served from it, as
  * Apache's modules apply them to a response: mod_headers (`Header`),
  * mod_expires (`ExpiresActive`, `ExpiresByType`, `ExpiresDefault`),
- * mod_mime (`AddType`) and core's `AddDefaultCharset`. htaccess.c reads
+ * mod_mime (`AddType`), core's `AddDefaultCharset` and `ErrorDocument`. htaccess.c reads
  * the lines into it (htaccess_answer_directive), htaccess_respond.c
  * applies the directories' sets, from the root down, to a response.
  */
@@ -44,6 +44,20 @@ typedef struct mime_by_ext {
     char *type;
 } mime_by_ext_t;
 
+/* ErrorDocument CODE ...: what the front's own error answer becomes. */
+typedef enum error_doc_kind {
+    ERROR_DOC_DEFAULT, /* `default`: the front's own again */
+    ERROR_DOC_TEXT,    /* the text itself */
+    ERROR_DOC_URL,     /* a redirect to it */
+    ERROR_DOC_PATH,    /* a local URL, served or run with the error's status */
+} error_doc_kind_t;
+
+typedef struct error_doc {
+    int status;
+    error_doc_kind_t kind;
+    char *value;
+} error_doc_t;
+
 typedef struct htaccess_answer {
     header_rule_t *headers; /* in order */
     size_t nheaders;
@@ -54,6 +68,8 @@ typedef struct htaccess_answer {
     mime_by_ext_t *types;
     size_t ntypes;
     char *charset; /* AddDefaultCharset: NULL unsaid, "" Off, else the charset */
+    error_doc_t *errors;
+    size_t nerrors;
 } htaccess_answer_t;
 
 /* Reads the directive w[0..n-1] into *a (made on first use): 1 if it was

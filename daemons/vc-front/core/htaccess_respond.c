@@ -24,40 +24,40 @@ typedef struct respond {
     size_t root_len;
     int is_static;
     int made_here;
-    int status; /* 0: req->res.status */
+    int status;       /* 0: req->res.status */
+    int error_status; /* an ErrorDocument's: a 200 from its script becomes this */
 } respond_t;
 
-/* The sets that apply to file, in Apache's merge order: each directory's
- * own from the root down, then the <Files> sections that match its name,
- * in the same order. How many. */
-static size_t gather(const respond_t *r, const htaccess_answer_t **sets)
+/* The sets that apply to file: each directory's own from the root down,
+ * then the <Files> sections that match its name, in the same order. */
+size_t htaccess_answer_chain(const char *file, size_t root_len, const htaccess_answer_t **sets, size_t max)
 {
-    const char *name = strrchr(r->file, '/') + 1;
-    size_t end = (size_t)(name - r->file) - 1, n;
+    const char *name = strrchr(file, '/') + 1;
+    size_t end = (size_t)(name - file) - 1, n;
     uint64_t now = vc_mono_ms() / 1000, gen;
     do {
         const htaccess_answer_t *files[MAX_SETS];
         size_t nfiles = 0;
         gen = htaccess_cache_generation();
         n = 0;
-        for (size_t at = r->root_len;;) {
+        for (size_t at = root_len;;) {
             int is_dir;
-            const htaccess_t *h = htaccess_cached(r->file, at, now, &is_dir);
+            const htaccess_t *h = htaccess_cached(file, at, now, &is_dir);
             if (!is_dir)
                 break;
+            if (h && htaccess_answer(h) && n < max)
+                sets[n++] = htaccess_answer(h);
             if (h && htaccess_has_answers(h)) {
-                if (htaccess_answer(h) && n < MAX_SETS)
-                    sets[n++] = htaccess_answer(h);
                 const htaccess_answer_t *fa;
                 for (size_t i = 0; (fa = htaccess_file_answer(h, name, &i)) && nfiles < MAX_SETS;)
                     files[nfiles++] = fa;
             }
             if (at >= end)
                 break;
-            const char *next = memchr(r->file + at + 1, '/', end - at);
-            at = next ? (size_t)(next - r->file) : end;
+            const char *next = memchr(file + at + 1, '/', end - at);
+            at = next ? (size_t)(next - file) : end;
         }
-        for (size_t i = 0; i < nfiles && n < MAX_SETS; i++)
+        for (size_t i = 0; i < nfiles && n < max; i++)
             sets[n++] = files[i];
     } while (gen != htaccess_cache_generation());
     return n;
@@ -237,7 +237,7 @@ static void on_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **
 {
     respond_t *r = (respond_t *)self;
     const htaccess_answer_t *sets[MAX_SETS];
-    size_t n = gather(r, sets);
+    size_t n = htaccess_answer_chain(r->file, r->root_len, sets, MAX_SETS);
     if (r->is_static && !r->made_here && (r->status ? r->status : req->res.status) < 400)
         add_type(req, r, sets, n);
     h2o_headers_t theirs = req->res.headers, out = {NULL}, err = {NULL}, made = {NULL};
@@ -275,6 +275,7 @@ void htaccess_respond_attach(const seam_request_t *r)
     p->is_static = r->kind == ROUTE_STATIC;
     p->made_here = 0;
     p->status = 0;
+    p->error_status = 0;
 }
 
 static respond_t *of(h2o_req_t *req)
@@ -292,9 +293,33 @@ void htaccess_respond_made_here(h2o_req_t *req)
         r->made_here = 1;
 }
 
-void htaccess_respond_status(h2o_req_t *req, int status)
+int htaccess_respond_status(h2o_req_t *req, int status)
 {
     respond_t *r = of(req);
+    if (r && r->error_status && status == 200)
+        status = r->error_status;
     if (r)
         r->status = status;
+    return status;
+}
+
+void htaccess_respond_error(h2o_req_t *req, int status, const char *file, size_t root_len)
+{
+    respond_t *r = of(req);
+    if (r == NULL) {
+        r = (respond_t *)h2o_add_prefilter(req, sizeof(*r));
+        r->super.on_setup_ostream = on_setup;
+    }
+    r->file = h2o_strdup(&req->pool, file, SIZE_MAX).base;
+    r->root_len = root_len;
+    r->is_static = 0;
+    r->made_here = 0;
+    r->status = 0;
+    r->error_status = status;
+}
+
+int htaccess_respond_error_status(h2o_req_t *req)
+{
+    respond_t *r = of(req);
+    return r ? r->error_status : 0;
 }

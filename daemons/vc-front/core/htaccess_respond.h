@@ -11,6 +11,7 @@
 #ifndef VC_FRONT_HTACCESS_RESPOND_H
 #define VC_FRONT_HTACCESS_RESPOND_H
 
+#include "htaccess.h"
 #include "seam.h"
 
 /* For r's answer (a static file or a PHP script that r->route names, or
@@ -23,7 +24,21 @@ void htaccess_respond_attach(const seam_request_t *r);
 void htaccess_respond_made_here(h2o_req_t *req);
 
 /* The status the answer has, when the caller shows h2o's filters another
- * while they are set up (php/backend.c, so that h2o compresses a 404). */
-void htaccess_respond_status(h2o_req_t *req, int status);
+ * while they are set up (php/backend.c, so that h2o compresses a 404).
+ * Returns the status to send: an ErrorDocument script's 200 is the
+ * error's status, as with Apache and php-fpm (a script that sets none
+ * keeps the error's). */
+int htaccess_respond_status(h2o_req_t *req, int status);
+
+/* req now serves an ErrorDocument for status: file (the script or file,
+ * under the root of root_len bytes) is what the directives apply to. */
+void htaccess_respond_error(h2o_req_t *req, int status, const char *file, size_t root_len);
+/* The status of the ErrorDocument req serves, or 0. */
+int htaccess_respond_error_status(h2o_req_t *req);
+
+/* The response directive sets that apply to file (under the root of
+ * root_len bytes), in Apache's merge order, into sets (max): how many.
+ * Valid until the .htaccess cache is next asked. */
+size_t htaccess_answer_chain(const char *file, size_t root_len, const htaccess_answer_t **sets, size_t max);
 
 #endif

@@ -49,6 +49,9 @@ typedef struct seam_request {
     /* SEAM_ROUTED only: what a .htaccess's rewrite rules made of it (the
      * route is the rewritten path's), or NULL. */
     const htaccess_rewritten_t *rewritten;
+    /* SEAM_ROUTED only: the route is a .htaccess's ErrorDocument script,
+     * run for the front's own error answer (never one to cache). */
+    int error_document;
 } seam_request_t;
 
 /* A figure a backend keeps, listed once: /metrics shows it as `metric`

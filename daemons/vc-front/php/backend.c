@@ -189,8 +189,7 @@ static void on_head(backend_t *be, preq_t *p, Vc__ResponseHead *h, vc_frames_t *
     p->packed = NULL;
     /* h2o's gzip filter, set up here, compresses only 200s; nginx's also
      * 403s and 404s (a CMS's "not found" pages are full pages). */
-    int status = req->res.status;
-    htaccess_respond_status(req, status);
+    int status = htaccess_respond_status(req, req->res.status);
     if (status == 403 || status == 404)
         req->res.status = 200;
     h2o_start_response(req, &p->super);
