@@ -254,15 +254,18 @@ static const char *variable(ctx_t *c, const char *name, size_t len, char *buf, s
 {
     if (len == 2 && name[0] == REWRITE_VAR_MARK && (unsigned char)name[1] <= V_COUNT)
         return value(c, (enum var)(name[1] - 1), buf, buflen);
+    char part[128]; /* the name after "ENV:" or "HTTP:", cut to fit */
+    size_t plen = len > 5 ? (len - 5 < sizeof(part) ? len - 5 : sizeof(part) - 1) : 0;
     if (len > 4 && !strncasecmp(name, "ENV:", 4)) {
-        char env[128];
-        snprintf(env, sizeof(env), "%.*s", (int)(len - 4), name + 4);
-        return rewrite_getenv(c->r, env);
+        plen = len - 4 < sizeof(part) ? len - 4 : sizeof(part) - 1;
+        memcpy(part, name + 4, plen);
+        part[plen] = '\0';
+        return rewrite_getenv(c->r, part);
     }
     if (len > 5 && !strncasecmp(name, "HTTP:", 5)) {
-        char h[128];
-        snprintf(h, sizeof(h), "%.*s", (int)(len - 5), name + 5);
-        return header(c, h);
+        memcpy(part, name + 5, plen);
+        part[plen] = '\0';
+        return header(c, part);
     }
     int v = rewrite_variable_index(name, len);
     return v < 0 ? "" : value(c, (enum var)v, buf, buflen); /* AUTH_TYPE, REMOTE_USER, unknown: empty, as Apache */
@@ -324,13 +327,17 @@ static char *expand(ctx_t *c, const char *in, const rewrite_rule_t *rule, int *q
                 expanded = 1;
             }
             p += 2;
-        } else {
-            if (*p == '?' && tracking) {
+        } else if (*p == '?') {
+            if (tracking) {
                 *qmark = 0; /* a '?' of the text itself: safe */
                 tracking = rule && (rule->flags & RULE_QSLAST);
             }
             put(&o, p, 1);
             p++;
+        } else { /* text, up to what may start something else */
+            size_t run = 1 + strcspn(p + 1, "\\%$?");
+            put(&o, p, run);
+            p += run;
         }
         if (tracking && expanded && memchr(o.buf + before, '?', o.len - before)) {
             *qmark = 1;
@@ -423,6 +430,10 @@ size_t rewrite_scheme_len(const char *uri, int *query)
     } schemes[] = {{"ajp://", 1},   {"balancer://", 1}, {"ftp://", 0}, {"fcgi://", 1}, {"gopher://", 0}, {"http://", 1},
                    {"https://", 1}, {"h2://", 1},       {"h2c://", 1}, {"ldap://", 0}, {"mailto:", 1},   {"news:", 0},
                    {"nntp://", 0},  {"scgi://", 1},     {"ws://", 1},  {"wss://", 1}};
+    /* Most are paths: every scheme starts with a letter and has its ':'
+     * within the first 10 bytes (asked several times a rule). */
+    if (!isalpha((unsigned char)uri[0]) || memchr(uri, ':', strnlen(uri, 11)) == NULL)
+        return 0;
     for (size_t i = 0; i < VC_ARRAY_SIZE(schemes); i++)
         if (!strncasecmp(uri, schemes[i].prefix, strlen(schemes[i].prefix))) {
             if (query)
