@@ -15,6 +15,7 @@
  *
  * Input: records (records.h). */
 #include "core/handoff.h"
+#include "core/htaccess_respond.h"
 #include "php/backend_internal.h"
 #include "records.h"
 #include "vc_config.h"
@@ -62,6 +63,14 @@ void handoff_serve(front_t *f, site_rt_t *s, h2o_req_t *req, handoff_kind_t k, c
 {
     (void)f, (void)s, (void)req, (void)k, (void)value, (void)len;
     abort(); /* never asked */
+}
+
+/* And core/htaccess_respond.c's: no site, so no .htaccess changes the
+ * answer's status. */
+int htaccess_respond_status(h2o_req_t *req, int status)
+{
+    (void)req;
+    return status;
 }
 
 typedef struct client {

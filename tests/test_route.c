@@ -121,6 +121,34 @@ static void php_and_static_files(void)
     CHECK(go("/docs/../../x", &rt) == ROUTE_NOT_FOUND);
 }
 
+/* A .htaccess's DirectoryIndex: its names in order, relative or from
+ * the root; none found, or none given (disabled), is 403. */
+static void directory_index(void)
+{
+    route_t rt;
+    const char *names[] = {"home.html", "index.php", "/index.php"};
+    site.index = names;
+    site.nindex = 3;
+    site.index_set = 1;
+    CHECK(go("/docs/", &rt) == ROUTE_PHP); /* its index.html is not a name given: the one from the root */
+    CHECK_STR(rt.script_name, "/index.php");
+    CHECK(go("/blog/", &rt) == ROUTE_PHP);
+    CHECK_STR(rt.script_name, "/blog/index.php");
+    site.nindex = 2;
+    CHECK(go("/empty/", &rt) == ROUTE_FORBIDDEN);
+    site.nindex = 3;
+    names[0] = "index.html";
+    CHECK(go("/docs/", &rt) == ROUTE_STATIC);
+    CHECK_STR(rt.document_uri, "/docs/index.html");
+    names[0] = "../index.php"; /* never above the directory by a name */
+    site.nindex = 1;
+    CHECK(go("/blog/", &rt) == ROUTE_FORBIDDEN);
+    site.nindex = 0;
+    CHECK(go("/blog/", &rt) == ROUTE_FORBIDDEN);
+    site.index_set = 0;
+    CHECK(go("/blog/", &rt) == ROUTE_PHP);
+}
+
 /* Links out of the root: only root's are followed. */
 static void symlinks(void)
 {
@@ -250,6 +278,7 @@ int main(void)
     site.root_len = strlen(root);
     site.front_controller = 1;
     php_and_static_files();
+    directory_index();
     symlinks();
     the_path_cache();
     bytes_no_client_sends();

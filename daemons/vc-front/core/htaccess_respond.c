@@ -240,7 +240,7 @@ static void on_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_t **
     size_t n = htaccess_answer_chain(r->file, r->root_len, sets, MAX_SETS);
     if (r->is_static && !r->made_here && (r->status ? r->status : req->res.status) < 400)
         add_type(req, r, sets, n);
-    h2o_headers_t theirs = req->res.headers, out = {NULL}, err = {NULL}, made = {NULL};
+    h2o_headers_t theirs = req->res.headers, out = {0}, err = {0}, made = {0};
     h2o_headers_t *own = r->made_here ? &made : r->is_static ? &out : &err;
     *own = theirs;
     if (!r->made_here)
