@@ -107,6 +107,7 @@ int htaccess_error_document(front_t *f, site_rt_t *s, h2o_req_t *req, int status
     case ERROR_DOC_PATH:
         if (serve(f, s, req, status, doc.value))
             return 1;
+        htaccess_respond_made_here(req); /* the plain answer after all */
         vc_log(VC_LOG_INFO, "htaccess", "%d for %.*s: its ErrorDocument %s could not be served", status,
                (int)req->path_normalized.len, req->path_normalized.base, doc.value);
         return 0;
