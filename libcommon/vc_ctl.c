@@ -300,6 +300,12 @@ int vc_ctl_handle(vc_ctl_t *c)
 int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
                 long timeout_ms, Vc__Reply **out)
 {
+    return vc_ctl_call_payload(zctx, endpoint, verb, args, nargs, NULL, 0, timeout_ms, out);
+}
+
+int vc_ctl_call_payload(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
+                        const void *payload, size_t plen, long timeout_ms, Vc__Reply **out)
+{
     *out = NULL;
     /* ZeroMQ connects lazily and would wait for a socket that never comes:
      * a missing ipc file means nobody listens. */
@@ -315,6 +321,8 @@ int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *
     cmd.verb = (char *)verb;
     cmd.args = (char **)args;
     cmd.n_args = nargs;
+    cmd.payload.data = (uint8_t *)payload;
+    cmd.payload.len = plen;
     int r = vc_send_proto(s, &cmd.base, 0);
     if (r == 0) {
         r = vc_wait_readable(s, timeout_ms);

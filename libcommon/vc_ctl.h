@@ -75,5 +75,8 @@ const char *vc_record_get(const Vc__Record *rec, const char *key);
  * -VC_ERR_PROTO, or a negative errno. */
 int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
                 long timeout_ms, Vc__Reply **out);
+/* The same, with bytes the arguments cannot carry (Command.payload). */
+int vc_ctl_call_payload(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
+                        const void *payload, size_t plen, long timeout_ms, Vc__Reply **out);
 
 #endif

@@ -66,7 +66,16 @@
       "no heartbeat from a node for cluster.gone_after: it is gone")                                                   \
     X(MESH_LINK_CHANGED, "mesh.link.changed", "state", "this node's link to NATS went down or came back")              \
     X(MESH_PURGE_FAILED, "mesh.purge.failed", "origin id kind error",                                                  \
-      "a purge from another node could not be applied here; it is tried again")
+      "a purge from another node could not be applied here; it is tried again")                                        \
+    X(FED_RELEASE_STAGING, "fed.release.staging", "site release key files need",                                       \
+      "a signed release is being staged: files to link from earlier releases, and to receive")                         \
+    X(FED_RELEASE_STAGED, "fed.release.staged", "site release bytes_received files_linked",                            \
+      "every file of a release was checked against its manifest")                                                      \
+    X(FED_RELEASE_SWITCHED, "fed.release.switched", "site release previous",                                           \
+      "a site's current release changed, and its pool booted a new generation")                                        \
+    X(FED_RELEASE_ROLLED_BACK, "fed.release.rolled_back", "site release from",                                         \
+      "a site went back to an earlier release")                                                                        \
+    X(FED_RELEASE_FAILED, "fed.release.failed", "site release error", "a release was refused or could not be staged")
 
 typedef enum vc_event {
 #define VC_EVENT_ENUM(name, topic, fields, when) VC_EV_##name,

@@ -38,6 +38,11 @@
 /* vc-acme: each ACME site's certificate and schedule, SITE -> JSON. */
 #define VC_DB_ACME_CERTS "acme_certs"
 
+/* vc-fed: each site's releases, "SITE/ID" -> Release (fed.proto), and the
+ * keys this node trusts to sign them, NAME -> TrustedKey. */
+#define VC_DB_RELEASES "releases"
+#define VC_DB_TRUST "trust"
+
 typedef struct vc_store vc_store_t;
 
 /* Opens (creating) the environment in dir with the given initial map size.
