@@ -222,6 +222,40 @@ static int keys_readable(const privs_t *pv, const vc_config_t *cfg, char *err, s
     return 0;
 }
 
+/* A deployed site's directory (docs/deploys.md): what does not exist yet
+ * is made, DEPLOY_TO for vc-fed (the suite's user), which writes the
+ * releases and the current link, and each shared path for the site's
+ * pool, whose PHP writes there. What exists is left as its owner has it. */
+static void prepare_deploys(const privs_t *pv, const vc_config_t *cfg)
+{
+    for (size_t i = 0; i < cfg->nsites; i++) {
+        const vc_site_t *s = &cfg->sites[i];
+        if (s->deploy_to == NULL)
+            continue;
+        if (mkdir(s->deploy_to, 0755) == 0)
+            privs_give(pv, s->deploy_to);
+        const privs_pool_t *pp = &pv->pools[0];
+        for (size_t p = 1; p < pv->npools && s->pool; p++)
+            if (strcmp(pv->pools[p].name, s->pool) == 0)
+                pp = &pv->pools[p];
+        char *shared = vc_asprintf("%s/shared", s->deploy_to);
+        if (mkdir(shared, 0755) == 0)
+            privs_give(pv, shared);
+        for (size_t k = 0; k < s->nshared; k++) {
+            char *dir = vc_asprintf("%s/%s", shared, s->shared[k]);
+            struct stat st;
+            if (lstat(dir, &st) != 0) {
+                vc_mkdirs(dir, 0755);
+                if (pv->drop && lchown(dir, pp->uid, pp->gid) != 0)
+                    vc_log(VC_LOG_WARN, "up", "lchown() failed while giving \"%s\" to %s: %s", dir, pp->user,
+                           strerror(errno));
+            }
+            free(dir);
+        }
+        free(shared);
+    }
+}
+
 int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_dir, char *err, size_t errlen)
 {
     int rc = 0;
@@ -255,6 +289,8 @@ int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_di
     }
     for (size_t i = 0; rc == 0 && i < pv->npools; i++)
         rc = prepare_pool(pv, &pv->pools[i], data_dir, err, errlen);
+    if (rc == 0)
+        prepare_deploys(pv, cfg);
     return rc;
 }
 

@@ -236,14 +236,16 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
     char *daemon = w->pool ? vc_asprintf("vc-php.%s", name) : vc_strdup("vc-php");
     add(&keep, vc_config_run_dir_of(cfg, daemon));
     free(daemon);
+    /* A deployed site's whole directory: the root moves between releases
+     * (a bind mount would pin the one it resolved to), shared/ is written. */
     for (size_t i = 0; i < cfg->nsites; i++)
         if (site_in_pool(&cfg->sites[i], name))
-            add(&keep, vc_strdup(cfg->sites[i].root));
+            add(&keep, vc_strdup(cfg->sites[i].deploy_to ? cfg->sites[i].deploy_to : cfg->sites[i].root));
     /* What else it writes may hold another pool's site (a root /var/www/public
      * makes /var/www writable): that one stays hidden inside it. */
     size_t nown = keep.n;
     for (size_t i = 0; i < cfg->nsites; i++)
-        if (site_in_pool(&cfg->sites[i], name)) {
+        if (site_in_pool(&cfg->sites[i], name) && !cfg->sites[i].deploy_to) {
             /* Beside a public/ or web/ root is the framework's application
              * (Symfony's var/, Laravel's storage/), as open_basedir has it. */
             const char *root = cfg->sites[i].root;
@@ -281,7 +283,7 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
     }
     for (size_t i = 0; i < cfg->nsites; i++)
         if (!site_in_pool(&cfg->sites[i], name)) {
-            add(&hide, vc_strdup(cfg->sites[i].root));
+            add(&hide, vc_strdup(cfg->sites[i].deploy_to ? cfg->sites[i].deploy_to : cfg->sites[i].root));
             app_dirs(&hide, cfg->sites[i].root); /* another app's configuration: its database's password */
         }
     if (w->conf_dir)

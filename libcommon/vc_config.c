@@ -62,6 +62,9 @@ static const struct spec site_specs[] = {
     {"site.htaccess", T_BOOL, S(htaccess), 0, 0},
     {"site.internal_locations", T_LIST, S(internal_locations), 0, 0},
     {"site.sendfile_paths", T_LIST, S(sendfile_paths), 0, 0},
+    {"site.deploy_to", T_STR, S(deploy_to), 0, 0},
+    {"site.shared", T_LIST, S(shared), 0, 0},
+    {"site.keep_releases", T_INT, S(keep_releases), 2, 1000},
     {"site.pool", T_STR, S(pool), 0, 0},
     {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0},
     {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0},
@@ -229,6 +232,7 @@ static void site_defaults(vc_site_t *s)
     s->gzip = 1;
     s->cache = 1;
     s->htaccess = 1;
+    s->keep_releases = 5;
 }
 
 static void site_fini(vc_site_t *s)
@@ -254,6 +258,8 @@ static void site_fini(vc_site_t *s)
     vc_config_free_list(&s->deny, &s->ndeny);
     vc_config_free_list(&s->internal_locations, &s->ninternal_locations);
     vc_config_free_list(&s->sendfile_paths, &s->nsendfile_paths);
+    free(s->deploy_to);
+    vc_config_free_list(&s->shared, &s->nshared);
     free(s->pool);
     free(s->source);
 }
@@ -523,8 +529,14 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
     free(root);
     free(fallback);
     root = fallback = NULL;
-    /* Resolve roots once, so the front compares real paths. */
+    /* Resolve roots once, so the front compares real paths. A deployed
+     * site's root stays in DEPLOY_TO/current, whose link moves (only the
+     * directory above is resolved): the front follows it. */
     for (size_t i = 0; i < cfg->nsites; i++) {
+        if (cfg->sites[i].deploy_to) {
+            vc_config_resolve_deploy_to(&cfg->sites[i]);
+            continue;
+        }
         char *real = cfg->sites[i].root ? realpath(cfg->sites[i].root, NULL) : NULL;
         if (real) {
             free(cfg->sites[i].root);

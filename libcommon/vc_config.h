@@ -98,7 +98,11 @@ typedef struct vc_site {
     size_t ninternal_locations;
     char **sendfile_paths; /* directories X-Sendfile may name (mod_xsendfile's XSendFilePath); none: off */
     size_t nsendfile_paths;
-    char *source; /* the file it came from */
+    char *deploy_to; /* `vc deploy`'s directory: releases/, current, shared/ (vc_fed.h); NULL: none */
+    char **shared;   /* paths in every release that link to DEPLOY_TO/shared/PATH ("storage") */
+    size_t nshared;
+    int keep_releases; /* releases kept on disk, the current one included */
+    char *source;      /* the file it came from */
     int line;
 } vc_site_t;
 

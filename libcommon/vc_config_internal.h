@@ -22,6 +22,9 @@ struct ctx {
 };
 
 /* Writes "file:line: message" into c->err; returns -VC_ERR_CONFIG. */
+/* A deployed site's directory, resolved, and its root below it (the
+ * current link itself is not resolved: it moves). */
+void vc_config_resolve_deploy_to(vc_site_t *s);
 int vc_config_fail(struct ctx *c, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Adds "file:line: message" to cfg->warnings; validation goes on. */
 void vc_config_warn(struct ctx *c, vc_config_t *cfg, int line, const char *fmt, ...)

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
@@ -81,6 +82,67 @@ static int check_handoffs(struct ctx *c, const vc_config_t *cfg, vc_site_t *s)
     return 0;
 }
 
+/* A path inside a release: relative, no "..", no empty part. */
+static int release_path_ok(const char *p)
+{
+    if (p[0] == '\0' || p[0] == '/')
+        return 0;
+    for (const char *part = p; part; part = strchr(part, '/') ? strchr(part, '/') + 1 : NULL) {
+        size_t n = strcspn(part, "/");
+        if (n == 0 || (n == 1 && part[0] == '.') || (n == 2 && part[0] == '.' && part[1] == '.'))
+            return 0;
+    }
+    return 1;
+}
+
+void vc_config_resolve_deploy_to(vc_site_t *s)
+{
+    size_t n = strlen(s->deploy_to);
+    while (n > 1 && s->deploy_to[n - 1] == '/')
+        s->deploy_to[--n] = '\0';
+    char *real = realpath(s->deploy_to, NULL);
+    if (real == NULL)
+        return; /* made by `vc up`; checked where it is used */
+    if (s->root && strncmp(s->root, s->deploy_to, n) == 0 && (s->root[n] == '/' || s->root[n] == '\0')) {
+        char *root = vc_asprintf("%s%s", real, s->root + n);
+        free(s->root);
+        s->root = root;
+    }
+    free(s->deploy_to);
+    s->deploy_to = real;
+}
+
+/* site.deploy_to and what goes with it (docs/deploys.md): the root is in
+ * the current release, which need not exist before the first deploy. */
+static int check_deploy(struct ctx *c, const vc_site_t *s, int *root_may_be_missing)
+{
+    *root_may_be_missing = 0;
+    if (s->deploy_to == NULL) {
+        if (s->nshared)
+            return vc_config_fail(c, s->line, "site \"%s\": shared needs deploy_to", s->name);
+        return 0;
+    }
+    size_t n = strlen(s->deploy_to);
+    while (n > 1 && s->deploy_to[n - 1] == '/')
+        n--;
+    if (s->deploy_to[0] != '/' || n < 2)
+        return vc_config_fail(c, s->line, "site \"%s\": deploy_to \"%s\" is not an absolute path below /", s->name,
+                              s->deploy_to);
+    if (strncmp(s->root, s->deploy_to, n) != 0 || strncmp(s->root + n, "/current", 8) != 0 ||
+        (s->root[n + 8] != '\0' && s->root[n + 8] != '/'))
+        return vc_config_fail(c, s->line,
+                              "site \"%s\": with deploy_to \"%s\", root is in the current release: \"%.*s/current\" "
+                              "or below it (\"%.*s/current/public\"), not \"%s\"",
+                              s->name, s->deploy_to, (int)n, s->deploy_to, (int)n, s->deploy_to, s->root);
+    for (size_t i = 0; i < s->nshared; i++)
+        if (!release_path_ok(s->shared[i]))
+            return vc_config_fail(c, s->line,
+                                  "site \"%s\": shared \"%s\" is not a path inside a release (relative, no \"..\")",
+                                  s->name, s->shared[i]);
+    *root_may_be_missing = 1;
+    return 0;
+}
+
 int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
 {
     int ndefault = 0;
@@ -91,7 +153,10 @@ int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
             return vc_config_fail(c, s->line, "site \"%s\" has no root", s->name);
         if (s->root[0] != '/')
             return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not an absolute path", s->name, s->root);
-        if (!roots_elsewhere && !is_dir(s->root))
+        int before_first_deploy = 0;
+        if (check_deploy(c, s, &before_first_deploy) < 0)
+            return -1;
+        if (!roots_elsewhere && !before_first_deploy && !is_dir(s->root))
             return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
         if ((s->tls_cert == NULL) != (s->tls_key == NULL))
             return vc_config_fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);

@@ -80,6 +80,11 @@ char *pool_ini_open_basedir(const vc_config_t *cfg, const char *include_path)
         const char *pool = cfg->sites[i].pool ? cfg->sites[i].pool : "default";
         if (strcmp(pool, cfg->php.name) == 0 && cfg->sites[i].root)
             add_root(&t, cfg->sites[i].root);
+        /* A deployed site's releases and shared/, where its links lead. */
+        if (strcmp(pool, cfg->php.name) == 0 && cfg->sites[i].deploy_to) {
+            puts_(&t, cfg->sites[i].deploy_to);
+            puts_(&t, ":");
+        }
     }
     if (cfg->php.worker_script && *cfg->php.worker_script) {
         char *copy = vc_strdup(cfg->php.worker_script);
