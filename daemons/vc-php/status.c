@@ -114,6 +114,7 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
                         w->state == W_LENT ? board_state_names[s.state <= VC_BOARD_FINISHING ? s.state : 0]
                                            : wstate_names[w->state]);
         vc_record_field(rec, "lent", "%s", w->state == W_LENT ? "yes" : "no");
+        vc_record_field(rec, "generation", "%u", w->gen);
         vc_record_field(rec, "front", "%d", w->state == W_LENT ? (int)fronts_pid(d->fronts, w->lent_to) : 0);
         vc_record_field(rec, "served", "%llu", (unsigned long long)(w->served + s.served));
         long uss;

@@ -1,4 +1,5 @@
 #include "worker_link.h"
+#include "release_pin.h"
 #include "vc_log.h"
 #include "vc_util.h"
 #include "vc_wire.h"
@@ -263,6 +264,7 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
     w->done_sent = 0;
     w->last = w->limit > 0 && w->served + 1 >= w->limit;
     memset(r, 0, sizeof(*r));
+    release_pins_apply(w->fm->request);
     r->head = w->fm->request;
     r->body = w->fr.f + 2;
     r->nbody = w->fr.n - 2;

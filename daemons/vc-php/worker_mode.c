@@ -1,4 +1,5 @@
 #include "worker_mode.h"
+#include "release_pin.h"
 #include "sapi.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -700,7 +701,10 @@ void worker_mode_main(const vc_config_t *cfg, int zsock, int sigfd)
     A.zsock = zsock;
     A.sigfd = sigfd;
     A.restore = cfg->php.worker_restore;
-    const char *script = cfg->php.worker_script;
+    /* The release this generation runs (release_pin.h). */
+    static char *pinned; /* static: the boot's longjmp cannot clobber it */
+    pinned = release_pins_path(cfg->php.worker_script);
+    const char *script = pinned ? pinned : cfg->php.worker_script;
 
     /* The boot runs as a request of its own, as FrankenPHP's does. */
     char *dir = vc_strdup(script);

@@ -1,4 +1,5 @@
 #include "zygote.h"
+#include "release_pin.h"
 #include "worker_mode.h"
 #include "sapi.h"
 #include "vc_log.h"
@@ -129,6 +130,7 @@ int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
 void zygote_main(const vc_config_t *cfg, int sock)
 {
     int sigfd = vc_proc_signalfd();
+    release_pins_load(cfg);
     if (vc_sapi_startup(cfg) < 0) {
         zygote_boot_failed(sock);
         _exit(1);
