@@ -8,6 +8,7 @@
 #include "bans.h"
 #include "beneath.h"
 #include "peers.h"
+#include "release_watch.h"
 #include "seam.h"
 #include "front.h"
 #include "handler.h"
@@ -511,6 +512,7 @@ int main(int argc, char **argv)
     h2o_socket_read_start(ctl_sock, on_control);
     f.tick.cb = on_tick;
     h2o_timeout_link(f.ctx.loop, &f.ctx.one_sec_timeout, &f.tick);
+    release_watch_start(&f);
 
     f.running = 1;
     vc_daemon_ready(&f.d);
@@ -527,6 +529,7 @@ int main(int argc, char **argv)
      * them), tell HTTP/2 clients with GOAWAY and HTTP/1 ones with
      * "Connection: close", and let what is in flight finish. */
     close_listeners();
+    release_watch_stop();
     h2o_context_request_shutdown(&f.ctx);
     seam_stop(&f); /* WebSockets: 1001, going away */
     uint64_t start = vc_mono_ms(), deadline = start + STOP_GRACE_MS;

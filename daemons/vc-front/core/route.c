@@ -28,13 +28,20 @@ static route_kind_t refuse(route_t *out, route_kind_t kind, const char *why)
 #define CACHE_TTL_MS 1000
 
 typedef struct cached {
-    uint64_t hash, at_ms;
+    uint64_t hash, at_ms, epoch;
     char *joined, *real;
     int mode;
     int root_links; /* outside the root only through root's own links */
 } cached_t;
 
 static cached_t cache[CACHE_SLOTS];
+/* Bumped when what is kept must go at once (release_watch.h). */
+static uint64_t epoch;
+
+void route_forget_real_paths(void)
+{
+    epoch++;
+}
 
 static uint64_t coarse_ms(void)
 {
@@ -51,13 +58,47 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
-static int inside(const route_site_t *site, const char *real)
+static int below(const char *root, size_t root_len, const char *real)
 {
     /* Inside means the root itself or below it, not a sibling such as
      * "/srv/www2" for the root "/srv/www". */
     size_t n = strlen(real);
-    return n >= site->root_len && memcmp(real, site->root, site->root_len) == 0 &&
-           (n == site->root_len || real[site->root_len] == '/');
+    return n >= root_len && memcmp(real, root, root_len) == 0 && (n == root_len || real[root_len] == '/');
+}
+
+/* What a root reached through a link above it resolves to now (a deployed
+ * site's DEPLOY_TO/current/public, docs/deploys.md), kept for a second as
+ * the files' own real paths are: within a second of a switch, the new
+ * release. NULL if it does not resolve. */
+#define ROOT_SLOTS 16
+static struct {
+    uint64_t hash, at_ms, epoch;
+    char root[PATH_MAX], real[PATH_MAX];
+    int ok;
+} real_roots[ROOT_SLOTS];
+
+static const char *root_now(const route_site_t *site)
+{
+    uint64_t h = fnv1a(site->root), now = coarse_ms();
+    __typeof__(real_roots[0]) *c = &real_roots[h % ROOT_SLOTS];
+    if (c->hash == h && c->epoch == epoch && now - c->at_ms < CACHE_TTL_MS && strcmp(c->root, site->root) == 0)
+        return c->ok ? c->real : NULL;
+    if (site->root_len >= sizeof(c->root))
+        return NULL;
+    c->hash = h;
+    c->at_ms = now;
+    c->epoch = epoch;
+    memcpy(c->root, site->root, site->root_len + 1);
+    c->ok = realpath(site->root, c->real) != NULL;
+    return c->ok ? c->real : NULL;
+}
+
+static int inside(const route_site_t *site, const char *real)
+{
+    if (below(site->root, site->root_len, real))
+        return 1;
+    const char *now = root_now(site);
+    return now && strcmp(now, site->root) != 0 && below(now, strlen(now), real);
 }
 
 /* The real path and file type of joined (S_IFREG, S_IFDIR), 0 if missing
@@ -67,7 +108,8 @@ static int real_path(const route_site_t *site, const char *joined, char out[PATH
 {
     uint64_t h = fnv1a(joined), now = coarse_ms();
     cached_t *c = &cache[h % CACHE_SLOTS];
-    if (c->joined && c->hash == h && now - c->at_ms < CACHE_TTL_MS && strcmp(c->joined, joined) == 0) {
+    if (c->joined && c->hash == h && c->epoch == epoch && now - c->at_ms < CACHE_TTL_MS &&
+        strcmp(c->joined, joined) == 0) {
         strcpy(out, c->real);
         *root_links = c->root_links;
         return c->mode;
@@ -87,6 +129,7 @@ static int real_path(const route_site_t *site, const char *joined, char out[PATH
     free(c->real);
     *c = (cached_t){.hash = h,
                     .at_ms = now,
+                    .epoch = epoch,
                     .joined = strdup(joined),
                     .real = strdup(out),
                     .mode = mode,

@@ -54,6 +54,9 @@ typedef struct route_site {
 } route_site_t;
 
 /* path is not NUL-terminated and may contain anything a client sent. */
+/* What route_resolve keeps about real paths goes now (a deployed site's
+ * current link moved: release_watch.h). */
+void route_forget_real_paths(void);
 route_kind_t route_resolve(const route_site_t *site, const char *path, size_t len, route_t *out);
 
 #endif
