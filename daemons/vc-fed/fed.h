@@ -1,0 +1,106 @@
+/*
+ * vc-fed: releases of a site (docs/deploys.md). `vc deploy` hands it a
+ * signed manifest (libcommon/vc_release.h) and the files it lacks; it
+ * checks the signature against the keys it trusts (trust.c), stages the
+ * release beside the others (stage.c), and switches a site's `current`
+ * link to it, or back (switch.c). The releases and the keys are in LMDB
+ * (releases.c); this daemon is their only writer.
+ *
+ * One machine alone needs no NATS: the cluster's deploys (every node
+ * staged, then one switch) build on the same verbs.
+ */
+#ifndef VC_FED_H
+#define VC_FED_H
+
+#include "fed.pb-c.h"
+#include "vc_daemon.h"
+#include "vc_release.h"
+#include "vc_store.h"
+
+#include <stdint.h>
+
+/* The "fed.*" settings (settings.c). */
+typedef struct fed_settings {
+    int64_t stage_timeout_ms;  /* a staging nobody added to for this long is dropped */
+    int64_t switch_timeout_ms; /* for the pool's new generation to take over */
+} fed_settings_t;
+
+extern const vc_section_t vc_fed_settings;
+
+/* A file the node had in no release: its bytes come from the deployer. */
+typedef struct fed_need {
+    unsigned char hash[VC_RELEASE_HASH];
+    uint64_t size, received;
+    int done;
+} fed_need_t;
+
+/* A release being staged. */
+typedef struct fed_staging {
+    char *site, *id, *key;
+    vc_release_t rel;
+    char *manifest; /* as signed */
+    size_t mlen;
+    unsigned char sig[VC_RELEASE_SIGNATURE];
+    char *tree;    /* DEPLOY_TO/releases/.staging-ID: becomes DEPLOY_TO/releases/ID */
+    char *objects; /* DEPLOY_TO/releases/.objects-ID: files as they arrive */
+    fed_need_t *need;
+    size_t nneed;
+    uint64_t bytes_received, files_linked;
+    int64_t touched_ms;
+} fed_staging_t;
+
+#define FED_STAGINGS 8
+
+typedef struct fed {
+    vc_daemon_t d;
+    const fed_settings_t *cfg;
+    vc_store_t *store;
+    fed_staging_t *staging[FED_STAGINGS];
+    uint64_t staged, switched, refused;
+} fed_t;
+
+/* The site named, if it is deployed (has deploy_to); else NULL, with a
+ * reason in the reply. */
+const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply);
+
+/* trust.c: the keys this node trusts. */
+void trust_add_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void trust_remove_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void trust_list_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* The name of the trusted key that signed text, or -1. */
+int trust_signer(fed_t *f, const char *text, size_t len, const unsigned char sig[VC_RELEASE_SIGNATURE], char *name,
+                 size_t nlen);
+
+/* releases.c: the "releases" database. */
+int releases_put(fed_t *f, const Vc__Release *r);
+Vc__Release *releases_get(fed_t *f, const char *site, const char *id); /* free: vc__release__free_unpacked */
+/* Every release of site, oldest first; *out freed with releases_free. */
+size_t releases_of(fed_t *f, const char *site, Vc__Release ***out);
+void releases_free(Vc__Release **r, size_t n);
+int releases_del(fed_t *f, const char *site, const char *id);
+void releases_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+
+/* stage.c */
+void stage_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* commit.c */
+void object_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void commit_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void stage_tick(fed_t *f);
+fed_staging_t **stage_find(fed_t *f, const char *site, const char *id);
+void stage_free(fed_staging_t *s, int remove_files);
+/* Refuses with why: logged, counted, and a fed.release.failed event. */
+void stage_fail(fed_t *f, Vc__Reply *reply, const char *site, const char *id, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Whether a release path is a shared one or inside one (site.shared). */
+int fed_is_shared(const vc_site_t *s, const char *path);
+void stage_fini(fed_t *f);
+/* Removes a directory tree (a staging's, a pruned release's). */
+int fed_remove_tree(const char *path);
+
+/* switch.c */
+void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void rollback_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* The release a site's current link names ("" if none). */
+void fed_current(const vc_site_t *s, char *id, size_t len);
+
+#endif

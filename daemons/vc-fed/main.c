@@ -1,0 +1,102 @@
+/*
+ * vc-fed: a site's releases (fed.h, docs/deploys.md).
+ */
+#include "fed.h"
+#include "vc_log.h"
+#include "vc_loop.h"
+#include "vc_util.h"
+
+#include <sodium.h>
+#include <stdlib.h>
+#include <string.h>
+
+const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply)
+{
+    const vc_config_t *cfg = f->d.cfg;
+    for (size_t i = 0; i < cfg->nsites; i++)
+        if (strcmp(cfg->sites[i].name, name) == 0) {
+            if (cfg->sites[i].deploy_to)
+                return &cfg->sites[i];
+            vc_reply_fail(reply, "site \"%s\" has no deploy_to: it is not deployed with vc deploy (docs/deploys.md)",
+                          name);
+            return NULL;
+        }
+    vc_reply_fail(reply, "no site \"%s\" is enabled", name);
+    return NULL;
+}
+
+static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    (void)cmd;
+    fed_t *f = arg;
+    size_t staging = 0, sites = 0;
+    for (size_t i = 0; i < FED_STAGINGS; i++)
+        staging += f->staging[i] != NULL;
+    for (size_t i = 0; i < f->d.cfg->nsites; i++)
+        sites += f->d.cfg->sites[i].deploy_to != NULL;
+    vc_reply_ok(reply, "vc-fed is running: %zu deployed sites, %zu releases staging", sites, staging);
+    vc_reply_field(reply, "health", "ok");
+    vc_reply_field(reply, "sites", "%zu", sites);
+    vc_reply_field(reply, "staging", "%zu", staging);
+    vc_reply_field(reply, "staged", "%llu", (unsigned long long)f->staged);
+    vc_reply_field(reply, "switched", "%llu", (unsigned long long)f->switched);
+    vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->refused);
+}
+
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    (void)cmd;
+    fed_t *f = arg;
+    vc_daemon_reload(&f->d, NULL, NULL, reply);
+    f->cfg = vc_config_section(f->d.cfg, &vc_fed_settings);
+}
+
+static const vc_verb_t verbs[] = {
+    {"status", "", "the deployed sites, releases staging, staged and switched", on_status},
+    {"ping", "", "as status", on_status},
+    {"reload", "", "load the stored configuration", on_reload},
+    {"trust-add", "NAME PUBLIC_KEY", "trust a key to sign releases", trust_add_verb},
+    {"trust-remove", "NAME", "stop trusting a key", trust_remove_verb},
+    {"trust-list", "", "the keys this node trusts", trust_list_verb},
+    {"stage", "SITE SIGNATURE (+ the manifest)", "check a signed release; answers the files it needs", stage_verb},
+    {"object", "SITE RELEASE HASH OFFSET (+ bytes)", "part of a file a staging needs", object_verb},
+    {"commit", "SITE RELEASE", "check every file against the manifest: the release is staged", commit_verb},
+    {"switch", "SITE RELEASE", "make a staged release the site's current one", switch_verb},
+    {"rollback", "SITE [RELEASE]", "back to the previous release (or the one named); the one left is bad",
+     rollback_verb},
+    {"releases", "SITE", "the site's releases, oldest first", releases_verb},
+};
+
+static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
+}
+
+static void tick(void *arg)
+{
+    stage_tick(arg);
+}
+
+int main(int argc, char **argv)
+{
+    fed_t f = {0};
+    vc_daemon_load(&f.d, "vc-fed", argc, argv);
+    if (sodium_init() < 0)
+        return 1;
+    f.cfg = vc_config_section(f.d.cfg, &vc_fed_settings);
+    char err[512] = "";
+    f.store = vc_store_open(f.d.cfg->state_dir, (size_t)f.d.cfg->store.map_size, err, sizeof(err));
+    if (f.store == NULL) {
+        vc_log(VC_LOG_CRIT, "main", "%s", err);
+        return 1;
+    }
+    vc_daemon_start(&f.d, on_command, &f);
+    vc_daemon_ready(&f.d);
+    vc_loop_t loop = {.ctl = f.d.ctl, .sigfd = f.d.sigfd, .arg = &f, .tick = tick, .tick_ms = 1000};
+    vc_loop_run(&loop);
+    vc_log(VC_LOG_INFO, "main", "stopping");
+    stage_fini(&f);
+    vc_store_destroy(&f.store);
+    vc_daemon_fini(&f.d);
+    return 0;
+}

@@ -1,0 +1,35 @@
+/* vc-fed's settings and supervision (vc_settings.h): the "fed" section. */
+#include "fed.h"
+#include "vc_util.h"
+
+#include <stddef.h>
+
+#define F(field) offsetof(fed_settings_t, field)
+
+static const vc_setting_t settings[] = {
+    {"fed.stage_timeout", T_DURATION, F(stage_timeout_ms), 10000, 86400000},
+    {"fed.switch_timeout", T_DURATION, F(switch_timeout_ms), 1000, 600000},
+};
+
+static void defaults(void *values, const char *data_dir)
+{
+    (void)data_dir;
+    fed_settings_t *f = values;
+    f->stage_timeout_ms = 600000; /* ten minutes without a word from the deployer */
+    f->switch_timeout_ms = 60000;
+}
+
+static const vc_supervision_t supervision = {
+    .binary = "vc-fed",
+    .order = 25, /* after the bus it reports to and the pools it reloads */
+    .copies = VC_COPIES_ONE,
+};
+
+const vc_section_t vc_fed_settings = {
+    .name = "fed",
+    .settings = settings,
+    .nsettings = VC_ARRAY_SIZE(settings),
+    .size = sizeof(fed_settings_t),
+    .defaults = defaults,
+    .supervision = &supervision,
+};
