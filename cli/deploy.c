@@ -1,0 +1,290 @@
+/*
+ * vc deploy SITE DIR: the manifest of DIR, signed with the deployer's key,
+ * staged by this node's vc-fed (it answers which files it lacks; only
+ * those are sent), checked there, then switched to. vc rollback and vc
+ * releases ask vc-fed the same way (docs/deploys.md).
+ */
+#include "cli.h"
+#include "deploy.h"
+#include "vc_ctl.h"
+#include "vc_util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#define CHUNK (1 << 20)
+#define STAGE_TIMEOUT_MS 120000
+
+/* A call to vc-fed; prints why it failed. 0 or -1. */
+static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
+                    const void *payload, size_t plen, Vc__Reply **r)
+{
+    char *ep = vc_config_endpoint(cfg, "ctl-vc-fed");
+    int rc = vc_ctl_call_payload(zctx, ep, verb, args, nargs, payload, plen, STAGE_TIMEOUT_MS, r);
+    free(ep);
+    if (rc < 0)
+        fprintf(stderr, "vc deploy: vc-fed does not answer: %s\n", vc_strerror(rc));
+    else if (*r && !(*r)->ok)
+        fprintf(stderr, "vc %s: %s\n", strcmp(verb, "rollback") ? "deploy" : "rollback", (*r)->message);
+    return rc < 0 || *r == NULL || !(*r)->ok ? -1 : 0;
+}
+
+/* The one key in the key directory, when --key does not name one. */
+static char *only_key(void)
+{
+    char *dir = cli_key_dir(), *found = NULL;
+    int n = 0;
+    DIR *dh = opendir(dir);
+    for (struct dirent *e; dh && (e = readdir(dh));) {
+        size_t len = strlen(e->d_name);
+        if (len > 4 && strcmp(e->d_name + len - 4, ".key") == 0 && n++ == 0)
+            found = vc_strndup(e->d_name, len - 4);
+    }
+    if (dh)
+        closedir(dh);
+    if (n != 1) {
+        fprintf(stderr, "vc deploy: %s in %s: name one with --key NAME (vc key new NAME makes one)\n",
+                n ? "several keys" : "no key", dir);
+        free(found);
+        found = NULL;
+    }
+    free(dir);
+    return found;
+}
+
+static const char *file_with(const deploy_t *d, const char *hex)
+{
+    unsigned char hash[VC_RELEASE_HASH];
+    if (vc_release_unhex(hex, hash, sizeof(hash)) < 0)
+        return NULL;
+    for (size_t i = 0; i < d->rel.n; i++)
+        if (d->rel.entries[i].kind == VC_REL_FILE && !memcmp(d->rel.entries[i].hash, hash, sizeof(hash)))
+            return d->rel.entries[i].path;
+    return NULL;
+}
+
+/* Sends one needed file, a chunk at a time. */
+static int send_file(void *zctx, const vc_config_t *cfg, const deploy_t *d, const char *hex, uint64_t *sent)
+{
+    const char *rel = file_with(d, hex);
+    if (rel == NULL) {
+        fprintf(stderr, "vc deploy: vc-fed asked for %s, which the release does not hold\n", hex);
+        return -1;
+    }
+    char *path = vc_asprintf("%s/%s", d->root, rel);
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = fd < 0 ? -1 : 0;
+    if (fd < 0)
+        fprintf(stderr, "vc deploy: cannot read \"%s\"\n", path);
+    char *buf = vc_malloc(CHUNK);
+    uint64_t off = 0;
+    for (ssize_t n; rc == 0 && (n = read(fd, buf, CHUNK)) > 0; off += (uint64_t)n) {
+        char offs[24];
+        snprintf(offs, sizeof(offs), "%llu", (unsigned long long)off);
+        const char *args[] = {d->site, d->rel.id, hex, offs};
+        Vc__Reply *r = NULL;
+        rc = fed_call(zctx, cfg, "object", args, 4, buf, (size_t)n, &r);
+        if (r)
+            vc__reply__free_unpacked(r, NULL);
+        *sent += (uint64_t)n;
+    }
+    free(buf);
+    if (fd >= 0)
+        close(fd);
+    free(path);
+    return rc;
+}
+
+static int parse_args(deploy_t *d, int *no_switch, int argc, char **argv)
+{
+    const char *pos[2] = {NULL, NULL};
+    int npos = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--message") && i + 1 < argc)
+            d->message = argv[++i];
+        else if (!strcmp(argv[i], "--key") && i + 1 < argc)
+            d->key_name = argv[++i];
+        else if (!strcmp(argv[i], "--exclude") && i + 1 < argc) {
+            d->exclude = vc_realloc(d->exclude, (d->nexclude + 1) * sizeof(char *));
+            d->exclude[d->nexclude++] = argv[++i];
+        } else if (!strcmp(argv[i], "--no-switch"))
+            *no_switch = 1;
+        else if (argv[i][0] != '-' && npos < 2)
+            pos[npos++] = argv[i];
+        else
+            return -1;
+    }
+    d->site = pos[0];
+    d->dir = pos[1];
+    return npos == 2 ? 0 : -1;
+}
+
+static void release_id(deploy_t *d)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
+    d->rel.id = vc_asprintf("%s-%08x", stamp, (unsigned)randombytes_random());
+    d->rel.created = (int64_t)now;
+}
+
+static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch)
+{
+    Vc__Reply *r = NULL;
+    const char *args[2] = {d->site, sig_hex};
+    if (fed_call(zctx, cfg, "stage", args, 2, d->text, d->len, &r) < 0) {
+        if (r)
+            vc__reply__free_unpacked(r, NULL);
+        return -1;
+    }
+    uint64_t need_bytes = 0, sent = 0;
+    for (size_t i = 0; i < r->n_records; i++)
+        need_bytes += strtoull(vc_record_get(r->records[i], "size"), NULL, 10);
+    printf("staging: %zu files to send (%llu bytes), %s linked from earlier releases\n", r->n_records,
+           (unsigned long long)need_bytes, vc_reply_get(r, "linked") ? vc_reply_get(r, "linked") : "0");
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < r->n_records; i++)
+        rc = send_file(zctx, cfg, d, vc_record_get(r->records[i], "hash"), &sent);
+    vc__reply__free_unpacked(r, NULL);
+    r = NULL;
+    const char *ids[2] = {d->site, d->rel.id};
+    if (rc == 0 && (rc = fed_call(zctx, cfg, "commit", ids, 2, NULL, 0, &r)) == 0)
+        printf("staged: %llu bytes sent\n", (unsigned long long)sent);
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    r = NULL;
+    if (rc == 0 && !no_switch && (rc = fed_call(zctx, cfg, "switch", ids, 2, NULL, 0, &r)) == 0)
+        printf("switched: %s\n", r->message);
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    return rc;
+}
+
+int cmd_deploy(cli_t *cli, int argc, char **argv)
+{
+    deploy_t d = {0};
+    int no_switch = 0;
+    if (parse_args(&d, &no_switch, argc, argv) < 0) {
+        fprintf(stderr, "usage: vc deploy SITE DIR [--message TEXT] [--key NAME] [--exclude PATTERN]... "
+                        "[--no-switch]\n");
+        free(d.exclude);
+        return 2;
+    }
+    if (sodium_init() < 0)
+        return 1;
+    char *key_name = d.key_name ? vc_strdup(d.key_name) : only_key();
+    vc_config_t *cfg = key_name ? cli_running_config(cli) : NULL;
+    char why[1024];
+    unsigned char sk[VC_RELEASE_SECRET], sig[VC_RELEASE_SIGNATURE];
+    char sig_hex[2 * VC_RELEASE_SIGNATURE + 1];
+    int rc = cfg ? 0 : -1;
+    if (rc == 0 && cli_key_load(key_name, sk, why, sizeof(why)) < 0) {
+        fprintf(stderr, "vc deploy: %s\n", why);
+        rc = -1;
+    }
+    if (rc == 0) {
+        d.rel.site = vc_strdup(d.site);
+        d.rel.signer = vc_strdup(key_name);
+        d.rel.message = vc_strdup(d.message ? d.message : "");
+        release_id(&d);
+        if ((rc = deploy_build(&d, why, sizeof(why))) < 0)
+            fprintf(stderr, "vc deploy: %s\n", why);
+    }
+    if (rc == 0) {
+        vc_release_sign(d.text, d.len, sk, sig);
+        vc_release_hex(sig, sizeof(sig), sig_hex);
+        printf("release %s of site \"%s\": %zu entries, %llu bytes, signed by \"%s\"\n", d.rel.id, d.site, d.rel.n,
+               (unsigned long long)d.bytes, key_name);
+        fflush(stdout);
+        void *zctx = zmq_ctx_new();
+        rc = stage_and_switch(zctx, cfg, &d, sig_hex, no_switch);
+        zmq_ctx_term(zctx);
+    }
+    sodium_memzero(sk, sizeof(sk));
+    free(key_name);
+    free(d.exclude);
+    free(d.root);
+    free(d.text);
+    vc_release_free(&d.rel);
+    if (cfg)
+        vc_config_destroy(&cfg);
+    return rc == 0 ? 0 : 1;
+}
+
+int cmd_rollback(cli_t *cli, int argc, char **argv)
+{
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: vc rollback SITE [RELEASE]\n");
+        return 2;
+    }
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    void *zctx = zmq_ctx_new();
+    Vc__Reply *r = NULL;
+    int rc = fed_call(zctx, cfg, "rollback", (const char *const *)argv + 1, (size_t)argc - 1, NULL, 0, &r);
+    if (rc == 0)
+        printf("%s\n", r->message);
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    return rc == 0 ? 0 : 1;
+}
+
+static const char *field(const Vc__Record *rec, const char *key)
+{
+    const char *v = vc_record_get(rec, key);
+    return v ? v : "";
+}
+
+int cmd_releases(cli_t *cli, int argc, char **argv)
+{
+    int json = argc == 3 && !strcmp(argv[2], "--json");
+    if (argc != 2 + json) {
+        fprintf(stderr, "usage: vc releases SITE [--json]\n");
+        return 2;
+    }
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    void *zctx = zmq_ctx_new();
+    Vc__Reply *r = NULL;
+    const char *args[] = {argv[1]};
+    int rc = cli_call(zctx, cfg, "vc-fed", "releases", args, 1, &r) < 0 || r == NULL || !r->ok;
+    if (rc && r)
+        fprintf(stderr, "vc releases: %s\n", r->message);
+    for (size_t i = 0; !rc && i < r->n_records; i++) {
+        const Vc__Record *rel = r->records[i];
+        if (json) {
+            printf("%s{", i ? "," : "[");
+            cli_print_json_fields(rel->fields, rel->n_fields);
+            printf("}");
+            continue;
+        }
+        if (i == 0)
+            printf("%-26s %-8s %-4s %-20s %-12s %s\n", "RELEASE", "STATE", "BAD", "CREATED", "KEY", "MESSAGE");
+        time_t t = (time_t)strtoll(field(rel, "created"), NULL, 10);
+        char when[32];
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", gmtime(&t));
+        printf("%-26s %-8s %-4s %-20s %-12s %s\n", field(rel, "id"), field(rel, "state"), field(rel, "bad"), when,
+               field(rel, "key"), field(rel, "message"));
+    }
+    if (!rc && json)
+        printf("%s]\n", r->n_records ? "" : "[");
+    else if (!rc && r->n_records == 0)
+        printf("site \"%s\" has no release yet (vc deploy %s DIR)\n", argv[1], argv[1]);
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    return rc;
+}
