@@ -127,13 +127,15 @@ static int parse_args(deploy_t *d, int *no_switch, int argc, char **argv)
 
 static void release_id(deploy_t *d)
 {
-    time_t now = time(NULL);
+    /* When, to the millisecond, then a random part: ids sort as made. */
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
     struct tm tm;
-    gmtime_r(&now, &tm);
+    gmtime_r(&ts.tv_sec, &tm);
     char stamp[32];
     strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm);
-    d->rel.id = vc_asprintf("%s-%08x", stamp, (unsigned)randombytes_random());
-    d->rel.created = (int64_t)now;
+    d->rel.id = vc_asprintf("%s.%03ld-%06x", stamp, ts.tv_nsec / 1000000, (unsigned)randombytes_uniform(1 << 24));
+    d->rel.created = (int64_t)ts.tv_sec;
 }
 
 static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch)

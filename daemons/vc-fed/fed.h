@@ -74,7 +74,8 @@ int trust_signer(fed_t *f, const char *text, size_t len, const unsigned char sig
 /* releases.c: the "releases" database. */
 int releases_put(fed_t *f, const Vc__Release *r);
 Vc__Release *releases_get(fed_t *f, const char *site, const char *id); /* free: vc__release__free_unpacked */
-/* Every release of site, oldest first; *out freed with releases_free. */
+/* Every release of site, in the order they were staged; *out freed with
+ * releases_free. */
 size_t releases_of(fed_t *f, const char *site, Vc__Release ***out);
 void releases_free(Vc__Release **r, size_t n);
 int releases_del(fed_t *f, const char *site, const char *id);

@@ -89,10 +89,18 @@ static int all_txn(MDB_txn *txn, MDB_dbi dbi, void *ctx)
     return 0;
 }
 
+static int by_staging(const void *a, const void *b)
+{
+    const Vc__Release *x = *(Vc__Release *const *)a, *y = *(Vc__Release *const *)b;
+    return x->staged_ms < y->staged_ms ? -1 : x->staged_ms > y->staged_ms ? 1 : strcmp(x->id, y->id);
+}
+
 size_t releases_of(fed_t *f, const char *site, Vc__Release ***out)
 {
     op_t o = {.site = site};
     vc_store_read(f->store, VC_DB_RELEASES, all_txn, &o);
+    if (o.n > 1)
+        qsort(o.all, o.n, sizeof(*o.all), by_staging);
     *out = o.all;
     return o.n;
 }

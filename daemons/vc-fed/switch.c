@@ -131,7 +131,7 @@ static void prune(fed_t *f, const vc_site_t *s, const char *current, const char 
 {
     Vc__Release **all;
     size_t n = releases_of(f, s->name, &all), kept = 0;
-    for (size_t i = n; i-- > 0;) { /* ids sort by time: newest last */
+    for (size_t i = n; i-- > 0;) { /* newest last */
         int keep = !strcmp(all[i]->id, current) || !strcmp(all[i]->id, previous) || kept < (size_t)s->keep_releases;
         if (keep) {
             kept++;

@@ -1,0 +1,240 @@
+"""Deploys on one machine (docs/deploys.md): `vc key new`, `vc trust`,
+`vc deploy`, `vc rollback` and `vc releases` against a running suite and
+its vc-fed. The app reports its release twice, from its VERSION file and
+from an included library, so an answer that mixed two releases shows; a
+shared directory keeps what PHP wrote across releases."""
+import http.client
+import json
+import os
+import re
+import threading
+
+import pytest
+
+from conftest import curl
+
+SITE = """site: {
+  hosts = ["deploy.test"];
+  default = true;
+  root = "%(dir)s/current/public";
+  deploy_to = "%(dir)s";
+  shared = ["storage"];
+  keep_releases = %(keep)d;
+};
+"""
+
+INDEX = """<?php
+$lib = require __DIR__ . '/../lib/version.php';
+$file = trim(file_get_contents(__DIR__ . '/../VERSION'));
+$n = (int)@file_get_contents(__DIR__ . '/../storage/count') + 1;
+file_put_contents(__DIR__ . '/../storage/count', $n);
+echo "$file $lib $n ", $_SERVER['DOCUMENT_ROOT'], "\\n";
+"""
+
+
+def write_app(app, version, extra_files=0):
+    os.makedirs(os.path.join(app, "public"), exist_ok=True)
+    os.makedirs(os.path.join(app, "lib"), exist_ok=True)
+    os.makedirs(os.path.join(app, "storage"), exist_ok=True)
+    with open(os.path.join(app, "public", "index.php"), "w") as f:
+        f.write(INDEX)
+    with open(os.path.join(app, "lib", "version.php"), "w") as f:
+        f.write("<?php return '%s';\n" % version)
+    with open(os.path.join(app, "VERSION"), "w") as f:
+        f.write(version + "\n")
+    with open(os.path.join(app, "public", "app.css"), "w") as f:
+        f.write("body { color: black }\n")
+    # The deployer's own scratch: never shipped (shared on the node).
+    with open(os.path.join(app, "storage", "count"), "w") as f:
+        f.write("1000\n")
+    for i in range(extra_files):
+        with open(os.path.join(app, "lib", "f%03d.php" % i), "w") as f:
+            f.write("<?php // %d\n" % i + "x" * 2000 + "\n")
+
+
+@pytest.fixture
+def deployed(make_suite, tmp_path):
+    os.chmod(tmp_path, 0o755)
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text("php: { workers = 2; };\n")
+    srv = str(tmp_path / "srv")
+    (conf / "sites-enabled" / "deploy.conf").write_text(SITE % {"dir": srv, "keep": 3})
+    keys = str(tmp_path / "keys")
+    s = make_suite(root="", conf=str(conf), env={"VC_KEYS": keys})
+    s.start()
+    s.srv, s.keys, s.app = srv, keys, str(tmp_path / "app")
+    r = s.vc("key", "new", "alice", check=True)
+    s.vc("trust", "add", "alice", r.stdout.strip(), check=True)
+    yield s
+    s.stop()
+
+
+def release_of(out):
+    m = re.search(r"^release (\S+) of site", out, re.M)
+    assert m, out
+    return m.group(1)
+
+
+def get(s, path="/"):
+    code, _, body = curl(s.url(path))
+    return code, body.decode()
+
+
+def test_deploy_sends_only_what_changed_and_switches(deployed):
+    s = deployed
+    code, _ = get(s)
+    assert code == 404  # no release yet
+    write_app(s.app, "v1", extra_files=40)
+    r = s.vc("deploy", "deploy", s.app, "--message", "first release", check=True)
+    first = release_of(r.stdout)
+    assert os.readlink(os.path.join(s.srv, "current")) == "releases/" + first
+    code, body = get(s)
+    assert code == 200
+    assert body.startswith("v1 v1 1 " + s.srv + "/releases/" + first + "/public"), body
+    assert get(s, "/app.css") == (200, "body { color: black }\n")
+
+    # One file changed among 45: only it is sent; the rest are linked.
+    with open(os.path.join(s.app, "lib", "version.php"), "w") as f:
+        f.write("<?php return 'v2';\n")
+    with open(os.path.join(s.app, "VERSION"), "w") as f:
+        f.write("v2\n")
+    r = s.vc("deploy", "deploy", s.app, "--message", "second", check=True)
+    second = release_of(r.stdout)
+    m = re.search(r"staging: (\d+) files to send \((\d+) bytes\), (\d+) linked", r.stdout)
+    assert m and int(m.group(1)) == 2 and int(m.group(2)) == len("<?php return 'v2';\n") + 3, r.stdout
+    assert int(m.group(3)) == 42, r.stdout  # 40, index.php, app.css (storage/ is shared)
+    code, body = get(s)
+    # The shared storage/ kept the count PHP wrote; the deployer's is not shipped.
+    assert body.startswith("v2 v2 2 " + s.srv + "/releases/" + second), body
+    inode = os.stat(os.path.join(s.srv, "releases", first, "public", "app.css")).st_ino
+    assert os.stat(os.path.join(s.srv, "releases", second, "public", "app.css")).st_ino == inode
+
+    listed = json.loads(s.vc("releases", "deploy", "--json", check=True).stdout)
+    assert [(x["id"], x["state"], x["message"]) for x in listed] == [
+        (first, "staged", "first release"), (second, "current", "second")]
+    staged = s.events_of("fed.release.staged", lambda e: len(e) >= 2)
+    assert [e["fields"]["release"] for e in staged] == [first, second], staged
+
+    # Rollback: the first again; the second is bad and never gone back to.
+    r = s.vc("rollback", "deploy", check=True)
+    assert first in r.stdout
+    code, body = get(s)
+    assert body.startswith("v1 v1 3 "), body
+    r = s.vc("rollback", "deploy")
+    assert r.returncode == 1 and "no earlier good release" in r.stderr, r.stderr
+    listed = {x["id"]: x for x in json.loads(s.vc("releases", "deploy", "--json", check=True).stdout)}
+    assert listed[second]["bad"] == "yes" and listed[first]["state"] == "current"
+    assert s.events_of("fed.release.rolled_back", lambda e: len(e) >= 1)[0]["fields"]["from"] == second
+
+
+def test_releases_beyond_keep_are_pruned(deployed):
+    s = deployed
+    ids = []
+    for v in range(5):
+        write_app(s.app, "v%d" % v)
+        ids.append(release_of(s.vc("deploy", "deploy", s.app, check=True).stdout))
+    left = sorted(os.listdir(os.path.join(s.srv, "releases")))
+    assert left == ids[-3:], left
+    listed = [x["id"] for x in json.loads(s.vc("releases", "deploy", "--json", check=True).stdout)]
+    assert listed == ids[-3:]
+
+
+def test_an_untrusted_key_or_a_bad_file_switches_nothing(deployed):
+    s = deployed
+    write_app(s.app, "v1")
+    first = release_of(s.vc("deploy", "deploy", s.app, check=True).stdout)
+    # A key the node does not trust.
+    s.vc("key", "new", "mallory", check=True)
+    write_app(s.app, "evil")
+    r = s.vc("deploy", "deploy", s.app, "--key", "mallory")
+    assert r.returncode == 1 and "not signed by a key this node trusts" in r.stderr, r.stderr
+    assert os.readlink(os.path.join(s.srv, "current")) == "releases/" + first
+    assert get(s)[1].startswith("v1 v1 "), get(s)
+    failed = s.events_of("fed.release.failed", lambda e: len(e) >= 1)
+    assert "trusts" in failed[0]["fields"]["error"], failed
+    # Removed from the trusted keys: refused the same way.
+    s.vc("trust", "remove", "alice", check=True)
+    r = s.vc("deploy", "deploy", s.app, "--key", "alice")
+    assert r.returncode == 1 and "not signed by a key this node trusts" in r.stderr, r.stderr
+    s.vc("trust", "add", "alice", os.path.join(s.keys, "alice.pub"), check=True)
+    # A file on this node no longer what its release signed: a new release
+    # that would link it is refused at the check, and nothing switches.
+    with open(os.path.join(s.srv, "releases", first, "public", "app.css"), "r+") as f:
+        f.write("body { color: white }\n")  # the same size
+    write_app(s.app, "v2")
+    r = s.vc("deploy", "deploy", s.app, "--key", "alice")
+    assert r.returncode == 1 and 'file "public/app.css" does not match the manifest' in r.stderr, r.stderr
+    assert os.readlink(os.path.join(s.srv, "current")) == "releases/" + first
+    assert not [d for d in os.listdir(os.path.join(s.srv, "releases")) if d.startswith(".")]
+
+
+def test_no_request_fails_or_goes_back_during_switches(deployed):
+    """Four clients on keep-alive connections while three releases are
+    switched to: every answer is 200, names one release in both places,
+    and no client sees a release older than one it has seen."""
+    s = deployed
+    write_app(s.app, "v0")
+    s.vc("deploy", "deploy", s.app, check=True)
+    stop = threading.Event()
+    seen, errors = [[] for _ in range(4)], []
+
+    def client(i):
+        conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+        while not stop.is_set():
+            try:
+                conn.request("GET", "/")
+                resp = conn.getresponse()
+                body = resp.read().decode()
+                if resp.status != 200:
+                    errors.append((resp.status, body))
+                    continue
+                file_v, lib_v = body.split()[:2]
+                if file_v != lib_v:
+                    errors.append(("mixed", body))
+                seen[i].append(int(file_v[1:]))
+            except Exception as e:  # noqa: BLE001 - any failure is the finding
+                errors.append(("exception", repr(e)))
+                conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    try:
+        for v in (1, 2, 3):
+            write_app(s.app, "v%d" % v)
+            s.vc("deploy", "deploy", s.app, check=True, timeout=90)
+            # The deploy returns once the new release serves.
+            assert get(s)[1].startswith("v%d v%d " % (v, v))
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(20)
+    assert not errors, errors[:5]
+    for got in seen:
+        assert got and got == sorted(got), got
+        assert got[-1] == 3
+
+
+def test_deploy_refuses_what_a_release_cannot_hold(deployed):
+    s = deployed
+    write_app(s.app, "v1")
+    os.symlink("/etc/passwd", os.path.join(s.app, "public", "passwd"))
+    r = s.vc("deploy", "deploy", s.app)
+    assert r.returncode == 1 and "leaves the application" in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(s.srv, "current"))
+    r = s.vc("deploy", "nosuch", s.app)
+    assert r.returncode == 1
+
+
+@pytest.mark.parametrize("body,error", [
+    ('hosts = ["a.test"]; root = "/srv/a/public"; deploy_to = "/srv/a";',
+     'with deploy_to "/srv/a", root is in the current release'),
+    ('hosts = ["a.test"]; root = "/srv/a/current"; deploy_to = "/srv/a"; shared = ["../etc"];',
+     'shared "../etc" is not a path inside a release'),
+    ('hosts = ["a.test"]; root = "/tmp"; shared = ["storage"];', "shared needs deploy_to"),
+])
+def test_deploy_settings_are_checked(make_suite, tmp_path, body, error):
+    from conftest import configtest_site
+    r = configtest_site(make_suite, tmp_path, body)
+    assert r.returncode != 0 and error in r.stderr and "x.conf:2" in r.stderr, r.stderr
