@@ -38,6 +38,8 @@ size_t sup_copies_of(const sup_t *s, const vc_section_t *sec)
         return s->privs.npools;
     if (how->copies == VC_COPIES_IF)
         return vc_setting_is_set(s->cfg, sec, how->copies_setting);
+    if (how->copies == VC_COPIES_FN)
+        return how->copies_fn(s->cfg);
     if (how->copies == VC_COPIES_SETTING) {
         const char *values = vc_config_section(s->cfg, sec);
         for (size_t i = 0; values && i < sec->nsettings; i++)

@@ -238,3 +238,35 @@ def test_deploy_settings_are_checked(make_suite, tmp_path, body, error):
     from conftest import configtest_site
     r = configtest_site(make_suite, tmp_path, body)
     assert r.returncode != 0 and error in r.stderr and "x.conf:2" in r.stderr, r.stderr
+
+
+def test_deploy_under_the_privilege_model(make_suite):
+    """Started as root: vc-fed runs as the suite's user and writes the
+    releases, which the pool's user reads but cannot change; the pool's
+    user writes the shared directory vc up gave it."""
+    if os.geteuid() != 0:
+        pytest.skip("the privilege model applies when the suite is started as root")
+    s = make_suite(root="", as_root=False)
+    srv = os.path.join(s.dir, "srv")
+    conf = os.path.join(s.dir, "etc")
+    os.makedirs(os.path.join(conf, "sites-enabled"))
+    with open(os.path.join(conf, "vc.conf"), "w") as f:
+        f.write("php: { workers = 2; };\n")
+    with open(os.path.join(conf, "sites-enabled", "deploy.conf"), "w") as f:
+        f.write(SITE % {"dir": srv, "keep": 3})
+    s.conf = conf
+    s.env["VC_KEYS"] = os.path.join(s.dir, "keys")
+    s.start()
+    r = s.vc("key", "new", "alice", check=True)
+    s.vc("trust", "add", "alice", r.stdout.strip(), check=True)
+    app = os.path.join(s.dir, "app")
+    write_app(app, "v1")
+    first = release_of(s.vc("deploy", "deploy", app, check=True).stdout)
+    assert get(s)[1].startswith("v1 v1 1 "), get(s)
+    assert get(s)[1].startswith("v1 v1 2 "), get(s)
+    release = os.path.join(srv, "releases", first)
+    assert os.stat(release).st_uid == os.stat(srv).st_uid != 0
+    assert os.stat(os.path.join(srv, "shared", "storage", "count")).st_uid == 33  # www-data's PHP wrote it
+    # The release is not the pool's to change.
+    st = os.stat(os.path.join(release, "public", "index.php"))
+    assert st.st_uid != 33 and not st.st_mode & 0o022

@@ -44,6 +44,7 @@ typedef enum {
     VC_COPIES_SETTING,  /* as many as an integer setting of the section says */
     VC_COPIES_IF,       /* one when a setting of the section is set (a
                          * string not empty, a list not empty, true), else none */
+    VC_COPIES_FN,       /* as many as copies_fn says, from the whole configuration */
 } vc_copies_t;
 
 /* How `vc up` runs the daemon. */
@@ -52,6 +53,7 @@ typedef struct vc_supervision {
     int order;                  /* started in rising order, stopped in falling */
     vc_copies_t copies;         /* each copy gets VC_INSTANCE (0, 1, ...) */
     const char *copies_setting; /* VC_COPIES_SETTING, VC_COPIES_IF: which */
+    size_t (*copies_fn)(const struct vc_config *cfg); /* VC_COPIES_FN */
     int serves_clients;         /* it gets the listening sockets (VC_LISTEN_FDS;
                                  * the admin one to copy 0 only) */
     int overlaps;               /* `vc restart` starts its successor first and

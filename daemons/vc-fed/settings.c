@@ -1,5 +1,6 @@
 /* vc-fed's settings and supervision (vc_settings.h): the "fed" section. */
 #include "fed.h"
+#include "vc_config.h"
 #include "vc_util.h"
 
 #include <stddef.h>
@@ -19,10 +20,20 @@ static void defaults(void *values, const char *data_dir)
     f->switch_timeout_ms = 60000;
 }
 
+/* One when a site is deployed (site.deploy_to), else none. */
+static size_t copies(const vc_config_t *cfg)
+{
+    for (size_t i = 0; i < cfg->nsites; i++)
+        if (cfg->sites[i].deploy_to)
+            return 1;
+    return 0;
+}
+
 static const vc_supervision_t supervision = {
     .binary = "vc-fed",
     .order = 25, /* after the bus it reports to and the pools it reloads */
-    .copies = VC_COPIES_ONE,
+    .copies = VC_COPIES_FN,
+    .copies_fn = copies,
 };
 
 const vc_section_t vc_fed_settings = {
