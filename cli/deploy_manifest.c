@@ -112,7 +112,8 @@ int deploy_build(deploy_t *d, char *why, size_t wlen)
     }
     /* Sorted by path, a directory before what it holds (a prefix sorts
      * first). */
-    qsort(d->rel.entries, d->rel.n, sizeof(*d->rel.entries), by_path);
+    if (d->rel.n > 1)
+        qsort(d->rel.entries, d->rel.n, sizeof(*d->rel.entries), by_path);
     d->text = vc_release_format(&d->rel, &d->len);
     /* What the node will read must read back here first. */
     vc_release_t check;

@@ -66,7 +66,7 @@ void object_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     fed_need_t key, *n;
     char *end = NULL;
     unsigned long long off = strtoull(cmd->args[3], &end, 10);
-    if (vc_release_unhex(cmd->args[2], key.hash, VC_RELEASE_HASH) < 0 ||
+    if (vc_release_unhex(cmd->args[2], key.hash, VC_RELEASE_HASH) < 0 || s->nneed == 0 ||
         (n = bsearch(&key, s->need, s->nneed, sizeof(*s->need), need_cmp)) == NULL) {
         vc_reply_fail(reply, "release %s needs no file %s", s->id, cmd->args[2]);
         return;

@@ -135,7 +135,8 @@ static size_t known_files(fed_t *f, const vc_site_t *s, known_t **out)
         vc_release_free(&rel);
     }
     releases_free(all, n);
-    qsort(k, nk, sizeof(*k), known_cmp);
+    if (nk > 1) /* qsort() and bsearch() take no NULL, even for nothing */
+        qsort(k, nk, sizeof(*k), known_cmp);
     *out = k;
     return nk;
 }
@@ -167,7 +168,7 @@ static int lay_out(fed_t *f, const vc_site_t *site, fed_staging_t *s, char *why,
         } else {
             known_t key = {.mode = e->mode}, *hit;
             memcpy(key.hash, e->hash, VC_RELEASE_HASH);
-            hit = bsearch(&key, k, nk, sizeof(*k), known_cmp);
+            hit = nk ? bsearch(&key, k, nk, sizeof(*k), known_cmp) : NULL;
             struct stat st;
             if (hit && lstat(hit->path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == e->size &&
                 link(hit->path, dst) == 0) {
@@ -187,7 +188,8 @@ static int lay_out(fed_t *f, const vc_site_t *site, fed_staging_t *s, char *why,
         free(k[i].path);
     free(k);
     /* One entry a hash: the same bytes at two paths come once. */
-    qsort(s->need, s->nneed, sizeof(*s->need), need_cmp);
+    if (s->nneed > 1)
+        qsort(s->need, s->nneed, sizeof(*s->need), need_cmp);
     size_t u = 0;
     for (size_t i = 0; i < s->nneed; i++)
         if (u == 0 || need_cmp(&s->need[u - 1], &s->need[i]) != 0)
