@@ -20,6 +20,7 @@ SITE = """site: {
   deploy_to = "%(dir)s";
   shared = ["storage"];
   keep_releases = %(keep)d;
+  %(extra)s
 };
 """
 
@@ -53,13 +54,14 @@ def write_app(app, version, extra_files=0):
 
 
 @pytest.fixture
-def deployed(make_suite, tmp_path):
+def deployed(make_suite, tmp_path, request):
     os.chmod(tmp_path, 0o755)
     conf = tmp_path / "etc"
     (conf / "sites-enabled").mkdir(parents=True)
     (conf / "vc.conf").write_text("php: { workers = 2; };\n")
     srv = str(tmp_path / "srv")
-    (conf / "sites-enabled" / "deploy.conf").write_text(SITE % {"dir": srv, "keep": 3})
+    extra = getattr(request, "param", "")
+    (conf / "sites-enabled" / "deploy.conf").write_text(SITE % {"dir": srv, "keep": 3, "extra": extra})
     keys = str(tmp_path / "keys")
     s = make_suite(root="", conf=str(conf), env={"VC_KEYS": keys})
     s.start()
@@ -253,7 +255,7 @@ def test_deploy_under_the_privilege_model(make_suite):
     with open(os.path.join(conf, "vc.conf"), "w") as f:
         f.write("php: { workers = 2; };\n")
     with open(os.path.join(conf, "sites-enabled", "deploy.conf"), "w") as f:
-        f.write(SITE % {"dir": srv, "keep": 3})
+        f.write(SITE % {"dir": srv, "keep": 3, "extra": ""})
     s.conf = conf
     s.env["VC_KEYS"] = os.path.join(s.dir, "keys")
     s.start()
@@ -270,3 +272,25 @@ def test_deploy_under_the_privilege_model(make_suite):
     # The release is not the pool's to change.
     st = os.stat(os.path.join(release, "public", "index.php"))
     assert st.st_uid != 33 and not st.st_mode & 0o022
+
+
+@pytest.mark.parametrize("deployed", ['health_check = "/health.php";'], indirect=True)
+def test_a_release_that_fails_its_health_check_is_rolled_back(deployed):
+    s = deployed
+    write_app(s.app, "v1")
+    with open(os.path.join(s.app, "public", "health.php"), "w") as f:
+        f.write("<?php echo 'ok';\n")
+    first = release_of(s.vc("deploy", "deploy", s.app, check=True).stdout)
+    write_app(s.app, "v2")
+    with open(os.path.join(s.app, "public", "health.php"), "w") as f:
+        f.write("<?php http_response_code(500); echo 'the database is gone';\n")
+    r = s.vc("deploy", "deploy", s.app, timeout=60)
+    second = release_of(r.stdout)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "health_check /health.php answered 500" in r.stderr and "rolled back to release " + first in r.stderr
+    assert os.readlink(os.path.join(s.srv, "current")) == "releases/" + first
+    assert get(s)[1].startswith("v1 v1 "), get(s)
+    listed = {x["id"]: x for x in json.loads(s.vc("releases", "deploy", "--json", check=True).stdout)}
+    assert listed[second]["bad"] == "yes" and listed[first]["state"] == "current"
+    back = s.events_of("fed.release.rolled_back", lambda e: len(e) >= 1)
+    assert back[0]["fields"] == {"site": "deploy", "release": first, "from": second}, back

@@ -65,6 +65,7 @@ static const struct spec site_specs[] = {
     {"site.deploy_to", T_STR, S(deploy_to), 0, 0},
     {"site.shared", T_LIST, S(shared), 0, 0},
     {"site.keep_releases", T_INT, S(keep_releases), 2, 1000},
+    {"site.health_check", T_STR, S(health_check), 0, 0},
     {"site.pool", T_STR, S(pool), 0, 0},
     {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0},
     {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0},
@@ -259,6 +260,7 @@ static void site_fini(vc_site_t *s)
     vc_config_free_list(&s->internal_locations, &s->ninternal_locations);
     vc_config_free_list(&s->sendfile_paths, &s->nsendfile_paths);
     free(s->deploy_to);
+    free(s->health_check);
     vc_config_free_list(&s->shared, &s->nshared);
     free(s->pool);
     free(s->source);

@@ -118,10 +118,14 @@ static int check_deploy(struct ctx *c, const vc_site_t *s, int *root_may_be_miss
 {
     *root_may_be_missing = 0;
     if (s->deploy_to == NULL) {
-        if (s->nshared)
-            return vc_config_fail(c, s->line, "site \"%s\": shared needs deploy_to", s->name);
+        if (s->nshared || s->health_check)
+            return vc_config_fail(c, s->line, "site \"%s\": %s needs deploy_to", s->name,
+                                  s->nshared ? "shared" : "health_check");
         return 0;
     }
+    if (s->health_check && (s->health_check[0] != '/' || strpbrk(s->health_check, " \t\r\n#")))
+        return vc_config_fail(c, s->line, "site \"%s\": health_check \"%s\" is a path (\"/health\")", s->name,
+                              s->health_check);
     size_t n = strlen(s->deploy_to);
     while (n > 1 && s->deploy_to[n - 1] == '/')
         n--;

@@ -23,6 +23,7 @@
 typedef struct fed_settings {
     int64_t stage_timeout_ms;  /* a staging nobody added to for this long is dropped */
     int64_t switch_timeout_ms; /* for the pool's new generation to take over */
+    int64_t health_timeout_ms; /* for site.health_check to answer 200 after a switch */
 } fed_settings_t;
 
 extern const vc_section_t vc_fed_settings;
@@ -101,6 +102,10 @@ int fed_remove_tree(const char *path);
 /* switch.c */
 void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void rollback_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* health.c: site.health_check answers 200 through this node's front
+ * within fed.health_timeout: 0, or -1 with what it answered. */
+int health_check(fed_t *f, const vc_site_t *s, char *why, size_t wlen);
+
 /* The release a site's current link names ("" if none). */
 void fed_current(const vc_site_t *s, char *id, size_t len);
 

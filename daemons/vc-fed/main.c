@@ -6,6 +6,7 @@
 #include "vc_loop.h"
 #include "vc_util.h"
 
+#include <curl/curl.h>
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,7 @@ int main(int argc, char **argv)
     vc_daemon_load(&f.d, "vc-fed", argc, argv);
     if (sodium_init() < 0)
         return 1;
+    curl_global_init(CURL_GLOBAL_DEFAULT); /* health checks (health.c) */
     f.cfg = vc_config_section(f.d.cfg, &vc_fed_settings);
     char err[512] = "";
     f.store = vc_store_open(f.d.cfg->state_dir, (size_t)f.d.cfg->store.map_size, err, sizeof(err));
@@ -98,5 +100,6 @@ int main(int argc, char **argv)
     stage_fini(&f);
     vc_store_destroy(&f.store);
     vc_daemon_fini(&f.d);
+    curl_global_cleanup();
     return 0;
 }

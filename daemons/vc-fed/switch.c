@@ -172,6 +172,27 @@ static int do_switch(fed_t *f, const vc_site_t *s, Vc__Release *r, const char *w
     return 0;
 }
 
+/* The release just switched to failed its health check: it is marked bad
+ * and the one before comes back, the same way. */
+static void switch_back(fed_t *f, const vc_site_t *s, Vc__Release *r, const char *was, const char *why,
+                        Vc__Reply *reply)
+{
+    r->bad = 1;
+    releases_put(f, r);
+    Vc__Release *prev = was[0] ? releases_get(f, s->name, was) : NULL;
+    char back[512] = "";
+    if (prev && do_switch(f, s, prev, r->id, back, sizeof(back)) == 0) {
+        vc_bus_publish(f->d.bus, VC_EVENT(FED_RELEASE_ROLLED_BACK), VC__SEVERITY__WARNING, "site", s->name, "release",
+                       was, "from", r->id, NULL);
+        stage_fail(f, reply, s->name, r->id, "%s: rolled back to release %s; %s is marked bad", why, was, r->id);
+    } else {
+        stage_fail(f, reply, s->name, r->id, "%s; %s (it stays current, marked bad)", why,
+                   prev ? back : "there is no earlier release to go back to");
+    }
+    if (prev)
+        vc__release__free_unpacked(prev, NULL);
+}
+
 void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
@@ -191,6 +212,8 @@ void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_ok(reply, "release %s is site \"%s\"'s current release already", r->id, s->name);
     else if (do_switch(f, s, r, was, why, sizeof(why)) < 0)
         stage_fail(f, reply, s->name, r->id, "%s", why);
+    else if (health_check(f, s, why, sizeof(why)) < 0)
+        switch_back(f, s, r, was, why, reply);
     else {
         vc_log(VC_LOG_NOTICE, "switch", "site \"%s\" runs release %s (was %s)", s->name, r->id, was[0] ? was : "none");
         vc_bus_publish(f->d.bus, VC_EVENT(FED_RELEASE_SWITCHED), VC__SEVERITY__NOTICE, "site", s->name, "release",
