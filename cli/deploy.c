@@ -6,6 +6,7 @@
  */
 #include "cli.h"
 #include "deploy.h"
+#include "vc_delta.h"
 #include "vc_ctl.h"
 #include "vc_util.h"
 
@@ -22,18 +23,23 @@
 #define CHUNK (1 << 20)
 #define STAGE_TIMEOUT_MS 120000
 
-/* A call to vc-fed; prints why it failed. 0 or -1. */
-static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
-                    const void *payload, size_t plen, Vc__Reply **r)
+int deploy_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
+                const void *payload, size_t plen, Vc__Reply **r, int quiet)
 {
     char *ep = vc_config_endpoint(cfg, "ctl-vc-fed");
     int rc = vc_ctl_call_payload(zctx, ep, verb, args, nargs, payload, plen, STAGE_TIMEOUT_MS, r);
     free(ep);
     if (rc < 0)
         fprintf(stderr, "vc deploy: vc-fed does not answer: %s\n", vc_strerror(rc));
-    else if (*r && !(*r)->ok)
+    else if (*r && !(*r)->ok && !quiet)
         fprintf(stderr, "vc %s: %s\n", strcmp(verb, "rollback") ? "deploy" : "rollback", (*r)->message);
     return rc < 0 || *r == NULL || !(*r)->ok ? -1 : 0;
+}
+
+static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
+                    const void *payload, size_t plen, Vc__Reply **r)
+{
+    return deploy_call(zctx, cfg, verb, args, nargs, payload, plen, r, 0);
 }
 
 /* The one key in the key directory, when --key does not name one. */
@@ -70,9 +76,12 @@ static const char *file_with(const deploy_t *d, const char *hex)
     return NULL;
 }
 
-/* Sends one needed file, a chunk at a time. */
-static int send_file(void *zctx, const vc_config_t *cfg, const deploy_t *d, const char *hex, uint64_t *sent)
+/* Sends one needed file: as a delta if vc-fed offered a signature and the
+ * delta is small, else whole, a chunk at a time. */
+static int send_file(void *zctx, const vc_config_t *cfg, const deploy_t *d, const Vc__Record *need,
+                     const Vc__Reply *stage, uint64_t *sent)
 {
+    const char *hex = vc_record_get(need, "hash");
     const char *rel = file_with(d, hex);
     if (rel == NULL) {
         fprintf(stderr, "vc deploy: vc-fed asked for %s, which the release does not hold\n", hex);
@@ -82,6 +91,11 @@ static int send_file(void *zctx, const vc_config_t *cfg, const deploy_t *d, cons
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = fd < 0 ? -1 : 0;
     if (fd < 0)
         fprintf(stderr, "vc deploy: cannot read \"%s\"\n", path);
+    if (fd >= 0 && deploy_send_delta(zctx, cfg, d, fd, need, stage, sent) == 0) {
+        close(fd);
+        free(path);
+        return 0;
+    }
     char *buf = vc_malloc(CHUNK);
     uint64_t off = 0;
     for (ssize_t n; rc == 0 && (n = read(fd, buf, CHUNK)) > 0; off += (uint64_t)n) {
@@ -141,25 +155,36 @@ static void release_id(deploy_t *d)
 static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch)
 {
     Vc__Reply *r = NULL;
-    const char *args[2] = {d->site, sig_hex};
-    if (fed_call(zctx, cfg, "stage", args, 2, d->text, d->len, &r) < 0) {
+    char base[VC_RELEASE_ID_MAX + 1] = "";
+    vc_delta_out_t mdelta = {0};
+    uint64_t received = 0; /* signatures, to make deltas against */
+    int as_delta = deploy_manifest_delta(zctx, cfg, d, &mdelta, base, sizeof(base), &received) == 0;
+    const char *args[3] = {d->site, sig_hex, base};
+    int staged = fed_call(zctx, cfg, "stage", args, as_delta ? 3 : 2, as_delta ? mdelta.data : (void *)d->text,
+                          as_delta ? mdelta.len : d->len, &r);
+    uint64_t need_bytes = 0, sent = as_delta ? mdelta.len : d->len;
+    received += r ? r->payload.len : 0;
+    printf("manifest: %llu bytes%s%s%s\n", (unsigned long long)sent, as_delta ? " (a delta against release " : "", base,
+           as_delta ? "'s)" : "");
+    free(mdelta.data);
+    if (staged < 0) {
         if (r)
             vc__reply__free_unpacked(r, NULL);
         return -1;
     }
-    uint64_t need_bytes = 0, sent = 0;
     for (size_t i = 0; i < r->n_records; i++)
         need_bytes += strtoull(vc_record_get(r->records[i], "size"), NULL, 10);
     printf("staging: %zu files to send (%llu bytes), %s linked from earlier releases\n", r->n_records,
            (unsigned long long)need_bytes, vc_reply_get(r, "linked") ? vc_reply_get(r, "linked") : "0");
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < r->n_records; i++)
-        rc = send_file(zctx, cfg, d, vc_record_get(r->records[i], "hash"), &sent);
+        rc = send_file(zctx, cfg, d, r->records[i], r, &sent);
     vc__reply__free_unpacked(r, NULL);
     r = NULL;
     const char *ids[2] = {d->site, d->rel.id};
     if (rc == 0 && (rc = fed_call(zctx, cfg, "commit", ids, 2, NULL, 0, &r)) == 0)
-        printf("staged: %llu bytes sent\n", (unsigned long long)sent);
+        printf("staged: %llu bytes sent, %llu bytes of signatures received\n", (unsigned long long)sent,
+               (unsigned long long)received);
     if (r)
         vc__reply__free_unpacked(r, NULL);
     r = NULL;

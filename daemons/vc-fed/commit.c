@@ -4,6 +4,7 @@
  * the shared paths linked to DEPLOY_TO/shared, then one rename.
  */
 #include "fed.h"
+#include "vc_delta.h"
 #include "vc_events.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -20,7 +21,9 @@ static fed_staging_t *staging_of(fed_t *f, const Vc__Command *cmd, size_t nargs,
 {
     if (cmd->n_args != nargs) {
         vc_reply_fail(reply, "usage: %s",
-                      strcmp(cmd->verb, "object") == 0 ? "object SITE RELEASE HASH OFFSET" : "commit SITE RELEASE");
+                      !strcmp(cmd->verb, "object")  ? "object SITE RELEASE HASH OFFSET"
+                      : !strcmp(cmd->verb, "delta") ? "delta SITE RELEASE HASH"
+                                                    : "commit SITE RELEASE");
         return NULL;
     }
     fed_staging_t **s = stage_find(f, cmd->args[0], cmd->args[1]);
@@ -57,20 +60,67 @@ static int hash_file(const char *path, unsigned char out[VC_RELEASE_HASH], uint6
     return rc;
 }
 
+/* The need a command names (args[2], a hash), or NULL with the reply set. */
+static fed_need_t *need_of(fed_staging_t *s, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    fed_need_t key, *n = NULL;
+    if (vc_release_unhex(cmd->args[2], key.hash, VC_RELEASE_HASH) < 0 || s->nneed == 0 ||
+        (n = bsearch(&key, s->need, s->nneed, sizeof(*s->need), need_cmp)) == NULL)
+        vc_reply_fail(reply, "release %s needs no file %s", s->id, cmd->args[2]);
+    return n;
+}
+
+void delta_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    fed_t *f = arg;
+    fed_staging_t *s = staging_of(f, cmd, 3, reply);
+    fed_need_t *n = s ? need_of(s, cmd, reply) : NULL;
+    if (n == NULL)
+        return;
+    if (n->base == NULL || n->done) {
+        vc_reply_fail(reply, "file %s: %s", cmd->args[2], n->done ? "it came already" : "no delta was offered for it");
+        return;
+    }
+    int fd = open(n->base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    vc_delta_out_t out = {0};
+    if (fd < 0 || vc_delta_apply(fd, cmd->payload.data, cmd->payload.len, n->size, &out) < 0 || out.len != n->size) {
+        if (fd >= 0)
+            close(fd);
+        free(out.data);
+        vc_reply_fail(reply, "the delta for %s does not rebuild it; send it whole", cmd->args[2]);
+        return;
+    }
+    close(fd);
+    char *path = object_path(s, n->hash);
+    int ofd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    int ok = ofd >= 0 && write(ofd, out.data, out.len) == (ssize_t)out.len;
+    if (ofd >= 0)
+        close(ofd);
+    free(out.data);
+    unsigned char got[VC_RELEASE_HASH];
+    if (ok && hash_file(path, got, NULL) == 0 && memcmp(got, n->hash, VC_RELEASE_HASH) == 0) {
+        n->received = n->size;
+        n->done = 1;
+        s->bytes_received += cmd->payload.len;
+        vc_reply_ok(reply, "%zu bytes of delta rebuilt %llu", cmd->payload.len, (unsigned long long)n->size);
+    } else {
+        unlink(path);
+        vc_reply_fail(reply, "the delta for %s does not rebuild it; send it whole", cmd->args[2]);
+    }
+    free(path);
+}
+
 void object_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
     fed_staging_t *s = staging_of(f, cmd, 4, reply);
     if (s == NULL)
         return;
-    fed_need_t key, *n;
+    fed_need_t *n = need_of(s, cmd, reply);
+    if (n == NULL)
+        return;
     char *end = NULL;
     unsigned long long off = strtoull(cmd->args[3], &end, 10);
-    if (vc_release_unhex(cmd->args[2], key.hash, VC_RELEASE_HASH) < 0 || s->nneed == 0 ||
-        (n = bsearch(&key, s->need, s->nneed, sizeof(*s->need), need_cmp)) == NULL) {
-        vc_reply_fail(reply, "release %s needs no file %s", s->id, cmd->args[2]);
-        return;
-    }
     if (end == cmd->args[3] || *end || off != n->received || off + cmd->payload.len > n->size) {
         vc_reply_fail(reply, "file %s: %zu bytes at %s, where %llu of %llu came", cmd->args[2], cmd->payload.len,
                       cmd->args[3], (unsigned long long)n->received, (unsigned long long)n->size);

@@ -33,6 +33,7 @@ typedef struct fed_need {
     unsigned char hash[VC_RELEASE_HASH];
     uint64_t size, received;
     int done;
+    char *base; /* the file at the same path in the current release: a delta may be sent against it */
 } fed_need_t;
 
 /* A release being staged. */
@@ -86,6 +87,16 @@ void releases_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void stage_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 /* commit.c */
 void object_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void delta_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* deltas.c: the signatures a deployer makes deltas against. */
+void manifest_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* The manifest a stage sends as a delta against release base's: the whole
+ * text (free it), or NULL with why. */
+char *deltas_manifest(fed_t *f, const char *site, const char *base, const void *delta, size_t len, size_t *out_len,
+                      char *why, size_t wlen);
+/* Signatures of the needed files that have a base, in the reply's payload
+ * (each need record's sig_off and sig_len). */
+void deltas_signatures(fed_staging_t *s, Vc__Reply *reply);
 void commit_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void stage_tick(fed_t *f);
 fed_staging_t **stage_find(fed_t *f, const char *site, const char *id);

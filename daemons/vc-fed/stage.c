@@ -58,6 +58,8 @@ void stage_free(fed_staging_t *s, int remove)
     free(s->id);
     free(s->key);
     vc_release_free(&s->rel);
+    for (size_t i = 0; i < s->nneed; i++)
+        free(s->need[i].base);
     free(s->manifest);
     free(s->tree);
     free(s->objects);
@@ -152,6 +154,8 @@ static int lay_out(fed_t *f, const vc_site_t *site, fed_staging_t *s, char *why,
 {
     known_t *k;
     size_t nk = known_files(f, site, &k), cap = 0;
+    char current[VC_RELEASE_ID_MAX + 1];
+    fed_current(site, current, sizeof(current));
     int rc = 0;
     for (size_t i = 0; i < s->rel.n && rc == 0; i++) {
         const vc_rel_entry_t *e = &s->rel.entries[i];
@@ -175,9 +179,17 @@ static int lay_out(fed_t *f, const vc_site_t *site, fed_staging_t *s, char *why,
                 s->files_linked++;
             } else {
                 s->need = vc_grow(s->need, &cap, s->nneed + 1, sizeof(*s->need), 64);
-                memset(&s->need[s->nneed], 0, sizeof(*s->need));
-                memcpy(s->need[s->nneed].hash, e->hash, VC_RELEASE_HASH);
-                s->need[s->nneed++].size = e->size;
+                fed_need_t *n = &s->need[s->nneed++];
+                memset(n, 0, sizeof(*n));
+                memcpy(n->hash, e->hash, VC_RELEASE_HASH);
+                n->size = e->size;
+                /* The same path in the current release: what changed in it
+                 * may come as a delta. Not worth it for a small file. */
+                char *base = current[0] ? vc_asprintf("%s/releases/%s/%s", site->deploy_to, current, e->path) : NULL;
+                if (base && e->size >= 1024 && lstat(base, &st) == 0 && S_ISREG(st.st_mode))
+                    n->base = base;
+                else
+                    free(base);
             }
         }
         if (rc != 0)
@@ -194,6 +206,8 @@ static int lay_out(fed_t *f, const vc_site_t *site, fed_staging_t *s, char *why,
     for (size_t i = 0; i < s->nneed; i++)
         if (u == 0 || need_cmp(&s->need[u - 1], &s->need[i]) != 0)
             s->need[u++] = s->need[i];
+        else
+            free(s->need[i].base);
     s->nneed = u;
     return rc;
 }
@@ -206,11 +220,15 @@ static int free_slot(fed_t *f)
     return -1;
 }
 
+static void stage_with(fed_t *f, const vc_site_t *site, const char *text, size_t len, const char *sig_hex,
+                       Vc__Reply *reply);
+
 void stage_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
-    if (cmd->n_args != 2) {
-        vc_reply_fail(reply, "usage: stage SITE SIGNATURE, with the manifest as the payload");
+    if (cmd->n_args != 2 && cmd->n_args != 3) {
+        vc_reply_fail(reply, "usage: stage SITE SIGNATURE [BASE], with the manifest (or its delta against release "
+                             "BASE's) as the payload");
         return;
     }
     const vc_site_t *site = fed_site(f, cmd->args[0], reply);
@@ -218,9 +236,25 @@ void stage_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         return;
     const char *text = (const char *)cmd->payload.data;
     size_t len = cmd->payload.len;
+    char why[512];
+    char *patched = NULL;
+    if (cmd->n_args == 3) {
+        patched = deltas_manifest(f, site->name, cmd->args[2], text, len, &len, why, sizeof(why));
+        if (patched == NULL)
+            return stage_fail(f, reply, site->name, NULL, "%s", why);
+        text = patched;
+    }
+    stage_with(f, site, text, len, cmd->args[1], reply);
+    free(patched);
+}
+
+/* The manifest text, whole. */
+static void stage_with(fed_t *f, const vc_site_t *site, const char *text, size_t len, const char *sig_hex,
+                       Vc__Reply *reply)
+{
     unsigned char sig[VC_RELEASE_SIGNATURE];
     char key[VC_RELEASE_NAME_MAX + 1], why[512];
-    if (vc_release_unhex(cmd->args[1], sig, sizeof(sig)) < 0)
+    if (vc_release_unhex(sig_hex, sig, sizeof(sig)) < 0)
         return stage_fail(f, reply, site->name, NULL, "the signature is not %d hex digits", 2 * VC_RELEASE_SIGNATURE);
     if (trust_signer(f, text, len, sig, key, sizeof(key)) < 0)
         return stage_fail(
@@ -299,6 +333,7 @@ void stage_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_record_field(rec, "hash", "%s", hex);
         vc_record_field(rec, "size", "%llu", (unsigned long long)s->need[i].size);
     }
+    deltas_signatures(s, reply);
 }
 
 void stage_tick(fed_t *f)
