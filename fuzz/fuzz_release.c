@@ -1,8 +1,12 @@
-/* libFuzzer: a release's manifest (libcommon/vc_release.c), what vc-fed
- * reads from a deployer (and, in a cluster, from another node). What it
- * accepts has paths inside the release, each entry's directory listed
- * before it, links that stay inside, entries sorted and once each; and it
- * prints back to the same bytes, which parse to the same release. */
+/* libFuzzer: what vc-fed reads from a deployer (and, in a cluster, from
+ * another node). An input starting with 'D' is a librsync delta
+ * (libcommon/vc_delta.c) applied to a fixed basis: it never rebuilds more
+ * than the bound, whatever its commands ask. Any other input is a
+ * release's manifest (libcommon/vc_release.c): what is accepted has paths
+ * inside the release, each entry's directory listed before it, links that
+ * stay inside, entries sorted and once each; and it prints back to the
+ * same bytes, which parse to the same release. */
+#include "vc_delta.h"
 #include "vc_release.h"
 
 #include <stdlib.h>
@@ -29,8 +33,21 @@ static void check(const vc_release_t *r)
     }
 }
 
+static void delta(const uint8_t *data, size_t size)
+{
+    static const char basis[] = "velocity-release 1\nsite s\nid a\ncreated 1\nsigner k\nmessage \nd 755 public\n";
+    vc_delta_out_t out = {0};
+    if (vc_delta_apply_mem(basis, sizeof(basis) - 1, data, size, 4096, &out) == 0 && out.len > 4096)
+        abort();
+    free(out.data);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    if (size > 0 && data[0] == 'D') {
+        delta(data + 1, size - 1);
+        return 0;
+    }
     vc_release_t r, again;
     char why[256];
     if (vc_release_parse((const char *)data, size, &r, why, sizeof(why)) < 0)
