@@ -294,3 +294,29 @@ def test_a_release_that_fails_its_health_check_is_rolled_back(deployed):
     assert listed[second]["bad"] == "yes" and listed[first]["state"] == "current"
     back = s.events_of("fed.release.rolled_back", lambda e: len(e) >= 1)
     assert back[0]["fields"] == {"site": "deploy", "release": first, "from": second}, back
+
+
+def test_a_changed_file_and_the_manifest_travel_as_deltas(deployed):
+    """A 200 KB file in which 50 bytes changed, in an app of 60 files:
+    the manifest goes as a delta against the current release's, the file
+    as a delta against the node's copy, and what they rebuild is what the
+    deployer has."""
+    s = deployed
+    write_app(s.app, "v1", extra_files=60)
+    data = "".join("line %06d of the catalogue\n" % i for i in range(7300)).encode()
+    with open(os.path.join(s.app, "lib", "catalogue.txt"), "wb") as f:
+        f.write(data)
+    r = s.vc("deploy", "deploy", s.app, check=True)
+    assert "a delta" not in r.stdout, r.stdout  # the first release: nothing to make one against
+    changed = data[:100000] + b"x" * 50 + data[100050:]
+    with open(os.path.join(s.app, "lib", "catalogue.txt"), "wb") as f:
+        f.write(changed)
+    r = s.vc("deploy", "deploy", s.app, check=True)
+    second = release_of(r.stdout)
+    manifest = int(re.search(r"^manifest: (\d+) bytes \(a delta against release", r.stdout, re.M).group(1))
+    sent = int(re.search(r"^staged: (\d+) bytes sent", r.stdout, re.M).group(1))
+    assert manifest < 3000 and sent < 8000, r.stdout
+    with open(os.path.join(s.srv, "releases", second, "lib", "catalogue.txt"), "rb") as f:
+        assert f.read() == changed
+    listed = {x["id"]: x for x in json.loads(s.vc("releases", "deploy", "--json", check=True).stdout)}
+    assert int(listed[second]["bytes_received"]) < 8000
