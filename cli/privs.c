@@ -226,7 +226,7 @@ static int keys_readable(const privs_t *pv, const vc_config_t *cfg, char *err, s
  * is made, DEPLOY_TO for vc-fed (the suite's user), which writes the
  * releases and the current link, and each shared path for the site's
  * pool, whose PHP writes there. What exists is left as its owner has it. */
-static void prepare_deploys(const privs_t *pv, const vc_config_t *cfg)
+void privs_prepare_deploys(const privs_t *pv, const vc_config_t *cfg)
 {
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
@@ -290,7 +290,7 @@ int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_di
     for (size_t i = 0; rc == 0 && i < pv->npools; i++)
         rc = prepare_pool(pv, &pv->pools[i], data_dir, err, errlen);
     if (rc == 0)
-        prepare_deploys(pv, cfg);
+        privs_prepare_deploys(pv, cfg);
     return rc;
 }
 

@@ -48,6 +48,10 @@ void privs_fini(privs_t *pv);
  * only makes the pools' directories. */
 int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_dir, char *err, size_t errlen);
 
+/* A deployed site's directory and its shared paths, made where missing
+ * (docs/deploys.md); at start and on each reload. */
+void privs_prepare_deploys(const privs_t *pv, const vc_config_t *cfg);
+
 /* Writes the configuration version for each pool, which may not open
  * LMDB (vc_config_pool_file): readable by it, writable only by us, and
  * without the secrets (vc_config_for_pool): its scripts can read it. */

@@ -83,6 +83,8 @@ struct sup {
  * supervision entry says (vc_settings.h): one, one per pool, or a setting
  * (front.processes). */
 size_t sup_copies_of(const sup_t *s, const vc_section_t *sec);
+/* The same for another configuration (a reload's). */
+size_t sup_copies_in(const sup_t *s, const vc_config_t *cfg, const vc_section_t *sec);
 /* k gets the listening sockets (a front). */
 int sup_serves_clients(const child_t *k);
 /* Whether k's successor can run beside it while it finishes (sup_replace):

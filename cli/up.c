@@ -66,6 +66,18 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
         snprintf(err, errlen, "the pools or users changed: restart the suite (vc stop; vc up) to apply them");
         vc_config_destroy(&cfg);
     }
+    /* So is the set of daemons (vc-mesh with cluster.node, vc-fed with a
+     * deployed site, front.processes). */
+    for (size_t i = 0; cfg != NULL && s->cfg != NULL && vc_sections[i]; i++) {
+        const vc_section_t *sec = vc_sections[i];
+        if (sec->supervision && sec->supervision->copies != VC_COPIES_PER_POOL &&
+            sup_copies_in(s, s->cfg, sec) != sup_copies_in(s, cfg, sec)) {
+            snprintf(err, errlen,
+                     "%s would run %zu times instead of %zu: restart the suite (vc stop; vc up) to apply it",
+                     sec->supervision->binary, sup_copies_in(s, cfg, sec), sup_copies_in(s, s->cfg, sec));
+            vc_config_destroy(&cfg);
+        }
+    }
     if (cfg != NULL && s->store != NULL) {
         int64_t n = vc_confstore_put(s->store, v, 20);
         if (n < 0) {
@@ -100,6 +112,7 @@ static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
     }
     vc_config_destroy(&s->cfg);
     s->cfg = cfg;
+    privs_prepare_deploys(&s->privs, cfg); /* a site newly deployed */
     char ver[24];
     snprintf(ver, sizeof(ver), "%llu", (unsigned long long)cfg->version);
     vc_log(VC_LOG_NOTICE, "up", "configuration version %s loaded", ver);

@@ -320,3 +320,27 @@ def test_a_changed_file_and_the_manifest_travel_as_deltas(deployed):
         assert f.read() == changed
     listed = {x["id"]: x for x in json.loads(s.vc("releases", "deploy", "--json", check=True).stdout)}
     assert int(listed[second]["bytes_received"]) < 8000
+
+
+def test_a_reload_adds_a_deployed_site_but_never_stops_vc_fed(deployed, tmp_path):
+    """A second deployed site comes with a reload: its directory is made
+    and vc-fed takes it. A reload that would leave no site deployed (and
+    so no vc-fed) is refused: the set of daemons changes only with a
+    restart of the suite."""
+    s = deployed
+    sites = os.path.join(s.conf, "sites-enabled")
+    blog = str(tmp_path / "blog")
+    with open(os.path.join(sites, "blog.conf"), "w") as f:
+        f.write('site: { hosts = ["blog.test"]; root = "%s/current"; deploy_to = "%s"; };\n' % (blog, blog))
+    r = s.vc("reload")
+    assert r.returncode == 0, r.stderr
+    assert os.path.isdir(blog)
+    write_app(s.app, "b1")
+    r = s.vc("deploy", "blog", s.app, check=True)
+    assert os.path.islink(os.path.join(blog, "current")), r.stdout
+    for name in ("blog.conf", "deploy.conf"):
+        os.rename(os.path.join(sites, name), os.path.join(str(tmp_path), name))
+    with open(os.path.join(sites, "plain.conf"), "w") as f:
+        f.write('site: { default = true; root = "%s"; };\n' % str(tmp_path))
+    r = s.vc("reload")
+    assert r.returncode != 0 and "vc-fed would run 0 times instead of 1: restart the suite" in r.stderr, r.stderr
