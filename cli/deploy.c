@@ -152,6 +152,17 @@ static void release_id(deploy_t *d)
     d->rel.created = (int64_t)ts.tv_sec;
 }
 
+static void progress(size_t done, size_t total, uint64_t sent)
+{
+    char bar[41];
+    size_t fill = done * (sizeof(bar) - 1) / total;
+    memset(bar, '#', fill);
+    memset(bar + fill, '.', sizeof(bar) - 1 - fill);
+    bar[sizeof(bar) - 1] = '\0';
+    printf("\r[%s] %zu of %zu files, %llu bytes", bar, done, total, (unsigned long long)sent);
+    fflush(stdout);
+}
+
 static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch)
 {
     Vc__Reply *r = NULL;
@@ -177,8 +188,15 @@ static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, con
     printf("staging: %zu files to send (%llu bytes), %s linked from earlier releases\n", r->n_records,
            (unsigned long long)need_bytes, vc_reply_get(r, "linked") ? vc_reply_get(r, "linked") : "0");
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < r->n_records; i++)
+    /* On a terminal, a line that shows how far the sending is. */
+    int tty = isatty(STDOUT_FILENO) && r->n_records > 0;
+    for (size_t i = 0; rc == 0 && i < r->n_records; i++) {
         rc = send_file(zctx, cfg, d, r->records[i], r, &sent);
+        if (tty)
+            progress(i + 1, r->n_records, sent);
+    }
+    if (tty)
+        putchar('\n');
     vc__reply__free_unpacked(r, NULL);
     r = NULL;
     const char *ids[2] = {d->site, d->rel.id};
