@@ -252,18 +252,27 @@ static int number(const char *s, size_t n, int base, uint64_t max, uint64_t *out
     return 0;
 }
 
-/* Whether path's parent is a directory listed (the release's root is). */
+/* Whether path's parent is a directory listed (the release's root is).
+ * The entries so far are sorted (checked before this): a binary search. */
 static int parent_listed(const vc_release_t *r, const char *path)
 {
     const char *slash = strrchr(path, '/');
     if (slash == NULL)
         return 1;
-    size_t n = (size_t)(slash - path);
-    /* Entries come parents first: look back from the end. */
-    for (size_t i = r->n; i-- > 0;)
-        if (r->entries[i].kind == VC_REL_DIR && strlen(r->entries[i].path) == n &&
-            memcmp(r->entries[i].path, path, n) == 0)
-            return 1;
+    size_t n = (size_t)(slash - path), lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const char *p = r->entries[mid].path;
+        int c = strncmp(p, path, n);
+        if (c == 0 && p[n] != '\0')
+            c = 1; /* longer than the parent: after it */
+        if (c == 0)
+            return r->entries[mid].kind == VC_REL_DIR;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     return 0;
 }
 
