@@ -49,18 +49,18 @@ typedef enum {
 
 /* How `vc up` runs the daemon. */
 typedef struct vc_supervision {
-    const char *binary;         /* in the suite's bin directory */
-    int order;                  /* started in rising order, stopped in falling */
-    vc_copies_t copies;         /* each copy gets VC_INSTANCE (0, 1, ...) */
-    const char *copies_setting; /* VC_COPIES_SETTING, VC_COPIES_IF: which */
+    const char *binary;                               /* in the suite's bin directory */
+    int order;                                        /* started in rising order, stopped in falling */
+    vc_copies_t copies;                               /* each copy gets VC_INSTANCE (0, 1, ...) */
+    const char *copies_setting;                       /* VC_COPIES_SETTING, VC_COPIES_IF: which */
     size_t (*copies_fn)(const struct vc_config *cfg); /* VC_COPIES_FN */
-    int serves_clients;         /* it gets the listening sockets (VC_LISTEN_FDS;
-                                 * the admin one to copy 0 only) */
-    int overlaps;               /* `vc restart` starts its successor first and
-                                 * stops it once that one is ready */
-    int reload_by_replacing;    /* it applies a new configuration by being
-                                 * replaced (else: its `reload` command) */
-    int ready_timeout_ms;       /* to say it is ready; 0: 15 s */
+    int serves_clients;                               /* it gets the listening sockets (VC_LISTEN_FDS;
+                                                       * the admin one to copy 0 only) */
+    int overlaps;                                     /* `vc restart` starts its successor first and
+                                                       * stops it once that one is ready */
+    int reload_by_replacing;                          /* it applies a new configuration by being
+                                                       * replaced (else: its `reload` command) */
+    int ready_timeout_ms;                             /* to say it is ready; 0: 15 s */
 } vc_supervision_t;
 
 typedef struct vc_section {

@@ -23,11 +23,7 @@
 void manifest_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
-    if (cmd->n_args != 1) {
-        vc_reply_fail(reply, "usage: manifest SITE");
-        return;
-    }
-    const vc_site_t *s = fed_site(f, cmd->args[0], reply);
+    const vc_site_t *s = fed_site_arg(f, cmd, "manifest SITE", reply);
     if (s == NULL)
         return;
     char current[VC_RELEASE_ID_MAX + 1];

@@ -64,6 +64,8 @@ typedef struct fed {
 /* The site named, if it is deployed (has deploy_to); else NULL, with a
  * reason in the reply. */
 const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply);
+/* The same for a verb whose one argument is the site; usage if not. */
+const vc_site_t *fed_site_arg(fed_t *f, const Vc__Command *cmd, const char *usage, Vc__Reply *reply);
 
 /* trust.c: the keys this node trusts. */
 void trust_add_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);

@@ -26,6 +26,15 @@ const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply)
     return NULL;
 }
 
+const vc_site_t *fed_site_arg(fed_t *f, const Vc__Command *cmd, const char *usage, Vc__Reply *reply)
+{
+    if (cmd->n_args != 1) {
+        vc_reply_fail(reply, "usage: %s", usage);
+        return NULL;
+    }
+    return fed_site(f, cmd->args[0], reply);
+}
+
 static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     (void)cmd;

@@ -115,11 +115,7 @@ void releases_free(Vc__Release **r, size_t n)
 void releases_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
-    if (cmd->n_args != 1) {
-        vc_reply_fail(reply, "usage: releases SITE");
-        return;
-    }
-    const vc_site_t *s = fed_site(f, cmd->args[0], reply);
+    const vc_site_t *s = fed_site_arg(f, cmd, "releases SITE", reply);
     if (s == NULL)
         return;
     char current[VC_RELEASE_ID_MAX + 1];
