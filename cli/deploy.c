@@ -6,7 +6,7 @@
  */
 #include "cli.h"
 #include "deploy.h"
-#include "vc_delta.h"
+#include "vc_push.h"
 #include "vc_ctl.h"
 #include "vc_util.h"
 
@@ -20,26 +20,41 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#define CHUNK (1 << 20)
 #define STAGE_TIMEOUT_MS 120000
 
-int deploy_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
-                const void *payload, size_t plen, Vc__Reply **r, int quiet)
+/* A call to this node's vc-fed; prints why it failed. 0 or -1. */
+static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
+                    const void *payload, size_t plen, Vc__Reply **r)
 {
     char *ep = vc_config_endpoint(cfg, "ctl-vc-fed");
     int rc = vc_ctl_call_payload(zctx, ep, verb, args, nargs, payload, plen, STAGE_TIMEOUT_MS, r);
     free(ep);
     if (rc < 0)
         fprintf(stderr, "vc deploy: vc-fed does not answer: %s\n", vc_strerror(rc));
-    else if (*r && !(*r)->ok && !quiet)
+    else if (*r && !(*r)->ok)
         fprintf(stderr, "vc %s: %s\n", strcmp(verb, "rollback") ? "deploy" : "rollback", (*r)->message);
     return rc < 0 || *r == NULL || !(*r)->ok ? -1 : 0;
 }
 
-static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
-                    const void *payload, size_t plen, Vc__Reply **r)
+/* In a cluster, the staged release handed on by this node's vc-fed to
+ * every other node of the site, each one's outcome printed: 0 when all
+ * staged it (or there is no other node). */
+static int deploy_spread(void *zctx, const vc_config_t *cfg, const deploy_t *d)
 {
-    return deploy_call(zctx, cfg, verb, args, nargs, payload, plen, r, 0);
+    Vc__Reply *r = NULL;
+    const char *ids[2] = {d->site, d->rel.id};
+    int rc = fed_call(zctx, cfg, "spread", ids, 2, NULL, 0, &r);
+    for (size_t i = 0; r && i < r->n_records; i++) {
+        const Vc__Record *n = r->records[i];
+        const char *why = vc_record_get(n, "why");
+        printf("node %s: %s, %s bytes sent, %s bytes of signatures received%s%s\n", vc_record_get(n, "node"),
+               vc_record_get(n, "state"), vc_record_get(n, "sent"), vc_record_get(n, "received"), why ? ": " : "",
+               why ? why : "");
+    }
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    fflush(stdout);
+    return rc;
 }
 
 /* The one key in the key directory, when --key does not name one. */
@@ -63,56 +78,6 @@ static char *only_key(void)
     }
     free(dir);
     return found;
-}
-
-static const char *file_with(const deploy_t *d, const char *hex)
-{
-    unsigned char hash[VC_RELEASE_HASH];
-    if (vc_release_unhex(hex, hash, sizeof(hash)) < 0)
-        return NULL;
-    for (size_t i = 0; i < d->rel.n; i++)
-        if (d->rel.entries[i].kind == VC_REL_FILE && !memcmp(d->rel.entries[i].hash, hash, sizeof(hash)))
-            return d->rel.entries[i].path;
-    return NULL;
-}
-
-/* Sends one needed file: as a delta if vc-fed offered a signature and the
- * delta is small, else whole, a chunk at a time. */
-static int send_file(void *zctx, const vc_config_t *cfg, const deploy_t *d, const Vc__Record *need,
-                     const Vc__Reply *stage, uint64_t *sent)
-{
-    const char *hex = vc_record_get(need, "hash");
-    const char *rel = file_with(d, hex);
-    if (rel == NULL) {
-        fprintf(stderr, "vc deploy: vc-fed asked for %s, which the release does not hold\n", hex);
-        return -1;
-    }
-    char *path = vc_asprintf("%s/%s", d->root, rel);
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), rc = fd < 0 ? -1 : 0;
-    if (fd < 0)
-        fprintf(stderr, "vc deploy: cannot read \"%s\"\n", path);
-    if (fd >= 0 && deploy_send_delta(zctx, cfg, d, fd, need, stage, sent) == 0) {
-        close(fd);
-        free(path);
-        return 0;
-    }
-    char *buf = vc_malloc(CHUNK);
-    uint64_t off = 0;
-    for (ssize_t n; rc == 0 && (n = read(fd, buf, CHUNK)) > 0; off += (uint64_t)n) {
-        char offs[24];
-        snprintf(offs, sizeof(offs), "%llu", (unsigned long long)off);
-        const char *args[] = {d->site, d->rel.id, hex, offs};
-        Vc__Reply *r = NULL;
-        rc = fed_call(zctx, cfg, "object", args, 4, buf, (size_t)n, &r);
-        if (r)
-            vc__reply__free_unpacked(r, NULL);
-        *sent += (uint64_t)n;
-    }
-    free(buf);
-    if (fd >= 0)
-        close(fd);
-    free(path);
-    return rc;
 }
 
 static int parse_args(deploy_t *d, int *no_switch, int argc, char **argv)
@@ -152,60 +117,61 @@ static void release_id(deploy_t *d)
     d->rel.created = (int64_t)ts.tv_sec;
 }
 
-static void progress(size_t done, size_t total, uint64_t sent)
+/* Where vc-fed is: this node's. */
+typedef struct deploy_target {
+    void *zctx;
+    const vc_config_t *cfg;
+} deploy_target_t;
+
+/* What vc-fed is asked, for vc_push: its failure in why. */
+static int push_call(void *arg, const char *verb, const char *const *args, size_t nargs, const void *payload,
+                     size_t plen, Vc__Reply **r, char *why, size_t wlen)
 {
+    const deploy_target_t *t = arg;
+    char *ep = vc_config_endpoint(t->cfg, "ctl-vc-fed");
+    int rc = vc_ctl_call_payload(t->zctx, ep, verb, args, nargs, payload, plen, STAGE_TIMEOUT_MS, r);
+    free(ep);
+    if (rc < 0)
+        snprintf(why, wlen, "vc-fed does not answer: %s", vc_strerror(rc));
+    return rc < 0 ? -1 : 0;
+}
+
+static void progress(const vc_push_t *p, size_t done)
+{
+    if (done == 0) {
+        printf("manifest: %llu bytes%s%s%s\n", (unsigned long long)p->manifest_bytes,
+               p->base[0] ? " (a delta against release " : "", p->base, p->base[0] ? "'s)" : "");
+        printf("staging: %zu files to send (%llu bytes), %llu linked from earlier releases\n", p->nneed,
+               (unsigned long long)p->need_bytes, (unsigned long long)p->linked);
+    }
+    /* On a terminal, a line that shows how far the sending is. */
+    if (!isatty(STDOUT_FILENO) || p->nneed == 0)
+        return;
     char bar[41];
-    size_t fill = done * (sizeof(bar) - 1) / total;
+    size_t fill = done * (sizeof(bar) - 1) / p->nneed;
     memset(bar, '#', fill);
     memset(bar + fill, '.', sizeof(bar) - 1 - fill);
     bar[sizeof(bar) - 1] = '\0';
-    printf("\r[%s] %zu of %zu files, %llu bytes", bar, done, total, (unsigned long long)sent);
+    printf("\r[%s] %zu of %zu files, %llu bytes%s", bar, done, p->nneed, (unsigned long long)p->sent,
+           done == p->nneed ? "\n" : "");
     fflush(stdout);
 }
 
 static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch)
 {
-    Vc__Reply *r = NULL;
-    char base[VC_RELEASE_ID_MAX + 1] = "";
-    vc_delta_out_t mdelta = {0};
-    uint64_t received = 0; /* signatures, to make deltas against */
-    int as_delta = deploy_manifest_delta(zctx, cfg, d, &mdelta, base, sizeof(base), &received) == 0;
-    const char *args[3] = {d->site, sig_hex, base};
-    int staged = fed_call(zctx, cfg, "stage", args, as_delta ? 3 : 2, as_delta ? mdelta.data : (void *)d->text,
-                          as_delta ? mdelta.len : d->len, &r);
-    uint64_t need_bytes = 0, sent = as_delta ? mdelta.len : d->len;
-    received += r ? r->payload.len : 0;
-    printf("manifest: %llu bytes%s%s%s\n", (unsigned long long)sent, as_delta ? " (a delta against release " : "", base,
-           as_delta ? "'s)" : "");
-    free(mdelta.data);
-    if (staged < 0) {
-        if (r)
-            vc__reply__free_unpacked(r, NULL);
+    deploy_target_t t = {zctx, cfg};
+    vc_push_t p = {.rel = &d->rel, .text = d->text, .len = d->len, .sig_hex = sig_hex, .root = d->root,
+                   .call = push_call, .arg = &t, .progress = progress};
+    if (vc_push_stage(&p) < 0) {
+        fprintf(stderr, "vc deploy: %s\n", p.why);
         return -1;
     }
-    for (size_t i = 0; i < r->n_records; i++)
-        need_bytes += strtoull(vc_record_get(r->records[i], "size"), NULL, 10);
-    printf("staging: %zu files to send (%llu bytes), %s linked from earlier releases\n", r->n_records,
-           (unsigned long long)need_bytes, vc_reply_get(r, "linked") ? vc_reply_get(r, "linked") : "0");
-    int rc = 0;
-    /* On a terminal, a line that shows how far the sending is. */
-    int tty = isatty(STDOUT_FILENO) && r->n_records > 0;
-    for (size_t i = 0; rc == 0 && i < r->n_records; i++) {
-        rc = send_file(zctx, cfg, d, r->records[i], r, &sent);
-        if (tty)
-            progress(i + 1, r->n_records, sent);
-    }
-    if (tty)
-        putchar('\n');
-    vc__reply__free_unpacked(r, NULL);
-    r = NULL;
+    printf("staged: %llu bytes sent, %llu bytes of signatures received\n", (unsigned long long)p.sent,
+           (unsigned long long)p.received);
+    fflush(stdout);
+    int rc = deploy_spread(zctx, cfg, d);
+    Vc__Reply *r = NULL;
     const char *ids[2] = {d->site, d->rel.id};
-    if (rc == 0 && (rc = fed_call(zctx, cfg, "commit", ids, 2, NULL, 0, &r)) == 0)
-        printf("staged: %llu bytes sent, %llu bytes of signatures received\n", (unsigned long long)sent,
-               (unsigned long long)received);
-    if (r)
-        vc__reply__free_unpacked(r, NULL);
-    r = NULL;
     if (rc == 0 && !no_switch && (rc = fed_call(zctx, cfg, "switch", ids, 2, NULL, 0, &r)) == 0)
         printf("switched: %s\n", r->message);
     if (r)

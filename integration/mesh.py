@@ -159,7 +159,10 @@ class Cluster:
     """n nodes; node i talks to NATS member i. Timings are short so that
     the tests wait little: heartbeat 200 ms, suspect 600 ms, gone 1.5 s."""
 
-    def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf="", hosts=("shop.test",), more_sites=None):
+    def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf="", hosts=("shop.test",), more_sites=None,
+                 env=None):
+        """more_sites: name -> the site's settings; "{node}" in them is
+        the node's name (each node's own directories on one machine)."""
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
@@ -181,9 +184,9 @@ class Cluster:
                         f'  realtime_apps = ["{APP[0]} {APP[1]} {APP[2]}"]; {extra_site} }};\n')
             for name, body in (more_sites or {}).items():
                 with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
-                    f.write("site: { %s };\n" % body)
+                    f.write("site: { %s };\n" % body.replace("{node}", f"web{i + 1}"))
             self.confs.append(conf)
-            self.nodes.append(Suite(conf=conf, root="", args=["--workers", "2"]))
+            self.nodes.append(Suite(conf=conf, root="", args=["--workers", "2"], env=env))
 
     def start(self):
         for m in self.nats:

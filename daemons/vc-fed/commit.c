@@ -325,6 +325,7 @@ void commit_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_ok(reply, "release %s is staged", s->id);
         vc_reply_field(reply, "bytes_received", "%s", bytes);
         vc_reply_field(reply, "files_linked", "%s", linked);
+        together_committed(f, site, s->id); /* a node catching up switches now */
     }
     free(final);
     stage_free(s, 1);

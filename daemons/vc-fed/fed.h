@@ -14,9 +14,11 @@
 
 #include "fed.pb-c.h"
 #include "vc_daemon.h"
+#include "vc_mesh.h"
 #include "vc_release.h"
 #include "vc_store.h"
 
+#include <nats/nats.h>
 #include <stdint.h>
 
 /* The "fed.*" settings (settings.c). */
@@ -53,12 +55,55 @@ typedef struct fed_staging {
 
 #define FED_STAGINGS 8
 
+/* In a cluster (cluster.c): the bucket of release pointers and what each
+ * node made of them, and the subject a node's vc-fed is called on. */
+#define FED_BUCKET "vc_fed"
+#define FED_CALL_SUBJECT "vc.fed.call."
+enum { FED_ITEM_BUCKET, FED_ITEM_SPREAD }; /* what the cluster's inbox holds */
+
+/* A release handed on to other nodes (spread.c): which took it. */
+typedef struct fed_spread {
+    char *site, *id;
+    char **nodes;
+    size_t n;
+} fed_spread_t;
+#define FED_SPREADS 16
+
+/* The pointer last heard for a site (together.c). */
+typedef struct fed_pointer {
+    char *site;
+    char id[VC_RELEASE_ID_MAX + 1];
+    char origin[64];
+    int back;
+    uint64_t rev;
+} fed_pointer_t;
+
+/* A switch this node moved the pointer for, waiting for every node. */
+typedef struct fed_wait {
+    vc_ctl_later_t *later; /* NULL: the slot is free */
+    char *site, *id, *prev;
+    int back;
+    uint64_t rev, deadline_ms;
+    char **nodes, **said; /* said[i]: "ok", "failed", "missing", or NULL */
+    size_t n;
+} fed_wait_t;
+#define FED_WAITS 8
+
+typedef struct fed_cluster fed_cluster_t;
+
 typedef struct fed {
     vc_daemon_t d;
     const fed_settings_t *cfg;
     vc_store_t *store;
     fed_staging_t *staging[FED_STAGINGS];
     uint64_t staged, switched, refused;
+    fed_cluster_t *cl; /* NULL: one machine alone */
+    fed_spread_t spreads[FED_SPREADS];
+    size_t next_spread;
+    void *spreading; /* spread.c's jobs under way */
+    fed_pointer_t *pointers;
+    size_t npointers;
+    fed_wait_t waits[FED_WAITS];
 } fed_t;
 
 /* The site named, if it is deployed (has deploy_to); else NULL, with a
@@ -114,10 +159,50 @@ int fed_remove_tree(const char *path);
 
 /* switch.c */
 void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* This node to release r (back: a rollback, the release left is marked
+ * bad; else the health check runs, and a failure comes back by itself).
+ * 0, or -1; either way the reply says what happened. */
+int switch_apply(fed_t *f, const vc_site_t *s, Vc__Release *r, int back, Vc__Reply *reply);
 void rollback_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 /* health.c: site.health_check answers 200 through this node's front
  * within fed.health_timeout: 0, or -1 with what it answered. */
 int health_check(fed_t *f, const vc_site_t *s, char *why, size_t wlen);
+
+/* cluster.c: this node's link to the others (NULL alone). */
+int cluster_open(fed_t *f);
+void cluster_close(fed_t *f);
+void cluster_tick(fed_t *f);
+int cluster_on(const fed_t *f);
+int cluster_ready_now(const fed_t *f);
+const char *cluster_node(const fed_t *f);
+int cluster_fd(const fed_t *f);
+void cluster_heard(void *arg); /* the loop's: what the inbox holds */
+void cluster_put_item(fed_t *f, int kind, void *data);
+/* One command to another node's vc-fed (any thread): 0 and *r, or -1. */
+int cluster_call(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs,
+                 const void *payload, size_t plen, Vc__Reply **r, char *why, size_t wlen);
+/* The same, not waited for. */
+void cluster_ask(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs);
+/* The other nodes whose roster entry lists site. */
+size_t cluster_peers(fed_t *f, const char *site, char ***out);
+void cluster_peers_free(char **peers, size_t n);
+/* "KIND.HEX" or "KIND.HEX.NODE", and back from HEX. */
+void cluster_key(char *key, size_t len, const char *kind, const char *site, const char *node);
+int cluster_site_of_key(const char *hex, size_t hexlen, char *site, size_t len);
+kvStore *cluster_bucket(fed_t *f); /* NULL until set up */
+
+/* spread.c */
+void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void spread_done(fed_t *f);
+int spread_holds(const fed_t *f, const char *site, const char *id, const char *node);
+void spread_fini(fed_t *f);
+
+/* together.c */
+void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc__Reply *reply);
+void together_heard(fed_t *f, natsMsg *msg);
+void together_committed(fed_t *f, const vc_site_t *s, const char *id);
+void together_tick(fed_t *f);
+void together_fini(fed_t *f);
 
 /* The release a site's current link names ("" if none). */
 void fed_current(const vc_site_t *s, char *id, size_t len);

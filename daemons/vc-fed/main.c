@@ -79,6 +79,8 @@ static const vc_verb_t verbs[] = {
     {"rollback", "SITE [RELEASE]", "back to the previous release (or the one named); the one left is bad",
      rollback_verb},
     {"releases", "SITE", "the site's releases, oldest first", releases_verb},
+    {"spread", "SITE RELEASE [NODE]", "stage a release staged here on the site's other nodes (or the one named)",
+     spread_verb},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -89,6 +91,8 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 static void tick(void *arg)
 {
     stage_tick(arg);
+    cluster_tick(arg);
+    together_tick(arg);
 }
 
 int main(int argc, char **argv)
@@ -106,10 +110,16 @@ int main(int argc, char **argv)
         return 1;
     }
     vc_daemon_start(&f.d, on_command, &f);
+    if (cluster_open(&f) < 0)
+        return 1;
     vc_daemon_ready(&f.d);
-    vc_loop_t loop = {.ctl = f.d.ctl, .sigfd = f.d.sigfd, .arg = &f, .tick = tick, .tick_ms = 1000};
+    vc_watch_t watch[] = {{NULL, cluster_fd(&f), cluster_heard}};
+    vc_loop_t loop = {.ctl = f.d.ctl, .sigfd = f.d.sigfd, .arg = &f, .watch = watch,
+                      .nwatch = cluster_on(&f) ? 1 : 0, .tick = tick, .tick_ms = 250};
     vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
+    together_fini(&f);
+    cluster_close(&f); /* after it, no spread is under way */
     stage_fini(&f);
     vc_store_destroy(&f.store);
     vc_daemon_fini(&f.d);

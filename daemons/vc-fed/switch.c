@@ -193,6 +193,49 @@ static void switch_back(fed_t *f, const vc_site_t *s, Vc__Release *r, const char
         vc__release__free_unpacked(prev, NULL);
 }
 
+int switch_apply(fed_t *f, const vc_site_t *s, Vc__Release *r, int back, Vc__Reply *reply)
+{
+    char was[VC_RELEASE_ID_MAX + 1], why[1024];
+    fed_current(s, was, sizeof(was));
+    if (strcmp(was, r->id) == 0) {
+        vc_reply_ok(reply, "release %s is site \"%s\"'s current release already", r->id, s->name);
+        return 0;
+    }
+    if (do_switch(f, s, r, was, why, sizeof(why)) < 0) {
+        stage_fail(f, reply, s->name, r->id, "%s", why);
+        return -1;
+    }
+    if (!back && health_check(f, s, why, sizeof(why)) < 0) {
+        switch_back(f, s, r, was, why, reply);
+        return -1;
+    }
+    if (!back) {
+        vc_log(VC_LOG_NOTICE, "switch", "site \"%s\" runs release %s (was %s)", s->name, r->id, was[0] ? was : "none");
+        vc_bus_publish(f->d.bus, VC_EVENT(FED_RELEASE_SWITCHED), VC__SEVERITY__NOTICE, "site", s->name, "release",
+                       r->id, "previous", was, NULL);
+        vc_reply_ok(reply, "site \"%s\" runs release %s", s->name, r->id);
+        vc_reply_field(reply, "previous", "%s", was);
+        return 0;
+    }
+    /* The release left is bad: no later rollback goes back to it. */
+    Vc__Release *left = was[0] ? releases_get(f, s->name, was) : NULL;
+    if (left) {
+        left->bad = 1;
+        releases_put(f, left);
+        vc__release__free_unpacked(left, NULL);
+    }
+    if (r->bad) { /* named on purpose: good again */
+        r->bad = 0;
+        releases_put(f, r);
+    }
+    vc_log(VC_LOG_NOTICE, "switch", "site \"%s\" rolled back to release %s (from %s)", s->name, r->id, was);
+    vc_bus_publish(f->d.bus, VC_EVENT(FED_RELEASE_ROLLED_BACK), VC__SEVERITY__WARNING, "site", s->name, "release",
+                   r->id, "from", was, NULL);
+    vc_reply_ok(reply, "site \"%s\" runs release %s again (release %s is marked bad)", s->name, r->id, was);
+    vc_reply_field(reply, "previous", "%s", was);
+    return 0;
+}
+
 void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
@@ -204,23 +247,12 @@ void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     if (s == NULL)
         return;
     Vc__Release *r = releases_get(f, s->name, cmd->args[1]);
-    char was[VC_RELEASE_ID_MAX + 1], why[1024];
-    fed_current(s, was, sizeof(was));
     if (r == NULL)
         vc_reply_fail(reply, "no release %s of site \"%s\" is staged here", cmd->args[1], s->name);
-    else if (strcmp(was, r->id) == 0)
-        vc_reply_ok(reply, "release %s is site \"%s\"'s current release already", r->id, s->name);
-    else if (do_switch(f, s, r, was, why, sizeof(why)) < 0)
-        stage_fail(f, reply, s->name, r->id, "%s", why);
-    else if (health_check(f, s, why, sizeof(why)) < 0)
-        switch_back(f, s, r, was, why, reply);
-    else {
-        vc_log(VC_LOG_NOTICE, "switch", "site \"%s\" runs release %s (was %s)", s->name, r->id, was[0] ? was : "none");
-        vc_bus_publish(f->d.bus, VC_EVENT(FED_RELEASE_SWITCHED), VC__SEVERITY__NOTICE, "site", s->name, "release",
-                       r->id, "previous", was, NULL);
-        vc_reply_ok(reply, "site \"%s\" runs release %s", s->name, r->id);
-        vc_reply_field(reply, "previous", "%s", was);
-    }
+    else if (cluster_on(f))
+        together_switch(f, s, r->id, 0, reply);
+    else
+        switch_apply(f, s, r, 0, reply);
     if (r)
         vc__release__free_unpacked(r, NULL);
 }
@@ -252,7 +284,7 @@ void rollback_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     const vc_site_t *s = fed_site(f, cmd->args[0], reply);
     if (s == NULL)
         return;
-    char was[VC_RELEASE_ID_MAX + 1], why[1024];
+    char was[VC_RELEASE_ID_MAX + 1];
     fed_current(s, was, sizeof(was));
     Vc__Release *to = cmd->n_args == 2 ? releases_get(f, s->name, cmd->args[1]) : previous_of(f, s, was);
     if (to == NULL) {
@@ -264,27 +296,9 @@ void rollback_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     }
     if (to->bad && cmd->n_args == 1)
         vc_reply_fail(reply, "release %s is marked bad", to->id);
-    else if (strcmp(to->id, was) == 0)
-        vc_reply_ok(reply, "release %s is site \"%s\"'s current release already", to->id, s->name);
-    else if (do_switch(f, s, to, was, why, sizeof(why)) < 0)
-        stage_fail(f, reply, s->name, to->id, "%s", why);
-    else {
-        /* The release left is bad: no later rollback goes back to it. */
-        Vc__Release *left = was[0] ? releases_get(f, s->name, was) : NULL;
-        if (left) {
-            left->bad = 1;
-            releases_put(f, left);
-            vc__release__free_unpacked(left, NULL);
-        }
-        if (to->bad) { /* named on purpose: good again */
-            to->bad = 0;
-            releases_put(f, to);
-        }
-        vc_log(VC_LOG_NOTICE, "switch", "site \"%s\" rolled back to release %s (from %s)", s->name, to->id, was);
-        vc_bus_publish(f->d.bus, VC_EVENT(FED_RELEASE_ROLLED_BACK), VC__SEVERITY__WARNING, "site", s->name, "release",
-                       to->id, "from", was, NULL);
-        vc_reply_ok(reply, "site \"%s\" runs release %s again (release %s is marked bad)", s->name, to->id, was);
-        vc_reply_field(reply, "previous", "%s", was);
-    }
+    else if (cluster_on(f))
+        together_switch(f, s, to->id, 1, reply);
+    else
+        switch_apply(f, s, to, 1, reply);
     vc__release__free_unpacked(to, NULL);
 }

@@ -108,19 +108,19 @@ static int install(mesh_t *m, const Vc__MeshCert *c)
 static void on_cert_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_CERT, msg);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_CERT, msg);
 }
 
 static void on_reply_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_ANSWER_REPLY, msg);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_ANSWER_REPLY, msg);
 }
 
 static void on_answer_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_ANSWER, msg);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_ANSWER, msg);
 }
 
 natsStatus certs_setup(mesh_t *m)

@@ -2,6 +2,7 @@
  * only queue, and what is set up once it is up. */
 #include "mesh.h"
 #include "vc_log.h"
+#include "vc_nats.h"
 #include "vc_util.h"
 
 #include <sodium.h>
@@ -12,13 +13,13 @@
 static void on_link_event(natsConnection *nc, void *closure)
 {
     (void)nc;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_LINK, NULL);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_LINK, NULL);
 }
 
 static void on_roster_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_ROSTER, msg);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_ROSTER, msg);
 }
 
 /* JetStream did not store a purge this node published: back to the loop,
@@ -26,72 +27,20 @@ static void on_roster_msg(natsConnection *nc, natsSubscription *sub, natsMsg *ms
 static void on_publish_failed(jsCtx *js, jsPubAckErr *pae, void *closure)
 {
     (void)js;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_RESEND, pae->Msg);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_RESEND, pae->Msg);
     pae->Msg = NULL;
 }
 
 static void on_purge_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_PURGE, msg);
-}
-
-/* Credentials from cluster.*: a .creds file, or a user and the password
- * in a file (never in vc.conf itself). */
-static natsStatus credentials(natsOptions *o, const mesh_settings_t *c)
-{
-    if (c->credentials[0])
-        return natsOptions_SetUserCredentialsFromFiles(o, c->credentials, NULL);
-    if (!c->user[0])
-        return NATS_OK;
-    char *pw = vc_mesh_password(c);
-    if (pw == NULL) {
-        vc_log(VC_LOG_ERR, "link", "cannot read cluster.password_file \"%s\": %m", c->password_file);
-        return NATS_ERR;
-    }
-    natsStatus s = natsOptions_SetUserInfo(o, c->user, pw);
-    sodium_memzero(pw, strlen(pw));
-    free(pw);
-    return s;
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_PURGE, msg);
 }
 
 int link_open(mesh_t *m)
 {
-    const mesh_settings_t *c = m->cfg;
-    natsOptions *o = NULL;
-    natsStatus s = natsOptions_Create(&o);
-    char name[96];
-    snprintf(name, sizeof(name), "vc-mesh %s", c->node);
-    if (s == NATS_OK)
-        s = natsOptions_SetServers(o, (const char **)c->nats, (int)c->nnats);
-    if (s == NATS_OK)
-        s = natsOptions_SetName(o, name);
-    /* For ever, every half second: a node cut off keeps trying. */
-    if (s == NATS_OK)
-        s = natsOptions_SetMaxReconnect(o, -1);
-    if (s == NATS_OK)
-        s = natsOptions_SetReconnectWait(o, 500);
-    if (s == NATS_OK)
-        s = natsOptions_SetRetryOnFailedConnect(o, true, on_link_event, m);
-    if (s == NATS_OK)
-        s = natsOptions_SetDisconnectedCB(o, on_link_event, m);
-    if (s == NATS_OK)
-        s = natsOptions_SetReconnectedCB(o, on_link_event, m);
-    if (s == NATS_OK && c->ca[0])
-        s = natsOptions_LoadCATrustedCertificates(o, c->ca);
-    if (s == NATS_OK)
-        s = credentials(o, c);
-    if (s == NATS_OK) {
-        s = natsConnection_Connect(&m->nc, o);
-        if (s == NATS_NOT_YET_CONNECTED)
-            s = NATS_OK; /* it keeps trying; on_link_event says when */
-    }
-    natsOptions_Destroy(o);
-    if (s != NATS_OK) {
-        vc_log(VC_LOG_CRIT, "link", "cannot set up the link to NATS: %s (%s)", natsStatus_GetText(s),
-               nats_GetLastError(NULL));
+    if (vc_nats_connect(&m->nc, m->cfg, "vc-mesh", on_link_event, m) != NATS_OK)
         return -1;
-    }
     m->connected = natsConnection_Status(m->nc) == NATS_CONN_STATUS_CONNECTED;
     return 0;
 }

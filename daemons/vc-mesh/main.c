@@ -126,7 +126,7 @@ static void link_changed(mesh_t *m)
 static void on_inbox(void *arg)
 {
     mesh_t *m = arg;
-    for (inbox_item_t *it = inbox_take(&m->inbox), *next; it; it = next) {
+    for (vc_nats_item_t *it = vc_nats_inbox_take(&m->inbox), *next; it; it = next) {
         next = it->next;
         switch (it->kind) {
         case INBOX_LINK: link_changed(m); break;
@@ -179,7 +179,7 @@ int main(int argc, char **argv)
     m.can_seal = vc_mesh_seal_key(m.cfg, m.seal_key, why, sizeof(why)) == 0;
     if (!m.can_seal && m.cfg->secret_file[0])
         vc_log(VC_LOG_ERR, "certs", "certificates are not shared with the other nodes: %s", why);
-    if (inbox_init(&m.inbox) < 0) {
+    if (vc_nats_inbox_init(&m.inbox) < 0) {
         vc_log(VC_LOG_CRIT, "main", "eventfd() failed: %m");
         return 1;
     }
@@ -216,7 +216,7 @@ int main(int argc, char **argv)
     stall_stop(&m);
     certs_fini(&m);
     link_close(&m);
-    inbox_fini(&m.inbox);
+    vc_nats_inbox_fini(&m.inbox);
     rooms_bridge_close(&m);
     purges_fini(&m);
     roster_fini(&m);

@@ -6,7 +6,7 @@
  * (certs_shared.c), and the `nodes` verb.
  *
  * libnats calls back on threads of its own. Those callbacks do nothing
- * but queue what arrived in the inbox (inbox.c) and wake the daemon's one
+ * but queue what arrived in the inbox (libcommon/vc_nats.h) and wake the daemon's one
  * loop through an eventfd: everything else runs on the loop, so nothing
  * here needs a lock but the inbox's.
  */
@@ -15,6 +15,7 @@
 
 #include "vc_daemon.h"
 #include "vc_mesh.h"
+#include "vc_nats.h"
 
 #include <nats/nats.h>
 #include <pthread.h>
@@ -31,19 +32,7 @@ typedef enum {
     INBOX_CERT,
     INBOX_ANSWER,
     INBOX_ANSWER_REPLY
-} inbox_kind_t;
-
-typedef struct inbox_item {
-    struct inbox_item *next;
-    inbox_kind_t kind;
-    natsMsg *msg; /* NULL for INBOX_LINK */
-} inbox_item_t;
-
-typedef struct inbox {
-    pthread_mutex_t lock;
-    inbox_item_t *head, **tail;
-    int fd; /* eventfd: written when the inbox turns non-empty */
-} inbox_t;
+} inbox_kind_t; /* what a vc_nats_item_t holds */
 
 typedef enum { NODE_UP, NODE_SUSPECT, NODE_GONE } node_state_t;
 
@@ -83,7 +72,7 @@ typedef struct node {
 typedef struct mesh {
     vc_daemon_t d;
     const mesh_settings_t *cfg;
-    inbox_t inbox;
+    vc_nats_inbox_t inbox;
     natsConnection *nc;
     jsCtx *js;
     jsCtx *js_beat; /* the roster's: waits a heartbeat at most */
@@ -135,13 +124,6 @@ typedef struct mesh {
     int can_seal; /* cluster.secret_file read: certificates are shared */
     uint64_t certs_shared, certs_handed, answers_sent, answers_applied;
 } mesh_t;
-
-/* inbox.c */
-int inbox_init(inbox_t *ib);
-void inbox_push(inbox_t *ib, inbox_kind_t kind, natsMsg *msg);
-/* Takes everything queued, oldest first; the caller frees each item. */
-inbox_item_t *inbox_take(inbox_t *ib);
-void inbox_fini(inbox_t *ib);
 
 /* link.c: the NATS connection and what it sets up once connected. */
 int link_open(mesh_t *m);

@@ -34,13 +34,13 @@
 static void on_room_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_ROOM, msg);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_ROOM, msg);
 }
 
 static void on_share_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg, void *closure)
 {
     (void)nc, (void)sub;
-    inbox_push(&((mesh_t *)closure)->inbox, INBOX_SHARE, msg);
+    vc_nats_inbox_push(&((mesh_t *)closure)->inbox, INBOX_SHARE, msg);
 }
 
 natsStatus rooms_bridge_subscribe(mesh_t *m)

@@ -1,0 +1,268 @@
+/*
+ * A release this node staged, handed on to the site's other nodes (fed.h):
+ * `vc deploy` asks for it once the release is staged here. Each other
+ * node gets it as this node got it from the deployer (libcommon/vc_push.h),
+ * with this node's staged copy as the source: the signed manifest, then
+ * only the files that node lacks, as deltas against its own when smaller.
+ * That node checks the signature against its own trusted keys and every
+ * file against the manifest before it says staged.
+ *
+ * One thread a node, so that a slow node does not hold up the others, nor
+ * this daemon's loop; the answer waits (vc_ctl_defer) until every thread
+ * is done. A node that came back and lacks the current release asks the
+ * same way for itself (together.c).
+ */
+#include "fed.h"
+#include "vc_events.h"
+#include "vc_log.h"
+#include "vc_push.h"
+#include "vc_util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct spread_job spread_job_t;
+
+typedef struct spread_peer {
+    spread_job_t *job;
+    char *node;
+    pthread_t thread;
+    int ok;
+    uint64_t sent, received;
+    char why[1024];
+} spread_peer_t;
+
+struct spread_job {
+    spread_job_t *next; /* fed_t's jobs under way */
+    fed_t *f;
+    vc_ctl_later_t *later;
+    char *site, *id, *root;
+    char sig_hex[2 * VC_RELEASE_SIGNATURE + 1];
+    char *manifest;
+    size_t mlen;
+    vc_release_t rel;
+    spread_peer_t *peers;
+    size_t n;
+    atomic_size_t left;
+};
+
+static int push_call(void *arg, const char *verb, const char *const *args, size_t nargs, const void *payload,
+                     size_t plen, Vc__Reply **r, char *why, size_t wlen)
+{
+    spread_peer_t *p = arg;
+    return cluster_call(p->job->f, p->node, verb, args, nargs, payload, plen, r, why, wlen);
+}
+
+static void *push_thread(void *arg)
+{
+    spread_peer_t *p = arg;
+    spread_job_t *j = p->job;
+    vc_push_t push = {.rel = &j->rel, .text = j->manifest, .len = j->mlen, .sig_hex = j->sig_hex, .root = j->root,
+                      .call = push_call, .arg = p};
+    p->ok = vc_push_stage(&push) == 0;
+    p->sent = push.sent;
+    p->received = push.received;
+    snprintf(p->why, sizeof(p->why), "%s", p->ok ? "" : push.why);
+    if (atomic_fetch_sub(&j->left, 1) == 1)
+        cluster_put_item(j->f, FED_ITEM_SPREAD, NULL); /* the loop finds which */
+    return NULL;
+}
+
+static void job_free(spread_job_t *j)
+{
+    for (size_t i = 0; i < j->n; i++)
+        free(j->peers[i].node);
+    free(j->peers);
+    vc_release_free(&j->rel);
+    free(j->manifest);
+    free(j->site);
+    free(j->id);
+    free(j->root);
+    free(j);
+}
+
+/* Remembers which nodes hold a release (switching waits for all of them). */
+static void remember(fed_t *f, const spread_job_t *j)
+{
+    fed_spread_t *m = &f->spreads[f->next_spread++ % FED_SPREADS];
+    cluster_peers_free(m->nodes, m->n);
+    free(m->site);
+    free(m->id);
+    m->site = vc_strdup(j->site);
+    m->id = vc_strdup(j->id);
+    m->nodes = vc_calloc(j->n + 1, sizeof(char *));
+    m->n = 0;
+    for (size_t i = 0; i < j->n; i++)
+        if (j->peers[i].ok)
+            m->nodes[m->n++] = vc_strdup(j->peers[i].node);
+}
+
+int spread_holds(const fed_t *f, const char *site, const char *id, const char *node)
+{
+    for (size_t i = 0; i < FED_SPREADS; i++) {
+        const fed_spread_t *m = &f->spreads[i];
+        if (m->site == NULL || strcmp(m->site, site) || strcmp(m->id, id))
+            continue;
+        for (size_t k = 0; k < m->n; k++)
+            if (strcmp(m->nodes[k], node) == 0)
+                return 1;
+    }
+    return 0;
+}
+
+static void answer(fed_t *f, spread_job_t *j)
+{
+    size_t staged = 0;
+    Vc__Reply *reply = vc_malloc(sizeof(*reply));
+    vc__reply__init(reply);
+    for (size_t i = 0; i < j->n; i++) {
+        spread_peer_t *p = &j->peers[i];
+        if (!pthread_equal(p->thread, pthread_self()))
+            pthread_join(p->thread, NULL);
+        staged += p->ok;
+        Vc__Record *rec = vc_reply_record(reply);
+        vc_record_field(rec, "node", "%s", p->node);
+        vc_record_field(rec, "state", "%s", p->ok ? "staged" : "failed");
+        vc_record_field(rec, "sent", "%llu", (unsigned long long)p->sent);
+        vc_record_field(rec, "received", "%llu", (unsigned long long)p->received);
+        if (!p->ok) {
+            vc_record_field(rec, "why", "%s", p->why);
+            vc_log(VC_LOG_WARN, "spread", "release %s of site \"%s\" is not staged on node %s: %s", j->id, j->site,
+                   p->node, p->why);
+        }
+    }
+    remember(f, j);
+    if (staged == j->n)
+        vc_reply_ok(reply, "release %s is staged on the %zu other nodes of site \"%s\"", j->id, j->n, j->site);
+    else
+        vc_reply_fail(reply, "release %s is staged on %zu of the %zu other nodes of site \"%s\"", j->id, staged,
+                      j->n, j->site);
+    vc_log(VC_LOG_NOTICE, "spread", "%s", reply->message);
+    vc_ctl_answer(f->d.ctl, j->later, reply);
+    vc__reply__free_unpacked(reply, NULL);
+    job_free(j);
+}
+
+void spread_done(fed_t *f)
+{
+    for (spread_job_t **at = (spread_job_t **)&f->spreading; *at;) {
+        spread_job_t *j = *at;
+        if (atomic_load(&j->left) > 0) {
+            at = &j->next;
+            continue;
+        }
+        *at = j->next;
+        answer(f, j);
+    }
+}
+
+/* The job for a release staged here, or NULL with why. */
+static spread_job_t *job_for(fed_t *f, const vc_site_t *s, const char *id, Vc__Reply *reply)
+{
+    Vc__Release *r = releases_get(f, s->name, id);
+    if (r == NULL) {
+        vc_reply_fail(reply, "no release %s of site \"%s\" is staged here", id, s->name);
+        return NULL;
+    }
+    spread_job_t *j = vc_calloc(1, sizeof(*j));
+    char why[512];
+    j->f = f;
+    j->site = vc_strdup(s->name);
+    j->id = vc_strdup(r->id);
+    j->root = vc_asprintf("%s/releases/%s", s->deploy_to, r->id);
+    j->manifest = vc_malloc(r->manifest.len + 1);
+    memcpy(j->manifest, r->manifest.data, r->manifest.len);
+    j->manifest[r->manifest.len] = '\0';
+    j->mlen = r->manifest.len;
+    int ok = r->signature.len == VC_RELEASE_SIGNATURE &&
+             vc_release_parse(j->manifest, j->mlen, &j->rel, why, sizeof(why)) == 0;
+    if (ok)
+        vc_release_hex(r->signature.data, r->signature.len, j->sig_hex);
+    else
+        vc_reply_fail(reply, "release %s's record here is damaged", r->id);
+    vc__release__free_unpacked(r, NULL);
+    if (!ok) {
+        job_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    fed_t *f = arg;
+    if (cmd->n_args < 2 || cmd->n_args > 3) {
+        vc_reply_fail(reply, "usage: spread SITE RELEASE [NODE]");
+        return;
+    }
+    const vc_site_t *s = fed_site(f, cmd->args[0], reply);
+    if (s == NULL)
+        return;
+    if (!cluster_on(f)) {
+        vc_reply_ok(reply, "this node is alone: there is no other node to stage on");
+        return;
+    }
+    if (!cluster_ready_now(f)) {
+        vc_reply_fail(reply, "this node's vc-fed is not linked to the cluster yet");
+        return;
+    }
+    spread_job_t *j = job_for(f, s, cmd->args[1], reply);
+    if (j == NULL)
+        return;
+    char **peers = NULL;
+    size_t n = cluster_peers(f, s->name, &peers);
+    if (cmd->n_args == 3) { /* a node that lacks it asks for itself */
+        cluster_peers_free(peers, n);
+        peers = vc_calloc(2, sizeof(char *));
+        peers[0] = vc_strdup(cmd->args[2]);
+        n = vc_mesh_node_name_ok(peers[0]) ? 1 : 0;
+    }
+    if (n == 0) {
+        vc_reply_ok(reply, "no other node serves site \"%s\"", s->name);
+        cluster_peers_free(peers, 1);
+        job_free(j);
+        return;
+    }
+    j->peers = vc_calloc(n, sizeof(*j->peers));
+    j->n = n;
+    atomic_store(&j->left, n);
+    for (size_t i = 0; i < n; i++) {
+        j->peers[i].job = j;
+        j->peers[i].node = peers[i];
+    }
+    free(peers);
+    j->later = vc_ctl_defer(f->d.ctl);
+    j->next = f->spreading;
+    f->spreading = j;
+    for (size_t i = 0; i < n; i++)
+        if (pthread_create(&j->peers[i].thread, NULL, push_thread, &j->peers[i]) != 0) {
+            /* As if it had run and failed; joined as a thread that ended. */
+            j->peers[i].thread = pthread_self();
+            snprintf(j->peers[i].why, sizeof(j->peers[i].why), "cannot start a thread: %s", strerror(errno));
+            if (atomic_fetch_sub(&j->left, 1) == 1)
+                cluster_put_item(f, FED_ITEM_SPREAD, NULL);
+        }
+}
+
+/* After the link is closed (every call under way fails at once). */
+void spread_fini(fed_t *f)
+{
+    for (spread_job_t *j = f->spreading, *next; j; j = next) {
+        next = j->next;
+        for (size_t i = 0; i < j->n; i++)
+            if (!pthread_equal(j->peers[i].thread, pthread_self()))
+                pthread_join(j->peers[i].thread, NULL);
+        job_free(j);
+    }
+    f->spreading = NULL;
+    for (size_t i = 0; i < FED_SPREADS; i++) {
+        cluster_peers_free(f->spreads[i].nodes, f->spreads[i].n);
+        free(f->spreads[i].site);
+        free(f->spreads[i].id);
+        memset(&f->spreads[i], 0, sizeof(f->spreads[i]));
+    }
+}

@@ -1,0 +1,330 @@
+/*
+ * A cluster's switch (fed.h, docs/deploys.md): every node of a site moves
+ * to a release together, because each follows one pointer.
+ *
+ * The node `vc deploy` (or `vc rollback`) asked checks that every other
+ * node of the site holds the release (spread.c), then moves the site's
+ * pointer in the "vc_fed" bucket, "ptr.HEX" = "RELEASE MODE ORIGIN", by
+ * compare-and-set: of two deploys at once, one wins and the other is told.
+ * Every node watches the bucket; each switches its own `current` link as
+ * one node alone does (switch.c: a new PHP generation, the health check)
+ * and puts what it made of it under "at.HEX.NODE" = "REVISION RELEASE
+ * ok|failed|missing [WHY]". The origin answers once every node said ok.
+ * A failure anywhere, or a node silent past the bound, moves the pointer
+ * back (MODE "back"): every node goes back and marks the release bad.
+ *
+ * A node that lacks the release the pointer names (it was away, or came
+ * new) asks the origin to stage it there (spread SITE RELEASE NODE), and
+ * switches once it is staged; until then it keeps what it had.
+ */
+#include "fed.h"
+#include "vc_log.h"
+#include "vc_nats.h"
+#include "vc_util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_MAX (8 + 2 * 256 + VC_MESH_NODE_MAX)
+#define SLACK_MS 5000 /* past the switch's and the health check's bounds */
+
+/* A value of the bucket, as text: at most VALUE_MAX bytes. */
+#define VALUE_MAX 1200
+
+static void fields(const natsMsg *msg, char *text, size_t len)
+{
+    int n = natsMsg_GetDataLength(msg);
+    snprintf(text, len, "%.*s", n < (int)len ? n : (int)len - 1, natsMsg_GetData(msg));
+}
+
+static void report(fed_t *f, const vc_site_t *s, uint64_t rev, const char *id, const char *what, const char *why)
+{
+    char key[KEY_MAX], value[VALUE_MAX];
+    cluster_key(key, sizeof(key), "at", s->name, cluster_node(f));
+    snprintf(value, sizeof(value), "%llu %s %s%s%s", (unsigned long long)rev, id, what, why ? " " : "",
+             why ? why : "");
+    kvStore *kv = cluster_bucket(f);
+    natsStatus st = kv ? kvStore_PutString(NULL, kv, key, value) : NATS_NOT_YET_CONNECTED;
+    if (st != NATS_OK)
+        vc_log(VC_LOG_WARN, "together", "cannot say that site \"%s\" is %s on this node: %s", s->name, what,
+               natsStatus_GetText(st));
+}
+
+/* The pointer last heard for a site. */
+static fed_pointer_t *pointer_of(fed_t *f, const char *site, int make)
+{
+    for (size_t i = 0; i < f->npointers; i++)
+        if (strcmp(f->pointers[i].site, site) == 0)
+            return &f->pointers[i];
+    if (!make)
+        return NULL;
+    f->pointers = vc_realloc(f->pointers, (f->npointers + 1) * sizeof(*f->pointers));
+    fed_pointer_t *p = &f->pointers[f->npointers++];
+    *p = (fed_pointer_t){.site = vc_strdup(site)};
+    return p;
+}
+
+/* This node follows the pointer. */
+static void follow(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
+{
+    char was[VC_RELEASE_ID_MAX + 1];
+    fed_current(s, was, sizeof(was));
+    if (strcmp(was, p->id) == 0) {
+        report(f, s, p->rev, p->id, "ok", NULL);
+        return;
+    }
+    Vc__Release *r = releases_get(f, s->name, p->id);
+    if (r == NULL) {
+        report(f, s, p->rev, p->id, "missing", NULL);
+        /* Asked, not waited for: the origin stages it here, and commit
+         * brings this node back (together_committed). */
+        const char *args[] = {s->name, p->id, cluster_node(f)};
+        vc_log(VC_LOG_NOTICE, "together", "site \"%s\" is at release %s, which this node lacks: asking node %s for it",
+               s->name, p->id, p->origin);
+        cluster_ask(f, p->origin, "spread", args, 3);
+        return;
+    }
+    Vc__Reply *reply = vc_malloc(sizeof(*reply));
+    vc__reply__init(reply);
+    int rc = switch_apply(f, s, r, p->back, reply);
+    report(f, s, p->rev, p->id, rc == 0 ? "ok" : "failed", rc == 0 ? NULL : reply->message);
+    vc__reply__free_unpacked(reply, NULL);
+    vc__release__free_unpacked(r, NULL);
+}
+
+void together_committed(fed_t *f, const vc_site_t *s, const char *id)
+{
+    fed_pointer_t *p = cluster_on(f) ? pointer_of(f, s->name, 0) : NULL;
+    if (p && strcmp(p->id, id) == 0)
+        follow(f, s, p);
+}
+
+static fed_wait_t *wait_for(fed_t *f, const char *site, uint64_t rev)
+{
+    for (size_t i = 0; i < FED_WAITS; i++)
+        if (f->waits[i].later && f->waits[i].rev == rev && strcmp(f->waits[i].site, site) == 0)
+            return &f->waits[i];
+    return NULL;
+}
+
+static void wait_free(fed_wait_t *w)
+{
+    cluster_peers_free(w->nodes, w->n);
+    free(w->said);
+    free(w->site);
+    free(w->id);
+    free(w->prev);
+    memset(w, 0, sizeof(*w));
+}
+
+/* The pointer moved by compare-and-set: its new revision, or 0 with why. */
+static uint64_t move(fed_t *f, const char *site, const char *id, int back, char *prev, size_t plen, char *why,
+                     size_t wlen)
+{
+    kvStore *kv = cluster_bucket(f);
+    char key[KEY_MAX], value[VALUE_MAX];
+    cluster_key(key, sizeof(key), "ptr", site, NULL);
+    snprintf(value, sizeof(value), "%s %s %s", id, back ? "back" : "switch", cluster_node(f));
+    kvEntry *e = NULL;
+    natsStatus st = kvStore_Get(&e, kv, key);
+    uint64_t rev = 0;
+    prev[0] = '\0';
+    if (st == NATS_OK) {
+        sscanf(kvEntry_ValueString(e), "%64s", prev);
+        st = kvStore_Update(&rev, kv, key, value, (int)strlen(value), kvEntry_Revision(e));
+        kvEntry_Destroy(e);
+    } else if (st == NATS_NOT_FOUND) {
+        st = kvStore_Create(&rev, kv, key, value, (int)strlen(value));
+    }
+    if (st != NATS_OK)
+        snprintf(why, wlen, "the site's release pointer did not move (%s): another switch went first, or the "
+                 "cluster's storage does not answer", natsStatus_GetText(st));
+    return st == NATS_OK ? rev : 0;
+}
+
+static void answer(fed_t *f, fed_wait_t *w, int ok, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void answer(fed_t *f, fed_wait_t *w, int ok, const char *fmt, ...)
+{
+    Vc__Reply *reply = vc_malloc(sizeof(*reply));
+    vc__reply__init(reply);
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    if (ok)
+        vc_reply_ok(reply, "%s", msg);
+    else
+        vc_reply_fail(reply, "%s", msg);
+    vc_reply_field(reply, "previous", "%s", w->prev);
+    for (size_t i = 0; i < w->n; i++) {
+        Vc__Record *rec = vc_reply_record(reply);
+        vc_record_field(rec, "node", "%s", w->nodes[i]);
+        vc_record_field(rec, "state", "%s", w->said[i] ? w->said[i] : "silent");
+    }
+    vc_log(ok ? VC_LOG_NOTICE : VC_LOG_WARN, "together", "%s", msg);
+    vc_ctl_answer(f->d.ctl, w->later, reply);
+    vc__reply__free_unpacked(reply, NULL);
+    wait_free(w);
+}
+
+/* A node failed the release (or said nothing in time): every node goes
+ * back to the one before, and the asker is told. */
+static void give_up(fed_t *f, fed_wait_t *w, const char *node, const char *why)
+{
+    if (w->back || !w->prev[0]) {
+        answer(f, w, 0, "release %s of site \"%s\" failed on node %s: %s", w->id, w->site, node, why);
+        return;
+    }
+    char prev[VC_RELEASE_ID_MAX + 1], why2[512];
+    uint64_t rev = move(f, w->site, w->prev, 1, prev, sizeof(prev), why2, sizeof(why2));
+    answer(f, w, 0, "release %s of site \"%s\" failed on node %s: %s; %s", w->id, w->site, node, why,
+           rev ? "every node goes back to the release before, and marks this one bad" : why2);
+}
+
+/* A node said what it made of a pointer. */
+static void heard_report(fed_t *f, const char *site, const char *node, const char *text)
+{
+    unsigned long long rev = 0;
+    char id[VC_RELEASE_ID_MAX + 1], what[16];
+    int used = 0;
+    if (sscanf(text, "%llu %64s %15s %n", &rev, id, what, &used) < 3)
+        return;
+    fed_wait_t *w = wait_for(f, site, rev);
+    if (w == NULL)
+        return;
+    size_t i = 0, done = 0;
+    while (i < w->n && strcmp(w->nodes[i], node))
+        i++;
+    if (i == w->n)
+        return; /* a node that joined since: it follows, unwaited */
+    free(w->said[i]);
+    w->said[i] = vc_strdup(what);
+    if (strcmp(what, "failed") == 0) {
+        give_up(f, w, node, used ? text + used : "it failed");
+        return;
+    }
+    for (size_t k = 0; k < w->n; k++)
+        done += w->said[k] && strcmp(w->said[k], "ok") == 0;
+    if (done == w->n)
+        answer(f, w, 1, "site \"%s\" runs release %s on %s %zu nodes", w->site, w->id, w->n > 1 ? "all" : "its",
+               w->n);
+}
+
+static void heard_pointer(fed_t *f, const char *site, uint64_t rev, const char *text)
+{
+    char id[VC_RELEASE_ID_MAX + 1], mode[8], origin[VC_MESH_NODE_MAX + 1];
+    if (sscanf(text, "%64s %7s %63s", id, mode, origin) != 3 || !vc_release_id_ok(id) ||
+        !vc_mesh_node_name_ok(origin))
+        return;
+    Vc__Reply *scratch = vc_malloc(sizeof(*scratch));
+    vc__reply__init(scratch);
+    const vc_site_t *s = fed_site(f, site, scratch);
+    vc__reply__free_unpacked(scratch, NULL);
+    if (s == NULL)
+        return; /* not deployed on this node */
+    fed_pointer_t *p = pointer_of(f, site, 1);
+    snprintf(p->id, sizeof(p->id), "%s", id);
+    snprintf(p->origin, sizeof(p->origin), "%s", origin);
+    p->back = strcmp(mode, "back") == 0;
+    p->rev = rev;
+    follow(f, s, p);
+}
+
+void together_heard(fed_t *f, natsMsg *msg)
+{
+    const char *key = natsMsg_GetSubject(msg) + strlen("$KV." FED_BUCKET ".");
+    jsMsgMetaData *meta = NULL;
+    if (natsMsg_GetDataLength(msg) == 0 || natsMsg_GetMetaData(&meta, msg) != NATS_OK)
+        return; /* a delete, or not from the stream */
+    uint64_t rev = meta->Sequence.Stream;
+    jsMsgMetaData_Destroy(meta);
+    char text[VALUE_MAX], site[257];
+    fields(msg, text, sizeof(text));
+    const char *hex = strchr(key, '.');
+    if (hex == NULL)
+        return;
+    hex++;
+    const char *dot = strchr(hex, '.');
+    size_t hexlen = dot ? (size_t)(dot - hex) : strlen(hex);
+    if (cluster_site_of_key(hex, hexlen, site, sizeof(site)) < 0)
+        return;
+    if (strncmp(key, "ptr.", 4) == 0 && dot == NULL)
+        heard_pointer(f, site, rev, text);
+    else if (strncmp(key, "at.", 3) == 0 && dot && vc_mesh_node_name_ok(dot + 1))
+        heard_report(f, site, dot + 1, text);
+}
+
+void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc__Reply *reply)
+{
+    if (!cluster_ready_now(f)) {
+        vc_reply_fail(reply, "this node's vc-fed is not linked to the cluster yet: nothing switched");
+        return;
+    }
+    size_t slot = 0;
+    while (slot < FED_WAITS && f->waits[slot].later)
+        slot++;
+    if (slot == FED_WAITS) {
+        vc_reply_fail(reply, "%d switches are under way: try again when one is done", FED_WAITS);
+        return;
+    }
+    char **peers = NULL;
+    size_t n = cluster_peers(f, s->name, &peers);
+    for (size_t i = 0; !back && i < n; i++)
+        if (!spread_holds(f, s->name, id, peers[i])) {
+            vc_reply_fail(reply,
+                          "release %s is not staged on node %s: nothing switched (vc deploy stages a release on "
+                          "every node of the site first)",
+                          id, peers[i]);
+            cluster_peers_free(peers, n);
+            return;
+        }
+    char prev[VC_RELEASE_ID_MAX + 1], why[512];
+    uint64_t rev = move(f, s->name, id, back, prev, sizeof(prev), why, sizeof(why));
+    if (rev == 0) {
+        vc_reply_fail(reply, "%s: nothing switched", why);
+        cluster_peers_free(peers, n);
+        return;
+    }
+    fed_wait_t *w = &f->waits[slot];
+    peers = vc_realloc(peers, (n + 1) * sizeof(char *));
+    peers[n++] = vc_strdup(cluster_node(f));
+    *w = (fed_wait_t){.site = vc_strdup(s->name), .id = vc_strdup(id), .back = back, .rev = rev,
+                      .nodes = peers, .n = n, .said = vc_calloc(n, sizeof(char *))};
+    w->prev = vc_strdup(prev);
+    w->deadline_ms = vc_mono_ms() + (uint64_t)(f->cfg->switch_timeout_ms + f->cfg->health_timeout_ms) + SLACK_MS;
+    w->later = vc_ctl_defer(f->d.ctl);
+}
+
+void together_tick(fed_t *f)
+{
+    uint64_t now = vc_mono_ms();
+    for (size_t i = 0; i < FED_WAITS; i++) {
+        fed_wait_t *w = &f->waits[i];
+        if (w->later == NULL || now < w->deadline_ms)
+            continue;
+        size_t k = 0;
+        while (k < w->n && w->said[k] && strcmp(w->said[k], "ok") == 0)
+            k++;
+        if (k == w->n)
+            continue; /* cannot be: all ok was answered */
+        give_up(f, w, w->nodes[k], w->said[k] ? "it still lacks the release" : "it said nothing in time");
+    }
+}
+
+void together_fini(fed_t *f)
+{
+    for (size_t i = 0; i < FED_WAITS; i++)
+        if (f->waits[i].later) {
+            Vc__Reply r = VC__REPLY__INIT;
+            vc_reply_fail(&r, "vc-fed is stopping");
+            vc_ctl_answer(f->d.ctl, f->waits[i].later, &r);
+            free(r.message);
+            wait_free(&f->waits[i]);
+        }
+    for (size_t i = 0; i < f->npointers; i++)
+        free(f->pointers[i].site);
+    free(f->pointers);
+}

@@ -1,0 +1,189 @@
+"""Deploys across a cluster (docs/deploys.md): three nodes on one NATS
+cluster (mesh.Cluster), one site deployed to each node's own directory.
+`vc deploy` on the first node stages the release there, hands it on to
+the other two, and switches all three through one pointer. The app
+reports its release twice (its VERSION file and an included library), so
+an answer that mixed two releases shows."""
+import http.client
+import json
+import os
+import re
+import shutil
+import tempfile
+import threading
+
+import pytest
+
+from mesh import Cluster, wait_until
+from test_45_deploy import release_of, write_app
+
+HOST = "app.test"
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    base = tempfile.mkdtemp(prefix="vc-deploys-", dir="/tmp")
+    os.chmod(base, 0o755)
+    site = (f'hosts = ["{HOST}"]; root = "{base}/{{node}}/current/public"; deploy_to = "{base}/{{node}}";'
+            ' shared = ["storage"]; health_check = "/health.php";')
+    c = Cluster(3, more_sites={"app": site}, env={"VC_KEYS": os.path.join(base, "keys")})
+    c.base_srv, c.app = base, os.path.join(base, "app")
+    c.start()
+    try:
+        assert wait_until(lambda: c.all_up(0, ["web1", "web2", "web3"]), 20), c.roster(0)
+        first = c.nodes[0]
+        alice = first.vc("key", "new", "alice", check=True).stdout.strip()
+        for s in c.nodes:
+            s.vc("trust", "add", "alice", alice, check=True)
+        yield c
+    finally:
+        c.stop()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def get(s, path="/"):
+    conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Host": HOST})
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+def write_health(app):
+    """Fails on a node whose shared storage holds "fail"."""
+    with open(os.path.join(app, "public", "health.php"), "w") as f:
+        f.write("<?php if (file_exists(__DIR__ . '/../storage/fail')) { http_response_code(503); echo 'sick'; }"
+                " else { echo 'ok'; }\n")
+
+
+def deploy(c, version, *more, check=True):
+    write_app(c.app, version, extra_files=20)
+    write_health(c.app)
+    r = c.nodes[0].vc("deploy", "app", c.app, *more, timeout=int(os.environ.get("DEPLOY_TIMEOUT", "120")))
+    if check:
+        assert r.returncode == 0, r.stdout + r.stderr
+    return r
+
+
+def releases(s):
+    return {x["id"]: x for x in json.loads(s.vc("releases", "app", "--json", check=True).stdout)}
+
+
+def serves(c, version):
+    return all(get(s)[1].startswith(f"{version} {version} ") for s in c.nodes)
+
+
+def test_a_deploy_is_staged_on_every_node_and_switched_together(cluster):
+    c = cluster
+    r = deploy(c, "v1")
+    one = release_of(r.stdout)
+    for node in ("web2", "web3"):
+        assert re.search(rf"^node {node}: staged, \d+ bytes sent", r.stdout, re.M), r.stdout
+    assert "runs release %s on all 3 nodes" % one in r.stdout, r.stdout
+    for i, s in enumerate(c.nodes):
+        code, body = get(s)
+        assert code == 200 and body.startswith(f"v1 v1 1 {c.base_srv}/web{i + 1}/releases/{one}/public"), body
+
+    # v2 under load on every node: no failure, no mixed answer, and no
+    # client sees v1 once it has seen v2 on its node.
+    stop = threading.Event()
+    seen, errors = [[] for _ in range(6)], []
+
+    def client(k):
+        s = c.nodes[k % 3]
+        conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+        while not stop.is_set():
+            try:
+                conn.request("GET", "/", headers={"Host": HOST})
+                resp = conn.getresponse()
+                body = resp.read().decode()
+                if resp.status != 200:
+                    errors.append((resp.status, body))
+                    continue
+                file_v, lib_v = body.split()[:2]
+                if file_v != lib_v:
+                    errors.append(("mixed", body))
+                seen[k].append(int(file_v[1:]))
+            except Exception as e:  # noqa: BLE001 - any failure is the finding
+                errors.append(("exception", repr(e)))
+                conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    try:
+        r = deploy(c, "v2")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(20)
+    two = release_of(r.stdout)
+    assert not errors, errors[:5]
+    for got in seen:
+        assert got and got == sorted(got) and got[-1] == 2, got
+    # Only what changed travelled to each other node (VERSION and the library).
+    for node in ("web2", "web3"):
+        m = re.search(rf"^node {node}: staged, (\d+) bytes sent", r.stdout, re.M)
+        assert m and int(m.group(1)) < 4000, r.stdout
+    switched = [int(releases(s)[two]["switched_ms"]) for s in c.nodes]
+    assert max(switched) - min(switched) < 1000, switched
+    assert serves(c, "v2")
+
+
+def test_nothing_switches_anywhere_when_one_node_refuses(cluster):
+    """A key that the third node does not trust: it refuses the release,
+    so no node switches, though two have it staged."""
+    c = cluster
+    deploy(c, "v3")
+    bob = c.nodes[0].vc("key", "new", "bob", check=True).stdout.strip()
+    for s in c.nodes[:2]:
+        s.vc("trust", "add", "bob", bob, check=True)
+    r = deploy(c, "v4", "--key", "bob", check=False)
+    assert r.returncode == 1, r.stdout + r.stderr
+    four = release_of(r.stdout)
+    assert re.search(r"^node web2: staged", r.stdout, re.M), r.stdout
+    assert re.search(r"^node web3: failed.*not signed by a key this node trusts", r.stdout, re.M), r.stdout
+    assert four in releases(c.nodes[1]) and four not in releases(c.nodes[2])
+    assert serves(c, "v3")
+    # Asked to switch to it anyway, the first node refuses.
+    r = c.nodes[0].vc("rollback", "app", four)
+    assert r.returncode == 1 and "not staged on node web3" in r.stderr, r.stderr
+    assert serves(c, "v3")
+
+
+def test_a_failed_health_check_on_one_node_rolls_every_node_back(cluster):
+    c = cluster
+    good = release_of(deploy(c, "v5").stdout)
+    sick = os.path.join(c.base_srv, "web2", "shared", "storage", "fail")
+    open(sick, "w").close()
+    try:
+        r = deploy(c, "v6", check=False)
+    finally:
+        os.unlink(sick)
+    bad = release_of(r.stdout)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "failed on node web2" in r.stderr and "health_check /health.php answered 503" in r.stderr, r.stderr
+    assert wait_until(lambda: serves(c, "v5"), 20), [get(s) for s in c.nodes]
+    for s in c.nodes:
+        assert wait_until(lambda: releases(s)[bad]["bad"] == "yes", 10), releases(s)
+        assert releases(s)[good]["state"] == "current"
+
+
+def test_a_node_that_was_away_catches_up(cluster):
+    """The third node stops; a release goes to the other two; when it
+    starts again it finds the pointer names a release it lacks, asks for
+    it, and switches to it."""
+    c = cluster
+    deploy(c, "v7")
+    c.nodes[2].stop()
+    try:
+        assert wait_until(lambda: "web3" not in (c.roster(0) or {"web3": 1}), 20), c.roster(0)
+        r = deploy(c, "v8")
+        eight = release_of(r.stdout)
+        assert "runs release %s on all 2 nodes" % eight in r.stdout, r.stdout
+    finally:
+        c.nodes[2].start(wait=40)
+    assert wait_until(lambda: get(c.nodes[2])[1].startswith("v8 v8 "), 30), get(c.nodes[2])
+    assert releases(c.nodes[2])[eight]["state"] == "current"
