@@ -160,8 +160,14 @@ static void progress(const vc_push_t *p, size_t done)
 static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch)
 {
     deploy_target_t t = {zctx, cfg};
-    vc_push_t p = {.rel = &d->rel, .text = d->text, .len = d->len, .sig_hex = sig_hex, .root = d->root,
-                   .call = push_call, .arg = &t, .progress = progress};
+    vc_push_t p = {.rel = &d->rel,
+                   .text = d->text,
+                   .len = d->len,
+                   .sig_hex = sig_hex,
+                   .root = d->root,
+                   .call = push_call,
+                   .arg = &t,
+                   .progress = progress};
     if (vc_push_stage(&p) < 0) {
         fprintf(stderr, "vc deploy: %s\n", p.why);
         return -1;

@@ -16,8 +16,8 @@
 #define CHUNK (512 << 10) /* under NATS's default payload limit of 1 MiB */
 
 /* A command; its failure said in p->why. 0 and *r, or -1. */
-static int call(vc_push_t *p, const char *verb, const char *const *args, size_t nargs, const void *payload,
-                size_t plen, Vc__Reply **r)
+static int call(vc_push_t *p, const char *verb, const char *const *args, size_t nargs, const void *payload, size_t plen,
+                Vc__Reply **r)
 {
     *r = NULL;
     if (p->call(p->arg, verb, args, nargs, payload, plen, r, p->why, sizeof(p->why)) < 0 || *r == NULL)

@@ -21,8 +21,8 @@
 
 /* One command to the vc-fed pushed to: 0 and *r (the caller frees it, ok
  * or not), or -1 with *r NULL when it did not answer (why said). */
-typedef int (*vc_push_call_fn)(void *arg, const char *verb, const char *const *args, size_t nargs,
-                               const void *payload, size_t plen, Vc__Reply **r, char *why, size_t wlen);
+typedef int (*vc_push_call_fn)(void *arg, const char *verb, const char *const *args, size_t nargs, const void *payload,
+                               size_t plen, Vc__Reply **r, char *why, size_t wlen);
 
 typedef struct vc_push {
     /* What is pushed. */

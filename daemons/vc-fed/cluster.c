@@ -81,8 +81,8 @@ static void on_call(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
 {
     (void)sub;
     fed_cluster_t *cl = closure;
-    Vc__Command *cmd = vc__command__unpack(NULL, (size_t)natsMsg_GetDataLength(msg),
-                                           (const uint8_t *)natsMsg_GetData(msg));
+    Vc__Command *cmd =
+        vc__command__unpack(NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
     Vc__Reply *r = NULL, refused = VC__REPLY__INIT;
     if (cmd == NULL || !peer_verb(cmd->verb)) {
         vc_log(VC_LOG_WARN, "cluster", "refused a call from another node: %s",
@@ -188,31 +188,6 @@ void cluster_peers_free(char **peers, size_t n)
     for (size_t i = 0; peers && i < n; i++)
         free(peers[i]);
     free(peers);
-}
-
-/* A key of the bucket for a site: "KIND.HEX[.NODE]" (a site's name may
- * hold what a key may not). */
-void cluster_key(char *key, size_t len, const char *kind, const char *site, const char *node)
-{
-    size_t at = (size_t)snprintf(key, len, "%s.", kind);
-    for (const unsigned char *p = (const unsigned char *)site; *p && at + 3 < len; p++)
-        at += (size_t)snprintf(key + at, len - at, "%02x", *p);
-    if (node)
-        snprintf(key + at, len - at, ".%s", node);
-}
-
-int cluster_site_of_key(const char *hex, size_t hexlen, char *site, size_t len)
-{
-    if (hexlen % 2 || hexlen / 2 >= len)
-        return -1;
-    for (size_t i = 0; i < hexlen / 2; i++) {
-        unsigned v;
-        if (sscanf(hex + 2 * i, "%2x", &v) != 1 || v == 0)
-            return -1;
-        site[i] = (char)v;
-    }
-    site[hexlen / 2] = '\0';
-    return 0;
 }
 
 kvStore *cluster_bucket(fed_t *f)

@@ -64,7 +64,7 @@ enum { FED_ITEM_BUCKET, FED_ITEM_SPREAD }; /* what the cluster's inbox holds */
 /* A release handed on to other nodes (spread.c): which took it. */
 typedef struct fed_spread {
     char *site, *id;
-    char **nodes;
+    char **nodes; /* "+NODE" took it, "-NODE" refused it */
     size_t n;
 } fed_spread_t;
 #define FED_SPREADS 16
@@ -186,14 +186,13 @@ void cluster_ask(fed_t *f, const char *node, const char *verb, const char *const
 /* The other nodes whose roster entry lists site. */
 size_t cluster_peers(fed_t *f, const char *site, char ***out);
 void cluster_peers_free(char **peers, size_t n);
-/* "KIND.HEX" or "KIND.HEX.NODE", and back from HEX. */
-void cluster_key(char *key, size_t len, const char *kind, const char *site, const char *node);
-int cluster_site_of_key(const char *hex, size_t hexlen, char *site, size_t len);
 kvStore *cluster_bucket(fed_t *f); /* NULL until set up */
 
 /* spread.c */
 void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void spread_done(fed_t *f);
+/* Whether a node took the release when this node handed it on: 1, 0 (it
+ * refused), or -1 (not handed on from here since vc-fed started). */
 int spread_holds(const fed_t *f, const char *site, const char *id, const char *node);
 void spread_fini(fed_t *f);
 
@@ -201,6 +200,8 @@ void spread_fini(fed_t *f);
 void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc__Reply *reply);
 void together_heard(fed_t *f, natsMsg *msg);
 void together_committed(fed_t *f, const vc_site_t *s, const char *id);
+/* A node that lacked the release could not stage it: the switch fails. */
+void together_refused(fed_t *f, const char *site, const char *id, const char *node, const char *why);
 void together_tick(fed_t *f);
 void together_fini(fed_t *f);
 

@@ -114,8 +114,13 @@ int main(int argc, char **argv)
         return 1;
     vc_daemon_ready(&f.d);
     vc_watch_t watch[] = {{NULL, cluster_fd(&f), cluster_heard}};
-    vc_loop_t loop = {.ctl = f.d.ctl, .sigfd = f.d.sigfd, .arg = &f, .watch = watch,
-                      .nwatch = cluster_on(&f) ? 1 : 0, .tick = tick, .tick_ms = 250};
+    vc_loop_t loop = {.ctl = f.d.ctl,
+                      .sigfd = f.d.sigfd,
+                      .arg = &f,
+                      .watch = watch,
+                      .nwatch = cluster_on(&f) ? 1 : 0,
+                      .tick = tick,
+                      .tick_ms = 250};
     vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
     together_fini(&f);

@@ -61,8 +61,13 @@ static void *push_thread(void *arg)
 {
     spread_peer_t *p = arg;
     spread_job_t *j = p->job;
-    vc_push_t push = {.rel = &j->rel, .text = j->manifest, .len = j->mlen, .sig_hex = j->sig_hex, .root = j->root,
-                      .call = push_call, .arg = p};
+    vc_push_t push = {.rel = &j->rel,
+                      .text = j->manifest,
+                      .len = j->mlen,
+                      .sig_hex = j->sig_hex,
+                      .root = j->root,
+                      .call = push_call,
+                      .arg = p};
     p->ok = vc_push_stage(&push) == 0;
     p->sent = push.sent;
     p->received = push.received;
@@ -85,7 +90,8 @@ static void job_free(spread_job_t *j)
     free(j);
 }
 
-/* Remembers which nodes hold a release (switching waits for all of them). */
+/* Remembers which nodes took a release and which refused it (a switch
+ * waits for all of them to hold it). */
 static void remember(fed_t *f, const spread_job_t *j)
 {
     fed_spread_t *m = &f->spreads[f->next_spread++ % FED_SPREADS];
@@ -95,23 +101,23 @@ static void remember(fed_t *f, const spread_job_t *j)
     m->site = vc_strdup(j->site);
     m->id = vc_strdup(j->id);
     m->nodes = vc_calloc(j->n + 1, sizeof(char *));
-    m->n = 0;
-    for (size_t i = 0; i < j->n; i++)
-        if (j->peers[i].ok)
-            m->nodes[m->n++] = vc_strdup(j->peers[i].node);
+    m->n = j->n;
+    for (size_t i = 0; i < j->n; i++) /* "+NODE" took it, "-NODE" did not */
+        m->nodes[i] = vc_asprintf("%c%s", j->peers[i].ok ? '+' : '-', j->peers[i].node);
 }
 
 int spread_holds(const fed_t *f, const char *site, const char *id, const char *node)
 {
+    int known = -1;
     for (size_t i = 0; i < FED_SPREADS; i++) {
         const fed_spread_t *m = &f->spreads[i];
         if (m->site == NULL || strcmp(m->site, site) || strcmp(m->id, id))
             continue;
         for (size_t k = 0; k < m->n; k++)
-            if (strcmp(m->nodes[k], node) == 0)
-                return 1;
+            if (strcmp(m->nodes[k] + 1, node) == 0 && (m->nodes[k][0] == '+' || known < 0))
+                known = m->nodes[k][0] == '+';
     }
-    return 0;
+    return known;
 }
 
 static void answer(fed_t *f, spread_job_t *j)
@@ -133,14 +139,15 @@ static void answer(fed_t *f, spread_job_t *j)
             vc_record_field(rec, "why", "%s", p->why);
             vc_log(VC_LOG_WARN, "spread", "release %s of site \"%s\" is not staged on node %s: %s", j->id, j->site,
                    p->node, p->why);
+            together_refused(f, j->site, j->id, p->node, p->why); /* a node catching up */
         }
     }
     remember(f, j);
     if (staged == j->n)
         vc_reply_ok(reply, "release %s is staged on the %zu other nodes of site \"%s\"", j->id, j->n, j->site);
     else
-        vc_reply_fail(reply, "release %s is staged on %zu of the %zu other nodes of site \"%s\"", j->id, staged,
-                      j->n, j->site);
+        vc_reply_fail(reply, "release %s is staged on %zu of the %zu other nodes of site \"%s\"", j->id, staged, j->n,
+                      j->site);
     vc_log(VC_LOG_NOTICE, "spread", "%s", reply->message);
     vc_ctl_answer(f->d.ctl, j->later, reply);
     vc__reply__free_unpacked(reply, NULL);

@@ -17,6 +17,7 @@
  * new) asks the origin to stage it there (spread SITE RELEASE NODE), and
  * switches once it is staged; until then it keeps what it had.
  */
+#include "bucket_wire.h"
 #include "fed.h"
 #include "vc_log.h"
 #include "vc_nats.h"
@@ -27,26 +28,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KEY_MAX (8 + 2 * 256 + VC_MESH_NODE_MAX)
 #define SLACK_MS 5000 /* past the switch's and the health check's bounds */
-
-/* A value of the bucket, as text: at most VALUE_MAX bytes. */
-#define VALUE_MAX 1200
-
-static void fields(const natsMsg *msg, char *text, size_t len)
-{
-    int n = natsMsg_GetDataLength(msg);
-    snprintf(text, len, "%.*s", n < (int)len ? n : (int)len - 1, natsMsg_GetData(msg));
-}
 
 static void report(fed_t *f, const vc_site_t *s, uint64_t rev, const char *id, const char *what, const char *why)
 {
-    char key[KEY_MAX], value[VALUE_MAX];
-    cluster_key(key, sizeof(key), "at", s->name, cluster_node(f));
-    snprintf(value, sizeof(value), "%llu %s %s%s%s", (unsigned long long)rev, id, what, why ? " " : "",
-             why ? why : "");
+    char key[FED_KEY_MAX], value[FED_VALUE_MAX];
+    fed_report_value_t v = {.rev = rev};
+    snprintf(v.id, sizeof(v.id), "%s", id);
+    snprintf(v.word, sizeof(v.word), "%s", what);
+    snprintf(v.why, sizeof(v.why), "%s", why ? why : "");
+    fed_report_write(value, sizeof(value), &v);
     kvStore *kv = cluster_bucket(f);
-    natsStatus st = kv ? kvStore_PutString(NULL, kv, key, value) : NATS_NOT_YET_CONNECTED;
+    natsStatus st = NATS_NOT_YET_CONNECTED;
+    if (kv && fed_key_write(key, sizeof(key), s->name, cluster_node(f)) == 0)
+        st = kvStore_PutString(NULL, kv, key, value);
     if (st != NATS_OK)
         vc_log(VC_LOG_WARN, "together", "cannot say that site \"%s\" is %s on this node: %s", s->name, what,
                natsStatus_GetText(st));
@@ -124,23 +119,32 @@ static uint64_t move(fed_t *f, const char *site, const char *id, int back, char 
                      size_t wlen)
 {
     kvStore *kv = cluster_bucket(f);
-    char key[KEY_MAX], value[VALUE_MAX];
-    cluster_key(key, sizeof(key), "ptr", site, NULL);
-    snprintf(value, sizeof(value), "%s %s %s", id, back ? "back" : "switch", cluster_node(f));
+    char key[FED_KEY_MAX], value[FED_VALUE_MAX];
+    fed_pointer_value_t v = {.back = back}, was;
+    snprintf(v.id, sizeof(v.id), "%s", id);
+    snprintf(v.origin, sizeof(v.origin), "%s", cluster_node(f));
+    fed_pointer_write(value, sizeof(value), &v);
+    prev[0] = '\0';
+    if (fed_key_write(key, sizeof(key), site, NULL) < 0) {
+        snprintf(why, wlen, "the site's name is too long for the cluster's bucket");
+        return 0;
+    }
     kvEntry *e = NULL;
     natsStatus st = kvStore_Get(&e, kv, key);
     uint64_t rev = 0;
-    prev[0] = '\0';
     if (st == NATS_OK) {
-        sscanf(kvEntry_ValueString(e), "%64s", prev);
+        if (fed_pointer_read(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), &was) == 0)
+            snprintf(prev, plen, "%s", was.id);
         st = kvStore_Update(&rev, kv, key, value, (int)strlen(value), kvEntry_Revision(e));
         kvEntry_Destroy(e);
     } else if (st == NATS_NOT_FOUND) {
         st = kvStore_Create(&rev, kv, key, value, (int)strlen(value));
     }
     if (st != NATS_OK)
-        snprintf(why, wlen, "the site's release pointer did not move (%s): another switch went first, or the "
-                 "cluster's storage does not answer", natsStatus_GetText(st));
+        snprintf(why, wlen,
+                 "the site's release pointer did not move (%s): another switch went first, or the "
+                 "cluster's storage does not answer",
+                 natsStatus_GetText(st));
     return st == NATS_OK ? rev : 0;
 }
 
@@ -171,10 +175,11 @@ static void answer(fed_t *f, fed_wait_t *w, int ok, const char *fmt, ...)
 }
 
 /* A node failed the release (or said nothing in time): every node goes
- * back to the one before, and the asker is told. */
+ * back to the one before (a rollback's too: no node stays apart), and the
+ * asker is told. */
 static void give_up(fed_t *f, fed_wait_t *w, const char *node, const char *why)
 {
-    if (w->back || !w->prev[0]) {
+    if (!w->prev[0] || strcmp(w->prev, w->id) == 0) {
         answer(f, w, 0, "release %s of site \"%s\" failed on node %s: %s", w->id, w->site, node, why);
         return;
     }
@@ -185,14 +190,9 @@ static void give_up(fed_t *f, fed_wait_t *w, const char *node, const char *why)
 }
 
 /* A node said what it made of a pointer. */
-static void heard_report(fed_t *f, const char *site, const char *node, const char *text)
+static void heard_report(fed_t *f, const char *site, const char *node, const fed_report_value_t *v)
 {
-    unsigned long long rev = 0;
-    char id[VC_RELEASE_ID_MAX + 1], what[16];
-    int used = 0;
-    if (sscanf(text, "%llu %64s %15s %n", &rev, id, what, &used) < 3)
-        return;
-    fed_wait_t *w = wait_for(f, site, rev);
+    fed_wait_t *w = wait_for(f, site, v->rev);
     if (w == NULL)
         return;
     size_t i = 0, done = 0;
@@ -200,25 +200,22 @@ static void heard_report(fed_t *f, const char *site, const char *node, const cha
         i++;
     if (i == w->n)
         return; /* a node that joined since: it follows, unwaited */
+    if (strcmp(v->id, w->id))
+        return; /* cannot be: one revision names one release */
     free(w->said[i]);
-    w->said[i] = vc_strdup(what);
-    if (strcmp(what, "failed") == 0) {
-        give_up(f, w, node, used ? text + used : "it failed");
+    w->said[i] = vc_strdup(v->word);
+    if (strcmp(v->word, "failed") == 0) {
+        give_up(f, w, node, v->why[0] ? v->why : "it failed");
         return;
     }
     for (size_t k = 0; k < w->n; k++)
         done += w->said[k] && strcmp(w->said[k], "ok") == 0;
     if (done == w->n)
-        answer(f, w, 1, "site \"%s\" runs release %s on %s %zu nodes", w->site, w->id, w->n > 1 ? "all" : "its",
-               w->n);
+        answer(f, w, 1, "site \"%s\" runs release %s on %s %zu nodes", w->site, w->id, w->n > 1 ? "all" : "its", w->n);
 }
 
-static void heard_pointer(fed_t *f, const char *site, uint64_t rev, const char *text)
+static void heard_pointer(fed_t *f, const char *site, uint64_t rev, const fed_pointer_value_t *v)
 {
-    char id[VC_RELEASE_ID_MAX + 1], mode[8], origin[VC_MESH_NODE_MAX + 1];
-    if (sscanf(text, "%64s %7s %63s", id, mode, origin) != 3 || !vc_release_id_ok(id) ||
-        !vc_mesh_node_name_ok(origin))
-        return;
     Vc__Reply *scratch = vc_malloc(sizeof(*scratch));
     vc__reply__init(scratch);
     const vc_site_t *s = fed_site(f, site, scratch);
@@ -226,35 +223,32 @@ static void heard_pointer(fed_t *f, const char *site, uint64_t rev, const char *
     if (s == NULL)
         return; /* not deployed on this node */
     fed_pointer_t *p = pointer_of(f, site, 1);
-    snprintf(p->id, sizeof(p->id), "%s", id);
-    snprintf(p->origin, sizeof(p->origin), "%s", origin);
-    p->back = strcmp(mode, "back") == 0;
+    snprintf(p->id, sizeof(p->id), "%s", v->id);
+    snprintf(p->origin, sizeof(p->origin), "%s", v->origin);
+    p->back = v->back;
     p->rev = rev;
     follow(f, s, p);
 }
 
 void together_heard(fed_t *f, natsMsg *msg)
 {
-    const char *key = natsMsg_GetSubject(msg) + strlen("$KV." FED_BUCKET ".");
+    const char *subject = natsMsg_GetSubject(msg), *data = natsMsg_GetData(msg);
+    size_t len = (size_t)natsMsg_GetDataLength(msg);
     jsMsgMetaData *meta = NULL;
-    if (natsMsg_GetDataLength(msg) == 0 || natsMsg_GetMetaData(&meta, msg) != NATS_OK)
-        return; /* a delete, or not from the stream */
+    fed_key_t key;
+    if (len == 0 || strncmp(subject, "$KV." FED_BUCKET ".", strlen("$KV." FED_BUCKET ".")) ||
+        fed_key_read(subject + strlen("$KV." FED_BUCKET "."), &key) < 0 || natsMsg_GetMetaData(&meta, msg) != NATS_OK)
+        return; /* a delete, or what vc-fed never writes */
     uint64_t rev = meta->Sequence.Stream;
     jsMsgMetaData_Destroy(meta);
-    char text[VALUE_MAX], site[257];
-    fields(msg, text, sizeof(text));
-    const char *hex = strchr(key, '.');
-    if (hex == NULL)
-        return;
-    hex++;
-    const char *dot = strchr(hex, '.');
-    size_t hexlen = dot ? (size_t)(dot - hex) : strlen(hex);
-    if (cluster_site_of_key(hex, hexlen, site, sizeof(site)) < 0)
-        return;
-    if (strncmp(key, "ptr.", 4) == 0 && dot == NULL)
-        heard_pointer(f, site, rev, text);
-    else if (strncmp(key, "at.", 3) == 0 && dot && vc_mesh_node_name_ok(dot + 1))
-        heard_report(f, site, dot + 1, text);
+    fed_pointer_value_t ptr;
+    fed_report_value_t rep;
+    if (key.kind == FED_KEY_POINTER && fed_pointer_read(data, len, &ptr) == 0)
+        heard_pointer(f, key.site, rev, &ptr);
+    else if (key.kind == FED_KEY_REPORT && fed_report_read(data, len, &rep) == 0)
+        heard_report(f, key.site, key.node, &rep);
+    else
+        vc_log(VC_LOG_WARN, "together", "ignored a malformed value under \"%s\" in the cluster's bucket", subject);
 }
 
 void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc__Reply *reply)
@@ -272,8 +266,11 @@ void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc_
     }
     char **peers = NULL;
     size_t n = cluster_peers(f, s->name, &peers);
-    for (size_t i = 0; !back && i < n; i++)
-        if (!spread_holds(f, s->name, id, peers[i])) {
+    /* A switch needs every node to hold the release; a rollback goes
+     * unless a node is known to have refused it (one that lacks an older
+     * release asks for it again). */
+    for (size_t i = 0; i < n; i++)
+        if (back ? spread_holds(f, s->name, id, peers[i]) == 0 : spread_holds(f, s->name, id, peers[i]) != 1) {
             vc_reply_fail(reply,
                           "release %s is not staged on node %s: nothing switched (vc deploy stages a release on "
                           "every node of the site first)",
@@ -291,11 +288,30 @@ void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc_
     fed_wait_t *w = &f->waits[slot];
     peers = vc_realloc(peers, (n + 1) * sizeof(char *));
     peers[n++] = vc_strdup(cluster_node(f));
-    *w = (fed_wait_t){.site = vc_strdup(s->name), .id = vc_strdup(id), .back = back, .rev = rev,
-                      .nodes = peers, .n = n, .said = vc_calloc(n, sizeof(char *))};
+    *w = (fed_wait_t){.site = vc_strdup(s->name),
+                      .id = vc_strdup(id),
+                      .back = back,
+                      .rev = rev,
+                      .nodes = peers,
+                      .n = n,
+                      .said = vc_calloc(n, sizeof(char *))};
     w->prev = vc_strdup(prev);
     w->deadline_ms = vc_mono_ms() + (uint64_t)(f->cfg->switch_timeout_ms + f->cfg->health_timeout_ms) + SLACK_MS;
     w->later = vc_ctl_defer(f->d.ctl);
+}
+
+void together_refused(fed_t *f, const char *site, const char *id, const char *node, const char *why)
+{
+    for (size_t i = 0; i < FED_WAITS; i++) {
+        fed_wait_t *w = &f->waits[i];
+        if (w->later == NULL || strcmp(w->site, site) || strcmp(w->id, id))
+            continue;
+        for (size_t k = 0; k < w->n; k++)
+            if (strcmp(w->nodes[k], node) == 0) {
+                give_up(f, w, node, why);
+                break;
+            }
+    }
 }
 
 void together_tick(fed_t *f)
