@@ -207,6 +207,11 @@ int cmd_deploy(cli_t *cli, int argc, char **argv)
         fprintf(stderr, "vc deploy: %s\n", why);
         rc = -1;
     }
+    for (size_t i = 0; cfg && i < cfg->nsites; i++) /* the site's own patterns, with --exclude's */
+        for (size_t k = 0; !strcmp(cfg->sites[i].name, d.site) && k < cfg->sites[i].ndeploy_exclude; k++) {
+            d.exclude = vc_realloc(d.exclude, (d.nexclude + 1) * sizeof(char *));
+            d.exclude[d.nexclude++] = cfg->sites[i].deploy_exclude[k];
+        }
     if (rc == 0) {
         d.rel.site = vc_strdup(d.site);
         d.rel.signer = vc_strdup(key_name);

@@ -229,12 +229,34 @@ def test_deploy_refuses_what_a_release_cannot_hold(deployed):
     assert r.returncode == 1
 
 
+@pytest.mark.parametrize("deployed", ['deploy_exclude = ["*.log", "tests"];'], indirect=True)
+def test_the_site_excludes_its_own_patterns(deployed):
+    """The site's deploy_exclude and the command's --exclude both leave
+    paths out of the release."""
+    s = deployed
+    write_app(s.app, "v1")
+    os.makedirs(os.path.join(s.app, "tests"), exist_ok=True)
+    for rel in ("public/debug.log", "tests/CartTest.php", "public/tests.txt", ".env.local"):
+        with open(os.path.join(s.app, rel), "w") as f:
+            f.write("x\n")
+    one = release_of(s.vc("deploy", "deploy", s.app, "--exclude", ".env*", check=True).stdout)
+    tree = os.path.join(s.srv, "releases", one)
+    assert not os.path.exists(os.path.join(tree, "public", "debug.log"))
+    assert not os.path.exists(os.path.join(tree, "tests"))
+    assert not os.path.exists(os.path.join(tree, ".env.local"))
+    assert os.path.exists(os.path.join(tree, "public", "tests.txt"))
+    assert get(s)[1].startswith("v1 v1 ")
+
+
 @pytest.mark.parametrize("body,error", [
     ('hosts = ["a.test"]; root = "/srv/a/public"; deploy_to = "/srv/a";',
      'with deploy_to "/srv/a", root is in the current release'),
     ('hosts = ["a.test"]; root = "/srv/a/current"; deploy_to = "/srv/a"; shared = ["../etc"];',
      'shared "../etc" is not a path inside a release'),
     ('hosts = ["a.test"]; root = "/tmp"; shared = ["storage"];', "shared needs deploy_to"),
+    ('hosts = ["a.test"]; root = "/tmp"; deploy_exclude = ["*.log"];', "deploy_exclude needs deploy_to"),
+    ('hosts = ["a.test"]; root = "/srv/a/current"; deploy_to = "/srv/a"; deploy_exclude = ["/etc"];',
+     'deploy_exclude "/etc" is a pattern relative to the application'),
 ])
 def test_deploy_settings_are_checked(make_suite, tmp_path, body, error):
     from conftest import configtest_site

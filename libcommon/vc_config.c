@@ -64,6 +64,7 @@ static const struct spec site_specs[] = {
     {"site.sendfile_paths", T_LIST, S(sendfile_paths), 0, 0},
     {"site.deploy_to", T_STR, S(deploy_to), 0, 0},
     {"site.shared", T_LIST, S(shared), 0, 0},
+    {"site.deploy_exclude", T_LIST, S(deploy_exclude), 0, 0},
     {"site.keep_releases", T_INT, S(keep_releases), 2, 1000},
     {"site.health_check", T_STR, S(health_check), 0, 0},
     {"site.pool", T_STR, S(pool), 0, 0},
@@ -262,6 +263,7 @@ static void site_fini(vc_site_t *s)
     free(s->deploy_to);
     free(s->health_check);
     vc_config_free_list(&s->shared, &s->nshared);
+    vc_config_free_list(&s->deploy_exclude, &s->ndeploy_exclude);
     free(s->pool);
     free(s->source);
 }

@@ -101,6 +101,8 @@ typedef struct vc_site {
     char *deploy_to; /* `vc deploy`'s directory: releases/, current, shared/ (vc_fed.h); NULL: none */
     char **shared;   /* paths in every release that link to DEPLOY_TO/shared/PATH ("storage") */
     size_t nshared;
+    char **deploy_exclude; /* patterns `vc deploy` leaves out of a release, with its --exclude ones */
+    size_t ndeploy_exclude;
     int keep_releases;  /* releases kept on disk, the current one included */
     char *health_check; /* a path that must answer 200 after a switch, or it is rolled back; NULL: none */
     char *source;       /* the file it came from */

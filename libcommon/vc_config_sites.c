@@ -118,9 +118,9 @@ static int check_deploy(struct ctx *c, const vc_site_t *s, int *root_may_be_miss
 {
     *root_may_be_missing = 0;
     if (s->deploy_to == NULL) {
-        if (s->nshared || s->health_check)
+        if (s->nshared || s->health_check || s->ndeploy_exclude)
             return vc_config_fail(c, s->line, "site \"%s\": %s needs deploy_to", s->name,
-                                  s->nshared ? "shared" : "health_check");
+                                  s->nshared ? "shared" : s->health_check ? "health_check" : "deploy_exclude");
         return 0;
     }
     if (s->health_check && (s->health_check[0] != '/' || strpbrk(s->health_check, " \t\r\n#")))
@@ -143,6 +143,12 @@ static int check_deploy(struct ctx *c, const vc_site_t *s, int *root_may_be_miss
             return vc_config_fail(c, s->line,
                                   "site \"%s\": shared \"%s\" is not a path inside a release (relative, no \"..\")",
                                   s->name, s->shared[i]);
+    for (size_t i = 0; i < s->ndeploy_exclude; i++)
+        if (s->deploy_exclude[i][0] == '\0' || s->deploy_exclude[i][0] == '/')
+            return vc_config_fail(c, s->line,
+                                  "site \"%s\": deploy_exclude \"%s\" is a pattern relative to the application "
+                                  "(\".env\", \"tests/*\")",
+                                  s->name, s->deploy_exclude[i]);
     *root_may_be_missing = 1;
     return 0;
 }
