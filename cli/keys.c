@@ -4,12 +4,15 @@
  * is printed, for `vc trust add` on the nodes.
  *
  * vc trust add|remove|list: the keys this node's vc-fed trusts to sign
- * releases. Its control socket takes them from root or the suite's user.
+ * releases. Its control socket takes them from root or the suite's user,
+ * for this node; with --key SIGNER, a change signed by a key the nodes
+ * already trust goes to every node of the cluster.
  */
 #include "cli.h"
 #include "deploy.h"
 #include "vc_ctl.h"
 #include "vc_release.h"
+#include "vc_trust_change.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -141,13 +144,84 @@ static char *public_key_arg(const char *arg)
     return text;
 }
 
+/* vc trust add|remove ... --key SIGNER: the change signed with the
+ * deployer's key, for vc-fed to apply here and hand to every node. */
+static int trust_signed(void *zctx, const vc_config_t *cfg, int add, const char *name, const char *b64,
+                        const char *signer)
+{
+    vc_trust_change_t c = {.add = add, .at_ms = vc_wall_ms()};
+    size_t pklen = 0;
+    char why[512];
+    unsigned char sk[VC_RELEASE_SECRET], sig[VC_RELEASE_SIGNATURE];
+    if (!vc_trust_name_ok(name) || !vc_trust_name_ok(signer)) {
+        fprintf(stderr, "vc trust: a key's name is up to %d letters, digits, '-', '_', '.', '@'\n",
+                VC_RELEASE_NAME_MAX);
+        return 1;
+    }
+    if (add && (sodium_base642bin(c.key, sizeof(c.key), b64, strlen(b64), NULL, &pklen, NULL,
+                                  sodium_base64_VARIANT_ORIGINAL) != 0 ||
+                pklen != sizeof(c.key))) {
+        fprintf(stderr, "vc trust: \"%s\" is not a public key: `vc key new NAME` prints one\n", b64);
+        return 1;
+    }
+    snprintf(c.name, sizeof(c.name), "%s", name);
+    snprintf(c.signer, sizeof(c.signer), "%s", signer);
+    if (cli_key_load(signer, sk, why, sizeof(why)) < 0) {
+        fprintf(stderr, "vc trust: %s\n", why);
+        return 1;
+    }
+    size_t len;
+    char *text = vc_trust_change_format(&c, &len), sig_hex[2 * VC_RELEASE_SIGNATURE + 1];
+    vc_release_sign(text, len, sk, sig);
+    sodium_memzero(sk, sizeof(sk));
+    vc_release_hex(sig, sizeof(sig), sig_hex);
+    char *ep = vc_config_endpoint(cfg, "ctl-vc-fed");
+    const char *args[] = {sig_hex};
+    Vc__Reply *r = NULL;
+    int rc = vc_ctl_call_payload(zctx, ep, "trust-change", args, 1, text, len, 10000, &r);
+    free(ep);
+    free(text);
+    if (rc < 0)
+        fprintf(stderr, "vc trust: vc-fed does not answer: %s\n", vc_strerror(rc));
+    else if (!r->ok)
+        fprintf(stderr, "vc trust: %s\n", r->message);
+    else
+        printf("%s\n", r->message);
+    rc = rc < 0 || !r->ok;
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    return rc;
+}
+
+static void print_keys(const Vc__Reply *r, int json)
+{
+    if (json)
+        printf("[");
+    else
+        printf("%-24s %-46s %s\n", "NAME", "PUBLIC KEY", "ADDED BY");
+    for (size_t i = 0; i < r->n_records; i++) {
+        const Vc__Record *k = r->records[i];
+        if (json) {
+            printf("%s{", i ? "," : "");
+            cli_print_json_fields(k->fields, k->n_fields);
+            printf("}");
+        } else
+            printf("%-24s %-46s %s\n", vc_record_get(k, "name"), vc_record_get(k, "public_key"),
+                   vc_record_get(k, "added_by"));
+    }
+    if (json)
+        printf("]\n");
+}
+
 int cmd_trust(cli_t *cli, int argc, char **argv)
 {
     const char *verb = argc >= 2 ? argv[1] : "";
-    int json = argc == 3 && !strcmp(argv[2], "--json");
-    if (!((!strcmp(verb, "add") && argc == 4) || (!strcmp(verb, "remove") && argc == 3) ||
+    const char *signer = argc >= 4 && !strcmp(argv[argc - 2], "--key") ? argv[argc - 1] : NULL;
+    int json = argc == 3 && !strcmp(argv[2], "--json"), n = argc - (signer ? 2 : 0);
+    if (!((!strcmp(verb, "add") && n == 4) || (!strcmp(verb, "remove") && n == 3) ||
           (!strcmp(verb, "list") && (argc == 2 || json)))) {
-        fprintf(stderr, "usage: vc trust add NAME PUBLIC_KEY|FILE.pub | remove NAME | list [--json]\n");
+        fprintf(stderr, "usage: vc trust add NAME PUBLIC_KEY|FILE.pub [--key SIGNER] | remove NAME [--key SIGNER] | "
+                        "list [--json]\n");
         return 2;
     }
     vc_config_t *cfg = cli_running_config(cli);
@@ -162,37 +236,26 @@ int cmd_trust(cli_t *cli, int argc, char **argv)
         return 1;
     }
     char *key = !strcmp(verb, "add") ? public_key_arg(argv[3]) : NULL;
-    const char *args[2] = {argc >= 3 ? argv[2] : NULL, key};
-    char daemon_verb[32];
-    snprintf(daemon_verb, sizeof(daemon_verb), "trust-%s", verb);
     void *zctx = zmq_ctx_new();
-    Vc__Reply *r = NULL;
-    int rc = cli_call(zctx, cfg, "vc-fed", daemon_verb, args, !strcmp(verb, "list") ? 0 : (size_t)argc - 2, &r) < 0 ||
+    int rc;
+    if (signer) {
+        rc = trust_signed(zctx, cfg, key != NULL, argv[2], key, signer);
+    } else {
+        const char *args[2] = {argc >= 3 ? argv[2] : NULL, key};
+        char daemon_verb[32];
+        snprintf(daemon_verb, sizeof(daemon_verb), "trust-%s", verb);
+        Vc__Reply *r = NULL;
+        rc = cli_call(zctx, cfg, "vc-fed", daemon_verb, args, !strcmp(verb, "list") ? 0 : (size_t)argc - 2, &r) < 0 ||
              r == NULL || !r->ok;
-    if (!rc && !strcmp(verb, "list")) {
-        if (json)
-            printf("[");
-        else
-            printf("%-24s %-46s %s\n", "NAME", "PUBLIC KEY", "ADDED BY");
-        for (size_t i = 0; i < r->n_records; i++) {
-            const Vc__Record *k = r->records[i];
-            if (json) {
-                printf("%s{", i ? "," : "");
-                cli_print_json_fields(k->fields, k->n_fields);
-                printf("}");
-            } else
-                printf("%-24s %-46s %s\n", vc_record_get(k, "name"), vc_record_get(k, "public_key"),
-                       vc_record_get(k, "added_by"));
-        }
-        if (json)
-            printf("]\n");
-    } else if (!rc) {
-        printf("%s\n", r->message);
-    } else if (r) {
-        fprintf(stderr, "vc trust %s: %s\n", verb, r->message);
+        if (!rc && !strcmp(verb, "list"))
+            print_keys(r, json);
+        else if (!rc)
+            printf("%s\n", r->message);
+        else if (r)
+            fprintf(stderr, "vc trust %s: %s\n", verb, r->message);
+        if (r)
+            vc__reply__free_unpacked(r, NULL);
     }
-    if (r)
-        vc__reply__free_unpacked(r, NULL);
     free(key);
     zmq_ctx_term(zctx);
     vc_config_destroy(&cfg);

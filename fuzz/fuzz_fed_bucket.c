@@ -4,8 +4,12 @@
  * passes must be what together.c relies on (a site's name without NUL, a
  * node's name, a release id, a known mode or word, a reason without
  * control characters), and what passes, written again, reads the same.
- * The first byte picks: 0 mod 3 a key, 1 a pointer, 2 a report. */
+ * A trust change (libcommon/vc_trust_change.c) that parses names keys by
+ * their rules and prints back to the same bytes: nothing but what was
+ * signed is believed. The first byte picks: 0 mod 4 a key, 1 a pointer,
+ * 2 a report, 3 a trust change's value. */
 #include "bucket_wire.h"
+#include "vc_trust_change.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +27,10 @@ static void key(const uint8_t *data, size_t size)
     if (!k.site[0] || (k.kind == FED_KEY_REPORT && !vc_mesh_node_name_ok(k.node)))
         abort();
     char again[FED_KEY_MAX];
-    if (fed_key_write(again, sizeof(again), k.site, k.kind == FED_KEY_REPORT ? k.node : NULL) < 0)
+    int rc = k.kind == FED_KEY_TRUST
+                 ? fed_key_write_trust(again, sizeof(again), k.site)
+                 : fed_key_write(again, sizeof(again), k.site, k.kind == FED_KEY_REPORT ? k.node : NULL);
+    if (rc < 0)
         abort();
     /* Hex is read in either case and written lower: compare what it names. */
     fed_key_t k2;
@@ -62,14 +69,32 @@ static void report(const uint8_t *data, size_t size)
         abort();
 }
 
+static void trust(const uint8_t *data, size_t size)
+{
+    unsigned char sig[VC_RELEASE_SIGNATURE];
+    const char *text;
+    size_t len;
+    vc_trust_change_t c;
+    if (fed_trust_read(data, size, sig, &text, &len) < 0 || vc_trust_change_parse(text, len, &c) < 0)
+        return;
+    if (!vc_trust_name_ok(c.name) || !vc_trust_name_ok(c.signer) || c.at_ms <= 0 || (c.add != 0 && c.add != 1))
+        abort();
+    size_t again_len;
+    char *again = vc_trust_change_format(&c, &again_len);
+    if (again_len != len || memcmp(again, text, len))
+        abort();
+    free(again);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size == 0)
         return 0;
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0: key(data + 1, size - 1); break;
     case 1: pointer(data + 1, size - 1); break;
-    default: report(data + 1, size - 1); break;
+    case 2: report(data + 1, size - 1); break;
+    default: trust(data + 1, size - 1); break;
     }
     return 0;
 }

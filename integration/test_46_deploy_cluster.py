@@ -188,3 +188,35 @@ def test_a_node_that_was_away_catches_up(cluster):
         c.nodes[2].start(wait=40)
     assert wait_until(lambda: get(c.nodes[2])[1].startswith("v8 v8 "), 30), get(c.nodes[2])
     assert releases(c.nodes[2])[eight]["state"] == "current"
+
+
+def trusted(s):
+    return {k["name"]: k for k in json.loads(s.vc("trust", "list", "--json", check=True).stdout)}
+
+
+def test_a_trust_change_signed_by_a_trusted_key_reaches_every_node(cluster):
+    """Root on a node changes that node only; a change signed by a key the
+    nodes trust reaches all of them, and one signed by a key they do not
+    trust reaches none."""
+    c = cluster
+    first = c.nodes[0]
+    carol = first.vc("key", "new", "carol", check=True).stdout.strip()
+    r = first.vc("trust", "add", "carol", carol, "--key", "alice", check=True)
+    assert "on every node that trusts the signer" in r.stdout, r.stdout
+    for s in c.nodes:
+        assert wait_until(lambda: "carol" in trusted(s), 10), trusted(s)
+        assert trusted(s)["carol"]["added_by"] == "key alice"
+    # carol may now sign releases on every node.
+    deploy(c, "v9", "--key", "carol")
+    assert serves(c, "v9")
+    # A key no node trusts changes nothing.
+    dave = first.vc("key", "new", "dave", check=True).stdout.strip()
+    r = first.vc("trust", "add", "dave", dave, "--key", "dave")
+    assert r.returncode == 1 and "not signed by a key this node trusts" in r.stderr, r.stderr
+    assert all("dave" not in trusted(s) for s in c.nodes)
+    # Removed the same way, everywhere.
+    first.vc("trust", "remove", "carol", "--key", "alice", check=True)
+    for s in c.nodes:
+        assert wait_until(lambda: "carol" not in trusted(s), 10), trusted(s)
+    r = deploy(c, "v10", "--key", "carol", check=False)
+    assert r.returncode == 1 and serves(c, "v9")

@@ -120,7 +120,9 @@ static int check_deploy(struct ctx *c, const vc_site_t *s, int *root_may_be_miss
     if (s->deploy_to == NULL) {
         if (s->nshared || s->health_check || s->ndeploy_exclude)
             return vc_config_fail(c, s->line, "site \"%s\": %s needs deploy_to", s->name,
-                                  s->nshared ? "shared" : s->health_check ? "health_check" : "deploy_exclude");
+                                  s->nshared        ? "shared"
+                                  : s->health_check ? "health_check"
+                                                    : "deploy_exclude");
         return 0;
     }
     if (s->health_check && (s->health_check[0] != '/' || strpbrk(s->health_check, " \t\r\n#")))

@@ -5,17 +5,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-int fed_key_write(char *key, size_t len, const char *site, const char *node)
+static int key_write(char *key, size_t len, const char *kind, const char *site, const char *node)
 {
     size_t n = strlen(site);
     if (n == 0 || n > FED_SITE_MAX || len < FED_KEY_MAX || (node && !vc_mesh_node_name_ok(node)))
         return -1;
-    size_t at = (size_t)snprintf(key, len, "%s.", node ? "at" : "ptr");
+    size_t at = (size_t)snprintf(key, len, "%s.", kind);
     for (size_t i = 0; i < n; i++)
         at += (size_t)snprintf(key + at, len - at, "%02x", (unsigned char)site[i]);
     if (node)
         snprintf(key + at, len - at, ".%s", node);
     return 0;
+}
+
+int fed_key_write(char *key, size_t len, const char *site, const char *node)
+{
+    return key_write(key, len, node ? "at" : "ptr", site, node);
+}
+
+int fed_key_write_trust(char *key, size_t len, const char *name)
+{
+    return key_write(key, len, "trust", name, NULL);
 }
 
 static int unhex(const char *hex, size_t n, char *out, size_t cap)
@@ -44,11 +54,14 @@ int fed_key_read(const char *key, fed_key_t *out)
     } else if (strncmp(key, "at.", 3) == 0) {
         out->kind = FED_KEY_REPORT;
         hex = key + 3;
+    } else if (strncmp(key, "trust.", 6) == 0) {
+        out->kind = FED_KEY_TRUST;
+        hex = key + 6;
     } else {
         return -1;
     }
     const char *dot = strchr(hex, '.');
-    if ((out->kind == FED_KEY_POINTER) != (dot == NULL))
+    if ((out->kind != FED_KEY_REPORT) != (dot == NULL))
         return -1;
     size_t n = dot ? (size_t)(dot - hex) : strlen(hex);
     if (unhex(hex, n, out->site, sizeof(out->site)) < 0)
@@ -128,5 +141,21 @@ int fed_report_read(const void *data, size_t len, fed_report_value_t *out)
                 *p = ' ';
         snprintf(out->why, sizeof(out->why), "%s", w[3]);
     }
+    return 0;
+}
+
+int fed_trust_read(const void *data, size_t len, unsigned char sig[VC_RELEASE_SIGNATURE], const char **text,
+                   size_t *tlen)
+{
+    const char *p = data;
+    char hex[2 * VC_RELEASE_SIGNATURE + 1];
+    if (len < sizeof(hex) || p[sizeof(hex) - 1] != '\n')
+        return -1;
+    memcpy(hex, p, sizeof(hex) - 1);
+    hex[sizeof(hex) - 1] = '\0';
+    if (vc_release_unhex(hex, sig, VC_RELEASE_SIGNATURE) < 0)
+        return -1;
+    *text = p + sizeof(hex);
+    *tlen = len - sizeof(hex);
     return 0;
 }

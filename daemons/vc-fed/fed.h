@@ -116,6 +116,11 @@ const vc_site_t *fed_site_arg(fed_t *f, const Vc__Command *cmd, const char *usag
 void trust_add_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void trust_remove_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void trust_list_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void trust_change_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* A signed change another node put in the bucket. */
+void trust_heard(fed_t *f, const void *data, size_t len);
+struct vc_trust_change;
+const char *trust_share(fed_t *f, const char *sig_hex, const char *text, size_t len, const struct vc_trust_change *c);
 /* The name of the trusted key that signed text, or -1. */
 int trust_signer(fed_t *f, const char *text, size_t len, const unsigned char sig[VC_RELEASE_SIGNATURE], char *name,
                  size_t nlen);

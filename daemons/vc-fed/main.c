@@ -68,6 +68,8 @@ static const vc_verb_t verbs[] = {
     {"trust-add", "NAME PUBLIC_KEY", "trust a key to sign releases", trust_add_verb},
     {"trust-remove", "NAME", "stop trusting a key", trust_remove_verb},
     {"trust-list", "", "the keys this node trusts", trust_list_verb},
+    {"trust-change", "SIGNATURE (+ the change)",
+     "a change to the trusted keys signed by a trusted key: here, and on every node of the cluster", trust_change_verb},
     {"stage", "SITE SIGNATURE [BASE] (+ the manifest, or its delta against BASE's)",
      "check a signed release; answers the files it needs, with signatures for deltas", stage_verb},
     {"object", "SITE RELEASE HASH OFFSET (+ bytes)", "part of a file a staging needs", object_verb},

@@ -247,6 +247,8 @@ void together_heard(fed_t *f, natsMsg *msg)
         heard_pointer(f, key.site, rev, &ptr);
     else if (key.kind == FED_KEY_REPORT && fed_report_read(data, len, &rep) == 0)
         heard_report(f, key.site, key.node, &rep);
+    else if (key.kind == FED_KEY_TRUST)
+        trust_heard(f, data, len);
     else
         vc_log(VC_LOG_WARN, "together", "ignored a malformed value under \"%s\" in the cluster's bucket", subject);
 }

@@ -1,22 +1,25 @@
 /*
- * The keys this node trusts to sign releases ("trust" in LMDB). The
- * control socket takes these verbs only from root or the suite's user
- * (vc_ctl_trust): a key is added locally, by whoever runs the suite.
+ * The keys this node trusts to sign releases ("trust" in LMDB). Changed
+ * two ways:
+ * - locally (trust-add, trust-remove): the control socket takes them only
+ *   from root or the suite's user (vc_ctl_trust); they stay on this node;
+ * - by a change signed with a key this node already trusts
+ *   (trust-change, libcommon/vc_trust_change.h): applied here, and in a
+ *   cluster put in the bucket, where every node applies it if it trusts
+ *   the signer too.
+ * A removed key leaves a record without a key, with when: a change older
+ * than what a node has for that name (replayed from the bucket, say) is
+ * never applied.
  */
+#include "bucket_wire.h"
 #include "fed.h"
 #include "vc_log.h"
+#include "vc_trust_change.h"
 #include "vc_util.h"
 
 #include <sodium.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int name_ok(const char *name)
-{
-    size_t n = strlen(name);
-    return n > 0 && n <= VC_RELEASE_NAME_MAX &&
-           strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.@") == n;
-}
 
 typedef struct put {
     const char *name;
@@ -40,12 +43,62 @@ static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *ctx)
     return rc;
 }
 
+typedef struct get {
+    const char *name;
+    Vc__TrustedKey *found;
+} get_t;
+
+static int get_txn(MDB_txn *txn, MDB_dbi dbi, void *ctx)
+{
+    get_t *g = ctx;
+    MDB_val k = {strlen(g->name), (void *)g->name}, v;
+    if (mdb_get(txn, dbi, &k, &v) == 0)
+        g->found = vc__trusted_key__unpack(NULL, v.mv_size, v.mv_data);
+    return 0;
+}
+
+/* What this node has for a name: a key, a removal (no key), or NULL. */
+static Vc__TrustedKey *trust_get(fed_t *f, const char *name)
+{
+    get_t g = {name, NULL};
+    vc_store_read(f->store, VC_DB_TRUST, get_txn, &g);
+    return g.found;
+}
+
+/* Applies a change made by `by`: 1 if applied, 0 if this node has a
+ * newer one for the name, -1 (why) if it could not be stored. */
+static int apply(fed_t *f, const vc_trust_change_t *c, const char *by, char *why, size_t wlen)
+{
+    Vc__TrustedKey *had = trust_get(f, c->name);
+    int64_t had_ms = had ? had->added_ms : 0;
+    if (had)
+        vc__trusted_key__free_unpacked(had, NULL);
+    if (had_ms >= c->at_ms)
+        return 0;
+    Vc__TrustedKey key = VC__TRUSTED_KEY__INIT;
+    key.name = (char *)c->name;
+    key.public_key.data = c->add ? (uint8_t *)c->key : NULL;
+    key.public_key.len = c->add ? VC_RELEASE_PUBLIC : 0;
+    key.added_ms = c->at_ms;
+    key.added_by = (char *)by;
+    put_t p = {c->name, &key};
+    int rc = vc_store_write(f->store, VC_DB_TRUST, put_txn, &p);
+    if (rc < 0) {
+        snprintf(why, wlen, "the change could not be stored: %s", vc_strerror(rc));
+        return -1;
+    }
+    vc_log(VC_LOG_NOTICE, "trust",
+           c->add ? "key \"%s\" is trusted to sign releases (%s)" : "key \"%s\" is no longer trusted (%s)", c->name,
+           by);
+    return 1;
+}
+
 void trust_add_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
     unsigned char pk[VC_RELEASE_PUBLIC];
     size_t pklen = 0;
-    if (cmd->n_args != 2 || !name_ok(cmd->args[0])) {
+    if (cmd->n_args != 2 || !vc_trust_name_ok(cmd->args[0])) {
         vc_reply_fail(reply, "usage: trust-add NAME PUBLIC_KEY (NAME: up to %d letters, digits, '-', '_', '.', '@')",
                       VC_RELEASE_NAME_MAX);
         return;
@@ -57,20 +110,14 @@ void trust_add_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
                       cmd->args[1], VC_RELEASE_PUBLIC);
         return;
     }
-    Vc__TrustedKey key = VC__TRUSTED_KEY__INIT;
-    key.name = cmd->args[0];
-    key.public_key.data = pk;
-    key.public_key.len = sizeof(pk);
-    key.added_ms = vc_wall_ms();
-    key.added_by = "root";
-    put_t p = {cmd->args[0], &key};
-    int rc = vc_store_write(f->store, VC_DB_TRUST, put_txn, &p);
-    if (rc < 0) {
-        vc_reply_fail(reply, "the key could not be stored: %s", vc_strerror(rc));
-        return;
-    }
-    vc_log(VC_LOG_NOTICE, "trust", "key \"%s\" is trusted to sign releases", cmd->args[0]);
-    vc_reply_ok(reply, "key \"%s\" is trusted to sign releases", cmd->args[0]);
+    vc_trust_change_t c = {.add = 1, .at_ms = vc_wall_ms()};
+    snprintf(c.name, sizeof(c.name), "%s", cmd->args[0]);
+    memcpy(c.key, pk, sizeof(pk));
+    char why[256];
+    if (apply(f, &c, "root", why, sizeof(why)) < 0)
+        vc_reply_fail(reply, "%s", why);
+    else
+        vc_reply_ok(reply, "key \"%s\" is trusted to sign releases on this node", cmd->args[0]);
 }
 
 void trust_remove_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -80,16 +127,96 @@ void trust_remove_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_fail(reply, "usage: trust-remove NAME");
         return;
     }
-    put_t p = {cmd->args[0], NULL};
-    int rc = vc_store_write(f->store, VC_DB_TRUST, put_txn, &p);
-    if (rc == -VC_ERR_NOTFOUND)
+    Vc__TrustedKey *had = trust_get(f, cmd->args[0]);
+    int live = had && had->public_key.len == VC_RELEASE_PUBLIC;
+    if (had)
+        vc__trusted_key__free_unpacked(had, NULL);
+    if (!live) {
         vc_reply_fail(reply, "no key \"%s\" is trusted", cmd->args[0]);
-    else if (rc < 0)
-        vc_reply_fail(reply, "the key could not be removed: %s", vc_strerror(rc));
-    else {
-        vc_log(VC_LOG_NOTICE, "trust", "key \"%s\" is no longer trusted", cmd->args[0]);
-        vc_reply_ok(reply, "key \"%s\" is no longer trusted", cmd->args[0]);
+        return;
     }
+    vc_trust_change_t c = {.add = 0, .at_ms = vc_wall_ms()};
+    snprintf(c.name, sizeof(c.name), "%s", cmd->args[0]);
+    char why[256];
+    if (apply(f, &c, "root", why, sizeof(why)) < 0)
+        vc_reply_fail(reply, "%s", why);
+    else
+        vc_reply_ok(reply, "key \"%s\" is no longer trusted on this node", cmd->args[0]);
+}
+
+/* A signed change: believed if a key this node trusts signed it. 1, 0
+ * (older than what is here), or -1 with why. */
+static int signed_change(fed_t *f, const char *text, size_t len, const unsigned char sig[VC_RELEASE_SIGNATURE],
+                         vc_trust_change_t *c, char *why, size_t wlen)
+{
+    char signer[VC_RELEASE_NAME_MAX + 1];
+    if (vc_trust_change_parse(text, len, c) < 0) {
+        snprintf(why, wlen, "not a change to the trusted keys");
+        return -1;
+    }
+    if (trust_signer(f, text, len, sig, signer, sizeof(signer)) < 0) {
+        snprintf(why, wlen, "the change is not signed by a key this node trusts");
+        return -1;
+    }
+    char *by = vc_asprintf("key %s", signer);
+    int rc = apply(f, c, by, why, wlen);
+    free(by);
+    return rc;
+}
+
+void trust_change_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    fed_t *f = arg;
+    unsigned char sig[VC_RELEASE_SIGNATURE];
+    if (cmd->n_args != 1 || vc_release_unhex(cmd->args[0], sig, sizeof(sig)) < 0) {
+        vc_reply_fail(reply, "usage: trust-change SIGNATURE (+ the change, libcommon/vc_trust_change.h)");
+        return;
+    }
+    vc_trust_change_t c;
+    char why[256];
+    int rc = signed_change(f, (const char *)cmd->payload.data, cmd->payload.len, sig, &c, why, sizeof(why));
+    if (rc < 0) {
+        vc_reply_fail(reply, "%s", why);
+        return;
+    }
+    if (rc == 0) {
+        vc_reply_fail(reply, "this node has a newer change for key \"%s\"", c.name);
+        return;
+    }
+    const char *shared = trust_share(f, cmd->args[0], (const char *)cmd->payload.data, cmd->payload.len, &c);
+    vc_reply_ok(reply, "key \"%s\" %s%s", c.name, c.add ? "is trusted to sign releases" : "is no longer trusted",
+                shared);
+}
+
+/* In a cluster, the change goes in the bucket (trust.HEX), where every
+ * node reads it: what to add to the answer. */
+const char *trust_share(fed_t *f, const char *sig_hex, const char *text, size_t len, const vc_trust_change_t *c)
+{
+    if (!cluster_on(f))
+        return "";
+    kvStore *kv = cluster_bucket(f);
+    char key[FED_KEY_MAX];
+    if (kv == NULL || fed_key_write_trust(key, sizeof(key), c->name) < 0)
+        return " on this node; the cluster is not linked yet, so only here";
+    char *value = vc_asprintf("%s\n%.*s", sig_hex, (int)len, text);
+    natsStatus st = kvStore_PutString(NULL, kv, key, value);
+    free(value);
+    return st == NATS_OK ? " on every node that trusts the signer" : " on this node; the cluster did not take it";
+}
+
+void trust_heard(fed_t *f, const void *data, size_t len)
+{
+    const char *text;
+    size_t tlen;
+    unsigned char sig[VC_RELEASE_SIGNATURE];
+    vc_trust_change_t c;
+    char why[256];
+    if (fed_trust_read(data, len, sig, &text, &tlen) < 0) {
+        vc_log(VC_LOG_WARN, "trust", "ignored a malformed change in the cluster's bucket");
+        return;
+    }
+    if (signed_change(f, text, tlen, sig, &c, why, sizeof(why)) < 0)
+        vc_log(VC_LOG_WARN, "trust", "refused a change to the trusted keys from the cluster: %s", why);
 }
 
 /* Each trusted key, to fn; stops when fn returns 1. */
