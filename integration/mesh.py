@@ -111,6 +111,15 @@ def make_tls(base, n, addresses=None):
     return d
 
 
+def write_sites(conf, i, sites):
+    """sites: name -> the site's settings, for node i; "{node}" in them is
+    the node's name (each node's own directories on one machine)."""
+    os.makedirs(os.path.join(conf, "sites-enabled"), exist_ok=True)
+    for name, body in (sites or {}).items():
+        with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
+            f.write("site: { %s };\n" % body.replace("{node}", f"web{i + 1}"))
+
+
 class MemberCluster:
     """n nodes, each running its own NATS member under `vc up`
     (cluster.nats_server, vc-nats), routed to the others, with TLS for
@@ -161,8 +170,7 @@ class Cluster:
 
     def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf="", hosts=("shop.test",), more_sites=None,
                  env=None):
-        """more_sites: name -> the site's settings; "{node}" in them is
-        the node's name (each node's own directories on one machine)."""
+        """more_sites: as write_sites's; env: each node's suite's."""
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
@@ -182,9 +190,7 @@ class Cluster:
             with open(os.path.join(conf, "sites-enabled", "shop.conf"), "w") as f:
                 f.write(f'site: {{ default = true; hosts = {json.dumps(list(hosts))}; root = "{FIXTURES}/docroot";\n'
                         f'  realtime_apps = ["{APP[0]} {APP[1]} {APP[2]}"]; {extra_site} }};\n')
-            for name, body in (more_sites or {}).items():
-                with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
-                    f.write("site: { %s };\n" % body.replace("{node}", f"web{i + 1}"))
+            write_sites(conf, i, more_sites)
             self.confs.append(conf)
             self.nodes.append(Suite(conf=conf, root="", args=["--workers", "2"], env=env))
 
@@ -235,7 +241,8 @@ class NetnsCluster:
     (vc-nats) on the namespace's address, with TLS and a user for clients
     and routes, as on separate machines."""
 
-    def __init__(self, lab):
+    def __init__(self, lab, sites=None, env=None):
+        """sites: as write_sites's; env: each node's suite's."""
         self.lab = lab
         n = len(lab.ns)
         self.base = tempfile.mkdtemp(prefix="vc-netns-", dir="/tmp")
@@ -259,7 +266,10 @@ class NetnsCluster:
                         f'  tls_key = "{self.tls}/web{i + 1}.key";\n'
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms"; replicas = 3; }};\n'
                         'cache: { max_object = "64k"; };\n')
-            self.nodes.append(NodeSuite(a, conf=conf, args=["--workers", "1"], prefix=lab.inside(i)))
+            write_sites(conf, i, sites)
+            # With sites of its own, a node serves them, not --root's.
+            self.nodes.append(NodeSuite(a, conf=conf, root="" if sites else None, args=["--workers", "1"],
+                                        prefix=lab.inside(i), env=env))
 
     def start(self):
         for s in self.nodes:
