@@ -52,6 +52,9 @@ TEST="$TEST mediawiki phpmyadmin adminer"
 # Apache 2.4 with mod_rewrite and php-fpm, the reference for .htaccess and
 # X-Sendfile (mod_xsendfile): run by the tests on their own ports.
 TEST="$TEST apache2 libapache2-mod-xsendfile"
+# bench/deploy: what teams do without a cluster, rsync over ssh to each
+# node (sshd in each node's network namespace).
+TEST="$TEST rsync openssh-client openssh-server"
 
 PKGS="$BUILD $RUN"
 [ "$profile" = run ] || PKGS="$PKGS $TEST"
