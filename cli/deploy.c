@@ -21,13 +21,16 @@
 #include <zmq.h>
 
 #define STAGE_TIMEOUT_MS 120000
+/* spread waits for every other node (a dead one costs vc-fed up to two
+ * minutes), switch for every node's new generation and health check. */
+#define WAIT_TIMEOUT_MS 300000
 
 /* A call to this node's vc-fed; prints why it failed. 0 or -1. */
 static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
                     const void *payload, size_t plen, Vc__Reply **r)
 {
     char *ep = vc_config_endpoint(cfg, "ctl-vc-fed");
-    int rc = vc_ctl_call_payload(zctx, ep, verb, args, nargs, payload, plen, STAGE_TIMEOUT_MS, r);
+    int rc = vc_ctl_call_payload(zctx, ep, verb, args, nargs, payload, plen, WAIT_TIMEOUT_MS, r);
     free(ep);
     if (rc < 0)
         fprintf(stderr, "vc deploy: vc-fed does not answer: %s\n", vc_strerror(rc));
@@ -51,6 +54,8 @@ static int deploy_spread(void *zctx, const vc_config_t *cfg, const deploy_t *d)
                vc_record_get(n, "state"), vc_record_get(n, "sent"), vc_record_get(n, "received"), why ? ": " : "",
                why ? why : "");
     }
+    if (r && !r->ok)
+        fprintf(stderr, "vc deploy: nothing switched on any node\n");
     if (r)
         vc__reply__free_unpacked(r, NULL);
     fflush(stdout);

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import tempfile
 import threading
 
@@ -152,6 +153,62 @@ def test_nothing_switches_anywhere_when_one_node_refuses(cluster):
     r = c.nodes[0].vc("rollback", "app", four)
     assert r.returncode == 1 and "not staged on node web3" in r.stderr, r.stderr
     assert serves(c, "v3")
+
+
+def test_a_tampered_file_on_one_node_switches_nothing(cluster):
+    """A file on the third node is no longer what its release signed: the
+    next release, which links it there, fails that node's check, and no
+    node switches."""
+    c = cluster
+    good = release_of(deploy(c, "v11").stdout)
+    victim = os.path.join(c.base_srv, "web3", "releases", good, "public", "app.css")
+    with open(victim) as f:
+        was = f.read()
+    with open(victim, "r+") as f:
+        f.write("body { color: white }\n")  # the same size
+    try:
+        r = deploy(c, "v12", check=False)
+    finally:
+        with open(victim, "w") as f:
+            f.write(was)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r'^node web3: failed.*file "public/app.css" does not match the manifest', r.stdout, re.M), \
+        r.stdout
+    assert serves(c, "v11")
+    assert all(releases(s)[good]["state"] == "current" for s in c.nodes)
+
+
+def test_a_node_that_dies_mid_stage_switches_nothing(cluster):
+    """The third node's vc-fed is killed while the release is being
+    staged there (it has answered the manifest, files are coming): the
+    deploy fails and no node switches."""
+    c = cluster
+    good = release_of(deploy(c, "v13").stdout)
+    big = os.path.join(c.app, "big")
+    os.makedirs(big, exist_ok=True)
+    for i in range(120):  # 12 MB the nodes have never seen: the staging takes a while
+        with open(os.path.join(big, f"b{i:03d}.bin"), "wb") as f:
+            f.write(os.urandom(100 * 1024))
+    third = c.nodes[2]
+    pid = third.daemon_pid("vc-fed")
+    result, before = {}, len(third.logs())
+    t = threading.Thread(target=lambda: result.update(r=deploy(c, "v14", check=False)))
+    t.start()
+    try:
+        began = wait_until(lambda: re.search(r'vc-fed\[%d\] stage: site "app" release (\S+) signed by' % pid,
+                                             third.logs()[before:]), 60, every=0.002)
+        assert began, third.logs()[-2000:]
+        os.kill(pid, signal.SIGKILL)
+    finally:
+        t.join(120)
+        shutil.rmtree(big)
+    r = result["r"]
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "release %s is staged" % began.group(1) not in third.logs(), "staged before it was killed"
+    assert re.search(r"^node web3: failed", r.stdout, re.M), r.stdout
+    assert "nothing switched" in r.stderr or "not staged on node web3" in r.stderr, r.stderr
+    assert serves(c, "v13")
+    assert all(releases(s)[good]["state"] == "current" for s in c.nodes[:2])
 
 
 def test_a_failed_health_check_on_one_node_rolls_every_node_back(cluster):

@@ -28,7 +28,12 @@
 #include <zmq.h>
 
 #define SETUP_RETRY_MS 500
-#define PEER_CALL_MS 120000 /* a commit hashes every file a node received */
+/* How long a call to another node waits. A node that dies with a call
+ * in flight never answers it (NATS tells nothing), so the bound is what a
+ * dead node costs: 10 s for a chunk of a file or a manifest, 2 minutes for
+ * a commit, which hashes every file of the release. */
+#define PEER_CALL_MS 10000
+#define PEER_COMMIT_MS 120000
 
 /* What another node may ask of this one. */
 static const char *const PEER_VERBS[] = {"manifest", "stage", "object", "delta", "commit", "spread"};
@@ -90,7 +95,7 @@ static void on_call(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
         refused.message = cmd ? "not a verb another node may call" : "not a command";
     } else {
         int rc = vc_ctl_call_payload(cl->zctx, cl->own_ep, cmd->verb, (const char *const *)cmd->args, cmd->n_args,
-                                     cmd->payload.data, cmd->payload.len, PEER_CALL_MS, &r);
+                                     cmd->payload.data, cmd->payload.len, PEER_COMMIT_MS, &r);
         if (rc < 0)
             refused.message = (char *)vc_strerror(rc);
     }
@@ -124,7 +129,8 @@ int cluster_call(fed_t *f, const char *node, const char *verb, const char *const
     char subject[sizeof(FED_CALL_SUBJECT) + VC_MESH_NODE_MAX];
     snprintf(subject, sizeof(subject), "%s%s", FED_CALL_SUBJECT, node);
     natsMsg *answer = NULL;
-    natsStatus s = natsConnection_Request(&answer, f->cl->nc, subject, buf, (int)len, PEER_CALL_MS);
+    natsStatus s = natsConnection_Request(&answer, f->cl->nc, subject, buf, (int)len,
+                                          strcmp(verb, "commit") ? PEER_CALL_MS : PEER_COMMIT_MS);
     free(buf);
     if (s == NATS_OK)
         *r = vc__reply__unpack(NULL, (size_t)natsMsg_GetDataLength(answer), (const uint8_t *)natsMsg_GetData(answer));
