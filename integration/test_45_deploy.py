@@ -78,6 +78,28 @@ def release_of(out):
     return m.group(1)
 
 
+def read_releases(connect, stop, seen, errors, headers=None):
+    """GET / on one keep-alive connection (connect() makes it) until stop
+    is set: each answer's release number goes to seen; a failure, or an
+    answer that names two releases, to errors."""
+    conn = connect()
+    while not stop.is_set():
+        try:
+            conn.request("GET", "/", headers=headers or {})
+            resp = conn.getresponse()
+            body = resp.read().decode()
+            if resp.status != 200:
+                errors.append((resp.status, body))
+                continue
+            file_v, lib_v = body.split()[:2]
+            if file_v != lib_v:
+                errors.append(("mixed", body))
+            seen.append(int(file_v[1:]))
+        except Exception as e:  # noqa: BLE001 - any failure is the finding
+            errors.append(("exception", repr(e)))
+            conn = connect()
+
+
 def get(s, path="/"):
     code, _, body = curl(s.url(path))
     return code, body.decode()
@@ -182,22 +204,7 @@ def test_no_request_fails_or_goes_back_during_switches(deployed):
     seen, errors = [[] for _ in range(4)], []
 
     def client(i):
-        conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
-        while not stop.is_set():
-            try:
-                conn.request("GET", "/")
-                resp = conn.getresponse()
-                body = resp.read().decode()
-                if resp.status != 200:
-                    errors.append((resp.status, body))
-                    continue
-                file_v, lib_v = body.split()[:2]
-                if file_v != lib_v:
-                    errors.append(("mixed", body))
-                seen[i].append(int(file_v[1:]))
-            except Exception as e:  # noqa: BLE001 - any failure is the finding
-                errors.append(("exception", repr(e)))
-                conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+        read_releases(lambda: http.client.HTTPConnection("127.0.0.1", s.http, timeout=10), stop, seen[i], errors)
 
     threads = [threading.Thread(target=client, args=(i,)) for i in range(4)]
     for t in threads:

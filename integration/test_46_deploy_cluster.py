@@ -16,7 +16,7 @@ import threading
 import pytest
 
 from mesh import Cluster, wait_until
-from test_45_deploy import release_of, write_app
+from test_45_deploy import read_releases, release_of, write_app
 
 HOST = "app.test"
 
@@ -95,22 +95,8 @@ def test_a_deploy_is_staged_on_every_node_and_switched_together(cluster):
 
     def client(k):
         s = c.nodes[k % 3]
-        conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
-        while not stop.is_set():
-            try:
-                conn.request("GET", "/", headers={"Host": HOST})
-                resp = conn.getresponse()
-                body = resp.read().decode()
-                if resp.status != 200:
-                    errors.append((resp.status, body))
-                    continue
-                file_v, lib_v = body.split()[:2]
-                if file_v != lib_v:
-                    errors.append(("mixed", body))
-                seen[k].append(int(file_v[1:]))
-            except Exception as e:  # noqa: BLE001 - any failure is the finding
-                errors.append(("exception", repr(e)))
-                conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+        read_releases(lambda: http.client.HTTPConnection("127.0.0.1", s.http, timeout=10), stop, seen[k], errors,
+                      {"Host": HOST})
 
     threads = [threading.Thread(target=client, args=(k,)) for k in range(6)]
     for t in threads:

@@ -18,7 +18,7 @@ import pytest
 from conftest import wrk
 from mesh import NetnsCluster, wait_until
 from netns import Lab, can_make
-from test_45_deploy import release_of, write_app
+from test_45_deploy import read_releases, release_of, write_app
 
 pytestmark = pytest.mark.skipif(not can_make(), reason="network namespaces need root")
 
@@ -69,22 +69,9 @@ def test_three_nodes_under_wrk_switch_together(lab_cluster, tmp_path):
         loads[i] = wrk(c.nodes[i].url("/"), seconds=60, conns=8, script=str(host), until=stop)
 
     def client(i):
-        conn = http.client.HTTPConnection(c.nodes[i].address, c.nodes[i].http, timeout=10)
-        while not stop.is_set():
-            try:
-                conn.request("GET", "/", headers={"Host": "app.test"})
-                resp = conn.getresponse()
-                body = resp.read().decode()
-                if resp.status != 200:
-                    errors.append((i, resp.status, body))
-                    continue
-                file_v, lib_v = body.split()[:2]
-                if file_v != lib_v:
-                    errors.append((i, "mixed", body))
-                seen[i].append(int(file_v[1:]))
-            except Exception as e:  # noqa: BLE001 - any failure is the finding
-                errors.append((i, "exception", repr(e)))
-                conn = http.client.HTTPConnection(c.nodes[i].address, c.nodes[i].http, timeout=10)
+        node = c.nodes[i]
+        read_releases(lambda: http.client.HTTPConnection(node.address, node.http, timeout=10), stop, seen[i], errors,
+                      {"Host": "app.test"})
 
     threads = [threading.Thread(target=f, args=(i,)) for i in range(3) for f in (load, client)]
     for t in threads:

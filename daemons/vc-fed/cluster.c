@@ -33,6 +33,7 @@
  * dead node costs: 10 s for a chunk of a file or a manifest, 2 minutes for
  * a commit, which hashes every file of the release. */
 #define PEER_CALL_MS 10000
+#define FED_SUBJECT_MAX (sizeof(FED_CALL_SUBJECT) + VC_MESH_NODE_MAX)
 #define PEER_COMMIT_MS 120000
 
 /* What another node may ask of this one. */
@@ -113,21 +114,30 @@ static void on_bucket_msg(natsConnection *nc, natsSubscription *sub, natsMsg *ms
     vc_nats_inbox_push(&((fed_cluster_t *)closure)->inbox, FED_ITEM_BUCKET, msg);
 }
 
-int cluster_call(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs,
-                 const void *payload, size_t plen, Vc__Reply **r, char *why, size_t wlen)
+/* A command for node's call subject, packed (the caller frees it). */
+static uint8_t *pack_call(const char *node, const char *verb, const char *const *args, size_t nargs,
+                          const void *payload, size_t plen, size_t *len, char subject[FED_SUBJECT_MAX])
 {
-    *r = NULL;
     Vc__Command cmd = VC__COMMAND__INIT;
     cmd.verb = (char *)verb;
     cmd.args = (char **)args;
     cmd.n_args = nargs;
     cmd.payload.data = (uint8_t *)payload;
     cmd.payload.len = plen;
-    size_t len = vc__command__get_packed_size(&cmd);
-    uint8_t *buf = vc_malloc(len ? len : 1);
+    *len = vc__command__get_packed_size(&cmd);
+    uint8_t *buf = vc_malloc(*len ? *len : 1);
     vc__command__pack(&cmd, buf);
-    char subject[sizeof(FED_CALL_SUBJECT) + VC_MESH_NODE_MAX];
-    snprintf(subject, sizeof(subject), "%s%s", FED_CALL_SUBJECT, node);
+    snprintf(subject, FED_SUBJECT_MAX, "%s%s", FED_CALL_SUBJECT, node);
+    return buf;
+}
+
+int cluster_call(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs,
+                 const void *payload, size_t plen, Vc__Reply **r, char *why, size_t wlen)
+{
+    *r = NULL;
+    size_t len;
+    char subject[FED_SUBJECT_MAX];
+    uint8_t *buf = pack_call(node, verb, args, nargs, payload, plen, &len, subject);
     natsMsg *answer = NULL;
     natsStatus s = natsConnection_Request(&answer, f->cl->nc, subject, buf, (int)len,
                                           strcmp(verb, "commit") ? PEER_CALL_MS : PEER_COMMIT_MS);
@@ -146,15 +156,9 @@ int cluster_call(fed_t *f, const char *node, const char *verb, const char *const
 
 void cluster_ask(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs)
 {
-    Vc__Command cmd = VC__COMMAND__INIT;
-    cmd.verb = (char *)verb;
-    cmd.args = (char **)args;
-    cmd.n_args = nargs;
-    size_t len = vc__command__get_packed_size(&cmd);
-    uint8_t *buf = vc_malloc(len ? len : 1);
-    vc__command__pack(&cmd, buf);
-    char subject[sizeof(FED_CALL_SUBJECT) + VC_MESH_NODE_MAX];
-    snprintf(subject, sizeof(subject), "%s%s", FED_CALL_SUBJECT, node);
+    size_t len;
+    char subject[FED_SUBJECT_MAX];
+    uint8_t *buf = pack_call(node, verb, args, nargs, NULL, 0, &len, subject);
     natsStatus s = natsConnection_Publish(f->cl->nc, subject, buf, (int)len);
     free(buf);
     if (s != NATS_OK)
@@ -211,7 +215,7 @@ static natsStatus setup(fed_cluster_t *cl, const char **step)
         s = natsConnection_JetStream(&cl->js, cl->nc, &jo);
     }
     if (s == NATS_OK && cl->call_sub == NULL && (*step = "this node's call subject")) {
-        char subject[sizeof(FED_CALL_SUBJECT) + VC_MESH_NODE_MAX];
+        char subject[FED_SUBJECT_MAX];
         snprintf(subject, sizeof(subject), "%s%s", FED_CALL_SUBJECT, cl->cfg->node);
         s = natsConnection_Subscribe(&cl->call_sub, cl->nc, subject, on_call, cl);
     }
