@@ -81,6 +81,13 @@ static void follow(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
         cluster_ask(f, p->origin, "spread", args, 3);
         return;
     }
+    if (r->bad && !p->back) {
+        /* It failed here before (its health check, say): not again, on a
+         * pointer that was never moved back (its origin went away). */
+        report(f, s, p->rev, p->id, "failed", "the release is marked bad on this node");
+        vc__release__free_unpacked(r, NULL);
+        return;
+    }
     Vc__Reply *reply = vc_malloc(sizeof(*reply));
     vc__reply__init(reply);
     int rc = switch_apply(f, s, r, p->back, reply);
