@@ -40,7 +40,10 @@
 static const char *const PEER_VERBS[] = {"manifest", "stage", "object", "delta", "commit", "spread"};
 
 struct fed_cluster {
-    const mesh_settings_t *cfg;
+    /* Of cluster.*, copied: a reload replaces the configuration, and the
+     * link keeps what it was opened with. */
+    char *node;
+    int64_t replicas;
     vc_nats_inbox_t inbox;
     natsConnection *nc;
     jsCtx *js;
@@ -59,7 +62,7 @@ int cluster_on(const fed_t *f)
 
 const char *cluster_node(const fed_t *f)
 {
-    return f->cl ? f->cl->cfg->node : "";
+    return f->cl ? f->cl->node : "";
 }
 
 static int peer_verb(const char *verb)
@@ -177,7 +180,7 @@ size_t cluster_peers(fed_t *f, const char *site, char ***out)
     *out = vc_calloc((size_t)keys.Count + 1, sizeof(char *));
     for (int i = 0; i < keys.Count; i++) {
         kvEntry *e = NULL;
-        if (strcmp(keys.Keys[i], cl->cfg->node) == 0 || kvStore_Get(&e, cl->roster, keys.Keys[i]) != NATS_OK)
+        if (strcmp(keys.Keys[i], cl->node) == 0 || kvStore_Get(&e, cl->roster, keys.Keys[i]) != NATS_OK)
             continue;
         Vc__MeshNode *node = vc__mesh_node__unpack(NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
         for (size_t j = 0; node && vc_mesh_node_name_ok(node->node) && j < node->n_sites; j++)
@@ -216,7 +219,7 @@ static natsStatus setup(fed_cluster_t *cl, const char **step)
     }
     if (s == NATS_OK && cl->call_sub == NULL && (*step = "this node's call subject")) {
         char subject[FED_SUBJECT_MAX];
-        snprintf(subject, sizeof(subject), "%s%s", FED_CALL_SUBJECT, cl->cfg->node);
+        snprintf(subject, sizeof(subject), "%s%s", FED_CALL_SUBJECT, cl->node);
         s = natsConnection_Subscribe(&cl->call_sub, cl->nc, subject, on_call, cl);
     }
     if (s == NATS_OK && cl->bucket == NULL && (*step = "the releases' bucket")) {
@@ -224,7 +227,7 @@ static natsStatus setup(fed_cluster_t *cl, const char **step)
         kvConfig_Init(&kc);
         kc.Bucket = FED_BUCKET;
         kc.History = 1;
-        kc.Replicas = (int)cl->cfg->replicas;
+        kc.Replicas = (int)cl->replicas;
         s = js_CreateKeyValue(&cl->bucket, cl->js, &kc);
     }
     if (s == NATS_OK && cl->roster == NULL && (*step = "the roster (vc-mesh makes it)"))
@@ -261,7 +264,7 @@ void cluster_tick(fed_t *f)
         return;
     }
     cl->ready = 1;
-    vc_log(VC_LOG_INFO, "cluster", "in the cluster as \"%s\"", cl->cfg->node);
+    vc_log(VC_LOG_INFO, "cluster", "in the cluster as \"%s\"", cl->node);
 }
 
 int cluster_ready_now(const fed_t *f)
@@ -275,7 +278,8 @@ int cluster_open(fed_t *f)
     if (m == NULL || m->node == NULL || m->node[0] == '\0')
         return 0; /* one machine alone: no NATS */
     fed_cluster_t *cl = vc_calloc(1, sizeof(*cl));
-    cl->cfg = m;
+    cl->node = vc_strdup(m->node);
+    cl->replicas = m->replicas;
     cl->zctx = zmq_ctx_new();
     cl->own_ep = vc_config_endpoint(f->d.cfg, "ctl-vc-fed");
     if (vc_nats_inbox_init(&cl->inbox) < 0 || vc_nats_connect(&cl->nc, m, "vc-fed", NULL, NULL) != NATS_OK) {
@@ -337,6 +341,7 @@ void cluster_close(fed_t *f)
     if (cl->inbox.fd > 0)
         vc_nats_inbox_fini(&cl->inbox);
     free(cl->own_ep);
+    free(cl->node);
     zmq_ctx_term(cl->zctx);
     free(cl);
     f->cl = NULL;
