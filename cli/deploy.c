@@ -25,6 +25,22 @@
  * minutes), switch for every node's new generation and health check. */
 #define WAIT_TIMEOUT_MS 300000
 
+const char *cli_fed_absent(const vc_config_t *cfg)
+{
+    for (size_t i = 0; i < cfg->nsites; i++)
+        if (cfg->sites[i].deploy_to)
+            return NULL;
+    return cfg->config_releases ? NULL
+                                : "no site has deploy_to and config_releases is not set, so vc-fed does not run "
+                                  "here (docs/deploys.md)";
+}
+
+/* Why a call to vc-fed got no answer (rc < 0). */
+static const char *unanswered(const vc_config_t *cfg, int rc)
+{
+    return rc == -VC_ERR_NOTRUNNING && cli_fed_absent(cfg) ? cli_fed_absent(cfg) : vc_strerror(rc);
+}
+
 /* A call to this node's vc-fed; prints why it failed. 0 or -1. */
 static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const char *const *args, size_t nargs,
                     const void *payload, size_t plen, Vc__Reply **r)
@@ -33,7 +49,7 @@ static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const 
     int rc = vc_ctl_call_payload(zctx, ep, verb, args, nargs, payload, plen, WAIT_TIMEOUT_MS, r);
     free(ep);
     if (rc < 0)
-        fprintf(stderr, "vc deploy: vc-fed does not answer: %s\n", vc_strerror(rc));
+        fprintf(stderr, "vc deploy: vc-fed does not answer: %s\n", unanswered(cfg, rc));
     else if (*r && !(*r)->ok)
         fprintf(stderr, "vc %s: %s\n", strcmp(verb, "rollback") ? "deploy" : "rollback", (*r)->message);
     return rc < 0 || *r == NULL || !(*r)->ok ? -1 : 0;
@@ -137,7 +153,7 @@ static int push_call(void *arg, const char *verb, const char *const *args, size_
     int rc = vc_ctl_call_payload(t->zctx, ep, verb, args, nargs, payload, plen, STAGE_TIMEOUT_MS, r);
     free(ep);
     if (rc < 0)
-        snprintf(why, wlen, "vc-fed does not answer: %s", vc_strerror(rc));
+        snprintf(why, wlen, "vc-fed does not answer: %s", unanswered(t->cfg, rc));
     return rc < 0 ? -1 : 0;
 }
 

@@ -24,6 +24,10 @@ typedef struct deploy {
 /* Walks d->dir into d->rel and d->text. 0, or -1 with why. */
 int deploy_build(deploy_t *d, char *why, size_t wlen);
 
+/* Why vc-fed does not run with cfg (nothing is deployed here), or NULL. */
+struct vc_config;
+const char *cli_fed_absent(const struct vc_config *cfg);
+
 /* keys.c: the key directory ($VC_KEYS, or ~/.config/velocity/keys) and a
  * secret key from it. */
 char *cli_key_dir(void);

@@ -227,11 +227,8 @@ int cmd_trust(cli_t *cli, int argc, char **argv)
     vc_config_t *cfg = cli_running_config(cli);
     if (cfg == NULL)
         return 1;
-    size_t deployed = 0;
-    for (size_t i = 0; i < cfg->nsites; i++)
-        deployed += cfg->sites[i].deploy_to != NULL;
-    if (deployed == 0) {
-        fprintf(stderr, "vc trust: no site has deploy_to, so vc-fed does not run here (docs/deploys.md)\n");
+    if (cli_fed_absent(cfg)) {
+        fprintf(stderr, "vc trust: %s\n", cli_fed_absent(cfg));
         vc_config_destroy(&cfg);
         return 1;
     }

@@ -222,12 +222,16 @@ static int keys_readable(const privs_t *pv, const vc_config_t *cfg, char *err, s
     return 0;
 }
 
-/* A deployed site's directory (docs/deploys.md): what does not exist yet
+/* A deployed site's directory (docs/deploys.md), and the configuration
+ * releases' (config_releases): what does not exist yet
  * is made, DEPLOY_TO for vc-fed (the suite's user), which writes the
  * releases and the current link, and each shared path for the site's
  * pool, whose PHP writes there. What exists is left as its owner has it. */
 void privs_prepare_deploys(const privs_t *pv, const vc_config_t *cfg)
 {
+    /* The configuration releases (config_releases) are vc-fed's alone. */
+    if (cfg->config_releases && mkdir(cfg->config_releases, 0750) == 0)
+        privs_give(pv, cfg->config_releases);
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
         if (s->deploy_to == NULL)

@@ -16,15 +16,9 @@
 
 vc_config_t *cli_configtest_dir(const char *conf_dir, const char *data_dir, size_t *nfiles, char *err, size_t errlen)
 {
-    Vc__ConfigVersion *v = vc_config_gather(conf_dir, err, errlen);
-    if (v == NULL)
-        return NULL;
-    char *data = vc_strdup(data_dir);
-    vc_config_t *cfg = vc_config_parse(v, data, err, errlen);
-    if (cfg != NULL && vc_config_check_files(cfg, err, errlen) < 0)
-        vc_config_destroy(&cfg);
-    free(data);
-    *nfiles = v->n_files;
+    Vc__ConfigVersion *v = NULL;
+    vc_config_t *cfg = vc_config_load(conf_dir, data_dir, NULL, 0, &v, err, errlen);
+    *nfiles = v ? v->n_files : 0;
     vc_config_version_free(&v);
     return cfg;
 }

@@ -52,14 +52,10 @@ static int same_pools(const vc_config_t *a, const vc_config_t *b)
  * reason ("file:line: ...") is in err and the store is unchanged. */
 static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
 {
-    Vc__ConfigVersion *v = vc_config_gather(s->conf_dir, err, errlen);
-    if (v == NULL)
+    Vc__ConfigVersion *v = NULL;
+    vc_config_t *cfg = vc_config_load(s->conf_dir, s->data_dir, s->overrides, s->noverrides, &v, err, errlen);
+    if (cfg == NULL)
         return NULL;
-    for (size_t i = 0; i + 1 < s->noverrides; i += 2)
-        vc_config_version_override(v, s->overrides[i], s->overrides[i + 1]);
-    vc_config_t *cfg = vc_config_parse(v, s->data_dir, err, errlen);
-    if (cfg != NULL && vc_config_check_files(cfg, err, errlen) < 0)
-        vc_config_destroy(&cfg);
     if (cfg != NULL && s->cfg != NULL && !same_pools(s->cfg, cfg)) {
         /* Each pool is a daemon of its own, started with its user: the
          * set is fixed while the suite runs. */
@@ -98,9 +94,11 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
 
 /* ---- children ------------------------------------------------------------ */
 
-/* Reload: a new version into the store, then each daemon is told. A refused
- * configuration leaves the running one in place. */
-static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
+/* Reload: a new version into the store, then each daemon is told, but
+ * the one that asked (asker, or NULL), which waits for this answer and
+ * takes the stored version itself. A refused configuration leaves the
+ * running one in place. */
+static int reload(sup_t *s, sup_op_t *op, const char *asker, char *err, size_t errlen)
 {
     sd_notify(0, "RELOADING=1");
     vc_config_t *cfg = load_config(s, err, errlen);
@@ -118,7 +116,7 @@ static int reload(sup_t *s, sup_op_t *op, char *err, size_t errlen)
     vc_log(VC_LOG_NOTICE, "up", "configuration version %s loaded", ver);
     vc_bus_publish(s->bus, VC_EVENT(CONFIG_CHANGED), VC__SEVERITY__NOTICE, "version", ver, NULL);
     for (size_t i = 0; i < s->nkids; i++) {
-        if (s->kids[i].pid <= 0)
+        if (s->kids[i].pid <= 0 || (asker && strcmp(s->kids[i].name, asker) == 0))
             continue;
         if (s->kids[i].how->reload_by_replacing) {
             /* A front applies a configuration by being replaced; the
@@ -148,7 +146,7 @@ static void reload_unasked(sup_t *s)
 {
     char err[1024];
     sup_op_t *op = sup_op_new(NULL, "");
-    reload(s, op, err, sizeof(err));
+    reload(s, op, NULL, err, sizeof(err));
     sup_op_release(s, op);
 }
 
@@ -182,8 +180,12 @@ static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     sup_t *s = arg;
     char msg[1024];
+    if (cmd->n_args > 1) {
+        vc_reply_fail(reply, "usage: reload [DAEMON]");
+        return;
+    }
     sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
-    if (reload(s, op, msg, sizeof(msg)) == 0)
+    if (reload(s, op, cmd->n_args ? cmd->args[0] : NULL, msg, sizeof(msg)) == 0)
         snprintf(op->done, sizeof(op->done), "%s", msg);
     else
         sup_op_fail(op, msg);
@@ -232,7 +234,8 @@ static void on_restart(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 static const vc_verb_t verbs[] = {
     {"status", "", "the supervisor, and a record a daemon", on_status},
     {"ping", "", "as status", on_status},
-    {"reload", "", "store the configuration anew and hand it to every daemon", on_reload},
+    {"reload", "[DAEMON]", "store the configuration anew and hand it to every daemon (but DAEMON, which asks)",
+     on_reload},
     {"stop", "", "stop the suite", on_stop},
     {"restart", "[DAEMON]", "restart a daemon (front, php, bus, ...) or all", on_restart},
 };

@@ -288,6 +288,8 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
         }
     if (w->conf_dir)
         add(&hide, vc_strdup(w->conf_dir));
+    if (cfg->config_releases) /* site files, and the certificates' keys */
+        add(&hide, vc_strdup(cfg->config_releases));
     add(&hide, vc_strdup("/root"));
     add(&hide, vc_strdup("/home"));
 

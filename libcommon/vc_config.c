@@ -32,6 +32,7 @@ static const struct spec global_specs[] = {
     {"user", T_STR, G(user), 0, 0},
     {"allow_root", T_BOOL, G(allow_root), 0, 0},
     {"log_dir", T_STR, G(log_dir), 0, 0},
+    {"config_releases", T_STR, G(config_releases), 0, 0},
     {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
     {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
@@ -308,6 +309,10 @@ static int read_source(struct ctx *c, const Vc__ConfigSource *src, vc_config_t *
     s->name = vc_strndup(base, blen);
     s->source = vc_strdup(src->name);
     s->line = (int)config_setting_source_line(site);
+    if (s->name[0] == '@') { /* the suite's own names (VC_CONFIG_RELEASE_SITE) */
+        r = vc_config_fail(c, s->line, "site \"%s\": a site's name (its file's) does not start with \"@\"", s->name);
+        goto done;
+    }
     r = vc_config_walk(c, NULL, root, "", site_specs, VC_ARRAY_SIZE(site_specs), s);
 done:
     config_destroy(&lc);
@@ -452,6 +457,8 @@ static int validate(struct ctx *c, vc_config_t *cfg)
     free(default_log);
     if (relative)
         return vc_config_fail(c, 0, "log_dir \"%s\" is not an absolute path", cfg->log_dir);
+    if (cfg->config_releases && (cfg->config_releases[0] != '/' || strcmp(cfg->config_releases, "/") == 0))
+        return vc_config_fail(c, 0, "config_releases \"%s\" is not an absolute path below /", cfg->config_releases);
     /* Guessable keys would make the link's authentication a formality. */
     if (cfg->link_key && *cfg->link_key && strlen(cfg->link_key) < 32)
         return vc_config_fail(c, 0, "link_key is %zu characters: give at least 32 (openssl rand -hex 32)",
@@ -566,6 +573,7 @@ void vc_config_destroy(vc_config_t **pcfg)
     free(cfg->run_dir);
     free(cfg->state_dir);
     free(cfg->log_dir);
+    free(cfg->config_releases);
     vc_config_free_list(&cfg->listen, &cfg->nlisten);
     vc_config_free_list(&cfg->tls_listen, &cfg->ntls_listen);
     free(cfg->admin_listen);

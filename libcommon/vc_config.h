@@ -120,6 +120,10 @@ typedef struct vc_config {
     char *run_dir;   /* DATA/run: sockets, pid files */
     char *state_dir; /* DATA/state: LMDB */
     char *log_dir;   /* log_dir: DATA/log unless set (a package: /var/log/vc) */
+    /* config_releases: the directory of the configuration releases this
+     * node follows (`vc deploy @config`, docs/deploys.md); the site files
+     * of the current one are read after the node's own. NULL: none. */
+    char *config_releases;
 
     char **listen; /* "host:port" or ":port" */
     size_t nlisten;
@@ -200,6 +204,17 @@ int vc_config_is_secret(const char *path);
  * and writes "file:line: reason" into err. */
 vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen);
 void vc_config_destroy(vc_config_t **cfg);
+
+/* What the supervisor and configtest read: confdir gathered, the `vc up`
+ * options (key, value pairs) over it, parsed and its files checked; then,
+ * when config_releases is set and has a current release, that release's
+ * sites-enabled/ added and the whole parsed again. The configuration, and
+ * the version in *out if out is not NULL (freed by the caller); or NULL
+ * with "file:line: reason" in err. */
+vc_config_t *vc_config_load(const char *confdir, const char *data_dir, char *const *overrides, size_t noverrides,
+                            Vc__ConfigVersion **out, char *err, size_t errlen);
+/* The name a configuration release is deployed as, kept from sites. */
+#define VC_CONFIG_RELEASE_SITE "@config"
 
 /* The files the pools' PHP will open (php.ini_file, worker_script) can be
  * read: for the supervisor and configtest, which run as root or as the

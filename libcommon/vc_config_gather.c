@@ -7,6 +7,7 @@
 #include "vc_util.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,47 @@ Vc__ConfigVersion *vc_config_gather(const char *confdir, char *err, size_t errle
         v->env[v->n_env++] = new_field(vc_config_env_name(i), val);
     }
     return v;
+}
+
+/* Parsed, with its files checked: the configuration, or NULL and err. */
+static vc_config_t *parse_checked(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen)
+{
+    vc_config_t *cfg = vc_config_parse(v, data_dir, err, errlen);
+    if (cfg != NULL && vc_config_check_files(cfg, err, errlen) < 0)
+        vc_config_destroy(&cfg);
+    return cfg;
+}
+
+vc_config_t *vc_config_load(const char *confdir, const char *data_dir, char *const *overrides, size_t noverrides,
+                            Vc__ConfigVersion **out, char *err, size_t errlen)
+{
+    Vc__ConfigVersion *v = vc_config_gather(confdir, err, errlen);
+    if (v == NULL)
+        return NULL;
+    for (size_t i = 0; i + 1 < noverrides; i += 2)
+        vc_config_version_override(v, overrides[i], overrides[i + 1]);
+    vc_config_t *cfg = parse_checked(v, data_dir, err, errlen);
+    if (cfg != NULL && cfg->config_releases != NULL) {
+        /* The release's own path, not current's: an error names the
+         * release that brought it, and a switch while it is read changes
+         * nothing here. */
+        char *link = vc_asprintf("%s/current", cfg->config_releases);
+        char *release = realpath(link, NULL);
+        free(link);
+        if (release != NULL) {
+            char *sites = vc_asprintf("%s/sites-enabled", release);
+            vc_config_destroy(&cfg);
+            if (gather_dir(v, sites, 1, err, errlen) == 0)
+                cfg = parse_checked(v, data_dir, err, errlen);
+            free(sites);
+            free(release);
+        }
+    }
+    if (cfg != NULL && out != NULL)
+        *out = v;
+    else
+        vc_config_version_free(&v);
+    return cfg;
 }
 
 void vc_config_version_override(Vc__ConfigVersion *v, const char *key, const char *value)

@@ -125,14 +125,7 @@ void vc_confstore_use_files(const char *conf_dir)
 
 static vc_config_t *load_files(const char *data_dir, char *err, size_t errlen)
 {
-    Vc__ConfigVersion *v = vc_config_gather(files_dir, err, errlen);
-    if (v == NULL)
-        return NULL;
-    vc_config_t *cfg = vc_config_parse(v, data_dir, err, errlen);
-    if (cfg != NULL && vc_config_check_files(cfg, err, errlen) < 0)
-        vc_config_destroy(&cfg);
-    vc_config_version_free(&v);
-    return cfg;
+    return vc_config_load(files_dir, data_dir, NULL, 0, NULL, err, errlen);
 }
 
 vc_config_t *vc_confstore_load(const char *data_dir, char *err, size_t errlen)

@@ -104,10 +104,16 @@ typedef struct fed {
     fed_pointer_t *pointers;
     size_t npointers;
     fed_wait_t waits[FED_WAITS];
+    /* The configuration releases this node follows (config_releases), as
+     * a site VC_CONFIG_RELEASE_SITE of its own; config_site.deploy_to is
+     * NULL when it follows none. */
+    vc_site_t config_site;
+    int reload_wanted; /* a configuration switched: take the stored version at the next tick */
 } fed_t;
 
-/* The site named, if it is deployed (has deploy_to); else NULL, with a
- * reason in the reply. */
+/* The site named, if it is deployed (has deploy_to), or the configuration
+ * releases if they are followed here; else NULL, with a reason in the
+ * reply. */
 const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply);
 /* The same for a verb whose one argument is the site; usage if not. */
 const vc_site_t *fed_site_arg(fed_t *f, const Vc__Command *cmd, const char *usage, Vc__Reply *reply);
@@ -161,6 +167,13 @@ int fed_is_shared(const vc_site_t *s, const char *path);
 void stage_fini(fed_t *f);
 /* Removes a directory tree (a staging's, a pruned release's). */
 int fed_remove_tree(const char *path);
+
+/* main.c: the configuration releases as a site, after each reload. */
+void fed_config_site(fed_t *f);
+static inline int fed_is_config(const vc_site_t *s)
+{
+    return s->name[0] == '@';
+}
 
 /* switch.c */
 void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);

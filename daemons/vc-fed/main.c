@@ -14,6 +14,13 @@
 const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply)
 {
     const vc_config_t *cfg = f->d.cfg;
+    if (strcmp(name, VC_CONFIG_RELEASE_SITE) == 0) {
+        if (f->config_site.deploy_to)
+            return &f->config_site;
+        vc_reply_fail(reply,
+                      "this node follows no configuration releases: config_releases is not set (docs/deploys.md)");
+        return NULL;
+    }
     for (size_t i = 0; i < cfg->nsites; i++)
         if (strcmp(cfg->sites[i].name, name) == 0) {
             if (cfg->sites[i].deploy_to)
@@ -33,6 +40,16 @@ const vc_site_t *fed_site_arg(fed_t *f, const Vc__Command *cmd, const char *usag
         return NULL;
     }
     return fed_site(f, cmd->args[0], reply);
+}
+
+void fed_config_site(fed_t *f)
+{
+    free(f->config_site.deploy_to);
+    memset(&f->config_site, 0, sizeof(f->config_site));
+    f->config_site.name = VC_CONFIG_RELEASE_SITE;
+    f->config_site.keep_releases = 5;
+    if (f->d.cfg->config_releases)
+        f->config_site.deploy_to = vc_strdup(f->d.cfg->config_releases);
 }
 
 static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -59,6 +76,7 @@ static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     fed_t *f = arg;
     vc_daemon_reload(&f->d, NULL, NULL, reply);
     f->cfg = vc_config_section(f->d.cfg, &vc_fed_settings);
+    fed_config_site(f);
 }
 
 static const vc_verb_t verbs[] = {
@@ -92,6 +110,18 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 
 static void tick(void *arg)
 {
+    fed_t *f = arg;
+    if (f->reload_wanted) {
+        /* Between verbs: no switch holds a site of the configuration
+         * this replaces. */
+        Vc__Reply *r = vc_malloc(sizeof(*r));
+        vc__reply__init(r);
+        f->reload_wanted = 0;
+        on_reload(f, NULL, r);
+        if (!r->ok)
+            vc_log(VC_LOG_WARN, "main", "the configuration switched to was not loaded here: %s", r->message);
+        vc__reply__free_unpacked(r, NULL);
+    }
     stage_tick(arg);
     cluster_tick(arg);
     together_tick(arg);
@@ -105,6 +135,7 @@ int main(int argc, char **argv)
         return 1;
     curl_global_init(CURL_GLOBAL_DEFAULT); /* health checks (health.c) */
     f.cfg = vc_config_section(f.d.cfg, &vc_fed_settings);
+    fed_config_site(&f);
     char err[512] = "";
     f.store = vc_store_open(f.d.cfg->state_dir, (size_t)f.d.cfg->store.map_size, err, sizeof(err));
     if (f.store == NULL) {
@@ -129,6 +160,7 @@ int main(int argc, char **argv)
     cluster_close(&f); /* after it, no spread is under way */
     stage_fini(&f);
     vc_store_destroy(&f.store);
+    free(f.config_site.deploy_to);
     vc_daemon_fini(&f.d);
     curl_global_cleanup();
     return 0;

@@ -22,9 +22,12 @@ static void defaults(void *values, const char *data_dir)
     f->health_timeout_ms = 10000;
 }
 
-/* One when a site is deployed (site.deploy_to), else none. */
+/* One when a site is deployed (site.deploy_to) or configuration releases
+ * are followed (config_releases), else none. */
 static size_t copies(const vc_config_t *cfg)
 {
+    if (cfg->config_releases)
+        return 1;
     for (size_t i = 0; i < cfg->nsites; i++)
         if (cfg->sites[i].deploy_to)
             return 1;

@@ -125,6 +125,36 @@ static int new_generation(fed_t *f, const vc_site_t *s, char *why, size_t wlen)
     return -1;
 }
 
+/* A configuration release (VC_CONFIG_RELEASE_SITE) takes effect as `vc
+ * reload` does: the supervisor reads the configuration again, with the
+ * site files of the release current now, refuses it as configtest would
+ * ("file:line: why", the running one stays), or hands it to every daemon
+ * but this one, which asks and takes it at its next tick. */
+static int reload_config(fed_t *f, char *why, size_t wlen)
+{
+    char *ep = vc_config_endpoint(f->d.cfg, "ctl-vc");
+    const char *args[] = {f->d.name};
+    Vc__Reply *r = NULL;
+    int rc = vc_ctl_call(f->d.zctx, ep, "reload", args, 1, (long)f->cfg->switch_timeout_ms, &r);
+    free(ep);
+    if (rc < 0)
+        snprintf(why, wlen, "the supervisor did not answer the reload: %s", vc_strerror(rc));
+    else if (!r->ok)
+        snprintf(why, wlen, "the configuration was refused: %s", r->message);
+    else
+        f->reload_wanted = 1;
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    return rc < 0 || !f->reload_wanted ? -1 : 0;
+}
+
+/* The site's new release takes over: its pool's new generation, or the
+ * configuration loaded again. */
+static int take_over(fed_t *f, const vc_site_t *s, char *why, size_t wlen)
+{
+    return fed_is_config(s) ? reload_config(f, why, wlen) : new_generation(f, s, why, wlen);
+}
+
 /* Keeps site.keep_releases, the newest first, and always the current one
  * and the one a rollback goes to. */
 static void prune(fed_t *f, const vc_site_t *s, const char *current, const char *previous)
@@ -159,10 +189,17 @@ static int do_switch(fed_t *f, const vc_site_t *s, Vc__Release *r, const char *w
     }
     if (point_current(s, r->id, why, wlen) < 0)
         return -1;
-    if (new_generation(f, s, why, wlen) < 0) {
-        char ignore[256];
+    if (take_over(f, s, why, wlen) < 0) {
+        char ignore[1024];
         if (was[0] && point_current(s, was, ignore, sizeof(ignore)) == 0)
-            new_generation(f, s, ignore, sizeof(ignore));
+            take_over(f, s, ignore, sizeof(ignore));
+        else if (!was[0] && fed_is_config(s)) {
+            /* No configuration release before: none is current, or the
+             * next `vc reload` would read the refused one. */
+            char *link = vc_asprintf("%s/current", s->deploy_to);
+            unlink(link);
+            free(link);
+        }
         return -1;
     }
     r->switched_ms = vc_wall_ms();

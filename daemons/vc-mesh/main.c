@@ -3,6 +3,7 @@
  * `vc up` only when cluster.node is set.
  */
 #include "mesh.h"
+#include "vc_confstore.h"
 #include "vc_events.h"
 #include "vc_log.h"
 #include "vc_loop.h"
@@ -87,10 +88,29 @@ static void on_nodes(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     roster_reply(m, reply);
 }
 
+/* The sites this node lists in the roster follow the stored configuration
+ * at once; the link's settings (cluster.*) apply at a restart, as do the
+ * rest: the link and its buckets are set up with them. */
+static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    (void)cmd;
+    mesh_t *m = arg;
+    char err[512];
+    vc_config_t *cfg = vc_confstore_load(m->d.data_dir, err, sizeof(err));
+    if (cfg == NULL) {
+        vc_reply_fail(reply, "%s", err);
+        return;
+    }
+    roster_take(m, cfg);
+    vc_config_destroy(&cfg);
+    vc_reply_ok(reply, "the roster lists this node's %zu sites; cluster.* settings apply at a restart", m->nsites);
+}
+
 static const vc_verb_t verbs[] = {
     {"status", "", "this node, its link to NATS, the nodes up, purges sent and applied", on_status},
     {"ping", "", "as status", on_status},
     {"nodes", "", "the roster: each node, its state, when last heard", on_nodes},
+    {"reload", "", "list the stored configuration's sites in the roster", on_reload},
     {"cert-lock", "SITE HOSTS NOT_AFTER", "(vc-acme) may this node order SITE's certificate: held, busy or have",
      certs_lock_verb},
     {"cert-unlock", "SITE", "(vc-acme) this node's order of SITE's certificate is over", certs_unlock_verb},
@@ -173,6 +193,7 @@ int main(int argc, char **argv)
         return 1;
     }
     m.started_ms = vc_wall_ms();
+    roster_take(&m, m.d.cfg);
     m.held = 1; /* vc-cache starts held in a cluster */
     m.hooks_told = -1;
     char why[512];

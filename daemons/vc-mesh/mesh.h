@@ -89,6 +89,12 @@ typedef struct mesh {
     int64_t started_ms;
     node_t *nodes;
     size_t nnodes, capnodes;
+    /* What this node's roster entry lists: its sites (and the
+     * configuration releases if it follows them), and the configuration's
+     * version; taken at start and at each reload (roster_take). */
+    char **sites;
+    size_t nsites;
+    uint64_t config_version;
     void *in;                     /* PULL: purges vc-cache hands on (mesh-in) */
     void *rooms_sub, *rooms_push; /* this node's vc-bus: rooms-out (SUB), rooms-in (PUSH) */
     natsSubscription *room_sub, *share_sub;
@@ -198,6 +204,7 @@ void catchup_tick(mesh_t *m);
 
 /* roster.c */
 void roster_beat(mesh_t *m);
+void roster_take(mesh_t *m, const vc_config_t *cfg);
 void roster_heard(mesh_t *m, natsMsg *msg);
 /* Marks silent nodes suspect, then gone; each change an event. */
 void roster_check(mesh_t *m);

@@ -20,6 +20,26 @@
 
 static const char *const state_names[] = {"up", "suspect", "gone"};
 
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+void roster_take(mesh_t *m, const vc_config_t *cfg)
+{
+    free_list(m->sites, m->nsites);
+    m->sites = vc_calloc(cfg->nsites + 2, sizeof(char *));
+    m->nsites = 0;
+    if (cfg->config_releases) /* it follows the configuration releases: vc-fed hands them here */
+        m->sites[m->nsites++] = vc_strdup(VC_CONFIG_RELEASE_SITE);
+    for (size_t i = 0; i < cfg->nsites && m->nsites < MESH_SITES_MAX; i++)
+        m->sites[m->nsites++] = vc_strdup(cfg->sites[i].name);
+    m->config_version = cfg->version;
+    m->next_beat_ms = 0; /* told at once */
+}
+
 void roster_beat(mesh_t *m)
 {
     uint64_t now = vc_mono_ms();
@@ -32,15 +52,13 @@ void roster_beat(mesh_t *m)
     n.version = VC_VERSION;
     n.addresses = cfg->listen;
     n.n_addresses = cfg->nlisten < MESH_ADDRESSES_MAX ? cfg->nlisten : MESH_ADDRESSES_MAX;
-    char **sites = vc_calloc(cfg->nsites + 1, sizeof(char *));
-    for (size_t i = 0; i < cfg->nsites && i < MESH_SITES_MAX; i++)
-        sites[n.n_sites++] = cfg->sites[i].name;
-    n.sites = sites;
+    n.sites = m->sites;
+    n.n_sites = m->nsites;
     double load[1] = {0};
     if (getloadavg(load, 1) == 1)
         n.load = load[0];
     char version[24];
-    snprintf(version, sizeof(version), "%llu", (unsigned long long)cfg->version);
+    snprintf(version, sizeof(version), "%llu", (unsigned long long)m->config_version);
     n.config = version;
     n.at_ms = vc_wall_ms();
     n.started_ms = m->started_ms;
@@ -53,7 +71,6 @@ void roster_beat(mesh_t *m)
     else
         vc_log(VC_LOG_DEBUG, "roster", "heartbeat not written: %s", natsStatus_GetText(s));
     free(buf);
-    free(sites);
 }
 
 static node_t *find(mesh_t *m, const char *name)
@@ -62,13 +79,6 @@ static node_t *find(mesh_t *m, const char *name)
         if (strcmp(m->nodes[i].name, name) == 0)
             return &m->nodes[i];
     return NULL;
-}
-
-static void free_list(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
 }
 
 static char **copy_list(char *const *v, size_t n)
@@ -204,5 +214,7 @@ void roster_fini(mesh_t *m)
     }
     free(m->nodes);
     m->nodes = NULL;
+    free_list(m->sites, m->nsites);
+    m->sites = NULL;
     m->nnodes = m->capnodes = 0;
 }
