@@ -170,7 +170,8 @@ class Cluster:
 
     def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf="", hosts=("shop.test",), more_sites=None,
                  env=None):
-        """more_sites: as write_sites's; env: each node's suite's."""
+        """more_sites: as write_sites's; env: each node's suite's; "{node}"
+        in extra_conf is the node's name, as in more_sites."""
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
@@ -183,7 +184,7 @@ class Cluster:
                 f.write(f'cluster: {{ node = "web{i + 1}"; nats = ["nats://127.0.0.1:{self.nats[i].port}"];\n'
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms";\n'
                         f'  replicas = {min(n, 3)}; {extra_cluster} }};\n'
-                        'cache: { max_object = "64k"; };\n' + extra_conf)
+                        'cache: { max_object = "64k"; };\n' + extra_conf.replace("{node}", f"web{i + 1}"))
             # One site on every node, with the same realtime app: a room
             # is "APP_ID:CHANNEL" on every node.
             os.makedirs(os.path.join(conf, "sites-enabled"))

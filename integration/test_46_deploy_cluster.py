@@ -3,7 +3,8 @@ cluster (mesh.Cluster), one site deployed to each node's own directory.
 `vc deploy` on the first node stages the release there, hands it on to
 the other two, and switches all three through one pointer. The app
 reports its release twice (its VERSION file and an included library), so
-an answer that mixed two releases shows."""
+an answer that mixed two releases shows. Every node follows the
+configuration releases too (`vc deploy @config`)."""
 import http.client
 import json
 import os
@@ -27,7 +28,8 @@ def cluster():
     os.chmod(base, 0o755)
     site = (f'hosts = ["{HOST}"]; root = "{base}/{{node}}/current/public"; deploy_to = "{base}/{{node}}";'
             ' shared = ["storage"]; health_check = "/health.php";')
-    c = Cluster(3, more_sites={"app": site}, env={"VC_KEYS": os.path.join(base, "keys")})
+    c = Cluster(3, more_sites={"app": site}, env={"VC_KEYS": os.path.join(base, "keys")},
+                extra_conf=f'config_releases = "{base}/config-{{node}}";\n')
     c.base_srv, c.app = base, os.path.join(base, "app")
     c.start()
     try:
@@ -53,10 +55,13 @@ def get(s, path="/"):
 
 
 def write_health(app):
-    """Fails on a node whose shared storage holds "fail"."""
+    """Fails on a node whose shared storage holds "fail". With "hold"
+    there, it says it was asked ("asked") and waits for "go" (5 s at most)."""
     with open(os.path.join(app, "public", "health.php"), "w") as f:
-        f.write("<?php if (file_exists(__DIR__ . '/../storage/fail')) { http_response_code(503); echo 'sick'; }"
-                " else { echo 'ok'; }\n")
+        f.write("<?php $st = __DIR__ . '/../storage/';\n"
+                "if (file_exists($st . 'hold')) { touch($st . 'asked');\n"
+                "  for ($i = 0; $i < 250 && !file_exists($st . 'go'); $i++) usleep(20000); }\n"
+                "if (file_exists($st . 'fail')) { http_response_code(503); echo 'sick'; } else { echo 'ok'; }\n")
 
 
 def deploy(c, version, *more, check=True):
@@ -215,6 +220,41 @@ def test_a_failed_health_check_on_one_node_rolls_every_node_back(cluster):
         assert releases(s)[good]["state"] == "current"
 
 
+def test_the_origin_killed_while_a_node_fails_still_leaves_one_release(cluster):
+    """The first node's vc-fed moves the pointer and is killed with -9
+    while the third node's health check runs; that check fails. The third
+    node moves the pointer back itself, so every node ends on the release
+    before, and the next deploy works."""
+    c = cluster
+    good = release_of(deploy(c, "v15").stdout)
+    storage = os.path.join(c.base_srv, "web3", "shared", "storage")
+    flags = [os.path.join(storage, n) for n in ("hold", "fail", "asked", "go")]
+    for n in flags[:2]:
+        open(n, "w").close()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=deploy(c, "v16", check=False)))
+    t.start()
+    try:
+        assert wait_until(lambda: os.path.exists(flags[2]), 60), "the third node never checked its health"
+        os.kill(c.nodes[0].daemon_pid("vc-fed"), signal.SIGKILL)
+        open(flags[3], "w").close()
+        t.join(120)
+        assert result["r"].returncode == 1, result["r"].stdout
+        bad = release_of(result["r"].stdout)
+        assert wait_until(lambda: serves(c, "v15"), 30), [get(s) for s in c.nodes]
+        for s in c.nodes:
+            assert wait_until(lambda: releases(s)[good]["state"] == "current", 10), releases(s)
+        assert releases(c.nodes[2])[bad]["bad"] == "yes"
+    finally:
+        t.join(120)
+        for n in flags:
+            if os.path.exists(n):
+                os.unlink(n)
+    assert c.nodes[0].vc("status", "--wait", "30", timeout=40).returncode == 0
+    deploy(c, "v17")
+    assert serves(c, "v17")
+
+
 def test_a_node_that_was_away_catches_up(cluster):
     """The third node stops; a release goes to the other two; when it
     starts again it finds the pointer names a release it lacks, asks for
@@ -263,3 +303,64 @@ def test_a_trust_change_signed_by_a_trusted_key_reaches_every_node(cluster):
         assert wait_until(lambda: "carol" not in trusted(s), 10), trusted(s)
     r = deploy(c, "v10", "--key", "carol", check=False)
     assert r.returncode == 1 and serves(c, "v9")
+
+
+def write_config(c, hosts):
+    """The primary's site files: one site, "extra", served from one
+    directory every node has."""
+    d = os.path.join(c.base_srv, "primary")
+    os.makedirs(os.path.join(d, "sites-enabled"), exist_ok=True)
+    os.makedirs(os.path.join(c.base_srv, "extra"), exist_ok=True)
+    with open(os.path.join(c.base_srv, "extra", "index.php"), "w") as f:
+        f.write("<?php echo 'extra';\n")
+    with open(os.path.join(d, "sites-enabled", "extra.conf"), "w") as f:
+        f.write('site: { hosts = %s; root = "%s/extra"; };\n' % (json.dumps(hosts), c.base_srv))
+    return d
+
+
+def test_a_configuration_release_reaches_every_node_or_none(cluster):
+    """Site files deployed as @config are applied on every node. One that
+    the third node's configtest refuses (a host one of its own sites
+    serves) switches nowhere, and says the file and line."""
+    c = cluster
+    listed = int(c.roster(0)["web2"]["sites"])
+    r = c.nodes[0].vc("deploy", "@config", write_config(c, ["extra.test"]), "--key", "alice", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+    first = release_of(r.stdout)
+    for s in c.nodes:
+        assert get(s, "/")[1] != "extra"
+        code, body = get_host(s, "extra.test")
+        assert (code, body) == (200, "extra"), (code, body)
+    # Each node's roster entry lists the new site: a deploy to it reaches them.
+    assert wait_until(lambda: int(c.roster(0)["web2"]["sites"]) == listed + 1, 10), c.roster(0)
+    own = os.path.join(c.nodes[2].conf, "sites-enabled", "own.conf")
+    with open(own, "w") as f:
+        f.write('site: { hosts = ["clash.test"]; root = "%s/extra"; };\n' % c.base_srv)
+    try:
+        c.nodes[2].vc("reload", check=True)
+        r = c.nodes[0].vc("deploy", "@config", write_config(c, ["extra.test", "clash.test"]), "--key", "alice",
+                          timeout=120)
+        assert r.returncode == 1, r.stdout + r.stderr
+        second = release_of(r.stdout)
+        assert re.search(r"web3.*releases/%s/sites-enabled/extra.conf:1:.*clash.test" % second,
+                         r.stdout + r.stderr), r.stdout + r.stderr
+        for s in c.nodes:
+            assert releases_of(s, "@config")[first]["state"] == "current"
+            assert get_host(s, "clash.test")[1] != "extra" or s is c.nodes[2]
+    finally:
+        os.unlink(own)
+        c.nodes[2].vc("reload", check=True)
+
+
+def get_host(s, host):
+    conn = http.client.HTTPConnection("127.0.0.1", s.http, timeout=10)
+    try:
+        conn.request("GET", "/", headers={"Host": host})
+        resp = conn.getresponse()
+        return resp.status, resp.read().decode()
+    finally:
+        conn.close()
+
+
+def releases_of(s, site):
+    return {x["id"]: x for x in json.loads(s.vc("releases", site, "--json", check=True).stdout)}

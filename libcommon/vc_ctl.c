@@ -303,17 +303,38 @@ int vc_ctl_call(void *zctx, const char *endpoint, const char *verb, const char *
     return vc_ctl_call_payload(zctx, endpoint, verb, args, nargs, NULL, 0, timeout_ms, out);
 }
 
+/* Waits for the answer: > 0 when it is there. A daemon that dies leaves
+ * the request unanswered, and ZeroMQ would wait the whole bound (minutes
+ * for a deploy's switch): on ipc, a socket file gone or made anew (the
+ * daemon restarted) means the one asked is gone. */
+static int wait_answer(void *s, const char *path, const struct stat *was, long timeout_ms)
+{
+    enum { SLICE_MS = 500 };
+    uint64_t deadline = vc_mono_ms() + (uint64_t)timeout_ms;
+    for (;;) {
+        uint64_t now = vc_mono_ms();
+        if (now >= deadline)
+            return -VC_ERR_TIMEOUT;
+        long left = (long)(deadline - now);
+        int r = vc_wait_readable(s, path && left > SLICE_MS ? SLICE_MS : left);
+        if (r != 0)
+            return r;
+        struct stat st;
+        if (path && (stat(path, &st) != 0 || st.st_ino != was->st_ino || st.st_dev != was->st_dev))
+            return -VC_ERR_GONE;
+    }
+}
+
 int vc_ctl_call_payload(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
                         const void *payload, size_t plen, long timeout_ms, Vc__Reply **out)
 {
     *out = NULL;
     /* ZeroMQ connects lazily and would wait for a socket that never comes:
      * a missing ipc file means nobody listens. */
-    if (strncmp(endpoint, "ipc://", 6) == 0) {
-        struct stat st;
-        if (stat(endpoint + 6, &st) != 0)
-            return -VC_ERR_NOTRUNNING;
-    }
+    struct stat st = {0};
+    int ipc = strncmp(endpoint, "ipc://", 6) == 0;
+    if (ipc && stat(endpoint + 6, &st) != 0)
+        return -VC_ERR_NOTRUNNING;
     void *s = vc_socket(zctx, ZMQ_REQ, endpoint, 0);
     if (s == NULL)
         return -errno;
@@ -324,11 +345,8 @@ int vc_ctl_call_payload(void *zctx, const char *endpoint, const char *verb, cons
     cmd.payload.data = (uint8_t *)payload;
     cmd.payload.len = plen;
     int r = vc_send_proto(s, &cmd.base, 0);
-    if (r == 0) {
-        r = vc_wait_readable(s, timeout_ms);
-        if (r == 0)
-            r = -VC_ERR_TIMEOUT;
-    }
+    if (r == 0)
+        r = wait_answer(s, ipc ? endpoint + 6 : NULL, &st, timeout_ms);
     if (r > 0) {
         zmq_msg_t m;
         zmq_msg_init(&m);

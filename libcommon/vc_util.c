@@ -88,6 +88,7 @@ const char *vc_strerror(int err)
     case VC_ERR_NOTFOUND: return "not found";
     case VC_ERR_TIMEOUT: return "timed out";
     case VC_ERR_NOTRUNNING: return "not running";
+    case VC_ERR_GONE: return "it stopped before it answered";
     default: return strerror(err);
     }
 }

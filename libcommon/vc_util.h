@@ -50,7 +50,8 @@ enum {
     VC_ERR_STORE,     /* LMDB refused */
     VC_ERR_NOTFOUND,  /* no such key, site, daemon */
     VC_ERR_TIMEOUT,   /* a peer did not answer in time */
-    VC_ERR_NOTRUNNING /* the suite (or a daemon) is not running */
+    VC_ERR_NOTRUNNING, /* the suite (or a daemon) is not running */
+    VC_ERR_GONE        /* the daemon asked stopped before it answered */
 };
 /* A message for a negative error code (errno or VC_ERR_*); static storage. */
 const char *vc_strerror(int err);

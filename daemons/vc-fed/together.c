@@ -61,6 +61,28 @@ static fed_pointer_t *pointer_of(fed_t *f, const char *site, int make)
     return p;
 }
 
+/* The release failed here on a pointer moved forward: this node moves it
+ * back to the release it runs again (was), by compare-and-set on the
+ * revision it followed. So the cluster goes back even when the node that
+ * moved the pointer is gone (its vc-fed killed while it waited); if that
+ * node lives, it moves it back too, and whichever is second finds it done
+ * (move). Nothing moves if the pointer moved on since. */
+static void take_back(fed_t *f, const vc_site_t *s, const fed_pointer_t *p, const char *was)
+{
+    kvStore *kv = cluster_bucket(f);
+    char key[FED_KEY_MAX], value[FED_VALUE_MAX];
+    fed_pointer_value_t v = {.back = 1};
+    if (kv == NULL || was[0] == '\0' || fed_key_write(key, sizeof(key), s->name, NULL) < 0)
+        return;
+    snprintf(v.id, sizeof(v.id), "%s", was);
+    snprintf(v.origin, sizeof(v.origin), "%s", cluster_node(f));
+    fed_pointer_write(value, sizeof(value), &v);
+    uint64_t rev = 0;
+    if (kvStore_Update(&rev, kv, key, value, (int)strlen(value), p->rev) == NATS_OK)
+        vc_log(VC_LOG_WARN, "together", "site \"%s\": release %s failed on this node, so every node goes back to %s",
+               s->name, p->id, was);
+}
+
 /* This node follows the pointer. */
 static void follow(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
 {
@@ -92,6 +114,8 @@ static void follow(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
     vc__reply__init(reply);
     int rc = switch_apply(f, s, r, p->back, reply);
     report(f, s, p->rev, p->id, rc == 0 ? "ok" : "failed", rc == 0 ? NULL : reply->message);
+    if (rc != 0 && !p->back)
+        take_back(f, s, p, was);
     vc__reply__free_unpacked(reply, NULL);
     vc__release__free_unpacked(r, NULL);
 }
@@ -121,9 +145,10 @@ static void wait_free(fed_wait_t *w)
     memset(w, 0, sizeof(*w));
 }
 
-/* The pointer moved by compare-and-set: its new revision, or 0 with why. */
-static uint64_t move(fed_t *f, const char *site, const char *id, int back, char *prev, size_t plen, char *why,
-                     size_t wlen)
+/* The pointer moved by compare-and-set: its new revision, or 0 with why.
+ * giving_up: back to id, which a node that failed may have done already. */
+static uint64_t move(fed_t *f, const char *site, const char *id, int back, int giving_up, char *prev, size_t plen,
+                     char *why, size_t wlen)
 {
     kvStore *kv = cluster_bucket(f);
     char key[FED_KEY_MAX], value[FED_VALUE_MAX];
@@ -140,9 +165,13 @@ static uint64_t move(fed_t *f, const char *site, const char *id, int back, char 
     natsStatus st = kvStore_Get(&e, kv, key);
     uint64_t rev = 0;
     if (st == NATS_OK) {
-        if (fed_pointer_read(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), &was) == 0)
+        int read = fed_pointer_read(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), &was) == 0;
+        if (read)
             snprintf(prev, plen, "%s", was.id);
-        st = kvStore_Update(&rev, kv, key, value, (int)strlen(value), kvEntry_Revision(e));
+        if (read && giving_up && was.back && strcmp(was.id, id) == 0)
+            rev = kvEntry_Revision(e); /* moved back already, by the node that failed (take_back) */
+        else
+            st = kvStore_Update(&rev, kv, key, value, (int)strlen(value), kvEntry_Revision(e));
         kvEntry_Destroy(e);
     } else if (st == NATS_NOT_FOUND) {
         st = kvStore_Create(&rev, kv, key, value, (int)strlen(value));
@@ -191,7 +220,7 @@ static void give_up(fed_t *f, fed_wait_t *w, const char *node, const char *why)
         return;
     }
     char prev[VC_RELEASE_ID_MAX + 1], why2[512];
-    uint64_t rev = move(f, w->site, w->prev, 1, prev, sizeof(prev), why2, sizeof(why2));
+    uint64_t rev = move(f, w->site, w->prev, 1, 1, prev, sizeof(prev), why2, sizeof(why2));
     answer(f, w, 0, "release %s of site \"%s\" failed on node %s: %s; %s", w->id, w->site, node, why,
            rev ? "every node goes back to the release before, and marks this one bad" : why2);
 }
@@ -288,7 +317,7 @@ void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc_
             return;
         }
     char prev[VC_RELEASE_ID_MAX + 1], why[512];
-    uint64_t rev = move(f, s->name, id, back, prev, sizeof(prev), why, sizeof(why));
+    uint64_t rev = move(f, s->name, id, back, 0, prev, sizeof(prev), why, sizeof(why));
     if (rev == 0) {
         vc_reply_fail(reply, "%s: nothing switched", why);
         cluster_peers_free(peers, n);
