@@ -11,6 +11,9 @@
 #include "vc_util.h"
 
 #include <dirent.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -55,6 +58,54 @@ static int fed_call(void *zctx, const vc_config_t *cfg, const char *verb, const 
     return rc < 0 || *r == NULL || !(*r)->ok ? -1 : 0;
 }
 
+/* On a terminal, while vc-fed hands the release on: a bar a node, drawn
+ * again in place from `spreading` five times a second. */
+typedef struct spread_bars {
+    void *zctx;
+    const vc_config_t *cfg;
+    const char *ids[2];
+    atomic_int stop;
+    size_t drawn; /* lines drawn last time */
+} spread_bars_t;
+
+static void draw_bars(spread_bars_t *b, const Vc__Reply *r)
+{
+    if (b->drawn)
+        printf("\033[%zuA", b->drawn); /* back to the first bar */
+    for (size_t i = 0; i < r->n_records; i++) {
+        const Vc__Record *n = r->records[i];
+        unsigned long long done = strtoull(vc_record_get(n, "files_done"), NULL, 10);
+        unsigned long long all = strtoull(vc_record_get(n, "files"), NULL, 10);
+        int staged = !strcmp(vc_record_get(n, "state"), "staged");
+        char bar[31];
+        size_t fill = staged ? sizeof(bar) - 1 : all ? (size_t)(done * (sizeof(bar) - 1) / all) : 0;
+        memset(bar, '#', fill);
+        memset(bar + fill, '.', sizeof(bar) - 1 - fill);
+        bar[sizeof(bar) - 1] = '\0';
+        printf("\r\033[K[%s] %s: %s, %llu of %llu files, %s bytes\n", bar, vc_record_get(n, "node"),
+               vc_record_get(n, "state"), done, all, vc_record_get(n, "sent"));
+    }
+    b->drawn = r->n_records;
+    fflush(stdout);
+}
+
+static void *bars_thread(void *arg)
+{
+    spread_bars_t *b = arg;
+    char *ep = vc_config_endpoint(b->cfg, "ctl-vc-fed");
+    while (!atomic_load(&b->stop)) {
+        Vc__Reply *r = NULL;
+        if (vc_ctl_call(b->zctx, ep, "spreading", b->ids, 2, 1000, &r) == 0 && r->ok && r->n_records &&
+            !atomic_load(&b->stop))
+            draw_bars(b, r);
+        if (r)
+            vc__reply__free_unpacked(r, NULL);
+        nanosleep(&(struct timespec){0, 200000000}, NULL); /* the redraw's pace */
+    }
+    free(ep);
+    return NULL;
+}
+
 /* In a cluster, the staged release handed on by this node's vc-fed to
  * every other node of the site, each one's outcome printed: 0 when all
  * staged it (or there is no other node). */
@@ -62,7 +113,14 @@ static int deploy_spread(void *zctx, const vc_config_t *cfg, const deploy_t *d)
 {
     Vc__Reply *r = NULL;
     const char *ids[2] = {d->site, d->rel.id};
+    spread_bars_t bars = {.zctx = zctx, .cfg = cfg, .ids = {d->site, d->rel.id}};
+    pthread_t drawer;
+    int drawing = isatty(STDOUT_FILENO) && pthread_create(&drawer, NULL, bars_thread, &bars) == 0;
     int rc = fed_call(zctx, cfg, "spread", ids, 2, NULL, 0, &r);
+    if (drawing) {
+        atomic_store(&bars.stop, 1);
+        pthread_join(drawer, NULL);
+    }
     for (size_t i = 0; r && i < r->n_records; i++) {
         const Vc__Record *n = r->records[i];
         const char *why = vc_record_get(n, "why");

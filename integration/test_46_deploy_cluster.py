@@ -9,13 +9,16 @@ import http.client
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
+import subprocess
 import tempfile
 import threading
 
 import pytest
 
+from conftest import VC
 from mesh import Cluster, wait_until
 from test_45_deploy import read_releases, release_of, write_app
 
@@ -200,6 +203,32 @@ def test_a_node_that_dies_mid_stage_switches_nothing(cluster):
     assert "nothing switched" in r.stderr or "not staged on node web3" in r.stderr, r.stderr
     assert serves(c, "v13")
     assert all(releases(s)[good]["state"] == "current" for s in c.nodes[:2])
+
+
+def test_on_a_terminal_each_node_gets_a_bar(cluster):
+    """Through a pseudo-terminal (script(1)), vc deploy draws a bar a node
+    while the release is handed on, then says each node's outcome."""
+    c = cluster
+    big = os.path.join(c.app, "big")
+    os.makedirs(big, exist_ok=True)
+    try:
+        for i in range(80):  # 8 MB the nodes lack: the handing on takes a few turns of the bars
+            with open(os.path.join(big, f"b{i:03d}.bin"), "wb") as f:
+                f.write(os.urandom(100 * 1024))
+        write_app(c.app, "v18", extra_files=20)
+        write_health(c.app)
+        first = c.nodes[0]
+        cmd = [VC, "--data", first.data, "--conf", first.conf, "deploy", "app", c.app, "--key", "alice"]
+        r = subprocess.run(["script", "-qec", shlex.join(cmd), "/dev/null"], env=first.env, cwd=first.dir,
+                           capture_output=True, timeout=120)
+    finally:
+        shutil.rmtree(big)
+    out = r.stdout.decode(errors="replace")
+    assert r.returncode == 0, out
+    for node in ("web2", "web3"):
+        assert re.search(r"\[[#.]{30}\] %s: (sending|staged), \d+ of \d+ files, \d+ bytes" % node, out), out
+        assert re.search(r"^node %s: staged" % node, out, re.M), out
+    assert serves(c, "v18")
 
 
 def test_a_failed_health_check_on_one_node_rolls_every_node_back(cluster):

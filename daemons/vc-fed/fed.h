@@ -208,6 +208,7 @@ kvStore *cluster_bucket(fed_t *f); /* NULL until set up */
 
 /* spread.c */
 void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+void spreading_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void spread_done(fed_t *f);
 /* Whether a node took the release when this node handed it on: 1, 0 (it
  * refused), or -1 (not handed on from here since vc-fed started). */

@@ -101,6 +101,7 @@ static const vc_verb_t verbs[] = {
     {"releases", "SITE", "the site's releases, oldest first", releases_verb},
     {"spread", "SITE RELEASE [NODE]", "stage a release staged here on the site's other nodes (or the one named)",
      spread_verb},
+    {"spreading", "SITE RELEASE", "how far each node is with a release this node hands on", spreading_verb},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

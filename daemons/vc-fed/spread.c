@@ -34,6 +34,12 @@ typedef struct spread_peer {
     int ok;
     uint64_t sent, received;
     char why[1024];
+    /* How far it is, for `spreading` (read by the loop while this
+     * thread writes): files sent of files needed, bytes sent; finished 1
+     * staged, 2 failed. */
+    atomic_size_t files_done, files;
+    atomic_uint_fast64_t bytes;
+    atomic_int finished;
 } spread_peer_t;
 
 struct spread_job {
@@ -57,6 +63,14 @@ static int push_call(void *arg, const char *verb, const char *const *args, size_
     return cluster_call(p->job->f, p->node, verb, args, nargs, payload, plen, r, why, wlen);
 }
 
+static void peer_progress(const vc_push_t *push, size_t done)
+{
+    spread_peer_t *p = push->progress_arg;
+    atomic_store(&p->files, push->nneed);
+    atomic_store(&p->files_done, done);
+    atomic_store(&p->bytes, push->sent);
+}
+
 static void *push_thread(void *arg)
 {
     spread_peer_t *p = arg;
@@ -67,11 +81,15 @@ static void *push_thread(void *arg)
                       .sig_hex = j->sig_hex,
                       .root = j->root,
                       .call = push_call,
-                      .arg = p};
+                      .arg = p,
+                      .progress = peer_progress,
+                      .progress_arg = p};
     p->ok = vc_push_stage(&push) == 0;
     p->sent = push.sent;
     p->received = push.received;
     snprintf(p->why, sizeof(p->why), "%s", p->ok ? "" : push.why);
+    atomic_store(&p->bytes, push.sent);
+    atomic_store(&p->finished, p->ok ? 1 : 2);
     if (atomic_fetch_sub(&j->left, 1) == 1)
         cluster_put_item(j->f, FED_ITEM_SPREAD, NULL); /* the loop finds which */
     return NULL;
@@ -253,6 +271,33 @@ void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
             if (atomic_fetch_sub(&j->left, 1) == 1)
                 cluster_put_item(f, FED_ITEM_SPREAD, NULL);
         }
+}
+
+/* spreading SITE RELEASE: how far each node is (vc deploy's progress
+ * bars); no record when none is under way. */
+void spreading_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    fed_t *f = arg;
+    if (cmd->n_args != 2) {
+        vc_reply_fail(reply, "usage: spreading SITE RELEASE");
+        return;
+    }
+    static const char *const states[] = {"sending", "staged", "failed"};
+    vc_reply_ok(reply, "release %s of site \"%s\"", cmd->args[1], cmd->args[0]);
+    for (spread_job_t *j = f->spreading; j; j = j->next) {
+        if (strcmp(j->site, cmd->args[0]) || strcmp(j->id, cmd->args[1]))
+            continue;
+        for (size_t i = 0; i < j->n; i++) {
+            spread_peer_t *p = &j->peers[i];
+            Vc__Record *rec = vc_reply_record(reply);
+            vc_record_field(rec, "node", "%s", p->node);
+            vc_record_field(rec, "state", "%s", states[atomic_load(&p->finished)]);
+            vc_record_field(rec, "files_done", "%zu", atomic_load(&p->files_done));
+            vc_record_field(rec, "files", "%zu", atomic_load(&p->files));
+            vc_record_field(rec, "sent", "%llu", (unsigned long long)atomic_load(&p->bytes));
+        }
+        return;
+    }
 }
 
 /* After the link is closed (every call under way fails at once). */
