@@ -7,11 +7,13 @@ import http.client
 import json
 import os
 import re
+import shlex
+import subprocess
 import threading
 
 import pytest
 
-from conftest import curl
+from conftest import FIXTURES, REPO, VC, curl
 
 SITE = """site: {
   hosts = ["deploy.test"];
@@ -373,3 +375,50 @@ def test_a_reload_adds_a_deployed_site_but_never_stops_vc_fed(deployed, tmp_path
         f.write('site: { default = true; root = "%s"; };\n' % str(tmp_path))
     r = s.vc("reload")
     assert r.returncode != 0 and "vc-fed would run 0 times instead of 1: restart the suite" in r.stderr, r.stderr
+
+
+DEPLOY_PHP = """<?php
+namespace Deployer;
+
+require %(recipe)s;
+set('velocity_vc', %(vc)s);
+set('velocity_site', 'deploy');
+set('velocity_source', %(app)s);
+set('target', 'main');
+"""
+
+
+def dep(s, tmp_path, task, site=True, extra=""):
+    """Runs a task of deploy/deployer/velocity.php, from a deploy.php as a
+    team would write it, under integration/fixtures/deployer/run.php (a
+    stand-in for Deployer, which neither Debian nor npm has)."""
+    vc = " ".join(shlex.quote(x) for x in [VC, "--data", s.data, "--conf", s.conf])
+    text = DEPLOY_PHP % {"recipe": json.dumps(os.path.join(REPO, "deploy", "deployer", "velocity.php")),
+                         "vc": json.dumps(vc), "app": json.dumps(s.app)}
+    if not site:
+        text = text.replace("set('velocity_site', 'deploy');\n", "")
+    (tmp_path / "deploy.php").write_text(text + extra)
+    return subprocess.run(["php", os.path.join(FIXTURES, "deployer", "run.php"), str(tmp_path / "deploy.php"), task],
+                          capture_output=True, text=True, env=s.env, timeout=120)
+
+
+def test_the_deployer_recipe_deploys_lists_and_rolls_back(deployed, tmp_path):
+    s = deployed
+    write_app(s.app, "v1")
+    r = dep(s, tmp_path, "velocity:deploy")
+    assert r.returncode == 0, r.stdout + r.stderr
+    first = release_of(r.stdout)
+    write_app(s.app, "v2")
+    second = release_of(dep(s, tmp_path, "velocity:deploy").stdout)
+    assert get(s)[1].startswith("v2 v2 ")
+    listed = dep(s, tmp_path, "velocity:releases")
+    assert first in listed.stdout and second in listed.stdout and "Deployer: main" in listed.stdout, listed.stdout
+    r = dep(s, tmp_path, "velocity:rollback")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert get(s)[1].startswith("v1 v1 ")
+    # A failure fails the task, with vc's reason.
+    r = dep(s, tmp_path, "velocity:deploy", site=False)
+    assert r.returncode == 1 and "set velocity_site" in r.stderr, r.stderr
+    r = dep(s, tmp_path, "velocity:deploy", extra="set('velocity_key', 'mallory');\n")
+    assert r.returncode == 1 and "mallory" in r.stderr, r.stdout + r.stderr
+    assert get(s)[1].startswith("v1 v1 ")
