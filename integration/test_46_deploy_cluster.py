@@ -31,7 +31,10 @@ def cluster():
     os.chmod(base, 0o755)
     site = (f'hosts = ["{HOST}"]; root = "{base}/{{node}}/current/public"; deploy_to = "{base}/{{node}}";'
             ' shared = ["storage"]; health_check = "/health.php";')
-    c = Cluster(3, more_sites={"app": site}, env={"VC_KEYS": os.path.join(base, "keys")},
+    # "quick" switches once two of its three nodes hold a release.
+    quick = (f'hosts = ["quick.test"]; root = "{base}/{{node}}-quick/current/public";'
+             f' deploy_to = "{base}/{{node}}-quick"; shared = ["storage"]; deploy_quorum = 2;')
+    c = Cluster(3, more_sites={"app": site, "quick": quick}, env={"VC_KEYS": os.path.join(base, "keys")},
                 extra_conf=f'config_releases = "{base}/config-{{node}}";\n')
     c.base_srv, c.app = base, os.path.join(base, "app")
     c.start()
@@ -393,3 +396,42 @@ def get_host(s, host):
 
 def releases_of(s, site):
     return {x["id"]: x for x in json.loads(s.vc("releases", site, "--json", check=True).stdout)}
+
+
+def test_a_quorum_switches_without_a_node_that_does_not_answer(cluster):
+    """Site "quick" has deploy_quorum = 2. The third node's vc-fed is
+    stopped (SIGSTOP: in the roster, but silent): the release switches on
+    the two others, and the third catches up once it runs again."""
+    c = cluster
+    app = os.path.join(c.base_srv, "quick-app")
+
+    def quick(version):
+        write_app(app, version)
+        return c.nodes[0].vc("deploy", "quick", app, "--key", "alice", timeout=120)
+
+    def serves_quick(s, version):
+        return get_host(s, "quick.test")[1].startswith(f"{version} {version} ")
+
+    r = quick("q1")
+    assert r.returncode == 0, r.stdout + r.stderr
+    pid = c.nodes[2].daemon_pid("vc-fed")
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        r = quick("q2")
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert re.search(r"^node web3: unreachable", r.stdout, re.M), r.stdout
+        assert "quorum of 2" in r.stdout + r.stderr or "on all 2 nodes" in r.stdout, r.stdout
+        assert all(serves_quick(s, "q2") for s in c.nodes[:2]), [get_host(s, "quick.test") for s in c.nodes]
+        assert serves_quick(c.nodes[2], "q1")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    assert wait_until(lambda: serves_quick(c.nodes[2], "q2"), 40), get_host(c.nodes[2], "quick.test")
+    # A node that refuses still stops the switch, quorum or not.
+    bob = c.nodes[0].vc("key", "new", "bob2", check=True).stdout.strip()
+    for s in c.nodes[:2]:
+        s.vc("trust", "add", "bob2", bob, check=True)
+    write_app(app, "q3")
+    r = c.nodes[0].vc("deploy", "quick", app, "--key", "bob2", timeout=120)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert re.search(r"^node web3: failed.*not signed by a key this node trusts", r.stdout, re.M), r.stdout
+    assert all(serves_quick(s, "q2") for s in c.nodes)

@@ -67,6 +67,7 @@ static const struct spec site_specs[] = {
     {"site.shared", T_LIST, S(shared), 0, 0},
     {"site.deploy_exclude", T_LIST, S(deploy_exclude), 0, 0},
     {"site.keep_releases", T_INT, S(keep_releases), 2, 1000},
+    {"site.deploy_quorum", T_INT, S(deploy_quorum), 0, 1000},
     {"site.health_check", T_STR, S(health_check), 0, 0},
     {"site.pool", T_STR, S(pool), 0, 0},
     {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0},

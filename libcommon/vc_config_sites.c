@@ -118,11 +118,12 @@ static int check_deploy(struct ctx *c, const vc_site_t *s, int *root_may_be_miss
 {
     *root_may_be_missing = 0;
     if (s->deploy_to == NULL) {
-        if (s->nshared || s->health_check || s->ndeploy_exclude)
+        if (s->nshared || s->health_check || s->ndeploy_exclude || s->deploy_quorum)
             return vc_config_fail(c, s->line, "site \"%s\": %s needs deploy_to", s->name,
-                                  s->nshared        ? "shared"
-                                  : s->health_check ? "health_check"
-                                                    : "deploy_exclude");
+                                  s->nshared         ? "shared"
+                                  : s->health_check  ? "health_check"
+                                  : s->deploy_quorum ? "deploy_quorum"
+                                                     : "deploy_exclude");
         return 0;
     }
     if (s->health_check && (s->health_check[0] != '/' || strpbrk(s->health_check, " \t\r\n#")))

@@ -24,6 +24,7 @@ static int call(vc_push_t *p, const char *verb, const char *const *args, size_t 
         return -1;
     if (!(*r)->ok) {
         snprintf(p->why, sizeof(p->why), "%s", (*r)->message);
+        p->refused = 1;
         return -1;
     }
     return 0;

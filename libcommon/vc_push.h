@@ -43,6 +43,7 @@ typedef struct vc_push {
     size_t nneed;
     uint64_t linked; /* files the node had already */
     char why[1024];  /* when it failed */
+    int refused;     /* it failed because the node answered no (not: it could not be reached) */
 } vc_push_t;
 
 /* Stages the release on the node: 0, or -1 with p->why. */

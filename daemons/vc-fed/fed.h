@@ -211,7 +211,8 @@ void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void spreading_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 void spread_done(fed_t *f);
 /* Whether a node took the release when this node handed it on: 1, 0 (it
- * refused), or -1 (not handed on from here since vc-fed started). */
+ * refused), or -1 (not reached, or not handed on from here since vc-fed
+ * started). */
 int spread_holds(const fed_t *f, const char *site, const char *id, const char *node);
 void spread_fini(fed_t *f);
 

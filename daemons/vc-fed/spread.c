@@ -31,7 +31,7 @@ typedef struct spread_peer {
     spread_job_t *job;
     char *node;
     pthread_t thread;
-    int ok;
+    int ok, refused; /* refused: the node answered no; else, when not ok, it could not be reached */
     uint64_t sent, received;
     char why[1024];
     /* How far it is, for `spreading` (read by the loop while this
@@ -47,6 +47,7 @@ struct spread_job {
     fed_t *f;
     vc_ctl_later_t *later;
     char *site, *id, *root;
+    int quorum; /* site.deploy_quorum; 0 when one node asks for itself */
     char sig_hex[2 * VC_RELEASE_SIGNATURE + 1];
     char *manifest;
     size_t mlen;
@@ -85,6 +86,7 @@ static void *push_thread(void *arg)
                       .progress = peer_progress,
                       .progress_arg = p};
     p->ok = vc_push_stage(&push) == 0;
+    p->refused = !p->ok && push.refused;
     p->sent = push.sent;
     p->received = push.received;
     snprintf(p->why, sizeof(p->why), "%s", p->ok ? "" : push.why);
@@ -108,8 +110,9 @@ static void job_free(spread_job_t *j)
     free(j);
 }
 
-/* Remembers which nodes took a release and which refused it (a switch
- * waits for all of them to hold it). */
+/* Remembers which nodes took a release, which refused it, and which
+ * could not be reached (a switch waits for all of them to hold it, or
+ * for site.deploy_quorum with none refusing). */
 static void remember(fed_t *f, const spread_job_t *j)
 {
     fed_spread_t *m = &f->spreads[f->next_spread++ % FED_SPREADS];
@@ -120,8 +123,8 @@ static void remember(fed_t *f, const spread_job_t *j)
     m->id = vc_strdup(j->id);
     m->nodes = vc_calloc(j->n + 1, sizeof(char *));
     m->n = j->n;
-    for (size_t i = 0; i < j->n; i++) /* "+NODE" took it, "-NODE" did not */
-        m->nodes[i] = vc_asprintf("%c%s", j->peers[i].ok ? '+' : '-', j->peers[i].node);
+    for (size_t i = 0; i < j->n; i++) /* "+NODE" took it, "-NODE" refused it, "?NODE" was not reached */
+        m->nodes[i] = vc_asprintf("%c%s", j->peers[i].ok ? '+' : j->peers[i].refused ? '-' : '?', j->peers[i].node);
 }
 
 int spread_holds(const fed_t *f, const char *site, const char *id, const char *node)
@@ -132,7 +135,7 @@ int spread_holds(const fed_t *f, const char *site, const char *id, const char *n
         if (m->site == NULL || strcmp(m->site, site) || strcmp(m->id, id))
             continue;
         for (size_t k = 0; k < m->n; k++)
-            if (strcmp(m->nodes[k] + 1, node) == 0 && (m->nodes[k][0] == '+' || known < 0))
+            if (strcmp(m->nodes[k] + 1, node) == 0 && m->nodes[k][0] != '?' && (m->nodes[k][0] == '+' || known < 0))
                 known = m->nodes[k][0] == '+';
     }
     return known;
@@ -140,7 +143,7 @@ int spread_holds(const fed_t *f, const char *site, const char *id, const char *n
 
 static void answer(fed_t *f, spread_job_t *j)
 {
-    size_t staged = 0;
+    size_t staged = 0, refused = 0;
     Vc__Reply *reply = vc_malloc(sizeof(*reply));
     vc__reply__init(reply);
     for (size_t i = 0; i < j->n; i++) {
@@ -148,9 +151,10 @@ static void answer(fed_t *f, spread_job_t *j)
         if (!pthread_equal(p->thread, pthread_self()))
             pthread_join(p->thread, NULL);
         staged += p->ok;
+        refused += p->refused;
         Vc__Record *rec = vc_reply_record(reply);
         vc_record_field(rec, "node", "%s", p->node);
-        vc_record_field(rec, "state", "%s", p->ok ? "staged" : "failed");
+        vc_record_field(rec, "state", "%s", p->ok ? "staged" : p->refused ? "failed" : "unreachable");
         vc_record_field(rec, "sent", "%llu", (unsigned long long)p->sent);
         vc_record_field(rec, "received", "%llu", (unsigned long long)p->received);
         if (!p->ok) {
@@ -163,6 +167,11 @@ static void answer(fed_t *f, spread_job_t *j)
     remember(f, j);
     if (staged == j->n)
         vc_reply_ok(reply, "release %s is staged on the %zu other nodes of site \"%s\"", j->id, j->n, j->site);
+    else if (j->quorum > 0 && refused == 0 && staged + 1 >= (size_t)j->quorum)
+        vc_reply_ok(reply,
+                    "release %s is staged on %zu of the %zu other nodes of site \"%s\", which makes its quorum "
+                    "of %d: the others catch up when they answer again",
+                    j->id, staged, j->n, j->site, j->quorum);
     else
         vc_reply_fail(reply, "release %s is staged on %zu of the %zu other nodes of site \"%s\"", j->id, staged, j->n,
                       j->site);
@@ -199,6 +208,7 @@ static spread_job_t *job_for(fed_t *f, const vc_site_t *s, const char *id, Vc__R
     j->site = vc_strdup(s->name);
     j->id = vc_strdup(r->id);
     j->root = vc_asprintf("%s/releases/%s", s->deploy_to, r->id);
+    j->quorum = s->deploy_quorum;
     j->manifest = vc_malloc(r->manifest.len + 1);
     memcpy(j->manifest, r->manifest.data, r->manifest.len);
     j->manifest[r->manifest.len] = '\0';
@@ -241,6 +251,7 @@ void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     char **peers = NULL;
     size_t n = cluster_peers(f, s->name, &peers);
     if (cmd->n_args == 3) { /* a node that lacks it asks for itself */
+        j->quorum = 0;
         cluster_peers_free(peers, n);
         peers = vc_calloc(2, sizeof(char *));
         peers[0] = vc_strdup(cmd->args[2]);

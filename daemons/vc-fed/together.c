@@ -303,19 +303,39 @@ void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc_
         return;
     }
     char **peers = NULL;
-    size_t n = cluster_peers(f, s->name, &peers);
-    /* A switch needs every node to hold the release; a rollback goes
+    size_t n = cluster_peers(f, s->name, &peers), holders = 0;
+    /* A switch needs every node to hold the release, or site.deploy_quorum
+     * of them with none that refused it: the switch waits for those, and
+     * the others catch up when they answer again (follow). A rollback goes
      * unless a node is known to have refused it (one that lacks an older
      * release asks for it again). */
-    for (size_t i = 0; i < n; i++)
-        if (back ? spread_holds(f, s->name, id, peers[i]) == 0 : spread_holds(f, s->name, id, peers[i]) != 1) {
-            vc_reply_fail(reply,
-                          "release %s is not staged on node %s: nothing switched (vc deploy stages a release on "
-                          "every node of the site first)",
-                          id, peers[i]);
-            cluster_peers_free(peers, n);
-            return;
-        }
+    const char *refused = NULL, *lacks = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int holds = spread_holds(f, s->name, id, peers[i]);
+        holders += holds == 1;
+        if (holds == 0 && !refused)
+            refused = peers[i];
+        else if (holds < 0 && !lacks)
+            lacks = peers[i];
+    }
+    int quorum = s->deploy_quorum > 0 && holders + 1 >= (size_t)s->deploy_quorum;
+    if (refused || (!back && lacks && !quorum)) {
+        vc_reply_fail(reply,
+                      "release %s is not staged on node %s: nothing switched (vc deploy stages a release on "
+                      "every node of the site first)",
+                      id, refused ? refused : lacks);
+        cluster_peers_free(peers, n);
+        return;
+    }
+    if (!back && lacks) { /* only the nodes that hold it are waited for */
+        size_t kept = 0;
+        for (size_t i = 0; i < n; i++)
+            if (spread_holds(f, s->name, id, peers[i]) == 1)
+                peers[kept++] = peers[i];
+            else
+                free(peers[i]);
+        n = kept;
+    }
     char prev[VC_RELEASE_ID_MAX + 1], why[512];
     uint64_t rev = move(f, s->name, id, back, 0, prev, sizeof(prev), why, sizeof(why));
     if (rev == 0) {
