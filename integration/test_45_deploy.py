@@ -264,6 +264,8 @@ def test_the_site_excludes_its_own_patterns(deployed):
      'shared "../etc" is not a path inside a release'),
     ('hosts = ["a.test"]; root = "/tmp"; shared = ["storage"];', "shared needs deploy_to"),
     ('hosts = ["a.test"]; root = "/tmp"; deploy_exclude = ["*.log"];', "deploy_exclude needs deploy_to"),
+    ('hosts = ["a.test"]; root = "/tmp"; deploy_quorum = 2;', "deploy_quorum needs deploy_to"),
+    ('hosts = ["a.test"]; root = "/srv/a/current"; deploy_to = "/srv/a"; deploy_quorum = -1;', "deploy_quorum"),
     ('hosts = ["a.test"]; root = "/srv/a/current"; deploy_to = "/srv/a"; deploy_exclude = ["/etc"];',
      'deploy_exclude "/etc" is a pattern relative to the application'),
 ])

@@ -146,6 +146,14 @@ def test_site_names_starting_with_at_are_refused(tmp_path, make_suite):
     assert 'sites-enabled/@config.conf:1: site "@config": a site\'s name' in r.stderr, r.stderr
 
 
+def test_config_releases_is_an_absolute_path(tmp_path, make_suite):
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('config_releases = "relative/dir";\n')
+    r = make_suite(root="", conf=str(conf)).vc("configtest")
+    assert r.returncode != 0 and 'config_releases "relative/dir" is not an absolute path' in r.stderr, r.stderr
+
+
 def test_a_node_that_follows_none_says_so(make_suite, tmp_path):
     s = make_suite(root="", env={"VC_KEYS": str(tmp_path / "keys")})
     app = tmp_path / "app"
