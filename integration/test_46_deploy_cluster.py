@@ -287,6 +287,44 @@ def test_the_origin_killed_while_a_node_fails_still_leaves_one_release(cluster):
     assert serves(c, "v17")
 
 
+def test_a_node_killed_in_its_health_check_checks_again(cluster):
+    """The third node's vc-fed is killed with -9 after it renamed its link,
+    while its health check runs (and would fail). The vc-fed started in
+    its place sees that it never said ok, checks again, fails, and the
+    cluster goes back to the release before."""
+    c = cluster
+    good = release_of(deploy(c, "v19").stdout)
+    storage = os.path.join(c.base_srv, "web3", "shared", "storage")
+    flags = [os.path.join(storage, n) for n in ("hold", "fail", "asked", "go")]
+    for n in flags[:2]:
+        open(n, "w").close()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=deploy(c, "v20", check=False)))
+    t.start()
+    try:
+        assert wait_until(lambda: os.path.exists(flags[2]), 60), "the third node never checked its health"
+        # Busy in the check, vc-fed does not answer status: the supervisor's record says its pid.
+        status = json.loads(c.nodes[2].vc("status", "--json").stdout)
+        os.kill(int(next(d["pid"] for d in status["daemons"] if d["daemon"] == "vc-fed")), signal.SIGKILL)
+        os.unlink(flags[2])
+        # The new vc-fed's own check waits for "go" too: it ran if it asked.
+        assert wait_until(lambda: os.path.exists(flags[2]), 60), "the new vc-fed did not check again"
+        open(flags[3], "w").close()
+        t.join(120)
+        r = result["r"]
+        assert r.returncode == 1 and "failed on node web3" in r.stderr, r.stdout + r.stderr
+        assert wait_until(lambda: serves(c, "v19"), 30), [get(s) for s in c.nodes]
+        for s in c.nodes:
+            assert wait_until(lambda: releases(s)[good]["state"] == "current", 10), releases(s)
+    finally:
+        t.join(120)
+        for n in flags:
+            if os.path.exists(n):
+                os.unlink(n)
+    deploy(c, "v21")
+    assert serves(c, "v21")
+
+
 def test_a_node_that_was_away_catches_up(cluster):
     """The third node stops; a release goes to the other two; when it
     starts again it finds the pointer names a release it lacks, asks for

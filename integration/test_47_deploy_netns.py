@@ -1,8 +1,9 @@
 """A deploy across three nodes over a real network (docs/deploys.md): each
 node a full suite with its NATS member in a network namespace of its own
 (mesh.NetnsCluster, TLS and a user between nodes), each under load from
-wrk while a changed app is deployed from the first. Every node switches
-within a second of the others, wrk sees no failed request, and a client
+wrk while a changed app is deployed from the first, then rolled back.
+Every node switches within a second of the others, wrk sees no failed
+request through either, and a client
 on each node never sees an answer that mixes two releases, nor an old
 release after a new one. Root only: the unprivileged run skips this file."""
 import http.client
@@ -82,6 +83,12 @@ def test_three_nodes_under_wrk_switch_together(lab_cluster, tmp_path):
         r = deploy(c, "v2")
         assert wait_until(lambda: all(got and got[-1] == 2 and got.count(2) > 20 for got in seen), 30), \
             [got[-3:] for got in seen]
+        # Then a rollback, under the same load.
+        marks = [len(got) for got in seen]
+        back = c.nodes[0].vc("rollback", "app", timeout=120)
+        assert back.returncode == 0, back.stdout + back.stderr
+        assert wait_until(lambda: all(got[-1] == 1 and got[m:].count(1) > 20 for got, m in zip(seen, marks)), 30), \
+            [got[-3:] for got in seen]
     finally:
         stop.set()
         for t in threads:
@@ -89,8 +96,10 @@ def test_three_nodes_under_wrk_switch_together(lab_cluster, tmp_path):
     two = release_of(r.stdout)
     assert "runs release %s on all 3 nodes" % two in r.stdout, r.stdout
     assert not errors, errors[:5]
-    for got in seen:
-        assert got == sorted(got) and got[0] == 1, got[:3]
+    for got, m in zip(seen, marks):
+        # v1 then v2 up to the rollback, then v2 then v1: never back and forth.
+        assert got[:m] == sorted(got[:m]) and got[0] == 1, got[:3]
+        assert got[m:] == sorted(got[m:], reverse=True), got[m:]
     for i, (total, socket_errors, non2xx) in sorted(loads.items()):
         assert total > 0 and socket_errors == [0, 0, 0, 0] and non2xx == 0, (i, loads[i])
     switched = [int({x["id"]: x for x in json.loads(s.vc("releases", "app", "--json", check=True).stdout)}

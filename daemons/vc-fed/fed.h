@@ -182,6 +182,10 @@ void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
  * 0, or -1; either way the reply says what happened. */
 int switch_apply(fed_t *f, const vc_site_t *s, Vc__Release *r, int back, Vc__Reply *reply);
 void rollback_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* Release r is current already, but its health check may not have run to
+ * its end (vc-fed was killed in it): it runs now. 0; or -1 with the
+ * release gone back to in back_to ("" none), as switch_apply does. */
+int switch_check_again(fed_t *f, const vc_site_t *s, Vc__Release *r, char *back_to, size_t blen, Vc__Reply *reply);
 /* health.c: site.health_check answers 200 through this node's front
  * within fed.health_timeout: 0, or -1 with what it answered. */
 int health_check(fed_t *f, const vc_site_t *s, char *why, size_t wlen);

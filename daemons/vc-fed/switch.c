@@ -209,6 +209,23 @@ static int do_switch(fed_t *f, const vc_site_t *s, Vc__Release *r, const char *w
     return 0;
 }
 
+/* The release a rollback goes to: the last one switched to before the
+ * current one, never one marked bad. */
+static Vc__Release *previous_of(fed_t *f, const vc_site_t *s, const char *current)
+{
+    Vc__Release **all, *best = NULL;
+    size_t n = releases_of(f, s->name, &all);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i]->id, current) != 0 && !all[i]->bad && all[i]->switched_ms > 0 &&
+            (best == NULL || all[i]->switched_ms > best->switched_ms))
+            best = all[i];
+    for (size_t i = 0; i < n; i++)
+        if (all[i] != best)
+            vc__release__free_unpacked(all[i], NULL);
+    free(all);
+    return best;
+}
+
 /* The release just switched to failed its health check: it is marked bad
  * and the one before comes back, the same way. */
 static void switch_back(fed_t *f, const vc_site_t *s, Vc__Release *r, const char *was, const char *why,
@@ -228,6 +245,23 @@ static void switch_back(fed_t *f, const vc_site_t *s, Vc__Release *r, const char
     }
     if (prev)
         vc__release__free_unpacked(prev, NULL);
+}
+
+int switch_check_again(fed_t *f, const vc_site_t *s, Vc__Release *r, char *back_to, size_t blen, Vc__Reply *reply)
+{
+    char why[1024];
+    back_to[0] = '\0';
+    if (health_check(f, s, why, sizeof(why)) == 0) {
+        vc_reply_ok(reply, "site \"%s\" runs release %s", s->name, r->id);
+        return 0;
+    }
+    Vc__Release *prev = previous_of(f, s, r->id);
+    if (prev) {
+        snprintf(back_to, blen, "%s", prev->id);
+        vc__release__free_unpacked(prev, NULL);
+    }
+    switch_back(f, s, r, back_to, why, reply);
+    return -1;
 }
 
 int switch_apply(fed_t *f, const vc_site_t *s, Vc__Release *r, int back, Vc__Reply *reply)
@@ -292,23 +326,6 @@ void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         switch_apply(f, s, r, 0, reply);
     if (r)
         vc__release__free_unpacked(r, NULL);
-}
-
-/* The release a rollback goes to: the last one switched to before the
- * current one, never one marked bad. */
-static Vc__Release *previous_of(fed_t *f, const vc_site_t *s, const char *current)
-{
-    Vc__Release **all, *best = NULL;
-    size_t n = releases_of(f, s->name, &all);
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(all[i]->id, current) != 0 && !all[i]->bad && all[i]->switched_ms > 0 &&
-            (best == NULL || all[i]->switched_ms > best->switched_ms))
-            best = all[i];
-    for (size_t i = 0; i < n; i++)
-        if (all[i] != best)
-            vc__release__free_unpacked(all[i], NULL);
-    free(all);
-    return best;
 }
 
 void rollback_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

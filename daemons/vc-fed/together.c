@@ -83,13 +83,55 @@ static void take_back(fed_t *f, const vc_site_t *s, const fed_pointer_t *p, cons
                s->name, p->id, was);
 }
 
+/* Whether this node said ok to this revision of the pointer already. */
+static int said_ok(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
+{
+    kvStore *kv = cluster_bucket(f);
+    char key[FED_KEY_MAX];
+    kvEntry *e = NULL;
+    fed_report_value_t v;
+    if (kv == NULL || fed_key_write(key, sizeof(key), s->name, cluster_node(f)) < 0 ||
+        kvStore_Get(&e, kv, key) != NATS_OK)
+        return 0;
+    int ok = fed_report_read(kvEntry_Value(e), (size_t)kvEntry_ValueLen(e), &v) == 0 && v.rev == p->rev &&
+             strcmp(v.word, "ok") == 0;
+    kvEntry_Destroy(e);
+    return ok;
+}
+
+/* The link names the pointer's release but this node never said ok to it:
+ * its vc-fed was killed between the rename and the end of the health
+ * check. The check runs now, and a failure goes back as it would have. */
+static void check_again(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
+{
+    Vc__Release *r = releases_get(f, s->name, p->id);
+    if (r == NULL) {
+        report(f, s, p->rev, p->id, "ok", NULL);
+        return;
+    }
+    vc_log(VC_LOG_NOTICE, "together", "site \"%s\" runs release %s, never checked here: its health check runs now",
+           s->name, p->id);
+    Vc__Reply *reply = vc_malloc(sizeof(*reply));
+    vc__reply__init(reply);
+    char back_to[VC_RELEASE_ID_MAX + 1];
+    int rc = switch_check_again(f, s, r, back_to, sizeof(back_to), reply);
+    report(f, s, p->rev, p->id, rc == 0 ? "ok" : "failed", rc == 0 ? NULL : reply->message);
+    if (rc != 0)
+        take_back(f, s, p, back_to);
+    vc__reply__free_unpacked(reply, NULL);
+    vc__release__free_unpacked(r, NULL);
+}
+
 /* This node follows the pointer. */
 static void follow(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
 {
     char was[VC_RELEASE_ID_MAX + 1];
     fed_current(s, was, sizeof(was));
     if (strcmp(was, p->id) == 0) {
-        report(f, s, p->rev, p->id, "ok", NULL);
+        if (!p->back && s->health_check && !said_ok(f, s, p))
+            check_again(f, s, p);
+        else
+            report(f, s, p->rev, p->id, "ok", NULL);
         return;
     }
     Vc__Release *r = releases_get(f, s->name, p->id);
