@@ -202,7 +202,7 @@ def test_a_node_that_dies_mid_stage_switches_nothing(cluster):
     r = result["r"]
     assert r.returncode == 1, r.stdout + r.stderr
     assert "release %s is staged" % began.group(1) not in third.logs(), "staged before it was killed"
-    assert re.search(r"^node web3: failed", r.stdout, re.M), r.stdout
+    assert re.search(r"^node web3: (failed|unreachable)", r.stdout, re.M), r.stdout  # the restarted vc-fed said no, or none answered
     assert "nothing switched" in r.stderr or "not staged on node web3" in r.stderr, r.stderr
     assert serves(c, "v13")
     assert all(releases(s)[good]["state"] == "current" for s in c.nodes[:2])

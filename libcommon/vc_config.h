@@ -103,11 +103,12 @@ typedef struct vc_site {
     size_t nshared;
     char **deploy_exclude; /* patterns `vc deploy` leaves out of a release, with its --exclude ones */
     size_t ndeploy_exclude;
-    int keep_releases;  /* releases kept on disk, the current one included */
-    int deploy_quorum;  /* nodes (this one counted) that must stage a release before it switches
-                         * in a cluster, the unreachable rest catching up; 0: every node */
-    char *health_check; /* a path that must answer 200 after a switch, or it is rolled back; NULL: none */
-    char *source;       /* the file it came from */
+    /* T_INT settings are stored as int64_t (vc_config_values.c). */
+    int64_t keep_releases; /* releases kept on disk, the current one included */
+    int64_t deploy_quorum; /* nodes (this one counted) that must stage a release before it switches
+                            * in a cluster, the unreachable rest catching up; 0: every node */
+    char *health_check;    /* a path that must answer 200 after a switch, or it is rolled back; NULL: none */
+    char *source;          /* the file it came from */
     int line;
 } vc_site_t;
 

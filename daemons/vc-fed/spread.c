@@ -208,7 +208,7 @@ static spread_job_t *job_for(fed_t *f, const vc_site_t *s, const char *id, Vc__R
     j->site = vc_strdup(s->name);
     j->id = vc_strdup(r->id);
     j->root = vc_asprintf("%s/releases/%s", s->deploy_to, r->id);
-    j->quorum = s->deploy_quorum;
+    j->quorum = (int)s->deploy_quorum;
     j->manifest = vc_malloc(r->manifest.len + 1);
     memcpy(j->manifest, r->manifest.data, r->manifest.len);
     j->manifest[r->manifest.len] = '\0';

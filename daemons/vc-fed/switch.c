@@ -169,8 +169,8 @@ static void prune(fed_t *f, const vc_site_t *s, const char *current, const char 
         }
         char *dir = vc_asprintf("%s/releases/%s", s->deploy_to, all[i]->id);
         if (fed_remove_tree(dir) == 0 && releases_del(f, s->name, all[i]->id) == 0)
-            vc_log(VC_LOG_INFO, "switch", "site \"%s\": release %s pruned (keep_releases = %d)", s->name, all[i]->id,
-                   s->keep_releases);
+            vc_log(VC_LOG_INFO, "switch", "site \"%s\": release %s pruned (keep_releases = %lld)", s->name, all[i]->id,
+                   (long long)s->keep_releases);
         free(dir);
     }
     releases_free(all, n);
