@@ -170,10 +170,11 @@ int vc_push_stage(vc_push_t *p)
             p->progress(p, i + 1);
     }
     vc__reply__free_unpacked(r, NULL);
+    r = NULL; /* a file that failed skips the commit: nothing more to free */
     const char *ids[2] = {p->rel->site, p->rel->id};
-    if (rc == 0 && (rc = call(p, "commit", ids, 2, NULL, 0, &r)) == 0)
-        vc__reply__free_unpacked(r, NULL);
-    else if (r)
+    if (rc == 0)
+        rc = call(p, "commit", ids, 2, NULL, 0, &r);
+    if (r)
         vc__reply__free_unpacked(r, NULL);
     return rc;
 }
