@@ -10,14 +10,14 @@
  *   still believed only with a signature from a key this node trusts;
  * - the "vc_fed" key-value bucket holds each site's release pointer and
  *   what each node made of it (together.c), watched here;
- * - the roster (vc-mesh's bucket) says which nodes serve a site.
+ * - this node's vc-mesh, which hears the roster, says which nodes serve a
+ *   site.
  *
  * NATS carries it all, over TLS with the cluster's credentials, as every
  * other message between nodes: no second port, certificate or secret to
  * set up, and a node behind NAT needs no inbound port (docs/deploys.md).
  */
 #include "fed.h"
-#include "mesh.pb-c.h"
 #include "vc_log.h"
 #include "vc_nats.h"
 #include "vc_util.h"
@@ -30,9 +30,9 @@
 #define SETUP_RETRY_MS 500
 /* How long a call to another node waits. A node that dies with a call
  * in flight never answers it (NATS tells nothing), so the bound is what a
- * dead node costs: 10 s for a chunk of a file or a manifest, 2 minutes for
- * a commit, which hashes every file of the release. */
-#define PEER_CALL_MS 10000
+ * dead node costs: fed.peer_timeout (10 s) for a chunk of a file or a
+ * manifest, 2 minutes for a commit, which hashes every file of the
+ * release. */
 #define FED_SUBJECT_MAX (sizeof(FED_CALL_SUBJECT) + VC_MESH_NODE_MAX)
 #define PEER_COMMIT_MS 120000
 
@@ -44,10 +44,11 @@ struct fed_cluster {
      * link keeps what it was opened with. */
     char *node;
     int64_t replicas;
+    int64_t call_ms; /* fed.peer_timeout */
     vc_nats_inbox_t inbox;
     natsConnection *nc;
     jsCtx *js;
-    kvStore *bucket, *roster;
+    kvStore *bucket;
     natsSubscription *call_sub, *watch_sub;
     int ready;
     uint64_t next_setup_ms, next_warn_ms;
@@ -143,7 +144,7 @@ int cluster_call(fed_t *f, const char *node, const char *verb, const char *const
     uint8_t *buf = pack_call(node, verb, args, nargs, payload, plen, &len, subject);
     natsMsg *answer = NULL;
     natsStatus s = natsConnection_Request(&answer, f->cl->nc, subject, buf, (int)len,
-                                          strcmp(verb, "commit") ? PEER_CALL_MS : PEER_COMMIT_MS);
+                                          strcmp(verb, "commit") ? f->cl->call_ms : PEER_COMMIT_MS);
     free(buf);
     if (s == NATS_OK)
         *r = vc__reply__unpack(NULL, (size_t)natsMsg_GetDataLength(answer), (const uint8_t *)natsMsg_GetData(answer));
@@ -168,32 +169,34 @@ void cluster_ask(fed_t *f, const char *node, const char *verb, const char *const
         vc_log(VC_LOG_WARN, "cluster", "cannot ask node %s to %s: %s", node, verb, natsStatus_GetText(s));
 }
 
-/* The other nodes whose roster entry lists the site. */
-size_t cluster_peers(fed_t *f, const char *site, char ***out)
+/* The other nodes whose roster entry lists the site, as this node's
+ * vc-mesh knows them: it hears every heartbeat. (A listing of the roster
+ * bucket's keys missed a node whose entry was rewritten while it was
+ * read.) */
+int cluster_peers(fed_t *f, const char *site, char ***out, size_t *n, char *why, size_t wlen)
 {
     *out = NULL;
-    fed_cluster_t *cl = f->cl;
-    kvKeysList keys = {0};
-    size_t n = 0;
-    if (cl == NULL || cl->roster == NULL || kvStore_Keys(&keys, cl->roster, NULL) != NATS_OK)
-        return 0;
-    *out = vc_calloc((size_t)keys.Count + 1, sizeof(char *));
-    for (int i = 0; i < keys.Count; i++) {
-        kvEntry *e = NULL;
-        if (strcmp(keys.Keys[i], cl->node) == 0 || kvStore_Get(&e, cl->roster, keys.Keys[i]) != NATS_OK)
-            continue;
-        Vc__MeshNode *node = vc__mesh_node__unpack(NULL, (size_t)kvEntry_ValueLen(e), kvEntry_Value(e));
-        for (size_t j = 0; node && vc_mesh_node_name_ok(node->node) && j < node->n_sites; j++)
-            if (strcmp(node->sites[j], site) == 0) {
-                (*out)[n++] = vc_strdup(node->node);
-                break;
-            }
-        if (node)
-            vc__mesh_node__free_unpacked(node, NULL);
-        kvEntry_Destroy(e);
+    *n = 0;
+    char *ep = vc_config_endpoint(f->d.cfg, "ctl-vc-mesh");
+    const char *args[] = {site};
+    Vc__Reply *r = NULL;
+    int rc = vc_ctl_call(f->d.zctx, ep, "peers", args, 1, 5000, &r);
+    free(ep);
+    if (rc < 0 || !r->ok) {
+        snprintf(why, wlen, "cannot tell which nodes serve site \"%s\": vc-mesh %s", site,
+                 rc < 0 ? vc_strerror(rc) : r->message);
+        if (r)
+            vc__reply__free_unpacked(r, NULL);
+        return -1;
     }
-    kvKeysList_Destroy(&keys);
-    return n;
+    *out = vc_calloc(r->n_records + 1, sizeof(char *));
+    for (size_t i = 0; i < r->n_records; i++) {
+        const char *node = vc_record_get(r->records[i], "node");
+        if (node && vc_mesh_node_name_ok(node))
+            (*out)[(*n)++] = vc_strdup(node);
+    }
+    vc__reply__free_unpacked(r, NULL);
+    return 0;
 }
 
 void cluster_peers_free(char **peers, size_t n)
@@ -230,8 +233,6 @@ static natsStatus setup(fed_cluster_t *cl, const char **step)
         kc.Replicas = (int)cl->replicas;
         s = js_CreateKeyValue(&cl->bucket, cl->js, &kc);
     }
-    if (s == NATS_OK && cl->roster == NULL && (*step = "the roster (vc-mesh makes it)"))
-        s = js_KeyValue(&cl->roster, cl->js, VC_MESH_ROSTER);
     if (s == NATS_OK && cl->watch_sub == NULL && (*step = "the releases' bucket's subjects")) {
         /* Each key's last value, then every new one, as it is put. */
         jsSubOptions so;
@@ -280,6 +281,7 @@ int cluster_open(fed_t *f)
     fed_cluster_t *cl = vc_calloc(1, sizeof(*cl));
     cl->node = vc_strdup(m->node);
     cl->replicas = m->replicas;
+    cl->call_ms = f->cfg->peer_timeout_ms;
     cl->zctx = zmq_ctx_new();
     cl->own_ep = vc_config_endpoint(f->d.cfg, "ctl-vc-fed");
     if (vc_nats_inbox_init(&cl->inbox) < 0 || vc_nats_connect(&cl->nc, m, "vc-fed", NULL, NULL) != NATS_OK) {
@@ -329,8 +331,6 @@ void cluster_close(fed_t *f)
         natsSubscription_Destroy(cl->watch_sub);
     if (cl->bucket)
         kvStore_Destroy(cl->bucket);
-    if (cl->roster)
-        kvStore_Destroy(cl->roster);
     if (cl->js)
         jsCtx_Destroy(cl->js);
     if (cl->nc)

@@ -26,6 +26,7 @@ typedef struct fed_settings {
     int64_t stage_timeout_ms;  /* a staging nobody added to for this long is dropped */
     int64_t switch_timeout_ms; /* for the pool's new generation to take over */
     int64_t health_timeout_ms; /* for site.health_check to answer 200 after a switch */
+    int64_t peer_timeout_ms;   /* a call to another node's vc-fed (but a commit) */
 } fed_settings_t;
 
 extern const vc_section_t vc_fed_settings;
@@ -206,7 +207,7 @@ int cluster_call(fed_t *f, const char *node, const char *verb, const char *const
 /* The same, not waited for. */
 void cluster_ask(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs);
 /* The other nodes whose roster entry lists site. */
-size_t cluster_peers(fed_t *f, const char *site, char ***out);
+int cluster_peers(fed_t *f, const char *site, char ***out, size_t *n, char *why, size_t wlen);
 void cluster_peers_free(char **peers, size_t n);
 kvStore *cluster_bucket(fed_t *f); /* NULL until set up */
 

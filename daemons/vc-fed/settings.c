@@ -11,6 +11,7 @@ static const vc_setting_t settings[] = {
     {"fed.stage_timeout", T_DURATION, F(stage_timeout_ms), 10000, 86400000},
     {"fed.switch_timeout", T_DURATION, F(switch_timeout_ms), 1000, 600000},
     {"fed.health_timeout", T_DURATION, F(health_timeout_ms), 100, 600000},
+    {"fed.peer_timeout", T_DURATION, F(peer_timeout_ms), 1000, 600000},
 };
 
 static void defaults(void *values, const char *data_dir)
@@ -20,6 +21,7 @@ static void defaults(void *values, const char *data_dir)
     f->stage_timeout_ms = 600000; /* ten minutes without a word from the deployer */
     f->switch_timeout_ms = 60000;
     f->health_timeout_ms = 10000;
+    f->peer_timeout_ms = 10000; /* what a node that died mid-call costs a deploy */
 }
 
 /* One when a site is deployed (site.deploy_to) or configuration releases

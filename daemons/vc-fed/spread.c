@@ -248,8 +248,13 @@ void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     spread_job_t *j = job_for(f, s, cmd->args[1], reply);
     if (j == NULL)
         return;
-    char **peers = NULL;
-    size_t n = cluster_peers(f, s->name, &peers);
+    char **peers = NULL, why[512];
+    size_t n = 0;
+    if (cluster_peers(f, s->name, &peers, &n, why, sizeof(why)) < 0) {
+        vc_reply_fail(reply, "%s", why);
+        job_free(j);
+        return;
+    }
     if (cmd->n_args == 3) { /* a node that lacks it asks for itself */
         j->quorum = 0;
         cluster_peers_free(peers, n);

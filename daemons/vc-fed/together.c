@@ -344,8 +344,12 @@ void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc_
         vc_reply_fail(reply, "%d switches are under way: try again when one is done", FED_WAITS);
         return;
     }
-    char **peers = NULL;
-    size_t n = cluster_peers(f, s->name, &peers), holders = 0;
+    char **peers = NULL, why[512];
+    size_t n = 0, holders = 0;
+    if (cluster_peers(f, s->name, &peers, &n, why, sizeof(why)) < 0) {
+        vc_reply_fail(reply, "%s: nothing switched", why);
+        return;
+    }
     /* A switch needs every node to hold the release, or site.deploy_quorum
      * of them with none that refused it: the switch waits for those, and
      * the others catch up when they answer again (follow). A rollback goes
@@ -378,7 +382,7 @@ void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc_
                 free(peers[i]);
         n = kept;
     }
-    char prev[VC_RELEASE_ID_MAX + 1], why[512];
+    char prev[VC_RELEASE_ID_MAX + 1];
     uint64_t rev = move(f, s->name, id, back, 0, prev, sizeof(prev), why, sizeof(why));
     if (rev == 0) {
         vc_reply_fail(reply, "%s: nothing switched", why);

@@ -88,6 +88,15 @@ static void on_nodes(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     roster_reply(m, reply);
 }
 
+static void on_peers(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    if (cmd->n_args != 1) {
+        vc_reply_fail(reply, "usage: peers SITE");
+        return;
+    }
+    roster_peers_reply(arg, cmd->args[0], reply);
+}
+
 /* The sites this node lists in the roster follow the stored configuration
  * at once; the link's settings (cluster.*) apply at a restart, as do the
  * rest: the link and its buckets are set up with them. */
@@ -111,6 +120,7 @@ static const vc_verb_t verbs[] = {
     {"ping", "", "as status", on_status},
     {"nodes", "", "the roster: each node, its state, when last heard", on_nodes},
     {"reload", "", "list the stored configuration's sites in the roster", on_reload},
+    {"peers", "SITE", "(vc-fed) the other nodes, up or suspect, that serve SITE", on_peers},
     {"cert-lock", "SITE HOSTS NOT_AFTER", "(vc-acme) may this node order SITE's certificate: held, busy or have",
      certs_lock_verb},
     {"cert-unlock", "SITE", "(vc-acme) this node's order of SITE's certificate is over", certs_unlock_verb},

@@ -209,6 +209,8 @@ void roster_heard(mesh_t *m, natsMsg *msg);
 /* Marks silent nodes suspect, then gone; each change an event. */
 void roster_check(mesh_t *m);
 void roster_reply(const mesh_t *m, Vc__Reply *reply);
+/* The other nodes, up or suspect, whose entry lists site (vc-fed's). */
+void roster_peers_reply(const mesh_t *m, const char *site, Vc__Reply *reply);
 void roster_fini(mesh_t *m);
 
 /* stall.c: a thread that sees whether the process stood still, apart

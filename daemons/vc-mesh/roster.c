@@ -203,6 +203,23 @@ void roster_reply(const mesh_t *m, Vc__Reply *reply)
     }
 }
 
+void roster_peers_reply(const mesh_t *m, const char *site, Vc__Reply *reply)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < m->nnodes; i++) {
+        const node_t *d = &m->nodes[i];
+        if (d->state == NODE_GONE || strcmp(d->name, m->cfg->node) == 0)
+            continue;
+        for (size_t k = 0; k < d->nsites; k++)
+            if (strcmp(d->sites[k], site) == 0) {
+                vc_record_field(vc_reply_record(reply), "node", "%s", d->name);
+                n++;
+                break;
+            }
+    }
+    vc_reply_ok(reply, "%zu other nodes serve site \"%s\"", n, site);
+}
+
 void roster_fini(mesh_t *m)
 {
     for (size_t i = 0; i < m->nnodes; i++) {
