@@ -39,7 +39,7 @@ step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ./ops/build.sh build-asan Sanitize
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
-step "fuzz targets (libFuzzer, 10 s each from the committed corpus, one a core; longer runs: docs/SECURITY.md)"
+step "fuzz targets (libFuzzer, 6 s each from the committed corpus, one a core; longer runs: docs/SECURITY.md)"
 FUZZ_TARGETS="route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign
   mercure acme forwarded httpdate mesh_wire import htaccess release fed_bucket"
 cmake -S . -B build-fuzz -DVC_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang \
@@ -51,7 +51,7 @@ printf '%s\n' $FUZZ_TARGETS | xargs -P "$(nproc)" -n 1 ./ops/fuzz-one.sh
 
 step "integration tests"
 # Debian's python3 has the python3-* packages the tests use.
-(cd integration && /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@")
+(cd integration && /usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=20 "$@")
 
 step "integration tests again, every daemon under AddressSanitizer + UndefinedBehaviorSanitizer"
 # PHP loads its extensions with RTLD_DEEPBIND, which the sanitizer runtime
@@ -62,7 +62,7 @@ step "integration tests again, every daemon under AddressSanitizer + UndefinedBe
 (cd integration && VC_BUILD_DIR="$PWD/../build-asan" VC_SANITIZED=1 \
     LD_PRELOAD="$PWD/../build-asan/lib/libno_deepbind.so" \
     ASAN_OPTIONS=detect_leaks=0:verify_asan_link_order=0:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1 \
-    /usr/bin/python3 -m pytest -q -p no:cacheprovider "$@")
+    /usr/bin/python3 -m pytest -q -p no:cacheprovider --durations=20 "$@")
 
 if [ "$(id -u)" -eq 0 ]; then
     step "a fresh Debian 12: ops/install-deps.sh installs what the scripts call, and builds and serves (ops/deps-test.sh)"
