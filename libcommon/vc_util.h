@@ -45,11 +45,11 @@ char *vc_asprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Error codes beyond errno values, returned negated like errno ones. */
 enum {
     VC_ERR_BASE = 10000,
-    VC_ERR_CONFIG,    /* configuration rejected */
-    VC_ERR_PROTO,     /* a message did not decode */
-    VC_ERR_STORE,     /* LMDB refused */
-    VC_ERR_NOTFOUND,  /* no such key, site, daemon */
-    VC_ERR_TIMEOUT,   /* a peer did not answer in time */
+    VC_ERR_CONFIG,     /* configuration rejected */
+    VC_ERR_PROTO,      /* a message did not decode */
+    VC_ERR_STORE,      /* LMDB refused */
+    VC_ERR_NOTFOUND,   /* no such key, site, daemon */
+    VC_ERR_TIMEOUT,    /* a peer did not answer in time */
     VC_ERR_NOTRUNNING, /* the suite (or a daemon) is not running */
     VC_ERR_GONE        /* the daemon asked stopped before it answered */
 };
