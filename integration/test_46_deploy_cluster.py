@@ -5,6 +5,7 @@ the other two, and switches all three through one pointer. The app
 reports its release twice (its VERSION file and an included library), so
 an answer that mixed two releases shows. Every node follows the
 configuration releases too (`vc deploy @config`)."""
+import contextlib
 import http.client
 import json
 import os
@@ -253,6 +254,30 @@ def test_a_failed_health_check_on_one_node_rolls_every_node_back(cluster):
         assert releases(s)[good]["state"] == "current"
 
 
+@contextlib.contextmanager
+def third_health_held(c, version):
+    """Deploys version from the first node, with the third node's health
+    check failing and held ("hold", "fail"): yields, once that check runs,
+    the flags' paths and the thread and result of the deploy. Lets the
+    check go ("go") and cleans up after."""
+    storage = os.path.join(c.base_srv, "web3", "shared", "storage")
+    flags = {n: os.path.join(storage, n) for n in ("hold", "fail", "asked", "go")}
+    for n in ("hold", "fail"):
+        open(flags[n], "w").close()
+    result = {}
+    t = threading.Thread(target=lambda: result.update(r=deploy(c, version, check=False)))
+    t.start()
+    try:
+        assert wait_until(lambda: os.path.exists(flags["asked"]), 60), "the third node never checked its health"
+        yield flags, t, result
+    finally:
+        open(flags["go"], "w").close()
+        t.join(120)
+        for path in flags.values():
+            if os.path.exists(path):
+                os.unlink(path)
+
+
 def test_the_origin_killed_while_a_node_fails_still_leaves_one_release(cluster):
     """The first node's vc-fed moves the pointer and is killed with -9
     while the third node's health check runs; that check fails. The third
@@ -260,17 +285,9 @@ def test_the_origin_killed_while_a_node_fails_still_leaves_one_release(cluster):
     before, and the next deploy works."""
     c = cluster
     good = release_of(deploy(c, "v15").stdout)
-    storage = os.path.join(c.base_srv, "web3", "shared", "storage")
-    flags = [os.path.join(storage, n) for n in ("hold", "fail", "asked", "go")]
-    for n in flags[:2]:
-        open(n, "w").close()
-    result = {}
-    t = threading.Thread(target=lambda: result.update(r=deploy(c, "v16", check=False)))
-    t.start()
-    try:
-        assert wait_until(lambda: os.path.exists(flags[2]), 60), "the third node never checked its health"
+    with third_health_held(c, "v16") as (flags, t, result):
         os.kill(c.nodes[0].daemon_pid("vc-fed"), signal.SIGKILL)
-        open(flags[3], "w").close()
+        open(flags["go"], "w").close()
         t.join(120)
         assert result["r"].returncode == 1, result["r"].stdout
         bad = release_of(result["r"].stdout)
@@ -278,11 +295,6 @@ def test_the_origin_killed_while_a_node_fails_still_leaves_one_release(cluster):
         for s in c.nodes:
             assert wait_until(lambda: releases(s)[good]["state"] == "current", 10), releases(s)
         assert releases(c.nodes[2])[bad]["bad"] == "yes"
-    finally:
-        t.join(120)
-        for n in flags:
-            if os.path.exists(n):
-                os.unlink(n)
     assert c.nodes[0].vc("status", "--wait", "30", timeout=40).returncode == 0
     deploy(c, "v17")
     assert serves(c, "v17")
@@ -295,33 +307,20 @@ def test_a_node_killed_in_its_health_check_checks_again(cluster):
     cluster goes back to the release before."""
     c = cluster
     good = release_of(deploy(c, "v19").stdout)
-    storage = os.path.join(c.base_srv, "web3", "shared", "storage")
-    flags = [os.path.join(storage, n) for n in ("hold", "fail", "asked", "go")]
-    for n in flags[:2]:
-        open(n, "w").close()
-    result = {}
-    t = threading.Thread(target=lambda: result.update(r=deploy(c, "v20", check=False)))
-    t.start()
-    try:
-        assert wait_until(lambda: os.path.exists(flags[2]), 60), "the third node never checked its health"
+    with third_health_held(c, "v20") as (flags, t, result):
         # Busy in the check, vc-fed does not answer status: the supervisor's record says its pid.
         status = json.loads(c.nodes[2].vc("status", "--json").stdout)
         os.kill(int(next(d["pid"] for d in status["daemons"] if d["daemon"] == "vc-fed")), signal.SIGKILL)
-        os.unlink(flags[2])
+        os.unlink(flags["asked"])
         # The new vc-fed's own check waits for "go" too: it ran if it asked.
-        assert wait_until(lambda: os.path.exists(flags[2]), 60), "the new vc-fed did not check again"
-        open(flags[3], "w").close()
+        assert wait_until(lambda: os.path.exists(flags["asked"]), 60), "the new vc-fed did not check again"
+        open(flags["go"], "w").close()
         t.join(120)
         r = result["r"]
         assert r.returncode == 1 and "failed on node web3" in r.stderr, r.stdout + r.stderr
         assert wait_until(lambda: serves(c, "v19"), 30), [get(s) for s in c.nodes]
         for s in c.nodes:
             assert wait_until(lambda: releases(s)[good]["state"] == "current", 10), releases(s)
-    finally:
-        t.join(120)
-        for n in flags:
-            if os.path.exists(n):
-                os.unlink(n)
     deploy(c, "v21")
     assert serves(c, "v21")
 
