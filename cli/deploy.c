@@ -372,13 +372,20 @@ int cmd_releases(cli_t *cli, int argc, char **argv)
             continue;
         }
         if (i == 0)
-            printf("%-26s %-8s %-4s %-20s %-12s %s\n", "RELEASE", "STATE", "BAD", "CREATED", "KEY", "MESSAGE");
+            printf("%-26s %-8s %-4s %-20s %-12s %-16s %s\n", "RELEASE", "STATE", "BAD", "CREATED", "KEY", "NODES",
+                   "MESSAGE");
         time_t t = (time_t)strtoll(field(rel, "created"), NULL, 10);
         char when[32];
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", gmtime(&t));
-        printf("%-26s %-8s %-4s %-20s %-12s %s\n", field(rel, "id"), field(rel, "state"), field(rel, "bad"), when,
-               field(rel, "key"), field(rel, "message"));
+        printf("%-26s %-8s %-4s %-20s %-12s %-16s %s\n", field(rel, "id"), field(rel, "state"), field(rel, "bad"), when,
+               field(rel, "key"), *field(rel, "nodes") ? field(rel, "nodes") : "this one", field(rel, "message"));
     }
+    const char *unanswered = rc ? NULL : vc_reply_get(r, "unanswered");
+    const char *others = rc ? NULL : vc_reply_get(r, "others");
+    if (unanswered && *unanswered)
+        fprintf(stderr, "vc releases: no answer from node %s: NODES may miss it\n", unanswered);
+    if (others)
+        fprintf(stderr, "vc releases: NODES names this node only: %s\n", others);
     if (!rc && json)
         printf("%s]\n", r->n_records ? "" : "[");
     else if (!rc && r->n_records == 0)

@@ -130,6 +130,9 @@ def test_a_deploy_is_staged_on_every_node_and_switched_together(cluster):
         assert m and int(m.group(1)) < 4000, r.stdout
     switched = [int(releases(s)[two]["switched_ms"]) for s in c.nodes]
     assert max(switched) - min(switched) < 1000, switched
+    # vc releases on any node says where each release is staged.
+    for s in c.nodes:
+        assert set(releases(s)[two]["nodes"].split(",")) == {"web1", "web2", "web3"}, releases(s)[two]
     assert serves(c, "v2")
 
 
@@ -147,6 +150,7 @@ def test_nothing_switches_anywhere_when_one_node_refuses(cluster):
     assert re.search(r"^node web2: staged", r.stdout, re.M), r.stdout
     assert re.search(r"^node web3: failed.*not signed by a key this node trusts", r.stdout, re.M), r.stdout
     assert four in releases(c.nodes[1]) and four not in releases(c.nodes[2])
+    assert set(releases(c.nodes[0])[four]["nodes"].split(",")) == {"web1", "web2"}
     assert serves(c, "v3")
     # Asked to switch to it anyway, the first node refuses.
     r = c.nodes[0].vc("rollback", "app", four)

@@ -6,7 +6,8 @@
  *   (a packed Command, answered with a packed Reply): a libnats thread
  *   hands each to this daemon's own control socket, so a call from a node
  *   runs exactly as one from `vc deploy`, on the daemon's one loop. Only
- *   the verbs that stage a release are taken (PEER_VERBS); a release is
+ *   the verbs that stage a release are taken (PEER_VERBS), and a list
+ *   of this node's releases (holders.c); a release is
  *   still believed only with a signature from a key this node trusts;
  * - the "vc_fed" key-value bucket holds each site's release pointer and
  *   what each node made of it (together.c), watched here;
@@ -37,7 +38,7 @@
 #define PEER_COMMIT_MS 120000
 
 /* What another node may ask of this one. */
-static const char *const PEER_VERBS[] = {"manifest", "stage", "object", "delta", "commit", "spread"};
+static const char *const PEER_VERBS[] = {"manifest", "stage", "object", "delta", "commit", "spread", "releases"};
 
 struct fed_cluster {
     /* Of cluster.*, copied: a reload replaces the configuration, and the
@@ -66,10 +67,14 @@ const char *cluster_node(const fed_t *f)
     return f->cl ? f->cl->node : "";
 }
 
-static int peer_verb(const char *verb)
+/* What another node may call: the staging verbs, and this node's own
+ * list of releases ("releases SITE here": never one that asks further). */
+static int peer_verb(const Vc__Command *cmd)
 {
+    if (strcmp(cmd->verb, "releases") == 0)
+        return cmd->n_args == 2 && strcmp(cmd->args[1], "here") == 0;
     for (size_t i = 0; i < VC_ARRAY_SIZE(PEER_VERBS); i++)
-        if (strcmp(verb, PEER_VERBS[i]) == 0)
+        if (strcmp(cmd->verb, PEER_VERBS[i]) == 0)
             return 1;
     return 0;
 }
@@ -94,7 +99,7 @@ static void on_call(natsConnection *nc, natsSubscription *sub, natsMsg *msg, voi
     Vc__Command *cmd =
         vc__command__unpack(NULL, (size_t)natsMsg_GetDataLength(msg), (const uint8_t *)natsMsg_GetData(msg));
     Vc__Reply *r = NULL, refused = VC__REPLY__INIT;
-    if (cmd == NULL || !peer_verb(cmd->verb)) {
+    if (cmd == NULL || !peer_verb(cmd)) {
         vc_log(VC_LOG_WARN, "cluster", "refused a call from another node: %s",
                cmd ? "not a verb a node may call" : "not a command");
         refused.message = cmd ? "not a verb another node may call" : "not a command";
@@ -307,6 +312,8 @@ void cluster_heard(void *arg)
             together_heard(f, it->msg);
         else if (it->kind == FED_ITEM_SPREAD)
             spread_done(f);
+        else if (it->kind == FED_ITEM_HOLDERS)
+            holders_done(f);
         if (it->msg)
             natsMsg_Destroy(it->msg);
         free(it);
@@ -336,6 +343,7 @@ void cluster_close(fed_t *f)
     if (cl->nc)
         natsConnection_Close(cl->nc); /* calls under way fail at once */
     spread_fini(f);
+    holders_fini(f);
     if (cl->nc)
         natsConnection_Destroy(cl->nc);
     if (cl->inbox.fd > 0)

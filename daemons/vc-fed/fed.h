@@ -60,7 +60,7 @@ typedef struct fed_staging {
  * node made of them, and the subject a node's vc-fed is called on. */
 #define FED_BUCKET "vc_fed"
 #define FED_CALL_SUBJECT "vc.fed.call."
-enum { FED_ITEM_BUCKET, FED_ITEM_SPREAD }; /* what the cluster's inbox holds */
+enum { FED_ITEM_BUCKET, FED_ITEM_SPREAD, FED_ITEM_HOLDERS }; /* what the cluster's inbox holds */
 
 /* A release handed on to other nodes (spread.c): which took it. */
 typedef struct fed_spread {
@@ -102,6 +102,7 @@ typedef struct fed {
     fed_spread_t spreads[FED_SPREADS];
     size_t next_spread;
     void *spreading; /* spread.c's jobs under way */
+    void *holding;   /* holders.c's */
     fed_pointer_t *pointers;
     size_t npointers;
     fed_wait_t waits[FED_WAITS];
@@ -141,6 +142,14 @@ size_t releases_of(fed_t *f, const char *site, Vc__Release ***out);
 void releases_free(Vc__Release **r, size_t n);
 int releases_del(fed_t *f, const char *site, const char *id);
 void releases_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+/* This node's releases of s, oldest first, into the reply. */
+void releases_list(fed_t *f, const vc_site_t *s, Vc__Reply *reply);
+
+/* holders.c: the releases listed with the nodes that hold each (a
+ * deferred answer in a cluster). */
+void holders_ask(fed_t *f, const vc_site_t *s, Vc__Reply *reply);
+void holders_done(fed_t *f);
+void holders_fini(fed_t *f);
 
 /* stage.c */
 void stage_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);

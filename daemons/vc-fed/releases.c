@@ -115,9 +115,22 @@ void releases_free(Vc__Release **r, size_t n)
 void releases_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     fed_t *f = arg;
-    const vc_site_t *s = fed_site_arg(f, cmd, "releases SITE", reply);
+    int here = cmd->n_args == 2 && strcmp(cmd->args[1], "here") == 0;
+    if (cmd->n_args != 1 && !here) {
+        vc_reply_fail(reply, "usage: releases SITE [here]");
+        return;
+    }
+    const vc_site_t *s = fed_site(f, cmd->args[0], reply);
     if (s == NULL)
         return;
+    if (here || !cluster_on(f))
+        releases_list(f, s, reply);
+    else
+        holders_ask(f, s, reply); /* with the nodes that hold each */
+}
+
+void releases_list(fed_t *f, const vc_site_t *s, Vc__Reply *reply)
+{
     char current[VC_RELEASE_ID_MAX + 1];
     fed_current(s, current, sizeof(current));
     Vc__Release **all;
