@@ -245,6 +245,17 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
+/* Root's socket, which the suite's user may reach for one verb: vc-fed
+ * asks a reload when a configuration release switches (docs/deploys.md).
+ * Every other verb stays root's. */
+static void open_to_suite(sup_t *s, const char *path)
+{
+    static const char *const suite_verbs[] = {"reload"};
+    if (chown(path, 0, s->privs.gid) != 0 || chmod(path, 0660) != 0)
+        vc_log(VC_LOG_WARN, "up", "the control socket \"%s\" stays root's alone: %s", path, strerror(errno));
+    vc_ctl_trust_only(s->ctl, s->privs.uid, suite_verbs, VC_ARRAY_SIZE(suite_verbs));
+}
+
 /* ---- the command --------------------------------------------------------- */
 
 static char *find_example_root(const char *bin_dir)
@@ -525,6 +536,8 @@ static int up_open(sup_t *s)
     s->ctl = vc_ctl_new(s->zctx, ctl_ep, "vc", on_command, s);
     if (s->ctl)
         vc_ctl_publish(s->ctl); /* the only one: `vc up` refused a second */
+    if (s->ctl && s->privs.drop && strncmp(ctl_ep, "ipc://", 6) == 0)
+        open_to_suite(s, ctl_ep + 6);
     free(ctl_ep);
     if (s->ctl == NULL)
         return 1;

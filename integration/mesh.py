@@ -111,6 +111,17 @@ def make_tls(base, n, addresses=None):
     return d
 
 
+def fed_linked(s):
+    """Whether node s's vc-fed has its own link to the cluster (a deploy
+    reaches the other nodes only then; vc-mesh's roster may be up first)."""
+    r = s.vc("status", "--json")
+    try:
+        daemons = json.loads(r.stdout)["daemons"]
+    except ValueError:
+        return False
+    return any(d["daemon"] == "vc-fed" and d.get("status", {}).get("cluster") == "linked" for d in daemons)
+
+
 def write_sites(conf, i, sites):
     """sites: name -> the site's settings, for node i; "{node}" in them is
     the node's name (each node's own directories on one machine)."""

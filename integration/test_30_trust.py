@@ -494,6 +494,24 @@ def test_a_pools_scripts_cannot_command_their_pool(walled):
     assert "refused the command \"scale\"" in s.logs()
 
 
+def test_the_suites_user_may_only_ask_the_supervisor_to_reload(walled):
+    """The supervisor's socket is root's and the suite's user's group's;
+    that user (vc-fed, for a configuration release) may reload, not stop
+    or restart; a pool's user cannot connect at all."""
+    s = walled
+    ep = f"ipc://{s.data}/run/ctl-vc.sock"
+
+    def say(user, *cmd):
+        return subprocess.run(["runuser", "-u", user, "--", "/usr/bin/python3", PEER, "command", ep, *cmd],
+                              capture_output=True, text=True, timeout=20)
+
+    assert say("vc", "stop").stdout.strip() == "refused: only the suite's user and root may give this command"
+    assert say("vc", "restart", "bus").stdout.strip().startswith("refused")
+    assert "configuration version" in say("vc", "reload").stdout
+    assert say("www-data", "reload").stdout.strip() == "no answer"  # it cannot connect
+    assert s.status()["supervisor"]["health"] == "ok"
+
+
 def test_a_secret_in_vc_ups_environment_does_not_reach_php():
     need_root()
     key = "env-link-key-" + "7" * 32

@@ -20,7 +20,7 @@ import threading
 import pytest
 
 from conftest import VC
-from mesh import Cluster, wait_until
+from mesh import Cluster, fed_linked, wait_until
 from test_45_deploy import read_releases, release_of, write_app
 
 HOST = "app.test"
@@ -42,6 +42,7 @@ def cluster():
     c.start()
     try:
         assert wait_until(lambda: c.all_up(0, ["web1", "web2", "web3"]), 20), c.roster(0)
+        assert wait_until(lambda: all(fed_linked(s) for s in c.nodes), 20)
         first = c.nodes[0]
         alice = first.vc("key", "new", "alice", check=True).stdout.strip()
         for s in c.nodes:
@@ -73,6 +74,9 @@ def write_health(app):
 
 
 def deploy(c, version, *more, check=True):
+    # A vc-fed a test killed is linked again first (a stopped node is not waited for).
+    running = [s for s in c.nodes if s.proc and s.proc.poll() is None]
+    assert wait_until(lambda: all(fed_linked(s) for s in running), 30)
     write_app(c.app, version, extra_files=20)
     write_health(c.app)
     more = more if "--key" in more else more + ("--key", "alice")

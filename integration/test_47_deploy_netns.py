@@ -17,7 +17,7 @@ import threading
 import pytest
 
 from conftest import wrk
-from mesh import NetnsCluster, wait_until
+from mesh import NetnsCluster, fed_linked, wait_until
 from netns import Lab, can_make
 from test_45_deploy import read_releases, release_of, write_app
 
@@ -40,6 +40,7 @@ def lab_cluster():
             c.start()
             assert wait_until(lambda: all(c.all_up(i, NAMES) for i in range(3)), timeout=40), \
                 [c.roster(i) for i in range(3)]
+            assert wait_until(lambda: all(fed_linked(s) for s in c.nodes), timeout=40)
             alice = c.nodes[0].vc("key", "new", "alice", check=True).stdout.strip()
             for s in c.nodes:
                 s.vc("trust", "add", "alice", alice, check=True)

@@ -3,6 +3,7 @@ certificates"): site files and their certificates deployed as signed
 releases of `@config` to a node that follows them (config_releases). The
 node applies one as `vc reload` does, and refuses one that configtest
 refuses there, with the file and line, leaving the running configuration."""
+import json
 import os
 import re
 import subprocess
@@ -164,3 +165,38 @@ def test_a_node_that_follows_none_says_so(make_suite, tmp_path):
     r = s.vc("deploy", "@config", str(app))
     assert r.returncode != 0
     assert "config_releases" in r.stdout + r.stderr, r.stdout + r.stderr
+
+
+def test_under_the_privilege_model_php_cannot_read_the_releases(make_suite):
+    """Started as root: the releases are the suite's user's, vc-fed asks
+    the supervisor (root) to reload, and a site's PHP (www-data) cannot
+    read the certificate keys the releases hold."""
+    if os.geteuid() != 0:
+        pytest.skip("the privilege model applies when the suite is started as root")
+    s = make_suite(root="", as_root=False)
+    os.chmod(s.dir, 0o755)
+    for name in ("local", "shop"):
+        os.makedirs(os.path.join(s.dir, name))
+    releases = os.path.join(s.dir, "config-releases")
+    key = os.path.join(releases, "current", "certs", "shop.test.key")
+    with open(os.path.join(s.dir, "local", "index.php"), "w") as f:
+        f.write("<?php echo @file_get_contents(%s) === false ? 'unreadable' : 'READ';\n" % json.dumps(key))
+    with open(os.path.join(s.dir, "shop", "index.php"), "w") as f:
+        f.write("<?php echo 'shop';\n")
+    conf = os.path.join(s.dir, "etc")
+    os.makedirs(os.path.join(conf, "sites-enabled"))
+    with open(os.path.join(conf, "vc.conf"), "w") as f:
+        f.write('config_releases = "%s";\nphp: { workers = 1; };\n' % releases)
+    with open(os.path.join(conf, "sites-enabled", "local.conf"), "w") as f:
+        f.write(LOCAL % os.path.join(s.dir, "local"))
+    s.conf = conf
+    s.env["VC_KEYS"] = os.path.join(s.dir, "keys")
+    s.start()
+    s.tmp, s.releases, s.shop = s.dir, releases, os.path.join(s.dir, "shop")
+    r = s.vc("key", "new", "ops", check=True)
+    s.vc("trust", "add", "ops", r.stdout.strip(), check=True)
+    s.vc("deploy", "@config", write_release(s, ["shop.test"]), check=True)
+    assert page(s, "shop.test") == (200, "shop")
+    st = os.stat(releases)
+    assert st.st_uid != 0 and st.st_mode & 0o777 == 0o750, oct(st.st_mode)
+    assert page(s, "local.test") == (200, "unreadable")

@@ -22,6 +22,8 @@ struct vc_ctl {
     int ipc;      /* bound to ipc://: senders have a uid */
     int trusting; /* vc_ctl_trust was called: commands only from trusted */
     uid_t suite_uid;
+    const char *const *suite_verbs; /* vc_ctl_trust_only: all the suite's user may give */
+    size_t nsuite_verbs;
     char *path; /* an ipc:// endpoint's file, bound as PATH.PID until published */
     char *hidden;
     ino_t ino; /* the published file, removed at the end if still ours */
@@ -203,13 +205,27 @@ void vc_ctl_trust(vc_ctl_t *c, uid_t suite_uid)
     c->suite_uid = suite_uid;
 }
 
-static int trusted(const vc_ctl_t *c, zmq_msg_t *m)
+void vc_ctl_trust_only(vc_ctl_t *c, uid_t suite_uid, const char *const *verbs, size_t nverbs)
+{
+    vc_ctl_trust(c, suite_uid);
+    c->suite_verbs = verbs;
+    c->nsuite_verbs = nverbs;
+}
+
+static int trusted(const vc_ctl_t *c, zmq_msg_t *m, const char *verb)
 {
     if (!c->trusting)
         return 1;
     uid_t uid;
     pid_t pid;
-    return vc_zmsg_peer(m, &uid, &pid) == 0 && (uid == 0 || uid == c->suite_uid);
+    if (vc_zmsg_peer(m, &uid, &pid) != 0 || (uid != 0 && uid != c->suite_uid))
+        return 0;
+    if (uid == 0 || c->nsuite_verbs == 0)
+        return 1;
+    for (size_t i = 0; i < c->nsuite_verbs; i++)
+        if (strcmp(verb, c->suite_verbs[i]) == 0)
+            return 1;
+    return 0;
 }
 
 static void handle_one(vc_ctl_t *c)
@@ -227,7 +243,8 @@ static void handle_one(vc_ctl_t *c)
     cmd = vc__command__unpack(NULL, zmq_msg_size(&fr->f[2]), zmq_msg_data(&fr->f[2]));
     if (cmd == NULL) {
         vc_reply_fail(reply, "malformed command");
-    } else if (!trusted(c, &fr->f[2]) && strcmp(cmd->verb, "ping") != 0 && strcmp(cmd->verb, "status") != 0) {
+    } else if (!trusted(c, &fr->f[2], cmd->verb) && strcmp(cmd->verb, "ping") != 0 &&
+               strcmp(cmd->verb, "status") != 0) {
         vc_log(VC_LOG_WARN, "ctl", "refused the command \"%.32s\": it came from a user that is not the suite's",
                cmd->verb);
         vc_reply_fail(reply, "refused: only the suite's user and root may give this command");

@@ -45,6 +45,9 @@ int vc_ctl_publish(vc_ctl_t *ctl);
  * started by a normal user, where every process is that user's, or a
  * daemon run alone) the socket's mode is the only wall. */
 void vc_ctl_trust(vc_ctl_t *ctl, uid_t suite_uid);
+/* The same, but suite_uid may give only these verbs (kept by the caller);
+ * root any: the supervisor's socket, where vc-fed may ask a reload. */
+void vc_ctl_trust_only(vc_ctl_t *ctl, uid_t suite_uid, const char *const *verbs, size_t nverbs);
 /* The socket to poll for ZMQ_POLLIN. Borrowed. */
 void *vc_ctl_socket(vc_ctl_t *ctl);
 /* Answers every command waiting; never blocks. Returns how many. */

@@ -68,6 +68,8 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "staged", "%llu", (unsigned long long)f->staged);
     vc_reply_field(reply, "switched", "%llu", (unsigned long long)f->switched);
     vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->refused);
+    /* A deploy reaches the other nodes once linked. */
+    vc_reply_field(reply, "cluster", "%s", !cluster_on(f) ? "alone" : cluster_ready_now(f) ? "linked" : "linking");
 }
 
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
