@@ -18,7 +18,7 @@ BUILD="build-essential cmake pkg-config
   libh2o-evloop-dev libuv1-dev libzmq3-dev libsodium-dev libssl-dev libpcre2-dev
   libnghttp2-dev liblmdb-dev lmdb-utils libprotobuf-c-dev protobuf-c-compiler
   libconfig-dev libseccomp-dev libcurl4-openssl-dev libxml2-dev libjansson-dev
-  libsystemd-dev libnats-dev librsync-dev"
+  libsystemd-dev libnats-dev librsync-dev libqrencode-dev"
 # Run: the PHP extensions the example app and the conformance apps load.
 RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # Tests and benchmarks: the format check and the file lists (git), the

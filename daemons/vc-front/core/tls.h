@@ -41,8 +41,5 @@ void tls_acme_refresh(tls_t *t);
  * service (Prometheus text). */
 void tls_metrics(const tls_t *t, FILE *out);
 
-/* Makes DATA/tls/selfsigned.{crt,key} if missing (key mode 0600).
- * 0 or -1 with a log line. */
-int tls_ensure_selfsigned(const char *dir, char **cert, char **key);
 
 #endif
