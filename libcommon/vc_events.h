@@ -75,7 +75,9 @@
       "a site's current release changed, and its pool booted a new generation")                                        \
     X(FED_RELEASE_ROLLED_BACK, "fed.release.rolled_back", "site release from",                                         \
       "a site went back to an earlier release")                                                                        \
-    X(FED_RELEASE_FAILED, "fed.release.failed", "site release error", "a release was refused or could not be staged")
+    X(FED_RELEASE_FAILED, "fed.release.failed", "site release error", "a release was refused or could not be staged")  \
+    X(PANEL_AUDIT, "panel.audit", "user action target from result",                                                    \
+      "a sign-in or a change in the panel: who, what, from which address; result is ok or why not")
 
 typedef enum vc_event {
 #define VC_EVENT_ENUM(name, topic, fields, when) VC_EV_##name,

@@ -73,4 +73,3 @@ int vc_selfsigned_ensure(const char *dir, char **cert_out, char **key_out)
     vc_log(VC_LOG_NOTICE, "tls", "made a self-signed certificate for localhost: %s", cert);
     return 0;
 }
-

@@ -1,0 +1,154 @@
+/*
+ * Users (an admin adds them with a role and a one-time password, removes
+ * them, resets their TOTP) and the audit log (the panel.audit events the
+ * bus journaled, newest first).
+ */
+#include "forms.h"
+#include "panel.h"
+#include "records.h"
+#include "sessions.h"
+#include "users.h"
+#include "vc_events.h"
+#include "vc_store.h"
+#include "vc_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static void list(preq_t *r)
+{
+    json_t *all = records_all(r->p->store, PANEL_DB_USERS), *out = json_array();
+    const char *name;
+    json_t *rec;
+    json_object_foreach(all, name, rec)
+    {
+        json_array_append_new(out, json_pack("{s:s,s:O,s:b,s:b}", "user", name, "role", json_object_get(rec, "role"),
+                                             "totp", json_object_get(rec, "totp") != NULL, "must_change",
+                                             json_is_true(json_object_get(rec, "must_change"))));
+    }
+    json_decref(all);
+    http_json(r, 200, json_pack("{s:o}", "users", out));
+}
+
+/* The user named in the body, checked: NULL after answering 400. */
+static const char *named_user(preq_t *r)
+{
+    const char *user = form_str(r->body, "user", 63);
+    if (user == NULL || !form_name_ok(user)) {
+        http_error(r, 400, "a user name is 1 to 63 of a-z, A-Z, 0-9, '.', '_', '-', '@'");
+        return NULL;
+    }
+    return user;
+}
+
+static void add(preq_t *r)
+{
+    const char *user = named_user(r), *role = form_str(r->body, "role", 16);
+    if (user == NULL)
+        return;
+    if (role == NULL || (strcmp(role, "admin") != 0 && strcmp(role, "viewer") != 0)) {
+        http_error(r, 400, "a role is admin or viewer");
+        return;
+    }
+    json_t *old = users_get(r->p, user);
+    json_decref(old);
+    if (old) {
+        http_error(r, 409, "there is already a user %s", user);
+        return;
+    }
+    char *password = users_random_password(), why[160];
+    if (users_set_password(r->p, user, password, role, 1, why, sizeof(why)) < 0) {
+        free(password);
+        http_error(r, 503, "%s", why);
+        return;
+    }
+    audit_record(r, "user.add", user, "ok");
+    /* Shown once, to be handed over; the first sign-in must change it. */
+    http_json(r, 200, json_pack("{s:s,s:s,s:s}", "user", user, "role", role, "password", password));
+    free(password);
+}
+
+static void remove_user(preq_t *r)
+{
+    const char *user = named_user(r);
+    if (user == NULL)
+        return;
+    if (strcmp(user, r->user) == 0) {
+        http_error(r, 400, "you cannot remove yourself");
+        return;
+    }
+    json_t *old = users_get(r->p, user);
+    json_decref(old);
+    if (old == NULL) {
+        http_error(r, 404, "no user %s", user);
+        return;
+    }
+    users_put(r->p, user, NULL);
+    sessions_drop_user(r->p, user, NULL);
+    audit_record(r, "user.remove", user, "ok");
+    http_json(r, 200, json_pack("{s:b}", "ok", 1));
+}
+
+static void totp_reset(preq_t *r)
+{
+    const char *user = named_user(r);
+    if (user == NULL)
+        return;
+    json_t *rec = users_get(r->p, user);
+    if (rec == NULL) {
+        http_error(r, 404, "no user %s", user);
+        return;
+    }
+    json_object_del(rec, "totp");
+    json_object_del(rec, "totp_pending");
+    json_object_del(rec, "recovery");
+    json_object_del(rec, "last_step");
+    users_put(r->p, user, rec);
+    json_decref(rec);
+    audit_record(r, "user.totp_reset", user, "ok");
+    http_json(r, 200, json_pack("{s:b}", "ok", 1));
+}
+
+#define AUDIT_SHOWN 200
+
+static int audit_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+{
+    json_t *out = arg;
+    MDB_cursor *cur;
+    if (mdb_cursor_open(txn, dbi, &cur) != 0)
+        return -VC_ERR_STORE;
+    const char *topic = VC_EVENT(PANEL_AUDIT);
+    MDB_val k, v;
+    /* Newest first; the journal is bounded (bus.journal_max), so is this walk. */
+    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_LAST); rc == 0 && json_array_size(out) < AUDIT_SHOWN;
+         rc = mdb_cursor_get(cur, &k, &v, MDB_PREV)) {
+        Vc__Envelope *e = vc__envelope__unpack(NULL, v.mv_size, v.mv_data); /* copied out of the map */
+        if (e == NULL)
+            continue;
+        if (strcmp(e->topic, topic) == 0) {
+            json_t *ev = json_pack("{s:I}", "time_ms", (json_int_t)(e->time_us / 1000));
+            for (size_t i = 0; i < e->n_fields; i++)
+                json_object_set_new(ev, e->fields[i]->key, json_string(e->fields[i]->value));
+            json_array_append_new(out, ev);
+        }
+        vc__envelope__free_unpacked(e, NULL);
+    }
+    mdb_cursor_close(cur);
+    return 0;
+}
+
+static void audit_log(preq_t *r)
+{
+    json_t *out = json_array();
+    vc_store_read(r->p->store, VC_DB_EVENTS, audit_fn, out);
+    http_json(r, 200, json_pack("{s:o}", "events", out));
+}
+
+const route_t api_users_routes[] = {
+    {"GET", "/api/users", ACCESS_ADMIN, list},
+    {"POST", "/api/users/add", ACCESS_ADMIN, add},
+    {"POST", "/api/users/remove", ACCESS_ADMIN, remove_user},
+    {"POST", "/api/users/totp-reset", ACCESS_ADMIN, totp_reset},
+    {"GET", "/api/audit", ACCESS_VIEWER, audit_log},
+};
+const size_t api_users_nroutes = VC_ARRAY_SIZE(api_users_routes);

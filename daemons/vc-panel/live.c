@@ -1,0 +1,264 @@
+/*
+ * The dashboard's live figures: front.metrics from the bus (summed over
+ * the fronts) and each pool's busy and idle workers, one sample a
+ * second, the last hour kept, and sent to every open dashboard over SSE
+ * (GET /api/live). A sample is made once and sent to all: ten open
+ * dashboards cost what one does, plus their writes.
+ */
+#include "live.h"
+#include "vc_ctl.h"
+#include "vc_events.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "vc_zmq.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zmq.h>
+
+#define HISTORY 3600   /* samples: an hour */
+#define CLIENTS_MAX 64 /* open dashboards; more are refused with 503 */
+#define FIELDS_MAX 16
+#define POOL_CALL_MS 500
+
+typedef struct client {
+    h2o_generator_t super;
+    h2o_req_t *req;
+    live_t *live;
+    char *sending; /* what h2o holds until proceed (malloc'd) */
+    char *next;    /* the newest sample waiting for it, or NULL */
+    struct client *prev_c, *next_c;
+} client_t;
+
+struct live {
+    panel_t *p;
+    char *ring[HISTORY]; /* sample JSON texts, oldest overwritten */
+    size_t head, count;
+    /* This second's sums of front.metrics fields. */
+    char names[FIELDS_MAX][24];
+    uint64_t sums[FIELDS_MAX];
+    size_t nfields;
+    client_t *clients;
+    size_t nclients;
+    h2o_socket_t *sub_sock;
+};
+
+static void heard(live_t *l, const Vc__Envelope *e)
+{
+    for (size_t i = 0; i < e->n_fields; i++) {
+        const char *k = e->fields[i]->key;
+        size_t j = 0;
+        while (j < l->nfields && strcmp(l->names[j], k) != 0)
+            j++;
+        if (j == l->nfields) {
+            if (l->nfields == FIELDS_MAX || strlen(k) >= sizeof(l->names[0]))
+                continue;
+            strcpy(l->names[l->nfields++], k);
+        }
+        l->sums[j] += strtoull(e->fields[i]->value, NULL, 10);
+    }
+}
+
+/* Everything the bus has sent so far (the descriptor is edge-like). */
+static void drain(live_t *l)
+{
+    for (;;) {
+        zmq_msg_t topic, body;
+        zmq_msg_init(&topic);
+        if (zmq_msg_recv(&topic, l->p->sub, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&topic);
+            return;
+        }
+        int more = zmq_msg_more(&topic);
+        zmq_msg_init(&body);
+        if (more && zmq_msg_recv(&body, l->p->sub, 0) >= 0) {
+            Vc__Envelope *e = vc__envelope__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
+            if (e && strcmp(e->topic, VC_EVENT(FRONT_METRICS)) == 0)
+                heard(l, e);
+            if (e)
+                vc__envelope__free_unpacked(e, NULL);
+        }
+        zmq_msg_close(&body);
+        zmq_msg_close(&topic);
+    }
+}
+
+static void on_bus(h2o_socket_t *sock, const char *err)
+{
+    drain(sock->data);
+}
+
+static void send_now(client_t *c, char *text)
+{
+    c->sending = text;
+    h2o_iovec_t buf = h2o_iovec_init(text, strlen(text));
+    h2o_send(c->req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
+}
+
+static void on_proceed(h2o_generator_t *g, h2o_req_t *req)
+{
+    client_t *c = (client_t *)g;
+    free(c->sending);
+    c->sending = NULL;
+    if (c->next) {
+        char *t = c->next;
+        c->next = NULL;
+        send_now(c, t);
+    }
+}
+
+static void on_stop(h2o_generator_t *g, h2o_req_t *req)
+{
+    client_t *c = (client_t *)g;
+    live_t *l = c->live;
+    if (c->prev_c)
+        c->prev_c->next_c = c->next_c;
+    else
+        l->clients = c->next_c;
+    if (c->next_c)
+        c->next_c->prev_c = c->prev_c;
+    l->nclients--;
+    free(c->sending);
+    free(c->next);
+    c->sending = c->next = NULL;
+}
+
+/* Queues text (taken) for c: sent now if nothing is in flight, else it
+ * replaces an older sample still waiting (a slow reader skips samples,
+ * never piles them up). */
+static void offer(client_t *c, char *text)
+{
+    if (c->sending == NULL) {
+        send_now(c, text);
+        return;
+    }
+    free(c->next);
+    c->next = text;
+}
+
+static void pools_into(live_t *l, json_t *sample)
+{
+    const vc_config_t *cfg = l->p->d.cfg;
+    long busy = 0, idle = 0, queued = 0, workers = 0;
+    for (size_t i = 0; i <= cfg->npools; i++) {
+        char *ep = i == 0 ? vc_strdup("ctl-vc-php") : vc_asprintf("ctl-vc-php.%s", cfg->pools[i - 1].name);
+        Vc__Reply *rep = NULL;
+        if (panel_call(l->p, ep, "status", NULL, 0, POOL_CALL_MS, &rep) == 0) {
+            const char *b = vc_reply_get(rep, "busy"), *d = vc_reply_get(rep, "idle"), *q = vc_reply_get(rep, "queued");
+            const char *w = vc_reply_get(rep, "workers");
+            busy += b ? atol(b) : 0;
+            idle += d ? atol(d) : 0;
+            queued += q ? atol(q) : 0;
+            workers += w ? atol(w) : 0;
+            vc__reply__free_unpacked(rep, NULL);
+        }
+        free(ep);
+    }
+    json_object_set_new(sample, "busy", json_integer(busy));
+    json_object_set_new(sample, "idle", json_integer(idle));
+    json_object_set_new(sample, "queued", json_integer(queued));
+    json_object_set_new(sample, "workers", json_integer(workers));
+}
+
+void live_tick(live_t *l)
+{
+    drain(l);
+    json_t *sample = json_pack("{s:I}", "t", (json_int_t)(vc_wall_ms() / 1000));
+    for (size_t i = 0; i < l->nfields; i++) {
+        json_object_set_new(sample, l->names[i], json_integer((json_int_t)l->sums[i]));
+        l->sums[i] = 0;
+    }
+    pools_into(l, sample);
+    char *text = json_dumps(sample, JSON_COMPACT);
+    json_decref(sample);
+    size_t slot = (l->head + l->count) % HISTORY;
+    if (l->count == HISTORY) {
+        free(l->ring[l->head]);
+        l->head = (l->head + 1) % HISTORY;
+    } else {
+        l->count++;
+    }
+    l->ring[slot] = text;
+    for (client_t *c = l->clients; c; c = c->next_c)
+        offer(c, vc_asprintf("event: sample\ndata: %s\n\n", text));
+}
+
+void live_subscribe(preq_t *r)
+{
+    live_t *l = r->p->live;
+    if (l->nclients >= CLIENTS_MAX) {
+        http_error(r, 503, "%d dashboards are open already", CLIENTS_MAX);
+        return;
+    }
+    h2o_req_t *req = r->req;
+    client_t *c = h2o_mem_alloc_pool(&req->pool, sizeof(*c));
+    memset(c, 0, sizeof(*c));
+    c->super.proceed = on_proceed;
+    c->super.stop = on_stop;
+    c->req = req;
+    c->live = l;
+    c->next_c = l->clients;
+    if (l->clients)
+        l->clients->prev_c = c;
+    l->clients = c;
+    l->nclients++;
+    req->res.status = 200;
+    req->res.reason = "OK";
+    http_header(r, "content-type", "text/event-stream");
+    http_header(r, "cache-control", "no-store");
+    h2o_start_response(req, &c->super);
+    /* The hour so far, in one event, then a sample a second. */
+    size_t len = 0;
+    char *hist = NULL;
+    FILE *out = open_memstream(&hist, &len);
+    fputs("retry: 2000\nevent: history\ndata: [", out);
+    for (size_t i = 0; i < l->count; i++)
+        fprintf(out, "%s%s", i ? "," : "", l->ring[(l->head + i) % HISTORY]);
+    fputs("]\n\n", out);
+    fclose(out);
+    offer(c, hist);
+}
+
+size_t live_clients(const live_t *l)
+{
+    return l->nclients;
+}
+
+live_t *live_new(panel_t *p)
+{
+    live_t *l = vc_calloc(1, sizeof(*l));
+    l->p = p;
+    char *ep = vc_config_endpoint(p->d.cfg, "bus-out");
+    p->sub = vc_socket(p->d.zctx, ZMQ_SUB, ep, 0);
+    free(ep);
+    if (p->sub) {
+        const char *topic = VC_EVENT(FRONT_METRICS);
+        zmq_setsockopt(p->sub, ZMQ_SUBSCRIBE, topic, strlen(topic));
+        int fd;
+        size_t fdlen = sizeof(fd);
+        zmq_getsockopt(p->sub, ZMQ_FD, &fd, &fdlen);
+        l->sub_sock = h2o_evloop_socket_create(p->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
+        l->sub_sock->data = l;
+        h2o_socket_read_start(l->sub_sock, on_bus);
+    } else {
+        vc_log(VC_LOG_WARN, "live", "no link to the bus: the dashboard shows no traffic");
+    }
+    return l;
+}
+
+void live_destroy(live_t **lp)
+{
+    live_t *l = *lp;
+    if (l == NULL)
+        return;
+    if (l->sub_sock) {
+        /* The descriptor is ZeroMQ's: h2o lets go of it without closing. */
+        h2o_socket_export_t exp;
+        h2o_socket_export(l->sub_sock, &exp);
+    }
+    for (size_t i = 0; i < l->count; i++)
+        free(l->ring[(l->head + i) % HISTORY]);
+    free(l);
+    *lp = NULL;
+}

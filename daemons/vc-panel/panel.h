@@ -1,0 +1,122 @@
+/*
+ * vc-panel: the web panel (docs/panel.md). One process on libh2o's loop:
+ * its own HTTPS listener, a JSON API (api_*.c) behind one route table
+ * (http.c), the pages under panel/ served as files, and live figures
+ * from the bus over SSE (live.c).
+ *
+ * What it keeps: users and sessions in LMDB (users.c, sessions.c; this
+ * daemon is their one writer), failed sign-ins in memory (lockout.c).
+ * What it changes goes through the other daemons' control verbs, as `vc`
+ * does, and each change is a panel.audit event on the bus (audit.c).
+ */
+#ifndef VC_PANEL_H
+#define VC_PANEL_H
+
+#include "vc_cidr.h"
+#include "vc_daemon.h"
+#include "vc_store.h"
+
+#include <h2o.h>
+#include <jansson.h>
+#include <stdint.h>
+
+/* The "panel" section (settings.c). */
+typedef struct panel_settings {
+    int enable;               /* panel.enable: run vc-panel at all */
+    char *listen;             /* "127.0.0.1:8444" */
+    char *tls_cert, *tls_key; /* "": the suite's self-signed pair */
+    char **trusted_proxies;   /* CIDRs whose X-Forwarded-For is believed */
+    size_t ntrusted_proxies;
+    int64_t idle_timeout_ms; /* a session unused this long is gone */
+    int64_t session_max_ms;  /* and any session after this long */
+    int64_t slow_after;      /* failed sign-ins before each next one waits */
+    int64_t lockout_after;   /* failed sign-ins before a lockout */
+    int64_t lockout_ms;      /* how long a lockout lasts */
+    char *pages;             /* the directory of the pages ("": next to the binary, or installed) */
+} panel_settings_t;
+
+extern const struct vc_section vc_panel_settings;
+
+typedef struct lockout lockout_t;
+typedef struct live live_t;
+
+typedef struct panel {
+    vc_daemon_t d;
+    const panel_settings_t *cfg; /* in d.cfg */
+    vc_store_t *store;
+    h2o_globalconf_t gc;
+    h2o_context_t ctx;
+    h2o_accept_ctx_t accept;
+    SSL_CTX *ssl;
+    vc_cidr_t *proxies;
+    size_t nproxies;
+    char *pages; /* absolute */
+    lockout_t *lockout;
+    live_t *live;
+    void *sub; /* bus-out, the topics live.c follows */
+    h2o_timeout_entry_t tick;
+    int running;
+    uint64_t served, refused, signins, failed_signins;
+} panel_t;
+
+/* One request as the API sees it (http.c fills it). Strings are the
+ * request's (h2o pool) or the session's; valid for the request. */
+typedef struct preq {
+    panel_t *p;
+    h2o_req_t *req;
+    const char *path;  /* without the query, NUL-terminated */
+    const char *query; /* after '?', or "" */
+    char addr[64];     /* the client: the peer, or X-Forwarded-For's from a trusted proxy */
+    json_t *body;      /* the JSON object of a POST, or NULL */
+    /* The session, once http.c found one. */
+    char sid[65]; /* the stored key (hex SHA-256 of the cookie) */
+    char user[64];
+    char role[16]; /* "admin" or "viewer" */
+    char csrf[44];
+    int must_change;
+} preq_t;
+
+/* http.c */
+void http_register(panel_t *p, h2o_hostconf_t *host);
+/* Answers with a JSON body (stolen: the caller's reference goes). */
+void http_json(preq_t *r, int status, json_t *body);
+/* Answers {"error": message} with status. */
+void http_error(preq_t *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Adds a header to the answer (name and value copied into the request's pool). */
+void http_header(preq_t *r, const char *name, const char *value);
+
+/* A route of the API (api_*.c tables): who may call it, what it runs. */
+typedef enum {
+    ACCESS_OPEN,   /* no session: sign-in */
+    ACCESS_SIGNED, /* any session, even one that must change its password first */
+    ACCESS_VIEWER, /* a session, password changed: read */
+    ACCESS_ADMIN,  /* an admin's session: change */
+} access_t;
+
+typedef struct route {
+    const char *method, *path;
+    access_t access;
+    void (*run)(preq_t *r);
+} route_t;
+
+extern const route_t api_auth_routes[];
+extern const size_t api_auth_nroutes;
+extern const route_t api_suite_routes[];
+extern const size_t api_suite_nroutes;
+extern const route_t api_users_routes[];
+extern const size_t api_users_nroutes;
+
+/* audit.c: a change, on the bus as panel.audit (who, what, from where). */
+void audit_record(preq_t *r, const char *action, const char *target, const char *result);
+
+/* main.c: take the stored configuration at the next tick (after the
+ * supervisor reloaded the others for the panel). */
+void panel_reload_soon(void);
+
+/* Control calls to the suite's daemons: 0 and *out (freed by the caller
+ * with vc__reply__free_unpacked), or a negative error. */
+struct Vc__Reply;
+int panel_call(panel_t *p, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
+               long timeout_ms, struct Vc__Reply **out);
+
+#endif

@@ -1,0 +1,86 @@
+/* vc-panel's settings and supervision (vc_settings.h): the "panel" section. */
+#include "panel.h"
+#include "vc_cidr.h"
+#include "vc_config.h"
+#include "vc_settings.h"
+#include "vc_util.h"
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define P(field) offsetof(panel_settings_t, field)
+
+static const vc_setting_t settings[] = {
+    {"panel.enable", T_BOOL, P(enable), 0, 0},
+    {"panel.listen", T_STR, P(listen), 0, 0},
+    {"panel.tls_cert", T_STR, P(tls_cert), 0, 0},
+    {"panel.tls_key", T_STR, P(tls_key), 0, 0},
+    {"panel.trusted_proxies", T_LIST, P(trusted_proxies), 0, 0},
+    {"panel.idle_timeout", T_DURATION, P(idle_timeout_ms), 60000, 86400000},
+    {"panel.session_max", T_DURATION, P(session_max_ms), 60000, 30L * 86400000},
+    {"panel.slow_after", T_INT, P(slow_after), 1, 100},
+    {"panel.lockout_after", T_INT, P(lockout_after), 1, 1000},
+    {"panel.lockout_time", T_DURATION, P(lockout_ms), 1000, 86400000},
+    {"panel.pages", T_STR, P(pages), 0, 0},
+};
+
+static const vc_env_setting_t env[] = {
+    {"VC_PANEL", "panel.enable"},
+    {"VC_PANEL_LISTEN", "panel.listen"},
+};
+
+static void defaults(void *values, const char *data_dir)
+{
+    (void)data_dir;
+    panel_settings_t *s = values;
+    /* Off until an operator turns it on: a panel is a way in. */
+    s->enable = 0;
+    s->listen = vc_strdup("127.0.0.1:8444");
+    s->idle_timeout_ms = 30 * 60000;
+    s->session_max_ms = 12 * 3600000L;
+    s->slow_after = 3;
+    s->lockout_after = 5;
+    s->lockout_ms = 15 * 60000;
+}
+
+static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
+{
+    const panel_settings_t *s = values;
+    for (size_t i = 0; i < s->ntrusted_proxies; i++) {
+        vc_cidr_t c;
+        if (vc_cidr_parse(s->trusted_proxies[i], &c) < 0) {
+            snprintf(why, len, "panel.trusted_proxies: \"%s\" is not an address or a CIDR block",
+                     s->trusted_proxies[i]);
+            return -1;
+        }
+    }
+    if ((s->tls_cert && *s->tls_cert) != (s->tls_key && *s->tls_key)) {
+        snprintf(why, len, "panel.tls_cert and panel.tls_key go together");
+        return -1;
+    }
+    if (s->lockout_after < s->slow_after) {
+        snprintf(why, len, "panel.lockout_after (%lld) is below panel.slow_after (%lld)", (long long)s->lockout_after,
+                 (long long)s->slow_after);
+        return -1;
+    }
+    return 0;
+}
+
+static const vc_supervision_t supervision = {
+    .binary = "vc-panel",
+    .order = 30, /* last: it shows and commands the others */
+    .copies = VC_COPIES_IF,
+    .copies_setting = "panel.enable",
+};
+
+const vc_section_t vc_panel_settings = {
+    .name = "panel",
+    .settings = settings,
+    .nsettings = VC_ARRAY_SIZE(settings),
+    .size = sizeof(panel_settings_t),
+    .defaults = defaults,
+    .env = env,
+    .nenv = VC_ARRAY_SIZE(env),
+    .supervision = &supervision,
+    .validate = validate,
+};
