@@ -52,6 +52,7 @@ int cmd_cert(cli_t *cli, int argc, char **argv);
 /* vc rooms [--json], vc rooms apps [--secret] (rooms.c). */
 int cmd_rooms(cli_t *cli, int argc, char **argv);
 int cmd_nodes(cli_t *cli, int argc, char **argv);
+int cmd_panel(cli_t *cli, int argc, char **argv);
 /* vc key new, vc trust (keys.c); vc deploy, rollback, releases (deploy.c). */
 int cmd_key(cli_t *cli, int argc, char **argv);
 int cmd_trust(cli_t *cli, int argc, char **argv);

@@ -245,12 +245,13 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
-/* Root's socket, which the suite's user may reach for one verb: vc-fed
- * asks a reload when a configuration release switches (docs/deploys.md).
+/* Root's socket, which the suite's user may reach for two verbs: vc-fed
+ * asks a reload when a configuration release switches (docs/deploys.md),
+ * and the panel shows the daemons' states (status) and asks a reload.
  * Every other verb stays root's. */
 static void open_to_suite(sup_t *s, const char *path)
 {
-    static const char *const suite_verbs[] = {"reload"};
+    static const char *const suite_verbs[] = {"reload", "status", "ping"};
     if (chown(path, 0, s->privs.gid) != 0 || chmod(path, 0660) != 0)
         vc_log(VC_LOG_WARN, "up", "the control socket \"%s\" stays root's alone: %s", path, strerror(errno));
     vc_ctl_trust_only(s->ctl, s->privs.uid, suite_verbs, VC_ARRAY_SIZE(suite_verbs));

@@ -496,8 +496,9 @@ def test_a_pools_scripts_cannot_command_their_pool(walled):
 
 def test_the_suites_user_may_only_ask_the_supervisor_to_reload(walled):
     """The supervisor's socket is root's and the suite's user's group's;
-    that user (vc-fed, for a configuration release) may reload, not stop
-    or restart; a pool's user cannot connect at all."""
+    that user (vc-fed for a configuration release, the panel) may reload
+    and read the status, not stop or restart; a pool's user cannot
+    connect at all."""
     s = walled
     ep = f"ipc://{s.data}/run/ctl-vc.sock"
 
@@ -508,6 +509,7 @@ def test_the_suites_user_may_only_ask_the_supervisor_to_reload(walled):
     assert say("vc", "stop").stdout.strip() == "refused: only the suite's user and root may give this command"
     assert say("vc", "restart", "bus").stdout.strip().startswith("refused")
     assert "configuration version" in say("vc", "reload").stdout
+    assert "refused" not in say("vc", "status").stdout
     assert say("www-data", "reload").stdout.strip() == "no answer"  # it cannot connect
     assert s.status()["supervisor"]["health"] == "ok"
 
