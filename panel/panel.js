@@ -1,0 +1,295 @@
+// The panel's pages: one document, a section a page, filled from the
+// JSON API. Everything from the server is put in the page as text
+// (textContent), never as HTML: a site name, a log line or an event
+// that holds markup shows as the characters it is.
+"use strict";
+
+const state = { me: null, live: null, samples: [] };
+const $ = (id) => document.getElementById(id);
+const SECTIONS = ["signin", "change", "dashboard", "sites", "pools", "cache", "audit", "users", "account"];
+
+async function api(method, path, body) {
+  const headers = {};
+  if (method !== "GET") {
+    headers["Content-Type"] = "application/json";
+    if (state.me) headers["X-CSRF-Token"] = state.me.csrf;
+  }
+  const r = await fetch(path, { method, headers, credentials: "same-origin",
+                                body: method === "GET" ? undefined : JSON.stringify(body || {}) });
+  let data = {};
+  try { data = await r.json(); } catch (e) { data = { error: "no answer from the panel" }; }
+  return { status: r.status, ok: r.ok, data };
+}
+
+function notice(text) { $("notice").textContent = text; }
+
+function cell(tr, text) {
+  const td = document.createElement("td");
+  td.textContent = text === undefined || text === null ? "" : String(text);
+  tr.appendChild(td);
+  return td;
+}
+
+function fillTable(id, rows, columns) {
+  const body = $(id).querySelector("tbody");
+  body.replaceChildren();
+  for (const row of rows) {
+    const tr = document.createElement("tr");
+    for (const c of columns) {
+      if (typeof c === "function") c(tr, row); else cell(tr, row[c]);
+    }
+    body.appendChild(tr);
+  }
+}
+
+function show(name) {
+  for (const s of SECTIONS) $(s).hidden = s !== name;
+  for (const a of document.querySelectorAll("nav a")) {
+    if (a.getAttribute("href") === "#" + name) a.setAttribute("aria-current", "page");
+    else a.removeAttribute("aria-current");
+  }
+}
+
+function signedIn(me) {
+  state.me = me;
+  document.body.classList.toggle("viewer", me.role !== "admin");
+  $("who").textContent = me.user + " (" + me.role + ")";
+  $("signout").hidden = false;
+  $("nav").hidden = me.must_change;
+}
+
+async function route() {
+  if (!state.me) {
+    const r = await api("GET", "/api/me");
+    if (r.status === 401) { show("signin"); return; }
+    signedIn(r.data);
+  }
+  if (state.me.must_change) { show("change"); return; }
+  const page = (location.hash || "#dashboard").slice(1);
+  const name = SECTIONS.includes(page) && page !== "signin" && page !== "change" ? page : "dashboard";
+  show(name);
+  if (name !== "dashboard" && state.live) { state.live.close(); state.live = null; }
+  await (loaders[name] || (() => {}))();
+}
+
+const loaders = {
+  async dashboard() {
+    const r = await api("GET", "/api/daemons");
+    if (r.ok) fillTable("daemons-table", r.data.daemons, ["daemon", "pid", "state", "uptime", "restarts"]);
+    if (!state.live) startLive();
+  },
+  async sites() {
+    const r = await api("GET", "/api/sites");
+    if (r.ok) fillTable("sites-table", r.data.sites, ["name", (tr, s) => cell(tr, s.hosts.join(", ")), "root", "pool"]);
+  },
+  async pools() {
+    const r = await api("GET", "/api/pools");
+    if (!r.ok) return;
+    const list = $("pools-list"), select = $("scale-pool");
+    list.replaceChildren();
+    select.replaceChildren();
+    for (const p of r.data.pools) {
+      const h = document.createElement("h2");
+      h.textContent = "Pool " + p.pool + (p.error ? " (not answering: " + p.error + ")"
+        : ": " + p.workers + " workers, " + p.busy + " busy, " + p.idle + " idle, mode " + p.mode);
+      list.appendChild(h);
+      const opt = document.createElement("option");
+      opt.value = p.pool; opt.textContent = p.pool;
+      select.appendChild(opt);
+      if (p.error) continue;
+      const t = document.createElement("table");
+      t.className = "workers";
+      const head = t.createTHead().insertRow();
+      for (const name of ["PID", "State", "Front", "Served", "PSS KiB", "USS KiB", "Request"]) {
+        const th = document.createElement("th");
+        th.scope = "col"; th.textContent = name;
+        head.appendChild(th);
+      }
+      t.createTBody();
+      t.id = "workers-" + list.children.length;
+      list.appendChild(t);
+      fillTable(t.id, p.workers_list, ["pid", "state", "front", "served", "pss_kib", "uss_kib", "uri"]);
+    }
+  },
+  async cache() {
+    const r = await api("GET", "/api/cache");
+    const dl = $("cache-stats");
+    dl.replaceChildren();
+    if (!r.ok) { dl.textContent = r.data.error; return; }
+    for (const [k, v] of Object.entries(r.data)) {
+      const d = document.createElement("div"), dt = document.createElement("dt"), dd = document.createElement("dd");
+      dt.textContent = k; dd.textContent = v;
+      d.append(dt, dd); dl.appendChild(d);
+    }
+  },
+  async audit() {
+    const r = await api("GET", "/api/audit");
+    if (r.ok) fillTable("audit-table", r.data.events,
+      [(tr, e) => cell(tr, new Date(e.time_ms).toLocaleString()), "user", "action", "target", "from", "result"]);
+  },
+  async users() {
+    const r = await api("GET", "/api/users");
+    if (!r.ok) { notice(r.data.error); return; }
+    fillTable("users-table", r.data.users, ["user", "role", (tr, u) => cell(tr, u.totp ? "on" : "off"),
+      (tr, u) => {
+        const td = cell(tr, "");
+        if (!u.totp) return;
+        const b = document.createElement("button");
+        b.type = "button"; b.className = "small"; b.textContent = "Reset two-factor";
+        b.setAttribute("aria-label", "Reset two-factor sign-in of " + u.user);
+        b.addEventListener("click", async () => {
+          const x = await api("POST", "/api/users/totp-reset", { user: u.user });
+          notice(x.ok ? "Two-factor sign-in of " + u.user + " is off." : x.data.error);
+          loaders.users();
+        });
+        td.appendChild(b);
+      }]);
+  },
+  async account() {
+    const r = await api("GET", "/api/me");
+    if (!r.ok) return;
+    $("totp-state").textContent = r.data.totp
+      ? "Two-factor sign-in is on (" + r.data.recovery_left + " recovery codes left)."
+      : "Two-factor sign-in is off.";
+    $("totp-begin").hidden = r.data.totp;
+  },
+};
+
+function startLive() {
+  const es = new EventSource("/api/live");
+  state.live = es;
+  es.addEventListener("history", (ev) => { state.samples = JSON.parse(ev.data); draw(); });
+  es.addEventListener("sample", (ev) => {
+    state.samples.push(JSON.parse(ev.data));
+    if (state.samples.length > 3600) state.samples.shift();
+    draw();
+  });
+}
+
+function draw() {
+  const last = state.samples[state.samples.length - 1] || {};
+  const fig = { "fig-requests": last.requests, "fig-php": last.php, "fig-static": last.static,
+                "fig-errors": last.errors_5xx, "fig-busy": last.busy, "fig-idle": last.idle,
+                "fig-queued": last.queued };
+  for (const [id, v] of Object.entries(fig)) $(id).textContent = String(v || 0);
+  const c = $("plot"), g = c.getContext("2d"), shown = state.samples.slice(-300);
+  const max = Math.max(10, ...shown.map((s) => s.requests || 0));
+  g.clearRect(0, 0, c.width, c.height);
+  g.strokeStyle = "#1d4ed8";
+  g.lineWidth = 2;
+  g.beginPath();
+  shown.forEach((s, i) => {
+    const x = c.width - (shown.length - 1 - i) * (c.width / 300), y = c.height - ((s.requests || 0) / max) * (c.height - 10);
+    if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
+  });
+  g.stroke();
+  g.fillStyle = "#374151";
+  g.font = "14px system-ui, sans-serif";
+  g.fillText(String(max) + " /s", 4, 16);
+  c.dataset.points = String(shown.length);
+  c.dataset.last = String(last.requests || 0);
+}
+
+function on(id, event, fn) { $(id).addEventListener(event, fn); }
+
+on("signin-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const body = { user: $("signin-user").value, password: $("signin-password").value };
+  if ($("signin-code").value) body.code = $("signin-code").value;
+  const r = await api("POST", "/api/login", body);
+  if (r.data.need_code) {
+    $("signin-code-row").hidden = false;
+    $("signin-code").focus();
+    $("signin-error").textContent = r.data.error;
+    return;
+  }
+  if (!r.ok) { $("signin-error").textContent = r.data.error; return; }
+  $("signin-error").textContent = "";
+  $("signin-form").reset();
+  $("signin-code-row").hidden = true;
+  signedIn(r.data);
+  route();
+});
+
+on("change-form", "submit", async (ev) => {
+  ev.preventDefault();
+  if ($("change-new").value !== $("change-again").value) {
+    $("change-error").textContent = "The two new passwords differ.";
+    return;
+  }
+  const r = await api("POST", "/api/password", { old: $("change-old").value, new: $("change-new").value });
+  if (!r.ok) { $("change-error").textContent = r.data.error; return; }
+  $("change-form").reset();
+  state.me.must_change = false;
+  signedIn(state.me);
+  notice("Your password is changed.");
+  route();
+});
+
+on("signout", "click", async () => {
+  await api("POST", "/api/logout");
+  if (state.live) { state.live.close(); state.live = null; }
+  state.me = null;
+  $("signout").hidden = true;
+  $("nav").hidden = true;
+  $("who").textContent = "";
+  show("signin");
+});
+
+on("reload", "click", async () => {
+  const r = await api("POST", "/api/reload");
+  notice(r.ok ? r.data.message : r.data.error);
+});
+
+on("scale-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/pools/scale", { pool: $("scale-pool").value, workers: Number($("scale-workers").value) });
+  notice(r.ok ? r.data.message : r.data.error);
+  loaders.pools();
+});
+
+on("purge-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/cache/purge", { kind: $("purge-kind").value, value: $("purge-value").value });
+  notice(r.ok ? r.data.message : r.data.error);
+  loaders.cache();
+});
+
+on("user-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/users/add", { user: $("user-name").value, role: $("user-role").value });
+  $("user-password").textContent = r.ok
+    ? "Password for " + r.data.user + " (shown once; it must be changed at the first sign-in): " + r.data.password
+    : "";
+  notice(r.ok ? "Added " + r.data.user + "." : r.data.error);
+  loaders.users();
+});
+
+on("totp-begin", "click", async () => {
+  const r = await api("POST", "/api/totp/begin");
+  if (!r.ok) { notice(r.data.error); return; }
+  $("totp-secret").textContent = r.data.secret;
+  $("totp-qr").src = "/api/totp/qr.svg?" + Date.now();
+  $("totp-enrol").hidden = false;
+  $("totp-begin").hidden = true;
+});
+
+on("totp-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/totp/confirm", { code: $("totp-code").value });
+  if (!r.ok) { notice(r.data.error); return; }
+  $("totp-enrol").hidden = true;
+  const ul = $("recovery-list");
+  ul.replaceChildren();
+  for (const code of r.data.recovery) {
+    const li = document.createElement("li");
+    li.textContent = code;
+    ul.appendChild(li);
+  }
+  $("totp-recovery").hidden = false;
+  notice("Two-factor sign-in is on.");
+  loaders.account();
+});
+
+window.addEventListener("hashchange", route);
+route();
