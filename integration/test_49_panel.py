@@ -274,3 +274,67 @@ def test_vc_panel_passwd_says_when_the_panel_is_off(suite):
     r = subprocess.run([VC, "--data", suite.data, "panel", "passwd", "admin"], input="a long enough password\n",
                        capture_output=True, text=True, timeout=30, env=suite.env)
     assert r.returncode == 1 and "is panel.enable = true?" in r.stderr
+
+
+@pytest.fixture(scope="module")
+def locking():
+    """Failures slow sign-ins from the 2nd on and lock at the 4th; only
+    127.0.0.1 is a trusted proxy (curl from 127.0.0.2 is a client)."""
+    s = panel_suite(panel='slow_after = 2; lockout_after = 4; lockout_time = "60s"; '
+                          'trusted_proxies = ["127.0.0.1"];').start()
+    yield s
+    s.stop()
+    s.cleanup()
+
+
+def sign_in(s, user, password, forwarded_for=None, interface="127.0.0.1"):
+    """A sign-in by curl from `interface`: (status, JSON answer, Retry-After)."""
+    args = ["-k", "--interface", interface, "-H", "Content-Type: application/json", "-H", f"Origin: {s.panel}",
+            "--data", '{"user":"%s","password":"%s"}' % (user, password)]
+    if forwarded_for:
+        args += ["-H", f"X-Forwarded-For: 192.0.2.99, {forwarded_for}"]
+    code, head, body = curl(*args, s.panel + "/api/login")
+    retry = re.search(r"^retry-after: (\d+)", head, re.M | re.I)
+    import json
+    return code, json.loads(body), int(retry.group(1)) if retry else None
+
+
+def test_failed_sign_ins_slow_down_then_lock_the_account_from_any_address(locking):
+    s = locking
+    set_password(s, "bob", "bob's own long password")
+    # Each try from another address (a trusted proxy names them): the
+    # account's count, not the address's, slows and then locks.
+    assert sign_in(s, "bob", "guess1", "10.1.0.1")[0] == 401
+    assert sign_in(s, "bob", "guess2", "10.1.0.2")[0] == 401
+    code, got, retry = sign_in(s, "bob", "guess3", "10.1.0.3")
+    assert code == 429 and retry == 1, got
+    assert got["error"] == "too many failed sign-ins for this account: wait 1 s before trying again"
+    time.sleep(retry)  # as the answer says: the server's own back-off
+    assert sign_in(s, "bob", "guess3", "10.1.0.4")[0] == 401
+    code, got, retry = sign_in(s, "bob", "guess4", "10.1.0.5")
+    assert code == 429 and retry == 2
+    time.sleep(retry)
+    assert sign_in(s, "bob", "guess4", "10.1.0.6")[0] == 401
+    # Locked: the right password too, from a new address.
+    code, got, retry = sign_in(s, "bob", "bob's own long password", "10.1.0.7")
+    assert code == 429 and got["error"] == "too many failed sign-ins for this account: locked for 60 s"
+    assert 55 <= retry <= 60
+    got = s.events_of("panel.audit", lambda es: any(e["fields"]["result"] == "locked out" for e in es))
+    locked = [e["fields"] for e in got if e["fields"]["result"] == "locked out"]
+    # Nobody is signed in yet: the account tried is the target.
+    assert locked and locked[0]["target"] == "bob" and locked[0]["from"] == "10.1.0.7"
+
+
+def test_a_forged_x_forwarded_for_does_not_dodge_the_address_lockout(locking):
+    s = locking
+    # From 127.0.0.2, not a trusted proxy: its X-Forwarded-For is
+    # ignored, so new names and new forged addresses count against it.
+    assert sign_in(s, "nobody1", "x", "10.2.0.1", interface="127.0.0.2")[0] == 401
+    assert sign_in(s, "nobody2", "x", "10.2.0.2", interface="127.0.0.2")[0] == 401
+    code, got, _ = sign_in(s, "nobody3", "x", "10.2.0.3", interface="127.0.0.2")
+    assert code == 429 and "for this address" in got["error"]
+    # Through the trusted proxy, the client it names is counted.
+    assert sign_in(s, "nobody4", "x", "10.3.0.1")[0] == 401
+    got = s.events_of("panel.audit", lambda es: any(e["fields"]["target"] == "nobody4" for e in es))
+    froms = {e["fields"]["target"]: e["fields"]["from"] for e in got}
+    assert froms["nobody1"] == "127.0.0.2" and froms["nobody4"] == "10.3.0.1"
