@@ -143,9 +143,12 @@ class Browser:
         except OSError:
             pass
         try:
-            _, err = self.proc.communicate(timeout=20)
+            self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            _, err = self.proc.communicate()
+            self.proc.wait()
+        err = self.proc.stderr.read()
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         shutil.rmtree(self.home, ignore_errors=True)
         return err or ""

@@ -137,7 +137,7 @@ static void login(preq_t *r)
     audit_record(r, "signin", user, "ok");
     int must_change = json_is_true(json_object_get(rec, "must_change"));
     http_json(r, 200,
-              json_pack("{s:s,s:O,s:b,s:s,s:b}", "user", user, "role", json_object_get(rec, "role"), "must_change",
+              json_pack("{s:s,s:O?,s:b,s:s,s:b}", "user", user, "role", json_object_get(rec, "role"), "must_change",
                         must_change, "csrf", csrf, "totp", json_object_get(rec, "totp") != NULL));
     json_decref(rec);
 }

@@ -65,8 +65,9 @@ static void sites(preq_t *r)
     json_t *list = json_array();
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
-        json_array_append_new(list, json_pack("{s:s,s:o,s:s,s:s}", "name", s->name, "hosts",
-                                              strings(s->hosts, s->nhosts), "root", s->root, "pool", s->pool));
+        json_array_append_new(list,
+                              json_pack("{s:s,s:o,s:s?,s:s}", "name", s->name, "hosts", strings(s->hosts, s->nhosts),
+                                        "root", s->root, "pool", s->pool ? s->pool : "default"));
     }
     http_json(r, 200, json_pack("{s:o}", "sites", list));
 }

@@ -22,7 +22,7 @@ static void list(preq_t *r)
     json_t *rec;
     json_object_foreach(all, name, rec)
     {
-        json_array_append_new(out, json_pack("{s:s,s:O,s:b,s:b}", "user", name, "role", json_object_get(rec, "role"),
+        json_array_append_new(out, json_pack("{s:s,s:O?,s:b,s:b}", "user", name, "role", json_object_get(rec, "role"),
                                              "totp", json_object_get(rec, "totp") != NULL, "must_change",
                                              json_is_true(json_object_get(rec, "must_change"))));
     }

@@ -34,7 +34,16 @@ const ops = {
   },
   // A JavaScript expression, evaluated in the page.
   eval: async (expr) => page.evaluate(expr),
-  waitFn: async (expr, ms) => { await page.waitForFunction(expr, null, { timeout: ms || 15000 }); return true; },
+  // Polled from here: the panel's CSP forbids the string eval that
+  // page.waitForFunction(string) does in the page.
+  waitFn: async (expr, ms) => {
+    const end = Date.now() + (ms || 15000);
+    for (;;) {
+      if (await page.evaluate(expr)) return true;
+      if (Date.now() > end) throw new Error(`not true in ${ms || 15000} ms: ${expr}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  },
   cookies: async () => context.cookies(),
   dialogs: async () => dialogs,
   // axe-core's violations of the WCAG 2.x A and AA rules on the page as it is.

@@ -1,0 +1,191 @@
+"""The panel in Chromium (playwright-core, node/panel_driver.mjs): the
+first sign-in forces a new password; TOTP enrolment, then a sign-in with
+a code computed here; each page loads with no axe-core violation and does
+its job (the dashboard's plot moves under wrk, a pool is scaled, a tag is
+purged and the page misses); markup in a site name, a purge's target and
+a sign-in's name is shown as text; a viewer's change is refused."""
+import os
+import re
+import threading
+from urllib.parse import quote
+
+import pytest
+
+from conftest import FIXTURES, curl, wrk
+from panel import PASSWORD, Browser, Client, panel_suite, set_password, totp
+
+XSS_SITE = '<img src=x onerror="window.xss=1">'
+XSS_TAG = '<svg onload="window.xss=2">'
+
+
+@pytest.fixture(scope="module")
+def ui():
+    docroot = os.path.join(FIXTURES, "docroot")
+    s = panel_suite(panel="slow_after = 100; lockout_after = 100;",
+                    sites={XSS_SITE: 'site: { hosts = ["xss.test"]; root = "%s"; };\n' % docroot}).start()
+    b = Browser()
+    yield s, b
+    err = b.close()
+    s.stop()
+    s.cleanup()
+    assert "pageerror" not in err, err
+
+
+def no_violations(b, page):
+    got = b("axe")
+    assert got == [], f"axe-core on {page}: {got}"
+
+
+def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):
+    s, b = ui
+    set_password(s, "admin", "a first password from vc")
+    assert b("goto", s.panel + "/") == 200
+    b("waitVisible", "#signin-form")
+    no_violations(b, "sign-in")
+    b("fill", "#signin-user", "admin")
+    b("fill", "#signin-password", "a first password from vc")
+    b("click", "#signin-form button[type=submit]")
+    b("waitVisible", "#change-form")
+    assert not b("visible", "#nav")  # nothing else until it is changed
+    no_violations(b, "password change")
+    b("fill", "#change-old", "a first password from vc")
+    b("fill", "#change-new", PASSWORD)
+    b("fill", "#change-again", PASSWORD)
+    b("click", "#change-form button[type=submit]")
+    b("waitVisible", "#dashboard")
+    cookie = [c for c in b("cookies") if c["name"] == "__Host-vc_panel"][0]
+    assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    # Two-factor sign-in: the QR code the server drew, the key by hand.
+    b("goto", s.panel + "/#account")
+    b("waitVisible", "#totp-begin")
+    b("click", "#totp-begin")
+    b("waitVisible", "#totp-enrol")
+    assert b("waitFn", "document.getElementById('totp-qr').naturalWidth > 0")
+    secret = b("text", "#totp-secret").strip()
+    assert re.fullmatch(r"[A-Z2-7]{32}", secret)
+    no_violations(b, "account (enrolment)")
+    b("fill", "#totp-code", totp(secret))
+    b("click", "#totp-form button[type=submit]")
+    b("waitVisible", "#totp-recovery")
+    codes = b("eval", "[...document.querySelectorAll('#recovery-list li')].map(li => li.textContent)")
+    assert len(codes) == 10
+    # Signed out, in again: the password, then a code (the next step's:
+    # the one enrolment used is spent).
+    b("click", "#signout")
+    b("waitVisible", "#signin-form")
+    b("fill", "#signin-user", "admin")
+    b("fill", "#signin-password", PASSWORD)
+    b("click", "#signin-form button[type=submit]")
+    b("waitVisible", "#signin-code")
+    b("fill", "#signin-code", totp(secret, step=1))
+    b("click", "#signin-form button[type=submit]")
+    b("waitVisible", "#account")  # back where it was (the address still says #account)
+    assert b("visible", "#nav")
+    # A recovery code, in another sign-in, works once.
+    c = Client(s)
+    c.login("admin", PASSWORD, code=codes[0])
+    Client(s).login("admin", PASSWORD, code=codes[0], expect=401)
+
+
+def test_the_dashboards_plot_moves_under_load(ui):
+    s, b = ui
+    b("goto", s.panel + "/#dashboard")
+    b("waitVisible", "#dashboard")
+    b("waitText", "#daemons-table", "vc-front")
+    no_violations(b, "dashboard")
+    done = threading.Event()
+    load = threading.Thread(target=lambda: wrk(s.url("/hello.php"), seconds=20, conns=4, until=done))
+    load.start()
+    try:
+        # A second's sample with requests reaches the page over SSE.
+        assert b("waitFn", "Number(document.getElementById('plot').dataset.last) > 0 && "
+                           "Number(document.getElementById('fig-requests').textContent) > 0", 15000)
+    finally:
+        done.set()
+        load.join()
+
+
+def test_pools_scale_from_the_page_and_the_table_follows(ui):
+    s, b = ui
+    b("goto", s.panel + "/#pools")
+    b("waitVisible", "#scale-form")
+    b("waitText", "#pools-list", "Pool default")
+    no_violations(b, "pools")
+    rows = b("eval", "document.querySelectorAll('#pools-list table tbody tr').length")
+    want = 3 if rows != 3 else 2
+    b("select", "#scale-pool", "default")
+    b("fill", "#scale-workers", str(want))
+    b("click", "#scale-form button[type=submit]")
+    b("waitText", "#notice", "")
+    assert b("waitFn", "(async () => { location.hash = '#sites'; location.hash = '#pools'; "
+                       "await new Promise(r => setTimeout(r, 300)); "
+                       f"return document.querySelectorAll('#pools-list table tbody tr').length === {want}; }})()",
+             15000)
+
+
+def test_a_tag_purged_from_the_page_misses_and_markup_stays_text(ui):
+    s, b = ui
+    path = "/cached.php?id=ui1&h[]=" + quote("Cache-Control: public, max-age=60") + "&h[]=" + quote(
+        "Surrogate-Key: ui-tag")
+
+    def cache_status():
+        _, head, _ = curl(s.url(path))
+        return re.search(r"^cache-status: (.*?)\r?$", head, re.M | re.I).group(1)
+
+    cache_status()
+    for _ in range(50):
+        if cache_status().startswith("Velocity; hit"):
+            break
+    assert cache_status().startswith("Velocity; hit")
+    b("goto", s.panel + "/#cache")
+    b("waitVisible", "#purge-form")
+    b("waitText", "#cache-stats", "entries")
+    no_violations(b, "cache")
+    b("select", "#purge-kind", "tag")
+    b("fill", "#purge-value", "ui-tag")
+    b("click", "#purge-form button[type=submit]")
+    b("waitText", "#notice", "purged")
+    assert not cache_status().startswith("Velocity; hit")
+    # Markup as a purge's value, then in the audit log: text, not tags.
+    b("fill", "#purge-value", XSS_TAG)
+    b("click", "#purge-form button[type=submit]")
+    b("goto", s.panel + "/#audit")
+    b("waitText", "#audit-table", XSS_TAG)
+    no_violations(b, "audit log")
+    assert b("eval", "document.querySelectorAll('#audit-table svg, #audit-table img').length") == 0
+    # And as a site's name.
+    b("goto", s.panel + "/#sites")
+    b("waitText", "#sites-table", XSS_SITE)
+    no_violations(b, "sites")
+    assert b("eval", "document.querySelectorAll('#sites-table img').length") == 0
+    assert b("eval", "window.xss === undefined")
+    assert b("dialogs") == []
+
+
+def test_users_page_and_a_viewers_change_refused_in_the_browser(ui):
+    s, b = ui
+    b("goto", s.panel + "/#users")
+    b("waitVisible", "#user-form")
+    no_violations(b, "users")
+    b("fill", "#user-name", "vic")
+    b("select", "#user-role", "viewer")
+    b("click", "#user-form button[type=submit]")
+    b("waitText", "#user-password", "Password for vic")
+    first = b("text", "#user-password").rsplit(": ", 1)[1].strip()
+    b("click", "#signout")
+    b("waitVisible", "#signin-form")
+    b("fill", "#signin-user", "vic")
+    b("fill", "#signin-password", first)
+    b("click", "#signin-form button[type=submit]")
+    b("waitVisible", "#change-form")
+    b("fill", "#change-old", first)
+    b("fill", "#change-new", "vic's own long password")
+    b("fill", "#change-again", "vic's own long password")
+    b("click", "#change-form button[type=submit]")
+    b("waitVisible", "#nav")
+    # The buttons are hidden from a viewer, and the API refuses anyway.
+    assert not b("visible", "a[href='#users']")
+    got = b("eval", "fetch('/api/pools/scale', {method: 'POST', headers: {'Content-Type': 'application/json', "
+                    "'X-CSRF-Token': state.me.csrf}, body: JSON.stringify({pool: 'default', workers: 1})})"
+                    ".then(r => r.status)")
+    assert got == 403
