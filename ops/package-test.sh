@@ -168,7 +168,7 @@ echo "== package-test: remove, then purge"
 in_box env DEBIAN_FRONTEND=noninteractive apt-get remove -y -q velocity >"$work/remove.log" 2>&1 ||
     { cat "$work/remove.log"; fail "apt-get remove failed"; }
 # By name (-x): a pattern given with -f would find the sh running it.
-suite='vc|vc-front|vc-php|vc-bus|vc-cache|vc-acme|vc-fed|vc-mesh|vc-nats'
+suite='vc|vc-front|vc-php|vc-bus|vc-cache|vc-acme|vc-fed|vc-mesh|vc-nats|vc-panel'
 wait_for 30 "! pgrep -x '$suite'" || fail "processes left after remove: $(in_box pgrep -a -x "$suite")"
 in_box env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q velocity >"$work/purge.log" 2>&1 ||
     { cat "$work/purge.log"; fail "apt-get purge failed"; }
