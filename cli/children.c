@@ -38,22 +38,10 @@ size_t sup_copies_of(const sup_t *s, const vc_section_t *sec)
 
 size_t sup_copies_in(const sup_t *s, const vc_config_t *cfg, const vc_section_t *sec)
 {
-    const vc_supervision_t *how = sec->supervision;
-    if (how->copies == VC_COPIES_PER_POOL)
+    /* A pool the supervisor could not prepare (no such user) is not run. */
+    if (sec->supervision->copies == VC_COPIES_PER_POOL)
         return s->privs.npools;
-    if (how->copies == VC_COPIES_IF)
-        return vc_setting_is_set(cfg, sec, how->copies_setting);
-    if (how->copies == VC_COPIES_FN)
-        return how->copies_fn(cfg);
-    if (how->copies == VC_COPIES_SETTING) {
-        const char *values = vc_config_section(cfg, sec);
-        for (size_t i = 0; values && i < sec->nsettings; i++)
-            if (strcmp(sec->settings[i].path, how->copies_setting) == 0 && sec->settings[i].type == T_INT)
-                return (size_t) * (const int64_t *)(values + sec->settings[i].off);
-        vc_log(VC_LOG_ERR, "up", "%s: its copies setting \"%s\" is not an integer setting of its own", how->binary,
-               how->copies_setting);
-    }
-    return 1;
+    return vc_supervision_copies(cfg, sec);
 }
 
 int sup_serves_clients(const child_t *k)

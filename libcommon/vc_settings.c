@@ -1,6 +1,7 @@
 /* The daemons' own sections of the configuration (vc_settings.h): their
  * values inside a vc_config_t, for vc_config.c. */
 #include "vc_config_internal.h"
+#include "vc_log.h"
 #include "vc_util.h"
 
 #include <stdlib.h>
@@ -124,4 +125,26 @@ int vc_config_sections_validate(struct ctx *c, vc_config_t *cfg)
         }
     }
     return 0;
+}
+
+size_t vc_supervision_copies(const vc_config_t *cfg, const vc_section_t *sec)
+{
+    const vc_supervision_t *how = sec->supervision;
+    if (how == NULL)
+        return 0;
+    if (how->copies == VC_COPIES_PER_POOL)
+        return 1 + cfg->npools;
+    if (how->copies == VC_COPIES_IF)
+        return (size_t)vc_setting_is_set(cfg, sec, how->copies_setting);
+    if (how->copies == VC_COPIES_FN)
+        return how->copies_fn(cfg);
+    if (how->copies == VC_COPIES_SETTING) {
+        const char *values = vc_config_section(cfg, sec);
+        for (size_t i = 0; values && i < sec->nsettings; i++)
+            if (strcmp(sec->settings[i].path, how->copies_setting) == 0 && sec->settings[i].type == T_INT)
+                return (size_t) * (const int64_t *)(values + sec->settings[i].off);
+        vc_log(VC_LOG_ERR, "config", "%s: its copies setting \"%s\" is not an integer setting of its own", how->binary,
+               how->copies_setting);
+    }
+    return 1;
 }

@@ -119,6 +119,7 @@ typedef struct front {
     h2o_accept_ctx_t accept_plain, accept_tls, accept_admin;
     h2o_hostconf_t *admin_hosts[2]; /* the metrics host, NULL */
     tls_t *tls;
+    struct readiness *readiness; /* with an admin listener: /ready (readiness.h) */
     site_rt_t *sites;
     size_t nsites;
     uint16_t tls_port; /* for HTTP -> HTTPS redirects */

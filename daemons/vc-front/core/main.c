@@ -13,6 +13,7 @@
 #include "front.h"
 #include "handler.h"
 #include "metrics.h"
+#include "readiness.h"
 #include "tls.h"
 #include "watchdog.h"
 #include "vc_listen.h"
@@ -218,10 +219,13 @@ static int open_listeners(front_t *f)
         listeners[nlisteners++] = l;
         l->fd = ls[i].fd;
         l->accept = tls ? &f->accept_tls : ls[i].kind == VC_LISTEN_ADMIN ? &f->accept_admin : &f->accept_plain;
+        /* The admin listener answers /ready: its checks run where it is. */
+        if (ls[i].kind == VC_LISTEN_ADMIN && f->readiness == NULL)
+            f->readiness = readiness_start(f->d.cfg, f->d.zctx);
         l->sock = h2o_evloop_socket_create(f->ctx.loop, ls[i].fd, H2O_SOCKET_FLAG_DONT_READ);
         l->sock->data = l;
         h2o_socket_read_start(l->sock, on_accept);
-        static const char *const kinds[] = {"http", "https", "admin: /metrics"};
+        static const char *const kinds[] = {"http", "https", "admin: /metrics, /ready"};
         vc_log(VC_LOG_INFO, "listen", "listening on %s (%s%s)", ls[i].spec, kinds[ls[i].kind],
                inherited ? ", from the supervisor" : "");
     }
@@ -532,6 +536,7 @@ int main(int argc, char **argv)
     release_watch_stop();
     h2o_context_request_shutdown(&f.ctx);
     seam_stop(&f); /* WebSockets: 1001, going away */
+    readiness_stop(&f.readiness);
     uint64_t start = vc_mono_ms(), deadline = start + STOP_GRACE_MS;
     while ((seam_inflight(&f) > 0 || vc_mono_ms() < start + STOP_LINGER_MS) && vc_mono_ms() < deadline)
         h2o_evloop_run(f.ctx.loop, 50);

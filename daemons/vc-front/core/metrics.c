@@ -1,4 +1,5 @@
 #include "metrics.h"
+#include "readiness.h"
 #include "vc_events.h"
 #include "beneath.h"
 #include "framing.h"
@@ -56,8 +57,10 @@ static void print_metric(FILE *out, const char *name, const char *help, int gaug
 static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
 {
     front_t *f = ((metrics_handler_t *)self)->f;
+    if (f->readiness && readiness_answer(f->readiness, req))
+        return 0;
     if (!h2o_memis(req->path_normalized.base, req->path_normalized.len, H2O_STRLIT("/metrics"))) {
-        h2o_send_error_404(req, "Not Found", "try /metrics\n", 0);
+        h2o_send_error_404(req, "Not Found", "try /metrics, /ready or /ready/DAEMON\n", 0);
         return 0;
     }
     char *buf = NULL;
