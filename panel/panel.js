@@ -126,6 +126,10 @@ const loaders = {
     const r = await api("GET", "/api/audit");
     if (r.ok) fillTable("audit-table", r.data.events,
       [(tr, e) => cell(tr, new Date(e.time_ms).toLocaleString()), "user", "action", "target", "from", "result"]);
+    // Kept current while shown: an event reaches the journal a moment
+    // after the change that made it.
+    clearTimeout(state.auditTimer);
+    if (location.hash === "#audit") state.auditTimer = setTimeout(loaders.audit, 3000);
   },
   async users() {
     const r = await api("GET", "/api/users");
