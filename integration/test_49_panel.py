@@ -377,3 +377,27 @@ def test_readiness_on_the_admin_listener(ps):
     while ready("/ready")[0] != 200 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert ready("/ready")[0] == 200
+
+
+def test_the_panel_under_the_privilege_model():
+    """Started as root without allow_root: vc-panel runs as the suite's
+    user, and reaches what it shows and changes (the supervisor's status,
+    a pool's scale) as that user; its files are that user's."""
+    if os.geteuid() != 0:
+        pytest.skip("the privilege model applies when the suite is started as root; this run is not root")
+    s = panel_suite(as_root=False).start()
+    try:
+        pid = s.daemon_pid("vc-panel")
+        assert os.stat(f"/proc/{pid}").st_uid != 0
+        first = os.path.join(s.data, "panel", "first-password")
+        assert os.stat(first).st_uid == os.stat(f"/proc/{pid}").st_uid and os.stat(first).st_mode & 0o777 == 0o600
+        c = admin(s)
+        daemons = c.get("/api/daemons")
+        assert daemons.status_code == 200 and any(d["daemon"] == "vc-panel" for d in daemons.json()["daemons"])
+        r = c.post("/api/pools/scale", {"pool": "default", "workers": 2})
+        assert r.status_code == 200, r.text
+        r = c.post("/api/reload")
+        assert r.status_code == 200, r.text
+    finally:
+        s.stop()
+        s.cleanup()
