@@ -98,6 +98,17 @@ pid_t sup_spawn_process(sup_t *s, const child_t *k, int replacing, int *ready_fd
 
 /* replace.c. An op starts with the caller's own hold, let go with
  * sup_op_release once it started what it wanted. */
+/* Reload: a new version into the store, then every daemon but asker
+ * (NULL: none) is told; 0, or -1 with why (the running one stays). */
+int sup_reload(sup_t *s, sup_op_t *op, const char *asker, char *err, size_t errlen);
+/* The site-file verbs (site_edit.c). */
+struct Vc__Command;
+struct Vc__Reply;
+void sup_site_list(void *arg, const struct Vc__Command *cmd, struct Vc__Reply *reply);
+void sup_site_get(void *arg, const struct Vc__Command *cmd, struct Vc__Reply *reply);
+void sup_site_put(void *arg, const struct Vc__Command *cmd, struct Vc__Reply *reply);
+void sup_site_enable(void *arg, const struct Vc__Command *cmd, struct Vc__Reply *reply);
+void sup_site_disable(void *arg, const struct Vc__Command *cmd, struct Vc__Reply *reply);
 sup_op_t *sup_op_new(vc_ctl_later_t *later, const char *done);
 void sup_op_release(sup_t *s, sup_op_t *op);
 void sup_op_fail(sup_op_t *op, const char *why);

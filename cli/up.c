@@ -98,7 +98,7 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
  * the one that asked (asker, or NULL), which waits for this answer and
  * takes the stored version itself. A refused configuration leaves the
  * running one in place. */
-static int reload(sup_t *s, sup_op_t *op, const char *asker, char *err, size_t errlen)
+int sup_reload(sup_t *s, sup_op_t *op, const char *asker, char *err, size_t errlen)
 {
     sd_notify(0, "RELOADING=1");
     vc_config_t *cfg = load_config(s, err, errlen);
@@ -146,7 +146,7 @@ static void reload_unasked(sup_t *s)
 {
     char err[1024];
     sup_op_t *op = sup_op_new(NULL, "");
-    reload(s, op, NULL, err, sizeof(err));
+    sup_reload(s, op, NULL, err, sizeof(err));
     sup_op_release(s, op);
 }
 
@@ -185,7 +185,7 @@ static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         return;
     }
     sup_op_t *op = sup_op_new(vc_ctl_defer(s->ctl), "");
-    if (reload(s, op, cmd->n_args ? cmd->args[0] : NULL, msg, sizeof(msg)) == 0)
+    if (sup_reload(s, op, cmd->n_args ? cmd->args[0] : NULL, msg, sizeof(msg)) == 0)
         snprintf(op->done, sizeof(op->done), "%s", msg);
     else
         sup_op_fail(op, msg);
@@ -238,6 +238,13 @@ static const vc_verb_t verbs[] = {
      on_reload},
     {"stop", "", "stop the suite", on_stop},
     {"restart", "[DAEMON]", "restart a daemon (front, php, bus, ...) or all", on_restart},
+    {"site-list", "", "the site files of sites-available, a record each, enabled or not", sup_site_list},
+    {"site-get", "NAME", "a site file's text (the payload)", sup_site_get},
+    {"site-put", "NAME [DAEMON] (+ the file's text)", "write a site file; refused and undone if configtest refuses it",
+     sup_site_put},
+    {"site-enable", "NAME [DAEMON]", "enable a site (checked, then reloaded but for DAEMON, which asks)",
+     sup_site_enable},
+    {"site-disable", "NAME [DAEMON]", "disable a site (checked, then reloaded but for DAEMON)", sup_site_disable},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -245,13 +252,16 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
-/* Root's socket, which the suite's user may reach for two verbs: vc-fed
- * asks a reload when a configuration release switches (docs/deploys.md),
- * and the panel shows the daemons' states (status) and asks a reload.
- * Every other verb stays root's. */
+/* Root's socket, which the suite's user may reach for a few verbs: vc-fed
+ * asks a reload when a configuration release switches (docs/deploys.md);
+ * the panel shows the daemons' states (status), asks a reload, and
+ * changes site files (checked by configtest: a site cannot name a pool's
+ * user root, nor a file its pool may not read). Stop, restart and the
+ * rest stay root's. */
 static void open_to_suite(sup_t *s, const char *path)
 {
-    static const char *const suite_verbs[] = {"reload", "status", "ping"};
+    static const char *const suite_verbs[] = {"reload",   "status",   "ping",        "site-list",
+                                              "site-get", "site-put", "site-enable", "site-disable"};
     if (chown(path, 0, s->privs.gid) != 0 || chmod(path, 0660) != 0)
         vc_log(VC_LOG_WARN, "up", "the control socket \"%s\" stays root's alone: %s", path, strerror(errno));
     vc_ctl_trust_only(s->ctl, s->privs.uid, suite_verbs, VC_ARRAY_SIZE(suite_verbs));

@@ -3,10 +3,13 @@ first sign-in forces a new password; TOTP enrolment, then a sign-in with
 a code computed here; each page loads with no axe-core violation and does
 its job (the dashboard's plot moves under wrk, a pool is scaled, a tag is
 purged and the page misses); markup in a site name, a purge's target and
-a sign-in's name is shown as text; a viewer's change is refused."""
+a sign-in's name is shown as text; a site made in the page is served once
+enabled, and one configtest refuses shows its line; a viewer's change is
+refused (last: it signs the admin out)."""
 import os
 import re
 import threading
+import time
 from urllib.parse import quote
 
 import pytest
@@ -21,8 +24,11 @@ XSS_TAG = '<svg onload="window.xss=2">'
 @pytest.fixture(scope="module")
 def ui():
     docroot = os.path.join(FIXTURES, "docroot")
-    s = panel_suite(panel="slow_after = 100; lockout_after = 100;",
-                    sites={XSS_SITE: 'site: { hosts = ["xss.test"]; root = "%s"; };\n' % docroot}).start()
+    # No --root: with it, its built-in site answers every host, and the
+    # site made in the page would never be asked.
+    s = panel_suite(root="", panel="slow_after = 100; lockout_after = 100;",
+                    sites={XSS_SITE: 'site: { hosts = ["127.0.0.1", "xss.test"]; root = "%s"; };\n' % docroot})
+    s.start()
     b = Browser()
     yield s, b
     err = b.close()
@@ -64,7 +70,8 @@ def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):
     secret = b("text", "#totp-secret").strip()
     assert re.fullmatch(r"[A-Z2-7]{32}", secret)
     no_violations(b, "account (enrolment)")
-    b("fill", "#totp-code", totp(secret))
+    enrolled = time.time()  # the sign-in below uses the step after this one's
+    b("fill", "#totp-code", totp(secret, at=enrolled))
     b("click", "#totp-form button[type=submit]")
     b("waitVisible", "#totp-recovery")
     codes = b("eval", "[...document.querySelectorAll('#recovery-list li')].map(li => li.textContent)")
@@ -77,7 +84,7 @@ def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):
     b("fill", "#signin-password", PASSWORD)
     b("click", "#signin-form button[type=submit]")
     b("waitVisible", "#signin-code")
-    b("fill", "#signin-code", totp(secret, step=1))
+    b("fill", "#signin-code", totp(secret, at=enrolled, step=1))
     b("click", "#signin-form button[type=submit]")
     b("waitVisible", "#account")  # back where it was (the address still says #account)
     assert b("visible", "#nav")
@@ -162,6 +169,58 @@ def test_a_tag_purged_from_the_page_misses_and_markup_stays_text(ui):
     assert b("eval", "document.querySelectorAll('#sites-table img').length") == 0
     assert b("eval", "window.xss === undefined")
     assert b("dialogs") == []
+
+
+def test_a_site_made_in_the_page_is_served_once_enabled_and_a_bad_one_is_refused_with_its_line(ui, tmp_path):
+    s, b = ui
+    www = tmp_path / "fresh"
+    www.mkdir()
+    (www / "index.html").write_text("fresh site here\n")
+    os.chmod(tmp_path, 0o755)
+    os.chmod(www, 0o755)
+
+    def served():
+        _, _, body = curl("-H", "Host: fresh.test", s.url("/index.html"))
+        return b"fresh site here" in body
+
+    b("goto", s.panel + "/#sites")
+    b("waitVisible", "#site-new")
+    b("click", "#site-new")
+    b("waitVisible", "#site-form")
+    no_violations(b, "sites (editor)")
+    b("fill", "#site-name", "fresh")
+    b("fill", "#site-text", 'site: {\n  hosts = ["fresh.test"];\n  root = "%s";\n};\n' % www)
+    b("eval", "document.getElementById('notice').textContent = ''")
+    b("click", "#site-form button[type=submit]")
+    b("waitText", "#notice", "saved fresh (not enabled)")
+    assert not served()
+    b("waitText", "#sites-table", "fresh")
+    clear = "document.getElementById('notice').textContent = ''"
+    b("eval", clear)
+    b("click", "button[aria-label='Enable the site fresh']")
+    b("waitText", "#notice", "enabled; configuration version")
+    b("waitText", "#sites-table", "serving")
+    assert served()
+    # A file configtest refuses: its reason, with the file and line, in
+    # the form; what serves is unchanged.
+    b("click", "button[aria-label='Edit the site fresh']")
+    assert b("waitFn", "document.getElementById('site-text').value.includes('fresh.test')")  # the file as saved
+    b("fill", "#site-text", 'site: {\n  hosts = ["fresh.test"];\n  root = "%s";\n  bogus = 1;\n};\n' % www)
+    b("click", "#site-form button[type=submit]")
+    b("waitText", "#site-error", "/fresh.conf:4: ")  # as configtest reads it: sites-enabled/
+    assert "bogus" in b("text", "#site-error")
+    assert served()
+    # And undone on disk: the next reload does not meet it either.
+    with open(os.path.join(s.conf_tmp, "sites-available", "fresh.conf")) as f:
+        assert "bogus" not in f.read()
+    b("click", "#site-cancel")
+    b("eval", clear)
+    b("click", "button[aria-label='Disable the site fresh']")
+    b("waitText", "#notice", "disabled; configuration version")
+    assert not served()
+    got = s.events_of("panel.audit", lambda es: {e["fields"]["action"] for e in es} >= {"site.save", "site.enable",
+                                                                                        "site.disable"})
+    assert {e["fields"]["action"] for e in got} >= {"site.save", "site.enable", "site.disable"}
 
 
 def test_users_page_and_a_viewers_change_refused_in_the_browser(ui):

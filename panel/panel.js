@@ -80,7 +80,20 @@ const loaders = {
   },
   async sites() {
     const r = await api("GET", "/api/sites");
-    if (r.ok) fillTable("sites-table", r.data.sites, ["name", (tr, s) => cell(tr, s.hosts.join(", ")), "root", "pool"]);
+    if (!r.ok) return;
+    fillTable("sites-table", r.data.sites, ["name", (tr, s) => cell(tr, s.hosts.join(", ")), "root", "pool",
+      (tr, s) => cell(tr, s.running ? "serving" : s.enabled ? "enabled, not serving" : "disabled"),
+      (tr, s) => {
+        const td = cell(tr, "");
+        td.className = "admin-only";
+        td.append(button("Edit", "Edit the site " + s.name, () => editSite(s.name)), " ",
+          button(s.enabled ? "Disable" : "Enable", (s.enabled ? "Disable" : "Enable") + " the site " + s.name,
+            async () => {
+              const x = await api("POST", "/api/sites/enable", { name: s.name, enabled: !s.enabled });
+              notice(x.ok ? x.data.message : x.data.error);
+              loaders.sites();
+            }));
+      }]);
   },
   async pools() {
     const r = await api("GET", "/api/pools");
@@ -138,15 +151,11 @@ const loaders = {
       (tr, u) => {
         const td = cell(tr, "");
         if (!u.totp) return;
-        const b = document.createElement("button");
-        b.type = "button"; b.className = "small"; b.textContent = "Reset two-factor";
-        b.setAttribute("aria-label", "Reset two-factor sign-in of " + u.user);
-        b.addEventListener("click", async () => {
+        td.appendChild(button("Reset two-factor", "Reset two-factor sign-in of " + u.user, async () => {
           const x = await api("POST", "/api/users/totp-reset", { user: u.user });
           notice(x.ok ? "Two-factor sign-in of " + u.user + " is off." : x.data.error);
           loaders.users();
-        });
-        td.appendChild(b);
+        }));
       }]);
   },
   async account() {
@@ -194,7 +203,43 @@ function draw() {
   c.dataset.last = String(last.requests || 0);
 }
 
+function button(text, label, fn) {
+  const b = document.createElement("button");
+  b.type = "button"; b.className = "small"; b.textContent = text;
+  b.setAttribute("aria-label", label);
+  b.addEventListener("click", fn);
+  return b;
+}
+
+const SITE_TEMPLATE = 'site: {\n  hosts = ["example.test"];\n  root = "/var/www/example/public";\n};\n';
+
+async function editSite(name) {
+  $("site-error").textContent = "";
+  $("site-name").value = name || "";
+  $("site-name").readOnly = !!name;
+  $("site-text").value = SITE_TEMPLATE;
+  if (name) {
+    const r = await api("GET", "/api/sites/file?name=" + encodeURIComponent(name));
+    if (!r.ok) { notice(r.data.error); return; }
+    $("site-text").value = r.data.text;
+  }
+  $("site-form-h").textContent = name ? "Site " + name : "New site";
+  $("site-form").hidden = false;
+  $("site-text").focus();
+}
+
 function on(id, event, fn) { $(id).addEventListener(event, fn); }
+
+on("site-new", "click", () => editSite(null));
+on("site-cancel", "click", () => { $("site-form").hidden = true; });
+on("site-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/sites/save", { name: $("site-name").value, text: $("site-text").value });
+  if (!r.ok) { $("site-error").textContent = r.data.error; return; }
+  $("site-form").hidden = true;
+  notice(r.data.message);
+  loaders.sites();
+});
 
 on("signin-form", "submit", async (ev) => {
   ev.preventDefault();

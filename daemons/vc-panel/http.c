@@ -156,6 +156,7 @@ static const route_t *find_route(const char *method, const char *path, int *othe
     } tables[] = {
         {api_auth_routes, &api_auth_nroutes},
         {api_suite_routes, &api_suite_nroutes},
+        {api_sites_routes, &api_sites_nroutes},
         {api_users_routes, &api_users_nroutes},
     };
     *other_method = 0;

@@ -103,6 +103,8 @@ extern const route_t api_auth_routes[];
 extern const size_t api_auth_nroutes;
 extern const route_t api_suite_routes[];
 extern const size_t api_suite_nroutes;
+extern const route_t api_sites_routes[];
+extern const size_t api_sites_nroutes;
 extern const route_t api_users_routes[];
 extern const size_t api_users_nroutes;
 
