@@ -6,8 +6,12 @@ purged and the page misses); markup in a site name, a purge's target and
 a sign-in's name is shown as text; a site made in the page is served once
 enabled, and one configtest refuses shows its line; a viewer's change is
 refused (last: it signs the admin out)."""
+import json
 import os
 import re
+import shutil
+import subprocess
+import tempfile
 import threading
 import time
 from urllib.parse import quote
@@ -15,7 +19,7 @@ from urllib.parse import quote
 import pytest
 
 from conftest import FIXTURES, curl, wrk
-from panel import PASSWORD, Browser, Client, panel_suite, set_password, totp
+from panel import CHROMIUM, NODE_DIR, PASSWORD, Browser, Client, panel_suite, set_password, totp
 
 XSS_SITE = '<img src=x onerror="window.xss=1">'
 XSS_TAG = '<svg onload="window.xss=2">'
@@ -221,6 +225,42 @@ def test_a_site_made_in_the_page_is_served_once_enabled_and_a_bad_one_is_refused
     got = s.events_of("panel.audit", lambda es: {e["fields"]["action"] for e in es} >= {"site.save", "site.enable",
                                                                                         "site.disable"})
     assert {e["fields"]["action"] for e in got} >= {"site.save", "site.enable", "site.disable"}
+
+
+def test_lighthouse_scores_the_dashboard_95_or_more_for_accessibility_and_best_practices(ui):
+    """Lighthouse 12.2.3 (pinned: integration/node/package.json) in the
+    same Chromium, signed in with a session of its own (its cookie as an
+    extra header), on the dashboard with its live stream open."""
+    if os.environ.get("VC_SANITIZED"):
+        pytest.skip("a score is the pages' and the browser's: the plain run has it; the sanitizers add nothing to it")
+    s, _ = ui
+    set_password(s, "lighthouse", "a first password for lighthouse")
+    c = Client(s)
+    c.login("lighthouse", "a first password for lighthouse")
+    assert c.post("/api/password", {"old": "a first password for lighthouse", "new": PASSWORD}).status_code == 200
+    cookie = c.http.cookies.get("__Host-vc_panel")
+    home = tempfile.mkdtemp(prefix="vc-lighthouse-")
+    try:
+        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+        env.update(CHROME_PATH=CHROMIUM, HOME=home)
+        r = subprocess.run([os.path.join(NODE_DIR, "node_modules", ".bin", "lighthouse"), s.panel + "/#dashboard",
+                            "--only-categories=accessibility,best-practices", "--output=json", "--quiet",
+                            "--max-wait-for-load=15000",
+                            "--chrome-flags=--headless=new --no-sandbox --ignore-certificate-errors --disable-gpu "
+                            "--disable-dev-shm-usage",
+                            "--extra-headers=" + json.dumps({"Cookie": "__Host-vc_panel=" + cookie})],
+                           cwd=NODE_DIR, capture_output=True, text=True, env=env, timeout=180)
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    report = json.loads(r.stdout)
+    assert report["finalDisplayedUrl"].endswith("/#dashboard") and not report.get("runtimeError"), report.get(
+        "runtimeError")
+    failing = {k: [a for a in (ref["id"] for ref in cat["auditRefs"] if ref.get("weight"))
+                   if (report["audits"][a].get("score") is not None and report["audits"][a]["score"] < 1)]
+               for k, cat in report["categories"].items()}
+    for name in ("accessibility", "best-practices"):
+        assert report["categories"][name]["score"] >= 0.95, (name, report["categories"][name]["score"], failing)
 
 
 def test_users_page_and_a_viewers_change_refused_in_the_browser(ui):
