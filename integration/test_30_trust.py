@@ -4,7 +4,6 @@ another site's secrets. Each test speaks as another local user through
 runuser, as an attacker with an account or a site would."""
 import os
 import shutil
-import socket
 import stat
 import subprocess
 import time

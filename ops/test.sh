@@ -39,7 +39,7 @@ step "unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 ./ops/build.sh build-asan Sanitize
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure)
 
-step "fuzz targets (libFuzzer, 6 s each from the committed corpus, one a core; longer runs: docs/SECURITY.md)"
+step "fuzz targets (libFuzzer, 4 s each from the committed corpus, one a core; longer runs: docs/SECURITY.md)"
 FUZZ_TARGETS="route config messages params link ranges framing broker front_link cache cache_store ws pusher_sign
   mercure acme forwarded httpdate mesh_wire import htaccess release fed_bucket panel_forms"
 cmake -S . -B build-fuzz -DVC_FUZZ=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_C_COMPILER=clang \

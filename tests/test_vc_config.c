@@ -125,7 +125,7 @@ static void sections(void)
         int supervised = 0;
         for (size_t i = 0; vc_sections[i]; i++)
             supervised += vc_sections[i]->supervision != NULL;
-        CHECK(supervised == 8); /* vc-acme, vc-bus, vc-cache, vc-fed, vc-mesh, vc-nats, vc-php, vc-front */
+        CHECK(supervised == 9); /* vc-acme, vc-bus, vc-cache, vc-fed, vc-mesh, vc-nats, vc-panel, vc-php, vc-front */
     }
     /* A section's own check names the line of the setting it refuses. */
     const char *why = parse("\ncluster: { node = \"a\";\n nats = [\"nats://10.0.0.1:4222\"]; };\n", NULL, NULL);

@@ -41,5 +41,4 @@ void tls_acme_refresh(tls_t *t);
  * service (Prometheus text). */
 void tls_metrics(const tls_t *t, FILE *out);
 
-
 #endif
