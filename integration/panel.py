@@ -7,16 +7,19 @@ import hashlib
 import hmac
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import tempfile
 import time
 
+from urllib.parse import quote
+
 import requests
 import urllib3
 
-from conftest import VC, Suite
+from conftest import VC, Suite, curl
 from reference import free_port
 
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
@@ -44,6 +47,23 @@ def panel_suite(root=None, panel="", sites=None, env=None, as_root=True):
     s.panel_port = port
     s.conf_tmp = conf
     return s
+
+
+def tagged_page(s, tag):
+    """A PHP page the cache stores with Surrogate-Key `tag`, fetched until
+    it is a hit: a function that gives its Cache-Status now."""
+    path = "/cached.php?id=" + tag + "&h[]=" + quote("Cache-Control: public, max-age=60") + "&h[]=" + quote(
+        "Surrogate-Key: " + tag)
+
+    def status():
+        _, head, _ = curl(s.url(path))
+        return re.search(r"^cache-status: (.*?)\r?$", head, re.M | re.I).group(1)
+
+    deadline = time.monotonic() + 5
+    while not status().startswith("Velocity; hit") and time.monotonic() < deadline:
+        time.sleep(0.1)  # stored once vc-cache has taken the offer
+    assert status().startswith("Velocity; hit")
+    return status
 
 
 def totp(secret, at=None, step=0):
