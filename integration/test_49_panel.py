@@ -51,6 +51,10 @@ def test_the_first_admin_has_a_password_on_file_and_must_change_it(ps):
     assert c.post("/api/password", {"old": password, "new": "short"}).status_code == 400
     assert c.post("/api/password", {"old": password, "new": password}).status_code == 400
     assert c.post("/api/password", {"old": "wrong" * 3, "new": "another long password"}).status_code == 403
+    # Changed: the file's password is worth nothing now, and is gone.
+    assert c.post("/api/password", {"old": password, "new": "the admin's own password"}).status_code == 200
+    assert not os.path.exists(path)
+    assert c.get("/api/sites").status_code == 200
 
 
 def test_headers_cookie_flags_and_the_content_security_policy(ps, adm):
@@ -182,7 +186,7 @@ def test_totp_enrolment_then_codes_and_recovery_codes_each_used_once(ps, adm):
 
 
 def test_path_traversal_in_paths_and_parameters_is_refused(ps, adm):
-    secret = open(os.path.join(ps.data, "panel", "first-password")).read()
+    secret = "correct horse"  # the admins' password, had a file of the data directory been served
     for path in ["/../../etc/passwd", "/%2e%2e/%2e%2e/etc/passwd", "/api/../index.html", "/panel.js%00.html",
                  "/..%2f..%2fetc%2fpasswd", "/.%2e/var/panel/first-password", "/static/../../../etc/shadow",
                  "/api/sites/..", "/%5c..%5cetc"]:
@@ -320,6 +324,9 @@ def test_failed_sign_ins_slow_down_then_lock_the_account_from_any_address(lockin
     locked = [e["fields"] for e in got if e["fields"]["result"] == "locked out"]
     # Nobody is signed in yet: the account tried is the target.
     assert locked and locked[0]["target"] == "bob" and locked[0]["from"] == "10.1.0.7"
+    # Root setting a new password (`vc panel passwd`) ends the lockout.
+    set_password(s, "bob", "bob's password from root")
+    assert sign_in(s, "bob", "bob's password from root", "10.1.0.8")[0] == 200
 
 
 def test_a_forged_x_forwarded_for_does_not_dodge_the_address_lockout(locking):

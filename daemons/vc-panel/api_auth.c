@@ -192,6 +192,7 @@ static void password(preq_t *r)
     }
     /* Anyone else signed in as this user (with the old password) is out. */
     sessions_drop_user(p, r->user, r->sid);
+    users_first_password_spent(p, r->user);
     audit_record(r, "password", r->user, "ok");
     http_json(r, 200, json_pack("{s:b}", "ok", 1));
 }

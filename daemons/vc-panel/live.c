@@ -21,6 +21,7 @@
 #define CLIENTS_MAX 64 /* open dashboards; more are refused with 503 */
 #define FIELDS_MAX 16
 #define POOL_CALL_MS 500
+#define POOLS_QUIET_MS 10000
 
 typedef struct client {
     h2o_generator_t super;
@@ -41,6 +42,7 @@ struct live {
     size_t nfields;
     client_t *clients;
     size_t nclients;
+    uint64_t pools_quiet_until; /* vc_mono_ms(): a pool did not answer */
     h2o_socket_t *sub_sock;
 };
 
@@ -141,6 +143,11 @@ static void pools_into(live_t *l, json_t *sample)
 {
     const vc_config_t *cfg = l->p->d.cfg;
     long busy = 0, idle = 0, queued = 0, workers = 0;
+    /* A pool that did not answer is not asked for a while: each wait is
+     * the panel's loop's (its pages and streams) too. */
+    uint64_t now = vc_mono_ms();
+    if (now < l->pools_quiet_until)
+        return;
     for (size_t i = 0; i <= cfg->npools; i++) {
         char *ep = i == 0 ? vc_strdup("ctl-vc-php") : vc_asprintf("ctl-vc-php.%s", cfg->pools[i - 1].name);
         Vc__Reply *rep = NULL;
@@ -152,6 +159,8 @@ static void pools_into(live_t *l, json_t *sample)
             queued += q ? atol(q) : 0;
             workers += w ? atol(w) : 0;
             vc__reply__free_unpacked(rep, NULL);
+        } else {
+            l->pools_quiet_until = now + POOLS_QUIET_MS;
         }
         free(ep);
     }

@@ -100,6 +100,11 @@ static void on_passwd(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_fail(reply, "%s", why);
     } else {
         sessions_drop_user(p, user, NULL);
+        /* Set by root: a lockout of the account ends with it. */
+        char key[80];
+        snprintf(key, sizeof(key), "u:%s", user);
+        lockout_passed(p->lockout, key);
+        users_first_password_spent(p, user);
         vc_reply_ok(reply, "%s's password is set; it must be changed at the next sign-in", user);
         if (given == NULL)
             vc_reply_field(reply, "password", "%s", password);
@@ -128,7 +133,7 @@ static void first_admin(panel_t *p)
 {
     if (users_count(p) > 0)
         return;
-    char *dir = vc_asprintf("%s/panel", p->d.data_dir), *file = vc_asprintf("%s/first-password", dir);
+    char *dir = vc_asprintf("%s/panel", p->d.data_dir), *file = users_first_password_file(p);
     char *password = users_random_password(), why[160];
     vc_mkdirs(dir, 0700);
     mode_t old = umask(077);

@@ -5,7 +5,9 @@
 
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 json_t *users_get(panel_t *p, const char *user)
 {
@@ -94,4 +96,23 @@ char *users_random_password(void)
     char out[sodium_base64_ENCODED_LEN(18, sodium_base64_VARIANT_URLSAFE_NO_PADDING)];
     sodium_bin2base64(out, sizeof(out), r, sizeof(r), sodium_base64_VARIANT_URLSAFE_NO_PADDING);
     return vc_strdup(out);
+}
+
+char *users_first_password_file(const panel_t *p)
+{
+    return vc_asprintf("%s/panel/first-password", p->d.data_dir);
+}
+
+void users_first_password_spent(panel_t *p, const char *user)
+{
+    char *file = users_first_password_file(p);
+    size_t len = 0;
+    char *text = vc_read_file(file, &len);
+    size_t n = strlen(user);
+    if (text && len > n && strncmp(text, user, n) == 0 && text[n] == ' ')
+        unlink(file);
+    if (text)
+        sodium_memzero(text, len);
+    free(text);
+    free(file);
 }

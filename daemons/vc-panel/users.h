@@ -26,6 +26,12 @@ int users_set_password(panel_t *p, const char *user, const char *password, const
 int users_check_password(const json_t *rec, const char *password);
 /* How many accounts there are. */
 size_t users_count(panel_t *p);
+/* DATA/panel/first-password (malloc'd), where the first start writes
+ * the first admin's password. */
+char *users_first_password_file(const panel_t *p);
+/* user's password changed: the first password, if it was user's, is
+ * removed (it is worth nothing now, and was a secret on disk). */
+void users_first_password_spent(panel_t *p, const char *user);
 /* A random password for a new account or the first start (malloc'd). */
 char *users_random_password(void);
 
