@@ -39,8 +39,10 @@
     X(PHP_POOL_SCALED, "php.pool.scaled", "workers why", "the pool size changed (grown, shrunk, set by `vc scale`)")   \
     X(PHP_RELOADED, "php.reloaded", "generation", "a new zygote generation took over")                                 \
     X(PHP_RELOAD_FAILED, "php.reload.failed", "reason", "a new zygote did not boot; the old one keeps serving")        \
-    X(FRONT_METRICS, "front.metrics", "requests static php errors_5xx inflight",                                       \
-      "each second with traffic: requests, static files, PHP, 5xx, in flight (live only, not journaled)")              \
+    X(FRONT_METRICS, "front.metrics",                                                                                  \
+      "requests static p50_ms p99_ms s2xx s3xx s4xx s5xx php errors_5xx inflight cache_hits cache_misses",             \
+      "each second with traffic: requests, static files, time to the answer's head (p50, p99), answers by status "     \
+      "class, PHP, PHP's 5xx, in flight, cache hits and misses (live only, not journaled)")                            \
     X(FRONT_CLIENT_BANNED, "front.client.banned", "address seconds",                                                   \
       "an address is refused for seconds after its connections were cut for resets or stalls")                         \
     X(REALTIME_METRICS, "realtime.metrics", "connections opened published delivered subscriptions",                    \

@@ -761,9 +761,10 @@ static int take(const seam_request_t *r, void *state)
 cache_stats_t cache_stats;
 
 static const seam_counter_t counters[] = {
-    {"vc_front_cache_hits_total", "cache_hits", "Requests answered from the cache.", 0, 0, &cache_stats.hits, NULL},
+    /* Hits and misses go out in front.metrics too: the panel's hit ratio. */
+    {"vc_front_cache_hits_total", "cache_hits", "Requests answered from the cache.", 0, 1, &cache_stats.hits, NULL},
     {"vc_front_cache_misses_total", "cache_misses",
-     "Requests looked up in the cache and passed to PHP (missing or stale).", 0, 0, &cache_stats.misses, NULL},
+     "Requests looked up in the cache and passed to PHP (missing or stale).", 0, 1, &cache_stats.misses, NULL},
     {"vc_front_cache_bypass_total", "cache_bypass",
      "Requests that skipped the cache (Authorization, a session cookie, Range).", 0, 0, &cache_stats.bypass, NULL},
     {"vc_front_cache_stale_total", "cache_stale",

@@ -12,6 +12,7 @@
 #include "seam.h"
 #include "front.h"
 #include "handler.h"
+#include "latency.h"
 #include "metrics.h"
 #include "readiness.h"
 #include "tls.h"
@@ -365,6 +366,7 @@ void front_path_filters(front_t *f, const site_rt_t *s, h2o_pathconf_t *pathconf
     }
     if (f->access_log)
         h2o_access_log_register(pathconf, f->access_log);
+    latency_register(pathconf);
 }
 
 h2o_pathconf_t *front_site_path(site_rt_t *s, const char *path)

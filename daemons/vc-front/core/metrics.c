@@ -1,3 +1,4 @@
+#include "latency.h"
 #include "metrics.h"
 #include "readiness.h"
 #include "vc_events.h"
@@ -119,11 +120,21 @@ void metrics_tick(front_t *f)
 {
     static uint64_t last_requests, last_statics, last[SEAM_EVENT_FIELDS];
     uint64_t reqs = f->stats.requests - last_requests;
-    char values[2 + SEAM_EVENT_FIELDS][24];
-    const char *kv[2 * (2 + SEAM_EVENT_FIELDS) + 1] = {"requests", values[0], "static", values[1]};
-    size_t n = 4, e = 0, nb;
+    /* The core's: requests, static, then the second's answers (latency.h). */
+    enum { CORE = 8 };
+    char values[CORE + SEAM_EVENT_FIELDS][24];
+    const char *kv[2 * (CORE + SEAM_EVENT_FIELDS) + 1] = {
+        "requests", values[0], "static", values[1], "p50_ms", values[2], "p99_ms", values[3],
+        "s2xx",     values[4], "s3xx",   values[5], "s4xx",   values[6], "s5xx",   values[7]};
+    size_t n = 2 * CORE, e = 0, nb;
+    latency_second_t ls;
+    latency_take(&ls);
     snprintf(values[0], sizeof(values[0]), "%llu", (unsigned long long)reqs);
     snprintf(values[1], sizeof(values[1]), "%llu", (unsigned long long)(f->stats.statics - last_statics));
+    snprintf(values[2], sizeof(values[2]), "%.2f", ls.p50_ms);
+    snprintf(values[3], sizeof(values[3]), "%.2f", ls.p99_ms);
+    for (int c = 2; c <= 5; c++)
+        snprintf(values[2 + c], sizeof(values[2 + c]), "%llu", (unsigned long long)ls.status[c]);
     const seam_backend_t *const *b = seam_backends(&nb);
     for (size_t i = 0; i < nb; i++)
         for (size_t k = 0; k < b[i]->ncounters && e < SEAM_EVENT_FIELDS; k++) {
@@ -131,11 +142,11 @@ void metrics_tick(front_t *f)
             if (!c->event)
                 continue;
             uint64_t now = seam_counter_value(c);
-            snprintf(values[2 + e], sizeof(values[2 + e]), "%llu",
+            snprintf(values[CORE + e], sizeof(values[CORE + e]), "%llu",
                      (unsigned long long)(c->gauge ? now : now - last[e]));
             last[e] = now;
             kv[n++] = c->field;
-            kv[n++] = values[2 + e++];
+            kv[n++] = values[CORE + e++];
         }
     kv[n] = NULL;
     if (reqs > 0 && f->d.bus)

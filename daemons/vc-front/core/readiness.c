@@ -13,6 +13,11 @@
 #include <time.h>
 
 #define CHECK_EVERY_MS 1000
+/* While nobody has asked for 30 s, a round every 10 s: a suite nobody
+ * probes pays a few control calls a minute, and a first probe's answer
+ * is at most that old. */
+#define ASKED_WITHIN_MS 30000
+#define CHECK_IDLE_MS 10000
 #define CALL_MS 1000
 
 typedef struct entry {
@@ -31,6 +36,8 @@ struct readiness {
     pthread_mutex_t lock; /* e[].ready and e[].why */
     pthread_cond_t wake;
     int stop;
+    uint64_t asked_ms; /* vc_mono_ms() of the last probe, under lock */
+    int woken;         /* a probe after a quiet while: check now */
 };
 
 static void add(readiness_t *r, const vc_config_t *cfg, const char *name, const char *ctl, int self)
@@ -75,11 +82,13 @@ static void *run(void *arg)
             if (!r->e[i].self)
                 check(r, &r->e[i]);
         pthread_mutex_lock(&r->lock);
+        int asked = r->asked_ms && vc_mono_ms() - r->asked_ms < ASKED_WITHIN_MS;
         struct timespec until;
         clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_sec += CHECK_EVERY_MS / 1000;
-        while (!r->stop && pthread_cond_timedwait(&r->wake, &r->lock, &until) == 0)
+        until.tv_sec += (asked ? CHECK_EVERY_MS : CHECK_IDLE_MS) / 1000;
+        while (!r->stop && !r->woken && pthread_cond_timedwait(&r->wake, &r->lock, &until) == 0)
             ;
+        r->woken = 0;
     }
     pthread_mutex_unlock(&r->lock);
     return NULL;
@@ -165,6 +174,11 @@ int readiness_answer(readiness_t *r, h2o_req_t *req)
     FILE *out = open_memstream(&body, &len);
     int found = 0, ready = 1;
     pthread_mutex_lock(&r->lock);
+    if (r->asked_ms == 0 || vc_mono_ms() - r->asked_ms >= ASKED_WITHIN_MS) {
+        r->woken = 1; /* probes again: a round now, then one a second */
+        pthread_cond_signal(&r->wake);
+    }
+    r->asked_ms = vc_mono_ms();
     for (size_t i = 0; i < r->n; i++) {
         entry_t *e = &r->e[i];
         if (!all && !(strlen(e->name) == nlen && memcmp(e->name, name, nlen) == 0))

@@ -2,8 +2,9 @@
  * readiness: GET /ready and /ready/NAME on the admin listener, for
  * orchestrators (a pod's readinessProbe, a load balancer's check). A
  * thread asks each daemon the configuration runs for its status once a
- * second (so a daemon that hangs never holds the front's loop); the
- * handler answers from what it found:
+ * second while probes come, every 10 s while none does (so a daemon
+ * that hangs never holds the front's loop, and a suite nobody probes
+ * pays next to nothing); the handler answers from what it found:
  *
  *   /ready/NAME  200 "NAME: ready", or 503 with why (not answering, no
  *                PHP worker ready, ...). NAME is a daemon's short name:
