@@ -63,6 +63,7 @@ def tagged_page(s, tag):
     while not status().startswith("Velocity; hit") and time.monotonic() < deadline:
         time.sleep(0.1)  # stored once vc-cache has taken the offer
     assert status().startswith("Velocity; hit")
+    status.url = s.url(path)
     return status
 
 

@@ -208,6 +208,9 @@ def test_path_traversal_in_paths_and_parameters_is_refused(ps, adm):
     for name in ["../../etc/passwd", "..%2f..%2fetc%2fpasswd", "x/../../y", ".hidden"]:
         r = adm.get("/api/sites/file?name=" + name)
         assert r.status_code in (400, 404) and "root:" not in r.text, (name, r.status_code)
+    for url in ["../../etc/passwd", "file:///etc/passwd", "%00", "http://x/%0a"]:
+        r = adm.get("/api/cache/show?url=" + url)
+        assert r.status_code in (400, 404) and "root:" not in r.text, (url, r.status_code)
 
 
 def test_plain_http_gets_no_answer(ps):

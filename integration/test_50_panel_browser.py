@@ -109,7 +109,10 @@ def test_the_dashboards_plot_moves_under_load(ui):
     try:
         # A second's sample with requests reaches the page over SSE.
         assert b("waitFn", "Number(document.getElementById('plot').dataset.last) > 0 && "
-                           "Number(document.getElementById('fig-requests').textContent) > 0", 15000)
+                           "Number(document.getElementById('fig-requests').textContent) > 0 && "
+                           "Number(document.getElementById('fig-s2xx').textContent) > 0 && "
+                           "Number(document.getElementById('fig-p99').textContent) > 0 && "
+                           "Number(document.getElementById('fig-pss').textContent) > 0", 15000)
     finally:
         done.set()
         load.join()
@@ -139,6 +142,11 @@ def test_a_tag_purged_from_the_page_misses_and_markup_stays_text(ui):
     b("goto", s.panel + "/#cache")
     b("waitVisible", "#purge-form")
     b("waitText", "#cache-stats", "entries")
+    # The entry as vc-cache holds it: its tag and its stored headers.
+    b("fill", "#show-url", cache_status.url)
+    b("click", "#show-form button[type=submit]")
+    b("waitText", "#show-table", "ui-tag")
+    assert "cache-control: public, max-age=60" in b("text", "#show-table").lower()
     no_violations(b, "cache")
     b("select", "#purge-kind", "tag")
     b("fill", "#purge-value", "ui-tag")

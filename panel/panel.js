@@ -181,10 +181,16 @@ function startLive() {
 
 function draw() {
   const last = state.samples[state.samples.length - 1] || {};
-  const fig = { "fig-requests": last.requests, "fig-php": last.php, "fig-static": last.static,
-                "fig-errors": last.errors_5xx, "fig-busy": last.busy, "fig-idle": last.idle,
-                "fig-queued": last.queued };
-  for (const [id, v] of Object.entries(fig)) $(id).textContent = String(v || 0);
+  const round = (v, d) => String(Math.round((v || 0) * 10 ** d) / 10 ** d);
+  const fig = { "fig-requests": last.requests, "fig-s2xx": last.s2xx, "fig-s3xx": last.s3xx,
+                "fig-s4xx": last.s4xx, "fig-s5xx": last.s5xx, "fig-php": last.php, "fig-static": last.static,
+                "fig-busy": last.busy, "fig-idle": last.idle, "fig-queued": last.queued };
+  for (const [id, v] of Object.entries(fig)) $(id).textContent = round(v, 0);
+  $("fig-p50").textContent = round(last.p50_ms, 2);
+  $("fig-p99").textContent = round(last.p99_ms, 2);
+  $("fig-pss").textContent = round((last.pss_kib_per_worker || 0) / 1024, 1);
+  const looked = (last.cache_hits || 0) + (last.cache_misses || 0);
+  $("fig-hits").textContent = looked ? round(100 * last.cache_hits / looked, 1) + " %" : "-";
   const c = $("plot"), g = c.getContext("2d"), shown = state.samples.slice(-300);
   const max = Math.max(10, ...shown.map((s) => s.requests || 0));
   g.clearRect(0, 0, c.width, c.height);
@@ -302,6 +308,14 @@ on("purge-form", "submit", async (ev) => {
   const r = await api("POST", "/api/cache/purge", { kind: $("purge-kind").value, value: $("purge-value").value });
   notice(r.ok ? r.data.message : r.data.error);
   loaders.cache();
+});
+
+on("show-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("GET", "/api/cache/show?url=" + encodeURIComponent($("show-url").value));
+  notice(r.ok ? r.data.message : r.data.error);
+  fillTable("show-table", r.data.entries || [], ["kind", "status", "bytes", "age_s", "fresh_s", "tags",
+    (tr, e) => cell(tr, (e.headers || []).join("\n"))]);
 });
 
 on("user-form", "submit", async (ev) => {

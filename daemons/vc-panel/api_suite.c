@@ -186,6 +186,38 @@ static void cache_stats(preq_t *r)
     vc__reply__free_unpacked(rep, NULL);
 }
 
+/* GET /api/cache/show?url=URL: what vc-cache holds for a URL, a record
+ * a variant, its stored headers as a list. */
+static void cache_show(preq_t *r)
+{
+    char url[2048];
+    int n = form_query(r->query, strlen(r->query), "url", url, sizeof(url));
+    if (n <= 0 || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0)) {
+        http_error(r, 400, "show needs ?url= an http:// or https:// URL");
+        return;
+    }
+    const char *args[] = {url};
+    Vc__Reply *rep = call(r, "ctl-vc-cache", "show", args, 1, CALL_MS);
+    if (rep == NULL)
+        return;
+    json_t *records = json_array();
+    for (size_t i = 0; i < rep->n_records; i++) {
+        json_t *o = json_object(), *headers = json_array();
+        for (size_t k = 0; k < rep->records[i]->n_fields; k++) {
+            const Vc__Field *f = rep->records[i]->fields[k];
+            if (strcmp(f->key, "header") == 0)
+                json_array_append_new(headers, json_string(f->value));
+            else
+                json_object_set_new(o, f->key, json_string(f->value));
+        }
+        json_object_set_new(o, "headers", headers);
+        json_array_append_new(records, o);
+    }
+    http_json(r, rep->ok ? 200 : 404,
+              json_pack("{s:s,s:o}", rep->ok ? "message" : "error", rep->message, "entries", records));
+    vc__reply__free_unpacked(rep, NULL);
+}
+
 /* One route a line: a table to read down (clang-format would pack it). */
 /* clang-format off */
 const route_t api_suite_routes[] = {
@@ -195,6 +227,7 @@ const route_t api_suite_routes[] = {
     {"POST", "/api/pools/scale", ACCESS_ADMIN, scale},
     {"GET", "/api/cache", ACCESS_VIEWER, cache_stats},
     {"POST", "/api/cache/purge", ACCESS_ADMIN, purge},
+    {"GET", "/api/cache/show", ACCESS_VIEWER, cache_show},
     {"GET", "/api/live", ACCESS_VIEWER, live_subscribe},
 };
 /* clang-format on */

@@ -38,7 +38,7 @@ struct live {
     size_t head, count;
     /* This second's sums of front.metrics fields. */
     char names[FIELDS_MAX][24];
-    uint64_t sums[FIELDS_MAX];
+    double sums[FIELDS_MAX]; /* counts add up over the fronts; a *_ms, a percentile, is their highest */
     size_t nfields;
     client_t *clients;
     size_t nclients;
@@ -58,7 +58,12 @@ static void heard(live_t *l, const Vc__Envelope *e)
                 continue;
             strcpy(l->names[l->nfields++], k);
         }
-        l->sums[j] += strtoull(e->fields[i]->value, NULL, 10);
+        double v = strtod(e->fields[i]->value, NULL);
+        size_t kl = strlen(k);
+        if (kl > 3 && strcmp(k + kl - 3, "_ms") == 0)
+            l->sums[j] = v > l->sums[j] ? v : l->sums[j];
+        else
+            l->sums[j] += v;
     }
 }
 
@@ -142,7 +147,7 @@ static void offer(client_t *c, char *text)
 static void pools_into(live_t *l, json_t *sample)
 {
     const vc_config_t *cfg = l->p->d.cfg;
-    long busy = 0, idle = 0, queued = 0, workers = 0;
+    long busy = 0, idle = 0, queued = 0, workers = 0, pss = 0, measured = 0;
     /* A pool that did not answer is not asked for a while: each wait is
      * the panel's loop's (its pages and streams) too. */
     uint64_t now = vc_mono_ms();
@@ -158,6 +163,13 @@ static void pools_into(live_t *l, json_t *sample)
             idle += d ? atol(d) : 0;
             queued += q ? atol(q) : 0;
             workers += w ? atol(w) : 0;
+            for (size_t k = 0; k < rep->n_records; k++) {
+                const char *kib = vc_record_get(rep->records[k], "pss_kib");
+                if (kib && atol(kib) > 0) {
+                    pss += atol(kib);
+                    measured++;
+                }
+            }
             vc__reply__free_unpacked(rep, NULL);
         } else {
             l->pools_quiet_until = now + POOLS_QUIET_MS;
@@ -168,6 +180,7 @@ static void pools_into(live_t *l, json_t *sample)
     json_object_set_new(sample, "idle", json_integer(idle));
     json_object_set_new(sample, "queued", json_integer(queued));
     json_object_set_new(sample, "workers", json_integer(workers));
+    json_object_set_new(sample, "pss_kib_per_worker", json_integer(measured ? pss / measured : 0));
 }
 
 void live_tick(live_t *l)
@@ -175,7 +188,7 @@ void live_tick(live_t *l)
     drain(l);
     json_t *sample = json_pack("{s:I}", "t", (json_int_t)(vc_wall_ms() / 1000));
     for (size_t i = 0; i < l->nfields; i++) {
-        json_object_set_new(sample, l->names[i], json_integer((json_int_t)l->sums[i]));
+        json_object_set_new(sample, l->names[i], json_real(l->sums[i]));
         l->sums[i] = 0;
     }
     pools_into(l, sample);
