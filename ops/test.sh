@@ -81,8 +81,8 @@ else
     echo "skipped: ops/package-test.sh and ops/pod-test.sh need root (podman)"
 fi
 
-step "benchmark smoke test (bench/run --quick; nothing is asserted on speed)"
-./bench/run --quick --out "$(mktemp -d)"
+step "benchmark smoke test (bench/run --quick --one-of-each: each kind of scenario and each set of stacks once; nothing is asserted on speed)"
+./bench/run --quick --one-of-each --out "$(mktemp -d)"
 
 step "soak (bench/soak, a short run: no failure, memory of every daemon within 5% after warm-up)"
 # A minute is too short to tell a leak from a buffer pool's one-off step:
