@@ -45,22 +45,36 @@ def no_violations(b, page):
     assert got == [], f"axe-core on {page}: {got}"
 
 
+def sign_in(b, user, password):
+    """The sign-in form, filled and sent (after signing out if needed)."""
+    if b("visible", "#signout"):
+        b("click", "#signout")
+    b("waitVisible", "#signin-form")
+    b("fill", "#signin-user", user)
+    b("fill", "#signin-password", password)
+    b("click", "#signin-form button[type=submit]")
+
+
+def change_password(b, old, new):
+    """The forced change's form, filled and sent."""
+    b("waitVisible", "#change-form")
+    b("fill", "#change-old", old)
+    b("fill", "#change-new", new)
+    b("fill", "#change-again", new)
+    b("click", "#change-form button[type=submit]")
+
+
 def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):
     s, b = ui
     set_password(s, "admin", "a first password from vc")
     assert b("goto", s.panel + "/") == 200
     b("waitVisible", "#signin-form")
     no_violations(b, "sign-in")
-    b("fill", "#signin-user", "admin")
-    b("fill", "#signin-password", "a first password from vc")
-    b("click", "#signin-form button[type=submit]")
+    sign_in(b, "admin", "a first password from vc")
     b("waitVisible", "#change-form")
     assert not b("visible", "#nav")  # nothing else until it is changed
     no_violations(b, "password change")
-    b("fill", "#change-old", "a first password from vc")
-    b("fill", "#change-new", PASSWORD)
-    b("fill", "#change-again", PASSWORD)
-    b("click", "#change-form button[type=submit]")
+    change_password(b, "a first password from vc", PASSWORD)
     b("waitVisible", "#dashboard")
     cookie = [c for c in b("cookies") if c["name"] == "__Host-vc_panel"][0]
     assert cookie["secure"] and cookie["httpOnly"] and cookie["sameSite"] == "Strict"
@@ -81,11 +95,7 @@ def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):
     assert len(codes) == 10
     # Signed out, in again: the password, then a code (the next step's:
     # the one enrolment used is spent).
-    b("click", "#signout")
-    b("waitVisible", "#signin-form")
-    b("fill", "#signin-user", "admin")
-    b("fill", "#signin-password", PASSWORD)
-    b("click", "#signin-form button[type=submit]")
+    sign_in(b, "admin", PASSWORD)
     b("waitVisible", "#signin-code")
     b("fill", "#signin-code", totp(secret, at=enrolled, step=1))
     b("click", "#signin-form button[type=submit]")
@@ -269,16 +279,8 @@ def test_users_page_and_a_viewers_change_refused_in_the_browser(ui):
     b("click", "#user-form button[type=submit]")
     b("waitText", "#user-password", "Password for vic")
     first = b("text", "#user-password").rsplit(": ", 1)[1].strip()
-    b("click", "#signout")
-    b("waitVisible", "#signin-form")
-    b("fill", "#signin-user", "vic")
-    b("fill", "#signin-password", first)
-    b("click", "#signin-form button[type=submit]")
-    b("waitVisible", "#change-form")
-    b("fill", "#change-old", first)
-    b("fill", "#change-new", "vic's own long password")
-    b("fill", "#change-again", "vic's own long password")
-    b("click", "#change-form button[type=submit]")
+    sign_in(b, "vic", first)
+    change_password(b, first, "vic's own long password")
     b("waitVisible", "#nav")
     # The buttons are hidden from a viewer, and the API refuses anyway.
     assert not b("visible", "a[href='#users']")
