@@ -6,11 +6,43 @@ import os
 import queue
 import shutil
 import subprocess
+import tempfile
 import threading
 
 from pusher import app_of
 
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
+
+
+def start_in_chromium(script, *args):
+    """Node running node/SCRIPT (a playwright-core driver of Chromium),
+    with a HOME of its own for Chromium's profile and without the
+    sanitizers' preload (it is for our daemons): (the process, its HOME)."""
+    home = tempfile.mkdtemp(prefix="vc-chromium-")
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
+    env["HOME"] = home
+    proc = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, script), *args], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NODE_DIR, env=env)
+    return proc, home
+
+
+def end_in_chromium(proc, home):
+    """Closes its stdin (the driver then closes the browser), waits a
+    bounded while, removes its HOME: what it said on stderr."""
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    try:
+        proc.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    shutil.rmtree(home, ignore_errors=True)
+    err = proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    return err or ""
 
 
 def have_pusher_js():

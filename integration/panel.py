@@ -8,7 +8,6 @@ import hmac
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import tempfile
@@ -20,6 +19,7 @@ import requests
 import urllib3
 
 from conftest import VC, Suite, curl
+from node_client import end_in_chromium, start_in_chromium
 from reference import free_port
 
 urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
@@ -140,12 +140,7 @@ class Browser:
     def __init__(self):
         if not (os.path.exists(CHROMIUM) and os.path.isdir(os.path.join(NODE_DIR, "node_modules", "playwright-core"))):
             raise AssertionError("Chromium or playwright-core is missing: ops/install-deps.sh installs them")
-        self.home = tempfile.mkdtemp(prefix="vc-chromium-")
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
-        env["HOME"] = self.home  # Chromium's profile and caches, not the user's
-        self.proc = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "panel_driver.mjs")],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, cwd=NODE_DIR, env=env)
+        self.proc, self.home = start_in_chromium("panel_driver.mjs")
 
     def __call__(self, op, *args):
         self.proc.stdin.write(json.dumps({"op": op, "args": list(args)}) + "\n")
@@ -159,17 +154,4 @@ class Browser:
         return got.get("value")
 
     def close(self):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        err = self.proc.stderr.read()
-        self.proc.stdout.close()
-        self.proc.stderr.close()
-        shutil.rmtree(self.home, ignore_errors=True)
-        return err or ""
+        return end_in_chromium(self.proc, self.home)

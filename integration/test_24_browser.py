@@ -6,13 +6,12 @@ update only when the page holds a valid subscriber JWT (a cookie)."""
 import json
 import os
 import shutil
-import subprocess
-import tempfile
 import time
 
 import pytest
 import requests
 
+from node_client import end_in_chromium, start_in_chromium
 from pusher import trigger
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -41,14 +40,7 @@ def example(tmp_path_factory):
 
 class Page:
     def __init__(self, s, query):
-        home = tempfile.mkdtemp(prefix="vc-chromium-")
-        env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
-        env["HOME"] = home  # Chromium's profile and caches, not the user's
-        self.home = home
-        self.proc = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "browser.mjs"),
-                                      s.url("/index.html?" + query), "4"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=NODE_DIR,
-                                     env=env)
+        self.proc, self.home = start_in_chromium("browser.mjs", s.url("/index.html?" + query), "4")
         line = self.proc.stdout.readline()
         if line.strip() != "ready":
             raise AssertionError("the page did not subscribe: " + self.close()[-3000:])
@@ -68,17 +60,7 @@ class Page:
         raise AssertionError(f"not received in {timeout} s: {self.got()}")
 
     def close(self):
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            self.proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        shutil.rmtree(self.home, ignore_errors=True)
-        return self.proc.stderr.read()
+        return end_in_chromium(self.proc, self.home)
 
 
 def test_echo_in_chromium_gets_public_private_and_presence_events(example):

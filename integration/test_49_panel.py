@@ -327,6 +327,9 @@ def test_failed_sign_ins_slow_down_then_lock_the_account_from_any_address(lockin
     locked = [e["fields"] for e in got if e["fields"]["result"] == "locked out"]
     # Nobody is signed in yet: the account tried is the target.
     assert locked and locked[0]["target"] == "bob" and locked[0]["from"] == "10.1.0.7"
+    # A reload keeps the counts (the settings are swapped, not the table).
+    s.vc("reload", check=True)
+    assert sign_in(s, "bob", "bob's own long password", "10.1.0.9")[0] == 429
     # Root setting a new password (`vc panel passwd`) ends the lockout.
     set_password(s, "bob", "bob's password from root")
     assert sign_in(s, "bob", "bob's password from root", "10.1.0.8")[0] == 200

@@ -7,17 +7,13 @@
 #include "forms.h"
 #include "panel.h"
 #include "sessions.h"
-#include "vc_log.h"
 #include "vc_util.h"
 
-#include <fcntl.h>
 #include <sodium.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 /* Scripts, styles and images come from the panel alone; nothing may
  * frame it; forms post only to it. No inline script or style: an
@@ -229,9 +225,6 @@ static const struct {
     {".css", "text/css; charset=utf-8"},
     {".js", "text/javascript; charset=utf-8"},
     {".svg", "image/svg+xml"},
-    {".png", "image/png"},
-    {".ico", "image/x-icon"},
-    {".json", "application/json"},
 };
 
 /* A page or one of its files, from the pages directory: one level of

@@ -12,11 +12,13 @@ typedef struct entry {
 } entry_t;
 
 struct lockout {
-    const panel_settings_t *cfg;
+    /* The panel's own pointer to its settings: a reload swaps them and
+     * the counts stay. */
+    const panel_settings_t *const *cfg;
     entry_t *e; /* LOCKOUT_KEYS, looked up by a walk: a sign-in is rare */
 };
 
-lockout_t *lockout_new(const panel_settings_t *cfg)
+lockout_t *lockout_new(const panel_settings_t *const *cfg)
 {
     lockout_t *l = vc_calloc(1, sizeof(*l));
     l->cfg = cfg;
@@ -45,7 +47,7 @@ static entry_t *find(lockout_t *l, const char *key, int make, int64_t now)
         }
         if (strncmp(e->key, key, sizeof(e->key) - 1) == 0)
             return e;
-        if (now - e->last_ms > l->cfg->lockout_ms && e->until_ms < now && free_one == NULL)
+        if (now - e->last_ms > (*l->cfg)->lockout_ms && e->until_ms < now && free_one == NULL)
             free_one = e; /* forgotten anyway */
         if (stalest == NULL || e->last_ms < stalest->last_ms)
             stalest = e;
@@ -64,18 +66,18 @@ int64_t lockout_wait(lockout_t *l, const char *key, int64_t now_ms, int *locked)
     *locked = 0;
     if (e == NULL || e->until_ms <= now_ms)
         return 0;
-    *locked = e->failures >= l->cfg->lockout_after;
+    *locked = e->failures >= (*l->cfg)->lockout_after;
     return e->until_ms - now_ms;
 }
 
 void lockout_failed(lockout_t *l, const char *key, int64_t now_ms)
 {
     entry_t *e = find(l, key, 1, now_ms);
-    if (now_ms - e->last_ms > l->cfg->lockout_ms && e->until_ms < now_ms)
+    if (now_ms - e->last_ms > (*l->cfg)->lockout_ms && e->until_ms < now_ms)
         e->failures = 0;
     e->failures++;
     e->last_ms = now_ms;
-    const panel_settings_t *c = l->cfg;
+    const panel_settings_t *c = *l->cfg;
     if (e->failures >= c->lockout_after) {
         e->until_ms = now_ms + c->lockout_ms;
     } else if (e->failures >= c->slow_after) {

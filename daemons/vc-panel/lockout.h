@@ -14,7 +14,8 @@
 /* Keys remembered at most; past it the stalest is forgotten first. */
 #define LOCKOUT_KEYS 8192
 
-lockout_t *lockout_new(const panel_settings_t *cfg);
+/* cfg: where the panel keeps its settings (read at each call). */
+lockout_t *lockout_new(const panel_settings_t *const *cfg);
 void lockout_destroy(lockout_t **l);
 /* How long key must still wait before another try, in ms (0: it may
  * try now); *locked says whether that is a lockout, not a slow-down. */

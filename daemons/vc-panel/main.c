@@ -53,16 +53,10 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "failed_signins", "%llu", (unsigned long long)p->failed_signins);
 }
 
-static void apply_settings(void *arg, const vc_config_t *cfg)
-{
-    (void)arg;
-    (void)cfg; /* taken below, once d.cfg is the new one */
-}
-
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     panel_t *p = arg;
-    vc_daemon_reload(&p->d, apply_settings, p, reply);
+    vc_daemon_reload(&p->d, NULL, NULL, reply);
     /* Listen address and certificate are taken at start; the limits
      * and proxies now. lockout.c reads its limits through p->cfg. */
     p->cfg = vc_config_section(p->d.cfg, &vc_panel_settings);
@@ -71,8 +65,6 @@ static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     p->proxies = vc_calloc(p->nproxies + 1, sizeof(vc_cidr_t));
     for (size_t i = 0; i < p->nproxies; i++)
         vc_cidr_parse(p->cfg->trusted_proxies[i], &p->proxies[i]); /* checked by validate */
-    lockout_destroy(&p->lockout);
-    p->lockout = lockout_new(p->cfg);
 }
 
 /* passwd USER [+ the password]: sets it (a random one, answered, if none
@@ -280,7 +272,7 @@ int main(int argc, char **argv)
     p.proxies = vc_calloc(p.nproxies + 1, sizeof(vc_cidr_t));
     for (size_t i = 0; i < p.nproxies; i++)
         vc_cidr_parse(p.cfg->trusted_proxies[i], &p.proxies[i]);
-    p.lockout = lockout_new(p.cfg);
+    p.lockout = lockout_new(&p.cfg);
     p.pages = find_pages(&p);
     char err[512] = "";
     p.store = vc_store_open(p.d.cfg->state_dir, (size_t)p.d.cfg->store.map_size, err, sizeof(err));

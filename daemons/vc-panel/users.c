@@ -19,8 +19,8 @@ int users_put(panel_t *p, const char *user, const json_t *rec)
     return records_put(p->store, PANEL_DB_USERS, user, rec);
 }
 
-/* libsodium's interactive limits (2 passes over 64 MiB, about 0.1 s on
- * these cores): the cost a sign-in pays, and each guess with it. */
+/* libsodium's interactive limits (2 passes over 64 MiB, about 0.14 s on
+ * two cores, docs/panel.md): the cost a sign-in pays, and each guess with it. */
 #define PW_OPS crypto_pwhash_OPSLIMIT_INTERACTIVE
 #define PW_MEM crypto_pwhash_MEMLIMIT_INTERACTIVE
 
