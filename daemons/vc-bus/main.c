@@ -24,9 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* How long the bus waits for its own start event before saying it is
- * ready anyway (it takes well under a millisecond). */
-#define OWN_START_WAIT_MS 2000
+/* How long the bus waits for its own start or stop event to come through
+ * bus-in before going on anyway (it takes well under a millisecond). */
+#define OWN_EVENT_WAIT_MS 2000
 
 typedef struct bus {
     vc_daemon_t d;
@@ -39,7 +39,8 @@ typedef struct bus {
     uint64_t forwarded, malformed;
     uint64_t not_journaled;       /* events the journal could not take since it last could */
     uint64_t not_journaled_total; /* ever */
-    int own_start_seen;           /* our own "bus.started" came through bus-in */
+    const char *own_awaited;      /* our own event, "bus.started" or "bus.stopped", awaited on bus-in */
+    int own_seen;                 /* it came through */
     vc_zparts_t fr;
 } bus_t;
 
@@ -176,11 +177,9 @@ static void on_event(bus_t *b)
         vc_bus_publish(b->d.bus, VC_EVENT(BUS_JOURNAL_RESUMED), VC__SEVERITY__WARNING, "dropped", n, NULL);
         b->not_journaled = 0;
     }
-    /* Only until our own start came through: then every event passes by. */
-    char started[32];
-    if (!b->own_start_seen && env->pid == (uint32_t)getpid() &&
-        strcmp(env->topic, vc_event_topic_of(VC_EV_DAEMON_STARTED, "bus", started, sizeof(started))) == 0)
-        b->own_start_seen = 1;
+    /* Only while we wait for our own event: then every event passes by. */
+    if (b->own_awaited && env->pid == (uint32_t)getpid() && strcmp(env->topic, b->own_awaited) == 0)
+        b->own_seen = 1;
     vc__envelope__free_unpacked(env, NULL);
     /* XPUB drops for slow subscribers past their high-water mark rather
      * than blocking the bus. */
@@ -229,6 +228,24 @@ static void sync_store(void *arg)
 {
     bus_t *b = arg;
     mdb_env_sync(vc_store_env(b->store), 1);
+}
+
+/* Our own start or stop, said through bus-in like anyone's, read back so
+ * that it is journaled and forwarded before we go on (well under a
+ * millisecond; OWN_EVENT_WAIT_MS at most, with a warning). */
+static void await_own(bus_t *b, vc_event_t kind)
+{
+    char topic[32];
+    b->own_awaited = vc_event_topic_of(kind, "bus", topic, sizeof(topic));
+    b->own_seen = 0;
+    for (uint64_t until = vc_mono_ms() + OWN_EVENT_WAIT_MS; !b->own_seen && vc_mono_ms() < until;) {
+        zmq_pollitem_t in = {b->in, 0, ZMQ_POLLIN, 0};
+        if (zmq_poll(&in, 1, (long)(until - vc_mono_ms())) > 0)
+            on_event(b);
+    }
+    if (!b->own_seen)
+        vc_log(VC_LOG_WARN, "main", "our own \"%s\" did not reach bus-in in %d ms", topic, OWN_EVENT_WAIT_MS);
+    b->own_awaited = NULL;
 }
 
 int main(int argc, char **argv)
@@ -281,13 +298,7 @@ int main(int argc, char **argv)
      * suite reads the journal next. */
     vc_daemon_connect_bus(&b.d);
     vc_daemon_announce(&b.d);
-    for (uint64_t until = vc_mono_ms() + OWN_START_WAIT_MS; !b.own_start_seen && vc_mono_ms() < until;) {
-        zmq_pollitem_t in = {b.in, 0, ZMQ_POLLIN, 0};
-        if (zmq_poll(&in, 1, (long)(until - vc_mono_ms())) > 0)
-            on_event(&b);
-    }
-    if (!b.own_start_seen)
-        vc_log(VC_LOG_WARN, "main", "our own start did not reach bus-in in %d ms", OWN_START_WAIT_MS);
+    await_own(&b, VC_EV_DAEMON_STARTED);
     vc_daemon_ready(&b.d);
 
     const vc_watch_t watch[] = {
@@ -305,6 +316,13 @@ int main(int argc, char **argv)
                       .tick = sync_store};
     vc_loop_run(&loop);
     vc_log(VC_LOG_INFO, "main", "stopping");
+    /* Our own stop goes in the journal like any daemon's, read back before
+     * bus-in closes: said after, it waited out its linger and was lost. */
+    char stopped[32];
+    vc_bus_publish(b.d.bus, vc_event_topic_of(VC_EV_DAEMON_STOPPED, "bus", stopped, sizeof(stopped)),
+                   VC__SEVERITY__INFO, "daemon", b.d.name, NULL);
+    await_own(&b, VC_EV_DAEMON_STOPPED);
+    vc_bus_destroy(&b.d.bus);
     /* Sockets close before the context terminates, or it waits for them. */
     zmq_close(b.in);
     zmq_close(b.out);
