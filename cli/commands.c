@@ -15,6 +15,11 @@ static int run_scale(cli_t *cli, int argc, char **argv)
     return cmd_ctl(cli, "vc-php", "scale", argc - 1, argv + 1);
 }
 
+static int run_recycle(cli_t *cli, int argc, char **argv)
+{
+    return cmd_ctl(cli, "vc-php", "recycle", argc - 1, argv + 1);
+}
+
 static int run_restart(cli_t *cli, int argc, char **argv)
 {
     return cmd_ctl(cli, "vc", "restart", argc - 1, argv + 1);
@@ -69,6 +74,7 @@ static const cli_command_t commands[] = {
     {NULL, "status", "[--json] [--wait SECONDS]", "every daemon: pid, uptime, version, health", cmd_status},
     {NULL, "workers", "[--json]", "the PHP workers: pid, state, front, requests, PSS, USS, request", cmd_workers},
     {NULL, "scale", "N", "set the PHP pool to N workers", run_scale},
+    {NULL, "recycle", "PID", "replace one PHP worker once its request is answered", run_recycle},
     {NULL, "events", "[--json] [--since DURATION] [--follow] [TOPIC-PREFIX] | --list [--json]",
      "print events from the bus; --list: every topic and its fields", cmd_events},
     {"The response cache", "cache", "purge (--url URL | --prefix URL | --tag TAG | --site NAME | --all) [--soft]",

@@ -16,9 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CALL_MS 3000
-#define RELOAD_MS 30000
-
 static json_t *strings(char *const *s, size_t n)
 {
     json_t *a = json_array();
@@ -40,7 +37,7 @@ static void list(preq_t *r)
     }
     /* The files, enabled or not; one not running yet shows as such. */
     Vc__Reply *rep = NULL;
-    if (panel_call(r->p, "ctl-vc", "site-list", NULL, 0, CALL_MS, &rep) == 0) {
+    if (panel_call(r->p, "ctl-vc", "site-list", NULL, 0, API_CALL_MS, &rep) == 0) {
         for (size_t i = 0; i < rep->n_records; i++) {
             const char *name = vc_record_get(rep->records[i], "site");
             const char *enabled = vc_record_get(rep->records[i], "enabled");
@@ -93,31 +90,51 @@ static void answer_change(preq_t *r, int rc, Vc__Reply *rep, const char *action,
     vc__reply__free_unpacked(rep, NULL);
 }
 
+char *api_sites_text(preq_t *r, const char *name, int *enabled)
+{
+    const char *args[] = {name};
+    Vc__Reply *rep = NULL;
+    int rc = panel_call(r->p, "ctl-vc", "site-get", args, 1, API_CALL_MS, &rep);
+    if (rc < 0) {
+        http_error(r, 502, "the supervisor does not answer: %s", vc_strerror(rc));
+        return NULL;
+    }
+    char *text = NULL;
+    if (!rep->ok) {
+        http_error(r, 404, "%s", rep->message);
+    } else {
+        text = vc_strndup((const char *)rep->payload.data, rep->payload.len);
+        const char *on = vc_reply_get(rep, "enabled");
+        if (enabled)
+            *enabled = on && strcmp(on, "yes") == 0;
+    }
+    vc__reply__free_unpacked(rep, NULL);
+    return text;
+}
+
+void api_sites_put(preq_t *r, const char *name, const char *text, size_t len, const char *action, const char *target)
+{
+    const char *args[] = {name, "vc-panel"};
+    Vc__Reply *rep = NULL;
+    char *ep = vc_config_endpoint(r->p->d.cfg, "ctl-vc");
+    int rc = vc_ctl_call_payload(r->p->d.zctx, ep, "site-put", args, 2, text, len, API_LONG_CALL_MS, &rep);
+    free(ep);
+    answer_change(r, rc, rep, action, target);
+}
+
 static void file(preq_t *r)
 {
     char buf[64];
     const char *name = site_name(r, buf, sizeof(buf));
-    if (name == NULL)
+    int enabled = 0;
+    char *text = name ? api_sites_text(r, name, &enabled) : NULL;
+    if (text == NULL)
         return;
-    const char *args[] = {name};
-    Vc__Reply *rep = NULL;
-    int rc = panel_call(r->p, "ctl-vc", "site-get", args, 1, CALL_MS, &rep);
-    if (rc < 0) {
-        http_error(r, 502, "the supervisor does not answer: %s", vc_strerror(rc));
-        return;
-    }
-    if (!rep->ok) {
-        http_error(r, 404, "%s", rep->message);
-    } else {
-        json_t *text = json_stringn((const char *)rep->payload.data, rep->payload.len);
-        if (text == NULL) /* not UTF-8: shown as nothing rather than mangled */
-            text = json_string("");
-        const char *enabled = vc_reply_get(rep, "enabled");
-        http_json(
-            r, 200,
-            json_pack("{s:s,s:o,s:b}", "name", name, "text", text, "enabled", enabled && strcmp(enabled, "yes") == 0));
-    }
-    vc__reply__free_unpacked(rep, NULL);
+    json_t *t = json_string(text);
+    if (t == NULL) /* not UTF-8: shown as nothing rather than mangled */
+        t = json_string("");
+    http_json(r, 200, json_pack("{s:s,s:o,s:b}", "name", name, "text", t, "enabled", enabled));
+    free(text);
 }
 
 static void save(preq_t *r)
@@ -130,13 +147,7 @@ static void save(preq_t *r)
         http_error(r, 400, "a site file is {\"name\": ..., \"text\": ...} of 256 KiB or less");
         return;
     }
-    const char *args[] = {name, "vc-panel"};
-    Vc__Reply *rep = NULL;
-    char *ep = vc_config_endpoint(r->p->d.cfg, "ctl-vc");
-    int rc = vc_ctl_call_payload(r->p->d.zctx, ep, "site-put", args, 2, json_string_value(t), json_string_length(t),
-                                 RELOAD_MS, &rep);
-    free(ep);
-    answer_change(r, rc, rep, "site.save", name);
+    api_sites_put(r, name, json_string_value(t), json_string_length(t), "site.save", name);
 }
 
 static void enable(preq_t *r)
@@ -151,7 +162,7 @@ static void enable(preq_t *r)
     }
     const char *args[] = {name, "vc-panel"};
     Vc__Reply *rep = NULL;
-    int rc = panel_call(r->p, "ctl-vc", json_is_true(on) ? "site-enable" : "site-disable", args, 2, RELOAD_MS, &rep);
+    int rc = panel_call(r->p, "ctl-vc", json_is_true(on) ? "site-enable" : "site-disable", args, 2, API_LONG_CALL_MS, &rep);
     answer_change(r, rc, rep, json_is_true(on) ? "site.enable" : "site.disable", name);
 }
 

@@ -4,6 +4,7 @@
  * control verb of a daemon, with arguments checked here (forms.c) and
  * passed as an argument vector: no shell, no path built from input.
  */
+#include "follow.h"
 #include "forms.h"
 #include "live.h"
 #include "panel.h"
@@ -15,39 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CALL_MS 3000
-#define LONG_CALL_MS 30000 /* a reload or a purge waits for what it replaces */
-
-/* The reply's fields as a JSON object (a new reference). */
-static json_t *fields(Vc__Field *const *f, size_t n)
-{
-    json_t *o = json_object();
-    for (size_t i = 0; i < n; i++)
-        json_object_set_new(o, f[i]->key, json_string(f[i]->value));
-    return o;
-}
-
-/* Calls a daemon and answers 502 with why if it cannot: the reply, or NULL. */
-static Vc__Reply *call(preq_t *r, const char *endpoint, const char *verb, const char *const *args, size_t n, long ms)
-{
-    Vc__Reply *rep = NULL;
-    int rc = panel_call(r->p, endpoint, verb, args, n, ms, &rep);
-    if (rc < 0) {
-        http_error(r, 502, "%s does not answer: %s", endpoint + 4, vc_strerror(rc));
-        return NULL;
-    }
-    return rep;
-}
-
 static void daemons(preq_t *r)
 {
-    Vc__Reply *rep = call(r, "ctl-vc", "status", NULL, 0, CALL_MS);
+    Vc__Reply *rep = api_call(r, "ctl-vc", "status", NULL, 0, API_CALL_MS);
     if (rep == NULL)
         return;
-    json_t *list = json_array();
-    for (size_t i = 0; i < rep->n_records; i++)
-        json_array_append_new(list, fields(rep->records[i]->fields, rep->records[i]->n_fields));
-    http_json(r, 200, json_pack("{s:o,s:o}", "supervisor", fields(rep->fields, rep->n_fields), "daemons", list));
+    http_json(r, 200,
+              json_pack("{s:o,s:o}", "supervisor", api_fields(rep->fields, rep->n_fields), "daemons", api_records(rep)));
     vc__reply__free_unpacked(rep, NULL);
 }
 
@@ -57,17 +32,8 @@ static void reload(preq_t *r)
      * one, which is waiting for its answer (as vc-fed asks); the panel
      * then takes the stored configuration itself (main.c). */
     const char *args[] = {"vc-panel"};
-    Vc__Reply *rep = call(r, "ctl-vc", "reload", args, 1, LONG_CALL_MS);
-    if (rep == NULL)
-        return;
-    audit_record(r, "reload", "", rep->ok ? "ok" : rep->message);
-    if (rep->ok)
+    if (api_change(r, "ctl-vc", "reload", args, 1, API_LONG_CALL_MS, "reload", "") == 0)
         panel_reload_soon();
-    if (rep->ok)
-        http_json(r, 200, json_pack("{s:b,s:s}", "ok", 1, "message", rep->message));
-    else
-        http_error(r, 409, "%s", rep->message);
-    vc__reply__free_unpacked(rep, NULL);
 }
 
 /* "ctl-vc-php" for the default pool, "ctl-vc-php.NAME" for another; NULL
@@ -83,13 +49,13 @@ static json_t *pool_status(preq_t *r, const char *pool)
 {
     char *ep = pool_endpoint(r->p->d.cfg, pool);
     Vc__Reply *rep = NULL;
-    int rc = panel_call(r->p, ep, "status", NULL, 0, CALL_MS, &rep);
+    int rc = panel_call(r->p, ep, "status", NULL, 0, API_CALL_MS, &rep);
     free(ep);
     if (rc < 0)
         return json_pack("{s:s,s:s}", "pool", pool, "error", vc_strerror(rc));
-    json_t *o = fields(rep->fields, rep->n_fields), *workers = json_array();
+    json_t *o = api_fields(rep->fields, rep->n_fields), *workers = json_array();
     for (size_t i = 0; i < rep->n_records; i++)
-        json_array_append_new(workers, fields(rep->records[i]->fields, rep->records[i]->n_fields));
+        json_array_append_new(workers, api_fields(rep->records[i]->fields, rep->records[i]->n_fields));
     json_object_set_new(o, "pool", json_string(pool));
     json_object_set_new(o, "workers_list", workers);
     vc__reply__free_unpacked(rep, NULL);
@@ -120,16 +86,47 @@ static void scale(preq_t *r)
     snprintf(n, sizeof(n), "%lld", (long long)json_integer_value(w));
     snprintf(target, sizeof(target), "%s to %s", pool, n);
     const char *args[] = {n};
-    Vc__Reply *rep = call(r, ep, "scale", args, 1, CALL_MS);
+    api_change(r, ep, "scale", args, 1, API_CALL_MS, "pool.scale", target);
     free(ep);
-    if (rep == NULL)
+}
+
+/* The pool named by the body's "pool": its control endpoint, or NULL
+ * once answered 400. */
+static char *body_pool(preq_t *r)
+{
+    const char *pool = form_str(r->body, "pool", 63);
+    char *ep = pool && form_name_ok(pool) ? pool_endpoint(r->p->d.cfg, pool) : NULL;
+    if (ep == NULL)
+        http_error(r, 400, "no pool named so in the configuration");
+    return ep;
+}
+
+/* A new zygote generation for the pool, with the stored configuration. */
+static void pool_reload(preq_t *r)
+{
+    char *ep = body_pool(r);
+    if (ep)
+        api_change(r, ep, "reload", NULL, 0, API_LONG_CALL_MS, "pool.reload", form_str(r->body, "pool", 63));
+    free(ep);
+}
+
+/* One worker replaced once its request is answered. */
+static void pool_recycle(preq_t *r)
+{
+    json_t *pid = json_object_get(r->body, "pid");
+    if (!json_is_integer(pid) || json_integer_value(pid) < 1 || json_integer_value(pid) > 0x3fffffff) {
+        http_error(r, 400, "recycle needs {\"pool\": NAME, \"pid\": a worker's pid}");
         return;
-    audit_record(r, "pool.scale", target, rep->ok ? "ok" : rep->message);
-    if (rep->ok)
-        http_json(r, 200, json_pack("{s:b,s:s}", "ok", 1, "message", rep->message));
-    else
-        http_error(r, 409, "%s", rep->message);
-    vc__reply__free_unpacked(rep, NULL);
+    }
+    char *ep = body_pool(r);
+    if (ep == NULL)
+        return;
+    char n[24], target[96];
+    snprintf(n, sizeof(n), "%lld", (long long)json_integer_value(pid));
+    snprintf(target, sizeof(target), "%s worker %s", form_str(r->body, "pool", 63), n);
+    const char *args[] = {n};
+    api_change(r, ep, "recycle", args, 1, API_CALL_MS, "pool.recycle", target);
+    free(ep);
 }
 
 static void purge(preq_t *r)
@@ -161,28 +158,18 @@ static void purge(preq_t *r)
         return;
     }
     const char *args[] = {kind, hosts ? hosts : value};
-    Vc__Reply *rep = call(r, "ctl-vc-cache", "purge", args, 2, LONG_CALL_MS);
-    free(hosts);
-    if (rep == NULL)
-        return;
     char target[2100];
     snprintf(target, sizeof(target), "%s %s", kind, value);
-    audit_record(r, "cache.purge", target, rep->ok ? "ok" : rep->message);
-    if (rep->ok)
-        http_json(
-            r, 200,
-            json_pack("{s:b,s:s,s:o}", "ok", 1, "message", rep->message, "fields", fields(rep->fields, rep->n_fields)));
-    else
-        http_error(r, 409, "%s", rep->message);
-    vc__reply__free_unpacked(rep, NULL);
+    api_change(r, "ctl-vc-cache", "purge", args, 2, API_LONG_CALL_MS, "cache.purge", target);
+    free(hosts);
 }
 
 static void cache_stats(preq_t *r)
 {
-    Vc__Reply *rep = call(r, "ctl-vc-cache", "stats", NULL, 0, CALL_MS);
+    Vc__Reply *rep = api_call(r, "ctl-vc-cache", "stats", NULL, 0, API_CALL_MS);
     if (rep == NULL)
         return;
-    http_json(r, 200, fields(rep->fields, rep->n_fields));
+    http_json(r, 200, api_fields(rep->fields, rep->n_fields));
     vc__reply__free_unpacked(rep, NULL);
 }
 
@@ -197,7 +184,7 @@ static void cache_show(preq_t *r)
         return;
     }
     const char *args[] = {url};
-    Vc__Reply *rep = call(r, "ctl-vc-cache", "show", args, 1, CALL_MS);
+    Vc__Reply *rep = api_call(r, "ctl-vc-cache", "show", args, 1, API_CALL_MS);
     if (rep == NULL)
         return;
     json_t *records = json_array();
@@ -225,10 +212,13 @@ const route_t api_suite_routes[] = {
     {"POST", "/api/reload", ACCESS_ADMIN, reload},
     {"GET", "/api/pools", ACCESS_VIEWER, pools},
     {"POST", "/api/pools/scale", ACCESS_ADMIN, scale},
+    {"POST", "/api/pools/reload", ACCESS_ADMIN, pool_reload},
+    {"POST", "/api/pools/recycle", ACCESS_ADMIN, pool_recycle},
     {"GET", "/api/cache", ACCESS_VIEWER, cache_stats},
     {"POST", "/api/cache/purge", ACCESS_ADMIN, purge},
     {"GET", "/api/cache/show", ACCESS_VIEWER, cache_show},
     {"GET", "/api/live", ACCESS_VIEWER, live_subscribe},
+    {"GET", "/api/follow", ACCESS_VIEWER, follow_subscribe},
 };
 /* clang-format on */
 const size_t api_suite_nroutes = VC_ARRAY_SIZE(api_suite_routes);

@@ -154,6 +154,9 @@ static const route_t *find_route(const char *method, const char *path, int *othe
         {api_suite_routes, &api_suite_nroutes},
         {api_sites_routes, &api_sites_nroutes},
         {api_users_routes, &api_users_nroutes},
+        {api_realtime_routes, &api_realtime_nroutes},
+        {api_certs_routes, &api_certs_nroutes},
+        {api_cluster_routes, &api_cluster_nroutes},
     };
     *other_method = 0;
     for (size_t t = 0; t < VC_ARRAY_SIZE(tables); t++)

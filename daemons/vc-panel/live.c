@@ -6,6 +6,7 @@
  * dashboards cost what one does, plus their writes.
  */
 #include "live.h"
+#include "sse.h"
 #include "vc_ctl.h"
 #include "vc_events.h"
 #include "vc_log.h"
@@ -24,11 +25,8 @@
 #define POOLS_QUIET_MS 10000
 
 typedef struct client {
-    h2o_generator_t super;
-    h2o_req_t *req;
+    sse_t sse; /* first */
     live_t *live;
-    char *sending; /* what h2o holds until proceed (malloc'd) */
-    char *next;    /* the newest sample waiting for it, or NULL */
     struct client *prev_c, *next_c;
 } client_t;
 
@@ -96,28 +94,9 @@ static void on_bus(h2o_socket_t *sock, const char *err)
     drain(sock->data);
 }
 
-static void send_now(client_t *c, char *text)
+static void closed(sse_t *s)
 {
-    c->sending = text;
-    h2o_iovec_t buf = h2o_iovec_init(text, strlen(text));
-    h2o_send(c->req, &buf, 1, H2O_SEND_STATE_IN_PROGRESS);
-}
-
-static void on_proceed(h2o_generator_t *g, h2o_req_t *req)
-{
-    client_t *c = (client_t *)g;
-    free(c->sending);
-    c->sending = NULL;
-    if (c->next) {
-        char *t = c->next;
-        c->next = NULL;
-        send_now(c, t);
-    }
-}
-
-static void on_stop(h2o_generator_t *g, h2o_req_t *req)
-{
-    client_t *c = (client_t *)g;
+    client_t *c = (client_t *)s;
     live_t *l = c->live;
     if (c->prev_c)
         c->prev_c->next_c = c->next_c;
@@ -126,22 +105,6 @@ static void on_stop(h2o_generator_t *g, h2o_req_t *req)
     if (c->next_c)
         c->next_c->prev_c = c->prev_c;
     l->nclients--;
-    free(c->sending);
-    free(c->next);
-    c->sending = c->next = NULL;
-}
-
-/* Queues text (taken) for c: sent now if nothing is in flight, else it
- * replaces an older sample still waiting (a slow reader skips samples,
- * never piles them up). */
-static void offer(client_t *c, char *text)
-{
-    if (c->sending == NULL) {
-        send_now(c, text);
-        return;
-    }
-    free(c->next);
-    c->next = text;
 }
 
 static void pools_into(live_t *l, json_t *sample)
@@ -202,8 +165,10 @@ void live_tick(live_t *l)
         l->count++;
     }
     l->ring[slot] = text;
+    char *event = vc_asprintf("event: sample\ndata: %s\n\n", text);
     for (client_t *c = l->clients; c; c = c->next_c)
-        offer(c, vc_asprintf("event: sample\ndata: %s\n\n", text));
+        sse_send(&c->sse, event);
+    free(event);
 }
 
 void live_subscribe(preq_t *r)
@@ -213,23 +178,13 @@ void live_subscribe(preq_t *r)
         http_error(r, 503, "%d dashboards are open already", CLIENTS_MAX);
         return;
     }
-    h2o_req_t *req = r->req;
-    client_t *c = h2o_mem_alloc_pool(&req->pool, sizeof(*c));
-    memset(c, 0, sizeof(*c));
-    c->super.proceed = on_proceed;
-    c->super.stop = on_stop;
-    c->req = req;
+    client_t *c = (client_t *)sse_open(r, sizeof(client_t), 0, closed);
     c->live = l;
     c->next_c = l->clients;
     if (l->clients)
         l->clients->prev_c = c;
     l->clients = c;
     l->nclients++;
-    req->res.status = 200;
-    req->res.reason = "OK";
-    http_header(r, "content-type", "text/event-stream");
-    http_header(r, "cache-control", "no-store");
-    h2o_start_response(req, &c->super);
     /* The hour so far, in one event, then a sample a second. */
     size_t len = 0;
     char *hist = NULL;
@@ -239,7 +194,8 @@ void live_subscribe(preq_t *r)
         fprintf(out, "%s%s", i ? "," : "", l->ring[(l->head + i) % HISTORY]);
     fputs("]\n\n", out);
     fclose(out);
-    offer(c, hist);
+    sse_send(&c->sse, hist);
+    free(hist);
 }
 
 size_t live_clients(const live_t *l)

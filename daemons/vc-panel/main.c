@@ -3,6 +3,7 @@
  * verbs and the loop (libh2o's, as the front's). See panel.h.
  */
 #include "lockout.h"
+#include "follow.h"
 #include "live.h"
 #include "panel.h"
 #include "records.h"
@@ -47,6 +48,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "listen", "%s", p->cfg->listen);
     vc_reply_field(reply, "users", "%zu", users_count(p));
     vc_reply_field(reply, "dashboards", "%zu", live_clients(p->live));
+    vc_reply_field(reply, "followers", "%zu", follow_clients(p->follow));
     vc_reply_field(reply, "requests", "%llu", (unsigned long long)p->served);
     vc_reply_field(reply, "refused", "%llu", (unsigned long long)p->refused);
     vc_reply_field(reply, "signins", "%llu", (unsigned long long)p->signins);
@@ -243,6 +245,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
         vc__reply__free_unpacked(r, NULL);
     }
     live_tick(p->live);
+    follow_tick(p->follow);
     if (++ticks % 60 == 0)
         sessions_expire(p);
     h2o_timeout_link(p->ctx.loop, &p->ctx.one_sec_timeout, entry);
@@ -306,6 +309,7 @@ int main(int argc, char **argv)
     zmq_getsockopt(vc_ctl_socket(p.d.ctl), ZMQ_FD, &ctl_fd, &len);
     watch_fd(&p, ctl_fd, on_control);
     p.live = live_new(&p);
+    p.follow = follow_new(&p);
     p.tick.cb = on_tick;
     h2o_timeout_link(p.ctx.loop, &p.ctx.one_sec_timeout, &p.tick);
     vc_log(VC_LOG_NOTICE, "main", "the panel is on https://%s/ (pages from \"%s\")", p.cfg->listen, p.pages);
@@ -323,6 +327,7 @@ int main(int argc, char **argv)
     }
     vc_log(VC_LOG_INFO, "main", "stopping");
     live_destroy(&p.live);
+    follow_destroy(&p.follow);
     zmq_close(p.sub);
     vc_listen_free(&ls, &nls, 0);
     free(lsocks);

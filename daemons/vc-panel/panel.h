@@ -33,12 +33,17 @@ typedef struct panel_settings {
     int64_t lockout_after;   /* failed sign-ins before a lockout */
     int64_t lockout_ms;      /* how long a lockout lasts */
     char *pages;             /* the directory of the pages ("": next to the binary, or installed) */
+    char *error_log;         /* the log the logs page follows ("": LOG_DIR/vc.log) */
+    int terminal;            /* panel.terminal: a shell in the page, for admins */
+    char *terminal_user;     /* it runs as this user (never root) */
+    char *terminal_shell;    /* this program */
 } panel_settings_t;
 
 extern const struct vc_section vc_panel_settings;
 
 typedef struct lockout lockout_t;
 typedef struct live live_t;
+typedef struct follow follow_t;
 
 typedef struct panel {
     vc_daemon_t d;
@@ -54,6 +59,7 @@ typedef struct panel {
     lockout_t *lockout;
     live_t *live;
     void *sub; /* bus-out, the topics live.c follows */
+    follow_t *follow;
     h2o_timeout_entry_t tick;
     int running;
     uint64_t served, refused, signins, failed_signins;
@@ -107,6 +113,18 @@ extern const route_t api_sites_routes[];
 extern const size_t api_sites_nroutes;
 extern const route_t api_users_routes[];
 extern const size_t api_users_nroutes;
+extern const route_t api_realtime_routes[];
+extern const size_t api_realtime_nroutes;
+extern const route_t api_certs_routes[];
+extern const size_t api_certs_nroutes;
+extern const route_t api_cluster_routes[];
+extern const size_t api_cluster_nroutes;
+
+/* api_sites.c: a site file's text (malloc'd; *enabled says whether it
+ * is), or NULL once answered 404 or 502; and a new text for it, made by
+ * the supervisor (configtest, undone if refused, reload) and answered. */
+char *api_sites_text(preq_t *r, const char *name, int *enabled);
+void api_sites_put(preq_t *r, const char *name, const char *text, size_t len, const char *action, const char *target);
 
 /* audit.c: a change, on the bus as panel.audit (who, what, from where). */
 void audit_record(preq_t *r, const char *action, const char *target, const char *result);
@@ -118,7 +136,23 @@ void panel_reload_soon(void);
 /* Control calls to the suite's daemons: 0 and *out (freed by the caller
  * with vc__reply__free_unpacked), or a negative error. */
 struct Vc__Reply;
+struct Vc__Field;
 int panel_call(panel_t *p, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
                long timeout_ms, struct Vc__Reply **out);
+
+/* calls.c. How long a call may take: a status, or a change that waits
+ * for what it replaces (a reload, a purge, an order). */
+#define API_CALL_MS 3000
+#define API_LONG_CALL_MS 30000
+/* A reply's fields as a JSON object, its records as an array of them. */
+json_t *api_fields(struct Vc__Field *const *f, size_t n);
+json_t *api_records(const struct Vc__Reply *rep);
+/* The reply, or NULL once it answered 502 (the daemon does not answer). */
+struct Vc__Reply *api_call(preq_t *r, const char *endpoint, const char *verb, const char *const *args, size_t n,
+                           long ms);
+/* A change: the call, its audit event (action, target, the result), and
+ * the answer (200 {"ok", "message", "fields"}, 409 or 502). 0 if done. */
+int api_change(preq_t *r, const char *endpoint, const char *verb, const char *const *args, size_t n, long ms,
+               const char *action, const char *target);
 
 #endif

@@ -5,8 +5,10 @@
 #include "vc_settings.h"
 #include "vc_util.h"
 
+#include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <unistd.h>
 
 #define P(field) offsetof(panel_settings_t, field)
 
@@ -22,6 +24,10 @@ static const vc_setting_t settings[] = {
     {"panel.lockout_after", T_INT, P(lockout_after), 1, 1000},
     {"panel.lockout_time", T_DURATION, P(lockout_ms), 1000, 86400000},
     {"panel.pages", T_STR, P(pages), 0, 0},
+    {"panel.error_log", T_STR, P(error_log), 0, 0},
+    {"panel.terminal", T_BOOL, P(terminal), 0, 0},
+    {"panel.terminal_user", T_STR, P(terminal_user), 0, 0},
+    {"panel.terminal_shell", T_STR, P(terminal_shell), 0, 0},
 };
 
 static const vc_env_setting_t env[] = {
@@ -41,6 +47,9 @@ static void defaults(void *values, const char *data_dir)
     s->slow_after = 3;
     s->lockout_after = 5;
     s->lockout_ms = 15 * 60000;
+    s->terminal = 0; /* a shell in a page: an operator turns it on */
+    s->terminal_user = vc_strdup("nobody");
+    s->terminal_shell = vc_strdup("/bin/bash");
 }
 
 static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
@@ -57,6 +66,18 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
     if ((s->tls_cert && *s->tls_cert) != (s->tls_key && *s->tls_key)) {
         snprintf(why, len, "panel.tls_cert and panel.tls_key go together");
         return -1;
+    }
+    if (s->terminal) {
+        const struct passwd *pw = getpwnam(s->terminal_user);
+        if (pw == NULL || pw->pw_uid == 0) {
+            snprintf(why, len, "panel.terminal_user \"%s\" is %s", s->terminal_user,
+                     pw ? "root: the terminal runs as an unprivileged user" : "not a user of this system");
+            return -1;
+        }
+        if (s->terminal_shell[0] != '/' || access(s->terminal_shell, X_OK) != 0) {
+            snprintf(why, len, "panel.terminal_shell \"%s\" is not an absolute path to a program", s->terminal_shell);
+            return -1;
+        }
     }
     if (s->lockout_after < s->slow_after) {
         snprintf(why, len, "panel.lockout_after (%lld) is below panel.slow_after (%lld)", (long long)s->lockout_after,

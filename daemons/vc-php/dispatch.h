@@ -55,6 +55,9 @@ int dispatch_generation_alive(dispatch_t *d, unsigned gen);
 
 /* `vc scale N`: a fixed pool size from now on. */
 void dispatch_scale(dispatch_t *d, int64_t n);
+/* Recycles the current worker with that pid: 0, or -1 if there is none
+ * (or it is already leaving). */
+int dispatch_recycle(dispatch_t *d, pid_t pid);
 
 /* How many workers should be forked now (the pool is below size and the
  * crash backoff allows it). The caller asks the zygote and reports each

@@ -292,6 +292,19 @@ static void on_scale(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_ok(reply, "pool size set to %ld workers", n);
 }
 
+static void on_recycle(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    php_t *p = arg;
+    char *end = NULL;
+    long pid = cmd->n_args == 1 ? strtol(cmd->args[0], &end, 10) : 0;
+    if (pid <= 0 || *end != '\0')
+        vc_reply_fail(reply, "usage: recycle PID (a worker of this pool, as status lists them)");
+    else if (dispatch_recycle(p->dispatch, (pid_t)pid) < 0)
+        vc_reply_fail(reply, "no worker %ld of this pool's current generation, or it is already leaving", pid);
+    else
+        vc_reply_ok(reply, "worker %ld recycled: it exits once its request is answered, and a fresh one comes", pid);
+}
+
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     char msg[1200];
@@ -307,6 +320,7 @@ static const vc_verb_t verbs[] = {
     {"workers", "", "as status", on_status},
     {"scale", "N", "set the pool to N workers (1 to 1024)", on_scale},
     {"reload", "", "boot a new zygote generation with the stored configuration", on_reload},
+    {"recycle", "PID", "replace one worker once its request is answered", on_recycle},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

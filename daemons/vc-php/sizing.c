@@ -76,6 +76,30 @@ static void publish_size(dispatch_t *d, const char *why)
     vc_bus_publish(d->bus, VC_EVENT(PHP_POOL_SCALED), VC__SEVERITY__INFO, "workers", n, "why", why, NULL);
 }
 
+/* The worker exits once its request is answered (at once if idle, called
+ * back if lent) and a fresh one takes its place: as at php.max_requests. */
+static void recycle(dispatch_t *d, worker_t *w)
+{
+    w->recycle = 1;
+    if (w->state == W_IDLE)
+        broker_make_idle(d, w);
+    else if (w->state == W_LENT)
+        broker_recall(d, w);
+}
+
+int dispatch_recycle(dispatch_t *d, pid_t pid)
+{
+    for (size_t i = 0; i < d->nw; i++) {
+        worker_t *w = &d->w[i];
+        if (w->pid != pid || w->dying || w->recycle || w->retire || w->state == W_RETIRED || w->gen != d->gen)
+            continue;
+        vc_log(VC_LOG_NOTICE, "pool", "worker %d recycled on request", (int)pid);
+        recycle(d, w);
+        return 0;
+    }
+    return -1;
+}
+
 /* Sizing and the memory ceiling: one worker's memory is read per second
  * at most, so the cost stays flat however big the pool. */
 static void pool_tick(dispatch_t *d, uint64_t now)
@@ -91,11 +115,7 @@ static void pool_tick(dispatch_t *d, uint64_t now)
             sample = broker_pss_kib(w->pid, NULL);
         if (d->cfg->php.max_memory > 0 && !w->recycle && broker_rss_kib(w->pid) * 1024 > d->cfg->php.max_memory) {
             vc_log(VC_LOG_NOTICE, "pool", "worker %d is above php.max_memory: recycling it", (int)w->pid);
-            w->recycle = 1;
-            if (w->state == W_IDLE)
-                broker_make_idle(d, w);
-            else
-                broker_recall(d, w);
+            recycle(d, w);
         }
     }
     int change = pool_size_tick(&d->size, idle, busy, queued, sample, now);
