@@ -7,6 +7,7 @@
 #include "vc_realtime.h"
 #include "vc_util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,19 +36,12 @@ static int apps(const vc_config_t *cfg, int secret)
                        secret ? app.secret : "");
         if (s->nrealtime_apps || !s->is_default)
             continue;
-        char *path = vc_asprintf("%s/realtime-app", cfg->state_dir);
-        size_t len;
-        char *text = vc_read_file(path, &len);
-        if (text) {
-            text[strcspn(text, "\n")] = '\0';
-            if (vc_rt_app_parse(text, &app, why, sizeof(why)) == 0)
-                printf("%-16s %-12s %-24s%s%s\n", s->name, app.id, app.key, secret ? " " : "",
-                       secret ? app.secret : "");
-            free(text);
-        } else {
-            printf("%-16s (made at the front's first start, in %s)\n", s->name, path);
-        }
-        free(path);
+        if (vc_rt_default_app_read(cfg->state_dir, &app, why, sizeof(why)) == 0)
+            printf("%-16s %-12s %-24s%s%s\n", s->name, app.id, app.key, secret ? " " : "", secret ? app.secret : "");
+        else if (errno == ENOENT)
+            printf("%-16s (made at the front's first start, in %s/realtime-app)\n", s->name, cfg->state_dir);
+        else
+            fprintf(stderr, "vc rooms apps: %s\n", why);
     }
     return 0;
 }

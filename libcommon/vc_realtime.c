@@ -107,54 +107,93 @@ static void random_hex(char *out, size_t bytes)
     sodium_bin2hex(out, bytes * 2 + 1, b, bytes);
 }
 
+void vc_rt_new_secret(char out[VC_RT_SECRET_LEN + 1])
+{
+    random_hex(out, VC_RT_SECRET_LEN / 2);
+}
+
+int vc_rt_default_app_read(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen)
+{
+    char *path = vc_asprintf("%s/realtime-app", state_dir);
+    size_t len;
+    char *text = vc_read_file(path, &len);
+    int rc = -1;
+    if (text == NULL) {
+        snprintf(err, errlen, "\"%s\" cannot be read: %s", path, strerror(errno));
+    } else {
+        char why[256];
+        text[strcspn(text, "\n")] = '\0';
+        if ((rc = vc_rt_app_parse(text, app, why, sizeof(why))) < 0) {
+            snprintf(err, errlen, "%s: %s", path, why);
+            errno = EINVAL;
+        }
+        free(text);
+    }
+    free(path);
+    return rc;
+}
+
+/* Writes the app to path, through a temporary file: linked in place when
+ * made (link() fails if another process made it first), renamed over it
+ * when rotated. 0, or -1 with errno. */
+static int write_app(const char *path, const vc_rt_app_t *app, int replace)
+{
+    char *tmp = vc_asprintf("%s.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        free(tmp);
+        return -1;
+    }
+    char line[3 * VC_RT_FIELD_MAX + 4];
+    int ln = snprintf(line, sizeof(line), "%s %s %s\n", app->id, app->key, app->secret);
+    int ok = write(fd, line, (size_t)ln) == ln && fsync(fd) == 0;
+    close(fd);
+    if (ok)
+        ok = replace ? rename(tmp, path) == 0 : link(tmp, path) == 0 || errno == EEXIST;
+    int saved = errno;
+    unlink(tmp);
+    free(tmp);
+    errno = saved;
+    return ok ? 0 : -1;
+}
+
 int vc_rt_default_app(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen)
 {
     char *path = vc_asprintf("%s/realtime-app", state_dir);
     for (int attempt = 0; attempt < 2; attempt++) {
-        size_t len;
-        char *text = vc_read_file(path, &len);
-        if (text) {
-            char why[256];
-            text[strcspn(text, "\n")] = '\0';
-            int rc = vc_rt_app_parse(text, app, why, sizeof(why));
-            free(text);
-            if (rc < 0)
-                snprintf(err, errlen, "%s: %s", path, why);
+        if (vc_rt_default_app_read(state_dir, app, err, errlen) == 0) {
             free(path);
-            return rc;
+            return 0;
         }
-        if (errno != ENOENT)
-            break;
-        /* Made in a temporary file, then linked in place: link() fails if
-         * another process made it first, and that one is read back. */
-        char id[16], key[41], secret[65];
-        unsigned char n[4];
-        randombytes_buf(n, sizeof(n));
-        snprintf(id, sizeof(id), "%u", (unsigned)(n[0] << 16 | n[1] << 8 | n[2]) % 9000000 + 1000000);
-        random_hex(key, 10);
-        random_hex(secret, 32);
-        char *tmp = vc_asprintf("%s.%d", path, (int)getpid());
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-        if (fd < 0) {
-            snprintf(err, errlen, "open() failed while making \"%s\": %s", tmp, strerror(errno));
-            free(tmp);
+        if (errno != ENOENT) { /* unreadable, or not an app: err says */
             free(path);
             return -1;
         }
-        char line[256];
-        int ln = snprintf(line, sizeof(line), "%s %s %s\n", id, key, secret);
-        int wrote = write(fd, line, (size_t)ln) == ln && fsync(fd) == 0;
-        close(fd);
-        if (wrote && link(tmp, path) != 0 && errno != EEXIST)
-            wrote = 0;
-        unlink(tmp);
-        free(tmp);
-        if (!wrote)
+        vc_rt_app_t made;
+        unsigned char n[4];
+        randombytes_buf(n, sizeof(n));
+        snprintf(made.id, sizeof(made.id), "%u", (unsigned)(n[0] << 16 | n[1] << 8 | n[2]) % 9000000 + 1000000);
+        random_hex(made.key, 10);
+        vc_rt_new_secret(made.secret);
+        if (write_app(path, &made, 0) < 0)
             break;
     }
     snprintf(err, errlen, "the default realtime app in \"%s\" could not be read or made: %s", path, strerror(errno));
     free(path);
     return -1;
+}
+
+int vc_rt_default_app_rotate(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen)
+{
+    if (vc_rt_default_app_read(state_dir, app, err, errlen) < 0)
+        return -1;
+    vc_rt_new_secret(app->secret);
+    char *path = vc_asprintf("%s/realtime-app", state_dir);
+    int rc = write_app(path, app, 1);
+    if (rc < 0)
+        snprintf(err, errlen, "the default realtime app in \"%s\" could not be written: %s", path, strerror(errno));
+    free(path);
+    return rc;
 }
 
 void vc_urn_uuid(char out[VC_URN_UUID_LEN + 1])

@@ -46,6 +46,15 @@ unsigned vc_rt_webhook_event(const char *name);
  * first if it is not (atomically: two fronts starting at once agree).
  * 0, or -1 with err. */
 int vc_rt_default_app(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen);
+/* Only read: 0, or -1 with err and errno (ENOENT: not made yet). */
+int vc_rt_default_app_read(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen);
+/* A new secret for it, written in place (renamed over the old file), in
+ * app: 0, or -1 with err. The fronts and vc-bus take it at a reload. */
+int vc_rt_default_app_rotate(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen);
+
+/* A new secret: 32 random bytes in hex. */
+#define VC_RT_SECRET_LEN 64
+void vc_rt_new_secret(char out[VC_RT_SECRET_LEN + 1]);
 
 /* A new update id, "urn:uuid:" and a random (version 4) UUID, as Mercure
  * hubs make them; out holds VC_URN_UUID_LEN + 1 bytes. */

@@ -322,11 +322,30 @@ static int add_room(rt_room_t *r, void *arg)
     return 0;
 }
 
-/* `vc rooms`: the rooms here. */
+/* `rooms ROOM`: a presence room's members here, a record each. */
+static void list_members(const char *name, Vc__Reply *reply)
+{
+    rt_room_t *r = rooms_find(name);
+    size_t n = 0;
+    const rt_member_t *m = r ? rooms_members(r, &n) : NULL;
+    vc_reply_ok(reply, "%zu members", n);
+    for (size_t i = 0; i < n && i < ROOMS_LISTED; i++) {
+        Vc__Record *rec = vc_reply_record(reply);
+        vc_record_field(rec, "user_id", "%s", m[i].user_id);
+        vc_record_field(rec, "info", "%s", m[i].info ? m[i].info : "");
+        vc_record_field(rec, "connections", "%u", m[i].conns);
+    }
+}
+
+/* `vc rooms`: the rooms here; with a room's name, its members. */
 static int command(front_t *f, const Vc__Command *cmd, Vc__Reply *reply)
 {
     if (strcmp(cmd->verb, "rooms") != 0)
         return 0;
+    if (cmd->n_args == 1) {
+        list_members(cmd->args[0], reply);
+        return 1;
+    }
     size_t subs, n = rooms_count(&subs);
     vc_reply_ok(reply, "%zu rooms, %zu subscriptions", n, subs);
     rooms_each(add_room, reply);
