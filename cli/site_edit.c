@@ -51,6 +51,13 @@ static int paths(sup_t *s, const Vc__Command *cmd, size_t nargs, Vc__Reply *repl
     }
     *avail = vc_asprintf("%s/sites-available/%s.conf", s->conf_dir, cmd->args[0]);
     *enabled = vc_asprintf("%s/sites-enabled/%s.conf", s->conf_dir, cmd->args[0]);
+    /* A file written in sites-enabled itself, not a link: that is the
+     * site's file, changed in place. */
+    struct stat st;
+    if (lstat(*enabled, &st) == 0 && S_ISREG(st.st_mode)) {
+        free(*avail);
+        *avail = vc_strdup(*enabled);
+    }
     return 0;
 }
 
