@@ -30,14 +30,14 @@ CHROMIUM = "/usr/bin/chromium"
 PASSWORD = "correct horse battery staple"
 
 
-def panel_suite(root=None, panel="", sites=None, env=None, as_root=True):
-    """A suite whose vc.conf turns the panel on (plus `panel` settings),
-    with optional site files {name: body}. Not started."""
+def panel_suite(root=None, panel="", sites=None, env=None, as_root=True, conf_extra=""):
+    """A suite whose vc.conf turns the panel on (plus `panel` settings, and
+    conf_extra after), with optional site files {name: body}. Not started."""
     port = free_port()
     conf = tempfile.mkdtemp(prefix="vc-panel-conf-")
     os.chmod(conf, 0o755)
     with open(os.path.join(conf, "vc.conf"), "w") as f:
-        f.write('panel: { enable = true; listen = "127.0.0.1:%d"; %s };\n' % (port, panel))
+        f.write('panel: { enable = true; listen = "127.0.0.1:%d"; %s };\n%s\n' % (port, panel, conf_extra))
     os.makedirs(os.path.join(conf, "sites-enabled"))
     for name, body in (sites or {}).items():
         with open(os.path.join(conf, "sites-enabled", name + ".conf"), "w") as f:
@@ -131,6 +131,17 @@ def admin(s, password=PASSWORD):
     r = c.post("/api/password", {"old": "first-" + password, "new": password})
     assert r.status_code == 200, r.text
     return c
+
+
+def viewer(s, adm, name):
+    """A viewer added by adm, signed in with its own password: its Client."""
+    r = adm.post("/api/users/add", {"user": name, "role": "viewer"})
+    assert r.status_code == 200, r.text
+    first = r.json()["password"]
+    v = Client(s)
+    v.login(name, first)
+    assert v.post("/api/password", {"old": first, "new": name + "'s own long password"}).status_code == 200
+    return v
 
 
 class Browser:
