@@ -1,18 +1,18 @@
-/* libFuzzer: what a WebSocket client sends the front (ws_proto.h): any
+/* libFuzzer: what a WebSocket client sends the front (libcommon/vc_ws.h): any
  * bytes, read in two writes split where the first byte says, with small
  * limits. A message handed over must be within the limits, a text one
  * valid UTF-8, and a refusal must carry a close code we may send. */
-#include "../daemons/vc-front/realtime/ws_proto.h"
+#include "vc_ws.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int on_message(void *arg, const ws_message_t *m)
+static int on_message(void *arg, const vc_ws_message_t *m)
 {
-    const ws_limits_t *lim = arg;
-    if (m->opcode == WS_OP_TEXT && ws_utf8_feed(0, m->data, m->len) != 0)
+    const vc_ws_limits_t *lim = arg;
+    if (m->opcode == VC_WS_OP_TEXT && vc_ws_utf8_feed(0, m->data, m->len) != 0)
         abort();
-    if ((m->opcode == WS_OP_TEXT || m->opcode == WS_OP_BINARY) && m->len > lim->max_message)
+    if ((m->opcode == VC_WS_OP_TEXT || m->opcode == VC_WS_OP_BINARY) && m->len > lim->max_message)
         abort();
     if ((m->opcode & 8) && m->len > 125)
         abort();
@@ -23,24 +23,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    ws_limits_t lim = {.max_frame = 300, .max_message = 500};
+    vc_ws_limits_t lim = {.max_frame = 300, .max_message = 500};
     size_t split = data[0] % (size);
     uint8_t *buf = malloc(size);
     memcpy(buf, data + 1, size - 1);
     size_t have = split, at = 0;
-    ws_reader_t r = {0};
-    ws_error_t err;
+    vc_ws_reader_t r = {0};
+    vc_ws_error_t err;
     for (int round = 0; round < 2; round++) {
-        ssize_t n = ws_read(&r, buf + at, have - at, &lim, on_message, &lim, &err);
+        ssize_t n = vc_ws_read(&r, buf + at, have - at, &lim, on_message, &lim, &err);
         if (n < 0) {
-            if (err.code != WS_CLOSE_PROTOCOL && err.code != WS_CLOSE_INVALID_DATA && err.code != WS_CLOSE_TOO_BIG)
+            if (err.code != VC_WS_CLOSE_PROTOCOL && err.code != VC_WS_CLOSE_INVALID_DATA &&
+                err.code != VC_WS_CLOSE_TOO_BIG)
                 abort();
             break;
         }
         at += (size_t)n;
         have = size - 1;
     }
-    ws_reader_free(&r);
+    vc_ws_reader_free(&r);
     free(buf);
     return 0;
 }

@@ -28,7 +28,7 @@
 #include "vc_log.h"
 #include "vc_realtime.h"
 #include "vc_util.h"
-#include "ws_proto.h"
+#include "vc_ws.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -475,7 +475,7 @@ void mercure_php_publish(rt_site_t *rs, const Vc__Publish *p)
         why = "the site has no Mercure hub (no realtime app, no mercure_publisher_key)";
     else if (p->n_topics > 100)
         why = "over 100 topics";
-    else if (ws_utf8_feed(0, p->data.data, p->data.len) != 0)
+    else if (vc_ws_utf8_feed(0, p->data.data, p->data.len) != 0)
         why = "the data is not UTF-8";
     for (size_t i = 0; why == NULL && i < p->n_topics; i++)
         if (strlen(p->topics[i]) > MAX_TOPIC)

@@ -103,7 +103,7 @@ static void deliver(rt_sub_t *s, const Vc__RoomMessage *m, ws_out_t **frame)
         json_decref(msg);
         if (text == NULL)
             return;
-        ws_out_t *o = ws_out_new(WS_OP_TEXT, text, strlen(text));
+        ws_out_t *o = ws_out_new(VC_WS_OP_TEXT, text, strlen(text));
         free(text);
         if (frame == NULL) {
             ws_send(cs->conn->ws, o);
@@ -329,11 +329,11 @@ static void client_event(pusher_conn_t *c, const char *event, json_t *msg)
     }
 }
 
-static int on_message(ws_conn_t *ws, const ws_message_t *m)
+static int on_message(ws_conn_t *ws, const vc_ws_message_t *m)
 {
     pusher_conn_t *c = ws_data(ws);
-    if (m->opcode != WS_OP_TEXT) {
-        ws_close(ws, WS_CLOSE_UNSUPPORTED, "the Pusher protocol is text");
+    if (m->opcode != VC_WS_OP_TEXT) {
+        ws_close(ws, VC_WS_CLOSE_UNSUPPORTED, "the Pusher protocol is text");
         return 1;
     }
     json_error_t jerr;
@@ -498,5 +498,5 @@ void pusher_tick(front_t *f)
 void pusher_going_away(void)
 {
     for (pusher_conn_t *c = conns; c; c = c->next)
-        ws_close(c->ws, WS_CLOSE_GOING_AWAY, "the server is restarting");
+        ws_close(c->ws, VC_WS_CLOSE_GOING_AWAY, "the server is restarting");
 }

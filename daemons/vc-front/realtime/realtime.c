@@ -16,7 +16,7 @@
 #include "vc_log.h"
 #include "vc_util.h"
 #include "ws_conn.h"
-#include "ws_proto.h"
+#include "vc_ws.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -102,7 +102,7 @@ static void php_publish(const char *site, const Vc__Publish *p)
         why = "the channel name is not one of 1 to 164 of A-Z a-z 0-9 _ - = @ , . ;";
     else if (*p->event == '\0' || strlen(p->event) > 200)
         why = "the event name is empty or over 200 characters";
-    else if (ws_utf8_feed(0, p->data.data, p->data.len) != 0)
+    else if (vc_ws_utf8_feed(0, p->data.data, p->data.len) != 0)
         why = "the data is not UTF-8";
     if (why) {
         vc_log(VC_LOG_NOTICE, "realtime", "vc_publish() to \"%s\" dropped: %s", p->channel, why);

@@ -11,7 +11,7 @@
 struct ws_conn {
     front_t *f;
     h2o_socket_t *sock; /* NULL once closed */
-    ws_reader_t reader;
+    vc_ws_reader_t reader;
     const ws_callbacks_t *cb;
     ws_options_t opt;
     void *data;
@@ -29,8 +29,8 @@ struct ws_conn {
 
 ws_out_t *ws_out_new(int opcode, const void *payload, size_t len)
 {
-    uint8_t h[WS_HEADER_MAX];
-    size_t hl = ws_frame_header(h, opcode, len);
+    uint8_t h[VC_WS_HEADER_MAX];
+    size_t hl = vc_ws_frame_header(h, opcode, len);
     ws_out_t *o = vc_malloc(sizeof(*o) + hl + len);
     o->refs = 1;
     o->len = (uint32_t)(hl + len);
@@ -85,7 +85,7 @@ static void teardown(ws_conn_t *c)
     for (size_t i = 0; i < c->qlen; i++)
         ws_out_unref(c->q[(c->qhead + i) % c->qcap]);
     free(c->q);
-    ws_reader_free(&c->reader);
+    vc_ws_reader_free(&c->reader);
     free(c);
 }
 
@@ -150,8 +150,8 @@ static void push(ws_conn_t *c, ws_out_t *o)
 static void send_close(ws_conn_t *c, uint16_t code, const char *reason)
 {
     uint8_t payload[125];
-    size_t n = code == WS_CLOSE_NO_STATUS ? 0 : ws_close_payload(payload, code, reason);
-    ws_out_t *o = ws_out_new(WS_OP_CLOSE, payload, n);
+    size_t n = code == VC_WS_CLOSE_NO_STATUS ? 0 : vc_ws_close_payload(payload, code, reason);
+    ws_out_t *o = ws_out_new(VC_WS_OP_CLOSE, payload, n);
     push(c, o);
     ws_out_unref(o);
     c->close_sent = 1;
@@ -182,7 +182,7 @@ static int over_bound(ws_conn_t *c, size_t n)
         c->qlen--;
     }
     if (!c->close_sent)
-        send_close(c, WS_CLOSE_POLICY, "the client does not read what it is sent");
+        send_close(c, VC_WS_CLOSE_POLICY, "the client does not read what it is sent");
     c->cut = 1;
     finish_soon(c);
     return 1;
@@ -199,7 +199,7 @@ int ws_send(ws_conn_t *c, ws_out_t *o)
 
 int ws_send_text(ws_conn_t *c, const char *text, size_t len)
 {
-    ws_out_t *o = ws_out_new(WS_OP_TEXT, text, len);
+    ws_out_t *o = ws_out_new(VC_WS_OP_TEXT, text, len);
     int rc = ws_send(c, o);
     ws_out_unref(o);
     return rc;
@@ -222,24 +222,24 @@ void ws_close(ws_conn_t *c, uint16_t code, const char *reason)
     flush(c);
 }
 
-static int on_frame(void *arg, const ws_message_t *m)
+static int on_frame(void *arg, const vc_ws_message_t *m)
 {
     ws_conn_t *c = arg;
     switch (m->opcode) {
-    case WS_OP_TEXT:
-    case WS_OP_BINARY:
+    case VC_WS_OP_TEXT:
+    case VC_WS_OP_BINARY:
         if (c->close_sent)
             return 0; /* the client's close is what we wait for */
         return c->cb->on_message(c, m);
-    case WS_OP_PING:
+    case VC_WS_OP_PING:
         if (!c->close_sent && !over_bound(c, m->len + 2)) {
-            ws_out_t *o = ws_out_new(WS_OP_PONG, m->data, m->len);
+            ws_out_t *o = ws_out_new(VC_WS_OP_PONG, m->data, m->len);
             push(c, o);
             ws_out_unref(o);
             flush(c);
         }
         return c->cut;
-    case WS_OP_CLOSE:
+    case VC_WS_OP_CLOSE:
         c->close_received = 1;
         if (!c->close_sent) /* echoed (RFC 6455 5.5.1) */
             send_close(c, m->code, NULL);
@@ -251,7 +251,7 @@ static int on_frame(void *arg, const ws_message_t *m)
 
 /* A protocol error: a close with its code, then the socket, without
  * waiting for the client (RFC 6455 7.1.7, "fail the connection"). */
-static void fail(ws_conn_t *c, const ws_error_t *err)
+static void fail(ws_conn_t *c, const vc_ws_error_t *err)
 {
     vc_log(VC_LOG_INFO, "realtime", "closing a WebSocket with %u: %s", err->code, err->why);
     if (!c->close_sent)
@@ -271,8 +271,8 @@ static void on_read(h2o_socket_t *sock, const char *err)
     c->last_read_ms = vc_mono_ms();
     c->in_callback = 1;
     h2o_buffer_t *in = sock->input;
-    ws_error_t e;
-    ssize_t n = ws_read(&c->reader, (uint8_t *)in->bytes, in->size, &c->opt.limits, on_frame, c, &e);
+    vc_ws_error_t e;
+    ssize_t n = vc_ws_read(&c->reader, (uint8_t *)in->bytes, in->size, &c->opt.limits, on_frame, c, &e);
     if (n < 0) {
         fail(c, &e);
         h2o_buffer_consume(&sock->input, sock->input->size);
@@ -370,7 +370,7 @@ ws_conn_t *ws_upgrade(front_t *f, h2o_req_t *req, const ws_callbacks_t *cb, cons
         return NULL;
     }
     char accept[29];
-    ws_accept_key(accept, req->headers.entries[ki].value.base, req->headers.entries[ki].value.len);
+    vc_ws_accept_key(accept, req->headers.entries[ki].value.base, req->headers.entries[ki].value.len);
     ws_conn_t *c = vc_calloc(1, sizeof(*c));
     c->f = f;
     c->cb = cb;

@@ -1,6 +1,6 @@
 /*
  * A WebSocket connection on one of h2o's sockets: the handshake (an
- * HTTP/1.1 upgrade, plain or TLS), reading with ws_proto.h, and a send
+ * HTTP/1.1 upgrade, plain or TLS), reading with libcommon/vc_ws.h, and a send
  * queue with a bound.
  *
  * What we send is a ws_out_t, a whole frame counted by reference: a
@@ -12,7 +12,7 @@
 #define VC_FRONT_WS_CONN_H
 
 #include "core/front.h"
-#include "ws_proto.h"
+#include "vc_ws.h"
 
 typedef struct ws_conn ws_conn_t;
 
@@ -29,7 +29,7 @@ void ws_out_unref(ws_out_t *o);
 typedef struct ws_callbacks {
     /* A whole text or binary message. Returns non-zero if it closed the
      * connection (ws_close). */
-    int (*on_message)(ws_conn_t *c, const ws_message_t *m);
+    int (*on_message)(ws_conn_t *c, const vc_ws_message_t *m);
     /* The socket is gone (either side closed it, or an error): the
      * connection is freed after this returns. */
     void (*on_closed)(ws_conn_t *c);
@@ -39,7 +39,7 @@ typedef struct ws_callbacks {
 } ws_callbacks_t;
 
 typedef struct ws_options {
-    ws_limits_t limits;
+    vc_ws_limits_t limits;
     size_t max_queue; /* bytes queued for a client before it is cut */
 } ws_options_t;
 

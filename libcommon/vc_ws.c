@@ -1,24 +1,24 @@
-#include "ws_proto.h"
+#include "vc_ws.h"
 #include "vc_util.h"
 
 #include <openssl/evp.h>
 #include <string.h>
 
-/* The state of ws_utf8_feed: bytes still owed by the character begun, and
+/* The state of vc_ws_utf8_feed: bytes still owed by the character begun, and
  * the range the next one must fall in (RFC 3629's table: it excludes
  * overlong forms, surrogates and code points past U+10FFFF). */
 #define U8_STATE(owed, lo, hi) (((uint32_t)(owed) << 16) | ((uint32_t)(lo) << 8) | (uint32_t)(hi))
 
-uint32_t ws_utf8_feed(uint32_t state, const uint8_t *p, size_t n)
+uint32_t vc_ws_utf8_feed(uint32_t state, const uint8_t *p, size_t n)
 {
-    if (state == WS_UTF8_BAD)
+    if (state == VC_WS_UTF8_BAD)
         return state;
     for (size_t i = 0; i < n; i++) {
         uint8_t c = p[i];
         uint32_t owed = state >> 16;
         if (owed) {
             if (c < ((state >> 8) & 0xff) || c > (state & 0xff))
-                return WS_UTF8_BAD;
+                return VC_WS_UTF8_BAD;
             state = owed == 1 ? 0 : U8_STATE(owed - 1, 0x80, 0xbf);
             continue;
         }
@@ -39,7 +39,7 @@ uint32_t ws_utf8_feed(uint32_t state, const uint8_t *p, size_t n)
         else if (c == 0xf4)
             state = U8_STATE(3, 0x80, 0x8f);
         else
-            return WS_UTF8_BAD;
+            return VC_WS_UTF8_BAD;
     }
     return state;
 }
@@ -54,14 +54,14 @@ static int close_code_allowed(uint16_t code)
     return code >= 1000 && code <= 1014 && code != 1004 && code != 1005 && code != 1006;
 }
 
-static ssize_t fail(ws_error_t *err, uint16_t code, const char *why)
+static ssize_t fail(vc_ws_error_t *err, uint16_t code, const char *why)
 {
     err->code = code;
     err->why = why;
     return -1;
 }
 
-static int append(ws_reader_t *r, const uint8_t *p, size_t n)
+static int append(vc_ws_reader_t *r, const uint8_t *p, size_t n)
 {
     if (n == 0)
         return 0; /* an empty fragment: nothing, and maybe no buffer yet */
@@ -78,19 +78,19 @@ static int append(ws_reader_t *r, const uint8_t *p, size_t n)
 }
 
 /* A control frame: whole (FIN) and short, as 5.5 says. */
-static int on_control(int opcode, uint8_t *p, size_t n, ws_on_message_t on_message, void *arg, ws_error_t *err)
+static int on_control(int opcode, uint8_t *p, size_t n, vc_ws_on_message_t on_message, void *arg, vc_ws_error_t *err)
 {
-    ws_message_t m = {.opcode = opcode, .data = p, .len = n, .code = 0};
-    if (opcode == WS_OP_CLOSE) {
+    vc_ws_message_t m = {.opcode = opcode, .data = p, .len = n, .code = 0};
+    if (opcode == VC_WS_OP_CLOSE) {
         if (n == 1)
-            return (int)fail(err, WS_CLOSE_PROTOCOL, "a close frame of one byte");
-        m.code = WS_CLOSE_NO_STATUS;
+            return (int)fail(err, VC_WS_CLOSE_PROTOCOL, "a close frame of one byte");
+        m.code = VC_WS_CLOSE_NO_STATUS;
         if (n >= 2) {
             m.code = (uint16_t)(p[0] << 8 | p[1]);
             if (!close_code_allowed(m.code))
-                return (int)fail(err, WS_CLOSE_PROTOCOL, "a close code that may not be sent");
-            if (ws_utf8_feed(0, p + 2, n - 2) != 0)
-                return (int)fail(err, WS_CLOSE_INVALID_DATA, "a close reason that is not UTF-8");
+                return (int)fail(err, VC_WS_CLOSE_PROTOCOL, "a close code that may not be sent");
+            if (vc_ws_utf8_feed(0, p + 2, n - 2) != 0)
+                return (int)fail(err, VC_WS_CLOSE_INVALID_DATA, "a close reason that is not UTF-8");
             m.data = p + 2;
             m.len = n - 2;
         }
@@ -98,21 +98,21 @@ static int on_control(int opcode, uint8_t *p, size_t n, ws_on_message_t on_messa
     return on_message(arg, &m) ? 1 : 0;
 }
 
-ssize_t ws_read(ws_reader_t *r, uint8_t *buf, size_t len, const ws_limits_t *lim, ws_on_message_t on_message, void *arg,
-                ws_error_t *err)
+ssize_t vc_ws_read(vc_ws_reader_t *r, uint8_t *buf, size_t len, const vc_ws_limits_t *lim,
+                   vc_ws_on_message_t on_message, void *arg, vc_ws_error_t *err)
 {
     size_t at = 0;
     while (len - at >= 2) {
         uint8_t *h = buf + at;
         int fin = h[0] & 0x80, opcode = h[0] & 0x0f, masked = h[1] & 0x80;
         if (h[0] & 0x70)
-            return fail(err, WS_CLOSE_PROTOCOL, "reserved bits set with no extension agreed");
+            return fail(err, VC_WS_CLOSE_PROTOCOL, "reserved bits set with no extension agreed");
         if (!masked)
-            return fail(err, WS_CLOSE_PROTOCOL, "an unmasked frame from the client");
+            return fail(err, VC_WS_CLOSE_PROTOCOL, "an unmasked frame from the client");
         int control = opcode & 0x8;
-        if (opcode != WS_OP_CONTINUATION && opcode != WS_OP_TEXT && opcode != WS_OP_BINARY && opcode != WS_OP_CLOSE &&
-            opcode != WS_OP_PING && opcode != WS_OP_PONG)
-            return fail(err, WS_CLOSE_PROTOCOL, "a reserved opcode");
+        if (opcode != VC_WS_OP_CONTINUATION && opcode != VC_WS_OP_TEXT && opcode != VC_WS_OP_BINARY &&
+            opcode != VC_WS_OP_CLOSE && opcode != VC_WS_OP_PING && opcode != VC_WS_OP_PONG)
+            return fail(err, VC_WS_CLOSE_PROTOCOL, "a reserved opcode");
         uint64_t plen = h[1] & 0x7f;
         size_t hlen = 2;
         if (plen == 126) {
@@ -121,7 +121,7 @@ ssize_t ws_read(ws_reader_t *r, uint8_t *buf, size_t len, const ws_limits_t *lim
             plen = (uint64_t)h[2] << 8 | h[3];
             hlen = 4;
             if (plen < 126)
-                return fail(err, WS_CLOSE_PROTOCOL, "a length not in its shortest form");
+                return fail(err, VC_WS_CLOSE_PROTOCOL, "a length not in its shortest form");
         } else if (plen == 127) {
             if (len - at < 10)
                 break;
@@ -130,21 +130,21 @@ ssize_t ws_read(ws_reader_t *r, uint8_t *buf, size_t len, const ws_limits_t *lim
                 plen = plen << 8 | h[2 + i];
             hlen = 10;
             if (plen >> 63)
-                return fail(err, WS_CLOSE_PROTOCOL, "a length with its top bit set");
+                return fail(err, VC_WS_CLOSE_PROTOCOL, "a length with its top bit set");
             if (plen <= 0xffff)
-                return fail(err, WS_CLOSE_PROTOCOL, "a length not in its shortest form");
+                return fail(err, VC_WS_CLOSE_PROTOCOL, "a length not in its shortest form");
         }
         if (control && (!fin || plen > 125))
-            return fail(err, WS_CLOSE_PROTOCOL, "a control frame fragmented or over 125 bytes");
+            return fail(err, VC_WS_CLOSE_PROTOCOL, "a control frame fragmented or over 125 bytes");
         if (!control) {
-            if (opcode == WS_OP_CONTINUATION && r->msg_opcode == 0)
-                return fail(err, WS_CLOSE_PROTOCOL, "a continuation with no message begun");
-            if (opcode != WS_OP_CONTINUATION && r->msg_opcode != 0)
-                return fail(err, WS_CLOSE_PROTOCOL, "a new message before the last one ended");
+            if (opcode == VC_WS_OP_CONTINUATION && r->msg_opcode == 0)
+                return fail(err, VC_WS_CLOSE_PROTOCOL, "a continuation with no message begun");
+            if (opcode != VC_WS_OP_CONTINUATION && r->msg_opcode != 0)
+                return fail(err, VC_WS_CLOSE_PROTOCOL, "a new message before the last one ended");
             if (plen > lim->max_frame)
-                return fail(err, WS_CLOSE_TOO_BIG, "a frame over the size limit");
+                return fail(err, VC_WS_CLOSE_TOO_BIG, "a frame over the size limit");
             if (r->msg_len + plen > lim->max_message)
-                return fail(err, WS_CLOSE_TOO_BIG, "a message over the size limit");
+                return fail(err, VC_WS_CLOSE_TOO_BIG, "a message over the size limit");
         }
         if (len - at - hlen < 4 + plen)
             break; /* the rest of the frame is still to come */
@@ -161,15 +161,15 @@ ssize_t ws_read(ws_reader_t *r, uint8_t *buf, size_t len, const ws_limits_t *lim
                 return (ssize_t)at;
             continue;
         }
-        int type = opcode == WS_OP_CONTINUATION ? r->msg_opcode : opcode;
-        if (type == WS_OP_TEXT) {
-            r->utf8_state = ws_utf8_feed(r->utf8_state, p, (size_t)plen);
-            if (r->utf8_state == WS_UTF8_BAD || (fin && r->utf8_state != 0))
-                return fail(err, WS_CLOSE_INVALID_DATA, "text that is not UTF-8");
+        int type = opcode == VC_WS_OP_CONTINUATION ? r->msg_opcode : opcode;
+        if (type == VC_WS_OP_TEXT) {
+            r->utf8_state = vc_ws_utf8_feed(r->utf8_state, p, (size_t)plen);
+            if (r->utf8_state == VC_WS_UTF8_BAD || (fin && r->utf8_state != 0))
+                return fail(err, VC_WS_CLOSE_INVALID_DATA, "text that is not UTF-8");
         }
         if (fin && r->msg_opcode == 0) {
             /* One frame, the common case: handed over where it lies. */
-            ws_message_t m = {.opcode = type, .data = p, .len = (size_t)plen};
+            vc_ws_message_t m = {.opcode = type, .data = p, .len = (size_t)plen};
             r->utf8_state = 0;
             if (on_message(arg, &m))
                 return (ssize_t)at;
@@ -178,7 +178,7 @@ ssize_t ws_read(ws_reader_t *r, uint8_t *buf, size_t len, const ws_limits_t *lim
         r->msg_opcode = type;
         append(r, p, (size_t)plen);
         if (fin) {
-            ws_message_t m = {.opcode = type, .data = r->msg, .len = r->msg_len};
+            vc_ws_message_t m = {.opcode = type, .data = r->msg, .len = r->msg_len};
             r->msg_opcode = 0;
             r->utf8_state = 0;
             r->msg_len = 0;
@@ -196,13 +196,13 @@ ssize_t ws_read(ws_reader_t *r, uint8_t *buf, size_t len, const ws_limits_t *lim
     return (ssize_t)at;
 }
 
-void ws_reader_free(ws_reader_t *r)
+void vc_ws_reader_free(vc_ws_reader_t *r)
 {
     free(r->msg);
     memset(r, 0, sizeof(*r));
 }
 
-size_t ws_frame_header(uint8_t *out, int opcode, uint64_t len)
+size_t vc_ws_frame_header(uint8_t *out, int opcode, uint64_t len)
 {
     out[0] = (uint8_t)(0x80 | opcode);
     if (len < 126) {
@@ -221,7 +221,7 @@ size_t ws_frame_header(uint8_t *out, int opcode, uint64_t len)
     return 10;
 }
 
-size_t ws_close_payload(uint8_t out[125], uint16_t code, const char *reason)
+size_t vc_ws_close_payload(uint8_t out[125], uint16_t code, const char *reason)
 {
     out[0] = (uint8_t)(code >> 8);
     out[1] = (uint8_t)code;
@@ -236,7 +236,7 @@ size_t ws_close_payload(uint8_t out[125], uint16_t code, const char *reason)
     return 2 + n;
 }
 
-void ws_accept_key(char out[29], const char *key, size_t key_len)
+void vc_ws_accept_key(char out[29], const char *key, size_t key_len)
 {
     static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
     uint8_t in[256 + sizeof(guid)], md[EVP_MAX_MD_SIZE];
