@@ -125,6 +125,15 @@ pid_t sup_spawn_process(sup_t *s, const child_t *k, int replacing, int *ready_fd
                                                              : "none",
                    1);
         }
+        /* Helpers that keep our user, started beside a daemon before it
+         * becomes the suite's (cli/terminal.c). */
+        static const struct {
+            const char *binary;
+            int (*start)(sup_t *s);
+        } helpers[] = {{"vc-panel", sup_terminal_start}};
+        for (size_t i = 0; i < VC_ARRAY_SIZE(helpers); i++)
+            if (strcmp(k->binary, helpers[i].binary) == 0 && helpers[i].start(s) < 0)
+                _exit(78);
         privs_become(&s->privs, pool);
         /* After the change of user, which clears the death signal. */
         vc_proc_die_with_parent(SIGTERM, parent);

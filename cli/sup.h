@@ -143,4 +143,9 @@ void sup_plan(sup_t *s);
 int sup_start_all(sup_t *s);
 void sup_run(sup_t *s);
 
+/* terminal.c: with panel.terminal on, forks the panel's terminal starter
+ * (in vc-panel's process, before it execs) and sets VC_TERMINAL_FD. 0, or
+ * -1 (said on stderr). */
+int sup_terminal_start(sup_t *s);
+
 #endif

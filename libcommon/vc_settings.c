@@ -76,28 +76,46 @@ const void *vc_config_section(const vc_config_t *cfg, const vc_section_t *sec)
     return NULL;
 }
 
-int vc_setting_is_set(const vc_config_t *cfg, const vc_section_t *sec, const char *path)
+/* The setting path (sec's, or the section's it names) and where its value
+ * is in cfg; NULL if there is none. */
+static const struct spec *find_setting(const vc_config_t *cfg, const vc_section_t *sec, const char *path,
+                                       const char **value)
 {
     /* A setting of another section (vc-nats runs on cluster.nats_server). */
-    size_t n = strlen(sec->name);
-    if (strncmp(path, sec->name, n) != 0 || path[n] != '.')
+    size_t n = sec ? strlen(sec->name) : 0;
+    if (sec == NULL || strncmp(path, sec->name, n) != 0 || path[n] != '.')
         for (size_t k = 0; vc_sections[k]; k++)
             if (!strncmp(path, vc_sections[k]->name, strlen(vc_sections[k]->name)) &&
                 path[strlen(vc_sections[k]->name)] == '.')
                 sec = vc_sections[k];
-    const char *values = vc_config_section(cfg, sec);
-    for (size_t i = 0; values && i < sec->nsettings; i++) {
-        const struct spec *s = &sec->settings[i];
-        if (strcmp(s->path, path) != 0)
-            continue;
-        switch (s->type) {
-        case T_STR: return (*(char *const *)(values + s->off))[0] != '\0';
-        case T_LIST: return *(const size_t *)(values + s->off + sizeof(char **)) > 0;
-        case T_BOOL: return *(const int *)(values + s->off) != 0;
-        default: return *(const int64_t *)(values + s->off) != 0;
+    const char *values = sec ? vc_config_section(cfg, sec) : NULL;
+    for (size_t i = 0; values && i < sec->nsettings; i++)
+        if (strcmp(sec->settings[i].path, path) == 0) {
+            *value = values + sec->settings[i].off;
+            return &sec->settings[i];
         }
+    return NULL;
+}
+
+int vc_setting_is_set(const vc_config_t *cfg, const vc_section_t *sec, const char *path)
+{
+    const char *v;
+    const struct spec *s = find_setting(cfg, sec, path, &v);
+    if (s == NULL)
+        return 0;
+    switch (s->type) {
+    case T_STR: return (*(char *const *)v)[0] != '\0';
+    case T_LIST: return *(const size_t *)(v + sizeof(char **)) > 0;
+    case T_BOOL: return *(const int *)v != 0;
+    default: return *(const int64_t *)v != 0;
     }
-    return 0;
+}
+
+const char *vc_setting_str(const vc_config_t *cfg, const char *path)
+{
+    const char *v;
+    const struct spec *s = find_setting(cfg, NULL, path, &v);
+    return s && s->type == T_STR ? *(char *const *)v : NULL;
 }
 
 /* The place ("FILE:LINE") of the setting a validate message starts with

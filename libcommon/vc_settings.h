@@ -92,6 +92,9 @@ const void *vc_config_section(const struct vc_config *cfg, const vc_section_t *s
  * not zero, true. It is sec's, or another section's when it names that
  * one ("cluster.nats_server"). 0 if there is no such setting. */
 int vc_setting_is_set(const struct vc_config *cfg, const vc_section_t *sec, const char *path);
+/* A string setting's value by its path ("panel.terminal_user"), for the
+ * supervisor, which knows no section's struct; NULL if there is none. */
+const char *vc_setting_str(const struct vc_config *cfg, const char *path);
 /* How many copies of sec's daemon cfg runs (0: none), as `vc up` starts
  * them; VC_COPIES_PER_POOL counts the default pool and the named ones. */
 size_t vc_supervision_copies(const struct vc_config *cfg, const vc_section_t *sec);

@@ -7,6 +7,7 @@
 #include "forms.h"
 #include "panel.h"
 #include "sessions.h"
+#include "terminal.h"
 #include "vc_util.h"
 
 #include <sodium.h>
@@ -124,7 +125,7 @@ static void find_session(preq_t *r)
 /* A change must come from the panel's own pages: an Origin, if the
  * browser sent one, names this host; and the session's CSRF token is in
  * X-CSRF-Token (a header another site's form cannot set). */
-static int same_origin(preq_t *r)
+int http_same_origin(preq_t *r)
 {
     ssize_t h = h2o_find_header_by_str(&r->req->headers, H2O_STRLIT("origin"), -1);
     if (h < 0)
@@ -150,13 +151,10 @@ static const route_t *find_route(const char *method, const char *path, int *othe
         const route_t *routes;
         const size_t *n;
     } tables[] = {
-        {api_auth_routes, &api_auth_nroutes},
-        {api_suite_routes, &api_suite_nroutes},
-        {api_sites_routes, &api_sites_nroutes},
-        {api_users_routes, &api_users_nroutes},
-        {api_realtime_routes, &api_realtime_nroutes},
-        {api_certs_routes, &api_certs_nroutes},
-        {api_cluster_routes, &api_cluster_nroutes},
+        {api_auth_routes, &api_auth_nroutes},         {api_suite_routes, &api_suite_nroutes},
+        {api_sites_routes, &api_sites_nroutes},       {api_users_routes, &api_users_nroutes},
+        {api_realtime_routes, &api_realtime_nroutes}, {api_certs_routes, &api_certs_nroutes},
+        {api_cluster_routes, &api_cluster_nroutes},   {terminal_routes, &terminal_nroutes},
     };
     *other_method = 0;
     for (size_t t = 0; t < VC_ARRAY_SIZE(tables); t++)
@@ -183,7 +181,7 @@ static void api(preq_t *r, const char *method)
         return;
     }
     int change = strcmp(method, "GET") != 0;
-    if (change && !same_origin(r)) {
+    if (change && !http_same_origin(r)) {
         http_error(r, 403, "a change from another origin");
         return;
     }

@@ -2,12 +2,13 @@
  * vc-panel: arguments, configuration, the HTTPS listener, the control
  * verbs and the loop (libh2o's, as the front's). See panel.h.
  */
-#include "lockout.h"
 #include "follow.h"
 #include "live.h"
+#include "lockout.h"
 #include "panel.h"
 #include "records.h"
 #include "sessions.h"
+#include "terminal.h"
 #include "users.h"
 #include "vc_ctl.h"
 #include "vc_listen.h"
@@ -18,6 +19,7 @@
 
 #include <errno.h>
 #include <h2o/http2.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <sodium.h>
@@ -49,6 +51,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "users", "%zu", users_count(p));
     vc_reply_field(reply, "dashboards", "%zu", live_clients(p->live));
     vc_reply_field(reply, "followers", "%zu", follow_clients(p->follow));
+    vc_reply_field(reply, "terminals", "%zu", terminal_count());
     vc_reply_field(reply, "requests", "%llu", (unsigned long long)p->served);
     vc_reply_field(reply, "refused", "%llu", (unsigned long long)p->refused);
     vc_reply_field(reply, "signins", "%llu", (unsigned long long)p->signins);
@@ -246,6 +249,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     }
     live_tick(p->live);
     follow_tick(p->follow);
+    terminal_tick(p);
     if (++ticks % 60 == 0)
         sessions_expire(p);
     h2o_timeout_link(p->ctx.loop, &p->ctx.one_sec_timeout, entry);
@@ -276,6 +280,14 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < p.nproxies; i++)
         vc_cidr_parse(p.cfg->trusted_proxies[i], &p.proxies[i]);
     p.lockout = lockout_new(&p.cfg);
+    /* The terminal starter's link, if the supervisor made one (cli/terminal.c). */
+    const char *tfd = getenv("VC_TERMINAL_FD");
+    p.terminal_fd = tfd && *tfd ? atoi(tfd) : -1;
+    if (p.terminal_fd >= 0)
+        fcntl(p.terminal_fd, F_SETFD, FD_CLOEXEC);
+    else if (p.cfg->terminal)
+        vc_log(VC_LOG_WARN, "main",
+               "panel.terminal is on but no terminal starter was given: start vc-panel with vc up");
     p.pages = find_pages(&p);
     char err[512] = "";
     p.store = vc_store_open(p.d.cfg->state_dir, (size_t)p.d.cfg->store.map_size, err, sizeof(err));

@@ -60,6 +60,7 @@ typedef struct panel {
     live_t *live;
     void *sub; /* bus-out, the topics live.c follows */
     follow_t *follow;
+    int terminal_fd; /* the terminal starter's link (VC_TERMINAL_FD), or -1 */
     h2o_timeout_entry_t tick;
     int running;
     uint64_t served, refused, signins, failed_signins;
@@ -88,6 +89,8 @@ void http_register(panel_t *p, h2o_hostconf_t *host);
 void http_json(preq_t *r, int status, json_t *body);
 /* Answers {"error": message} with status. */
 void http_error(preq_t *r, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* 1 unless the request has an Origin other than the panel's own. */
+int http_same_origin(preq_t *r);
 /* Adds a header to the answer (name and value copied into the request's pool). */
 void http_header(preq_t *r, const char *name, const char *value);
 

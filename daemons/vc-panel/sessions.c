@@ -114,3 +114,20 @@ void sessions_expire(panel_t *p)
     }
     json_decref(all);
 }
+
+int sessions_admin_alive(panel_t *p, const char *sid, int touch)
+{
+    json_t *rec = records_get(p->store, PANEL_DB_SESSIONS, sid);
+    int64_t now = vc_wall_ms();
+    const char *user = rec ? json_string_value(json_object_get(rec, "user")) : NULL;
+    json_t *u = user ? users_get(p, user) : NULL;
+    const char *role = u ? json_string_value(json_object_get(u, "role")) : NULL;
+    int ok = role && strcmp(role, "admin") == 0 && alive(p, rec, now);
+    if (ok && touch && now - json_integer_value(json_object_get(rec, "seen")) > 10000) {
+        json_object_set_new(rec, "seen", json_integer(now));
+        records_put(p->store, PANEL_DB_SESSIONS, sid, rec);
+    }
+    json_decref(u);
+    json_decref(rec);
+    return ok;
+}

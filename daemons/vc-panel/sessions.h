@@ -27,6 +27,10 @@ int sessions_find(panel_t *p, const char *token, preq_t *r);
 void sessions_drop(panel_t *p, const char *sid);
 /* Ends every session of user but keep (a sid, or NULL for all). */
 void sessions_drop_user(panel_t *p, const char *user, const char *keep);
+/* Whether the session sid is alive and its user still an admin (a
+ * terminal stays open only so long); touch: it was used (the idle time
+ * starts again). */
+int sessions_admin_alive(panel_t *p, const char *sid, int touch);
 /* Removes sessions past their idle time or their age. */
 void sessions_expire(panel_t *p);
 
