@@ -144,6 +144,30 @@ def viewer(s, adm, name):
     return v
 
 
+def no_violations(b, page):
+    got = b("axe")
+    assert got == [], f"axe-core on {page}: {got}"
+
+
+def sign_in(b, user, password):
+    """The sign-in form, filled and sent (after signing out if needed)."""
+    if b("visible", "#signout"):
+        b("click", "#signout")
+    b("waitVisible", "#signin-form")
+    b("fill", "#signin-user", user)
+    b("fill", "#signin-password", password)
+    b("click", "#signin-form button[type=submit]")
+
+
+def change_password(b, old, new):
+    """The forced change's form, filled and sent."""
+    b("waitVisible", "#change-form")
+    b("fill", "#change-old", old)
+    b("fill", "#change-new", new)
+    b("fill", "#change-again", new)
+    b("click", "#change-form button[type=submit]")
+
+
 class Browser:
     """Chromium through node/panel_driver.mjs: one JSON request a line
     on its stdin, one JSON answer a line on its stdout."""

@@ -18,7 +18,8 @@ import time
 import pytest
 
 from conftest import FIXTURES, curl, wrk
-from panel import CHROMIUM, NODE_DIR, PASSWORD, Browser, Client, panel_suite, set_password, tagged_page, totp
+from panel import (CHROMIUM, NODE_DIR, PASSWORD, Browser, Client, change_password, no_violations, panel_suite,
+                   set_password, sign_in, tagged_page, totp)
 
 XSS_SITE = '<img src=x onerror="window.xss=1">'
 XSS_TAG = '<svg onload="window.xss=2">'
@@ -38,30 +39,6 @@ def ui():
     s.stop()
     s.cleanup()
     assert "pageerror" not in err, err
-
-
-def no_violations(b, page):
-    got = b("axe")
-    assert got == [], f"axe-core on {page}: {got}"
-
-
-def sign_in(b, user, password):
-    """The sign-in form, filled and sent (after signing out if needed)."""
-    if b("visible", "#signout"):
-        b("click", "#signout")
-    b("waitVisible", "#signin-form")
-    b("fill", "#signin-user", user)
-    b("fill", "#signin-password", password)
-    b("click", "#signin-form button[type=submit]")
-
-
-def change_password(b, old, new):
-    """The forced change's form, filled and sent."""
-    b("waitVisible", "#change-form")
-    b("fill", "#change-old", old)
-    b("fill", "#change-new", new)
-    b("fill", "#change-again", new)
-    b("click", "#change-form button[type=submit]")
 
 
 def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):

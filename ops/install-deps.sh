@@ -79,15 +79,21 @@ if ! getent passwd vc >/dev/null; then
     $SUDO adduser --system --group --no-create-home --home /nonexistent --quiet vc
 fi
 
-# The npm packages those tests use, at the versions package-lock.json
-# pins; again only when the lock changed.
-npm_clients() {
-    [ "$profile" = all ] || return 0
-    dir="$(cd "$(dirname "$0")/.." && pwd)/integration/node"
+# The npm packages at the versions each package-lock.json pins, again only
+# when the lock changed: the panel's terminal widget (panel/npm; the build
+# copies it into the pages, and builds without it if npm is missing), and
+# the clients the tests drive (integration/node).
+npm_ci() {
+    dir="$(cd "$(dirname "$0")/.." && pwd)/$1"
     if [ ! -d "$dir/node_modules" ] || [ "$dir/package-lock.json" -nt "$dir/node_modules" ]; then
-        echo "install-deps: npm ci in integration/node"
+        echo "install-deps: npm ci in $1"
         (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error && touch node_modules)
     fi
+}
+npm_clients() {
+    if command -v npm >/dev/null 2>&1; then npm_ci panel/npm; fi
+    [ "$profile" = all ] || return 0
+    npm_ci integration/node
 }
 
 if [ -z "$missing" ]; then

@@ -6,7 +6,8 @@
 
 const state = { me: null, live: null, samples: [] };
 const $ = (id) => document.getElementById(id);
-const SECTIONS = ["signin", "change", "dashboard", "sites", "pools", "cache", "audit", "users", "account"];
+const SECTIONS = ["signin", "change", "dashboard", "sites", "pools", "cache", "certs", "realtime", "cluster", "logs",
+                  "terminal", "audit", "users", "account"];
 
 async function api(method, path, body) {
   const headers = {};
@@ -53,6 +54,7 @@ function show(name) {
 function signedIn(me) {
   state.me = me;
   document.body.classList.toggle("viewer", me.role !== "admin");
+  document.body.classList.toggle("terminal", !!me.terminal);
   $("who").textContent = me.user + " (" + me.role + ")";
   $("signout").hidden = false;
   $("nav").hidden = me.must_change;
@@ -69,6 +71,7 @@ async function route() {
   const name = SECTIONS.includes(page) && page !== "signin" && page !== "change" ? page : "dashboard";
   show(name);
   if (name !== "dashboard" && state.live) { state.live.close(); state.live = null; }
+  if (name !== "logs") stopFollowing();
   await (loaders[name] || (() => {}))();
 }
 
@@ -106,6 +109,13 @@ const loaders = {
       h.textContent = "Pool " + p.pool + (p.error ? " (not answering: " + p.error + ")"
         : ": " + p.workers + " workers, " + p.busy + " busy, " + p.idle + " idle, mode " + p.mode);
       list.appendChild(h);
+      const reload = button("Reload pool " + p.pool, "Reload the pool " + p.pool, async () => {
+        const x = await api("POST", "/api/pools/reload", { pool: p.pool });
+        notice(x.ok ? x.data.message : x.data.error);
+        loaders.pools();
+      });
+      reload.classList.add("admin-only");
+      list.appendChild(reload);
       const opt = document.createElement("option");
       opt.value = p.pool; opt.textContent = p.pool;
       select.appendChild(opt);
@@ -113,15 +123,24 @@ const loaders = {
       const t = document.createElement("table");
       t.className = "workers";
       const head = t.createTHead().insertRow();
-      for (const name of ["PID", "State", "Front", "Served", "PSS KiB", "USS KiB", "Request"]) {
+      for (const name of ["PID", "State", "Front", "Served", "PSS KiB", "USS KiB", "Request", "Actions"]) {
         const th = document.createElement("th");
         th.scope = "col"; th.textContent = name;
+        if (name === "Actions") th.className = "admin-only";
         head.appendChild(th);
       }
       t.createTBody();
       t.id = "workers-" + list.children.length;
       list.appendChild(t);
-      fillTable(t.id, p.workers_list, ["pid", "state", "front", "served", "pss_kib", "uss_kib", "uri"]);
+      fillTable(t.id, p.workers_list, ["pid", "state", "front", "served", "pss_kib", "uss_kib", "uri", (tr, w) => {
+        const td = cell(tr, "");
+        td.className = "admin-only";
+        td.appendChild(button("Recycle", "Recycle worker " + w.pid, async () => {
+          const x = await api("POST", "/api/pools/recycle", { pool: p.pool, pid: Number(w.pid) });
+          notice(x.ok ? x.data.message : x.data.error);
+          loaders.pools();
+        }));
+      }]);
     }
   },
   async cache() {
@@ -355,4 +374,5 @@ on("totp-form", "submit", async (ev) => {
 });
 
 window.addEventListener("hashchange", route);
-route();
+// Once every script (ops.js too) has added its pages.
+document.addEventListener("DOMContentLoaded", route);

@@ -157,8 +157,9 @@ static void me(preq_t *r)
     size_t left = rec ? json_array_size(json_object_get(rec, "recovery")) : 0;
     json_decref(rec);
     http_json(r, 200,
-              json_pack("{s:s,s:s,s:b,s:b,s:i,s:s}", "user", r->user, "role", r->role, "must_change", r->must_change,
-                        "totp", totp, "recovery_left", (int)left, "csrf", r->csrf));
+              json_pack("{s:s,s:s,s:b,s:b,s:i,s:s,s:b}", "user", r->user, "role", r->role, "must_change",
+                        r->must_change, "totp", totp, "recovery_left", (int)left, "csrf", r->csrf, "terminal",
+                        r->p->cfg->terminal && r->p->terminal_fd >= 0));
 }
 
 static void password(preq_t *r)

@@ -15,7 +15,8 @@ const browser = await chromium.launch({
 const context = await browser.newContext({ ignoreHTTPSErrors: true });
 const page = await context.newPage();
 const dialogs = [];
-page.on('dialog', async (d) => { dialogs.push(d.message()); await d.dismiss(); });
+let acceptDialogs = false; // confirm() says no unless a test says yes
+page.on('dialog', async (d) => { dialogs.push(d.message()); await (acceptDialogs ? d.accept() : d.dismiss()); });
 page.on('console', (m) => process.stderr.write(`console: ${m.text()}\n`));
 page.on('pageerror', (e) => process.stderr.write(`pageerror: ${e}\n`));
 const T = { timeout: 15000 };
@@ -46,6 +47,9 @@ const ops = {
   },
   cookies: async () => context.cookies(),
   dialogs: async () => dialogs,
+  acceptDialogs: async (on) => { acceptDialogs = !!on; },
+  // Keys as a user types them, into what has the focus, then Enter.
+  typeLine: async (text) => { await page.keyboard.type(text); await page.keyboard.press('Enter'); },
   // axe-core's violations of the WCAG 2.x A and AA rules on the page as it is.
   axe: async () => {
     const r = await new AxeBuilder({ page }).withTags(['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice']).analyze();
