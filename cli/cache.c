@@ -15,7 +15,7 @@ static int usage(void)
     fputs("usage: vc cache purge (--url URL | --prefix URL | --tag TAG | --site NAME | --all) [--soft]\n"
           "       vc cache stats [--json]\n"
           "       vc cache show URL [--json]\n"
-          "       vc cache warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json]\n"
+          "       vc cache warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json] [--events ID]\n"
           "       vc cache check\n",
           stderr);
     return 2;

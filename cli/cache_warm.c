@@ -6,9 +6,14 @@
  * most --concurrency requests at a time (2: live traffic keeps the rest of
  * the pool). What happened to each is read from its Cache-Status: stored,
  * already there, not cacheable (and why), or an error. A progress bar on
- * a terminal; a summary at the end (--json for a machine).
+ * a terminal; a summary at the end (--json for a machine). With --events
+ * ID, progress goes on the bus too (cache.warm.progress each second,
+ * cache.warm.done at the end), for the panel's warm-up.
  */
 #include "cli.h"
+#include "vc_bus.h"
+#include "vc_config.h"
+#include "vc_events.h"
 #include "vc_util.h"
 
 #include <curl/curl.h>
@@ -20,6 +25,7 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #define SITEMAP_MAX (50u << 20) /* the sitemaps protocol's own limit */
 #define URLS_MAX 1000000
@@ -35,6 +41,12 @@ typedef struct warm {
     url_list_t urls;
     size_t done, stored, already, uncacheable, errors;
     int bar; /* stderr is a terminal */
+    /* --events ID: progress on the bus (the panel's warm-up shows it) */
+    const char *id;
+    void *zctx;
+    vc_bus_t *bus;
+    uint64_t said_ms;
+    char why[512]; /* why it could not run */
 } warm_t;
 
 static void add_url(url_list_t *l, const char *u, size_t len)
@@ -169,8 +181,9 @@ static int read_sitemap(warm_t *w, const char *url, int depth)
     curl_easy_cleanup(c);
     curl_slist_free_all(f.connect_to);
     if (rc != CURLE_OK || code != 200) {
-        fprintf(stderr, "vc cache warm: the sitemap %s: %s\n", url,
-                rc != CURLE_OK ? (f.errbuf[0] ? f.errbuf : curl_easy_strerror(rc)) : "not a 200");
+        snprintf(w->why, sizeof(w->why), "the sitemap %s: %s", url,
+                 rc != CURLE_OK ? (f.errbuf[0] ? f.errbuf : curl_easy_strerror(rc)) : "not a 200");
+        fprintf(stderr, "vc cache warm: %s\n", w->why);
         free(f.body);
         return -1;
     }
@@ -179,7 +192,8 @@ static int read_sitemap(warm_t *w, const char *url, int depth)
                : NULL;
     free(f.body);
     if (doc == NULL) {
-        fprintf(stderr, "vc cache warm: the sitemap %s is not XML\n", url);
+        snprintf(w->why, sizeof(w->why), "the sitemap %s is not XML", url);
+        fprintf(stderr, "vc cache warm: %s\n", w->why);
         return -1;
     }
     url_list_t maps = {0};
@@ -198,7 +212,8 @@ static int read_list(warm_t *w, const char *path)
 {
     FILE *in = strcmp(path, "-") ? fopen(path, "r") : stdin;
     if (in == NULL) {
-        fprintf(stderr, "vc cache warm: cannot read %s\n", path);
+        snprintf(w->why, sizeof(w->why), "cannot read %s", path);
+        fprintf(stderr, "vc cache warm: %s\n", w->why);
         return -1;
     }
     char *line = NULL;
@@ -212,8 +227,25 @@ static int read_list(warm_t *w, const char *path)
     return 0;
 }
 
-static void progress(const warm_t *w, int last)
+/* On the bus with --events: at most once a second, and at the end. */
+static void say(warm_t *w, int last)
 {
+    if (w->bus == NULL || (!last && vc_mono_ms() - w->said_ms < 1000))
+        return;
+    w->said_ms = vc_mono_ms();
+    char n[6][24];
+    const size_t v[6] = {w->done, w->urls.n, w->stored, w->already, w->uncacheable, w->errors};
+    for (int i = 0; i < 6; i++)
+        snprintf(n[i], sizeof(n[i]), "%zu", v[i]);
+    vc_bus_publish(w->bus, last ? VC_EVENT(CACHE_WARM_DONE) : VC_EVENT(CACHE_WARM_PROGRESS),
+                   last && w->why[0] ? VC__SEVERITY__WARNING : VC__SEVERITY__INFO, "id", w->id, "done", n[0], "total",
+                   n[1], "stored", n[2], "already", n[3], "uncacheable", n[4], "errors", n[5], last ? "result" : NULL,
+                   w->why[0] ? w->why : "ok", NULL);
+}
+
+static void progress(warm_t *w, int last)
+{
+    say(w, last);
     if (!w->bar)
         return;
     size_t total = w->urls.n, filled = total ? 30 * w->done / total : 30;
@@ -294,16 +326,30 @@ int cache_warm(const vc_config_t *cfg, int argc, char **argv)
             w.insecure = 1;
         else if (!strcmp(argv[i], "--json"))
             json = 1;
+        else if (!strcmp(argv[i], "--events") && i + 1 < argc)
+            w.id = argv[++i];
         else
             return -2;
     }
     if ((sitemap == NULL) == (list == NULL) || concurrency < 1 || concurrency > 64)
         return -2;
+    if (w.id) {
+        w.zctx = zmq_ctx_new();
+        char *ep = vc_config_endpoint(cfg, "bus-in");
+        w.bus = vc_bus_new(w.zctx, ep, "vc");
+        free(ep);
+    }
     curl_global_init(CURL_GLOBAL_DEFAULT);
     int rc = sitemap ? read_sitemap(&w, sitemap, 0) : read_list(&w, list);
     if (rc == 0)
         run(&w, concurrency);
+    else
+        progress(&w, 1);
     curl_global_cleanup();
+    if (w.id) {
+        vc_bus_destroy(&w.bus); /* its linger lets the last event leave */
+        zmq_ctx_term(w.zctx);
+    }
     if (rc == 0 && json)
         printf("{\"urls\":%zu,\"stored\":%zu,\"already\":%zu,\"uncacheable\":%zu,\"errors\":%zu}\n", w.urls.n, w.stored,
                w.already, w.uncacheable, w.errors);

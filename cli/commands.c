@@ -81,7 +81,7 @@ static const cli_command_t commands[] = {
      "drop entries (soft: keep them, stale); no request gets them once this returns", cmd_cache},
     {NULL, "cache", "stats [--json]", "entries, bytes, hit and store counts", NULL},
     {NULL, "cache", "show URL [--json]", "what is stored for a URL (and its variants)", NULL},
-    {NULL, "cache", "warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json]",
+    {NULL, "cache", "warm (--sitemap URL | --list FILE|-) [--concurrency N] [--insecure] [--json] [--events ID]",
      "fill this node's cache from a sitemap or a list of URLs", NULL},
     {NULL, "cache", "check", "whether the cache's databases agree (after a crash)", NULL},
     {"Realtime (WebSocket, the Pusher protocol)", "rooms", "[--json]",

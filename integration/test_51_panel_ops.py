@@ -8,6 +8,7 @@ test_50_panel_browser.py's."""
 import json
 import os
 import time
+from urllib.parse import quote
 
 import pytest
 import requests
@@ -21,6 +22,7 @@ from pusher import app_of
 from pusher import sign as pusher_sign
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
+WARM_URLS = 12
 
 
 def audited(s, action, target=None, timeout=10.0):
@@ -78,8 +80,17 @@ def ops(tmp_path_factory):
           '  realtime_apps = ["4242 rtkey oldsecret0123456789"];\n'
           '  realtime_webhooks = ["http://127.0.0.1:9/hook member_added"]; };\n' % d)
     main = 'site: { hosts = ["main.test"]; default = true; root = "%s"; };\n' % DOCROOT
+    # A sitemap of cacheable pages of the main site, served by a site of its own.
+    www = d / "www"
+    www.mkdir()
+    urls = "".join("<url><loc>http://main.test/cached.php?id=warm%d&amp;h[]=%s</loc></url>" % (
+        i, quote("Cache-Control: public, max-age=60")) for i in range(WARM_URLS))
+    (www / "sitemap.xml").write_text('<?xml version="1.0"?><urlset '
+                                     'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">%s</urlset>' % urls)
+    os.chmod(www, 0o755)
+    warm = 'site: { hosts = ["warm.test"]; root = "%s"; };\n' % www
     s = panel_suite(root="", panel='error_log = "%s"; slow_after = 100; lockout_after = 100;' % err,
-                    sites={"main": main, "rt": rt}, conf_extra="php: { workers = 3; };").start()
+                    sites={"main": main, "rt": rt, "warm": warm}, conf_extra="php: { workers = 3; };").start()
     s.err = err
     s.c = admin(s)
     yield s
@@ -185,6 +196,31 @@ def test_rooms_and_a_presence_rooms_members(ops):
     finally:
         a.close()
         b.close()
+
+
+def test_a_warm_up_from_a_sitemap_and_its_progress(ops):
+    c = ops.c
+    assert c.post("/api/cache/warm", {"sitemap": "file:///etc/passwd"}).status_code == 400
+    assert c.post("/api/cache/warm", {"sitemap": "http://warm.test/x y"}).status_code == 400
+    r = c.post("/api/cache/warm", {"sitemap": "http://warm.test/sitemap.xml"})
+    assert r.status_code == 200, r.text
+    run = r.json()["id"]
+    got = wait_for(lambda: (lambda w: w if not w["running"] else None)(c.get("/api/cache/warm").json()), 30)
+    assert got and got["id"] == run, got
+    p = got["progress"]
+    assert (p["result"], p["total"], p["done"], p["stored"], p["errors"]) == ("ok", str(WARM_URLS), str(WARM_URLS),
+                                                                               str(WARM_URLS), "0"), p
+    # The pages are in the cache now; the end is an event (progress is live only).
+    _, head, _ = curl(ops.url("/cached.php?id=warm3&h[]=" + quote("Cache-Control: public, max-age=60")),
+                      "-H", "Host: main.test")
+    assert "Velocity; hit" in head, head
+    assert ops.events_of("cache.warm.done", lambda es: any(e["fields"]["id"] == run for e in es))
+    assert audited(ops, "cache.warm", "http://warm.test/sitemap.xml")
+    # A sitemap that is not there: said, not hidden.
+    r = c.post("/api/cache/warm", {"sitemap": "http://warm.test/missing.xml"})
+    assert r.status_code == 200
+    got = wait_for(lambda: (lambda w: w if not w["running"] else None)(c.get("/api/cache/warm").json()), 30)
+    assert "not a 200" in got["progress"]["result"], got
 
 
 def test_the_access_log_followed_with_a_filter(ops):

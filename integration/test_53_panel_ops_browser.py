@@ -22,10 +22,16 @@ XSS_LINE = '<svg onload="window.xss=4">'
 
 
 @pytest.fixture(scope="module")
-def ops():
+def ops(tmp_path_factory):
     main = 'site: { hosts = ["127.0.0.1", "main.test"]; default = true; root = "%s"; };\n' % os.path.join(
         FIXTURES, "docroot")
-    s = panel_suite(root="", sites={"main": main},
+    www = tmp_path_factory.mktemp("warm")
+    (www / "sitemap.xml").write_text(
+        '<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">%s</urlset>' % "".join(
+            "<url><loc>http://main.test/hello.php?n=%d</loc></url>" % i for i in range(5)))
+    os.chmod(www, 0o755)
+    warm = 'site: { hosts = ["warm.test"]; root = "%s"; };\n' % www
+    s = panel_suite(root="", sites={"main": main, "warm": warm},
                     panel='terminal = true; terminal_user = "nobody"; slow_after = 100; lockout_after = 100;')
     s.start()
     c = admin(s)  # the password changed through the API: the page signs in with it and a code
@@ -63,6 +69,19 @@ def test_a_worker_recycled_and_the_pool_reloaded_from_the_page(ops):
     b("waitFn", f"!document.getElementById('pools-list').textContent.includes('{first}')")
     b("click", "#pools-list > button")
     b("waitText", "#notice", "generation")
+
+
+def test_a_warm_up_started_from_the_cache_page_shows_its_progress(ops):
+    s, b = ops
+    b("goto", s.panel + "/#cache")
+    b("waitVisible", "#warm-form")
+    b("fill", "#warm-sitemap", "http://warm.test/sitemap.xml")
+    b("click", "#warm-form button[type=submit]")
+    # hello.php is not cacheable: each URL is asked and says so.
+    b("waitText", "#warm-state", "Warmed http://warm.test/sitemap.xml: 5 of 5 URLs, 0 stored, 0 already there, "
+                                 "5 not cacheable, 0 errors.")
+    assert b("eval", "document.getElementById('warm-progress').value") == 5
+    no_violations(b, "cache (warm-up)")
 
 
 def test_certificates_and_cluster_pages_say_there_is_nothing_to_show(ops):

@@ -50,6 +50,10 @@
     X(TLS_ON_DEMAND_WANTED, "tls.on_demand.wanted", "host", "on-demand TLS: a front wants a certificate for host")     \
     X(CACHE_PURGED, "cache.purged", "id kind value soft entries by ms",                                                \
       "vc-cache purged entries (by an operator, a site's PHP, a PURGE)")                                               \
+    X(CACHE_WARM_PROGRESS, "cache.warm.progress", "id done total stored already uncacheable errors",                   \
+      "a warm-up started from the panel (`vc cache warm --events ID`), once a second (live only, not journaled)")      \
+    X(CACHE_WARM_DONE, "cache.warm.done", "id done total stored already uncacheable errors result",                    \
+      "that warm-up ended: result is ok or why it could not run")                                                      \
     X(ACME_ORDER_STARTED, "acme.order.started", "site hosts", "vc-acme began an order")                                \
     X(ACME_CERT_ISSUED, "acme.cert.issued", "site hosts challenge not_after round_trips", "a certificate was issued")  \
     X(ACME_CERT_RENEWED, "acme.cert.renewed", "site hosts challenge not_after round_trips",                            \

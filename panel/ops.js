@@ -241,3 +241,30 @@ on("terminal-form", "submit", async (ev) => {
   term.onResize(size);
   window.addEventListener("resize", () => { if (state.term === term) fit.fit(); });
 });
+
+// The cache's warm-up: started here, followed while the page shows it.
+async function warmState() {
+  clearTimeout(state.warmTimer);
+  const r = await api("GET", "/api/cache/warm");
+  if (!r.ok || !r.data.sitemap) return;
+  const p = r.data.progress || {}, bar = $("warm-progress");
+  const done = Number(p.done || 0), total = Number(p.total || 0);
+  bar.hidden = false;
+  bar.max = total || 1;
+  bar.value = done;
+  $("warm-state").textContent = (r.data.running ? "Warming " : "Warmed ") + r.data.sitemap + ": " + done + " of " +
+    total + " URLs, " + (p.stored || 0) + " stored, " + (p.already || 0) + " already there, " +
+    (p.uncacheable || 0) + " not cacheable, " + (p.errors || 0) + " errors" +
+    (p.result && p.result !== "ok" ? " (" + p.result + ")" : "") + ".";
+  if (r.data.running && location.hash === "#cache") state.warmTimer = setTimeout(warmState, 1000);
+}
+
+const cacheLoader = loaders.cache;
+loaders.cache = async () => { await cacheLoader(); await warmState(); };
+
+on("warm-form", "submit", async (ev) => {
+  ev.preventDefault();
+  const r = await api("POST", "/api/cache/warm", { sitemap: $("warm-sitemap").value });
+  notice(r.ok ? "The warm-up started." : r.data.error);
+  if (r.ok) warmState();
+});

@@ -156,10 +156,16 @@ static void on_event(bus_t *b)
         vc_zparts_close(fr);
         return;
     }
-    /* Per-second metrics go to live subscribers only: in the journal they
-     * would push out the events worth keeping. */
+    /* Per-second metrics and progress go to live subscribers only: in
+     * the journal they would push out the events worth keeping. */
+    static const char *const live_only[] = {".metrics", ".progress"};
     size_t tl = strlen(env->topic);
-    int journal = !(tl >= 8 && strcmp(env->topic + tl - 8, ".metrics") == 0);
+    int journal = 1;
+    for (size_t i = 0; i < VC_ARRAY_SIZE(live_only); i++) {
+        size_t sl = strlen(live_only[i]);
+        if (tl >= sl && strcmp(env->topic + tl - sl, live_only[i]) == 0)
+            journal = 0;
+    }
     int r = journal ? journal_append(b->journal, env->time_us, zmq_msg_data(&fr->f[1]), zmq_msg_size(&fr->f[1])) : 0;
     if (r < 0) {
         /* A full disk fails every write: said once, then counted. The

@@ -41,8 +41,8 @@ static void releases(preq_t *r)
             break;
         }
         if (rep->ok && rep->n_records)
-            json_array_append_new(sites, json_pack("{s:s,s:s,s:o}", "site", cfg->sites[i].name, "message",
-                                                   rep->message, "releases", api_records(rep)));
+            json_array_append_new(sites, json_pack("{s:s,s:s,s:o}", "site", cfg->sites[i].name, "message", rep->message,
+                                                   "releases", api_records(rep)));
         vc__reply__free_unpacked(rep, NULL);
     }
     http_json(r, 200, json_pack("{s:b,s:o}", "running", running, "sites", sites));

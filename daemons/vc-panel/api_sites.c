@@ -162,7 +162,8 @@ static void enable(preq_t *r)
     }
     const char *args[] = {name, "vc-panel"};
     Vc__Reply *rep = NULL;
-    int rc = panel_call(r->p, "ctl-vc", json_is_true(on) ? "site-enable" : "site-disable", args, 2, API_LONG_CALL_MS, &rep);
+    int rc =
+        panel_call(r->p, "ctl-vc", json_is_true(on) ? "site-enable" : "site-disable", args, 2, API_LONG_CALL_MS, &rep);
     answer_change(r, rc, rep, json_is_true(on) ? "site.enable" : "site.disable", name);
 }
 

@@ -21,8 +21,9 @@ static void daemons(preq_t *r)
     Vc__Reply *rep = api_call(r, "ctl-vc", "status", NULL, 0, API_CALL_MS);
     if (rep == NULL)
         return;
-    http_json(r, 200,
-              json_pack("{s:o,s:o}", "supervisor", api_fields(rep->fields, rep->n_fields), "daemons", api_records(rep)));
+    http_json(
+        r, 200,
+        json_pack("{s:o,s:o}", "supervisor", api_fields(rep->fields, rep->n_fields), "daemons", api_records(rep)));
     vc__reply__free_unpacked(rep, NULL);
 }
 

@@ -36,10 +36,10 @@
 
 #define FOLLOWERS_MAX 32
 #define FOLLOWER_CAP (256 * 1024)
-#define START_LINES 100          /* shown at the start: the newest lines or events */
-#define START_BYTES (64 * 1024)  /* a file's tail read for them */
-#define TICK_BYTES (256 * 1024)  /* read a tick at most; the rest the next */
-#define LINE_MAX_SHOWN 4096      /* longer lines are cut */
+#define START_LINES 100         /* shown at the start: the newest lines or events */
+#define START_BYTES (64 * 1024) /* a file's tail read for them */
+#define TICK_BYTES (256 * 1024) /* read a tick at most; the rest the next */
+#define LINE_MAX_SHOWN 4096     /* longer lines are cut */
 
 enum { FOLLOW_EVENTS, FOLLOW_ACCESS, FOLLOW_ERROR };
 static const char *const kinds[] = {"events", "access", "error"};
@@ -186,8 +186,8 @@ static char *event_text(const Vc__Envelope *e)
     for (size_t i = 0; i < e->n_fields; i++)
         json_object_set_new(fields, e->fields[i]->key, json_string(e->fields[i]->value));
     json_t *o = json_pack("{s:I,s:s,s:s,s:s,s:I,s:o}", "time_ms", (json_int_t)(e->time_us / 1000), "topic", e->topic,
-                          "severity", vc_bus_severity_name(e->severity), "source", e->source, "pid",
-                          (json_int_t)e->pid, "fields", fields);
+                          "severity", vc_bus_severity_name(e->severity), "source", e->source, "pid", (json_int_t)e->pid,
+                          "fields", fields);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
@@ -303,10 +303,10 @@ void follow_subscribe(preq_t *r)
         http_error(r, 503, "%d logs are followed already", FOLLOWERS_MAX);
         return;
     }
-    char *path = kind == FOLLOW_ACCESS                           ? vc_asprintf("%s/access.log", cfg->log_dir)
+    char *path = kind == FOLLOW_ACCESS                             ? vc_asprintf("%s/access.log", cfg->log_dir)
                  : kind == FOLLOW_ERROR && r->p->cfg->error_log[0] ? vc_strdup(r->p->cfg->error_log)
-                 : kind == FOLLOW_ERROR                          ? vc_asprintf("%s/vc.log", cfg->log_dir)
-                                                                 : NULL;
+                 : kind == FOLLOW_ERROR                            ? vc_asprintf("%s/vc.log", cfg->log_dir)
+                                                                   : NULL;
     follower_t probe = {.fd = -1, .path = path};
     if (path && file_open(&probe, 0) < 0) {
         http_error(r, 404, "%s cannot be read: %s", path, strerror(errno));

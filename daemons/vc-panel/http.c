@@ -8,6 +8,7 @@
 #include "panel.h"
 #include "sessions.h"
 #include "terminal.h"
+#include "warm.h"
 #include "vc_util.h"
 
 #include <sodium.h>
@@ -151,10 +152,17 @@ static const route_t *find_route(const char *method, const char *path, int *othe
         const route_t *routes;
         const size_t *n;
     } tables[] = {
-        {api_auth_routes, &api_auth_nroutes},         {api_suite_routes, &api_suite_nroutes},
-        {api_sites_routes, &api_sites_nroutes},       {api_users_routes, &api_users_nroutes},
-        {api_realtime_routes, &api_realtime_nroutes}, {api_certs_routes, &api_certs_nroutes},
-        {api_cluster_routes, &api_cluster_nroutes},   {terminal_routes, &terminal_nroutes},
+        /* clang-format off: a table to read down */
+        {api_auth_routes, &api_auth_nroutes},
+        {api_suite_routes, &api_suite_nroutes},
+        {api_sites_routes, &api_sites_nroutes},
+        {api_users_routes, &api_users_nroutes},
+        {api_realtime_routes, &api_realtime_nroutes},
+        {api_certs_routes, &api_certs_nroutes},
+        {api_cluster_routes, &api_cluster_nroutes},
+        {terminal_routes, &terminal_nroutes},
+        {warm_routes, &warm_nroutes},
+        /* clang-format on */
     };
     *other_method = 0;
     for (size_t t = 0; t < VC_ARRAY_SIZE(tables); t++)

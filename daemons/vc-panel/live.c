@@ -7,6 +7,7 @@
  */
 #include "live.h"
 #include "sse.h"
+#include "warm.h"
 #include "vc_ctl.h"
 #include "vc_events.h"
 #include "vc_log.h"
@@ -23,6 +24,7 @@
 #define FIELDS_MAX 16
 #define POOL_CALL_MS 500
 #define POOLS_QUIET_MS 10000
+#define WARM_TOPICS "cache.warm." /* a warm-up's progress, for warm.c */
 
 typedef struct client {
     sse_t sse; /* first */
@@ -81,6 +83,8 @@ static void drain(live_t *l)
             Vc__Envelope *e = vc__envelope__unpack(NULL, zmq_msg_size(&body), zmq_msg_data(&body));
             if (e && strcmp(e->topic, VC_EVENT(FRONT_METRICS)) == 0)
                 heard(l, e);
+            else if (e && strncmp(e->topic, WARM_TOPICS, strlen(WARM_TOPICS)) == 0)
+                warm_heard(e);
             if (e)
                 vc__envelope__free_unpacked(e, NULL);
         }
@@ -213,6 +217,7 @@ live_t *live_new(panel_t *p)
     if (p->sub) {
         const char *topic = VC_EVENT(FRONT_METRICS);
         zmq_setsockopt(p->sub, ZMQ_SUBSCRIBE, topic, strlen(topic));
+        zmq_setsockopt(p->sub, ZMQ_SUBSCRIBE, WARM_TOPICS, strlen(WARM_TOPICS));
         int fd;
         size_t fdlen = sizeof(fd);
         zmq_getsockopt(p->sub, ZMQ_FD, &fd, &fdlen);

@@ -10,6 +10,7 @@
 #include "sessions.h"
 #include "terminal.h"
 #include "users.h"
+#include "warm.h"
 #include "vc_ctl.h"
 #include "vc_listen.h"
 #include "vc_log.h"
@@ -250,6 +251,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
     live_tick(p->live);
     follow_tick(p->follow);
     terminal_tick(p);
+    warm_tick();
     if (++ticks % 60 == 0)
         sessions_expire(p);
     h2o_timeout_link(p->ctx.loop, &p->ctx.one_sec_timeout, entry);
