@@ -237,10 +237,13 @@ static void say(warm_t *w, int last)
     const size_t v[6] = {w->done, w->urls.n, w->stored, w->already, w->uncacheable, w->errors};
     for (int i = 0; i < 6; i++)
         snprintf(n[i], sizeof(n[i]), "%zu", v[i]);
-    vc_bus_publish(w->bus, last ? VC_EVENT(CACHE_WARM_DONE) : VC_EVENT(CACHE_WARM_PROGRESS),
-                   last && w->why[0] ? VC__SEVERITY__WARNING : VC__SEVERITY__INFO, "id", w->id, "done", n[0], "total",
-                   n[1], "stored", n[2], "already", n[3], "uncacheable", n[4], "errors", n[5], last ? "result" : NULL,
-                   w->why[0] ? w->why : "ok", NULL);
+    if (!last)
+        vc_bus_publish(w->bus, VC_EVENT(CACHE_WARM_PROGRESS), VC__SEVERITY__INFO, "id", w->id, "done", n[0], "total",
+                       n[1], "stored", n[2], "already", n[3], "uncacheable", n[4], "errors", n[5], NULL);
+    else
+        vc_bus_publish(w->bus, VC_EVENT(CACHE_WARM_DONE), w->why[0] ? VC__SEVERITY__WARNING : VC__SEVERITY__INFO, "id",
+                       w->id, "done", n[0], "total", n[1], "stored", n[2], "already", n[3], "uncacheable", n[4],
+                       "errors", n[5], "result", w->why[0] ? w->why : "ok", NULL);
 }
 
 static void progress(warm_t *w, int last)

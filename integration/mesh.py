@@ -180,9 +180,10 @@ class Cluster:
     the tests wait little: heartbeat 200 ms, suspect 600 ms, gone 1.5 s."""
 
     def __init__(self, n=3, extra_cluster="", extra_site="", extra_conf="", hosts=("shop.test",), more_sites=None,
-                 env=None):
+                 env=None, panel_on=None):
         """more_sites: as write_sites's; env: each node's suite's; "{node}"
-        in extra_conf is the node's name, as in more_sites."""
+        in extra_conf is the node's name, as in more_sites; panel_on: the
+        node (an index) that runs vc-panel too (its .panel, .panel_port)."""
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
@@ -191,11 +192,14 @@ class Cluster:
         for i in range(n):
             conf = os.path.join(self.base, f"etc{i + 1}")
             os.makedirs(conf)
+            panel_port = free_port() if i == panel_on else None
             with open(os.path.join(conf, "vc.conf"), "w") as f:
                 f.write(f'cluster: {{ node = "web{i + 1}"; nats = ["nats://127.0.0.1:{self.nats[i].port}"];\n'
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms";\n'
                         f'  replicas = {min(n, 3)}; {extra_cluster} }};\n'
                         'cache: { max_object = "64k"; };\n' + extra_conf.replace("{node}", f"web{i + 1}"))
+                if panel_port:
+                    f.write(f'panel: {{ enable = true; listen = "127.0.0.1:{panel_port}"; }};\n')
             # One site on every node, with the same realtime app: a room
             # is "APP_ID:CHANNEL" on every node.
             os.makedirs(os.path.join(conf, "sites-enabled"))
@@ -205,6 +209,8 @@ class Cluster:
             write_sites(conf, i, more_sites)
             self.confs.append(conf)
             self.nodes.append(Suite(conf=conf, root="", args=["--workers", "2"], env=env))
+            if panel_port:
+                self.nodes[-1].panel, self.nodes[-1].panel_port = f"https://127.0.0.1:{panel_port}", panel_port
 
     def start(self):
         for m in self.nats:

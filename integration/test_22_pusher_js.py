@@ -6,7 +6,7 @@ import pytest
 import requests
 
 from node_client import NodeClient, have_pusher_js
-from pusher import app_of, trigger
+from pusher import trigger
 
 pytestmark = pytest.mark.skipif(not have_pusher_js(),
                                 reason="npm packages not installed (ops/install-deps.sh installs them)")

@@ -19,6 +19,7 @@ from conftest import Suite
 from hooks import Receiver
 from mesh import Cluster, nats_hello, wait_until
 from node_client import NodeClient, have_pusher_js
+from panel import admin
 
 NAMES = ["web1", "web2", "web3"]
 HOST = "shop.test"  # every node is asked with the same Host, as behind a load balancer
@@ -34,7 +35,7 @@ def hooks():
 
 @pytest.fixture(scope="module")
 def cluster(hooks):
-    c = Cluster(3, extra_site=f'realtime_webhooks = ["{hooks.url()}"];').start()
+    c = Cluster(3, extra_site=f'realtime_webhooks = ["{hooks.url()}"];', panel_on=0).start()
     try:
         assert wait_until(lambda: all(c.all_up(i, NAMES) for i in range(3)), timeout=30), \
             [c.roster(i) for i in range(3)]
@@ -65,6 +66,15 @@ def test_every_node_sees_every_other_in_the_roster(cluster):
         assert [n for n in ros.values() if n["self"]] == [ros[NAMES[i]]]
     joined = cluster.nodes[0].events_of("mesh.node.joined", lambda e: len(e) >= 3)
     assert sorted(e["fields"]["node"] for e in joined) == NAMES, joined
+
+
+def test_the_panel_of_one_node_lists_every_node_of_the_cluster(cluster):
+    c = admin(cluster.nodes[0])
+    got = c.get("/api/cluster/nodes").json()
+    assert got["running"] is True, got
+    nodes = {n["node"]: n for n in got["nodes"]}
+    assert sorted(nodes) == NAMES and all(n["state"] == "up" for n in nodes.values()), nodes
+    assert [n for n, v in nodes.items() if v["self"] == "1"] == ["web1"]
 
 
 def metrics_of(node):

@@ -268,6 +268,21 @@ def test_events_followed_with_a_topic_prefix(ops):
         f.close()
 
 
+def test_every_new_name_parameter_refuses_a_path(ops):
+    c = ops.c
+    for path, body in [("/api/pools/reload", {"pool": "../../etc"}),
+                       ("/api/pools/recycle", {"pool": "a/b", "pid": 5}),
+                       ("/api/realtime/secret", {"site": "../rt", "id": "4242"}),
+                       ("/api/realtime/secret", {"site": "rt", "id": "../4242"}),
+                       ("/api/realtime/rotate", {"site": "..", "id": "4242", "confirm": "4242"}),
+                       ("/api/certs/renew", {"site": "../a", "mode": "force"}),
+                       ("/api/certs/revoke", {"site": "a/../b"}),
+                       ("/api/cluster/rollback", {"site": "../deploy"}),
+                       ("/api/cluster/rollback", {"site": "deploy", "release": ".hidden"})]:
+        r = c.post(path, body)
+        assert r.status_code == 400, (path, body, r.status_code, r.text)
+
+
 def test_releases_rolled_back_from_the_panel(tmp_path):
     os.chmod(tmp_path, 0o755)
     srv, app = tmp_path / "srv", tmp_path / "app"

@@ -5,17 +5,22 @@ session audited; closed when the shell exits or the session ends. The
 page's widget (xterm.js) is test_50_panel_browser.py's."""
 import os
 import pwd
+import re
 import time
 
 import pytest
 
+from conftest import descendants
 from panel import Client, admin, panel_suite, totp, viewer
 from wsclient import OP_BINARY, OP_CLOSE, OP_TEXT, Conn, frame
 
 
 @pytest.fixture(scope="module")
 def term():
-    s = panel_suite(panel='terminal = true; terminal_user = "nobody"; slow_after = 100; lockout_after = 100;').start()
+    # The privilege model as deployed: started as root, the daemons run as
+    # the suite's user, the starter keeps root, the shells are nobody's.
+    s = panel_suite(panel='terminal = true; terminal_user = "nobody"; slow_after = 100; lockout_after = 100;',
+                    as_root=False).start()
     s.c = admin(s)
     yield s
     s.stop()
@@ -135,6 +140,38 @@ def test_signing_out_closes_the_open_terminal(term):
     assert c.post("/api/logout").status_code == 200
     code, why = ws.recv_close()  # within a tick of the panel
     assert code == 1008 and why == "the session ended"
+
+
+def test_the_starter_is_the_one_root_process_and_holds_only_its_link(term):
+    """Started as root: the terminal starter, vc-panel's child, keeps root
+    and holds nothing but its socket pair (and the log); vc-panel and
+    every other daemon are the suite's user."""
+    if os.geteuid() != 0:
+        pytest.skip("started as another user, no process has root to keep")
+    tree = descendants(term.proc.pid)
+    ids = {p: uids(p) for p in tree}
+    root = [p for p, u in ids.items() if u == 0]
+    assert len(root) == 1, ids
+    (starter,) = root
+    assert comm(parent_of(starter)) == "vc-panel", comm(parent_of(starter))
+    fds = sorted(int(f) for f in os.listdir(f"/proc/{starter}/fd"))
+    assert fds == [0, 1, 2, 3], fds
+    assert os.readlink(f"/proc/{starter}/fd/3").startswith("socket:")
+
+
+def uids(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(re.search(r"^Uid:\s+(\d+)", f.read(), re.M).group(1))
+
+
+def parent_of(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return int(f.read().rsplit(")", 1)[1].split()[1])
+
+
+def comm(pid):
+    with open(f"/proc/{pid}/comm") as f:
+        return f.read().strip()
 
 
 def test_the_terminal_is_off_unless_turned_on_and_never_root(make_suite, tmp_path):

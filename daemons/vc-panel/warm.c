@@ -130,6 +130,7 @@ static void start(preq_t *r)
         http_error(r, 400, "a warm-up is {\"sitemap\": an http:// or https:// URL}");
         return;
     }
+    warm_tick(); /* one that just ended is reaped first */
     if (w.pid > 0) {
         http_error(r, 409, "a warm-up of %s is running", w.sitemap);
         return;
@@ -156,13 +157,15 @@ static void start(preq_t *r)
 /* GET /api/cache/warm: the last warm-up, running or ended. */
 static void state(preq_t *r)
 {
+    warm_tick();
     if (w.sitemap == NULL) {
         http_json(r, 200, json_pack("{s:b}", "running", 0));
         return;
     }
+    /* Running until the command is gone: a new one may start then. */
     http_json(r, 200,
-              json_pack("{s:b,s:s,s:s,s:I,s:O?}", "running", w.pid > 0 && !w.done, "id", w.id, "sitemap", w.sitemap,
-                        "started_ms", (json_int_t)w.started_ms, "progress", w.last));
+              json_pack("{s:b,s:s,s:s,s:I,s:O?}", "running", w.pid > 0, "id", w.id, "sitemap", w.sitemap, "started_ms",
+                        (json_int_t)w.started_ms, "progress", w.last));
 }
 
 /* clang-format off */
