@@ -18,7 +18,11 @@ git ls-files -z --cached --others --exclude-standard | grep -zv '^dist/' |
     xargs -0 cp --parents -t "$work/velocity"
 # The panel's browser-side libraries, from npm at the lock's versions
 # (never committed): the build copies them into the pages.
-(cd "$work/velocity/panel/npm" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+(cd "$work/velocity/panel/npm" && npm ci --no-audit --no-fund --loglevel=error >"$work/npm.log" 2>&1) || {
+    cat "$work/npm.log"
+    echo "package: npm ci in panel/npm failed"
+    exit 1
+}
 if [ -n "$version" ]; then
     (cd "$work/velocity" && {
         printf 'velocity (%s) unstable; urgency=medium\n\n  * Built by ops/package.sh.\n\n -- %s  %s\n\n' \
