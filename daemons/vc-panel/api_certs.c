@@ -14,14 +14,7 @@
 
 static void list(preq_t *r)
 {
-    Vc__Reply *rep = NULL;
-    int rc = panel_call(r->p, "ctl-vc-acme", "certs", NULL, 0, API_CALL_MS, &rep);
-    if (rc < 0) { /* no site with tls = "acme": vc-acme does not run */
-        http_json(r, 200, json_pack("{s:b,s:s,s:[]}", "running", 0, "why", vc_strerror(rc), "certs"));
-        return;
-    }
-    http_json(r, 200, json_pack("{s:b,s:s,s:o}", "running", 1, "message", rep->message, "certs", api_records(rep)));
-    vc__reply__free_unpacked(rep, NULL);
+    api_listing(r, "ctl-vc-acme", "certs", "certs");
 }
 
 /* The body's site (a site name or one of its hosts, as vc cert takes). */

@@ -17,14 +17,7 @@
 
 static void nodes(preq_t *r)
 {
-    Vc__Reply *rep = NULL;
-    int rc = panel_call(r->p, "ctl-vc-mesh", "nodes", NULL, 0, API_CALL_MS, &rep);
-    if (rc < 0) {
-        http_json(r, 200, json_pack("{s:b,s:s,s:[]}", "running", 0, "why", vc_strerror(rc), "nodes"));
-        return;
-    }
-    http_json(r, 200, json_pack("{s:b,s:s,s:o}", "running", 1, "message", rep->message, "nodes", api_records(rep)));
-    vc__reply__free_unpacked(rep, NULL);
+    api_listing(r, "ctl-vc-mesh", "nodes", "nodes");
 }
 
 /* Each site of the configuration that vc-fed has releases of. */

@@ -55,3 +55,15 @@ int api_change(preq_t *r, const char *endpoint, const char *verb, const char *co
     vc__reply__free_unpacked(rep, NULL);
     return ok ? 0 : -1;
 }
+
+void api_listing(preq_t *r, const char *endpoint, const char *verb, const char *key)
+{
+    Vc__Reply *rep = NULL;
+    int rc = panel_call(r->p, endpoint, verb, NULL, 0, API_CALL_MS, &rep);
+    if (rc < 0) {
+        http_json(r, 200, json_pack("{s:b,s:s,s:[]}", "running", 0, "why", vc_strerror(rc), key));
+        return;
+    }
+    http_json(r, 200, json_pack("{s:b,s:s,s:o}", "running", 1, "message", rep->message, key, api_records(rep)));
+    vc__reply__free_unpacked(rep, NULL);
+}

@@ -362,19 +362,10 @@ follow_t *follow_new(panel_t *p)
 {
     follow_t *f = vc_calloc(1, sizeof(*f));
     f->p = p;
-    char *ep = vc_config_endpoint(p->d.cfg, "bus-out");
-    f->sub = vc_socket(p->d.zctx, ZMQ_SUB, ep, 0);
-    free(ep);
-    if (f->sub) {
-        int fd;
-        size_t fdlen = sizeof(fd);
-        zmq_getsockopt(f->sub, ZMQ_FD, &fd, &fdlen);
-        f->sub_sock = h2o_evloop_socket_create(p->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
-        f->sub_sock->data = f;
-        h2o_socket_read_start(f->sub_sock, on_bus);
-    } else {
+    /* Subscribed to nothing until an events follower comes. */
+    f->sub_sock = panel_bus_watch(p, &f->sub, NULL, 0, on_bus, f);
+    if (f->sub_sock == NULL)
         vc_log(VC_LOG_WARN, "follow", "no link to the bus: the logs page shows no events");
-    }
     return f;
 }
 
@@ -383,11 +374,7 @@ void follow_destroy(follow_t **fp)
     follow_t *f = *fp;
     if (f == NULL)
         return;
-    if (f->sub_sock) {
-        h2o_socket_export_t exp; /* the descriptor is ZeroMQ's */
-        h2o_socket_export(f->sub_sock, &exp);
-    }
-    zmq_close(f->sub);
+    panel_bus_unwatch(&f->sub_sock, &f->sub);
     free(f);
     *fp = NULL;
 }

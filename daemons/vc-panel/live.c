@@ -211,22 +211,10 @@ live_t *live_new(panel_t *p)
 {
     live_t *l = vc_calloc(1, sizeof(*l));
     l->p = p;
-    char *ep = vc_config_endpoint(p->d.cfg, "bus-out");
-    p->sub = vc_socket(p->d.zctx, ZMQ_SUB, ep, 0);
-    free(ep);
-    if (p->sub) {
-        const char *topic = VC_EVENT(FRONT_METRICS);
-        zmq_setsockopt(p->sub, ZMQ_SUBSCRIBE, topic, strlen(topic));
-        zmq_setsockopt(p->sub, ZMQ_SUBSCRIBE, WARM_TOPICS, strlen(WARM_TOPICS));
-        int fd;
-        size_t fdlen = sizeof(fd);
-        zmq_getsockopt(p->sub, ZMQ_FD, &fd, &fdlen);
-        l->sub_sock = h2o_evloop_socket_create(p->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
-        l->sub_sock->data = l;
-        h2o_socket_read_start(l->sub_sock, on_bus);
-    } else {
+    const char *topics[] = {VC_EVENT(FRONT_METRICS), WARM_TOPICS};
+    l->sub_sock = panel_bus_watch(p, &p->sub, topics, VC_ARRAY_SIZE(topics), on_bus, l);
+    if (l->sub_sock == NULL)
         vc_log(VC_LOG_WARN, "live", "no link to the bus: the dashboard shows no traffic");
-    }
     return l;
 }
 
@@ -235,11 +223,7 @@ void live_destroy(live_t **lp)
     live_t *l = *lp;
     if (l == NULL)
         return;
-    if (l->sub_sock) {
-        /* The descriptor is ZeroMQ's: h2o lets go of it without closing. */
-        h2o_socket_export_t exp;
-        h2o_socket_export(l->sub_sock, &exp);
-    }
+    panel_bus_unwatch(&l->sub_sock, &l->p->sub);
     for (size_t i = 0; i < l->count; i++)
         free(l->ring[(l->head + i) % HISTORY]);
     free(l);

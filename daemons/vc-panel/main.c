@@ -17,6 +17,7 @@
 #include "vc_proc.h"
 #include "vc_selfsigned.h"
 #include "vc_util.h"
+#include "vc_zmq.h"
 
 #include <errno.h>
 #include <h2o/http2.h>
@@ -270,6 +271,36 @@ static h2o_socket_t *watch_fd(panel_t *p, int fd, h2o_socket_cb cb)
     return s;
 }
 
+h2o_socket_t *panel_bus_watch(panel_t *p, void **sub, const char *const *topics, size_t ntopics, h2o_socket_cb cb,
+                              void *data)
+{
+    char *ep = vc_config_endpoint(p->d.cfg, "bus-out");
+    *sub = vc_socket(p->d.zctx, ZMQ_SUB, ep, 0);
+    free(ep);
+    if (*sub == NULL)
+        return NULL;
+    for (size_t i = 0; i < ntopics; i++)
+        zmq_setsockopt(*sub, ZMQ_SUBSCRIBE, topics[i], strlen(topics[i]));
+    int fd;
+    size_t fdlen = sizeof(fd);
+    zmq_getsockopt(*sub, ZMQ_FD, &fd, &fdlen);
+    h2o_socket_t *s = watch_fd(p, fd, cb);
+    s->data = data;
+    return s;
+}
+
+void panel_bus_unwatch(h2o_socket_t **s, void **sub)
+{
+    if (*s) {
+        /* The descriptor is ZeroMQ's: h2o lets go of it without closing. */
+        h2o_socket_export_t exp;
+        h2o_socket_export(*s, &exp);
+        *s = NULL;
+    }
+    zmq_close(*sub);
+    *sub = NULL;
+}
+
 int main(int argc, char **argv)
 {
     static panel_t p;
@@ -342,7 +373,6 @@ int main(int argc, char **argv)
     vc_log(VC_LOG_INFO, "main", "stopping");
     live_destroy(&p.live);
     follow_destroy(&p.follow);
-    zmq_close(p.sub);
     vc_listen_free(&ls, &nls, 0);
     free(lsocks);
     lockout_destroy(&p.lockout);

@@ -143,6 +143,13 @@ struct Vc__Field;
 int panel_call(panel_t *p, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
                long timeout_ms, struct Vc__Reply **out);
 
+/* main.c: a subscription to bus-out (*sub) for topics, read on the loop
+ * by cb with sock->data = data; NULL if the bus cannot be reached. Unwatch
+ * lets h2o go of ZeroMQ's descriptor and closes the socket. */
+h2o_socket_t *panel_bus_watch(panel_t *p, void **sub, const char *const *topics, size_t ntopics, h2o_socket_cb cb,
+                              void *data);
+void panel_bus_unwatch(h2o_socket_t **s, void **sub);
+
 /* calls.c. How long a call may take: a status, or a change that waits
  * for what it replaces (a reload, a purge, an order). */
 #define API_CALL_MS 3000
@@ -153,6 +160,10 @@ json_t *api_records(const struct Vc__Reply *rep);
 /* The reply, or NULL once it answered 502 (the daemon does not answer). */
 struct Vc__Reply *api_call(preq_t *r, const char *endpoint, const char *verb, const char *const *args, size_t n,
                            long ms);
+/* A daemon's list, its records under key: {"running": true, "message",
+ * key: [...]}, or {"running": false, "why", key: []} where the daemon does
+ * not run here (vc-acme, vc-mesh): never an error for the page. */
+void api_listing(preq_t *r, const char *endpoint, const char *verb, const char *key);
 /* A change: the call, its audit event (action, target, the result), and
  * the answer (200 {"ok", "message", "fields"}, 409 or 502). 0 if done. */
 int api_change(preq_t *r, const char *endpoint, const char *verb, const char *const *args, size_t n, long ms,
