@@ -1,13 +1,40 @@
 /*
- * The API's calls to the other daemons: a reply's fields as JSON, a call
+ * The panel's calls to the other daemons (panel_call), and the API's
+ * helpers over them: a reply's fields as JSON, a call
  * that answers 502 itself when the daemon does not, and a change (a call,
  * its panel.audit event, and the answer: 200, or 409 with the daemon's
  * own words). Every api_*.c change goes through api_change, so none can
  * forget its audit event.
  */
 #include "panel.h"
+#include "vc_config.h"
 #include "vc_ctl.h"
 #include "vc_util.h"
+
+#include <stdlib.h>
+
+static int reload_wanted;
+
+int panel_call(panel_t *p, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
+               long timeout_ms, Vc__Reply **out)
+{
+    char *ep = vc_config_endpoint(p->d.cfg, endpoint);
+    int rc = vc_ctl_call(p->d.zctx, ep, verb, args, nargs, timeout_ms, out);
+    free(ep);
+    return rc;
+}
+
+void panel_reload_soon(void)
+{
+    reload_wanted = 1;
+}
+
+int calls_reload_wanted(void)
+{
+    int was = reload_wanted;
+    reload_wanted = 0;
+    return was;
+}
 
 json_t *api_fields(Vc__Field *const *f, size_t n)
 {

@@ -7,8 +7,6 @@
 #include "forms.h"
 #include "panel.h"
 #include "sessions.h"
-#include "terminal.h"
-#include "warm.h"
 #include "vc_util.h"
 
 #include <sodium.h>

@@ -32,17 +32,6 @@
 #include <unistd.h>
 #include <zmq.h>
 
-static int reload_wanted;
-
-int panel_call(panel_t *p, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
-               long timeout_ms, Vc__Reply **out)
-{
-    char *ep = vc_config_endpoint(p->d.cfg, endpoint);
-    int rc = vc_ctl_call(p->d.zctx, ep, verb, args, nargs, timeout_ms, out);
-    free(ep);
-    return rc;
-}
-
 static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     panel_t *p = arg;
@@ -238,10 +227,9 @@ static void on_tick(h2o_timeout_entry_t *entry)
     panel_t *p = H2O_STRUCT_FROM_MEMBER(panel_t, tick, entry);
     static unsigned ticks;
     vc_ctl_handle(p->d.ctl); /* commands that slipped past the edge-like ZMQ_FD */
-    if (reload_wanted) {
+    if (calls_reload_wanted()) {
         /* Asked from the panel's Reload: the supervisor reloaded the
          * others and left this one to itself (api_suite.c). */
-        reload_wanted = 0;
         Vc__Reply *r = vc_malloc(sizeof(*r));
         vc__reply__init(r);
         on_reload(p, NULL, r);
@@ -258,47 +246,12 @@ static void on_tick(h2o_timeout_entry_t *entry)
     h2o_timeout_link(p->ctx.loop, &p->ctx.one_sec_timeout, entry);
 }
 
-void panel_reload_soon(void)
-{
-    reload_wanted = 1;
-}
-
 static h2o_socket_t *watch_fd(panel_t *p, int fd, h2o_socket_cb cb)
 {
     h2o_socket_t *s = h2o_evloop_socket_create(p->ctx.loop, fd, H2O_SOCKET_FLAG_DONT_READ);
     s->data = p;
     h2o_socket_read_start(s, cb);
     return s;
-}
-
-h2o_socket_t *panel_bus_watch(panel_t *p, void **sub, const char *const *topics, size_t ntopics, h2o_socket_cb cb,
-                              void *data)
-{
-    char *ep = vc_config_endpoint(p->d.cfg, "bus-out");
-    *sub = vc_socket(p->d.zctx, ZMQ_SUB, ep, 0);
-    free(ep);
-    if (*sub == NULL)
-        return NULL;
-    for (size_t i = 0; i < ntopics; i++)
-        zmq_setsockopt(*sub, ZMQ_SUBSCRIBE, topics[i], strlen(topics[i]));
-    int fd;
-    size_t fdlen = sizeof(fd);
-    zmq_getsockopt(*sub, ZMQ_FD, &fd, &fdlen);
-    h2o_socket_t *s = watch_fd(p, fd, cb);
-    s->data = data;
-    return s;
-}
-
-void panel_bus_unwatch(h2o_socket_t **s, void **sub)
-{
-    if (*s) {
-        /* The descriptor is ZeroMQ's: h2o lets go of it without closing. */
-        h2o_socket_export_t exp;
-        h2o_socket_export(*s, &exp);
-        *s = NULL;
-    }
-    zmq_close(*sub);
-    *sub = NULL;
 }
 
 int main(int argc, char **argv)

@@ -122,6 +122,10 @@ extern const route_t api_certs_routes[];
 extern const size_t api_certs_nroutes;
 extern const route_t api_cluster_routes[];
 extern const size_t api_cluster_nroutes;
+extern const route_t terminal_routes[];
+extern const size_t terminal_nroutes;
+extern const route_t warm_routes[];
+extern const size_t warm_nroutes;
 
 /* api_sites.c: a site file's text (malloc'd; *enabled says whether it
  * is), or NULL once answered 404 or 502; and a new text for it, made by
@@ -132,9 +136,11 @@ void api_sites_put(preq_t *r, const char *name, const char *text, size_t len, co
 /* audit.c: a change, on the bus as panel.audit (who, what, from where). */
 void audit_record(preq_t *r, const char *action, const char *target, const char *result);
 
-/* main.c: take the stored configuration at the next tick (after the
- * supervisor reloaded the others for the panel). */
+/* calls.c: take the stored configuration at the next tick (after the
+ * supervisor reloaded the others for the panel); main.c's tick asks
+ * whether it was asked (and clears it). */
 void panel_reload_soon(void);
+int calls_reload_wanted(void);
 
 /* Control calls to the suite's daemons: 0 and *out (freed by the caller
  * with vc__reply__free_unpacked), or a negative error. */
@@ -143,7 +149,7 @@ struct Vc__Field;
 int panel_call(panel_t *p, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
                long timeout_ms, struct Vc__Reply **out);
 
-/* main.c: a subscription to bus-out (*sub) for topics, read on the loop
+/* bus.c: a subscription to bus-out (*sub) for topics, read on the loop
  * by cb with sock->data = data; NULL if the bus cannot be reached. Unwatch
  * lets h2o go of ZeroMQ's descriptor and closes the socket. */
 h2o_socket_t *panel_bus_watch(panel_t *p, void **sub, const char *const *topics, size_t ntopics, h2o_socket_cb cb,

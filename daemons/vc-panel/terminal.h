@@ -9,7 +9,4 @@ void terminal_tick(panel_t *p);
 /* The terminals open now. */
 size_t terminal_count(void);
 
-extern const route_t terminal_routes[];
-extern const size_t terminal_nroutes;
-
 #endif

@@ -10,7 +10,4 @@ void warm_heard(const Vc__Envelope *e);
 /* Once a second: the command reaped once it ends. */
 void warm_tick(void);
 
-extern const route_t warm_routes[];
-extern const size_t warm_nroutes;
-
 #endif
