@@ -66,7 +66,9 @@ def test_a_worker_recycled_and_the_pool_reloaded_from_the_page(ops):
     first = b("text", "#workers-2 tbody tr td")
     b("click", "#workers-2 tbody tr button")
     b("waitText", "#notice", f"worker {first} recycled")
-    b("waitFn", f"!document.getElementById('pools-list').textContent.includes('{first}')")
+    # The page keeps the table current: the worker leaves it.
+    b("waitFn", "![...document.querySelectorAll('#pools-list table tbody tr td:first-child')]"
+                f".some(td => td.textContent === '{first}')")
     b("click", "#pools-list > button")
     b("waitText", "#notice", "generation")
 

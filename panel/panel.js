@@ -99,9 +99,12 @@ const loaders = {
       }]);
   },
   async pools() {
+    // Kept current while shown: workers come, go and change state.
+    clearTimeout(state.poolsTimer);
+    if (location.hash === "#pools") state.poolsTimer = setTimeout(loaders.pools, 2000);
     const r = await api("GET", "/api/pools");
     if (!r.ok) return;
-    const list = $("pools-list"), select = $("scale-pool");
+    const list = $("pools-list"), select = $("scale-pool"), chosen = select.value;
     list.replaceChildren();
     select.replaceChildren();
     for (const p of r.data.pools) {
@@ -118,6 +121,7 @@ const loaders = {
       list.appendChild(reload);
       const opt = document.createElement("option");
       opt.value = p.pool; opt.textContent = p.pool;
+      opt.selected = p.pool === chosen;
       select.appendChild(opt);
       if (p.error) continue;
       const t = document.createElement("table");
