@@ -9,7 +9,6 @@
 #include "sessions.h"
 #include "users.h"
 #include "vc_events.h"
-#include "vc_store.h"
 #include "vc_util.h"
 
 #include <stdlib.h>
@@ -111,36 +110,22 @@ static void totp_reset(preq_t *r)
 
 #define AUDIT_SHOWN 200
 
-static int audit_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+static int audit_take(const Vc__Envelope *e, void *arg)
 {
     json_t *out = arg;
-    MDB_cursor *cur;
-    if (mdb_cursor_open(txn, dbi, &cur) != 0)
-        return -VC_ERR_STORE;
-    const char *topic = VC_EVENT(PANEL_AUDIT);
-    MDB_val k, v;
-    /* Newest first; the journal is bounded (bus.journal_max), so is this walk. */
-    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_LAST); rc == 0 && json_array_size(out) < AUDIT_SHOWN;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_PREV)) {
-        Vc__Envelope *e = vc__envelope__unpack(NULL, v.mv_size, v.mv_data); /* copied out of the map */
-        if (e == NULL)
-            continue;
-        if (strcmp(e->topic, topic) == 0) {
-            json_t *ev = json_pack("{s:I}", "time_ms", (json_int_t)(e->time_us / 1000));
-            for (size_t i = 0; i < e->n_fields; i++)
-                json_object_set_new(ev, e->fields[i]->key, json_string(e->fields[i]->value));
-            json_array_append_new(out, ev);
-        }
-        vc__envelope__free_unpacked(e, NULL);
+    if (strcmp(e->topic, VC_EVENT(PANEL_AUDIT)) == 0) {
+        json_t *ev = json_pack("{s:I}", "time_ms", (json_int_t)(e->time_us / 1000));
+        for (size_t i = 0; i < e->n_fields; i++)
+            json_object_set_new(ev, e->fields[i]->key, json_string(e->fields[i]->value));
+        json_array_append_new(out, ev);
     }
-    mdb_cursor_close(cur);
-    return 0;
+    return json_array_size(out) >= AUDIT_SHOWN;
 }
 
 static void audit_log(preq_t *r)
 {
     json_t *out = json_array();
-    vc_store_read(r->p->store, VC_DB_EVENTS, audit_fn, out);
+    panel_journal_newest(r->p, audit_take, out);
     http_json(r, 200, json_pack("{s:o}", "events", out));
 }
 

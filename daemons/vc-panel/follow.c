@@ -20,7 +20,6 @@
 #include "vc_bus.h"
 #include "vc_config.h"
 #include "vc_log.h"
-#include "vc_store.h"
 #include "vc_util.h"
 #include "vc_zmq.h"
 
@@ -236,26 +235,15 @@ typedef struct journal_walk {
 } journal_walk_t;
 
 /* The journal's newest events that pass the follower's filter. */
-static int journal_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+static int journal_take(const Vc__Envelope *e, void *arg)
 {
     journal_walk_t *jw = arg;
-    MDB_cursor *cur;
-    if (mdb_cursor_open(txn, dbi, &cur) != 0)
-        return -VC_ERR_STORE;
-    MDB_val k, v;
-    for (int rc = mdb_cursor_get(cur, &k, &v, MDB_LAST); rc == 0 && jw->n < START_LINES;
-         rc = mdb_cursor_get(cur, &k, &v, MDB_PREV)) {
-        Vc__Envelope *e = vc__envelope__unpack(NULL, v.mv_size, v.mv_data);
-        char *text = e && strncmp(e->topic, jw->w->topic, strlen(jw->w->topic)) == 0 ? event_text(e) : NULL;
-        if (text && contains(text, jw->w->q))
-            jw->texts[jw->n++] = text;
-        else
-            free(text);
-        if (e)
-            vc__envelope__free_unpacked(e, NULL);
-    }
-    mdb_cursor_close(cur);
-    return 0;
+    char *text = strncmp(e->topic, jw->w->topic, strlen(jw->w->topic)) == 0 ? event_text(e) : NULL;
+    if (text && contains(text, jw->w->q))
+        jw->texts[jw->n++] = text;
+    else
+        free(text);
+    return jw->n >= START_LINES;
 }
 
 static void subscribe_all(follow_t *f, int on)
@@ -335,7 +323,7 @@ void follow_subscribe(preq_t *r)
     if (f->nevents++ == 0)
         subscribe_all(f, 1);
     journal_walk_t jw = {.w = w};
-    vc_store_read(r->p->store, VC_DB_EVENTS, journal_fn, &jw);
+    panel_journal_newest(r->p, journal_take, &jw);
     for (size_t i = jw.n; i-- > 0;) { /* oldest first */
         char *ev = vc_asprintf("data: %s\n\n", jw.texts[i]);
         sse_send(&w->sse, ev);

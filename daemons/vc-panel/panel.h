@@ -155,6 +155,10 @@ int panel_call(panel_t *p, const char *endpoint, const char *verb, const char *c
 h2o_socket_t *panel_bus_watch(panel_t *p, void **sub, const char *const *topics, size_t ntopics, h2o_socket_cb cb,
                               void *data);
 void panel_bus_unwatch(h2o_socket_t **s, void **sub);
+/* The bus's journal, newest event first, each to take until it returns
+ * non-zero (enough). */
+struct Vc__Envelope;
+void panel_journal_newest(panel_t *p, int (*take)(const struct Vc__Envelope *e, void *arg), void *arg);
 
 /* calls.c. How long a call may take: a status, or a change that waits
  * for what it replaces (a reload, a purge, an order). */
