@@ -20,27 +20,22 @@ static int usage(void)
     return 2;
 }
 
-/* Each site's apps; the default site's, if it names none, is the one its
- * front made at first start (read here, never made: a file made by the
- * command's user might not be readable by the suite's). */
+/* Each site's apps (vc_rt_site_apps). */
 static int apps(const vc_config_t *cfg, int secret)
 {
     printf("%-16s %-12s %-24s%s\n", "SITE", "ID", "KEY", secret ? " SECRET" : "");
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
-        vc_rt_app_t app;
+        vc_rt_app_t app[16];
         char why[512];
-        for (size_t k = 0; k < s->nrealtime_apps; k++)
-            if (vc_rt_app_parse(s->realtime_apps[k], &app, why, sizeof(why)) == 0)
-                printf("%-16s %-12s %-24s%s%s\n", s->name, app.id, app.key, secret ? " " : "",
-                       secret ? app.secret : "");
-        if (s->nrealtime_apps || !s->is_default)
-            continue;
-        if (vc_rt_default_app_read(cfg->state_dir, &app, why, sizeof(why)) == 0)
-            printf("%-16s %-12s %-24s%s%s\n", s->name, app.id, app.key, secret ? " " : "", secret ? app.secret : "");
-        else if (errno == ENOENT)
+        int made;
+        size_t n = vc_rt_site_apps(s, cfg->state_dir, app, VC_ARRAY_SIZE(app), &made, why, sizeof(why));
+        for (size_t k = 0; k < n; k++)
+            printf("%-16s %-12s %-24s%s%s\n", s->name, app[k].id, app[k].key, secret ? " " : "",
+                   secret ? app[k].secret : "");
+        if (n == 0 && why[0] && errno == ENOENT)
             printf("%-16s (made at the front's first start, in %s/realtime-app)\n", s->name, cfg->state_dir);
-        else
+        else if (n == 0 && why[0])
             fprintf(stderr, "vc rooms apps: %s\n", why);
     }
     return 0;

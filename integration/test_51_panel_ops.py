@@ -15,6 +15,7 @@ import requests
 
 from acme_ca import Pebble
 from conftest import FIXTURES, curl
+from mesh import wait_until
 from panel import admin, panel_suite, viewer
 from pusher import Client as PusherClient
 from pusher import api as pusher_api
@@ -35,15 +36,6 @@ def audited(s, action, target=None, timeout=10.0):
 def workers(c, pool="default"):
     p = next(p for p in c.get("/api/pools").json()["pools"] if p["pool"] == pool)
     return [w for w in p["workers_list"] if w.get("state") != "retired"]
-
-
-def wait_for(what, timeout=15.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        got = what()
-        if got or time.monotonic() > deadline:
-            return got
-        time.sleep(0.1)
 
 
 class Follow:
@@ -106,7 +98,7 @@ def test_one_worker_recycled_and_the_pool_reloaded_from_the_panel(ops):
     r = c.post("/api/pools/recycle", {"pool": "default", "pid": victim})
     assert r.status_code == 200, r.text
     # It goes, a fresh one comes, the others stay.
-    after = wait_for(lambda: (lambda p: p if victim not in p and len(p) == 3 else None)(
+    after = wait_until(lambda: (lambda p: p if victim not in p and len(p) == 3 else None)(
         [int(w["pid"]) for w in workers(c)]))
     assert after and set(before) - {victim} <= set(after), (before, after)
     assert ops.events_of("php.worker.recycled", lambda es: any(e["fields"].get("pid") == str(victim) for e in es))
@@ -119,7 +111,7 @@ def test_one_worker_recycled_and_the_pool_reloaded_from_the_panel(ops):
     # A reload: a new generation, every worker replaced, none failed.
     r = c.post("/api/pools/reload", {"pool": "default"})
     assert r.status_code == 200, r.text
-    assert wait_for(lambda: not set(after) & {int(w["pid"]) for w in workers(c)})
+    assert wait_until(lambda: not set(after) & {int(w["pid"]) for w in workers(c)})
     assert curl(ops.url("/hello.php"))[0] == 200
     assert audited(ops, "pool.reload", "default")
 
@@ -153,7 +145,7 @@ def test_realtime_apps_show_the_secret_on_demand_and_rotate_it_with_a_confirmati
     assert rt_api(ops, ("4242", "rtkey", "oldsecret0123456789")).status_code == 200
     r = c.post("/api/realtime/rotate", {"site": "rt", "id": "4242", "confirm": "4242"})
     assert r.status_code == 200, r.text
-    fresh = wait_for(lambda: (lambda s: s if s != "oldsecret0123456789" else None)(
+    fresh = wait_until(lambda: (lambda s: s if s != "oldsecret0123456789" else None)(
         c.post("/api/realtime/secret", {"site": "rt", "id": "4242"}).json().get("secret")))
     assert fresh and len(fresh) == 64
     text = open(os.path.join(ops.conf, "sites-enabled", "rt.conf")).read()
@@ -167,7 +159,7 @@ def test_realtime_apps_show_the_secret_on_demand_and_rotate_it_with_a_confirmati
     assert r.status_code == 200, r.text
     new_id, new_key, new_secret = app_of(ops)
     assert (new_id, new_key) == (default_id, default_key) and new_secret != default_secret
-    assert wait_for(lambda: pusher_api(ops, "GET", "channels").status_code == 200)
+    assert wait_until(lambda: pusher_api(ops, "GET", "channels").status_code == 200)
     assert pusher_api(ops, "GET", "channels", app=(default_id, default_key, default_secret)).status_code == 401
     # A viewer sees apps, never a secret.
     v = viewer(ops, c, "watcher")
@@ -205,7 +197,7 @@ def test_a_warm_up_from_a_sitemap_and_its_progress(ops):
     r = c.post("/api/cache/warm", {"sitemap": "http://warm.test/sitemap.xml"})
     assert r.status_code == 200, r.text
     run = r.json()["id"]
-    got = wait_for(lambda: (lambda w: w if not w["running"] else None)(c.get("/api/cache/warm").json()), 30)
+    got = wait_until(lambda: (lambda w: w if not w["running"] else None)(c.get("/api/cache/warm").json()), 30)
     assert got and got["id"] == run, got
     p = got["progress"]
     assert (p["result"], p["total"], p["done"], p["stored"], p["errors"]) == ("ok", str(WARM_URLS), str(WARM_URLS),
@@ -219,7 +211,7 @@ def test_a_warm_up_from_a_sitemap_and_its_progress(ops):
     # A sitemap that is not there: said, not hidden.
     r = c.post("/api/cache/warm", {"sitemap": "http://warm.test/missing.xml"})
     assert r.status_code == 200
-    got = wait_for(lambda: (lambda w: w if not w["running"] else None)(c.get("/api/cache/warm").json()), 30)
+    got = wait_until(lambda: (lambda w: w if not w["running"] else None)(c.get("/api/cache/warm").json()), 30)
     assert "not a 200" in got["progress"]["result"], got
 
 
@@ -326,14 +318,15 @@ def test_certificates_listed_renewed_and_revoked_through_vc_acme(tmp_path):
     s = panel_suite(root="")
     ca = Pebble(tmp_path / "ca", s.http, s.https, nosleep=True).start()
     try:
-        conf = type(tmp_path)(s.conf)
-        with open(conf / "vc.conf", "a") as f:
+        # The CA answers on the suite's own ports: known once the suite is made.
+        with open(os.path.join(s.conf, "vc.conf"), "a") as f:
             f.write('acme: { directory = "%s"; ca_bundle = "%s"; email = "ops@example.test"; };\n' % (
                 ca.directory, ca.tls_cert))
-        write_conf_site(conf, "a", 'hosts = ["a.test"]; root = "%s"; tls = "acme"; default = true;' % www)
+        with open(os.path.join(s.conf, "sites-enabled", "a.conf"), "w") as f:
+            f.write('site: { hosts = ["a.test"]; root = "%s"; tls = "acme"; default = true; };\n' % www)
         s.start()
         c = admin(s)
-        listed = wait_for(lambda: [x for x in c.get("/api/certs").json()["certs"] if int(x["not_after"]) > 0], 60)
+        listed = wait_until(lambda: [x for x in c.get("/api/certs").json()["certs"] if int(x["not_after"]) > 0], 60)
         assert listed and listed[0]["site"] == "a" and listed[0]["last_error"] == ""
         first = listed[0]["renew_at"]
         # issue: only for a site without one; force: now.
@@ -341,7 +334,7 @@ def test_certificates_listed_renewed_and_revoked_through_vc_acme(tmp_path):
         assert r.status_code == 409 and "has a certificate" in r.json()["error"]
         assert c.post("/api/certs/renew", {"site": "a", "mode": "now; rm"}).status_code == 400
         assert c.post("/api/certs/renew", {"site": "a", "mode": "force"}).status_code == 200
-        assert wait_for(lambda: c.get("/api/certs").json()["certs"][0]["renew_at"] != first, 60)
+        assert wait_until(lambda: c.get("/api/certs").json()["certs"][0]["renew_at"] != first, 60)
         assert audited(s, "cert.renew", "a force")
         r = c.post("/api/certs/revoke", {"site": "a", "reason": 7})
         assert r.status_code == 409 and "reason" in r.json()["error"]
@@ -351,7 +344,3 @@ def test_certificates_listed_renewed_and_revoked_through_vc_acme(tmp_path):
         s.stop(check=False)
         s.cleanup()
         ca.stop()
-
-
-def write_conf_site(conf, name, body):
-    (conf / "sites-enabled" / f"{name}.conf").write_text("site: { %s };\n" % body)

@@ -1,4 +1,5 @@
 #include "vc_realtime.h"
+#include "vc_config.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -194,6 +195,23 @@ int vc_rt_default_app_rotate(const char *state_dir, vc_rt_app_t *app, char *err,
         snprintf(err, errlen, "the default realtime app in \"%s\" could not be written: %s", path, strerror(errno));
     free(path);
     return rc;
+}
+
+size_t vc_rt_site_apps(const vc_site_t *s, const char *state_dir, vc_rt_app_t *out, size_t max, int *made, char *why,
+                       size_t whylen)
+{
+    size_t n = 0;
+    *made = 0;
+    why[0] = '\0';
+    for (size_t k = 0; k < s->nrealtime_apps && n < max; k++)
+        if (vc_rt_app_parse(s->realtime_apps[k], &out[n], why, whylen) == 0)
+            n++;
+    if (s->nrealtime_apps || !s->is_default || max == 0)
+        return n;
+    if (vc_rt_default_app_read(state_dir, &out[0], why, whylen) < 0)
+        return 0;
+    *made = 1;
+    return 1;
 }
 
 void vc_urn_uuid(char out[VC_URN_UUID_LEN + 1])

@@ -52,6 +52,15 @@ int vc_rt_default_app_read(const char *state_dir, vc_rt_app_t *app, char *err, s
  * app: 0, or -1 with err. The fronts and vc-bus take it at a reload. */
 int vc_rt_default_app_rotate(const char *state_dir, vc_rt_app_t *app, char *err, size_t errlen);
 
+/* A site's apps, at most max into out: those its settings name, or, for
+ * the default site naming none, the one its front made at first start
+ * (read, never made here: a file made by another user might not be
+ * readable by the suite's). *made says it is that one. Returns how many;
+ * 0 with why (and errno: ENOENT when not made yet) if it cannot be read. */
+struct vc_site;
+size_t vc_rt_site_apps(const struct vc_site *s, const char *state_dir, vc_rt_app_t *out, size_t max, int *made,
+                       char *why, size_t whylen);
+
 /* A new secret: 32 random bytes in hex. */
 #define VC_RT_SECRET_LEN 64
 void vc_rt_new_secret(char out[VC_RT_SECRET_LEN + 1]);

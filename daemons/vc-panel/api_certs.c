@@ -6,7 +6,6 @@
  */
 #include "forms.h"
 #include "panel.h"
-#include "vc_ctl.h"
 #include "vc_util.h"
 
 #include <stdio.h>

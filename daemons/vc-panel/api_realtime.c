@@ -22,27 +22,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The app of that site and id, in *app; from_file: named in the site's
- * own settings (else the default site's, made at first start). 0, or -1
- * once answered 404. */
-static int find_app(preq_t *r, const char *site, const char *id, vc_rt_app_t *app, int *from_file)
+#define SITE_APPS 64 /* apps of one site the panel shows */
+
+/* The app of that site and id, in *app; *made: the default site's, made
+ * at its first start (else named in the site's settings). 0, or -1 once
+ * answered 404. */
+static int find_app(preq_t *r, const char *site, const char *id, vc_rt_app_t *app, int *made)
 {
     const vc_config_t *cfg = r->p->d.cfg;
-    char why[512];
     for (size_t i = 0; i < cfg->nsites; i++) {
-        const vc_site_t *s = &cfg->sites[i];
-        if (strcmp(s->name, site) != 0)
+        if (strcmp(cfg->sites[i].name, site) != 0)
             continue;
-        for (size_t k = 0; k < s->nrealtime_apps; k++)
-            if (vc_rt_app_parse(s->realtime_apps[k], app, why, sizeof(why)) == 0 && strcmp(app->id, id) == 0) {
-                *from_file = 1;
+        vc_rt_app_t all[SITE_APPS];
+        char why[512];
+        size_t n = vc_rt_site_apps(&cfg->sites[i], cfg->state_dir, all, SITE_APPS, made, why, sizeof(why));
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(all[k].id, id) == 0) {
+                *app = all[k];
                 return 0;
             }
-        if (s->nrealtime_apps == 0 && s->is_default &&
-            vc_rt_default_app_read(cfg->state_dir, app, why, sizeof(why)) == 0 && strcmp(app->id, id) == 0) {
-            *from_file = 0;
-            return 0;
-        }
     }
     http_error(r, 404, "site %s has no realtime app %s", site, id);
     return -1;
@@ -125,13 +123,11 @@ static void overview(preq_t *r)
     char why[512];
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
-        vc_rt_app_t app;
-        for (size_t k = 0; k < s->nrealtime_apps; k++)
-            if (vc_rt_app_parse(s->realtime_apps[k], &app, why, sizeof(why)) == 0)
-                json_array_append_new(apps, app_row(s->name, &app, "site file"));
-        if (s->nrealtime_apps == 0 && s->is_default &&
-            vc_rt_default_app_read(cfg->state_dir, &app, why, sizeof(why)) == 0)
-            json_array_append_new(apps, app_row(s->name, &app, "made at first start"));
+        vc_rt_app_t all[SITE_APPS];
+        int made;
+        size_t n = vc_rt_site_apps(s, cfg->state_dir, all, SITE_APPS, &made, why, sizeof(why));
+        for (size_t k = 0; k < n; k++)
+            json_array_append_new(apps, app_row(s->name, &all[k], made ? "made at first start" : "site file"));
         for (size_t k = 0; k < s->nrealtime_webhooks; k++)
             json_array_append_new(hooks, json_pack("{s:s,s:s}", "site", s->name, "webhook", s->realtime_webhooks[k]));
     }
@@ -170,8 +166,8 @@ static void secret(preq_t *r)
 {
     const char *site, *id = body_app(r, &site);
     vc_rt_app_t app;
-    int from_file;
-    if (id == NULL || find_app(r, site, id, &app, &from_file) < 0)
+    int made;
+    if (id == NULL || find_app(r, site, id, &app, &made) < 0)
         return;
     char target[200];
     snprintf(target, sizeof(target), "%s %s", site, id);
@@ -217,12 +213,12 @@ static void rotate(preq_t *r)
         return;
     }
     vc_rt_app_t app;
-    int from_file;
-    if (find_app(r, site, id, &app, &from_file) < 0)
+    int made;
+    if (find_app(r, site, id, &app, &made) < 0)
         return;
     char target[200];
     snprintf(target, sizeof(target), "%s %s", site, id);
-    if (from_file) {
+    if (!made) {
         rotate_in_file(r, site, &app, target);
         return;
     }

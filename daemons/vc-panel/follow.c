@@ -21,7 +21,6 @@
 #include "vc_config.h"
 #include "vc_log.h"
 #include "vc_util.h"
-#include "vc_zmq.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -78,24 +77,23 @@ static int contains(const char *text, const char *q)
     return 0;
 }
 
-/* One line as an SSE event whose data is a JSON string; bytes that are
- * not UTF-8 become '?' rather than losing the line. */
-static void send_line(follower_t *w, const char *line, size_t len)
+/* One line (NUL-terminated, changed in place) as an SSE event whose data
+ * is a JSON string, if it passes the filter; bytes that are not UTF-8
+ * become '?' rather than losing the line. */
+static void send_line(follower_t *w, char *line)
 {
-    json_t *s = json_stringn(line, len);
+    if (!contains(line, w->q)) /* the line as written, not as encoded */
+        return;
+    json_t *s = json_string(line);
     if (s == NULL) {
-        char *copy = vc_strndup(line, len);
-        for (char *c = copy; *c; c++)
+        for (char *c = line; *c; c++)
             if ((unsigned char)*c >= 0x80)
                 *c = '?';
-        s = json_string(copy);
-        free(copy);
+        s = json_string(line);
     }
-    if (s == NULL)
-        return;
-    char *text = json_dumps(s, JSON_ENCODE_ANY);
+    char *text = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
     json_decref(s);
-    if (contains(text, w->q)) {
+    if (text) {
         char *ev = vc_asprintf("data: %s\n\n", text);
         sse_send(&w->sse, ev);
         free(ev);
@@ -108,9 +106,10 @@ static void lines_in(follower_t *w, const char *buf, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         if (buf[i] == '\n') {
-            send_line(w, w->partial, w->npartial);
+            w->partial[w->npartial] = '\0';
+            send_line(w, w->partial);
             w->npartial = 0;
-        } else if (w->npartial < sizeof(w->partial)) {
+        } else if (w->npartial < sizeof(w->partial) - 1) {
             w->partial[w->npartial++] = buf[i];
         }
     }

@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -269,9 +270,12 @@ int main(int argc, char **argv)
     /* The terminal starter's link, if the supervisor made one (cli/terminal.c). */
     const char *tfd = getenv("VC_TERMINAL_FD");
     p.terminal_fd = tfd && *tfd ? atoi(tfd) : -1;
-    if (p.terminal_fd >= 0)
+    if (p.terminal_fd >= 0) {
         fcntl(p.terminal_fd, F_SETFD, FD_CLOEXEC);
-    else if (p.cfg->terminal)
+        /* Asked on the loop: a starter that does not answer costs 5 s, not the panel. */
+        struct timeval tv = {.tv_sec = 5};
+        setsockopt(p.terminal_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    } else if (p.cfg->terminal)
         vc_log(VC_LOG_WARN, "main",
                "panel.terminal is on but no terminal starter was given: start vc-panel with vc up");
     p.pages = find_pages(&p);

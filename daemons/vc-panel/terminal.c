@@ -23,11 +23,9 @@
 #include "terminal.h"
 #include "totp.h"
 #include "users.h"
-#include "vc_log.h"
 #include "vc_util.h"
 #include "vc_ws.h"
 
-#include <errno.h>
 #include <h2o/http1.h>
 #include <sodium.h>
 #include <stdio.h>
@@ -35,7 +33,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #define TICKETS 8
 #define TICKET_MS 30000
