@@ -137,15 +137,18 @@ static int reload_config(fed_t *f, char *why, size_t wlen)
     Vc__Reply *r = NULL;
     int rc = vc_ctl_call(f->d.zctx, ep, "reload", args, 1, (long)f->cfg->switch_timeout_ms, &r);
     free(ep);
+    /* The answer alone says: reload_wanted may still be set by a switch
+     * just before this one, taken at a tick that has not come yet. */
+    int taken = rc == 0 && r->ok;
     if (rc < 0)
         snprintf(why, wlen, "the supervisor did not answer the reload: %s", vc_strerror(rc));
-    else if (!r->ok)
+    else if (!taken)
         snprintf(why, wlen, "the configuration was refused: %s", r->message);
-    else
+    if (taken)
         f->reload_wanted = 1;
     if (r)
         vc__reply__free_unpacked(r, NULL);
-    return rc < 0 || !f->reload_wanted ? -1 : 0;
+    return taken ? 0 : -1;
 }
 
 /* The site's new release takes over: its pool's new generation, or the
