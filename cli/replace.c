@@ -55,13 +55,57 @@ void sup_op_fail(sup_op_t *op, const char *why)
         snprintf(op->why, sizeof(op->why), "%s", why);
 }
 
+static void hold(sup_op_t ***ops, size_t *n, sup_op_t *op)
+{
+    if (op == NULL)
+        return;
+    *ops = vc_realloc(*ops, (*n + 1) * sizeof(**ops));
+    (*ops)[(*n)++] = op;
+    op->pending++;
+}
+
+/* The replacement under way has ended (why: NULL if it serves): its
+ * commands are answered, and those that came meanwhile start the next. */
+static void replacement_ended(sup_t *s, child_t *k, const char *why)
+{
+    sup_op_t **ops = k->ops;
+    size_t n = k->nops;
+    k->ops = NULL;
+    k->nops = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (why)
+            sup_op_fail(ops[i], why);
+        sup_op_release(s, ops[i]);
+    }
+    free(ops);
+    if (k->nagain == 0 || k->pid <= 0 || s->stopping)
+        return;
+    sup_op_t **again = k->again;
+    n = k->nagain;
+    k->again = NULL;
+    k->nagain = 0;
+    int rc = sup_replace(s, k, NULL);
+    for (size_t i = 0; i < n; i++) {
+        if (rc == 0)
+            hold(&k->ops, &k->nops, again[i]);
+        else
+            sup_op_fail(again[i], "the next replacement did not start (fork failed); the old process keeps running");
+        sup_op_release(s, again[i]); /* its place in k->again */
+    }
+    free(again);
+}
+
 int sup_replace(sup_t *s, child_t *k, sup_op_t *op)
 {
     if (k->next_pid > 0) {
-        /* Already under way: this command waits for that one too. */
-        if (op && k->op == NULL) {
-            k->op = op;
-            op->pending++;
+        /* Already under way, started perhaps before this command's
+         * configuration was stored: another follows it. */
+        if (op) {
+            hold(&k->again, &k->nagain, op);
+        } else if (k->nagain == 0) { /* nobody waits (SIGHUP), but one follows */
+            sup_op_t *mark = sup_op_new(NULL, "");
+            hold(&k->again, &k->nagain, mark);
+            sup_op_release(s, mark);
         }
         return 0;
     }
@@ -77,9 +121,7 @@ int sup_replace(sup_t *s, child_t *k, sup_op_t *op)
     k->next_ready_fd = ready_fd;
     int ms = k->how->ready_timeout_ms > 0 ? k->how->ready_timeout_ms : READY_TIMEOUT_MS;
     k->next_deadline_ms = vc_mono_ms() + (uint64_t)ms;
-    k->op = op;
-    if (op)
-        op->pending++;
+    hold(&k->ops, &k->nops, op);
     return 0;
 }
 
@@ -107,9 +149,7 @@ static void take_over(sup_t *s, child_t *k)
     vc_log(VC_LOG_NOTICE, "up", "%s replaced: pid %s -> %s", k->name, a, b);
     vc_bus_publish(s->bus, VC_EVENT(VC_DAEMON_REPLACED), VC__SEVERITY__NOTICE, "daemon", k->name, "old_pid", a, "pid",
                    b, NULL);
-    sup_op_t *op = k->op;
-    k->op = NULL;
-    sup_op_release(s, op);
+    replacement_ended(s, k, NULL);
 }
 
 /* The successor will not serve: dropped (killed if it still runs). */
@@ -128,10 +168,7 @@ static void drop_successor(sup_t *s, child_t *k, const char *how, int reaped)
     vc_log(VC_LOG_ERR, "up", "%s", why);
     vc_bus_publish(s->bus, VC_EVENT(VC_DAEMON_REPLACE_FAILED), VC__SEVERITY__ERROR, "daemon", k->name, "reason", how,
                    NULL);
-    sup_op_t *op = k->op;
-    k->op = NULL;
-    sup_op_fail(op, why);
-    sup_op_release(s, op);
+    replacement_ended(s, k, why);
 }
 
 void sup_successor_readable(sup_t *s, child_t *k)

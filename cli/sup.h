@@ -47,7 +47,11 @@ typedef struct child {
     pid_t next_pid;
     int next_ready_fd;
     uint64_t next_deadline_ms;
-    sup_op_t *op;
+    /* The commands this replacement answers; and those that came while it
+     * was under way, which a replacement after it answers, since the
+     * successor may have read the configuration before they stored theirs. */
+    sup_op_t **ops, **again;
+    size_t nops, nagain;
 } child_t;
 
 typedef struct sup sup_t;

@@ -1,8 +1,12 @@
 """The configuration directory: configtest, ensite/dissite, reload."""
 import json
 import os
+import re
+import signal
+import subprocess
 
-from conftest import FIXTURES, curl
+from conftest import FIXTURES, VC, curl
+from mesh import wait_until
 
 GOOD = """site: {
   hosts = ["good.test", "www.good.test"];
@@ -77,6 +81,54 @@ def test_broken_reload_keeps_serving(make_suite, tmp_path):
     st = json.loads(s.vc("status", "--json").stdout)
     assert int(st["supervisor"]["config_version"]) == int(before) + 1
     assert s.events_of("config.changed")
+
+
+def test_a_reload_while_the_front_is_replaced_waits_for_a_front_that_has_it(make_suite, tmp_path):
+    """The successor a first reload started has read its configuration
+    before a second reload stores the next: the second is answered once a
+    front that read it serves, not before."""
+    conf = make_conf(tmp_path)
+    s = make_suite(conf=conf)
+    s.vc("ensite", "good", check=True)
+    s.start()
+    started, loaded = s.logs().count("started vc-front"), s.logs().count("up: configuration version")
+
+    def reload():
+        return subprocess.Popen([VC, "--data", s.data, "--conf", conf, "reload"], env=s.env, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+
+    def successor_read_its_configuration():
+        pids = re.findall(r"started vc-front \(pid (\d+)\)", s.logs())
+        if len(pids) > started and "vc-front[%s] tls: loaded" % pids[-1] in s.logs():
+            return int(pids[-1])
+
+    first, second, successor = reload(), None, None
+    try:
+        successor = wait_until(successor_read_its_configuration, timeout=20, every=0.002)
+        assert successor, s.logs()
+        os.kill(successor, signal.SIGSTOP)  # before it says it is ready
+        late = tmp_path / "late"
+        late.mkdir()
+        (late / "late.txt").write_text("late\n")
+        (tmp_path / "etc" / "sites-available" / "late.conf").write_text(
+            'site: {\n  hosts = ["late.test"];\n  root = "%s";\n};\n' % late)
+        s.vc("ensite", "late", check=True)
+        second = reload()
+        assert wait_until(lambda: s.logs().count("up: configuration version") == loaded + 2), s.logs()
+        os.kill(successor, signal.SIGCONT)
+        successor = None
+        out, _ = second.communicate(timeout=30)
+        assert second.returncode == 0, out
+        for _ in range(20):  # no front without the site answers any more
+            code, _, body = curl("-H", "Host: late.test", s.url("/late.txt"))
+            assert (code, body) == (200, b"late\n"), s.logs()
+    finally:
+        if successor:
+            os.kill(successor, signal.SIGCONT)
+        for p in (first, second):
+            if p:
+                p.communicate(timeout=30)
+    assert first.returncode == 0, first.stdout
 
 
 def test_up_refuses_a_broken_configuration(make_suite, tmp_path):
