@@ -50,6 +50,7 @@ typedef struct vc_pool {
     int worker_restore; /* worker mode: globals and statics back to the boot's after each request */
     int64_t queue_limit;
     int64_t queue_timeout_ms;
+    int64_t pipeline_below_ms; /* a lent worker holds a request behind a job usually shorter (0: never) */
     int64_t kill_grace_ms;
     char *source; /* where it was declared, for errors */
     int line;

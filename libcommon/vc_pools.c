@@ -45,6 +45,7 @@ const struct spec vc_pool_specs[] = {
     {"php.worker_restore", T_BOOL, P(worker_restore), 0, 0},
     {"php.queue_limit", T_INT, P(queue_limit), 0, 1000000},
     {"php.queue_timeout", T_DURATION, P(queue_timeout_ms), 1, 3600000},
+    {"php.pipeline_below", T_DURATION, P(pipeline_below_ms), 0, 60000},
     {"php.kill_grace", T_DURATION, P(kill_grace_ms), 0, 3600000},
 };
 const size_t vc_pool_nspecs = VC_ARRAY_SIZE(vc_pool_specs);
@@ -63,6 +64,7 @@ void vc_pool_defaults(vc_pool_t *p, const char *name)
     p->private_mounts = VC_AUTO;
     p->queue_limit = 1024;
     p->queue_timeout_ms = 30000;
+    p->pipeline_below_ms = 2;
     p->kill_grace_ms = 5000;
 }
 

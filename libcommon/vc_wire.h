@@ -10,7 +10,13 @@
  * then means nothing).
  *
  * broker -> worker:  [front-id][FrontMessage][body...]   a request
- *                    ["C"]                               the client left
+ *                    ["C"]                               the client of the request
+ *                                                        running left
+ *                    ["C"][id, 8 bytes little-endian]    the request id, written
+ *                                                        behind the one running
+ *                                                        (a front pipelines), is
+ *                                                        not run if not begun;
+ *                                                        skipped, it is "R"
  * worker -> broker:  ["R"]                               ready for work
  *                    [flag][front-id][BackMessage][body...]
  *                      flag "P": part of a response, more follows

@@ -5,6 +5,7 @@
 #include "vc_wire.h"
 #include "vc_link.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -19,7 +20,8 @@ struct worker_conn {
     const vc_config_t *cfg;
     int fd;                 /* the link to the broker (libcommon/vc_link.h) */
     vc_link_buf_t in;       /* the current request's message, then what follows */
-    vc_link_buf_t busy_in;  /* what arrives while busy: cancels */
+    vc_link_buf_t busy_in;  /* what arrives while busy: cancels, and a request held behind (pipelined) */
+    vc_link_buf_t behind;   /* whole messages out of busy_in, kept in order for worker_next */
     uint64_t served, limit; /* limit 0: no limit */
     vc_frames_t fr;         /* the request's frames, pointing into in */
     Vc__FrontMessage *fm;
@@ -89,17 +91,55 @@ static void __attribute__((noreturn)) link_lost(int err)
     _exit(1);
 }
 
-/* While busy, the only thing the broker sends is a cancel: the client
- * went away. */
+/* ["C"]: the client of the request running left. ["C"][id]: the request
+ * named, held behind the running one (a front pipelines a request while
+ * its queue is not empty): it does not run if it has not begun. */
+static int is_cancel(const struct iovec *f, int n)
+{
+    return f[0].iov_len == 1 && *(const char *)f[0].iov_base == WIRE_CANCEL && (n == 1 || n == 2);
+}
+
+static int cancel_names(const struct iovec *f, int n, uint64_t id)
+{
+    uint64_t named;
+    if (n != 2 || f[1].iov_len != sizeof(named))
+        return 0;
+    memcpy(&named, f[1].iov_base, sizeof(named));
+    return le64toh(named) == id;
+}
+
+/* While busy: a cancel of this request says its client left; anything
+ * else (a request held behind, a cancel naming it) is kept for
+ * worker_next, in order. */
 static void read_cancels(worker_conn_t *w, vc_request_t *r)
 {
+    static struct iovec f[VC_LINK_MAX_FRAMES];
     while (vc_link_fill(w->fd, &w->busy_in, 1) > 0) {
-        struct iovec f[1];
-        for (int n; (n = vc_link_parse(&w->busy_in, f, 1)) > 0;)
-            if (f[0].iov_len == 1 && *(char *)f[0].iov_base == WIRE_CANCEL)
+        for (;;) {
+            size_t at = w->busy_in.off;
+            int n = vc_link_parse(&w->busy_in, f, VC_LINK_MAX_FRAMES);
+            if (n <= 0)
+                break; /* not whole yet; or malformed, which worker_next says */
+            if (is_cancel(f, n) && (n == 1 || cancel_names(f, n, w->req_id)))
                 r->aborted = 1;
+            else
+                vc_link_put(&w->behind, w->busy_in.p + at, w->busy_in.off - at);
+        }
         vc_link_compact(&w->busy_in);
     }
+}
+
+/* A cancel naming id among the whole messages after the one just parsed
+ * from w->in (a cancel follows its request). Nothing is consumed. */
+static int cancelled_behind(worker_conn_t *w, uint64_t id)
+{
+    static struct iovec f[VC_LINK_MAX_FRAMES];
+    size_t off = w->in.off;
+    int n, found = 0;
+    while (!found && (n = vc_link_parse(&w->in, f, VC_LINK_MAX_FRAMES)) > 0)
+        found = is_cancel(f, n) && cancel_names(f, n, id);
+    w->in.off = off;
+    return found;
 }
 
 /* Sends [flag][front-id][BackMessage][body]. The body buffer is emptied
@@ -229,23 +269,35 @@ static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
 
 int worker_next(worker_conn_t *w, vc_request_t *r)
 {
-    /* What came while the last request ran (cancels) comes first. */
+    /* What came while the last request ran comes first, in order. */
     vc_link_compact(&w->in);
+    if (w->behind.len > w->behind.off)
+        vc_link_put(&w->in, w->behind.p + w->behind.off, w->behind.len - w->behind.off);
+    vc_link_reset(&w->behind);
     if (w->busy_in.len > w->busy_in.off) {
         vc_link_put(&w->in, w->busy_in.p + w->busy_in.off, w->busy_in.len - w->busy_in.off);
         w->busy_in.len = w->busy_in.off = 0;
     }
+    /* A request already here was held behind the last one: what the front
+     * sent since (a cancel naming it) is read before it begins, without
+     * waiting. Before any frame points into the buffer, which this may
+     * move. */
+    if (w->in.len > w->in.off)
+        vc_link_fill(w->fd, &w->in, 1);
     static struct iovec f[VC_LINK_MAX_FRAMES];
     int n;
     for (;;) {
         n = next_message(w, f, VC_LINK_MAX_FRAMES);
         if (n < 0)
             return -1;
-        if (n == 1 && f[0].iov_len == 1)
-            continue; /* a cancel for a request already finished */
+        if (is_cancel(f, n))
+            continue; /* for a request already finished, or skipped */
         w->fm = n >= 2 ? vc__front_message__unpack(NULL, f[1].iov_len, f[1].iov_base) : NULL;
-        if (w->fm == NULL || w->fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
-            vc_log(VC_LOG_WARN, "worker", "dropped a malformed request of %d frames", n);
+        int skip =
+            w->fm && w->fm->kind_case == VC__FRONT_MESSAGE__KIND_REQUEST && cancelled_behind(w, w->fm->request->id);
+        if (skip || w->fm == NULL || w->fm->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST) {
+            if (!skip)
+                vc_log(VC_LOG_WARN, "worker", "dropped a malformed request of %d frames", n);
             if (w->fm)
                 vc__front_message__free_unpacked(w->fm, NULL);
             w->fm = NULL;
@@ -315,6 +367,7 @@ void worker_close(worker_conn_t **pw)
     vc_frames_fini(&w->fr);
     vc_link_buf_free(&w->in);
     vc_link_buf_free(&w->busy_in);
+    vc_link_buf_free(&w->behind);
     close(w->fd);
     free(w);
     *pw = NULL;

@@ -52,12 +52,8 @@ static void on_dispose(void *arg)
     if (p->queued) {
         lent_unqueue(p->be, p); /* it never ran: nothing to tell */
     } else if (p->lw) {
-        /* Running on a lent worker: tell it, so connection_aborted()
-         * says so; its answer, still to come, is dropped. */
-        if (!p->final_seen)
-            lent_cancel(p->lw);
-        p->lw->job = NULL;
-        p->lw = NULL;
+        /* With a lent worker: its answer, still to come, is dropped. */
+        lent_forget(p, !p->final_seen);
     } else if (!p->final_seen) {
         backend_cancel(p); /* so a queued request never runs */
     }
@@ -128,9 +124,7 @@ static int hand_off(preq_t *p, const Vc__ResponseHead *h)
             add_header(req, h->headers[i]);
     p->given_up = 1;
     if (!h->final && p->lw) {
-        lent_cancel(p->lw);
-        p->lw->job = NULL;
-        p->lw = NULL;
+        lent_forget(p, 1);
     } else if (!h->final) {
         backend_cancel(p);
     }

@@ -50,7 +50,7 @@ typedef struct preq {
     int full;          /* over both bounds: the link is not read */
     int throttled;     /* the worker's link read no more, or the answer cut */
     /* For a worker lent to this front: */
-    lent_t *lw;      /* the worker running it */
+    lent_t *lw;      /* the worker running it, or holding it behind its job */
     uint8_t *packed; /* its FrontMessage, until a worker took it (or,
                       * for a GET or HEAD, until the answer began) */
     size_t packed_len;
@@ -59,6 +59,7 @@ typedef struct preq {
     uint64_t queued_ms;
     int idempotent;
     int retries;
+    uint64_t cost_key;  /* its script and path, for what it usually costs (pipeline.c) */
     const char *script; /* in the request's pool */
     const char *site;   /* its site's name, in the request's pool (vc_publish()) */
     site_rt_t *srt;     /* and the site (the front's for its life) */
@@ -97,6 +98,13 @@ struct lent {
     int owed;      /* recalled with any while busy: the first worker idle
                       here goes back in its place */
     preq_t *job;   /* what it runs, while its client waits */
+    /* A second request written behind job while requests wait here, so
+     * the worker finds it without sleeping (pipeline.c). ahead is NULL
+     * once its client left: the worker skips it unless it has begun. */
+    int holds_ahead;
+    preq_t *ahead;
+    uint64_t ahead_key;
+    uint64_t job_key, job_began_us; /* for the cost of what it runs */
 };
 
 /* The link to one process of a pool (php_pool.c keeps the current one and
@@ -137,6 +145,10 @@ struct backend {
     uint64_t need_ms; /* the last Need sent */
     h2o_timeout_t need_timeout;
     h2o_timeout_entry_t need_entry; /* asks again while requests wait */
+    struct pipeline_cost {
+        uint64_t key;
+        uint32_t us; /* a moving average */
+    } cost[256];     /* pipeline.c */
 };
 
 /* What the PHP backend counts (php_backend.c lists them). */
@@ -146,6 +158,7 @@ typedef struct php_stats {
     uint64_t answers_spilled;   /* answers that went to a temporary file (stream.c) */
     uint64_t answers_throttled; /* times a worker's link was paused for a slow client */
     uint64_t answers_cut;       /* relayed answers cut for a slow client */
+    uint64_t pipelined;         /* held behind a lent worker's job (pipeline.c) */
 } php_stats_t;
 extern php_stats_t php_stats; /* backend.c */
 
@@ -210,8 +223,10 @@ void lent_pause(lent_t *l, int on);
  * queue is at php.queue_limit). Returns 0, or -1 once it answered req
  * itself. */
 int lent_submit(backend_t *be, preq_t *p);
-/* p's client left while it ran on l: the worker is told. */
-void lent_cancel(lent_t *l);
+/* p's client left, or the front answers it itself (a hand-off), while
+ * it was with lent worker p->lw: told, if tell, so connection_aborted()
+ * says so; held behind another request, it never runs there. */
+void lent_forget(preq_t *p, int tell);
 /* Takes p out of the queue for a lent worker, if it is in. */
 void lent_unqueue(backend_t *be, preq_t *p);
 /* The broker lends a worker (its link is the next descriptor the link
@@ -228,5 +243,17 @@ void lent_init(backend_t *be);
 void lent_fini(backend_t *be);
 /* Once a second: 504 for requests that waited php.queue_timeout here. */
 void lent_tick(backend_t *be);
+
+/* pipeline.c: which request may wait in a busy worker's link. */
+
+/* What p usually costs is looked up by this key. */
+uint64_t pipeline_key(const preq_t *p);
+/* The worker's job took us microseconds. */
+void pipeline_record(backend_t *be, uint64_t key, uint64_t us);
+/* Whether the request at the head of be's queue may be written behind
+ * l's job: one that may run again, behind a job that is usually short and
+ * began recently, on a worker staying here. */
+int pipeline_may(const backend_t *be, const lent_t *l, const preq_t *head, uint64_t now_us);
+uint64_t pipeline_now_us(void);
 
 #endif

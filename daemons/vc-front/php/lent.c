@@ -10,6 +10,7 @@
 #include "vc_log.h"
 #include "vc_util.h"
 
+#include <endian.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +84,24 @@ static void on_lent_written(h2o_socket_t *sock, const char *err)
         backend_outbox_flush(&l->ob, on_lent_written);
 }
 
-void lent_cancel(lent_t *l)
+void lent_forget(preq_t *p, int tell)
 {
+    lent_t *l = p->lw;
     char c = WIRE_CANCEL;
-    vc_link_append(&l->ob.out, &(struct iovec){&c, 1}, 1);
-    backend_outbox_flush(&l->ob, on_lent_written);
+    if (l->ahead == p) {
+        /* ["C"][id]: not begun yet, it never runs (vc_wire.h). */
+        uint64_t id = htole64(p->id);
+        l->ahead = NULL;
+        vc_link_append(&l->ob.out, (struct iovec[]){{&c, 1}, {&id, sizeof(id)}}, 2);
+        backend_outbox_flush(&l->ob, on_lent_written);
+    } else {
+        if (tell) {
+            vc_link_append(&l->ob.out, &(struct iovec){&c, 1}, 1);
+            backend_outbox_flush(&l->ob, on_lent_written);
+        }
+        l->job = NULL;
+    }
+    p->lw = NULL;
 }
 
 /* Appends what fits of s to the string dst (cap bytes) at at; returns
@@ -101,28 +115,40 @@ static size_t put_text(char *dst, size_t cap, size_t at, const char *s, size_t l
     return at + len;
 }
 
-/* The request goes to the worker: its board entry first, so the broker
- * never sees a busy worker as idle. */
-static void run_on(lent_t *l, preq_t *p)
+/* p (NULL: one whose client left, held behind the last) is what l runs
+ * now: on its board entry, which the broker reads. */
+static void become_job(lent_t *l, preq_t *p, uint64_t key)
 {
-    VC_ASSERT(!l->busy && l->job == NULL && p->lw == NULL && !p->queued);
-    h2o_req_t *req = p->req;
     vc_board_slot_t *bs = l->bs;
     vc_board_begin(bs);
     bs->state = VC_BOARD_BUSY;
     bs->started = 0;
     bs->timed_out = 0;
-    bs->idempotent = (uint32_t)p->idempotent;
-    bs->retries = (uint32_t)p->retries;
+    bs->idempotent = p ? (uint32_t)p->idempotent : 1;
+    bs->retries = p ? (uint32_t)p->retries : 0;
     bs->since_ms = vc_mono_ms();
-    /* Copied, not formatted: this runs for every request. */
-    size_t at = put_text(bs->what, sizeof(bs->what), 0, req->method.base, req->method.len);
-    at = put_text(bs->what, sizeof(bs->what), at, " ", 1);
-    put_text(bs->what, sizeof(bs->what), at, req->path.base, req->path.len);
-    put_text(bs->script, sizeof(bs->script), 0, p->script ? p->script : "", p->script ? strlen(p->script) : 0);
+    bs->what[0] = bs->script[0] = '\0';
+    if (p) {
+        /* Copied, not formatted: this runs for every request. */
+        h2o_req_t *req = p->req;
+        size_t at = put_text(bs->what, sizeof(bs->what), 0, req->method.base, req->method.len);
+        at = put_text(bs->what, sizeof(bs->what), at, " ", 1);
+        put_text(bs->what, sizeof(bs->what), at, req->path.base, req->path.len);
+        put_text(bs->script, sizeof(bs->script), 0, p->script ? p->script : "", p->script ? strlen(p->script) : 0);
+    }
     vc_board_end(bs);
-    /* [front-id][FrontMessage][body], as the broker passes it on; the
-     * worker echoes the front-id, which means nothing here. */
+    l->busy = 1;
+    l->finishing = 0;
+    l->job = p;
+    l->job_key = key;
+    l->job_began_us = pipeline_now_us();
+}
+
+/* [front-id][FrontMessage][body] into l's link, as the broker passes it
+ * on; the worker echoes the front-id, which means nothing here. */
+static void write_request(lent_t *l, preq_t *p)
+{
+    h2o_req_t *req = p->req;
     static const char fid[FRONT_ID_LEN];
     int more = req->entity.base != NULL && req->entity.len > 0;
     struct iovec f[3] = {{(void *)fid, sizeof(fid)}, {p->packed, p->packed_len}, {req->entity.base, req->entity.len}};
@@ -131,10 +157,29 @@ static void run_on(lent_t *l, preq_t *p)
         free(p->packed);
         p->packed = NULL;
     }
-    l->busy = 1;
-    l->job = p;
     p->lw = l;
     backend_outbox_flush(&l->ob, on_lent_written);
+}
+
+/* The request goes to the worker: its board entry first, so the broker
+ * never sees a busy worker as idle. */
+static void run_on(lent_t *l, preq_t *p)
+{
+    VC_ASSERT(!l->busy && l->job == NULL && p->lw == NULL && !p->queued);
+    become_job(l, p, p->cost_key);
+    write_request(l, p);
+}
+
+/* The queue's head waits in l's link behind its job (pipeline.c). */
+static void hold_ahead(lent_t *l, preq_t *p)
+{
+    VC_ASSERT(l->busy && !l->holds_ahead && p->lw == NULL);
+    lent_unqueue(l->be, p);
+    l->holds_ahead = 1;
+    l->ahead = p;
+    l->ahead_key = p->cost_key;
+    php_stats.pipelined++;
+    write_request(l, p);
 }
 
 static lent_t *idle_lent(backend_t *be)
@@ -145,10 +190,25 @@ static lent_t *idle_lent(backend_t *be)
     return NULL;
 }
 
+/* The queue's head, behind the busy worker it may wait in (pipeline.c):
+ * the one whose job began first. */
+static void pipeline_head(backend_t *be)
+{
+    preq_t *head = queue_head(be);
+    lent_t *best = NULL;
+    uint64_t now = pipeline_now_us();
+    for (size_t i = 0; head && i < be->nlent; i++)
+        if (pipeline_may(be, be->lent[i], head, now) && (!best || be->lent[i]->job_began_us < best->job_began_us))
+            best = be->lent[i];
+    if (best)
+        hold_ahead(best, head);
+}
+
 int lent_submit(backend_t *be, preq_t *p)
 {
     h2o_req_t *req = p->req;
     board(be)->accepted++;
+    p->cost_key = pipeline_key(p);
     lent_t *l = idle_lent(be);
     if (l == NULL && vc_queue_full(&be->queue)) {
         board(be)->rejected_503++;
@@ -166,6 +226,8 @@ int lent_submit(backend_t *be, preq_t *p)
     } else {
         enqueue(be, p, 0);
         need(be);
+        if (queue_head(be) == p) /* behind requests that did not fit, it waits its turn */
+            pipeline_head(be);
     }
     return 0;
 }
@@ -175,6 +237,8 @@ void lent_remove(lent_t *l)
     backend_t *be = l->be;
     if (l->job)
         l->job->lw = NULL;
+    if (l->ahead)
+        l->ahead->lw = NULL;
     if (l->owed)
         be->nowed--;
     for (size_t i = 0; i < be->nlent; i++)
@@ -289,8 +353,11 @@ void lent_init(backend_t *be)
 static void settle(lent_t *l)
 {
     backend_t *be = l->be;
-    if (l->busy)
+    if (l->busy) {
+        if (pipeline_may(be, l, queue_head(be), pipeline_now_us()))
+            hold_ahead(l, queue_head(be));
         return;
+    }
     lent_t *k;
     if (l->recalled || l->owed) {
         give_back(l, -1);
@@ -318,6 +385,25 @@ static void went_idle(lent_t *l)
     if (l->job)
         l->job->lw = NULL; /* a job still here had no whole answer */
     l->job = NULL;
+}
+
+/* l's job has ended ("D", or "R"): what it holds behind comes next, or
+ * it is idle. */
+static void advance(lent_t *l)
+{
+    if (l->job_key)
+        pipeline_record(l->be, l->job_key, pipeline_now_us() - l->job_began_us);
+    if (l->job)
+        l->job->lw = NULL; /* a job still here had no whole answer */
+    l->job = NULL;
+    if (!l->holds_ahead) {
+        went_idle(l);
+        return;
+    }
+    preq_t *p = l->ahead;
+    l->holds_ahead = 0;
+    l->ahead = NULL;
+    become_job(l, p, l->ahead_key);
 }
 
 /* p's worker is gone, or done with it, and p's answer is not whole: cut
@@ -353,9 +439,11 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
         return 0;
     char flag = *(const char *)f[0].iov_base;
     if (flag == WIRE_READY) {
+        /* After "F"; or for a job it never began (its client left while
+         * it was held behind another, vc_wire.h). */
         preq_t *p = l->busy && !l->finishing ? l->job : NULL;
         if (l->busy)
-            went_idle(l);
+            advance(l);
         /* Ready with its request unanswered: only native code in the
          * worker sends that. Its client is not left waiting (found by
          * fuzz_front_link: the request kept a pointer to the worker, freed
@@ -364,7 +452,7 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
             vc_log(VC_LOG_ERR, "backend", "lent worker %d said it was ready before it answered its request", l->pid);
             fail_unanswered(be, p);
         }
-        return goes_back(l);
+        return !l->busy && goes_back(l);
     }
     if (n < 3 || !l->busy)
         return 0;
@@ -393,8 +481,8 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
         l->job = NULL;
     }
     if (flag == WIRE_DONE) {
-        went_idle(l);
-        return goes_back(l);
+        advance(l);
+        return !l->busy && goes_back(l);
     }
     if (flag == WIRE_FINAL) {
         l->finishing = 1;
@@ -438,10 +526,27 @@ static void on_lent_readable(h2o_socket_t *sock, const char *err)
  * same board): the answer cut if it had begun; 504 if the broker killed
  * it for running too long; a GET or HEAD not begun runs once more; else
  * 502. An idle worker just goes. */
+/* p, never begun, runs elsewhere: on an idle lent worker, first in the
+ * queue, or at the successor if this process is leaving. */
+static void run_again(backend_t *be, preq_t *p)
+{
+    p->retries++;
+    board(be)->retried++;
+    if (be->leaving) {
+        backend_move(p, be->pool->cur);
+        return;
+    }
+    lent_t *o = idle_lent(be);
+    if (o)
+        run_on(o, p);
+    else
+        enqueue(be, p, 1);
+}
+
 static void lent_lost(lent_t *l, const char *why)
 {
     backend_t *be = l->be;
-    preq_t *p = l->job;
+    preq_t *p = l->job, *behind = l->ahead;
     uint32_t slot = l->slot;
     int timed_out = (int)__atomic_load_n(&l->bs->timed_out, __ATOMIC_ACQUIRE);
     Vc__Outcome outcome = !l->busy || l->finishing ? VC__OUTCOME__OUTCOME_NONE : VC__OUTCOME__OUTCOME_CLIENT_GONE;
@@ -459,20 +564,7 @@ static void lent_lost(lent_t *l, const char *why)
         case VC__OUTCOME__OUTCOME_ABORTED:
             fail_unanswered(be, p); /* cut; may dispose p */
             break;
-        case VC__OUTCOME__OUTCOME_RETRIED: {
-            p->retries++;
-            board(be)->retried++;
-            if (be->leaving) {
-                backend_move(p, be->pool->cur); /* the successor runs it */
-                break;
-            }
-            lent_t *o = idle_lent(be);
-            if (o)
-                run_on(o, p);
-            else
-                enqueue(be, p, 1);
-            break;
-        }
+        case VC__OUTCOME__OUTCOME_RETRIED: run_again(be, p); break;
         case VC__OUTCOME__OUTCOME_TIMED_OUT:
             p->given_up = p->final_seen = 1;
             php_stats.errors_5xx++;
@@ -485,6 +577,17 @@ static void lent_lost(lent_t *l, const char *why)
         }
     } else if (p && p->final_seen) {
         outcome = VC__OUTCOME__OUTCOME_NONE; /* its answer was whole */
+    }
+    /* Held behind the job, it never began: a GET or HEAD not tried yet
+     * (pipeline.c), it runs again as the rules say. */
+    if (behind && behind->req && !behind->final_seen) {
+        Vc__Outcome o = vc_outcome_of_death(0, 0, behind->idempotent && behind->retries == 0 && behind->packed);
+        if (o == VC__OUTCOME__OUTCOME_RETRIED) {
+            run_again(be, behind);
+        } else {
+            behind->lw = NULL;
+            fail_unanswered(be, behind); /* 502 */
+        }
     }
     tell_given_back(be, slot, 1, outcome, -1);
     requeue_to_pool(be);

@@ -235,6 +235,9 @@ static const seam_counter_t counters[] = {
      "Times a worker's link was not read because its client was front.response_buffer and "
      "front.response_temp_max behind.",
      0, 0, &php_stats.answers_throttled, NULL},
+    {"vc_front_php_pipelined_total", NULL,
+     "Requests written to a busy lent worker behind the one it ran, while requests waited (php.pipeline_below).", 0, 0,
+     &php_stats.pipelined, NULL},
     {"vc_front_answers_cut_total", NULL,
      "Answers relayed by the pool's broker cut because their client was that far behind.", 0, 0, &php_stats.answers_cut,
      NULL},
