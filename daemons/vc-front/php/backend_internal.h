@@ -17,6 +17,21 @@
 
 typedef struct lent lent_t;
 
+/* How many requests a busy lent worker may hold behind its job
+ * (pipeline.c). The front reads a worker's ends between the other
+ * workers' answers and its clients: with one held, a worker that ended
+ * its job and the one behind before the front came back to it slept once
+ * every two requests (0.6 switches a request); two, 0.4; four, 0.26
+ * (docs/BENCHMARKS.md, "Pipelined lent workers"). */
+#define PIPELINE_DEPTH 4
+
+/* What a request usually costs is looked up by its script and path, and,
+ * for a path not seen lately (an id in it), by its script alone
+ * (pipeline.c). 0: none. */
+typedef struct pipeline_key {
+    uint64_t path, script;
+} pipeline_key_t;
+
 #define PREQ_MAGIC 0x70726571u    /* "preq" */
 #define LENT_MAGIC 0x6c656e74u    /* "lent" */
 #define BACKEND_MAGIC 0x6261636bu /* "back" */
@@ -59,10 +74,10 @@ typedef struct preq {
     uint64_t queued_ms;
     int idempotent;
     int retries;
-    uint64_t cost_key;  /* its script and path, for what it usually costs (pipeline.c) */
-    const char *script; /* in the request's pool */
-    const char *site;   /* its site's name, in the request's pool (vc_publish()) */
-    site_rt_t *srt;     /* and the site (the front's for its life) */
+    pipeline_key_t cost_key; /* for what it usually costs (pipeline.c) */
+    const char *script;      /* in the request's pool */
+    const char *site;        /* its site's name, in the request's pool (vc_publish()) */
+    site_rt_t *srt;          /* and the site (the front's for its life) */
 } preq_t;
 
 /* Messages for a socket written by h2o: those of one turn of the loop
@@ -98,13 +113,14 @@ struct lent {
     int owed;      /* recalled with any while busy: the first worker idle
                       here goes back in its place */
     preq_t *job;   /* what it runs, while its client waits */
-    /* A second request written behind job while requests wait here, so
-     * the worker finds it without sleeping (pipeline.c). ahead is NULL
+    /* Requests written behind job while requests wait here, so the worker
+     * finds the next without sleeping (pipeline.c), in order. One is NULL
      * once its client left: the worker skips it unless it has begun. */
-    int holds_ahead;
-    preq_t *ahead;
-    uint64_t ahead_key;
-    uint64_t job_key, job_began_us; /* for the cost of what it runs */
+    int nahead;
+    preq_t *ahead[PIPELINE_DEPTH];
+    pipeline_key_t ahead_key[PIPELINE_DEPTH];
+    pipeline_key_t job_key; /* for the cost of what it runs */
+    uint64_t job_began_us;
 };
 
 /* The link to one process of a pool (php_pool.c keeps the current one and
@@ -148,7 +164,7 @@ struct backend {
     struct pipeline_cost {
         uint64_t key;
         uint32_t us; /* a moving average */
-    } cost[256];     /* pipeline.c */
+    } cost[512];     /* pipeline.c: by script and path, and by script */
 };
 
 /* What the PHP backend counts (php_backend.c lists them). */
@@ -247,12 +263,12 @@ void lent_tick(backend_t *be);
 /* pipeline.c: which request may wait in a busy worker's link. */
 
 /* What p usually costs is looked up by this key. */
-uint64_t pipeline_key(const preq_t *p);
+pipeline_key_t pipeline_key(const preq_t *p);
 /* The worker's job took us microseconds. */
-void pipeline_record(backend_t *be, uint64_t key, uint64_t us);
+void pipeline_record(backend_t *be, pipeline_key_t key, uint64_t us);
 /* Whether the request at the head of be's queue may be written behind
- * l's job: one that may run again, behind a job that is usually short and
- * began recently, on a worker staying here. */
+ * l's job and what l holds: one that may run again, behind requests that
+ * are usually short (the job began recently), on a worker staying here. */
 int pipeline_may(const backend_t *be, const lent_t *l, const preq_t *head, uint64_t now_us);
 uint64_t pipeline_now_us(void);
 

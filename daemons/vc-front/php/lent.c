@@ -88,10 +88,13 @@ void lent_forget(preq_t *p, int tell)
 {
     lent_t *l = p->lw;
     char c = WIRE_CANCEL;
-    if (l->ahead == p) {
+    int i = 0;
+    while (i < l->nahead && l->ahead[i] != p)
+        i++;
+    if (i < l->nahead) {
         /* ["C"][id]: not begun yet, it never runs (vc_wire.h). */
         uint64_t id = htole64(p->id);
-        l->ahead = NULL;
+        l->ahead[i] = NULL;
         vc_link_append(&l->ob.out, (struct iovec[]){{&c, 1}, {&id, sizeof(id)}}, 2);
         backend_outbox_flush(&l->ob, on_lent_written);
     } else {
@@ -117,7 +120,7 @@ static size_t put_text(char *dst, size_t cap, size_t at, const char *s, size_t l
 
 /* p (NULL: one whose client left, held behind the last) is what l runs
  * now: on its board entry, which the broker reads. */
-static void become_job(lent_t *l, preq_t *p, uint64_t key)
+static void become_job(lent_t *l, preq_t *p, pipeline_key_t key)
 {
     vc_board_slot_t *bs = l->bs;
     vc_board_begin(bs);
@@ -173,11 +176,10 @@ static void run_on(lent_t *l, preq_t *p)
 /* The queue's head waits in l's link behind its job (pipeline.c). */
 static void hold_ahead(lent_t *l, preq_t *p)
 {
-    VC_ASSERT(l->busy && !l->holds_ahead && p->lw == NULL);
+    VC_ASSERT(l->busy && l->nahead < PIPELINE_DEPTH && p->lw == NULL);
     lent_unqueue(l->be, p);
-    l->holds_ahead = 1;
-    l->ahead = p;
-    l->ahead_key = p->cost_key;
+    l->ahead[l->nahead] = p;
+    l->ahead_key[l->nahead++] = p->cost_key;
     php_stats.pipelined++;
     write_request(l, p);
 }
@@ -191,15 +193,18 @@ static lent_t *idle_lent(backend_t *be)
 }
 
 /* The queue's head, behind the busy worker it may wait in (pipeline.c):
- * the one whose job began first. */
+ * one that holds the fewest, and of those the one whose job began first. */
 static void pipeline_head(backend_t *be)
 {
     preq_t *head = queue_head(be);
     lent_t *best = NULL;
     uint64_t now = pipeline_now_us();
-    for (size_t i = 0; head && i < be->nlent; i++)
-        if (pipeline_may(be, be->lent[i], head, now) && (!best || be->lent[i]->job_began_us < best->job_began_us))
-            best = be->lent[i];
+    for (size_t i = 0; head && i < be->nlent; i++) {
+        lent_t *l = be->lent[i];
+        if (pipeline_may(be, l, head, now) &&
+            (!best || l->nahead < best->nahead || (l->nahead == best->nahead && l->job_began_us < best->job_began_us)))
+            best = l;
+    }
     if (best)
         hold_ahead(best, head);
 }
@@ -237,8 +242,9 @@ void lent_remove(lent_t *l)
     backend_t *be = l->be;
     if (l->job)
         l->job->lw = NULL;
-    if (l->ahead)
-        l->ahead->lw = NULL;
+    for (int i = 0; i < l->nahead; i++)
+        if (l->ahead[i])
+            l->ahead[i]->lw = NULL;
     if (l->owed)
         be->nowed--;
     for (size_t i = 0; i < be->nlent; i++)
@@ -348,29 +354,32 @@ void lent_init(backend_t *be)
     h2o_timeout_init(be->f->ctx.loop, &be->need_timeout, NEED_EVERY_MS);
 }
 
-/* The worker has nothing to do: given back if the pool asked, else the
- * next request waiting here. May free l. */
+/* After l's messages were read: idle, it is given back if the pool
+ * asked, else takes the next request waiting here; busy, it may hold the
+ * one after behind its job (pipeline.c), written now so that it is there
+ * when the job ends. May free l. */
 static void settle(lent_t *l)
 {
     backend_t *be = l->be;
-    if (l->busy) {
-        if (pipeline_may(be, l, queue_head(be), pipeline_now_us()))
-            hold_ahead(l, queue_head(be));
-        return;
-    }
     lent_t *k;
-    if (l->recalled || l->owed) {
+    if (l->busy) {
+        /* below */
+    } else if (l->recalled || l->owed) {
         give_back(l, -1);
+        return;
     } else if ((k = owed_lent(be)) != NULL) {
         k->owed = 0;
         be->nowed--;
         give_back(l, k->slot);
+        return;
     } else if (queue_head(be)) {
         preq_t *p = queue_head(be);
         lent_unqueue(be, p);
         run_on(l, p);
         need(be);
     }
+    while (l->busy && pipeline_may(be, l, queue_head(be), pipeline_now_us()))
+        hold_ahead(l, queue_head(be));
 }
 
 static void went_idle(lent_t *l)
@@ -391,19 +400,21 @@ static void went_idle(lent_t *l)
  * it is idle. */
 static void advance(lent_t *l)
 {
-    if (l->job_key)
+    if (l->job_key.path)
         pipeline_record(l->be, l->job_key, pipeline_now_us() - l->job_began_us);
     if (l->job)
         l->job->lw = NULL; /* a job still here had no whole answer */
     l->job = NULL;
-    if (!l->holds_ahead) {
+    if (l->nahead == 0) {
         went_idle(l);
         return;
     }
-    preq_t *p = l->ahead;
-    l->holds_ahead = 0;
-    l->ahead = NULL;
-    become_job(l, p, l->ahead_key);
+    preq_t *p = l->ahead[0];
+    pipeline_key_t key = l->ahead_key[0];
+    l->nahead--;
+    memmove(l->ahead, l->ahead + 1, (size_t)l->nahead * sizeof(l->ahead[0]));
+    memmove(l->ahead_key, l->ahead_key + 1, (size_t)l->nahead * sizeof(l->ahead_key[0]));
+    become_job(l, p, key);
 }
 
 /* p's worker is gone, or done with it, and p's answer is not whole: cut
@@ -521,11 +532,6 @@ static void on_lent_readable(h2o_socket_t *sock, const char *err)
         settle(l);
 }
 
-/* The worker's link ended (it exited, or was killed): its client is
- * answered as the broker would (and as the broker reports it, from the
- * same board): the answer cut if it had begun; 504 if the broker killed
- * it for running too long; a GET or HEAD not begun runs once more; else
- * 502. An idle worker just goes. */
 /* p, never begun, runs elsewhere: on an idle lent worker, first in the
  * queue, or at the successor if this process is leaving. */
 static void run_again(backend_t *be, preq_t *p)
@@ -543,10 +549,17 @@ static void run_again(backend_t *be, preq_t *p)
         enqueue(be, p, 1);
 }
 
+/* The worker's link ended (it exited, or was killed): its client is
+ * answered as the broker would (and as the broker reports it, from the
+ * same board): the answer cut if it had begun; 504 if the broker killed
+ * it for running too long; a GET or HEAD not begun runs once more; else
+ * 502. An idle worker just goes. */
 static void lent_lost(lent_t *l, const char *why)
 {
     backend_t *be = l->be;
-    preq_t *p = l->job, *behind = l->ahead;
+    preq_t *p = l->job, *behind[PIPELINE_DEPTH];
+    int nbehind = l->nahead;
+    memcpy(behind, l->ahead, sizeof(behind));
     uint32_t slot = l->slot;
     int timed_out = (int)__atomic_load_n(&l->bs->timed_out, __ATOMIC_ACQUIRE);
     Vc__Outcome outcome = !l->busy || l->finishing ? VC__OUTCOME__OUTCOME_NONE : VC__OUTCOME__OUTCOME_CLIENT_GONE;
@@ -580,14 +593,14 @@ static void lent_lost(lent_t *l, const char *why)
     }
     /* Held behind the job, it never began: a GET or HEAD not tried yet
      * (pipeline.c), it runs again as the rules say. */
-    if (behind && behind->req && !behind->final_seen) {
-        Vc__Outcome o = vc_outcome_of_death(0, 0, behind->idempotent && behind->retries == 0 && behind->packed);
-        if (o == VC__OUTCOME__OUTCOME_RETRIED) {
-            run_again(be, behind);
-        } else {
-            behind->lw = NULL;
-            fail_unanswered(be, behind); /* 502 */
-        }
+    for (int i = nbehind; i-- > 0;) { /* first in the queue in their order */
+        preq_t *b = behind[i];
+        if (b == NULL || b->req == NULL || b->final_seen)
+            continue;
+        if (vc_outcome_of_death(0, 0, b->idempotent && b->retries == 0 && b->packed) == VC__OUTCOME__OUTCOME_RETRIED)
+            run_again(be, b);
+        else
+            fail_unanswered(be, b); /* 502 */
     }
     tell_given_back(be, slot, 1, outcome, -1);
     requeue_to_pool(be);

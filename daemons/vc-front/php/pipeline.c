@@ -36,13 +36,13 @@ static uint64_t fnv1a(uint64_t h, const char *s, size_t len)
     return h;
 }
 
-uint64_t pipeline_key(const preq_t *p)
+pipeline_key_t pipeline_key(const preq_t *p)
 {
     const h2o_req_t *req = p->req;
     size_t plen = req->query_at != SIZE_MAX ? req->query_at : req->path.len;
-    uint64_t h = fnv1a(0xcbf29ce484222325ull, p->script, strlen(p->script));
-    h = fnv1a(h, req->path.base, plen);
-    return h ? h : 1; /* 0: nothing known */
+    uint64_t script = fnv1a(0xcbf29ce484222325ull, p->script, strlen(p->script));
+    uint64_t path = fnv1a(script, req->path.base, plen);
+    return (pipeline_key_t){path ? path : 1, script ? script : 1};
 }
 
 static struct pipeline_cost *entry(const backend_t *be, uint64_t key)
@@ -50,32 +50,59 @@ static struct pipeline_cost *entry(const backend_t *be, uint64_t key)
     return (struct pipeline_cost *)&be->cost[key % (sizeof(be->cost) / sizeof(be->cost[0]))];
 }
 
-void pipeline_record(backend_t *be, uint64_t key, uint64_t us)
+static void record(backend_t *be, uint64_t key, uint64_t us)
 {
     struct pipeline_cost *c = entry(be, key);
     uint32_t took = us > UINT32_MAX ? UINT32_MAX : (uint32_t)us;
-    if (key == 0)
-        return;
-    if (c->key != key) { /* another script and path had the entry: this one's now */
+    if (c->key != key) { /* another key had the entry: this one's now */
         c->key = key;
         c->us = took;
         return;
     }
-    /* An average over about the last 8; a slow one weighs at once. */
-    c->us = took > c->us ? (uint32_t)(((uint64_t)c->us + took) / 2) : c->us - c->us / 8 + took / 8;
+    /* An average over about the last 8. What is measured is the front's
+     * view (from the job written, or the one before it read, to its end
+     * read), which takes in the front's own delays: a front preempted for
+     * a few milliseconds makes every job it reads then look slow, and an
+     * average that jumped to each such sample held nothing for a while.
+     * A script that turns slow still weighs at once: one 20 ms sample
+     * puts a 0.2 ms average over 2 ms. */
+    c->us = c->us - c->us / 8 + took / 8;
+}
+
+void pipeline_record(backend_t *be, pipeline_key_t key, uint64_t us)
+{
+    record(be, key.path, us);
+    record(be, key.script, us);
+}
+
+/* By its script and path if known, else by its script: a front
+ * controller's paths with ids in them are each seen once, but a slow one
+ * seen lately is known as such. */
+static int usually_below(const backend_t *be, pipeline_key_t key, uint64_t below)
+{
+    const struct pipeline_cost *c = entry(be, key.path);
+    if (key.path != 0 && c->key == key.path)
+        return c->us < below;
+    c = entry(be, key.script);
+    return key.script != 0 && c->key == key.script && c->us < below;
 }
 
 int pipeline_may(const backend_t *be, const lent_t *l, const preq_t *head, uint64_t now_us)
 {
-    if (!l->busy || l->finishing || l->holds_ahead || l->recalled || l->owed || be->nowed > 0 || be->leaving ||
-        l->job == NULL)
+    if (!l->busy || l->finishing || l->nahead >= PIPELINE_DEPTH || l->recalled || l->owed || be->nowed > 0 ||
+        be->leaving || l->job == NULL)
         return 0;
     if (head == NULL || !head->idempotent || head->retries > 0 || head->packed == NULL)
         return 0;
     /* php.pipeline_below, 2 ms by default: ten times hello-world's cost in
      * worker mode on a slow virtual machine, a tenth of a request that
-     * waits on I/O or sleeps (bench/run's mixed-worker: 20 ms). */
+     * waits on I/O or sleeps (bench/run's mixed-worker: 20 ms). Every
+     * request it would wait for counts. */
     uint64_t below = (uint64_t)be->f->d.cfg->php.pipeline_below_ms * 1000u;
-    const struct pipeline_cost *c = entry(be, l->job_key);
-    return l->job_key != 0 && c->key == l->job_key && c->us < below && now_us - l->job_began_us < below;
+    if (!usually_below(be, l->job_key, below) || now_us - l->job_began_us >= below)
+        return 0;
+    for (int i = 0; i < l->nahead; i++)
+        if (!usually_below(be, l->ahead_key[i], below))
+            return 0;
+    return 1;
 }
