@@ -1,9 +1,9 @@
 /* libFuzzer: HTTP/1.1 request heads through the parser libh2o calls
- * (daemons/vc-front/core/framing.c: picohttpparser, then the RFC 9112 checks).
+ * (libcommon/vc_framing.c: picohttpparser, then the RFC 9112 checks).
  * A head it accepts must have one Host at most, no continuation line, no
  * Content-Length beside Transfer-Encoding, and an origin-form target where
  * an absolute form was sent; every pointer must stay inside the input. */
-#include "../daemons/vc-front/core/framing.h"
+#include "vc_framing.h"
 
 #include <stdlib.h>
 #include <string.h>

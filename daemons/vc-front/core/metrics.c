@@ -3,7 +3,7 @@
 #include "readiness.h"
 #include "vc_events.h"
 #include "beneath.h"
-#include "framing.h"
+#include "vc_framing.h"
 #include "seam.h"
 #include "tls.h"
 #include "vc_metrics.h"
@@ -71,7 +71,7 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
         print_metric(out, counters[i].name, counters[i].help, 0, f->d.name, get(&f->stats, counters[i].off));
     print_metric(out, "vc_front_framing_refused_total",
                  "HTTP/1.1 request heads answered 400 and closed for framing RFC 9112 rejects.", 0, f->d.name,
-                 framing_refused_total());
+                 vc_framing_refused_total());
     print_metric(out, "vc_front_static_escapes_total",
                  "Static files not opened: they resolved outside the site's root when opened.", 0, f->d.name,
                  beneath_escapes_total());

@@ -1,4 +1,4 @@
-#include "framing.h"
+#include "vc_framing.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -9,7 +9,7 @@
 
 static uint64_t refused;
 
-uint64_t framing_refused_total(void)
+uint64_t vc_framing_refused_total(void)
 {
     return refused;
 }
@@ -81,7 +81,7 @@ static int host_ok(const char *v, size_t n)
  * rewritten where "/" must be put before a query ("http://h?q"): the
  * authority moves to the start of the target and '/' goes just before
  * the rest, in bytes the scheme alone leaves free. */
-static const char *absolute_form(framing_head_t *h, const char **host, size_t *host_len)
+static const char *absolute_form(vc_framing_head_t *h, const char **host, size_t *host_len)
 {
     char *p = (char *)*h->path;
     size_t n = *h->path_len, scheme;
@@ -119,7 +119,7 @@ static const char *absolute_form(framing_head_t *h, const char **host, size_t *h
     return NULL;
 }
 
-const char *framing_check(framing_head_t *h)
+const char *vc_framing_check(vc_framing_head_t *h)
 {
     struct phr_header *hs = h->headers;
     size_t n = h->num_headers;
@@ -190,12 +190,12 @@ int phr_parse_request(const char *buf, size_t len, const char **method, size_t *
     int r = real(buf, len, method, method_len, path, path_len, minor_version, headers, num_headers, last_len);
     if (r <= 0)
         return r;
-    framing_head_t h = {.path = path,
-                        .path_len = path_len,
-                        .minor_version = *minor_version,
-                        .headers = headers,
-                        .num_headers = *num_headers};
-    const char *why = framing_check(&h);
+    vc_framing_head_t h = {.path = path,
+                           .path_len = path_len,
+                           .minor_version = *minor_version,
+                           .headers = headers,
+                           .num_headers = *num_headers};
+    const char *why = vc_framing_check(&h);
     if (why == NULL)
         return r;
     if (refused++ % 1000 == 0)

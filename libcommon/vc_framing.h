@@ -9,14 +9,16 @@
  * Transfer-Encoding from HTTP/1.0, keeps the last of two Host lines and
  * passes an obs-fold continuation on as a header without a name. By the
  * time our handler runs, nothing of that can be seen. vc-front therefore
- * defines phr_parse_request() itself (framing.c): the executable's symbol
- * is the one libh2o's call resolves to (it goes through the PLT), and it
- * calls picohttpparser's own, then framing_check(). A head the RFC calls
- * an unrecoverable framing error becomes a parse error, which h2o answers
- * with 400 and a close, as nginx does.
+ * defines phr_parse_request() itself (vc_framing.c): the executable's
+ * symbol is the one libh2o's call resolves to (it goes through the PLT),
+ * and it calls picohttpparser's own, then vc_framing_check(). A head the
+ * RFC calls an unrecoverable framing error becomes a parse error, which
+ * h2o answers with 400 and a close, as nginx does. A worker serving a
+ * connection the front lent it (vc_http1.h) calls the same function, so
+ * the two read every head alike.
  */
-#ifndef VC_FRONT_FRAMING_H
-#define VC_FRONT_FRAMING_H
+#ifndef VC_FRAMING_H
+#define VC_FRAMING_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -35,23 +37,23 @@ int phr_parse_request(const char *buf, size_t len, const char **method, size_t *
                       size_t last_len);
 
 /* A parsed request head, as phr_parse_request() gives it: the fields
- * point into the request's bytes, which framing_check() may rewrite in
+ * point into the request's bytes, which vc_framing_check() may rewrite in
  * place (h2o lowercases header names in the same buffer). */
-typedef struct framing_head {
+typedef struct vc_framing_head {
     const char **path;
     size_t *path_len;
     int minor_version;
     struct phr_header *headers;
     size_t num_headers;
-} framing_head_t;
+} vc_framing_head_t;
 
 /* NULL if the head may be served, else why not (a static string). An
  * absolute-form target ("GET http://host/p HTTP/1.1", which a server must
  * accept) is rewritten to origin form, and its authority replaces the
  * Host header's value (RFC 9112, 3.2.2). */
-const char *framing_check(framing_head_t *h);
+const char *vc_framing_check(vc_framing_head_t *h);
 
 /* Heads refused since start, for /metrics. */
-uint64_t framing_refused_total(void);
+uint64_t vc_framing_refused_total(void);
 
 #endif
