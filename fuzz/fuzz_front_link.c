@@ -176,7 +176,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         once = 1;
         setup();
     }
-    php_pool_t *pool = php_pool_new(&f, "ipc:///nonexistent/vc-fuzz/php.sock");
+    php_pool_t *pool = php_pool_new(&f, &f.d.cfg->php, "ipc:///nonexistent/vc-fuzz/php.sock");
     client_t clients[NCLIENTS];
     int nclients = 0;
     int workers[NWORKERS]; /* our ends of lent workers' links */

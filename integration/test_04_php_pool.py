@@ -317,6 +317,17 @@ def php_status(s):
     return [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
 
 
+def all_lent(s, n):
+    """n workers or more, in every pool, all lent to the front."""
+    ws = [w for d in s.status()["daemons"] if d["daemon"].startswith("vc-php") for w in d.get("workers", [])]
+    return len(ws) >= n and all(w["lent"] == "yes" for w in ws)
+
+
+def front_metric(s, name):
+    text = requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).text
+    return sum(int(v) for v in re.findall(rf"^{name}\{{[^}}]*\}} (\d+)$", text, re.M))
+
+
 def wait_for(pred, timeout=5.0, step=0.05):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -433,6 +444,43 @@ def test_queue_limit_gives_503(make_suite, tmp_path):
     assert codes.count(503) >= 2 and codes.count(200) >= 2, codes
     r = requests.get(s.url("/hello.php"))
     assert r.status_code == 200
+
+
+def test_a_named_pools_own_queue_limits_hold_in_the_front(make_suite, tmp_path):
+    """The front's queue for a pool's lent workers keeps that pool's
+    queue_limit and queue_timeout, not the php block's: with one worker
+    busy, a second request waits 1 s, not 30, and a third is refused at
+    once."""
+    conf = tmp_path / "etc"
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text('php: { workers = 1; };\n'
+                                  'pools: { small: { workers = 1; queue_limit = 1; queue_timeout = "1s"; }; };\n')
+    (conf / "sites-enabled" / "small.conf").write_text(
+        f'site: {{ hosts = ["small.test"]; root = "{DOCROOT}"; default = true; pool = "small"; }};\n')
+    s = make_suite(root="", conf=str(conf)).start()
+    # Once the workers are lent, the pools' requests wait in the front.
+    assert wait_for(lambda: all_lent(s, 2), timeout=10), s.status()
+    results = {}
+
+    def get(name, path):
+        t0 = time.monotonic()
+        r = requests.get(s.url(path), timeout=20)
+        results[name] = (r.status_code, time.monotonic() - t0)
+
+    busy = threading.Thread(target=get, args=("busy", "/sleep.php?ms=3000"))
+    busy.start()
+    assert wait_for(lambda: front_metric(s, "vc_front_php_inflight") == 1, timeout=5)
+    # Each its own URL: the cache's collapsing would hold a second GET of
+    # one URL behind the first instead of queueing it.
+    waiting = threading.Thread(target=get, args=("waiting", "/hello.php?waiting"))
+    waiting.start()
+    assert wait_for(lambda: front_metric(s, "vc_front_php_inflight") == 2, timeout=5)
+    get("refused", "/hello.php?refused")
+    waiting.join()
+    busy.join()
+    assert results["refused"][0] == 503, results
+    assert results["waiting"][0] == 504 and results["waiting"][1] < 3, results
+    assert results["busy"][0] == 200, results
 
 
 def test_crash_loop_backs_off(make_suite):

@@ -649,8 +649,8 @@ backend_t *backend_new(php_pool_t *pool)
     }
     backend_t *be = vc_calloc(1, sizeof(*be));
     be->magic = BACKEND_MAGIC;
-    /* Waiting for a lent worker beyond php.queue_limit: 503 (lent.c). */
-    be->queue.max = (size_t)f->d.cfg->php.queue_limit;
+    /* Waiting for a lent worker beyond the pool's queue_limit: 503 (lent.c). */
+    be->queue.max = (size_t)pool->conf->queue_limit;
     be->f = f;
     be->pool = pool;
     be->endpoint = vc_strdup(endpoint);

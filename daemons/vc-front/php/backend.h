@@ -19,7 +19,7 @@ typedef struct php_pool php_pool_t;
 typedef struct backend backend_t;
 #include "request.pb-c.h"
 
-php_pool_t *php_pool_new(front_t *f, const char *endpoint);
+php_pool_t *php_pool_new(front_t *f, const vc_pool_t *conf, const char *endpoint);
 void php_pool_destroy(php_pool_t **pool);
 
 /* Sends the request of site s to PHP and takes charge of answering req.

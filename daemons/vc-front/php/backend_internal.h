@@ -182,6 +182,7 @@ extern php_stats_t php_stats; /* backend.c */
 
 struct php_pool {
     front_t *f;
+    const vc_pool_t *conf; /* its settings: the php block, or its own under pools */
     char *endpoint;
     backend_t *cur;   /* new requests go here */
     backend_t *older; /* processes leaving, finishing what they hold */

@@ -719,7 +719,7 @@ void lent_tick(backend_t *be)
 {
     /* Waiting here for a lent worker too long: 504, as the broker's own
      * queue does (the queue is in arrival order). */
-    uint64_t qlimit = (uint64_t)be->f->d.cfg->php.queue_timeout_ms;
+    uint64_t qlimit = (uint64_t)be->pool->conf->queue_timeout_ms;
     while (queue_head(be) && vc_mono_ms() - queue_head(be)->queued_ms >= qlimit) {
         preq_t *p = queue_head(be);
         lent_unqueue(be, p);

@@ -196,7 +196,7 @@ static int start(front_t *f)
     for (size_t i = 0; i < npools; i++) {
         char *name = i ? vc_asprintf("php.%s", cfg->pools[i - 1].name) : vc_strdup("php");
         char *php_ep = vc_config_endpoint(cfg, name);
-        pools[i] = php_pool_new(f, php_ep);
+        pools[i] = php_pool_new(f, i ? &cfg->pools[i - 1] : &cfg->php, php_ep);
         free(php_ep);
         free(name);
         if (pools[i] == NULL)

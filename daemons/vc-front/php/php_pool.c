@@ -14,10 +14,11 @@
 
 #include <stdlib.h>
 
-php_pool_t *php_pool_new(front_t *f, const char *endpoint)
+php_pool_t *php_pool_new(front_t *f, const vc_pool_t *conf, const char *endpoint)
 {
     php_pool_t *pool = vc_calloc(1, sizeof(*pool));
     pool->f = f;
+    pool->conf = conf;
     pool->endpoint = vc_strdup(endpoint);
     pool->cur = backend_new(pool);
     if (pool->cur == NULL) {

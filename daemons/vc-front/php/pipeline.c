@@ -98,7 +98,7 @@ int pipeline_may(const backend_t *be, const lent_t *l, const preq_t *head, uint6
      * worker mode on a slow virtual machine, a tenth of a request that
      * waits on I/O or sleeps (bench/run's mixed-worker: 20 ms). Every
      * request it would wait for counts. */
-    uint64_t below = (uint64_t)be->f->d.cfg->php.pipeline_below_ms * 1000u;
+    uint64_t below = (uint64_t)be->pool->conf->pipeline_below_ms * 1000u;
     if (!usually_below(be, l->job_key, below) || now_us - l->job_began_us >= below)
         return 0;
     for (int i = 0; i < l->nahead; i++)
