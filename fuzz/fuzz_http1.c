@@ -9,8 +9,11 @@
  * gives another answer. The worker side does what a lent worker does: a
  * request for "/back..." (standing for what is not its PHP: a static
  * file, a cache hit) or with an Upgrade goes back to the front with every
- * byte from its head on, and from there h2o answers, as the front would.
+ * byte from its head on, taken back into h2o as vc-front takes one back
+ * (daemons/vc-front/core/conn_pass.c: the bytes read already, then the
+ * socket), and from there h2o answers.
  */
+#include "../daemons/vc-front/core/conn_pass.h"
 #include "vc_http1.h"
 
 #include <h2o.h>
@@ -98,6 +101,23 @@ static void setup(void)
     actx = (h2o_accept_ctx_t){.ctx = &ctx, .hosts = hosts};
 }
 
+/* What h2o writes on a connection it was given, until it closes it. */
+static void read_until_closed(int client, out_t *o)
+{
+    for (int turns = 0; turns < 10000; turns++) {
+        h2o_evloop_run(ctx.loop, 0);
+        char chunk[65536];
+        ssize_t r;
+        while ((r = recv(client, chunk, sizeof(chunk), MSG_DONTWAIT)) > 0)
+            put(o, chunk, (size_t)r);
+        if (r == 0) {
+            close(client);
+            return;
+        }
+    }
+    abort(); /* h2o never closed: a connection left hanging */
+}
+
 /* h2o serves bytes as a connection just accepted, to their end. */
 static void front_serves(const char *in, size_t n, out_t *o)
 {
@@ -110,18 +130,21 @@ static void front_serves(const char *in, size_t n, out_t *o)
         abort();
     shutdown(sv[1], SHUT_WR);
     h2o_accept(&actx, h2o_evloop_socket_create(ctx.loop, sv[0], 0));
-    for (int turns = 0; turns < 10000; turns++) {
-        h2o_evloop_run(ctx.loop, 0);
-        char chunk[65536];
-        ssize_t r;
-        while ((r = recv(sv[1], chunk, sizeof(chunk), MSG_DONTWAIT)) > 0)
-            put(o, chunk, (size_t)r);
-        if (r == 0) {
-            close(sv[1]);
-            return;
-        }
-    }
-    abort(); /* h2o never closed: a connection left hanging */
+    read_until_closed(sv[1], o);
+}
+
+/* The front takes a connection back from a worker, with the bytes the
+ * worker read and did not serve, as vc-front does (core/conn_pass.c). */
+static void front_takes_back(const char *in, size_t n, out_t *o)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+        abort();
+    shutdown(sv[1], SHUT_WR); /* the client sent it all: the worker read it */
+    conn_passed_t p = {.fd = sv[0], .bytes = malloc(n ? n : 1), .len = n};
+    memcpy(p.bytes, in, n);
+    h2o_accept(&actx, conn_take_back(ctx.loop, &p));
+    read_until_closed(sv[1], o);
 }
 
 static const char DATE[] = "Thu, 01 Jan 1970 00:00:00 GMT";
@@ -145,7 +168,7 @@ static void worker_serves(const uint8_t *data, size_t size, out_t *o)
         }
         if (s == VC_HTTP1_HAND_BACK) {
             vc_http1_unread(&c, buf);
-            front_serves(buf, len, o);
+            front_takes_back(buf, len, o);
             break;
         }
         if (s == VC_HTTP1_CONTINUE) {
