@@ -261,10 +261,12 @@ void vc_http1_next(vc_http1_t *c, char *buf, size_t *len)
     size_t used = c->reqsize < *len ? c->reqsize : *len;
     memmove(buf, buf + used, *len - used);
     *len -= used;
-    size_t max_body = c->max_body;
-    int closing = c->closing;
-    vc_http1_init(c, max_body);
-    c->closing = closing;
+    /* The reading's state alone: the rest (kilobytes of offsets, the
+     * request, the head as sent) is written before it is read. */
+    c->stage = STAGE_HEAD;
+    c->prevlen = c->reqsize = c->chunk_at = c->content_length = c->as_sent_len = 0;
+    c->has_body = c->chunked = c->expect = c->is_head = c->status = 0;
+    c->reason = c->why = NULL;
 }
 
 size_t vc_http1_refusal(const vc_http1_t *c, const char *date, char *dst, size_t cap)

@@ -118,7 +118,8 @@ void vc_http1_next(vc_http1_t *c, char *buf, size_t *len);
  * caches it), into dst; its length, or 0 if cap is too small. */
 size_t vc_http1_refusal(const vc_http1_t *c, const char *date, char *dst, size_t cap);
 
-/* An answer's head as h2o 2.2.5 frames it (lib/http1.c, flatten_headers):
+/* An answer's head as h2o 2.2.5 frames it (lib/http1.c, flatten_headers),
+ * dated date (RFC 1123's 29 characters, as h2o caches it):
  * the status line, Date, Connection and Content-Length (content_length
  * SIZE_MAX: none) with their first letters upper-cased, then the fields as
  * given, each in the case it is given. A head needs at most
