@@ -1,5 +1,6 @@
 #include "conn_pass.h"
 #include "vc_log.h"
+#include "vc_util.h"
 
 #include <errno.h>
 #include <h2o/http1.h>
@@ -67,17 +68,17 @@ int conn_pass_out(h2o_req_t *req, conn_passed_t *out)
     close(sv[1]);
     h2o_socket_t *gone = h2o_evloop_socket_create(h2o_socket_get_loop(sock), sv[0], 0);
 
+    void (*on_close)(void *) = sock->on_close.cb;
     sock->on_close.cb = NULL; /* the caller's state for the connection stays */
     h2o_socket_export_t info;
     if (h2o_socket_export(sock, &info) < 0) { /* evloop's never fails; kept for its contract */
+        sock->on_close.cb = on_close;
         h2o_socket_close(gone);
         return -1;
     }
     out->fd = info.fd;
     out->len = info.input->size;
-    out->bytes = malloc(out->len ? out->len : 1);
-    if (out->bytes == NULL)
-        abort();
+    out->bytes = vc_malloc(out->len ? out->len : 1);
     memcpy(out->bytes, info.input->bytes, out->len);
     h2o_buffer_dispose(&info.input);
 
