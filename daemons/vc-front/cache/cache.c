@@ -514,7 +514,7 @@ static const char *bypass_reason(const seam_request_t *r, const vc_cache_rule_t 
          * port, which are not in the key: from a trusted proxy they reach
          * PHP, so its answer is not stored for others. From anyone else
          * PHP never sees them (forwarded.h). */
-        if (forwarded_kind(h->name) == FORWARDED_OTHER) {
+        if (forwarded_kind(h->name) == VC_FORWARDED_OTHER) {
             if (trusted < 0)
                 trusted = forwarded_trusted(r->f->settings, conn_state_of_req(req), req);
             if (trusted)
@@ -594,7 +594,7 @@ static size_t key_of(const seam_request_t *r, char *key, const char **scheme_out
     h2o_iovec_t host = req->authority;
     /* Behind a trusted proxy the page is the one it forwarded for. */
     for (size_t i = 0; i < req->headers.size; i++)
-        if (forwarded_kind(req->headers.entries[i].name) == FORWARDED_KEYED) {
+        if (forwarded_kind(req->headers.entries[i].name) == VC_FORWARDED_KEYED) {
             if (forwarded_trusted(r->f->settings, conn_state_of_req(req), req))
                 forwarded_origin(req, &scheme, &host);
             break;

@@ -7,48 +7,6 @@
 #include <string.h>
 #include <strings.h>
 
-/* Every header of the kind, by what the frameworks read. */
-static const struct {
-    const char *name;
-    forwarded_kind_t kind;
-} headers[] = {
-    {"x-forwarded-for", FORWARDED_ADDRESS},
-    {"x-real-ip", FORWARDED_ADDRESS},
-    {"client-ip", FORWARDED_ADDRESS},
-    {"true-client-ip", FORWARDED_ADDRESS},
-    {"cf-connecting-ip", FORWARDED_ADDRESS},
-    {"x-cluster-client-ip", FORWARDED_ADDRESS},
-    {"forwarded", FORWARDED_KEYED},
-    {"x-forwarded-proto", FORWARDED_KEYED},
-    {"x-forwarded-host", FORWARDED_KEYED},
-    {"x-forwarded-port", FORWARDED_OTHER},
-    {"x-forwarded-prefix", FORWARDED_OTHER},
-    {"x-forwarded-server", FORWARDED_OTHER},
-    {"x-forwarded-ssl", FORWARDED_OTHER},
-    {"x-forwarded-scheme", FORWARDED_OTHER},
-    {"x-url-scheme", FORWARDED_OTHER},
-    {"front-end-https", FORWARDED_OTHER},
-    {"x-host", FORWARDED_OTHER},
-    {"x-original-host", FORWARDED_OTHER},
-    {"x-original-url", FORWARDED_OTHER},
-    {"x-rewrite-url", FORWARDED_OTHER},
-    {"x-http-method-override", FORWARDED_OTHER},
-    {"x-http-method", FORWARDED_OTHER},
-    {"x-method-override", FORWARDED_OTHER},
-};
-
-forwarded_kind_t forwarded_kind(const h2o_iovec_t *name)
-{
-    /* Most headers are none of these: one look at the first letter. */
-    char c = name->len ? name->base[0] : 0;
-    if (c != 'x' && c != 'f' && c != 'c' && c != 't')
-        return FORWARDED_NONE;
-    for (size_t i = 0; i < VC_ARRAY_SIZE(headers); i++)
-        if (h2o_memis(name->base, name->len, headers[i].name, strlen(headers[i].name)))
-            return headers[i].kind;
-    return FORWARDED_NONE;
-}
-
 /* fs's trusted_proxies, parsed once (a front's settings do not change:
  * a reload replaces the front). */
 static const front_settings_t *parsed_for;

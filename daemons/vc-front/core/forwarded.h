@@ -19,18 +19,15 @@
 #define VC_FRONT_FORWARDED_H
 
 #include "settings.h"
+#include "vc_forwarded.h"
 
 #include <h2o.h>
 
-typedef enum {
-    FORWARDED_NONE = 0,
-    FORWARDED_ADDRESS, /* the client's address: X-Forwarded-For, X-Real-IP... */
-    FORWARDED_KEYED,   /* the scheme and host: in the cache key */
-    FORWARDED_OTHER,   /* the rest: an answer to it is not stored */
-} forwarded_kind_t;
-
 /* The kind of a header (its name in lower case, as h2o keeps it). */
-forwarded_kind_t forwarded_kind(const h2o_iovec_t *name);
+static inline vc_forwarded_kind_t forwarded_kind(const h2o_iovec_t *name)
+{
+    return vc_forwarded_kind(name->base, name->len);
+}
 
 struct conn_state;
 /* Whether the request's peer is one of front.trusted_proxies. The

@@ -108,7 +108,7 @@ static void to_php(front_t *f, site_rt_t *s, php_pool_t *php, h2o_req_t *req, co
         const h2o_header_t *h = &req->headers.entries[i];
         /* Forwarding headers from anyone but a trusted proxy never reach
          * PHP (forwarded.h). */
-        if (forwarded_kind(h->name) != FORWARDED_NONE) {
+        if (forwarded_kind(h->name) != VC_FORWARDED_NONE) {
             if (trusted < 0)
                 trusted = forwarded_trusted(f->settings, conn_state_of_req(req), req);
             if (!trusted)
@@ -238,6 +238,14 @@ static const seam_counter_t counters[] = {
     {"vc_front_php_pipelined_total", NULL,
      "Requests written to a busy lent worker behind the one it ran, while requests waited (php.pipeline_below).", 0, 0,
      &php_stats.pipelined, NULL},
+    {"vc_front_php_conns_lent_total", NULL,
+     "Client connections lent to a PHP worker, which served their next requests itself (php.lend_connections).", 0, 0,
+     &php_stats.conns_lent, NULL},
+    {"vc_front_php_conns_back_total", NULL, "Lent client connections a worker handed back to the front.", 0, 0,
+     &php_stats.conns_back, NULL},
+    {"vc_front_php_conn_requests_total", NULL,
+     "Requests PHP workers served on lent connections, counted when each connection came back or closed.", 0, 0,
+     &php_stats.conn_requests, NULL},
     {"vc_front_answers_cut_total", NULL,
      "Answers relayed by the pool's broker cut because their client was that far behind.", 0, 0, &php_stats.answers_cut,
      NULL},
