@@ -256,6 +256,11 @@ void vc_http1_unread(const vc_http1_t *c, char *buf)
     memcpy(buf, c->as_sent, c->as_sent_len);
 }
 
+int vc_http1_between(const vc_http1_t *c)
+{
+    return c->stage == STAGE_HEAD;
+}
+
 void vc_http1_next(vc_http1_t *c, char *buf, size_t *len)
 {
     size_t used = c->reqsize < *len ? c->reqsize : *len;

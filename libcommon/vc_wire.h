@@ -23,6 +23,23 @@
  *                      flag "F": the response is complete, still busy
  *                      flag "D": the response is complete, and ready
  *
+ * A front may lend a lent worker a client's connection (docs/php.md,
+ * "Lent connections"; daemons/vc-php/client_conn.h):
+ * front -> worker:   ["L"][FrontMessage][terms][bytes...]  the connection's
+ *                                        descriptor comes with it; the request
+ *                                        in FrontMessage is its first, as routed;
+ *                                        terms: 9 bytes: flags (1: its client is
+ *                                        a trusted proxy; 2: the site compresses
+ *                                        answers), then front.max_body (8 bytes
+ *                                        little-endian); bytes: what the
+ *                                        front read of it, that request's head
+ *                                        first
+ *                    ["H"]               hand the connection back
+ * worker -> front:   ["B"][served][bytes...]  it is back, with what the worker
+ *                                        read and did not serve; the worker is
+ *                                        ready (served: 8 bytes little-endian)
+ *                    ["X"][served]       the worker closed it; ready
+ *
  * "F" exists for fastcgi_finish_request(): the client has its answer but
  * the worker keeps running the script, so it must not get new work yet.
  */
@@ -36,6 +53,10 @@
 #define WIRE_FINAL 'F'
 #define WIRE_DONE 'D'
 #define WIRE_CANCEL 'C'
+#define WIRE_LEND_CONN 'L'
+#define WIRE_WANT_CONN 'H'
+#define WIRE_CONN_BACK 'B'
+#define WIRE_CONN_CLOSED 'X'
 
 /* A front, inside the broker: its slot and a serial, so an answer for a
  * front that went away and a new one in its slot is dropped, not

@@ -330,6 +330,10 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
     if (f[0].iov_len != 1)
         return;
     char flag = *(char *)f[0].iov_base;
+    /* A connection a front lent the worker ended after that front went
+     * away (vc_wire.h): the worker has been the broker's since. */
+    if (flag == WIRE_CONN_BACK || flag == WIRE_CONN_CLOSED)
+        return;
     if (flag == WIRE_READY) {
         broker_finish_job(d, w);
         if (w->state != W_RETIRED)

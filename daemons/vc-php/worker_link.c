@@ -1,4 +1,5 @@
 #include "worker_link.h"
+#include "client_conn.h"
 #include "release_pin.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -31,6 +32,9 @@ struct worker_conn {
     int last;      /* the worker exits after this request: never "D" */
     pid_t pid;     /* ours, for each answer's head (getpid() is a system call) */
     char rid[32];
+    client_conn_t *client; /* a connection the front lent us (client_conn.h), or NULL */
+    int client_back;       /* the front wants it back */
+    int on_client;         /* the current request came on it */
 };
 
 /* SIGTERM is how the pool tells an idle worker to go (retired, recycled,
@@ -218,6 +222,7 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
     w->cfg = cfg;
     w->fd = fd;
     w->pid = getpid();
+    w->in.take_fds = 1; /* a lent connection comes as a descriptor */
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
     stop_on_sigterm(fd);
@@ -267,8 +272,118 @@ static int next_message(worker_conn_t *w, struct iovec *f, size_t max)
     }
 }
 
+static int is_flag(const struct iovec *f, int n, char flag)
+{
+    return n >= 1 && f[0].iov_len == 1 && *(const char *)f[0].iov_base == flag;
+}
+
+/* The lent connection is done with: ["B"][served][bytes] back to the
+ * front, or ["X"][served] once closed; either says this worker is ready. */
+static void client_ends(worker_conn_t *w, int back)
+{
+    char flag = back ? WIRE_CONN_BACK : WIRE_CONN_CLOSED;
+    uint64_t served = htole64(client_conn_served(w->client));
+    size_t len = 0;
+    const char *bytes = client_conn_unread(w->client, &len);
+    struct iovec f[3] = {{&flag, 1}, {&served, sizeof(served)}, {(void *)bytes, len}};
+    int rc = vc_link_send(w->fd, f, back && len > 0 ? 3 : 2);
+    client_conn_free(&w->client);
+    w->client_back = 0;
+    if (rc < 0)
+        link_lost(rc);
+}
+
+/* ["L"][FrontMessage][terms][bytes], its descriptor in w->in. */
+static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
+{
+    int fd = vc_link_take_fd(&w->in);
+    Vc__FrontMessage *lease = n >= 3 ? vc__front_message__unpack(NULL, f[1].iov_len, f[1].iov_base) : NULL;
+    if (fd < 0 || lease == NULL || lease->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST || f[2].iov_len != 9 ||
+        w->client != NULL) {
+        vc_log(VC_LOG_ERR, "worker", "a malformed lent connection: closed");
+        if (fd >= 0)
+            close(fd);
+        if (lease)
+            vc__front_message__free_unpacked(lease, NULL);
+        /* The front counts on an end: nothing was served. */
+        char flag = WIRE_CONN_CLOSED;
+        uint64_t none = 0;
+        struct iovec e[2] = {{&flag, 1}, {&none, sizeof(none)}};
+        int rc = vc_link_send(w->fd, e, 2);
+        if (rc < 0)
+            link_lost(rc);
+        return;
+    }
+    const uint8_t *terms = f[2].iov_base;
+    uint64_t max_body;
+    memcpy(&max_body, terms + 1, sizeof(max_body));
+    w->client = client_conn_open(fd, lease, terms[0], n >= 4 ? f[3].iov_base : "", n >= 4 ? f[3].iov_len : 0,
+                                 (size_t)le64toh(max_body));
+    w->client_back = 0;
+}
+
+/* What came on the link while the worker waited on its lent connection:
+ * "H", the front wants it back; a request, the front that lent it is
+ * gone (the broker, which has the link again, sends it): the connection
+ * is closed without a word to anyone, and the message waits in w->in.
+ * The link closed: told to stop (SIGTERM), or the broker is gone. */
+static int client_link_news(worker_conn_t *w)
+{
+    static struct iovec f[VC_LINK_MAX_FRAMES];
+    ssize_t got = vc_link_fill(w->fd, &w->in, 1);
+    if (got == 0 || (got < 0 && got != -EAGAIN && got != -EWOULDBLOCK && got != -EINTR)) {
+        w->client_back = 1;
+        return told_to_stop ? 0 : -1;
+    }
+    for (;;) {
+        size_t at = w->in.off;
+        int n = vc_link_parse(&w->in, f, VC_LINK_MAX_FRAMES);
+        if (n <= 0)
+            return 0;
+        if (is_flag(f, n, WIRE_WANT_CONN)) {
+            w->client_back = 1;
+            continue;
+        }
+        w->in.off = at;
+        client_conn_free(&w->client);
+        return 0;
+    }
+}
+
+/* Serves the lent connection until a request is read (1) or it ends (0). */
+static int client_next(worker_conn_t *w, vc_request_t *r)
+{
+    while (w->client) {
+        switch (client_conn_next(w->client, w->fd, w->client_back || told_to_stop, r)) {
+        case CLIENT_REQUEST: return 1;
+        case CLIENT_LINK:
+            if (client_link_news(w) < 0)
+                client_conn_free(&w->client); /* nobody to hand it to */
+            break;
+        case CLIENT_HAND_BACK: client_ends(w, 1); break;
+        case CLIENT_CLOSED: client_ends(w, 0); break;
+        }
+    }
+    return 0;
+}
+
+/* r came on the lent connection: what worker_next sets for any request. */
+static void client_request(worker_conn_t *w, vc_request_t *r)
+{
+    w->on_client = 1;
+    w->last = w->limit > 0 && w->served + 1 >= w->limit;
+    release_pins_apply((Vc__RequestHead *)r->head);
+    snprintf(w->rid, sizeof(w->rid), "c%llx", (unsigned long long)(w->served + 1));
+    vc_log_set_context(w->rid);
+}
+
 int worker_next(worker_conn_t *w, vc_request_t *r)
 {
+    if (client_next(w, r)) {
+        client_request(w, r);
+        return 0;
+    }
+
     /* What came while the last request ran comes first, in order. */
     vc_link_compact(&w->in);
     if (w->behind.len > w->behind.off)
@@ -290,8 +405,16 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
         n = next_message(w, f, VC_LINK_MAX_FRAMES);
         if (n < 0)
             return -1;
-        if (is_cancel(f, n))
-            continue; /* for a request already finished, or skipped */
+        if (is_cancel(f, n) || is_flag(f, n, WIRE_WANT_CONN))
+            continue; /* for a request already finished, or skipped; for a connection already back */
+        if (is_flag(f, n, WIRE_LEND_CONN)) {
+            client_begins(w, f, n);
+            if (client_next(w, r)) {
+                client_request(w, r);
+                return 0;
+            }
+            continue;
+        }
         w->fm = n >= 2 ? vc__front_message__unpack(NULL, f[1].iov_len, f[1].iov_base) : NULL;
         int skip =
             w->fm && w->fm->kind_case == VC__FRONT_MESSAGE__KIND_REQUEST && cancelled_behind(w, w->fm->request->id);
@@ -314,6 +437,7 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
     w->front_id = f[0];
     w->req_id = w->fm->request->id;
     w->done_sent = 0;
+    w->on_client = 0;
     w->last = w->limit > 0 && w->served + 1 >= w->limit;
     memset(r, 0, sizeof(*r));
     release_pins_apply(w->fm->request);
@@ -328,8 +452,34 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
     return 0;
 }
 
+/* worker_done for a request of the lent connection: the front knows
+ * nothing of it until the connection ends. */
+static int client_done(worker_conn_t *w, vc_request_t *r)
+{
+    if (!r->final_sent) {
+        r->ending = 1;
+        client_conn_emit(r, 1);
+        r->final_sent = 1;
+    }
+    vc_log_set_context(NULL);
+    free(r->out);
+    r->out = NULL;
+    if (r->resp)
+        vc__response_head__free_unpacked(r->resp, NULL);
+    r->resp = NULL;
+    w->served++;
+    w->on_client = 0;
+    if (!client_conn_done(w->client, r))
+        client_ends(w, 0);
+    else if (w->last)
+        client_ends(w, 1); /* before the worker exits */
+    return !w->last;
+}
+
 int worker_done(worker_conn_t *w, vc_request_t *r)
 {
+    if (w->on_client)
+        return client_done(w, r);
     if (!r->final_sent) {
         r->ending = 1;
         on_emit(r, 1);
@@ -364,6 +514,8 @@ void worker_close(worker_conn_t **pw)
     worker_conn_t *w = *pw;
     if (w == NULL)
         return;
+    if (w->client)
+        client_ends(w, 1);
     vc_frames_fini(&w->fr);
     vc_link_buf_free(&w->in);
     vc_link_buf_free(&w->busy_in);

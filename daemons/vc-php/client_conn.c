@@ -1,0 +1,423 @@
+#include "client_conn.h"
+#include "vc_forwarded.h"
+#include "vc_http1.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "request.pb-c.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+/* A connection with no request for this long goes back to the front,
+ * which keeps idle connections (and closes them at its own timeout)
+ * without holding a worker. */
+#define IDLE_MS 1000
+/* A client that sends part of a request, or reads nothing of an answer,
+ * for this long is closed: the front's own I/O timeout for a client. */
+#define STALL_MS 30000
+
+struct client_conn {
+    int fd;
+    Vc__FrontMessage *lease; /* request 1's, as the front routed it */
+    int flags;               /* CLIENT_* */
+    char *buf;               /* read and not served; the current request first */
+    size_t len, cap, max_body;
+    vc_http1_t http;
+    uint64_t served;
+    int back;   /* hand back before the next request (a slow reader) */
+    int gone;   /* a write failed: the client left */
+    int closed; /* this answer ends the connection */
+    /* The request being run: its head (the lease's, with this request's
+     * own fields), the texts those need as C strings, its body. */
+    Vc__RequestHead head;
+    Vc__Header *hdrs, **hp;
+    size_t caph;
+    char *texts;
+    vc_frame_t body;
+    /* Its answer: */
+    int chunked;
+    int persistent;
+};
+
+client_conn_t *client_conn_open(int fd, void *lease, int flags, const void *bytes, size_t len, size_t max_body)
+{
+    client_conn_t *c = vc_calloc(1, sizeof(*c));
+    c->fd = fd;
+    c->lease = lease;
+    c->flags = flags;
+    c->max_body = max_body;
+    c->cap = len + 16384;
+    c->buf = vc_malloc(c->cap);
+    memcpy(c->buf, bytes, len);
+    c->len = len;
+    vc_http1_init(&c->http, max_body);
+    return c;
+}
+
+void client_conn_free(client_conn_t **pc)
+{
+    client_conn_t *c = *pc;
+    if (c == NULL)
+        return;
+    close(c->fd);
+    vc__front_message__free_unpacked(c->lease, NULL);
+    free(c->buf);
+    free(c->hdrs);
+    free(c->hp);
+    free(c->texts);
+    free(c);
+    *pc = NULL;
+}
+
+const char *client_conn_unread(client_conn_t *c, size_t *len)
+{
+    *len = c->len;
+    return c->buf;
+}
+
+uint64_t client_conn_served(const client_conn_t *c)
+{
+    return c->served;
+}
+
+/* h2o's Date: RFC 1123, remade once a second. */
+static const char *http_date(void)
+{
+    static char date[32];
+    static time_t made = -1;
+    time_t now = time(NULL);
+    if (now != made) {
+        struct tm tm;
+        gmtime_r(&now, &tm);
+        strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        made = now;
+    }
+    return date;
+}
+
+/* Writes all of v, waiting (bounded) while the client's window is full;
+ * a client that reads slowly gets its connection back in the front after
+ * this answer, where a slow reader costs no worker. */
+static void write_all(client_conn_t *c, struct iovec *v, int n)
+{
+    while (n > 0 && !c->gone) {
+        ssize_t w = writev(c->fd, v, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            c->back = 1;
+            struct pollfd p = {.fd = c->fd, .events = POLLOUT};
+            if (poll(&p, 1, STALL_MS) <= 0)
+                c->gone = 1;
+            continue;
+        }
+        if (w < 0) {
+            c->gone = 1;
+            break;
+        }
+        while (n > 0 && (size_t)w >= v->iov_len) {
+            w -= (ssize_t)v->iov_len;
+            v++, n--;
+        }
+        if (n > 0) {
+            v->iov_base = (char *)v->iov_base + w;
+            v->iov_len -= (size_t)w;
+        }
+    }
+}
+
+/* Waits for the client (or the link) up to ms; 1 if the client has
+ * bytes, 2 if the link does, 0 on timeout. */
+static int wait_for(const client_conn_t *c, int link_fd, int ms)
+{
+    struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = link_fd, .events = POLLIN}};
+    for (;;) {
+        int n = poll(p, 2, ms);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return 0;
+        return p[1].revents ? 2 : 1;
+    }
+}
+
+static int same(vc_http1_text_t t, const void *s, size_t len)
+{
+    return t.base != NULL && t.len == len && memcmp(t.base, s, len) == 0;
+}
+
+static size_t path_only(const char *p, size_t len)
+{
+    const char *q = memchr(p, '?', len);
+    return q ? (size_t)(q - p) : len;
+}
+
+/* h2o's compress filter reads Accept-Encoding (lib/handler/compress.c):
+ * without one, it leaves an answer alone. */
+static int may_compress(const client_conn_t *c)
+{
+    const vc_http1_request_t *r = &c->http.r;
+    if (!(c->flags & CLIENT_COMPRESS))
+        return 0;
+    for (size_t i = 0; i < r->nheaders; i++)
+        if (same(r->headers[i].name, "accept-encoding", 15))
+            return 1;
+    return 0;
+}
+
+/* The lease covers this head: the same Host and path, no Upgrade, and
+ * nothing the front would compress. */
+static int leased(const client_conn_t *c)
+{
+    const Vc__RequestHead *l = c->lease->request;
+    const vc_http1_request_t *r = &c->http.r;
+    if (may_compress(c))
+        return 0;
+    size_t lp = path_only((const char *)l->request_uri.data, l->request_uri.len);
+    return r->upgrade.base == NULL && same(r->authority, l->authority, strlen(l->authority)) && r->path.len >= lp &&
+           path_only(r->path.base, r->path.len) == lp && memcmp(r->path.base, l->request_uri.data, lp) == 0;
+}
+
+static char *put(char **at, const char *s, size_t len)
+{
+    char *d = *at;
+    memcpy(d, s, len);
+    d[len] = '\0';
+    *at += len + 1;
+    return d;
+}
+
+/* The request read into c->http, as the front would have sent it. */
+static void make_head(client_conn_t *c, vc_request_t *r)
+{
+    const vc_http1_request_t *q = &c->http.r;
+    Vc__RequestHead *h = &c->head;
+    *h = *c->lease->request;
+    size_t need = q->method.len + 1 + q->authority.len + 1;
+    for (size_t i = 0; i < q->nheaders; i++)
+        need += q->headers[i].name.len + 1;
+    free(c->texts);
+    c->texts = vc_malloc(need);
+    char *at = c->texts;
+    if (c->caph < q->nheaders + 1) {
+        c->caph = q->nheaders + 1;
+        c->hdrs = vc_realloc(c->hdrs, c->caph * sizeof(*c->hdrs));
+        c->hp = vc_realloc(c->hp, c->caph * sizeof(*c->hp));
+    }
+    h->method = put(&at, q->method.base, q->method.len);
+    h->authority = put(&at, q->authority.base, q->authority.len);
+    h->request_uri.data = (uint8_t *)q->path.base;
+    h->request_uri.len = q->path.len;
+    const char *qm = memchr(q->path.base, '?', q->path.len);
+    h->query.data = (uint8_t *)(qm ? qm + 1 : NULL);
+    h->query.len = qm ? q->path.len - (size_t)(qm + 1 - q->path.base) : 0;
+    h->protocol = q->minor_version >= 1 ? "HTTP/1.1" : "HTTP/1.0";
+    /* Host first, as nginx passes it (php_backend.c); then the rest in
+     * the client's spelling, which parsing lowercased in place. */
+    size_t n = 0;
+    vc__header__init(&c->hdrs[n]);
+    c->hdrs[n].name = "Host";
+    c->hdrs[n].value.data = (uint8_t *)q->authority.base;
+    c->hdrs[n].value.len = q->authority.len;
+    c->hp[n] = &c->hdrs[n];
+    n++;
+    for (size_t i = 0; i < q->nheaders; i++) {
+        vc_http1_text_t name = q->headers[i].name;
+        if (!(c->flags & CLIENT_TRUSTED) && vc_forwarded_kind(name.base, name.len) != VC_FORWARDED_NONE)
+            continue;
+        vc__header__init(&c->hdrs[n]);
+        c->hdrs[n].name = put(&at, c->http.as_sent + (name.base - c->buf), name.len);
+        c->hdrs[n].value.data = (uint8_t *)q->headers[i].value.base;
+        c->hdrs[n].value.len = q->headers[i].value.len;
+        c->hp[n] = &c->hdrs[n];
+        n++;
+    }
+    h->headers = c->hp;
+    h->n_headers = n;
+    h->content_length = q->body.len;
+    h->has_body = c->http.has_body;
+    c->body = (vc_frame_t){.data = (char *)q->body.base, .len = q->body.len};
+    memset(r, 0, sizeof(*r));
+    r->head = h;
+    r->body = &c->body;
+    r->nbody = q->body.len > 0;
+    r->emit = client_conn_emit;
+    r->transport = c;
+    c->closed = c->chunked = 0;
+    c->persistent = q->persistent;
+}
+
+/* Reads what the client sent; 0 once it has closed or failed. */
+static int fill(client_conn_t *c)
+{
+    if (c->len == c->cap) {
+        c->cap *= 2;
+        c->buf = vc_realloc(c->buf, c->cap);
+    }
+    for (;;) {
+        ssize_t got = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 1;
+        if (got <= 0)
+            return 0;
+        c->len += (size_t)got;
+        return 1;
+    }
+}
+
+static void write_text(client_conn_t *c, const char *s, size_t len)
+{
+    struct iovec v = {(void *)s, len};
+    write_all(c, &v, 1);
+}
+
+client_conn_step_t client_conn_next(client_conn_t *c, int link_fd, int back, vc_request_t *r)
+{
+    for (;;) {
+        int between = vc_http1_between(&c->http); /* nothing parsed: the bytes are as sent */
+        if ((back || c->back) && between)
+            return CLIENT_HAND_BACK;
+        vc_http1_step_t s = c->len > 0 || !between ? vc_http1_read(&c->http, c->buf, &c->len) : VC_HTTP1_MORE;
+        switch (s) {
+        case VC_HTTP1_HEAD:
+            if (!leased(c)) {
+                vc_http1_unread(&c->http, c->buf);
+                vc_http1_init(&c->http, c->max_body);
+                return CLIENT_HAND_BACK;
+            }
+            continue;
+        case VC_HTTP1_HAND_BACK: /* HTTP/2's preface */ vc_http1_init(&c->http, c->max_body); return CLIENT_HAND_BACK;
+        case VC_HTTP1_CONTINUE: write_text(c, VC_HTTP1_CONTINUE_ANSWER, sizeof(VC_HTTP1_CONTINUE_ANSWER) - 1); continue;
+        case VC_HTTP1_REQUEST: make_head(c, r); return CLIENT_REQUEST;
+        case VC_HTTP1_REFUSE: {
+            char answer[512];
+            size_t n = vc_http1_refusal(&c->http, http_date(), answer, sizeof(answer));
+            write_text(c, answer, n);
+            shutdown(c->fd, SHUT_WR);
+            return CLIENT_CLOSED;
+        }
+        case VC_HTTP1_CLOSE: return CLIENT_CLOSED;
+        case VC_HTTP1_MORE: break;
+        }
+        /* Between requests the link is watched too (the front may want the
+         * connection back); idle, it goes back after IDLE_MS. A request
+         * begun is read to its end, or closed after STALL_MS. */
+        int ready = wait_for(c, between ? link_fd : -1, c->len == 0 ? IDLE_MS : STALL_MS);
+        if (ready == 2)
+            return CLIENT_LINK;
+        if (ready == 0)
+            return between ? CLIENT_HAND_BACK : CLIENT_CLOSED;
+        if (!fill(c))
+            return CLIENT_CLOSED;
+    }
+}
+
+/* What the front does not pass on of PHP's headers (backend.c): framing,
+ * which it writes itself, and Date, which h2o always adds. */
+static int dropped(const char *n)
+{
+    return !strcasecmp(n, "content-length") || !strcasecmp(n, "transfer-encoding") || !strcasecmp(n, "connection") ||
+           !strcasecmp(n, "keep-alive") || !strcasecmp(n, "date");
+}
+
+/* The answer's head as the front gives it (backend.c's on_head, then
+ * h2o's chunked and Server filters, in that order): into a new buffer,
+ * its length in *len. */
+static char *answer_head(client_conn_t *c, const Vc__ResponseHead *resp, int final, size_t body, size_t *len)
+{
+    const vc_http1_request_t *q = &c->http.r;
+    int status = (int)resp->status;
+    int bodiless = status == 204 || status == 304;
+    int is_head = q->method.len == 4 && memcmp(q->method.base, "HEAD", 4) == 0;
+    vc_http1_field_t *fs = vc_malloc((resp->n_headers + 2) * sizeof(*fs));
+    size_t n = 0;
+    int has_server = 0;
+    for (size_t i = 0; i < resp->n_headers; i++) {
+        const char *name = resp->headers[i]->name;
+        if (dropped(name) || (status == 304 && !strcasecmp(name, "content-type")))
+            continue;
+        has_server |= !strcasecmp(name, "server");
+        fs[n++] = (vc_http1_field_t){{name, strlen(name)},
+                                     {(const char *)resp->headers[i]->value.data, resp->headers[i]->value.len}};
+    }
+    size_t length = final && !bodiless ? body : SIZE_MAX;
+    if (!final && !bodiless && !is_head) {
+        /* h2o chunks a streamed 200 to HTTP/1.1; any other streamed
+         * answer ends with the connection. */
+        if (status == 200 && q->minor_version >= 1) {
+            fs[n++] = (vc_http1_field_t){{"transfer-encoding", 17}, {"chunked", 7}};
+            c->chunked = 1;
+        } else {
+            c->persistent = 0;
+        }
+    }
+    if (!has_server)
+        fs[n++] = (vc_http1_field_t){{"Server", 6}, {"Velocity", 8}};
+    const char *reason = resp->reason ? resp->reason : "";
+    char *head = vc_malloc(vc_http1_head_size(fs, n, reason));
+    *len = vc_http1_head(head, status, reason, http_date(), c->persistent, length, fs, n, q->msie);
+    free(fs);
+    return head;
+}
+
+void client_conn_emit(vc_request_t *r, int final)
+{
+    client_conn_t *c = r->transport;
+    struct iovec v[4];
+    int nv = 0;
+    char *head = NULL, size[32];
+    size_t hlen = 0;
+    const vc_http1_request_t *q = &c->http.r;
+    Vc__ResponseHead fallback = VC__RESPONSE_HEAD__INIT;
+    const Vc__ResponseHead *resp = r->resp;
+    if (!r->head_sent) {
+        if (resp == NULL) { /* PHP never produced headers (it could not start) */
+            fallback.status = 500;
+            fallback.reason = "Internal Server Error";
+            resp = &fallback;
+        }
+        head = answer_head(c, resp, final, r->out_len, &hlen);
+        v[nv++] = (struct iovec){head, hlen};
+        r->head_sent = 1;
+        c->closed = !c->persistent;
+    }
+    int status = r->resp ? (int)r->resp->status : 500;
+    int no_body = status == 204 || status == 304 || (q->method.len == 4 && memcmp(q->method.base, "HEAD", 4) == 0);
+    if (no_body) {
+        /* nothing of PHP's output is sent */
+    } else if (c->chunked && r->out_len > 0) {
+        v[nv++] = (struct iovec){size, (size_t)snprintf(size, sizeof(size), "%zx\r\n", r->out_len)};
+        v[nv++] = (struct iovec){r->out, r->out_len};
+        v[nv++] = (struct iovec){"\r\n0\r\n\r\n", final ? 7 : 2};
+    } else if (c->chunked && final) {
+        v[nv++] = (struct iovec){"0\r\n\r\n", 5};
+    } else if (r->out_len > 0) {
+        v[nv++] = (struct iovec){r->out, r->out_len};
+    }
+    write_all(c, v, nv);
+    if (c->gone)
+        r->aborted = 1;
+    r->out_len = 0;
+    free(head);
+}
+
+int client_conn_done(client_conn_t *c, vc_request_t *r)
+{
+    (void)r;
+    c->served++;
+    vc_http1_next(&c->http, c->buf, &c->len);
+    if (c->gone || c->closed) {
+        shutdown(c->fd, SHUT_WR);
+        return 0;
+    }
+    return 1;
+}

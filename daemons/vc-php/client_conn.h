@@ -1,0 +1,65 @@
+/*
+ * A client's connection the front lent this worker (docs/php.md, "Lent
+ * connections"): the worker reads the connection's next requests itself
+ * and writes their answers, as the front would have, byte for byte
+ * (libcommon/vc_http1.h), until a request is not one it may serve, the
+ * connection idles, or the front asks for it back. It then hands the
+ * connection back with the bytes it read and did not serve.
+ *
+ * What a request runs is decided by the front, once: its first request's
+ * RequestHead (the lease) says the script, the document root and the
+ * site's parameters for that Host and path. A next request for the same
+ * Host and path reuses it with its own method, target, query, headers and
+ * body; any other goes back to the front, which routes it.
+ *
+ * No link I/O here: worker_link.c reads the lend and says what became of
+ * the connection.
+ */
+#ifndef VC_PHP_CLIENT_CONN_H
+#define VC_PHP_CLIENT_CONN_H
+
+#include "sapi.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct client_conn client_conn_t;
+
+/* What the front says of a connection it lends (libcommon/vc_wire.h). */
+#define CLIENT_TRUSTED 1  /* its client is a trusted proxy: forwarding headers reach PHP */
+#define CLIENT_COMPRESS 2 /* the front compresses the site's answers: a request that may want it goes back */
+
+/* fd: the connection; lease: request 1's FrontMessage (taken); flags:
+ * CLIENT_*; bytes: what the front read of it, request 1's head first. */
+client_conn_t *client_conn_open(int fd, void *lease, int flags, const void *bytes, size_t len, size_t max_body);
+
+typedef enum client_conn_step {
+    CLIENT_REQUEST,   /* r is the next request: run it, then client_conn_done() */
+    CLIENT_LINK,      /* the worker's link has something: read it, then call again */
+    CLIENT_HAND_BACK, /* the connection goes back to the front: client_conn_unread() */
+    CLIENT_CLOSED,    /* the connection is closed (the client left, or an answer said close) */
+} client_conn_step_t;
+
+/* Waits for the next request on c, or for the link (link_fd) to be
+ * readable. back: hand the connection back before reading another
+ * request (the front asked). */
+client_conn_step_t client_conn_next(client_conn_t *c, int link_fd, int back, vc_request_t *r);
+
+/* What PHP emits for c's request (vc_request_t.emit's contract). */
+void client_conn_emit(vc_request_t *r, int final);
+
+/* The request's answer is whole: 1 if the connection goes on, 0 if it
+ * was closed (the answer said close, or the client is gone). */
+int client_conn_done(client_conn_t *c, vc_request_t *r);
+
+/* The bytes read and not served (a request's head as the client sent
+ * it first), for the hand-back; valid until client_conn_free(). */
+const char *client_conn_unread(client_conn_t *c, size_t *len);
+
+/* Requests served on c. */
+uint64_t client_conn_served(const client_conn_t *c);
+
+/* Closes this process's copy of the descriptor and frees c. */
+void client_conn_free(client_conn_t **c);
+
+#endif
