@@ -68,11 +68,12 @@ int conn_pass_out(h2o_req_t *req, conn_passed_t *out)
     close(sv[1]);
     h2o_socket_t *gone = h2o_evloop_socket_create(h2o_socket_get_loop(sock), sv[0], 0);
 
-    void (*on_close)(void *) = sock->on_close.cb;
+    out->on_close = sock->on_close.cb;
+    out->on_close_data = sock->on_close.data;
     sock->on_close.cb = NULL; /* the caller's state for the connection stays */
     h2o_socket_export_t info;
     if (h2o_socket_export(sock, &info) < 0) { /* evloop's never fails; kept for its contract */
-        sock->on_close.cb = on_close;
+        sock->on_close.cb = out->on_close;
         h2o_socket_close(gone);
         return -1;
     }
@@ -103,5 +104,21 @@ h2o_socket_t *conn_take_back(h2o_loop_t *loop, conn_passed_t *p)
     p->bytes = NULL;
     p->len = 0;
     p->fd = -1;
-    return h2o_socket_import(loop, &info);
+    h2o_socket_t *sock = h2o_socket_import(loop, &info);
+    sock->on_close.cb = p->on_close;
+    sock->on_close.data = p->on_close_data;
+    return sock;
+}
+
+void conn_pass_end(conn_passed_t *p)
+{
+    free(p->bytes);
+    p->bytes = NULL;
+    p->len = 0;
+    if (p->fd >= 0)
+        close(p->fd);
+    p->fd = -1;
+    if (p->on_close)
+        p->on_close(p->on_close_data);
+    p->on_close = NULL;
 }

@@ -25,6 +25,11 @@ typedef struct conn_passed {
     int fd;
     char *bytes; /* read from it and not yet served, from the passed request's head on */
     size_t len;
+    /* The socket's on_close, which h2o did not call: the front's state
+     * for the connection, ended by conn_pass_end() or back with the
+     * connection. */
+    void (*on_close)(void *);
+    void *on_close_data;
 } conn_passed_t;
 
 /* Why req's connection cannot be passed as it stands, or NULL: it must be
@@ -41,8 +46,14 @@ const char *conn_pass_refusal(h2o_req_t *req);
 int conn_pass_out(h2o_req_t *req, conn_passed_t *out);
 
 /* A socket on loop for a passed connection coming back, its bytes read
- * already (p->bytes is freed). The caller sets its on_close and calls
- * h2o_accept(), which serves what was read before it reads more. */
+ * already (p->bytes is freed), its on_close as before the pass. The
+ * caller calls h2o_accept(), which serves what was read before it reads
+ * more. */
 h2o_socket_t *conn_take_back(h2o_loop_t *loop, conn_passed_t *p);
+
+/* The passed connection will not come back: its descriptor is closed
+ * (the client sees the end once no other process holds it) and its
+ * on_close runs. */
+void conn_pass_end(conn_passed_t *p);
 
 #endif

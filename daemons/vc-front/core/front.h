@@ -57,7 +57,8 @@ typedef struct conn_state {
     /* The watchdog: the kernel's byte counts a second ago, requests that
      * reached us, seconds in a row without progress. */
     uint64_t last_read, last_acked, requests, last_requests;
-    int php_waiting; /* set each tick by the backend: PHP is working for it */
+    int php_waiting;  /* set each tick by the backend: PHP is working for it */
+    int lend_bounced; /* a worker it was lent to gave it back unserved: not lent again (php/lend_conn.c) */
     unsigned quiet_s;
     char sni[256];                  /* the TLS server name the client asked for, or "" */
     struct conn_state *prev, *next; /* every open connection */

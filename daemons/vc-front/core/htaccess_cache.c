@@ -131,3 +131,21 @@ uint64_t htaccess_cache_generation(void)
 {
     return generation;
 }
+
+int htaccess_none_above(const char *file, size_t root_len)
+{
+    const char *slash = strrchr(file, '/');
+    size_t end = slash ? (size_t)(slash - file) : 0;
+    uint64_t now = vc_mono_ms() / 1000;
+    if (end < root_len)
+        return 1;
+    for (size_t at = root_len;;) {
+        int is_dir;
+        if (htaccess_cached(file, at, now, &is_dir) != NULL)
+            return 0;
+        if (!is_dir || at >= end)
+            return 1;
+        const char *next = memchr(file + at + 1, '/', end - at);
+        at = next ? (size_t)(next - file) : end;
+    }
+}

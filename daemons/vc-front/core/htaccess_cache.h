@@ -20,6 +20,11 @@
  * .htaccess, and a walk down the tree stops. */
 const htaccess_t *htaccess_cached(const char *dir, size_t len, uint64_t now, int *is_dir);
 
+/* No directory from the root (root_len bytes of file) down to file's own
+ * holds a .htaccess: nothing of one applies to a request for file, today
+ * (a lent connection's lease counts on it: php/lend_conn.c). */
+int htaccess_none_above(const char *file, size_t root_len);
+
 /* Changes when the cache starts again (every file it returned is freed):
  * whoever holds several of them across calls asks again. */
 uint64_t htaccess_cache_generation(void);

@@ -121,6 +121,9 @@ struct lent {
     pipeline_key_t ahead_key[PIPELINE_DEPTH];
     pipeline_key_t job_key; /* for the cost of what it runs */
     uint64_t job_began_us;
+    /* A client's connection it serves itself (lend_conn.c): busy, with
+     * no job, until it hands the connection back or closes it. */
+    struct conn_lend *conn;
 };
 
 /* The link to one process of a pool (php_pool.c keeps the current one and
@@ -175,6 +178,9 @@ typedef struct php_stats {
     uint64_t answers_throttled; /* times a worker's link was paused for a slow client */
     uint64_t answers_cut;       /* relayed answers cut for a slow client */
     uint64_t pipelined;         /* held behind a lent worker's job (pipeline.c) */
+    uint64_t conns_lent;        /* client connections lent to a worker (lend_conn.c) */
+    uint64_t conns_back;        /* and handed back to the front */
+    uint64_t conn_requests;     /* requests the workers served on them */
 } php_stats_t;
 extern php_stats_t php_stats; /* backend.c */
 
@@ -233,6 +239,8 @@ void stream_fini(preq_t *p);
 
 /* lent.c */
 
+/* Writes what waits for l's link. */
+void lent_flush(lent_t *l);
 /* The link of l is read (on 0) or not (1) until said otherwise. */
 void lent_pause(lent_t *l, int on);
 
@@ -260,6 +268,20 @@ void lent_init(backend_t *be);
 void lent_fini(backend_t *be);
 /* Once a second: 504 for requests that waited php.queue_timeout here. */
 void lent_tick(backend_t *be);
+
+/* lend_conn.c: a client's connection lent to a lent worker. */
+
+/* Passes p's connection, with p, to the idle worker l, if the pool, the
+ * site and the connection allow (docs/php.md, "Lent connections"): 1 if
+ * it did (p is then the worker's, and ends in h2o without an answer). */
+int lend_conn_try(backend_t *be, lent_t *l, preq_t *p);
+/* Asks l for its connection back (once). */
+void lend_conn_want(lent_t *l);
+/* ["B"] or ["X"] from l (vc_wire.h): the connection is back in h2o, or
+ * closed; l is idle. */
+void lend_conn_ended(lent_t *l, const struct iovec *f, int n);
+/* l is gone with the connection: the front's copy is closed. */
+void lend_conn_drop(lent_t *l);
 
 /* pipeline.c: which request may wait in a busy worker's link. */
 

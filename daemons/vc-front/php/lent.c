@@ -84,6 +84,11 @@ static void on_lent_written(h2o_socket_t *sock, const char *err)
         backend_outbox_flush(&l->ob, on_lent_written);
 }
 
+void lent_flush(lent_t *l)
+{
+    backend_outbox_flush(&l->ob, on_lent_written);
+}
+
 void lent_forget(preq_t *p, int tell)
 {
     lent_t *l = p->lw;
@@ -225,10 +230,16 @@ int lent_submit(backend_t *be, preq_t *p)
         h2o_send_error_503(req, "Service Unavailable", "Service Unavailable: every PHP worker is busy\n", 0);
         return -1;
     }
+    if (l && lend_conn_try(be, l, p))
+        return 0;
     backend_track(be, p);
     if (l) {
         run_on(l, p);
     } else {
+        /* A worker serving a connection itself hands it back: it is
+         * wanted for what waits here. */
+        for (size_t i = 0; i < be->nlent; i++)
+            lend_conn_want(be->lent[i]);
         enqueue(be, p, 0);
         need(be);
         if (queue_head(be) == p) /* behind requests that did not fit, it waits its turn */
@@ -247,6 +258,7 @@ void lent_remove(lent_t *l)
             l->ahead[i]->lw = NULL;
     if (l->owed)
         be->nowed--;
+    lend_conn_drop(l);
     for (size_t i = 0; i < be->nlent; i++)
         if (be->lent[i] == l) {
             be->lent[i] = be->lent[--be->nlent];
@@ -358,11 +370,15 @@ void lent_init(backend_t *be)
  * asked, else takes the next request waiting here; busy, it may hold the
  * one after behind its job (pipeline.c), written now so that it is there
  * when the job ends. May free l. */
+static int goes_back(const lent_t *l);
+
 static void settle(lent_t *l)
 {
     backend_t *be = l->be;
     lent_t *k;
-    if (l->busy) {
+    if (l->conn && (goes_back(l) || queue_head(be))) {
+        lend_conn_want(l);
+    } else if (l->busy) {
         /* below */
     } else if (l->recalled || l->owed) {
         give_back(l, -1);
@@ -449,6 +465,15 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
     if (f[0].iov_len != 1)
         return 0;
     char flag = *(const char *)f[0].iov_base;
+    if (flag == WIRE_CONN_BACK || flag == WIRE_CONN_CLOSED) {
+        if (l->conn) {
+            lend_conn_ended(l, f, n);
+            went_idle(l);
+        }
+        return goes_back(l);
+    }
+    if (l->conn)
+        return 0; /* it serves the connection: nothing else is its to say */
     if (flag == WIRE_READY) {
         /* After "F"; or for a job it never began (its client left while
          * it was held behind another, vc_wire.h). */
@@ -562,10 +587,10 @@ static void lent_lost(lent_t *l, const char *why)
     memcpy(behind, l->ahead, sizeof(behind));
     uint32_t slot = l->slot;
     int timed_out = (int)__atomic_load_n(&l->bs->timed_out, __ATOMIC_ACQUIRE);
-    Vc__Outcome outcome = !l->busy || l->finishing ? VC__OUTCOME__OUTCOME_NONE : VC__OUTCOME__OUTCOME_CLIENT_GONE;
-    if (l->busy && !l->finishing && l->job == NULL)
+    int running = l->busy && !l->finishing && l->conn == NULL;
+    Vc__Outcome outcome = running ? VC__OUTCOME__OUTCOME_CLIENT_GONE : VC__OUTCOME__OUTCOME_NONE;
+    if (running && l->job == NULL)
         board(be)->completed++; /* its client had left */
-    int running = l->busy && !l->finishing;
     vc_log(running ? VC_LOG_WARN : VC_LOG_DEBUG, "backend", "lent worker %d is gone (%s)%s", l->pid, why,
            running ? " while running a request" : "");
     lent_remove(l);

@@ -1,0 +1,185 @@
+/*
+ * A client's connection lent to a lent worker (docs/php.md, "Lent
+ * connections"): after the front accepted a plaintext HTTP/1.1
+ * connection, applied its bans and limits and routed a request to a pool
+ * with php.lend_connections, the connection may go to an idle lent
+ * worker with that request. The worker reads the connection's next
+ * requests itself, as long as they are for the same script (the lease:
+ * daemons/vc-php/client_conn.h), and answers them as the front would, so
+ * a request wakes one process instead of two. It hands the connection
+ * back (vc_wire.h: "B") when a request is not its to serve, when the
+ * connection idles, when a write would block, or when the front asks
+ * ("H"): the front wants the worker (requests wait here, the pool recalls
+ * it). The front takes the connection back into h2o as if just accepted,
+ * with the bytes the worker read and did not serve.
+ *
+ * The front keeps its own copy of the descriptor and its state for the
+ * connection meanwhile: the worker's close of its copy does not end the
+ * connection, and a worker that dies takes nothing with it but the
+ * connection (closed here).
+ */
+#include "backend_internal.h"
+#include "core/conn_pass.h"
+#include "core/forwarded.h"
+#include "core/htaccess_cache.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "vc_wire.h"
+
+#include <endian.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct conn_lend {
+    conn_passed_t passed; /* fd: the front's copy */
+    conn_state_t *c;      /* a reference */
+    int asked;            /* "H" sent */
+} conn_lend_t;
+
+/* What the front does for each request or answer of these sites beyond
+ * routing it to a script (the cache, redirects, hand-offs, realtime
+ * publishing), a worker does not: their connections stay here. Nor for a
+ * path under a .htaccess, whose rules may read more of a request than
+ * its path. Compression is the front's too, but only for a request that
+ * asks for it: a worker hands such a request back. */
+static int lendable(const site_rt_t *s, const preq_t *p)
+{
+    const vc_site_t *c = s->conf;
+    if (c->cache || c->https_redirect || c->canonical_host != NULL || c->nredirects > 0 || c->nrealtime_apps > 0 ||
+        c->ninternal_locations > 0 || c->nsendfile_paths > 0)
+        return 0;
+    if (!c->htaccess)
+        return 1;
+    h2o_req_t *req = p->req;
+    const route_site_t *rs = &s->route;
+    const char *asked = h2o_concat(&req->pool, h2o_iovec_init(rs->root, rs->root_len), req->path_normalized).base;
+    return htaccess_none_above(p->script, rs->root_len) && htaccess_none_above(asked, rs->root_len);
+}
+
+static void board_lent(lent_t *l)
+{
+    /* Idle as far as the broker goes: its time limits are for a request,
+     * and the connection comes back when the pool wants the worker. */
+    vc_board_slot_t *bs = l->bs;
+    vc_board_begin(bs);
+    bs->state = VC_BOARD_IDLE;
+    bs->started = 0;
+    bs->since_ms = vc_mono_ms();
+    snprintf(bs->what, sizeof(bs->what), "a lent connection");
+    bs->script[0] = '\0';
+    vc_board_end(bs);
+}
+
+int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
+{
+    const vc_pool_t *conf = be->pool->conf;
+    h2o_req_t *req = p->req;
+    front_t *f = be->f;
+    int compress = p->srt && p->srt->conf->gzip && f->settings->gzip;
+    if (conf->lend_connections < 1 || !strcmp(conf->mode, "fork") || p->conn == NULL || p->conn->cut ||
+        p->conn->lend_bounced || (compress && h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT_ENCODING, -1) != -1) ||
+        p->srt == NULL || !lendable(p->srt, p) || be->leaving || l->recalled || l->owed || be->nowed > 0 ||
+        l->ob.writing || l->ob.out.len > l->ob.out.off || conn_pass_refusal(req) != NULL)
+        return 0;
+    int trusted = forwarded_trusted(f->settings, p->conn, req) == 1;
+    conn_passed_t out;
+    if (conn_pass_out(req, &out) < 0)
+        return 0;
+    char flag = WIRE_LEND_CONN;
+    uint8_t terms[9];
+    uint64_t max_body = htole64((uint64_t)f->settings->max_body);
+    terms[0] = (uint8_t)(trusted | (compress ? 2 : 0));
+    memcpy(terms + 1, &max_body, sizeof(max_body));
+    struct iovec fr[4] = {{&flag, 1}, {p->packed, p->packed_len}, {terms, sizeof(terms)}, {out.bytes, out.len}};
+    vc_link_buf_t msg = {0};
+    vc_link_append(&msg, fr, out.len > 0 ? 4 : 3);
+    ssize_t sent = vc_link_send_fds(h2o_socket_get_fd(l->ob.sock), msg.p + msg.off, msg.len - msg.off, &out.fd, 1);
+    if (sent < 0) {
+        /* The worker cannot have it: back into h2o, which reads the
+         * request again (it was not answered). */
+        vc_log(VC_LOG_WARN, "backend", "lending a connection to worker %d failed (%s): the front serves it", l->pid,
+               vc_strerror((int)-sent));
+        vc_link_buf_free(&msg);
+        h2o_socket_t *sock = conn_take_back(f->ctx.loop, &out);
+        p->conn->sock = sock;
+        p->final_seen = 1;
+        h2o_accept(&f->accept_plain, sock);
+        return 1;
+    }
+    if ((size_t)sent < msg.len - msg.off) { /* the rest, after what waits */
+        vc_link_put(&l->ob.out, msg.p + msg.off + sent, msg.len - msg.off - (size_t)sent);
+        lent_flush(l);
+    }
+    vc_link_buf_free(&msg);
+    free(out.bytes);
+    out.bytes = NULL;
+    out.len = 0;
+    conn_lend_t *lc = vc_calloc(1, sizeof(*lc));
+    lc->passed = out;
+    lc->c = p->conn;
+    lc->c->refs++;
+    lc->c->sock = NULL; /* h2o's is gone; the watchdog and evictions pass it by */
+    p->final_seen = 1;  /* answered by the worker: nothing to cancel or charge */
+    l->conn = lc;
+    l->busy = 1;
+    l->finishing = 0;
+    l->job = NULL;
+    board_lent(l);
+    php_stats.conns_lent++;
+    return 1;
+}
+
+void lend_conn_want(lent_t *l)
+{
+    conn_lend_t *lc = l->conn;
+    if (lc == NULL || lc->asked)
+        return;
+    lc->asked = 1;
+    char c = WIRE_WANT_CONN;
+    vc_link_append(&l->ob.out, &(struct iovec){&c, 1}, 1);
+    lent_flush(l);
+}
+
+void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
+{
+    conn_lend_t *lc = l->conn;
+    backend_t *be = l->be;
+    uint64_t served = 0;
+    if (n >= 2 && f[1].iov_len == sizeof(served))
+        memcpy(&served, f[1].iov_base, sizeof(served));
+    served = le64toh(served);
+    l->conn = NULL;
+    be->board->map->completed += served;
+    vc_board_begin(l->bs);
+    l->bs->served += served;
+    vc_board_end(l->bs);
+    php_stats.conn_requests += served;
+    int back = *(const char *)f[0].iov_base == WIRE_CONN_BACK;
+    if (back) {
+        php_stats.conns_back++;
+        /* Not even its first request was the worker's: lent again, it
+         * would come back again. */
+        lc->c->lend_bounced |= served == 0;
+        lc->passed.len = n >= 3 ? f[2].iov_len : 0;
+        lc->passed.bytes = vc_malloc(lc->passed.len ? lc->passed.len : 1);
+        memcpy(lc->passed.bytes, n >= 3 ? f[2].iov_base : "", lc->passed.len);
+        h2o_socket_t *sock = conn_take_back(be->f->ctx.loop, &lc->passed);
+        lc->c->sock = sock;
+        h2o_accept(&be->f->accept_plain, sock);
+    } else {
+        conn_pass_end(&lc->passed);
+    }
+    conn_state_release(lc->c);
+    free(lc);
+}
+
+void lend_conn_drop(lent_t *l)
+{
+    conn_lend_t *lc = l->conn;
+    if (lc == NULL)
+        return;
+    l->conn = NULL;
+    conn_pass_end(&lc->passed);
+    conn_state_release(lc->c);
+    free(lc);
+}
