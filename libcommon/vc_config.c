@@ -100,6 +100,7 @@ static const struct {
     {"VC_PHP_INI", "php.ini"},
     {"VC_PHP_INI_FILE", "php.ini_file"},
     {"VC_MAX_REQUESTS", "php.max_requests"},
+    {"VC_LEND_CONNECTIONS", "php.lend_connections"},
     {"VC_CACHE", "cache.enabled"},
     {"VC_LOG_LEVEL", "log.level"},
     {"VC_LOG_FORMAT", "log.format"},

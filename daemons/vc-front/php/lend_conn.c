@@ -22,6 +22,7 @@
 #include "core/conn_pass.h"
 #include "core/forwarded.h"
 #include "core/htaccess_cache.h"
+#include "vc_cache.h"
 #include "vc_log.h"
 #include "vc_util.h"
 #include "vc_wire.h"
@@ -42,10 +43,10 @@ typedef struct conn_lend {
  * path under a .htaccess, whose rules may read more of a request than
  * its path. Compression is the front's too, but only for a request that
  * asks for it: a worker hands such a request back. */
-static int lendable(const site_rt_t *s, const preq_t *p)
+static int lendable(const front_t *f, const site_rt_t *s, const preq_t *p)
 {
     const vc_site_t *c = s->conf;
-    if (c->cache || c->https_redirect || c->canonical_host != NULL || c->nredirects > 0 || c->nrealtime_apps > 0 ||
+    if ((c->cache && vc_cache_settings_of(f->d.cfg)->enabled) || c->https_redirect || c->canonical_host != NULL || c->nredirects > 0 || c->nrealtime_apps > 0 ||
         c->ninternal_locations > 0 || c->nsendfile_paths > 0)
         return 0;
     if (!c->htaccess)
@@ -78,7 +79,7 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     int compress = p->srt && p->srt->conf->gzip && f->settings->gzip;
     if (conf->lend_connections < 1 || !strcmp(conf->mode, "fork") || p->conn == NULL || p->conn->cut ||
         p->conn->lend_bounced || (compress && h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT_ENCODING, -1) != -1) ||
-        p->srt == NULL || !lendable(p->srt, p) || be->leaving || l->recalled || l->owed || be->nowed > 0 ||
+        p->srt == NULL || !lendable(f, p->srt, p) || be->leaving || l->recalled || l->owed || be->nowed > 0 ||
         l->ob.writing || l->ob.out.len > l->ob.out.off || conn_pass_refusal(req) != NULL)
         return 0;
     int trusted = forwarded_trusted(f->settings, p->conn, req) == 1;
