@@ -256,6 +256,21 @@ void vc_http1_unread(const vc_http1_t *c, char *buf)
     memcpy(buf, c->as_sent, c->as_sent_len);
 }
 
+int vc_http1_may_compress(const vc_http1_request_t *r)
+{
+    for (size_t i = 0; i < r->nheaders; i++) {
+        if (!h2o_memis(r->headers[i].name.base, r->headers[i].name.len, H2O_STRLIT("accept-encoding")))
+            continue;
+        h2o_iovec_t iter = h2o_iovec_init(r->headers[i].value.base, r->headers[i].value.len);
+        const char *token;
+        size_t len = 0;
+        while ((token = h2o_next_token(&iter, ',', &len, NULL)) != NULL)
+            if (h2o_lcstris(token, len, H2O_STRLIT("gzip")) || h2o_lcstris(token, len, H2O_STRLIT("br")))
+                return 1;
+    }
+    return 0;
+}
+
 int vc_http1_between(const vc_http1_t *c)
 {
     return c->stage == STAGE_HEAD;

@@ -110,6 +110,10 @@ vc_http1_step_t vc_http1_read(vc_http1_t *c, char *buf, size_t *len);
  * VC_HTTP1_HAND_BACK: puts the head back in buf as the client sent it. */
 void vc_http1_unread(const vc_http1_t *c, char *buf);
 
+/* An Accept-Encoding of r names gzip or br: what h2o's compress filter
+ * reads (h2o_get_compressible_types()) before it touches an answer. */
+int vc_http1_may_compress(const vc_http1_request_t *r);
+
 /* Nothing of a request is parsed yet: the bytes in the buffer are as the
  * client sent them, and the connection may be handed back with them. */
 int vc_http1_between(const vc_http1_t *c);

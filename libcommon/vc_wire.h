@@ -35,10 +35,12 @@
  *                                        front read of it, that request's head
  *                                        first
  *                    ["H"]               hand the connection back
- * worker -> front:   ["B"][served][bytes...]  it is back, with what the worker
- *                                        read and did not serve; the worker is
- *                                        ready (served: 8 bytes little-endian)
- *                    ["X"][served]       the worker closed it; ready
+ * worker -> front:   ["B"][served][last][bytes...]  it is back, with what
+ *                                        the worker read and did not serve; the
+ *                                        worker is ready, unless last (1 byte)
+ *                                        is 1: it exits (served: requests, 8
+ *                                        bytes little-endian)
+ *                    ["X"][served][last] the worker closed it; the same
  *
  * "F" exists for fastcgi_finish_request(): the client has its answer but
  * the worker keeps running the script, so it must not get new work yet.

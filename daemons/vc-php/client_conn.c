@@ -159,26 +159,13 @@ static size_t path_only(const char *p, size_t len)
     return q ? (size_t)(q - p) : len;
 }
 
-/* h2o's compress filter reads Accept-Encoding (lib/handler/compress.c):
- * without one, it leaves an answer alone. */
-static int may_compress(const client_conn_t *c)
-{
-    const vc_http1_request_t *r = &c->http.r;
-    if (!(c->flags & CLIENT_COMPRESS))
-        return 0;
-    for (size_t i = 0; i < r->nheaders; i++)
-        if (same(r->headers[i].name, "accept-encoding", 15))
-            return 1;
-    return 0;
-}
-
 /* The lease covers this head: the same Host and path, no Upgrade, and
  * nothing the front would compress. */
 static int leased(const client_conn_t *c)
 {
     const Vc__RequestHead *l = c->lease->request;
     const vc_http1_request_t *r = &c->http.r;
-    if (may_compress(c))
+    if ((c->flags & CLIENT_COMPRESS) && vc_http1_may_compress(r))
         return 0;
     size_t lp = path_only((const char *)l->request_uri.data, l->request_uri.len);
     return r->upgrade.base == NULL && same(r->authority, l->authority, strlen(l->authority)) && r->path.len >= lp &&
@@ -350,6 +337,8 @@ static char *answer_head(client_conn_t *c, const Vc__ResponseHead *resp, int fin
                                      {(const char *)resp->headers[i]->value.data, resp->headers[i]->value.len}};
     }
     size_t length = final && !bodiless ? body : SIZE_MAX;
+    if (!has_server) /* the front's filter, set up before h2o's chunked encoder */
+        fs[n++] = (vc_http1_field_t){{"Server", 6}, {"Velocity", 8}};
     if (!final && !bodiless && !is_head) {
         /* h2o chunks a streamed 200 to HTTP/1.1; any other streamed
          * answer ends with the connection. */
@@ -360,8 +349,6 @@ static char *answer_head(client_conn_t *c, const Vc__ResponseHead *resp, int fin
             c->persistent = 0;
         }
     }
-    if (!has_server)
-        fs[n++] = (vc_http1_field_t){{"Server", 6}, {"Velocity", 8}};
     const char *reason = resp->reason ? resp->reason : "";
     char *head = vc_malloc(vc_http1_head_size(fs, n, reason));
     *len = vc_http1_head(head, status, reason, http_date(), c->persistent, length, fs, n, q->msie);

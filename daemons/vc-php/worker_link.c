@@ -277,16 +277,18 @@ static int is_flag(const struct iovec *f, int n, char flag)
     return n >= 1 && f[0].iov_len == 1 && *(const char *)f[0].iov_base == flag;
 }
 
-/* The lent connection is done with: ["B"][served][bytes] back to the
- * front, or ["X"][served] once closed; either says this worker is ready. */
+/* The lent connection is done with: ["B"][served][last][bytes] back to
+ * the front, or ["X"][served][last] once closed; either says this worker
+ * is ready, unless last says it is about to exit. */
 static void client_ends(worker_conn_t *w, int back)
 {
     char flag = back ? WIRE_CONN_BACK : WIRE_CONN_CLOSED;
     uint64_t served = htole64(client_conn_served(w->client));
+    uint8_t last = w->last || told_to_stop;
     size_t len = 0;
     const char *bytes = client_conn_unread(w->client, &len);
-    struct iovec f[3] = {{&flag, 1}, {&served, sizeof(served)}, {(void *)bytes, len}};
-    int rc = vc_link_send(w->fd, f, back && len > 0 ? 3 : 2);
+    struct iovec f[4] = {{&flag, 1}, {&served, sizeof(served)}, {&last, 1}, {(void *)bytes, len}};
+    int rc = vc_link_send(w->fd, f, back && len > 0 ? 4 : 3);
     client_conn_free(&w->client);
     w->client_back = 0;
     if (rc < 0)
@@ -308,8 +310,9 @@ static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
         /* The front counts on an end: nothing was served. */
         char flag = WIRE_CONN_CLOSED;
         uint64_t none = 0;
-        struct iovec e[2] = {{&flag, 1}, {&none, sizeof(none)}};
-        int rc = vc_link_send(w->fd, e, 2);
+        uint8_t last = 0;
+        struct iovec e[3] = {{&flag, 1}, {&none, sizeof(none)}, {&last, 1}};
+        int rc = vc_link_send(w->fd, e, 3);
         if (rc < 0)
             link_lost(rc);
         return;

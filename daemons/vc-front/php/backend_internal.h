@@ -124,6 +124,8 @@ struct lent {
     /* A client's connection it serves itself (lend_conn.c): busy, with
      * no job, until it hands the connection back or closes it. */
     struct conn_lend *conn;
+    int leaving; /* it exits (it said so with its connection, or it was gone when one was lent):
+                    busy, finishing, until its link ends */
 };
 
 /* The link to one process of a pool (php_pool.c keeps the current one and
@@ -278,7 +280,7 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p);
 /* Asks l for its connection back (once). */
 void lend_conn_want(lent_t *l);
 /* ["B"] or ["X"] from l (vc_wire.h): the connection is back in h2o, or
- * closed; l is idle. */
+ * closed; l is idle, or leaving. */
 void lend_conn_ended(lent_t *l, const struct iovec *f, int n);
 /* l is gone with the connection: the front's copy is closed. */
 void lend_conn_drop(lent_t *l);

@@ -46,8 +46,8 @@ typedef struct conn_lend {
 static int lendable(const front_t *f, const site_rt_t *s, const preq_t *p)
 {
     const vc_site_t *c = s->conf;
-    if ((c->cache && vc_cache_settings_of(f->d.cfg)->enabled) || c->https_redirect || c->canonical_host != NULL || c->nredirects > 0 || c->nrealtime_apps > 0 ||
-        c->ninternal_locations > 0 || c->nsendfile_paths > 0)
+    if ((c->cache && vc_cache_settings_of(f->d.cfg)->enabled) || c->https_redirect || c->canonical_host != NULL ||
+        c->nredirects > 0 || c->nrealtime_apps > 0 || c->ninternal_locations > 0 || c->nsendfile_paths > 0)
         return 0;
     if (!c->htaccess)
         return 1;
@@ -78,9 +78,9 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     front_t *f = be->f;
     int compress = p->srt && p->srt->conf->gzip && f->settings->gzip;
     if (conf->lend_connections < 1 || !strcmp(conf->mode, "fork") || p->conn == NULL || p->conn->cut ||
-        p->conn->lend_bounced || (compress && h2o_find_header(&req->headers, H2O_TOKEN_ACCEPT_ENCODING, -1) != -1) ||
-        p->srt == NULL || !lendable(f, p->srt, p) || be->leaving || l->recalled || l->owed || be->nowed > 0 ||
-        l->ob.writing || l->ob.out.len > l->ob.out.off || conn_pass_refusal(req) != NULL)
+        p->conn->lend_bounced || (compress && h2o_get_compressible_types(&req->headers) != 0) || p->srt == NULL ||
+        !lendable(f, p->srt, p) || be->leaving || l->recalled || l->owed || be->nowed > 0 || l->ob.writing ||
+        l->ob.out.len > l->ob.out.off || conn_pass_refusal(req) != NULL)
         return 0;
     int trusted = forwarded_trusted(f->settings, p->conn, req) == 1;
     conn_passed_t out;
@@ -96,8 +96,10 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     vc_link_append(&msg, fr, out.len > 0 ? 4 : 3);
     ssize_t sent = vc_link_send_fds(h2o_socket_get_fd(l->ob.sock), msg.p + msg.off, msg.len - msg.off, &out.fd, 1);
     if (sent < 0) {
-        /* The worker cannot have it: back into h2o, which reads the
-         * request again (it was not answered). */
+        /* The worker cannot have it (it has just exited, its end not read
+         * yet): back into h2o, which reads the request again (it was not
+         * answered), for another worker. */
+        l->leaving = l->busy = l->finishing = 1;
         vc_log(VC_LOG_WARN, "backend", "lending a connection to worker %d failed (%s): the front serves it", l->pid,
                vc_strerror((int)-sent));
         vc_link_buf_free(&msg);
@@ -156,14 +158,16 @@ void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
     vc_board_end(l->bs);
     php_stats.conn_requests += served;
     int back = *(const char *)f[0].iov_base == WIRE_CONN_BACK;
+    if (n >= 3 && f[2].iov_len == 1 && *(const uint8_t *)f[2].iov_base == 1)
+        l->leaving = l->finishing = 1; /* busy until its link ends */
     if (back) {
         php_stats.conns_back++;
         /* Not even its first request was the worker's: lent again, it
          * would come back again. */
         lc->c->lend_bounced |= served == 0;
-        lc->passed.len = n >= 3 ? f[2].iov_len : 0;
+        lc->passed.len = n >= 4 ? f[3].iov_len : 0;
         lc->passed.bytes = vc_malloc(lc->passed.len ? lc->passed.len : 1);
-        memcpy(lc->passed.bytes, n >= 3 ? f[2].iov_base : "", lc->passed.len);
+        memcpy(lc->passed.bytes, n >= 4 ? f[3].iov_base : "", lc->passed.len);
         h2o_socket_t *sock = conn_take_back(be->f->ctx.loop, &lc->passed);
         lc->c->sock = sock;
         h2o_accept(&be->f->accept_plain, sock);

@@ -468,9 +468,10 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
     if (flag == WIRE_CONN_BACK || flag == WIRE_CONN_CLOSED) {
         if (l->conn) {
             lend_conn_ended(l, f, n);
-            went_idle(l);
+            if (!l->leaving)
+                went_idle(l);
         }
-        return goes_back(l);
+        return !l->busy && goes_back(l);
     }
     if (l->conn)
         return 0; /* it serves the connection: nothing else is its to say */

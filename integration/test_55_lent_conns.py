@@ -1,0 +1,277 @@
+"""Connections lent to workers (docs/php.md, "Lent connections"): with
+php.lend_connections = 1, an idle lent worker gets a plaintext HTTP/1.1
+connection with its first PHP request and serves the next requests for
+the same script itself, answering byte for byte as the front; it hands
+the connection back for anything else (a static file, an Upgrade,
+another script), when the front wants the worker, after a slow reader,
+at its recycle, and the front takes the connection back as if just
+accepted. In every case no request is lost or answered twice."""
+import http.client
+import os
+import re
+import signal
+import socket
+import time
+
+import requests
+
+from conftest import FIXTURES
+from mesh import wait_until
+
+LEASE_PHP = r"""<?php
+$q = $_GET;
+if (isset($q['mark'])) { touch($q['mark']); }
+if (isset($q['sleep'])) { usleep((int)$q['sleep'] * 1000); }
+if (isset($q['status'])) { http_response_code((int)$q['status']); }
+if (isset($q['big'])) { echo str_repeat('b', (int)$q['big']); exit; }
+if (isset($q['stream'])) {
+    while (ob_get_level()) { ob_end_flush(); }
+    for ($i = 0; $i < 3; $i++) { echo "part $i\n"; flush(); usleep(20000); }
+    exit;
+}
+if (isset($q['pid'])) { echo getmypid(), "\n"; exit; }
+header('X-Lease: yes');
+echo $_SERVER['REQUEST_METHOD'], ' ', $_SERVER['REQUEST_URI'], ' [', $_SERVER['QUERY_STRING'], '] ',
+     $_SERVER['SERVER_PROTOCOL'], "\n";
+foreach (['HTTP_HOST', 'HTTP_X_A', 'HTTP_X_FORWARDED_FOR', 'CONTENT_LENGTH', 'CONTENT_TYPE', 'SCRIPT_NAME',
+          'SCRIPT_FILENAME', 'HTTP_CONNECTION', 'HTTP_TRANSFER_ENCODING', 'HTTP_EXPECT'] as $k) {
+    echo $k, '=', $_SERVER[$k] ?? '-', "\n";
+}
+echo 'body=', file_get_contents('php://input'), "\n";
+"""
+
+
+def lent_suite(make_suite, tmp_path, lend=1, php="", workers=2):
+    """A site without the response cache (a site with it never lends), its
+    workers lent to the front."""
+    root = tmp_path / "root"  # one for both suites of a test: SCRIPT_FILENAME is in the answers
+    if not root.exists():  # and its files once: a static file's date and ETag are in its answer
+        root.mkdir()
+        (root / "lease.php").write_text(LEASE_PHP)
+        (root / "other.php").write_text("<?php echo 'other ', $_SERVER['REQUEST_URI'], \"\\n\";\n")
+        (root / "style.css").write_text(open(os.path.join(FIXTURES, "docroot", "style.css")).read())
+    conf = tmp_path / ("etc%d" % lend)
+    (conf / "sites-enabled").mkdir(parents=True)
+    (conf / "vc.conf").write_text("php: { workers = %d; lend_connections = %d; %s };\n" % (workers, lend, php))
+    (conf / "sites-enabled" / "s.conf").write_text('site: { root = "%s"; default = true; cache = false; };\n' % root)
+    s = make_suite(root=str(root), conf=str(conf)).start()
+
+    def all_lent():
+        php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+        return php["workers"] and all(w["lent"] == "yes" for w in php["workers"])
+    assert wait_until(all_lent), s.logs()
+    return s
+
+
+def metric(s, name):
+    text = requests.get("http://127.0.0.1:%d/metrics" % s.admin, timeout=5).text
+    m = re.search(r"^%s(?:{[^}]*})? (\d+)" % name, text, re.M)
+    assert m, text
+    return int(m.group(1))
+
+
+def connect(s):
+    c = socket.create_connection(("127.0.0.1", s.http), timeout=10)
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return c
+
+
+def read_until(c, marker, have=b"", timeout=10.0):
+    """Bytes from c until marker is among them (or the peer closed)."""
+    deadline = time.monotonic() + timeout
+    while marker not in have and time.monotonic() < deadline:
+        c.settimeout(max(0.01, deadline - time.monotonic()))
+        try:
+            b = c.recv(65536)
+        except socket.timeout:
+            break
+        if not b:
+            break
+        have += b
+    return have
+
+
+def read_to_end(c, timeout=10.0):
+    return read_until(c, b"\0never\0", timeout=timeout)
+
+
+def answers(raw):
+    """Each HTTP/1.1 answer in raw (Content-Length or chunked framed), its
+    Date masked: the only bytes two servers may differ in."""
+    return re.sub(rb"\r\nDate: [^\r]*\r\n", b"\r\nDate: -\r\n", raw)
+
+
+def get(path, extra=b"", version=b"1.1"):
+    return b"GET " + path + b" HTTP/" + version + b"\r\nHost: t\r\n" + extra + b"\r\n"
+
+
+# One connection's conversation: bytes to send, and after each, what the
+# client waits for before it sends on (a whole answer, or 100 Continue).
+CONVERSATION = [
+    (get(b"/lease.php?a=1", b"X-A: 1\r\nX-Forwarded-For: 6.6.6.6\r\n"), b"body=\n"),
+    (b"HEAD /lease.php HTTP/1.1\r\nHost: t\r\n\r\n", b"X-Lease: yes\r\n"),
+    (b"POST /lease.php?p HTTP/1.1\r\nHost: t\r\nContent-Type: text/plain\r\nContent-Length: 5\r\n\r\nhello",
+     b"body=hello\n"),
+    (b"POST /lease.php HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+     b"body=abcde\n"),
+    (b"POST /lease.php HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n", b"100 Continue\r\n\r\n"),
+    (b"wxyz", b"body=wxyz\n"),
+    (get(b"/lease.php?status=404"), b"body=\n"),
+    (get(b"/lease.php?status=204"), b"X-Lease: yes\r\n"),
+    (get(b"/lease.php?big=70000"), b"b" * 100),
+    (get(b"/style.css"), b"}\n"),  # a static file: handed back
+    (get(b"/lease.php?again"), b"body=\n"),  # lent again
+    (get(b"/other.php"), b"other /other.php\n"),  # another script: handed back, lent with it
+    (get(b"/lease.php?pipelined=1") + get(b"/style.css") + get(b"/lease.php?pipelined=2"), b"[pipelined=2]"),
+    (get(b"/lease.php?ws", b"Connection: Upgrade\r\nUpgrade: websocket\r\n"), b"\r\n\r\n"),
+]
+
+
+def converse(s):
+    c = connect(s)
+    raw = b""
+    for send, until in CONVERSATION:
+        c.sendall(send)
+        raw = read_until(c, until, raw)
+        raw += read_until(c, b"\0", timeout=0.2)  # the rest of that answer, if it came in parts
+    c.sendall(get(b"/lease.php?end", b"Connection: close\r\n"))
+    raw += read_to_end(c)
+    c.close()
+    return answers(raw)
+
+
+def test_a_lent_connection_answers_byte_for_byte_as_the_front(make_suite, tmp_path):
+    front = converse(lent_suite(make_suite, tmp_path, lend=0))
+    s = lent_suite(make_suite, tmp_path, lend=1)
+    lent = converse(s)
+    assert front.count(b"HTTP/1.1 ") >= 16, front
+    at = next((i for i in range(min(len(lent), len(front))) if lent[i] != front[i]), min(len(lent), len(front)))
+    assert lent == front, (at, lent[max(0, at - 300):at + 200], front[max(0, at - 300):at + 200])
+    # And the workers did serve them: lent at the first, after the static
+    # file, after the other script; each came back, but the last, closed.
+    assert metric(s, "vc_front_php_conns_lent_total") >= 3, s.logs()
+    assert metric(s, "vc_front_php_conns_back_total") >= 2
+    assert metric(s, "vc_front_php_conn_requests_total") >= 9
+    assert b"HTTP_X_FORWARDED_FOR=-" in lent  # dropped, as the front drops it from a client it does not trust
+
+
+def test_a_streamed_answer_on_a_lent_connection_is_chunked_as_the_front_chunks_it(make_suite, tmp_path):
+    s = lent_suite(make_suite, tmp_path)
+    with requests.Session() as sess:
+        sess.headers["Accept-Encoding"] = None  # a request that may be compressed stays with the front
+        assert sess.get(s.url("/lease.php?first"), timeout=10).status_code == 200
+        r = sess.get(s.url("/lease.php?stream=1"), timeout=10)
+        assert r.headers.get("transfer-encoding") == "chunked", r.headers
+        assert r.text == "part 0\npart 1\npart 2\n"
+        assert sess.get(s.url("/lease.php?after"), timeout=10).status_code == 200
+    assert metric(s, "vc_front_php_conns_lent_total") >= 1
+
+
+def lent_worker_pid(s, c):
+    """The pid of the worker c was lent to: its first answer says it."""
+    c.sendall(get(b"/lease.php?pid=1"))
+    raw = read_until(c, b"\n", read_until(c, b"\r\n\r\n"))
+    return int(raw.split(b"\r\n\r\n", 1)[1].strip())
+
+
+def test_a_request_waiting_in_the_front_takes_the_connection_back_with_a_partial_head(make_suite, tmp_path):
+    # One worker: a second client's request waits in the front, which asks
+    # the worker for the connection it holds. That one is mid-head.
+    s = lent_suite(make_suite, tmp_path, workers=1)
+    a = connect(s)
+    lent_worker_pid(s, a)
+    a.sendall(b"GET /lease.php?half=1 HTTP/1.1\r\nHost: t\r\n")
+    b = requests.get(s.url("/lease.php?b=1"), timeout=10)
+    assert b.status_code == 200 and "[b=1]" in b.text
+    a.sendall(b"X-A: 2\r\n\r\n")
+    got = read_until(a, b"body=\n")
+    assert b"[half=1]" in got and b"HTTP_X_A=2" in got, got
+    assert got.count(b"HTTP/1.1 200") == 1
+    assert metric(s, "vc_front_php_conns_back_total") >= 1
+
+
+def test_a_post_partly_read_is_finished_by_the_worker_before_the_connection_goes_back(make_suite, tmp_path):
+    s = lent_suite(make_suite, tmp_path, workers=1)
+    a = connect(s)
+    lent_worker_pid(s, a)
+    a.sendall(b"POST /lease.php HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\n01234")
+    box = {}
+    import threading
+    t = threading.Thread(target=lambda: box.update(r=requests.get(s.url("/lease.php?b=2"), timeout=15)))
+    t.start()
+    a.sendall(b"56789")
+    got = read_until(a, b"body=")
+    got = read_until(a, b"\n", got.split(b"body=", 1)[1] if b"body=" in got else b"")
+    assert got.startswith(b"0123456789"), got
+    t.join()
+    assert box["r"].status_code == 200 and "[b=2]" in box["r"].text
+    # The connection is the front's again, and goes on.
+    a.sendall(get(b"/lease.php?c=3", b"Connection: close\r\n"))
+    assert b"[c=3]" in read_to_end(a)
+
+
+def test_a_slow_reader_gets_its_whole_answer_and_its_connection_goes_back(make_suite, tmp_path):
+    s = lent_suite(make_suite, tmp_path)
+    a = socket.socket()
+    a.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    a.connect(("127.0.0.1", s.http))
+    lent_worker_pid(s, a)
+    lent = metric(s, "vc_front_php_conns_lent_total")
+    size = 16 * 1024 * 1024  # more than the kernel buffers: the worker's writes block
+    a.sendall(get(b"/lease.php?big=%d" % size))
+    r = http.client.HTTPResponse(a)
+    r.begin()
+    assert r.status == 200 and r.read() == b"b" * size
+    # At once (a connection idle for a second goes back anyway): the next
+    # request finds the connection the front's, which lends it again.
+    a.sendall(get(b"/lease.php?after=1", b"Connection: close\r\n"))
+    assert b"[after=1]" in read_to_end(a)
+    assert metric(s, "vc_front_php_conns_lent_total") == lent + 1
+
+
+def test_a_worker_killed_mid_request_or_idle_closes_only_its_connection(make_suite, tmp_path):
+    s = lent_suite(make_suite, tmp_path)
+    mark = tmp_path / "root" / "running"  # where the pool's scripts may write
+    a = connect(s)
+    pid = lent_worker_pid(s, a)
+    a.sendall(get(b"/lease.php?sleep=10000&mark=" + str(mark).encode()))
+    assert wait_until(mark.exists, timeout=10)
+    os.kill(pid, signal.SIGKILL)
+    assert read_to_end(a, timeout=10) == b""  # closed, and no answer: none began
+    b = connect(s)
+    pid = lent_worker_pid(s, b)
+    os.kill(pid, signal.SIGKILL)
+    assert read_to_end(b, timeout=10) == b""
+    # The pool goes on, lending again.
+    with requests.Session() as sess:
+        for i in range(3):
+            assert sess.get(s.url("/lease.php?i=%d" % i), timeout=10).status_code == 200
+
+
+def test_a_recycled_worker_hands_its_connection_back_first(make_suite, tmp_path):
+    s = lent_suite(make_suite, tmp_path, workers=1, php="max_requests = 3;")
+    pids = set()
+    a = connect(s)
+    for i in range(7):
+        a.sendall(get(b"/lease.php?pid=%d" % i))
+        raw = read_until(a, b"\n", read_until(a, b"\r\n\r\n"))
+        assert raw.count(b"HTTP/1.1 200") == 1, (i, raw, s.logs())
+        pids.add(int(raw.split(b"\r\n\r\n", 1)[1].strip()))
+    assert len(pids) >= 2, pids  # 7 requests, 3 a worker
+    assert metric(s, "vc_front_php_conns_back_total") >= 1
+
+
+def test_a_reload_recalls_the_worker_and_no_request_is_lost(make_suite, tmp_path):
+    s = lent_suite(make_suite, tmp_path)
+    a = connect(s)
+    lent_worker_pid(s, a)
+    assert s.vc("reload").returncode == 0
+    # A keep-alive connection may close between two requests (RFC 9112
+    # 9.3.1): then the client asks again on a new one. Never half an answer.
+    a.sendall(get(b"/lease.php?after=reload"))
+    raw = read_until(a, b"body=\n", timeout=15)
+    if raw == b"":
+        a = connect(s)
+        a.sendall(get(b"/lease.php?after=reload"))
+        raw = read_until(a, b"body=\n", timeout=15)
+    assert raw.count(b"HTTP/1.1 200") == 1 and b"[after=reload]" in raw, raw
