@@ -17,6 +17,7 @@ import tempfile
 import time
 
 import pytest
+import requests
 
 from conftest import Suite
 from reference import Reference
@@ -394,25 +395,36 @@ WORKER_MODE_DIFFERENT = {
 }
 
 
-@pytest.fixture(scope="module", params=["classic", "worker"])
+@pytest.fixture(scope="module", params=["classic", "worker", "lent"])
 def stacks(request):
-    mode = request.param
+    # "lent": worker mode with connections lent to the workers (docs/php.md,
+    # "Lent connections"), the response cache off (a site with it never
+    # lends): a case's first request, and those after it for the same
+    # script, are answered by the worker itself, not by the front.
+    mode = "worker" if request.param == "lent" else request.param
     # Worker mode with --worker-restore: the cases include state that must
     # not leak from one request to the next.
     args = ["--workers", "2"] + (["--mode", "worker", "--worker-script", WORKER_SCRIPT, "--worker-restore"]
                                  if mode == "worker" else [])
-    ours = Suite(root=SCRIPTS, args=args)
+    env = {"VC_CACHE": "0", "VC_LEND_CONNECTIONS": "1"} if request.param == "lent" else None
+    ours = Suite(root=SCRIPTS, args=args, env=env)
     ours.mode = mode
+    ours.lent = request.param == "lent"
     ours.start()
     tmp = tempfile.mkdtemp(prefix="vc-conf-")
     ref = Reference(2, "classic", tmp, SCRIPTS, server_name=HOST)
     results = {}
     yield ours, ref, results
+    # The workers did answer, on lent connections (counted as each came
+    # back or closed: the last one may not be yet).
+    served = metric(ours, "vc_front_php_conn_requests_total") if ours.lent else 0
     ref.stop()
     ours.stop()
     ours.cleanup()
+    if ours.lent:
+        assert results and served > len(results) // 2, served
     doc = os.environ.get("VC_CONFORMANCE_DOC")
-    if doc and mode == "worker":
+    if doc and mode == "worker" and not ours.lent:
         classic = _classic_results
         with open(doc, "w") as f:
             f.write("# Conformance with nginx + php-fpm 8.2\n\n"
@@ -436,6 +448,14 @@ def stacks(request):
 
 
 _classic_results = {}
+
+
+def metric(s, name):
+    """A counter of the front's /metrics, read after the connections it
+    counts have come back or closed."""
+    text = requests.get("http://127.0.0.1:%d/metrics" % s.admin, timeout=5).text
+    m = re.search(r"^%s(?:{[^}]*})? (\d+)" % name, text, re.M)
+    return int(m.group(1)) if m else 0
 
 FINDINGS = """
 ## Applications

@@ -222,7 +222,9 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
     w->cfg = cfg;
     w->fd = fd;
     w->pid = getpid();
-    w->in.take_fds = 1; /* a lent connection comes as a descriptor */
+    /* A lent connection comes as a descriptor; recvmsg() only for a
+     * pool that lends them. */
+    w->in.take_fds = cfg->php.lend_connections > 0;
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
     stop_on_sigterm(fd);
@@ -317,6 +319,8 @@ static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
             link_lost(rc);
         return;
     }
+    /* Once, on the lease every request shares (it frees what it replaces). */
+    release_pins_apply(lease->request);
     const uint8_t *terms = f[2].iov_base;
     uint64_t max_body;
     memcpy(&max_body, terms + 1, sizeof(max_body));
@@ -375,7 +379,6 @@ static void client_request(worker_conn_t *w, vc_request_t *r)
 {
     w->on_client = 1;
     w->last = w->limit > 0 && w->served + 1 >= w->limit;
-    release_pins_apply((Vc__RequestHead *)r->head);
     snprintf(w->rid, sizeof(w->rid), "c%llx", (unsigned long long)(w->served + 1));
     vc_log_set_context(w->rid);
 }

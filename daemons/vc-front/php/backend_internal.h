@@ -162,8 +162,9 @@ struct backend {
     size_t nlent, caplent;
     size_t nowed; /* lent workers with owed set */
     board_ref_t *board;
-    vc_queue_t queue; /* preq_t by qlink: requests waiting for a lent worker */
-    uint64_t need_ms; /* the last Need sent */
+    vc_queue_t queue;   /* preq_t by qlink: requests waiting for a lent worker */
+    uint64_t need_ms;   /* the last Need sent */
+    uint64_t waited_ms; /* when a request last waited for a lent worker (lend_conn.c) */
     h2o_timeout_t need_timeout;
     h2o_timeout_entry_t need_entry; /* asks again while requests wait */
     struct pipeline_cost {

@@ -50,7 +50,7 @@ static void publish_queue(backend_t *be)
 static void enqueue(backend_t *be, preq_t *p, int at_head)
 {
     p->queued = 1;
-    p->queued_ms = vc_mono_ms();
+    p->queued_ms = be->waited_ms = vc_mono_ms();
     if (at_head)
         vc_queue_push_head(&be->queue, &p->qlink);
     else
