@@ -458,13 +458,13 @@ int worker_next(worker_conn_t *w, vc_request_t *r)
     return 0;
 }
 
-/* worker_done for a request of the lent connection: the front knows
- * nothing of it until the connection ends. */
-static int client_done(worker_conn_t *w, vc_request_t *r)
+/* The request's answer ends (with the message that says so, if PHP's
+ * did not), and what it held is freed. */
+static void end_answer(vc_request_t *r)
 {
     if (!r->final_sent) {
         r->ending = 1;
-        client_conn_emit(r, 1);
+        r->emit(r, 1);
         r->final_sent = 1;
     }
     vc_log_set_context(NULL);
@@ -473,6 +473,13 @@ static int client_done(worker_conn_t *w, vc_request_t *r)
     if (r->resp)
         vc__response_head__free_unpacked(r->resp, NULL);
     r->resp = NULL;
+}
+
+/* worker_done for a request of the lent connection: the front knows
+ * nothing of it until the connection ends. */
+static int client_done(worker_conn_t *w, vc_request_t *r)
+{
+    end_answer(r);
     w->served++;
     w->on_client = 0;
     if (!client_conn_done(w->client, r))
@@ -486,17 +493,7 @@ int worker_done(worker_conn_t *w, vc_request_t *r)
 {
     if (w->on_client)
         return client_done(w, r);
-    if (!r->final_sent) {
-        r->ending = 1;
-        on_emit(r, 1);
-        r->final_sent = 1;
-    }
-    vc_log_set_context(NULL);
-    free(r->out);
-    r->out = NULL;
-    if (r->resp)
-        vc__response_head__free_unpacked(r->resp, NULL);
-    r->resp = NULL;
+    end_answer(r);
     vc__front_message__free_unpacked(w->fm, NULL);
     w->fm = NULL;
     vc_frames_close(&w->fr);
