@@ -41,18 +41,18 @@ echo 'body=', file_get_contents('php://input'), "\n";
 """
 
 
-def lent_suite(make_suite, tmp_path, lend=1, php="", workers=2):
+def lent_suite(make_suite, tmp_path, lend=1, php="", workers=2, more=""):
     """A site without the response cache (a site with it never lends), its
     workers lent to the front."""
     root = tmp_path / "root"  # one for both suites of a test: SCRIPT_FILENAME is in the answers
     if not root.exists():  # and its files once: a static file's date and ETag are in its answer
-        root.mkdir()
+        root.mkdir(parents=True)
         (root / "lease.php").write_text(LEASE_PHP)
         (root / "other.php").write_text("<?php echo 'other ', $_SERVER['REQUEST_URI'], \"\\n\";\n")
         (root / "style.css").write_text(open(os.path.join(FIXTURES, "docroot", "style.css")).read())
     conf = tmp_path / ("etc%d" % lend)
-    (conf / "sites-enabled").mkdir(parents=True)
-    (conf / "vc.conf").write_text("php: { workers = %d; lend_connections = %d; %s };\n" % (workers, lend, php))
+    (conf / "sites-enabled").mkdir(parents=True, exist_ok=True)
+    (conf / "vc.conf").write_text("php: { workers = %d; lend_connections = %d; %s };\n%s" % (workers, lend, php, more))
     (conf / "sites-enabled" / "s.conf").write_text('site: { root = "%s"; default = true; cache = false; };\n' % root)
     s = make_suite(root=str(root), conf=str(conf)).start()
 
@@ -287,3 +287,39 @@ def test_a_reload_recalls_the_worker_and_no_request_is_lost(make_suite, tmp_path
         a.sendall(get(b"/lease.php?after=reload"))
         raw = read_until(a, b"body=\n", timeout=15)
     assert raw.count(b"HTTP/1.1 200") == 1 and b"[after=reload]" in raw, raw
+
+
+def access_lines(s, n):
+    """The first n lines of s's access log, once there are n (a lent
+    connection's come in batches), their times masked."""
+    path = os.path.join(s.data, "log", "access.log")
+
+    def lines():
+        got = open(path).read().splitlines() if os.path.exists(path) else []
+        return got if len(got) >= n else None
+    got = wait_until(lines, timeout=10)
+    assert got, open(path).read() if os.path.exists(path) else "no access log"
+    return [re.sub(r'\[[^]]+\]|"time":"[^"]*"|"(total|backend)_ms":[0-9.]+', "-", line) for line in got[:n]]
+
+
+def test_requests_a_worker_serves_are_in_the_access_log_as_the_front_writes_them(make_suite, tmp_path):
+    asked = [get(b"/lease.php?a=1", b"Referer: http://r.example/\r\nUser-Agent: agent/1\r\n"),
+             get(b"/lease.php?b=2", b"User-Agent: agent/2\r\n"),
+             b"POST /lease.php HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc",
+             get(b"/lease.php?status=404"),
+             get(b"/style.css", b"Connection: close\r\n")]
+    for fmt in ("combined", "json"):
+        logs = []
+        for lend in (0, 1):
+            s = lent_suite(make_suite, tmp_path / fmt, lend=lend, more='front: { access_log = "%s"; };\n' % fmt)
+            c = connect(s)
+            for req in asked:
+                c.sendall(req)
+                read_until(c, b"\r\n\r\n")
+                read_until(c, b"\0", timeout=0.2)
+            read_to_end(c)
+            logs.append(access_lines(s, len(asked)))
+            if lend:
+                assert metric(s, "vc_front_php_conn_requests_total") >= 4
+            s.stop()
+        assert logs[1] == logs[0], (fmt, logs)

@@ -41,6 +41,8 @@
  *                                        is 1: it exits (served: requests, 8
  *                                        bytes little-endian)
  *                    ["X"][served][last] the worker closed it; the same
+ *                    ["A"][records]      requests it served on it, for the
+ *                                        access log (vc_lent_log.h), a batch
  *
  * "F" exists for fastcgi_finish_request(): the client has its answer but
  * the worker keeps running the script, so it must not get new work yet.
@@ -59,6 +61,7 @@
 #define WIRE_WANT_CONN 'H'
 #define WIRE_CONN_BACK 'B'
 #define WIRE_CONN_CLOSED 'X'
+#define WIRE_CONN_LOG 'A'
 
 /* A front, inside the broker: its slot and a serial, so an answer for a
  * front that went away and a new one in its slot is dropped, not

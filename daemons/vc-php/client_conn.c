@@ -1,6 +1,7 @@
 #include "client_conn.h"
 #include "vc_forwarded.h"
 #include "vc_http1.h"
+#include "vc_lent_log.h"
 #include "vc_log.h"
 #include "vc_util.h"
 #include "request.pb-c.h"
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +24,11 @@
 /* A client that sends part of a request, or reads nothing of an answer,
  * for this long is closed: the front's own I/O timeout for a client. */
 #define STALL_MS 30000
+/* The access log's records go to the front in batches: at most this
+ * many, or this old, so that a busy connection wakes the front a few
+ * times a second, not once a request. */
+#define LOG_BATCH 64
+#define LOG_MS 200
 
 struct client_conn {
     int fd;
@@ -44,7 +51,20 @@ struct client_conn {
     /* Its answer: */
     int chunked;
     int persistent;
+    uint64_t began_us, started_us, bytes; /* for its access-log record */
+    int status;
+    /* Records for the front's access log, not sent yet (vc_lent_log.h). */
+    char *log;
+    size_t log_len, log_cap, log_n;
+    uint64_t log_first_ms; /* when the oldest was made */
 };
+
+static uint64_t wall_us(void)
+{
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
 
 client_conn_t *client_conn_open(int fd, void *lease, int flags, const void *bytes, size_t len, size_t max_body)
 {
@@ -72,6 +92,7 @@ void client_conn_free(client_conn_t **pc)
     free(c->hdrs);
     free(c->hp);
     free(c->texts);
+    free(c->log);
     free(c);
     *pc = NULL;
 }
@@ -239,6 +260,9 @@ static void make_head(client_conn_t *c, vc_request_t *r)
     r->transport = c;
     c->closed = c->chunked = 0;
     c->persistent = q->persistent;
+    c->began_us = wall_us();
+    c->started_us = c->bytes = 0;
+    c->status = 0;
 }
 
 /* Reads what the client sent; 0 once it has closed or failed. */
@@ -298,9 +322,12 @@ client_conn_step_t client_conn_next(client_conn_t *c, int link_fd, int back, vc_
         /* Between requests the link is watched too (the front may want the
          * connection back); idle, it goes back after IDLE_MS. A request
          * begun is read to its end, or closed after STALL_MS. */
-        int ready = wait_for(c, between ? link_fd : -1, c->len == 0 ? IDLE_MS : STALL_MS);
+        int log_due = c->log_n > 0 && between; /* records wait: their batch goes within LOG_MS */
+        int ready = wait_for(c, between ? link_fd : -1, log_due ? LOG_MS : c->len == 0 ? IDLE_MS : STALL_MS);
         if (ready == 2)
             return CLIENT_LINK;
+        if (ready == 0 && log_due)
+            return CLIENT_LOG;
         if (ready == 0)
             return between ? CLIENT_HAND_BACK : CLIENT_CLOSED;
         if (!fill(c))
@@ -376,6 +403,8 @@ void client_conn_emit(vc_request_t *r, int final)
         v[nv++] = (struct iovec){head, hlen};
         r->head_sent = 1;
         c->closed = !c->persistent;
+        c->started_us = wall_us();
+        c->status = (int)resp->status;
     }
     int status = r->resp ? (int)r->resp->status : 500;
     int no_body = status == 204 || status == 304 || (q->method.len == 4 && memcmp(q->method.base, "HEAD", 4) == 0);
@@ -390,6 +419,8 @@ void client_conn_emit(vc_request_t *r, int final)
     } else if (r->out_len > 0) {
         v[nv++] = (struct iovec){r->out, r->out_len};
     }
+    if (!no_body)
+        c->bytes += r->out_len;
     write_all(c, v, nv);
     if (c->gone)
         r->aborted = 1;
@@ -397,9 +428,69 @@ void client_conn_emit(vc_request_t *r, int final)
     free(head);
 }
 
+static void log_put(client_conn_t *c, const void *p, size_t n)
+{
+    if (c->log_len + n > c->log_cap) {
+        c->log_cap = (c->log_len + n) * 2;
+        c->log = vc_realloc(c->log, c->log_cap);
+    }
+    memcpy(c->log + c->log_len, p, n);
+    c->log_len += n;
+}
+
+static uint16_t text_len(vc_http1_text_t t)
+{
+    return t.base == NULL ? VC_LENT_LOG_ABSENT : (uint16_t)(t.len < 0xfff0 ? t.len : 0xfff0);
+}
+
+/* The request just answered, as the front's access log needs it. */
+static void log_request(client_conn_t *c)
+{
+    const vc_http1_request_t *q = &c->http.r;
+    vc_http1_text_t referer = {NULL, 0}, agent = {NULL, 0};
+    for (size_t i = 0; i < q->nheaders; i++) { /* h2o's log shows the first of each */
+        if (referer.base == NULL && same(q->headers[i].name, "referer", 7))
+            referer = q->headers[i].value;
+        if (agent.base == NULL && same(q->headers[i].name, "user-agent", 10))
+            agent = q->headers[i].value;
+    }
+    vc_lent_log_t rec = {.begin_us = c->began_us,
+                         .start_us = c->started_us ? c->started_us : c->began_us,
+                         .end_us = wall_us(),
+                         .bytes = c->bytes,
+                         .status = (uint16_t)c->status,
+                         .minor = (uint16_t)q->minor_version,
+                         .method_len = text_len(q->method),
+                         .target_len = text_len(q->path),
+                         .authority_len = text_len(q->authority),
+                         .referer_len = text_len(referer),
+                         .agent_len = text_len(agent)};
+    if (c->log_n++ == 0)
+        c->log_first_ms = vc_mono_ms();
+    log_put(c, &rec, sizeof(rec));
+    log_put(c, q->method.base, rec.method_len);
+    log_put(c, q->path.base, rec.target_len);
+    if (q->authority.base)
+        log_put(c, q->authority.base, rec.authority_len);
+    if (referer.base)
+        log_put(c, referer.base, rec.referer_len);
+    if (agent.base)
+        log_put(c, agent.base, rec.agent_len);
+}
+
+const char *client_conn_log(client_conn_t *c, int all, size_t *len)
+{
+    if (c->log_n == 0 || (!all && c->log_n < LOG_BATCH && vc_mono_ms() - c->log_first_ms < LOG_MS))
+        return NULL;
+    *len = c->log_len;
+    c->log_len = c->log_n = 0;
+    return c->log;
+}
+
 int client_conn_done(client_conn_t *c, vc_request_t *r)
 {
     (void)r;
+    log_request(c);
     c->served++;
     vc_http1_next(&c->http, c->buf, &c->len);
     if (c->gone || c->closed) {

@@ -38,6 +38,7 @@ typedef enum client_conn_step {
     CLIENT_LINK,      /* the worker's link has something: read it, then call again */
     CLIENT_HAND_BACK, /* the connection goes back to the front: client_conn_unread() */
     CLIENT_CLOSED,    /* the connection is closed (the client left, or an answer said close) */
+    CLIENT_LOG,       /* access-log records wait: send client_conn_log()'s, then call again */
 } client_conn_step_t;
 
 /* Waits for the next request on c, or for the link (link_fd) to be
@@ -55,6 +56,11 @@ int client_conn_done(client_conn_t *c, vc_request_t *r);
 /* The bytes read and not served (a request's head as the client sent
  * it first), for the hand-back; valid until client_conn_free(). */
 const char *client_conn_unread(client_conn_t *c, size_t *len);
+
+/* The access-log records of the requests served since the last call
+ * (vc_lent_log.h), if a batch is due (all: whatever waits); NULL if none.
+ * Valid until the next call on c. */
+const char *client_conn_log(client_conn_t *c, int all, size_t *len);
 
 /* Requests served on c. */
 uint64_t client_conn_served(const client_conn_t *c);

@@ -279,11 +279,27 @@ static int is_flag(const struct iovec *f, int n, char flag)
     return n >= 1 && f[0].iov_len == 1 && *(const char *)f[0].iov_base == flag;
 }
 
+/* ["A"][records]: the access log's batch, if one is due (all: whatever
+ * waits). */
+static void client_log(worker_conn_t *w, int all)
+{
+    size_t len = 0;
+    const char *records = client_conn_log(w->client, all, &len);
+    if (records == NULL)
+        return;
+    char flag = WIRE_CONN_LOG;
+    struct iovec f[2] = {{&flag, 1}, {(void *)records, len}};
+    int rc = vc_link_send(w->fd, f, 2);
+    if (rc < 0)
+        link_lost(rc);
+}
+
 /* The lent connection is done with: ["B"][served][last][bytes] back to
  * the front, or ["X"][served][last] once closed; either says this worker
  * is ready, unless last says it is about to exit. */
 static void client_ends(worker_conn_t *w, int back)
 {
+    client_log(w, 1);
     char flag = back ? WIRE_CONN_BACK : WIRE_CONN_CLOSED;
     uint64_t served = htole64(client_conn_served(w->client));
     uint8_t last = w->last || told_to_stop;
@@ -367,6 +383,7 @@ static int client_next(worker_conn_t *w, vc_request_t *r)
             if (client_link_news(w) < 0)
                 client_conn_free(&w->client); /* nobody to hand it to */
             break;
+        case CLIENT_LOG: client_log(w, 1); break;
         case CLIENT_HAND_BACK: client_ends(w, 1); break;
         case CLIENT_CLOSED: client_ends(w, 0); break;
         }
@@ -486,6 +503,8 @@ static int client_done(worker_conn_t *w, vc_request_t *r)
         client_ends(w, 0);
     else if (w->last)
         client_ends(w, 1); /* before the worker exits */
+    else
+        client_log(w, 0);
     return !w->last;
 }
 

@@ -88,6 +88,10 @@ int conn_pass_out(h2o_req_t *req, conn_passed_t *out)
     req->res.status = 101;
     req->res.reason = "Switching Protocols";
     h2o_http1_upgrade(req, NULL, 0, on_ended, NULL);
+    /* Not logged as the 101 it ends as: the process it is passed to
+     * answers it, and the caller logs that (h2o's loggers run at the
+     * request's end, from its path's configuration). */
+    req->pathconf = NULL;
     return 0;
 }
 

@@ -40,9 +40,9 @@ typedef struct conn_passed {
 const char *conn_pass_refusal(h2o_req_t *req);
 
 /* Takes req's connection out of h2o, which ends it without writing a
- * byte and without calling the socket's on_close (the caller keeps its
- * own state for the connection). 0, or -1 with the connection left to
- * h2o as it was. */
+ * byte, without a line in the access log, and without calling the
+ * socket's on_close (the caller keeps its own state for the connection).
+ * 0, or -1 with the connection left to h2o as it was. */
 int conn_pass_out(h2o_req_t *req, conn_passed_t *out);
 
 /* A socket on loop for a passed connection coming back, its bytes read

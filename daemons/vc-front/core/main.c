@@ -5,6 +5,7 @@
  * (libcommon/vc_link.h; ZeroMQ carries only control and events), all on
  * one event loop.
  */
+#include "access_log.h"
 #include "bans.h"
 #include "beneath.h"
 #include "peers.h"
@@ -398,41 +399,6 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf)
     front_path_filters(f, s, s->answer_conf);
 }
 
-/* DATA/log/access.log: combined, or one JSON object a line. 0, or -1
- * (logged). */
-static int open_access_log(front_t *f)
-{
-    vc_mkdirs(f->d.cfg->log_dir, 0750);
-    char *log_path = vc_asprintf("%s/access.log", f->d.cfg->log_dir);
-    /* Combined, or one JSON object a line: time, site (host), status, bytes,
-     * total and backend time, and how the cache took it (its Cache-Status;
-     * "-" when it did not). */
-    static const char json_fmt[] =
-        "{\"time\":\"%{%Y-%m-%dT%H:%M:%S%z}t\",\"remote\":\"%h\",\"host\":\"%V\",\"method\":\"%m\","
-        "\"uri\":\"%U%q\",\"protocol\":\"%H\",\"status\":%s,\"bytes\":%b,"
-        "\"total_ms\":%{duration}x,\"backend_ms\":%{process-time}x,\"referer\":\"%{Referer}i\","
-        "\"user_agent\":\"%{User-Agent}i\",\"cache\":\"%{Cache-Status}o\"}";
-    /* Opened here without following a symlink (one planted in the log
-     * directory would have us append client-controlled lines to any file
-     * we may write), then handed to h2o by its descriptor's name. */
-    int log_fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
-    if (log_fd < 0) {
-        vc_log(VC_LOG_CRIT, "main", "open() failed while opening the access log \"%s\": %s%s", log_path,
-               strerror(errno), errno == ELOOP ? " (it is a symlink: remove it)" : "");
-        free(log_path);
-        return -1;
-    }
-    char log_by_fd[32];
-    snprintf(log_by_fd, sizeof(log_by_fd), "/proc/self/fd/%d", log_fd);
-    h2o_access_log_filehandle_t *log = f->settings->access_log_json
-                                           ? h2o_access_log_open_handle(log_by_fd, json_fmt, H2O_LOGCONF_ESCAPE_JSON)
-                                           : h2o_access_log_open_handle(log_by_fd, NULL, H2O_LOGCONF_ESCAPE_APACHE);
-    close(log_fd);
-    free(log_path);
-    f->access_log = log;
-    return 0;
-}
-
 int main(int argc, char **argv)
 {
     static front_t f;
@@ -471,7 +437,7 @@ int main(int argc, char **argv)
                "open() failed while opening front.temp_path \"%s\": %s; large answers will hold their worker until "
                "the client reads them",
                f.settings->temp_path, strerror(errno));
-    if (open_access_log(&f) < 0)
+    if (access_log_open(&f) < 0)
         return 1;
     f.nsites = cfg->nsites;
     f.sites = vc_calloc(f.nsites, sizeof(site_rt_t));

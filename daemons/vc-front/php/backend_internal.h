@@ -283,6 +283,8 @@ void lend_conn_want(lent_t *l);
 /* ["B"] or ["X"] from l (vc_wire.h): the connection is back in h2o, or
  * closed; l is idle, or leaving. */
 void lend_conn_ended(lent_t *l, const struct iovec *f, int n);
+/* ["A"][records] from l: their lines in the access log. */
+void lend_conn_log(lent_t *l, const struct iovec *f, int n);
 /* l is gone with the connection: the front's copy is closed. */
 void lend_conn_drop(lent_t *l);
 

@@ -19,6 +19,7 @@
  * connection (closed here).
  */
 #include "backend_internal.h"
+#include "core/access_log.h"
 #include "core/conn_pass.h"
 #include "core/forwarded.h"
 #include "core/htaccess_cache.h"
@@ -42,6 +43,7 @@
 typedef struct conn_lend {
     conn_passed_t passed; /* fd: the front's copy */
     conn_state_t *c;      /* a reference */
+    const site_rt_t *s;   /* the lease's site (the front's for its life) */
     int asked;            /* "H" sent */
 } conn_lend_t;
 
@@ -130,6 +132,7 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     lc->passed = out;
     lc->c = p->conn;
     lc->c->refs++;
+    lc->s = p->srt;
     lc->c->sock = NULL; /* h2o's is gone; the watchdog and evictions pass it by */
     p->final_seen = 1;  /* answered by the worker: nothing to cancel or charge */
     l->conn = lc;
@@ -202,4 +205,27 @@ void lend_conn_drop(lent_t *l)
     conn_pass_end(&lc->passed);
     conn_state_release(lc->c);
     free(lc);
+}
+
+void lend_conn_log(lent_t *l, const struct iovec *f, int n)
+{
+    conn_lend_t *lc = l->conn;
+    if (lc == NULL || n < 2)
+        return;
+    /* From the worker: each record's lengths are checked against what
+     * came before it is read. */
+    const char *at = f[1].iov_base, *end = at + f[1].iov_len;
+    while ((size_t)(end - at) >= sizeof(vc_lent_log_t)) {
+        vc_lent_log_t rec;
+        memcpy(&rec, at, sizeof(rec));
+        size_t need = 0;
+        const uint16_t lens[] = {rec.method_len, rec.target_len, rec.authority_len, rec.referer_len, rec.agent_len};
+        for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
+            need += lens[i] == VC_LENT_LOG_ABSENT ? 0 : lens[i];
+        if (rec.method_len == VC_LENT_LOG_ABSENT || rec.target_len == VC_LENT_LOG_ABSENT ||
+            need > (size_t)(end - at) - sizeof(rec))
+            break;
+        access_log_lent(l->be->f, lc->s, lc->c, &rec, at + sizeof(rec));
+        at += sizeof(rec) + need;
+    }
 }

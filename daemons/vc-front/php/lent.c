@@ -473,6 +473,10 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
         }
         return !l->busy && goes_back(l);
     }
+    if (flag == WIRE_CONN_LOG) {
+        lend_conn_log(l, f, n);
+        return 0;
+    }
     if (l->conn)
         return 0; /* it serves the connection: nothing else is its to say */
     if (flag == WIRE_READY) {
