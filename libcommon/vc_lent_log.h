@@ -24,4 +24,9 @@ typedef struct vc_lent_log {
     uint16_t pad;
 } vc_lent_log_t;
 
+/* The record at *at (before end), checked: its texts (*texts, in the
+ * order above) lie before end. 1, with *at past it; 0 at the end, or at
+ * a record that does not fit (the rest is not read). */
+int vc_lent_log_next(const char **at, const char *end, vc_lent_log_t *rec, const char **texts);
+
 #endif

@@ -213,19 +213,9 @@ void lend_conn_log(lent_t *l, const struct iovec *f, int n)
     if (lc == NULL || n < 2)
         return;
     /* From the worker: each record's lengths are checked against what
-     * came before it is read. */
-    const char *at = f[1].iov_base, *end = at + f[1].iov_len;
-    while ((size_t)(end - at) >= sizeof(vc_lent_log_t)) {
-        vc_lent_log_t rec;
-        memcpy(&rec, at, sizeof(rec));
-        size_t need = 0;
-        const uint16_t lens[] = {rec.method_len, rec.target_len, rec.authority_len, rec.referer_len, rec.agent_len};
-        for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
-            need += lens[i] == VC_LENT_LOG_ABSENT ? 0 : lens[i];
-        if (rec.method_len == VC_LENT_LOG_ABSENT || rec.target_len == VC_LENT_LOG_ABSENT ||
-            need > (size_t)(end - at) - sizeof(rec))
-            break;
-        access_log_lent(l->be->f, lc->s, lc->c, &rec, at + sizeof(rec));
-        at += sizeof(rec) + need;
-    }
+     * came (vc_lent_log_next) before it is read. */
+    const char *at = f[1].iov_base, *end = at + f[1].iov_len, *texts;
+    vc_lent_log_t rec;
+    while (vc_lent_log_next(&at, end, &rec, &texts))
+        access_log_lent(l->be->f, lc->s, lc->c, &rec, texts);
 }
