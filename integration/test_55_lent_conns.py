@@ -323,3 +323,20 @@ def test_requests_a_worker_serves_are_in_the_access_log_as_the_front_writes_them
                 assert metric(s, "vc_front_php_conn_requests_total") >= 4
             s.stop()
         assert logs[1] == logs[0], (fmt, logs)
+
+
+def test_the_watchdog_cuts_a_lent_connection_that_trickles(make_suite, tmp_path):
+    # front.idle_timeout 1 s: no progress for 1 + 4 s cuts a connection
+    # (core/watchdog.c), lent or not; the worker would wait 30 s for the
+    # rest of this body.
+    s = lent_suite(make_suite, tmp_path, more='front: { idle_timeout = "1s"; };\n')
+    a = connect(s)
+    lent_worker_pid(s, a)
+    a.sendall(b"POST /lease.php HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n0123456789")
+    t0 = time.monotonic()
+    assert closed_without_a_word(a, timeout=20)
+    assert time.monotonic() - t0 < 15
+    # The worker is free again: it serves the next connection.
+    with requests.Session() as sess:
+        sess.headers["Accept-Encoding"] = None
+        assert sess.get(s.url("/lease.php?next=1"), timeout=10).status_code == 200

@@ -59,6 +59,7 @@ typedef struct conn_state {
     uint64_t last_read, last_acked, requests, last_requests;
     int php_waiting;  /* set each tick by the backend: PHP is working for it */
     int lend_bounced; /* a worker it was lent to gave it back unserved: not lent again (php/lend_conn.c) */
+    int lent;         /* a worker has it (sock NULL): the watchdog still measures it, by fd */
     unsigned quiet_s;
     char sni[256];                  /* the TLS server name the client asked for, or "" */
     struct conn_state *prev, *next; /* every open connection */

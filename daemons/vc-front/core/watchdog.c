@@ -47,7 +47,10 @@ void watchdog_tick(front_t *f)
     uint64_t header_ms = (uint64_t)f->settings->header_timeout_ms, now = vc_mono_ms();
     unsigned header_s = header_ms >= 2000 ? (unsigned)(header_ms / 1000) : 1, headless = 0;
     for (conn_state_t *c = f->conns; c; c = c->next) {
-        if (c->sock == NULL || c->cut || c->upgraded)
+        /* A connection lent to a worker is measured all the same: the
+         * counts are the socket's, whoever reads it, and a cut reaches
+         * the worker as the end of its connection. */
+        if ((c->sock == NULL && !c->lent) || c->cut || c->upgraded)
             continue;
         uint64_t received, acked;
         if (tcp_counts(c->fd, &received, &acked) != 0)

@@ -133,8 +133,9 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     lc->c = p->conn;
     lc->c->refs++;
     lc->s = p->srt;
-    lc->c->sock = NULL; /* h2o's is gone; the watchdog and evictions pass it by */
-    p->final_seen = 1;  /* answered by the worker: nothing to cancel or charge */
+    lc->c->sock = NULL; /* h2o's is gone: evictions pass it by */
+    lc->c->lent = 1;
+    p->final_seen = 1; /* answered by the worker: nothing to cancel or charge */
     l->conn = lc;
     l->busy = 1;
     l->finishing = 0;
@@ -170,6 +171,7 @@ void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
     vc_board_end(l->bs);
     php_stats.conn_requests += served;
     int back = *(const char *)f[0].iov_base == WIRE_CONN_BACK;
+    lc->c->lent = 0;
     if (n >= 3 && f[2].iov_len == 1 && *(const uint8_t *)f[2].iov_base == 1) {
         /* Busy until its link ends; the broker reads its exit as one
          * after a whole answer (exit() or max_requests), not a crash. */
@@ -202,6 +204,7 @@ void lend_conn_drop(lent_t *l)
     if (lc == NULL)
         return;
     l->conn = NULL;
+    lc->c->lent = 0;
     conn_pass_end(&lc->passed);
     conn_state_release(lc->c);
     free(lc);
