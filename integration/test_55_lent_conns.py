@@ -13,6 +13,7 @@ import signal
 import socket
 import time
 
+import pytest
 import requests
 
 from conftest import FIXTURES
@@ -273,11 +274,15 @@ def test_a_recycled_worker_hands_its_connection_back_first(make_suite, tmp_path)
     assert metric(s, "vc_front_php_conns_back_total") >= 1
 
 
-def test_a_reload_recalls_the_worker_and_no_request_is_lost(make_suite, tmp_path):
+@pytest.mark.parametrize("how", [("reload",), ("restart", "front"), ("restart", "php")])
+def test_a_reload_or_restart_loses_no_request(make_suite, tmp_path, how):
+    """A reload replaces the front and the pool's workers; a restart of
+    the front leaves its lent workers with their connections; a restart
+    of the pool takes every worker back."""
     s = lent_suite(make_suite, tmp_path)
     a = connect(s)
     lent_worker_pid(s, a)
-    assert s.vc("reload").returncode == 0
+    assert s.vc(*how).returncode == 0
     # A keep-alive connection may close between two requests (RFC 9112
     # 9.3.1): then the client asks again on a new one. Never half an answer.
     a.sendall(get(b"/lease.php?after=reload"))
