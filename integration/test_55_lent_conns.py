@@ -180,10 +180,10 @@ def test_a_streamed_answer_on_a_lent_connection_is_chunked_as_the_front_chunks_i
     assert metric(s, "vc_front_php_conns_lent_total") >= 1
 
 
-def lent_worker_pid(s, c):
+def lent_worker_pid(s, c, timeout=10.0):
     """The pid of the worker c was lent to: its first answer says it."""
     c.sendall(get(b"/lease.php?pid=1"))
-    raw = read_until(c, b"\n", read_until(c, b"\r\n\r\n"))
+    raw = read_until(c, b"\n", read_until(c, b"\r\n\r\n", timeout=timeout))
     return int(raw.split(b"\r\n\r\n", 1)[1].strip())
 
 
@@ -345,3 +345,18 @@ def test_the_watchdog_cuts_a_lent_connection_that_trickles(make_suite, tmp_path)
     with requests.Session() as sess:
         sess.headers["Accept-Encoding"] = None
         assert sess.get(s.url("/lease.php?next=1"), timeout=10).status_code == 200
+
+
+def test_a_connection_cut_mid_answer_costs_the_worker_nothing(make_suite, tmp_path):
+    # A client that reads nothing of a long answer is cut by the watchdog
+    # (front.idle_timeout 1 s + 4) while the worker waits to write: its next
+    # write fails (EPIPE), which must end the answer, not the worker. One
+    # worker: the next connection's first answer names the same pid.
+    s = lent_suite(make_suite, tmp_path, workers=1, more='front: { idle_timeout = "1s"; };\n')
+    a = connect(s)
+    pid = lent_worker_pid(s, a)
+    a.sendall(get(b"/lease.php?big=%d" % (24 * 1024 * 1024)))
+    assert b"transfer-encoding: chunked" in read_until(a, b"\r\n\r\n")  # begun, by the worker; then not read
+    b = socket.create_connection(("127.0.0.1", s.http), timeout=30)
+    assert lent_worker_pid(s, b, timeout=25) == pid, s.logs()
+    a.close()

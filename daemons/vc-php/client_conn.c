@@ -7,6 +7,7 @@
 #include "request.pb-c.h"
 
 #include <errno.h>
+#include <h2o/time_.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,16 +109,17 @@ uint64_t client_conn_served(const client_conn_t *c)
     return c->served;
 }
 
-/* h2o's Date: RFC 1123, remade once a second. */
+/* h2o's Date, made as h2o makes it (not strftime(), whose day and month
+ * names follow the locale a script may set), once a second. */
 static const char *http_date(void)
 {
-    static char date[32];
+    static char date[H2O_TIMESTR_RFC1123_LEN + 1];
     static time_t made = -1;
     time_t now = time(NULL);
     if (now != made) {
         struct tm tm;
         gmtime_r(&now, &tm);
-        strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+        h2o_time2str_rfc1123(date, &tm);
         made = now;
     }
     return date;
@@ -129,7 +131,10 @@ static const char *http_date(void)
 static void write_all(client_conn_t *c, struct iovec *v, int n)
 {
     while (n > 0 && !c->gone) {
-        ssize_t w = writev(c->fd, v, n);
+        /* Not writev(): a worker runs with SIGPIPE's default (its scripts'
+         * commands expect it), and a client that left must not kill it. */
+        struct msghdr mh = {.msg_iov = v, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
