@@ -15,6 +15,7 @@
  *
  * Input: records (records.h). */
 #include "core/handoff.h"
+#include "core/htaccess_cache.h"
 #include "core/htaccess_respond.h"
 #include "php/backend_internal.h"
 #include "records.h"
@@ -63,6 +64,14 @@ void handoff_serve(front_t *f, site_rt_t *s, h2o_req_t *req, handoff_kind_t k, c
 {
     (void)f, (void)s, (void)req, (void)k, (void)value, (void)len;
     abort(); /* never asked */
+}
+
+/* And core/htaccess_cache.c's: no site, so no tree with a .htaccess (a
+ * connection is never lent here anyway: none has a connection state). */
+int htaccess_none_above(const char *file, size_t root_len)
+{
+    (void)file, (void)root_len;
+    return 1;
 }
 
 /* And core/htaccess_respond.c's: no site, so no .htaccess changes the
