@@ -47,6 +47,8 @@ int access_log_open(front_t *f)
      * through log_fd, kept (h2o's handle is not ours to write to). */
     char err[256];
     lent_logconf = h2o_logconf_compile(fmt, escape, err);
+    if (lent_logconf == NULL) /* the same format h2o just took: not expected */
+        vc_log(VC_LOG_ERR, "access_log", "lent connections' requests will not be logged: %s", err);
     lent_fd = log_fd;
     free(log_path);
     f->access_log = log;
