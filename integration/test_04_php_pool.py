@@ -759,17 +759,22 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite):
+def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite, tmp_path):
     """Four workers stream 64 MiB each to a vc-front that stops reading
     (SIGSTOP): the broker stops reading them (they wait in their writes),
     so its memory stays bounded instead of taking all 256 MiB, and it does
     not spin; once the front goes on, every answer arrives whole."""
-    s = make_suite(root=DOCROOT, args=["--workers", "4"]).start()
+    # The front holds 1 MiB of each answer and spills none to a file, so
+    # each worker is held back by its client: read at 16 MB/s, the four
+    # streams last 4 s and are seen busy together. With the default spill
+    # a worker pushed its 64 MiB to the front's file in well under a
+    # second, and one could end before the last began (it did, in CI).
+    conf = tmp_path / "etc"
+    conf.mkdir()
+    (conf / "vc.conf").write_text('front: { response_buffer = "1M"; response_temp_max = 0; };\n')
+    s = make_suite(root=DOCROOT, conf=str(conf), args=["--workers", "4"]).start()
     broker, front = s.daemon_pid("vc-php"), s.daemon_pid("vc-front")
     before = rss_kib(broker)
-    # Read at 16 MB/s, so the four streams last 4 s and are seen busy
-    # together: read faster, one could end before the last began (it did,
-    # at 32 MB/s, on a loaded machine).
     procs = [subprocess.Popen(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code} %{size_download}",
                                "--limit-rate", "16M", "--max-time", "60", s.url("/stream.php?mb=64")],
                               stdout=subprocess.PIPE, text=True)
