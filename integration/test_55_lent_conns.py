@@ -263,6 +263,26 @@ def test_a_worker_killed_mid_request_or_idle_closes_only_its_connection(make_sui
             assert sess.get(s.url("/lease.php?i=%d" % i), timeout=10).status_code == 200
 
 
+def test_a_request_on_a_lent_connection_is_held_to_the_pools_wall_clock(make_suite, tmp_path):
+    # max_execution_time counts CPU time, so a script that sleeps is only
+    # stopped by the pool, at max_execution_time + kill_grace (1 + 1 s):
+    # the broker sees a lent connection's request by the worker's clock,
+    # as it sees the front's by its board.
+    s = lent_suite(make_suite, tmp_path, php='ini = ["max_execution_time=1"]; kill_grace = "1s";')
+    a = connect(s)
+    pid = lent_worker_pid(s, a)
+    t0 = time.monotonic()
+    a.sendall(get(b"/lease.php?sleep=30000"))
+    assert closed_without_a_word(a, timeout=20)  # no answer had begun
+    took = time.monotonic() - t0
+    assert 1.5 < took < 8, took
+    assert "worker %d ran a request on a lent connection for" % pid in s.logs()
+    php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+    assert php["status"]["killed"] == "1" and pid not in [int(w["pid"]) for w in php["workers"]]
+    with requests.Session() as sess:
+        assert sess.get(s.url("/lease.php?after=1"), timeout=10).status_code == 200
+
+
 def test_a_recycled_worker_hands_its_connection_back_first(make_suite, tmp_path):
     s = lent_suite(make_suite, tmp_path, workers=1, php="max_requests = 3;")
     pids = set()

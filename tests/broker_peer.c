@@ -87,7 +87,7 @@ void bp_start(broker_peer_t *bp, const char *conf, int workers)
         w->pid = pid;
         w->fd = sv[1];
         fcntl(w->fd, F_SETFL, O_NONBLOCK);
-        dispatch_worker_forked(bp->d, pid, bp->d->gen, sv[0]);
+        dispatch_worker_forked(bp->d, pid, bp->d->gen, sv[0], NULL);
     }
 }
 

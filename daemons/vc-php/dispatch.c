@@ -461,7 +461,7 @@ void dispatch_on_workers(dispatch_t *d)
     }
 }
 
-void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
+void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd, worker_clock_t *clock)
 {
     if (d->spawning > 0 && gen == d->gen)
         d->spawning--;
@@ -470,6 +470,7 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd)
     memset(w, 0, sizeof(*w));
     w->pid = pid;
     w->fd = fd;
+    w->clock = clock;
     w->slot = broker_take_slot(d);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
     if (fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {

@@ -43,7 +43,9 @@ void dispatch_on_workers(dispatch_t *d);
 void dispatch_on_tick(dispatch_t *d);
 
 /* The zygote forked a worker / a worker exited (waitpid status). */
-void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd); /* fd: its link */
+struct worker_clock;
+/* fd: its link; clock: its clock (worker_clock.h, taken), or NULL. */
+void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd, struct worker_clock *clock);
 void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status);
 
 /* A reload: new work goes to workers of generation gen (forked by a new

@@ -16,6 +16,7 @@
 #include "vc_util.h"
 #include "vc_wire.h"
 #include "vc_link.h"
+#include "worker_clock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +75,7 @@ typedef struct worker {
     int dying;         /* exited: what it wrote is being read, no new work */
     uint64_t since_ms; /* start of the current state */
     uint64_t served;
+    worker_clock_t *clock;      /* since when it runs a request on a lent connection */
     int slot;                   /* its board slot; -1: none (never lent) */
     char lent_to[FRONT_ID_LEN]; /* W_LENT: the front */
     int recalled;               /* W_LENT: asked back */

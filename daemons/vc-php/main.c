@@ -17,6 +17,7 @@
 #include "vc_zmq.h"
 #include "vc_proc.h"
 #include "vc_util.h"
+#include "worker_clock.h"
 #include "zygote.h"
 
 #include <errno.h>
@@ -41,13 +42,18 @@ typedef enum { Z_NONE, Z_BOOTING, Z_CURRENT, Z_RETIRING } zstate_t;
  * zygote forks in order, so each FORKED note takes the oldest. */
 #define MAX_PENDING 256
 
+typedef struct pending {
+    int link;              /* our end of the worker's link */
+    worker_clock_t *clock; /* its clock (worker_clock.h), or NULL */
+} pending_t;
+
 typedef struct zyg {
     pid_t pid;
     int sock;
     unsigned gen;
     zstate_t state;
     vc_config_t *cfg; /* the configuration it booted with */
-    int pending[MAX_PENDING];
+    pending_t pending[MAX_PENDING];
     size_t npending;
 } zyg_t;
 
@@ -111,20 +117,28 @@ static int zygote_start(php_t *p, zyg_t *z, vc_config_t *cfg)
     return 0;
 }
 
-static int pending_pop(zyg_t *z)
+static pending_t pending_pop(zyg_t *z)
 {
     if (z->npending == 0)
-        return -1;
-    int fd = z->pending[0];
-    memmove(z->pending, z->pending + 1, (z->npending - 1) * sizeof(int));
+        return (pending_t){-1, NULL};
+    pending_t pd = z->pending[0];
+    memmove(z->pending, z->pending + 1, (z->npending - 1) * sizeof(pending_t));
     z->npending--;
-    return fd;
+    return pd;
+}
+
+/* A spawn that made no worker: its link and clock go. */
+static void pending_drop(pending_t pd)
+{
+    if (pd.link >= 0)
+        close(pd.link);
+    worker_clock_unmap(&pd.clock);
 }
 
 static void zygote_stop(zyg_t *z)
 {
-    for (int fd; (fd = pending_pop(z)) >= 0;)
-        close(fd);
+    while (z->npending > 0)
+        pending_drop(pending_pop(z));
     if (z->pid > 0)
         kill(z->pid, SIGTERM);
     if (z->sock >= 0)
@@ -146,20 +160,27 @@ static void spawn_wanted(php_t *p)
             vc_log(VC_LOG_ERR, "main", "socketpair() failed while spawning a worker: %s", strerror(errno));
             return;
         }
+        /* Its clock goes with it: without one (no memfd) the worker
+         * runs, but a request on a lent connection is not timed. */
+        worker_clock_t *clock;
+        int fds[2] = {sv[1], worker_clock_create(&clock)};
         zygote_cmd_t cmd = {ZYGOTE_SPAWN};
-        char ctl[CMSG_SPACE(sizeof(int))];
+        char ctl[CMSG_SPACE(sizeof(fds))];
         memset(ctl, 0, sizeof(ctl));
         struct iovec iov = {&cmd, sizeof(cmd)};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &sv[1], sizeof(int));
+        c->cmsg_len = CMSG_LEN(fds[1] >= 0 ? sizeof(fds) : sizeof(int));
+        mh.msg_controllen = CMSG_SPACE(fds[1] >= 0 ? sizeof(fds) : sizeof(int));
+        memcpy(CMSG_DATA(c), fds, fds[1] >= 0 ? sizeof(fds) : sizeof(int));
         ssize_t sent = sendmsg(cur->sock, &mh, MSG_NOSIGNAL);
         close(sv[1]);
+        if (fds[1] >= 0)
+            close(fds[1]);
         if (sent != (ssize_t)sizeof(cmd)) {
-            close(sv[0]);
+            pending_drop((pending_t){sv[0], clock});
             return;
         }
         /* A worker that stops reading (SIGSTOP) must not hold the broker
@@ -167,7 +188,7 @@ static void spawn_wanted(php_t *p)
          * is killed. */
         struct timeval tv = {5, 0};
         setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        cur->pending[cur->npending++] = sv[0];
+        cur->pending[cur->npending++] = (pending_t){sv[0], clock};
         dispatch_spawn_requested(p->dispatch);
     }
 }
@@ -215,14 +236,13 @@ static void on_zygote(php_t *p, zyg_t *z)
             return;
         if (n.op == ZYGOTE_READY && z->state == Z_BOOTING)
             promote(p, z);
-        else if (n.op == ZYGOTE_FORKED)
-            dispatch_worker_forked(p->dispatch, n.pid, z->gen, pending_pop(z));
-        else if (n.op == ZYGOTE_EXITED)
+        else if (n.op == ZYGOTE_FORKED) {
+            pending_t pd = pending_pop(z);
+            dispatch_worker_forked(p->dispatch, n.pid, z->gen, pd.link, pd.clock);
+        } else if (n.op == ZYGOTE_EXITED)
             dispatch_worker_exited(p->dispatch, n.pid, n.status);
         else if (n.op == ZYGOTE_FAILED && n.pid == 0) {
-            int fd = pending_pop(z); /* fork() failed: that link has no worker */
-            if (fd >= 0)
-                close(fd);
+            pending_drop(pending_pop(z)); /* fork() failed: that link has no worker */
         } else if (n.op == ZYGOTE_FAILED && z->state == Z_BOOTING) {
             vc_log(VC_LOG_ERR, "main", "the new PHP code did not boot; generation %u keeps serving",
                    zyg_in(p, Z_CURRENT) ? zyg_in(p, Z_CURRENT)->gen : 0);

@@ -157,6 +157,16 @@ void dispatch_on_tick(dispatch_t *d)
         return;
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
+        /* A request on a connection lent to the worker: only its clock
+         * knows (a time past now is one just begun, as on the board). */
+        uint64_t clock = worker_clock_since(w->clock);
+        if (w->state == W_LENT && !w->timed_out && clock && clock < now && now - clock >= d->run_limit_ms) {
+            w->timed_out = 1;
+            d->killed++;
+            vc_log(VC_LOG_ERR, "pool", "worker %d ran a request on a lent connection for %llu ms: killing it",
+                   (int)w->pid, (unsigned long long)(now - clock));
+            kill(w->pid, SIGKILL);
+        }
         if (w->state == W_LENT && !w->timed_out) {
             vc_board_slot_t *bs = broker_board_slot(d, w), s;
             if (bs == NULL)

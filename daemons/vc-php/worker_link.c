@@ -1,5 +1,6 @@
 #include "worker_link.h"
 #include "client_conn.h"
+#include "worker_clock.h"
 #include "release_pin.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -395,6 +396,7 @@ static int client_next(worker_conn_t *w, vc_request_t *r)
 static void client_request(worker_conn_t *w, vc_request_t *r)
 {
     w->on_client = 1;
+    worker_clock_begin(); /* the pool's wall-clock limit counts from here */
     w->last = w->limit > 0 && w->served + 1 >= w->limit;
     snprintf(w->rid, sizeof(w->rid), "c%llx", (unsigned long long)(w->served + 1));
     vc_log_set_context(w->rid);
@@ -497,6 +499,7 @@ static void end_answer(vc_request_t *r)
 static int client_done(worker_conn_t *w, vc_request_t *r)
 {
     end_answer(r);
+    worker_clock_end();
     w->served++;
     w->on_client = 0;
     if (!client_conn_done(w->client, r))

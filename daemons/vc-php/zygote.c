@@ -5,6 +5,7 @@
 #include "vc_log.h"
 #include "vc_proc.h"
 #include "vc_util.h"
+#include "worker_clock.h"
 #include "worker_link.h"
 
 #include <errno.h>
@@ -29,17 +30,20 @@ void zygote_boot_failed(int sock)
     note(sock, ZYGOTE_FAILED, getpid(), 0);
 }
 
-/* A command and the descriptor that came with it (-1 if none). */
-static ssize_t recv_cmd(int sock, zygote_cmd_t *cmd, int *fd)
+/* A command and the descriptors that came with it (-1 where none): the
+ * worker's link, then its clock (worker_clock.h). */
+static ssize_t recv_cmd(int sock, zygote_cmd_t *cmd, int fds[2])
 {
-    char ctl[CMSG_SPACE(sizeof(int))];
+    char ctl[CMSG_SPACE(2 * sizeof(int))];
     struct iovec iov = {cmd, sizeof(*cmd)};
     struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
-    *fd = -1;
+    fds[0] = fds[1] = -1;
     ssize_t n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
     for (struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS)
-            memcpy(fd, CMSG_DATA(c), sizeof(int));
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+            memcpy(fds, CMSG_DATA(c), (k < 2 ? k : 2) * sizeof(int));
+        }
     return n;
 }
 
@@ -91,13 +95,16 @@ int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
         if (!(p[0].revents & POLLIN))
             continue;
         zygote_cmd_t cmd;
-        int link;
-        ssize_t n = recv_cmd(sock, &cmd, &link);
+        int fds[2];
+        ssize_t n = recv_cmd(sock, &cmd, fds);
+        int link = fds[0], clock = fds[1];
         if (n == 0)
             break; /* the broker closed its end */
         if (n != (ssize_t)sizeof(cmd) || cmd.op != ZYGOTE_SPAWN || link < 0) {
             if (link >= 0)
                 close(link);
+            if (clock >= 0)
+                close(clock);
             /* The broker counts one answer per spawn, in order. */
             if (n == (ssize_t)sizeof(cmd) && cmd.op == ZYGOTE_SPAWN)
                 note(sock, ZYGOTE_FAILED, 0, EBADF);
@@ -110,9 +117,12 @@ int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
             close(sigfd);
             vc_proc_die_with_parent(SIGKILL, zygote);
             vc_proc_unblock_signals();
+            worker_clock_adopt(clock);
             return link;
         }
         close(link);
+        if (clock >= 0)
+            close(clock);
         if (pid < 0) {
             vc_log(VC_LOG_ERR, "zygote", "fork() failed while spawning a worker: %s", strerror(errno));
             note(sock, ZYGOTE_FAILED, 0, errno);
