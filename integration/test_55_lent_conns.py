@@ -283,6 +283,78 @@ def test_a_request_on_a_lent_connection_is_held_to_the_pools_wall_clock(make_sui
         assert sess.get(s.url("/lease.php?after=1"), timeout=10).status_code == 200
 
 
+def test_one_worker_serves_several_lent_connections_in_turn(make_suite, tmp_path):
+    # lend_connections = 4 and one worker: four connections are lent to it
+    # together, and it answers each in turn, its access-log lines with
+    # each connection's own client.
+    s = lent_suite(make_suite, tmp_path, lend=4, workers=1)
+    conns = [connect(s) for _ in range(4)]
+    assert len({lent_worker_pid(s, c) for c in conns}) == 1
+    # With one connection a worker, the second's request would have waited
+    # for the worker, which gives the first back, and nothing is lent for
+    # a second after: one lend.
+    assert metric(s, "vc_front_php_conns_lent_total") == 4
+    for r in range(3):
+        for i, c in enumerate(conns):
+            c.sendall(get(b"/lease.php?c=%d&r=%d" % (i, r), b"User-Agent: conn/%d\r\n" % i))
+        for i, c in enumerate(conns):
+            got = read_until(c, b"body=\n")
+            assert got.count(b"HTTP/1.1 200") == 1 and b"[c=%d&r=%d]" % (i, r) in got, got
+    for c in conns:
+        c.close()
+    assert wait_until(lambda: metric(s, "vc_front_php_conn_requests_total") == 16)
+    lines = access_lines(s, 16)
+    for i in range(4):
+        for r in range(3):
+            assert [line for line in lines if 'GET /lease.php?c=%d&r=%d HTTP/1.1" 200' % (i, r) in line and
+                    '"conn/%d"' % i in line], lines
+
+
+def test_a_worker_turns_to_each_of_its_connections(make_suite, tmp_path):
+    # Four slow requests pipelined on one connection, then one on another
+    # connection of the same worker: that one is served after the first
+    # of the four, not after the fourth.
+    s = lent_suite(make_suite, tmp_path, lend=2, workers=1)
+    a, b = connect(s), connect(s)
+    lent_worker_pid(s, a)
+    lent_worker_pid(s, b)
+    a.sendall(b"".join(get(b"/lease.php?sleep=300&n=%d" % i) for i in range(4)))
+    t0 = time.monotonic()
+    b.sendall(get(b"/lease.php?b=1"))
+    assert b"[b=1]" in read_until(b, b"body=\n")
+    b_took = time.monotonic() - t0
+    assert read_until(a, b"body=\n", times=4).count(b"HTTP/1.1 200") == 4
+    a_took = time.monotonic() - t0
+    assert b_took < a_took - 0.5, (b_took, a_took)
+
+
+def test_a_request_waiting_in_the_front_takes_every_connection_back(make_suite, tmp_path):
+    # lend_connections = 2, one worker holding two connections: a third
+    # connection's request waits in the front, which asks for both back.
+    # All three are answered, and the two go on, the front's again.
+    s = lent_suite(make_suite, tmp_path, lend=2, workers=1)
+    a, b = connect(s), connect(s)
+    lent_worker_pid(s, a)
+    lent_worker_pid(s, b)
+    assert requests.get(s.url("/lease.php?c=1"), timeout=10).status_code == 200
+    assert wait_until(lambda: metric(s, "vc_front_php_conns_back_total") == 2)
+    for c, name in ((a, b"a"), (b, b"b")):
+        c.sendall(get(b"/lease.php?" + name))
+        got = read_until(c, b"body=\n")
+        assert got.count(b"HTTP/1.1 200") == 1 and b"[" + name + b"]" in got, got
+
+
+def test_a_worker_killed_with_two_connections_closes_both(make_suite, tmp_path):
+    s = lent_suite(make_suite, tmp_path, lend=2, workers=1)
+    a, b = connect(s), connect(s)
+    pid = lent_worker_pid(s, a)
+    assert lent_worker_pid(s, b) == pid
+    os.kill(pid, signal.SIGKILL)
+    assert closed_without_a_word(a) and closed_without_a_word(b)
+    with requests.Session() as sess:
+        assert sess.get(s.url("/lease.php?after=1"), timeout=10).status_code == 200
+
+
 def test_a_recycled_worker_hands_its_connection_back_first(make_suite, tmp_path):
     s = lent_suite(make_suite, tmp_path, workers=1, php="max_requests = 3;")
     pids = set()

@@ -51,7 +51,7 @@ typedef struct vc_pool {
     int64_t queue_limit;
     int64_t queue_timeout_ms;
     int64_t pipeline_below_ms; /* a lent worker holds a request behind a job usually shorter (0: never) */
-    int64_t lend_connections;  /* a lent worker may serve a plaintext HTTP/1.1 connection itself (0: never) */
+    int64_t lend_connections;  /* a lent worker may serve this many plaintext HTTP/1.1 connections itself (0: never) */
     int64_t kill_grace_ms;
     char *source; /* where it was declared, for errors */
     int line;

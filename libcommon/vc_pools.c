@@ -48,7 +48,7 @@ const struct spec vc_pool_specs[] = {
     {"php.pipeline_below", T_DURATION, P(pipeline_below_ms), 0, 60000},
     /* A worker holds one connection at a time: more waits for a worker
      * that serves several in turn (docs/php.md, "Lent connections"). */
-    {"php.lend_connections", T_INT, P(lend_connections), 0, 1},
+    {"php.lend_connections", T_INT, P(lend_connections), 0, 64},
     {"php.kill_grace", T_DURATION, P(kill_grace_ms), 0, 3600000},
 };
 const size_t vc_pool_nspecs = VC_ARRAY_SIZE(vc_pool_specs);

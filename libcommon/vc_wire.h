@@ -23,25 +23,28 @@
  *                      flag "F": the response is complete, still busy
  *                      flag "D": the response is complete, and ready
  *
- * A front may lend a lent worker a client's connection (docs/php.md,
- * "Lent connections"; daemons/vc-php/client_conn.h):
- * front -> worker:   ["L"][FrontMessage][terms][bytes...]  the connection's
+ * A front may lend a lent worker clients' connections, up to the pool's
+ * php.lend_connections at once (docs/php.md, "Lent connections";
+ * daemons/vc-php/client_conn.h). Each has an id, 4 bytes little-endian,
+ * the front's choice:
+ * front -> worker:   ["L"][FrontMessage][terms][bytes...]  a connection; its
  *                                        descriptor comes with it; the request
  *                                        in FrontMessage is its first, as routed;
- *                                        terms: 9 bytes: flags (1: its client is
+ *                                        terms: 13 bytes: flags (1: its client is
  *                                        a trusted proxy; 2: the site compresses
- *                                        answers), then front.max_body (8 bytes
- *                                        little-endian); bytes: what the
- *                                        front read of it, that request's head
- *                                        first
- *                    ["H"]               hand the connection back
- * worker -> front:   ["B"][served][last][bytes...]  it is back, with what
- *                                        the worker read and did not serve; the
- *                                        worker is ready, unless last (1 byte)
- *                                        is 1: it exits (served: requests, 8
+ *                                        answers), front.max_body (8 bytes
+ *                                        little-endian), the id; bytes: what
+ *                                        the front read of it, that request's
+ *                                        head first
+ *                    ["H"]               hand every connection back
+ * worker -> front:   ["B"][id][served][last][bytes...]  it is back, with
+ *                                        what the worker read and did not
+ *                                        serve; the worker is ready once it
+ *                                        holds none, unless last (1 byte) is
+ *                                        1: it exits (served: requests, 8
  *                                        bytes little-endian)
- *                    ["X"][served][last] the worker closed it; the same
- *                    ["A"][records]      requests it served on it, for the
+ *                    ["X"][id][served][last] the worker closed it; the same
+ *                    ["A"][id][records]  requests it served on it, for the
  *                                        access log (vc_lent_log.h), a batch
  *
  * "F" exists for fastcgi_finish_request(): the client has its answer but

@@ -39,9 +39,10 @@ struct client_conn {
     size_t len, cap, max_body;
     vc_http1_t http;
     uint64_t served;
-    int back;   /* hand back before the next request (a slow reader) */
-    int gone;   /* a write failed: the client left */
-    int closed; /* this answer ends the connection */
+    uint64_t quiet_ms; /* since when nothing came (or the last answer ended) */
+    int back;          /* hand back before the next request (a slow reader) */
+    int gone;          /* a write failed: the client left */
+    int closed;        /* this answer ends the connection */
     /* The request being run: its head (the lease's, with this request's
      * own fields), the texts those need as C strings, its body. */
     Vc__RequestHead head;
@@ -78,8 +79,14 @@ client_conn_t *client_conn_open(int fd, void *lease, int flags, const void *byte
     c->buf = vc_malloc(c->cap);
     memcpy(c->buf, bytes, len);
     c->len = len;
+    c->quiet_ms = vc_mono_ms();
     vc_http1_init(&c->http, max_body);
     return c;
+}
+
+int client_conn_fd(const client_conn_t *c)
+{
+    return c->fd;
 }
 
 void client_conn_free(client_conn_t **pc)
@@ -156,21 +163,6 @@ static void write_all(client_conn_t *c, struct iovec *v, int n)
             v->iov_base = (char *)v->iov_base + w;
             v->iov_len -= (size_t)w;
         }
-    }
-}
-
-/* Waits for the client (or the link) up to ms; 1 if the client has
- * bytes, 2 if the link does, 0 on timeout. */
-static int wait_for(const client_conn_t *c, int link_fd, int ms)
-{
-    struct pollfd p[2] = {{.fd = c->fd, .events = POLLIN}, {.fd = link_fd, .events = POLLIN}};
-    for (;;) {
-        int n = poll(p, 2, ms);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return 0;
-        return p[1].revents ? 2 : 1;
     }
 }
 
@@ -270,7 +262,8 @@ static void make_head(client_conn_t *c, vc_request_t *r)
     c->status = 0;
 }
 
-/* Reads what the client sent; 0 once it has closed or failed. */
+/* Reads what the client sent, without waiting: 1 if bytes came, 2 if
+ * none were there, 0 once it has closed or failed. */
 static int fill(client_conn_t *c)
 {
     if (c->len == c->cap) {
@@ -282,10 +275,11 @@ static int fill(client_conn_t *c)
         if (got < 0 && errno == EINTR)
             continue;
         if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            return 1;
+            return 2;
         if (got <= 0)
             return 0;
         c->len += (size_t)got;
+        c->quiet_ms = vc_mono_ms();
         return 1;
     }
 }
@@ -296,7 +290,7 @@ static void write_text(client_conn_t *c, const char *s, size_t len)
     write_all(c, &v, 1);
 }
 
-client_conn_step_t client_conn_next(client_conn_t *c, int link_fd, int back, vc_request_t *r)
+client_conn_step_t client_conn_step(client_conn_t *c, int back, vc_request_t *r, int *wait_ms)
 {
     for (;;) {
         int between = vc_http1_between(&c->http); /* nothing parsed: the bytes are as sent */
@@ -324,19 +318,28 @@ client_conn_step_t client_conn_next(client_conn_t *c, int link_fd, int back, vc_
         case VC_HTTP1_CLOSE: return CLIENT_CLOSED;
         case VC_HTTP1_MORE: break;
         }
-        /* Between requests the link is watched too (the front may want the
-         * connection back); idle, it goes back after IDLE_MS. A request
-         * begun is read to its end, or closed after STALL_MS. */
-        int log_due = c->log_n > 0 && between; /* records wait: their batch goes within LOG_MS */
-        int ready = wait_for(c, between ? link_fd : -1, log_due ? LOG_MS : c->len == 0 ? IDLE_MS : STALL_MS);
-        if (ready == 2)
-            return CLIENT_LINK;
-        if (ready == 0 && log_due)
-            return CLIENT_LOG;
-        if (ready == 0)
-            return between ? CLIENT_HAND_BACK : CLIENT_CLOSED;
-        if (!fill(c))
+        int got = fill(c);
+        if (got == 0)
             return CLIENT_CLOSED;
+        if (got == 1)
+            continue;
+        /* Nothing to read. Idle, the connection goes back after IDLE_MS;
+         * a request begun is read to its end, or closed after STALL_MS.
+         * Records wait no longer than LOG_MS between requests. */
+        uint64_t now = vc_mono_ms(), quiet = now - c->quiet_ms;
+        uint64_t limit = between && c->len == 0 ? IDLE_MS : STALL_MS;
+        if (quiet >= limit)
+            return between ? CLIENT_HAND_BACK : CLIENT_CLOSED;
+        uint64_t wait = limit - quiet;
+        if (c->log_n > 0 && between) {
+            uint64_t age = now - c->log_first_ms;
+            if (age >= LOG_MS)
+                return CLIENT_LOG;
+            if (LOG_MS - age < wait)
+                wait = LOG_MS - age;
+        }
+        *wait_ms = (int)wait;
+        return CLIENT_WAIT;
     }
 }
 
@@ -497,6 +500,7 @@ int client_conn_done(client_conn_t *c, vc_request_t *r)
     (void)r;
     log_request(c);
     c->served++;
+    c->quiet_ms = vc_mono_ms();
     vc_http1_next(&c->http, c->buf, &c->len);
     if (c->gone || c->closed) {
         shutdown(c->fd, SHUT_WR);

@@ -35,16 +35,19 @@ client_conn_t *client_conn_open(int fd, void *lease, int flags, const void *byte
 
 typedef enum client_conn_step {
     CLIENT_REQUEST,   /* r is the next request: run it, then client_conn_done() */
-    CLIENT_LINK,      /* the worker's link has something: read it, then call again */
+    CLIENT_WAIT,      /* nothing to do until its descriptor is readable, or *wait_ms pass */
     CLIENT_HAND_BACK, /* the connection goes back to the front: client_conn_unread() */
     CLIENT_CLOSED,    /* the connection is closed (the client left, or an answer said close) */
     CLIENT_LOG,       /* access-log records wait: send client_conn_log()'s, then call again */
 } client_conn_step_t;
 
-/* Waits for the next request on c, or for the link (link_fd) to be
- * readable. back: hand the connection back before reading another
- * request (the front asked). */
-client_conn_step_t client_conn_next(client_conn_t *c, int link_fd, int back, vc_request_t *r);
+/* The next thing to do for c, without waiting: what the client sent
+ * is read and parsed as far as it goes. back: hand the connection back
+ * before reading another request (the front asked). */
+client_conn_step_t client_conn_step(client_conn_t *c, int back, vc_request_t *r, int *wait_ms);
+
+/* Its descriptor, to wait on (POLLIN) after CLIENT_WAIT. */
+int client_conn_fd(const client_conn_t *c);
 
 /* What PHP emits for c's request (vc_request_t.emit's contract). */
 void client_conn_emit(vc_request_t *r, int final);

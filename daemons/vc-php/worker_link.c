@@ -18,6 +18,11 @@
 #include <string.h>
 #include <unistd.h>
 
+typedef struct lent_client {
+    client_conn_t *c;
+    uint32_t id; /* the front's (vc_wire.h), little-endian as sent */
+} lent_client_t;
+
 struct worker_conn {
     const vc_config_t *cfg;
     int fd;                 /* the link to the broker (libcommon/vc_link.h) */
@@ -33,9 +38,14 @@ struct worker_conn {
     int last;      /* the worker exits after this request: never "D" */
     pid_t pid;     /* ours, for each answer's head (getpid() is a system call) */
     char rid[32];
-    client_conn_t *client; /* a connection the front lent us (client_conn.h), or NULL */
-    int client_back;       /* the front wants it back */
-    int on_client;         /* the current request came on it */
+    /* Connections the front lent us (client_conn.h), served in turn. */
+    lent_client_t *clients;
+    int nclients, max_clients; /* max: php.lend_connections */
+    int next_client;           /* where the next turn starts: each gets one */
+    int client_back;           /* the front wants them back */
+    int on_client;             /* the current request came on clients[cur] */
+    int cur;
+    struct pollfd *polls; /* the clients' and the link's, max_clients + 1 */
 };
 
 /* SIGTERM is how the pool tells an idle worker to go (retired, recycled,
@@ -226,6 +236,11 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
     /* A lent connection comes as a descriptor; recvmsg() only for a
      * pool that lends them. */
     w->in.take_fds = cfg->php.lend_connections > 0;
+    w->max_clients = (int)cfg->php.lend_connections;
+    if (w->max_clients > 0) {
+        w->clients = vc_calloc((size_t)w->max_clients, sizeof(*w->clients));
+        w->polls = vc_calloc((size_t)w->max_clients + 1, sizeof(*w->polls));
+    }
     /* Fork mode: one request per process. */
     w->limit = !strcmp(cfg->php.mode, "fork") ? 1 : (uint64_t)cfg->php.max_requests;
     stop_on_sigterm(fd);
@@ -280,38 +295,48 @@ static int is_flag(const struct iovec *f, int n, char flag)
     return n >= 1 && f[0].iov_len == 1 && *(const char *)f[0].iov_base == flag;
 }
 
-/* ["A"][records]: the access log's batch, if one is due (all: whatever
- * waits). */
-static void client_log(worker_conn_t *w, int all)
+/* ["A"][id][records]: client i's access-log batch, if one is due (all:
+ * whatever waits). */
+static void client_log(worker_conn_t *w, int i, int all)
 {
     size_t len = 0;
-    const char *records = client_conn_log(w->client, all, &len);
+    const char *records = client_conn_log(w->clients[i].c, all, &len);
     if (records == NULL)
         return;
     char flag = WIRE_CONN_LOG;
-    struct iovec f[2] = {{&flag, 1}, {(void *)records, len}};
-    int rc = vc_link_send(w->fd, f, 2);
+    struct iovec f[3] = {{&flag, 1}, {&w->clients[i].id, 4}, {(void *)records, len}};
+    int rc = vc_link_send(w->fd, f, 3);
     if (rc < 0)
         link_lost(rc);
 }
 
-/* The lent connection is done with: ["B"][served][last][bytes] back to
- * the front, or ["X"][served][last] once closed; either says this worker
- * is ready, unless last says it is about to exit. */
-static void client_ends(worker_conn_t *w, int back)
+/* Client i is done with: ["B"][id][served][last][bytes] back to the
+ * front, or ["X"][id][served][last] once closed. The worker is ready once
+ * it holds none, unless last says it is about to exit. */
+static void client_ends(worker_conn_t *w, int i, int back)
 {
-    client_log(w, 1);
+    client_log(w, i, 1);
+    lent_client_t *lc = &w->clients[i];
     char flag = back ? WIRE_CONN_BACK : WIRE_CONN_CLOSED;
-    uint64_t served = htole64(client_conn_served(w->client));
+    uint64_t served = htole64(client_conn_served(lc->c));
     uint8_t last = w->last || told_to_stop;
     size_t len = 0;
-    const char *bytes = client_conn_unread(w->client, &len);
-    struct iovec f[4] = {{&flag, 1}, {&served, sizeof(served)}, {&last, 1}, {(void *)bytes, len}};
-    int rc = vc_link_send(w->fd, f, back && len > 0 ? 4 : 3);
-    client_conn_free(&w->client);
-    w->client_back = 0;
+    const char *bytes = client_conn_unread(lc->c, &len);
+    struct iovec f[5] = {{&flag, 1}, {&lc->id, 4}, {&served, sizeof(served)}, {&last, 1}, {(void *)bytes, len}};
+    int rc = vc_link_send(w->fd, f, back && len > 0 ? 5 : 4);
+    client_conn_free(&lc->c);
+    *lc = w->clients[--w->nclients]; /* the order of turns does not matter */
+    if (w->nclients == 0)
+        w->client_back = 0;
     if (rc < 0)
         link_lost(rc);
+}
+
+static void clients_free(worker_conn_t *w)
+{
+    while (w->nclients > 0)
+        client_conn_free(&w->clients[--w->nclients].c);
+    w->client_back = 0;
 }
 
 /* ["L"][FrontMessage][terms][bytes], its descriptor in w->in. */
@@ -319,8 +344,11 @@ static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
 {
     int fd = vc_link_take_fd(&w->in);
     Vc__FrontMessage *lease = n >= 3 ? vc__front_message__unpack(NULL, f[1].iov_len, f[1].iov_base) : NULL;
-    if (fd < 0 || lease == NULL || lease->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST || f[2].iov_len != 9 ||
-        w->client != NULL) {
+    uint32_t id = 0;
+    if (n >= 3 && f[2].iov_len == 13)
+        memcpy(&id, (const uint8_t *)f[2].iov_base + 9, sizeof(id));
+    if (fd < 0 || lease == NULL || lease->kind_case != VC__FRONT_MESSAGE__KIND_REQUEST || f[2].iov_len != 13 ||
+        w->nclients >= w->max_clients) {
         vc_log(VC_LOG_ERR, "worker", "a malformed lent connection: closed");
         if (fd >= 0)
             close(fd);
@@ -330,8 +358,8 @@ static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
         char flag = WIRE_CONN_CLOSED;
         uint64_t none = 0;
         uint8_t last = 0;
-        struct iovec e[3] = {{&flag, 1}, {&none, sizeof(none)}, {&last, 1}};
-        int rc = vc_link_send(w->fd, e, 3);
+        struct iovec e[4] = {{&flag, 1}, {&id, 4}, {&none, sizeof(none)}, {&last, 1}};
+        int rc = vc_link_send(w->fd, e, 4);
         if (rc < 0)
             link_lost(rc);
         return;
@@ -341,16 +369,17 @@ static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
     const uint8_t *terms = f[2].iov_base;
     uint64_t max_body;
     memcpy(&max_body, terms + 1, sizeof(max_body));
-    w->client = client_conn_open(fd, lease, terms[0], n >= 4 ? f[3].iov_base : "", n >= 4 ? f[3].iov_len : 0,
-                                 (size_t)le64toh(max_body));
-    w->client_back = 0;
+    w->clients[w->nclients++] = (lent_client_t){client_conn_open(fd, lease, terms[0], n >= 4 ? f[3].iov_base : "",
+                                                                 n >= 4 ? f[3].iov_len : 0, (size_t)le64toh(max_body)),
+                                                id};
 }
 
-/* What came on the link while the worker waited on its lent connection:
- * "H", the front wants it back; a request, the front that lent it is
- * gone (the broker, which has the link again, sends it): the connection
- * is closed without a word to anyone, and the message waits in w->in.
- * The link closed: told to stop (SIGTERM), or the broker is gone. */
+/* What came on the link while the worker served its lent connections:
+ * "H", the front wants them back; "L", another; a request, the front that
+ * lent them is gone (the broker, which has the link again, sends it): the
+ * connections are closed without a word to anyone, and the message waits
+ * in w->in. The link closed: told to stop (SIGTERM), or the broker is
+ * gone. */
 static int client_link_news(worker_conn_t *w)
 {
     static struct iovec f[VC_LINK_MAX_FRAMES];
@@ -368,26 +397,51 @@ static int client_link_news(worker_conn_t *w)
             w->client_back = 1;
             continue;
         }
+        if (is_flag(f, n, WIRE_LEND_CONN)) {
+            client_begins(w, f, n);
+            continue;
+        }
         w->in.off = at;
-        client_conn_free(&w->client);
+        clients_free(w);
         return 0;
     }
 }
 
-/* Serves the lent connection until a request is read (1) or it ends (0). */
+/* Serves the lent connections in turn until one has a request (1, its
+ * index in w->cur) or none is left (0). */
 static int client_next(worker_conn_t *w, vc_request_t *r)
 {
-    while (w->client) {
-        switch (client_conn_next(w->client, w->fd, w->client_back || told_to_stop, r)) {
-        case CLIENT_REQUEST: return 1;
-        case CLIENT_LINK:
-            if (client_link_news(w) < 0)
-                client_conn_free(&w->client); /* nobody to hand it to */
-            break;
-        case CLIENT_LOG: client_log(w, 1); break;
-        case CLIENT_HAND_BACK: client_ends(w, 1); break;
-        case CLIENT_CLOSED: client_ends(w, 0); break;
+    while (w->nclients > 0) {
+        int wait = -1;
+        /* A turn each, from the one after the last served: a busy
+         * connection does not starve the others. */
+        for (int k = 0; k < w->nclients;) {
+            int i = (w->next_client + k) % w->nclients, ms = -1;
+            switch (client_conn_step(w->clients[i].c, w->client_back || told_to_stop, r, &ms)) {
+            case CLIENT_REQUEST:
+                w->cur = i;
+                w->next_client = i + 1;
+                return 1;
+            case CLIENT_LOG: client_log(w, i, 1); continue;
+            case CLIENT_HAND_BACK: client_ends(w, i, 1); continue;
+            case CLIENT_CLOSED: client_ends(w, i, 0); continue;
+            case CLIENT_WAIT: break;
+            }
+            if (wait < 0 || ms < wait)
+                wait = ms;
+            k++;
         }
+        if (w->nclients == 0)
+            break;
+        for (int i = 0; i < w->nclients; i++)
+            w->polls[i] = (struct pollfd){.fd = client_conn_fd(w->clients[i].c), .events = POLLIN};
+        /* The link too, unless they are going back anyway: once it has
+         * ended (SIGTERM), it would be readable for ever. */
+        w->polls[w->nclients] = (struct pollfd){.fd = w->fd, .events = POLLIN};
+        int watch_link = !w->client_back;
+        int ready = poll(w->polls, (nfds_t)(w->nclients + watch_link), wait);
+        if (ready > 0 && watch_link && w->polls[w->nclients].revents && client_link_news(w) < 0)
+            clients_free(w); /* nobody to hand them to */
     }
     return 0;
 }
@@ -502,12 +556,13 @@ static int client_done(worker_conn_t *w, vc_request_t *r)
     worker_clock_end();
     w->served++;
     w->on_client = 0;
-    if (!client_conn_done(w->client, r))
-        client_ends(w, 0);
-    else if (w->last)
-        client_ends(w, 1); /* before the worker exits */
+    if (!client_conn_done(w->clients[w->cur].c, r))
+        client_ends(w, w->cur, 0);
     else
-        client_log(w, 0);
+        client_log(w, w->cur, 0);
+    if (w->last) /* before the worker exits */
+        while (w->nclients > 0)
+            client_ends(w, 0, 1);
     return !w->last;
 }
 
@@ -539,12 +594,14 @@ void worker_close(worker_conn_t **pw)
     worker_conn_t *w = *pw;
     if (w == NULL)
         return;
-    if (w->client)
-        client_ends(w, 1);
+    while (w->nclients > 0)
+        client_ends(w, 0, 1);
     vc_frames_fini(&w->fr);
     vc_link_buf_free(&w->in);
     vc_link_buf_free(&w->busy_in);
     vc_link_buf_free(&w->behind);
+    free(w->clients);
+    free(w->polls);
     close(w->fd);
     free(w);
     *pw = NULL;

@@ -121,11 +121,16 @@ struct lent {
     pipeline_key_t ahead_key[PIPELINE_DEPTH];
     pipeline_key_t job_key; /* for the cost of what it runs */
     uint64_t job_began_us;
-    /* A client's connection it serves itself (lend_conn.c): busy, with
-     * no job, until it hands the connection back or closes it. */
-    struct conn_lend *conn;
-    int leaving; /* it exits (it said so with its connection, or it was gone when one was lent):
-                    busy, finishing, until its link ends */
+    /* Clients' connections it serves itself (lend_conn.c), at most the
+     * pool's lend_connections: busy, with no job, until it has handed
+     * each back or closed it. */
+    struct conn_lend **conns;
+    int nconns;
+    size_t capconns;
+    uint32_t next_conn_id;
+    int conns_asked; /* "H" sent: they all come back, none is lent */
+    int leaving;     /* it exits (it said so with its connection, or it was gone when one was lent):
+                        busy, finishing, until its link ends */
 };
 
 /* The link to one process of a pool (php_pool.c keeps the current one and
@@ -274,18 +279,20 @@ void lent_tick(backend_t *be);
 
 /* lend_conn.c: a client's connection lent to a lent worker. */
 
-/* Passes p's connection, with p, to the idle worker l, if the pool, the
- * site and the connection allow (docs/php.md, "Lent connections"): 1 if
- * it did (p is then the worker's, and ends in h2o without an answer). */
+/* Passes p's connection, with p, to the idle worker l, or with l NULL to
+ * a worker that serves fewer connections than the pool's
+ * lend_connections, if the pool, the site and the connection allow
+ * (docs/php.md, "Lent connections"): 1 if it did (p is then the
+ * worker's, and ends in h2o without an answer). */
 int lend_conn_try(backend_t *be, lent_t *l, preq_t *p);
-/* Asks l for its connection back (once). */
+/* Asks l for its connections back (once). */
 void lend_conn_want(lent_t *l);
-/* ["B"] or ["X"] from l (vc_wire.h): the connection is back in h2o, or
- * closed; l is idle, or leaving. */
+/* ["B"] or ["X"] from l (vc_wire.h): that connection is back in h2o, or
+ * closed; l is idle once it holds none, or leaving. */
 void lend_conn_ended(lent_t *l, const struct iovec *f, int n);
-/* ["A"][records] from l: their lines in the access log. */
+/* ["A"][id][records] from l: their lines in the access log. */
 void lend_conn_log(lent_t *l, const struct iovec *f, int n);
-/* l is gone with the connection: the front's copy is closed. */
+/* l is gone with its connections: the front's copies are closed. */
 void lend_conn_drop(lent_t *l);
 
 /* pipeline.c: which request may wait in a busy worker's link. */

@@ -32,11 +32,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A worker holds one connection, which goes back as soon as a request
- * waits here for a worker: with more busy connections than workers, a
- * connection lent would come back at once, and each lend and return
- * costs more than the wakeups it saves (hello-worker at 64 connections
- * and 4 workers: 9% fewer requests a second). So the front lends only
+/* A worker's connections go back as soon as a request waits here for a
+ * worker: with more busy connections than workers can hold, a connection
+ * lent would come back at once, and each lend and return costs more than
+ * the wakeups it saves (hello-worker at 64 connections, 4 workers, one
+ * connection each: 9% fewer requests a second). So the front lends only
  * when no request has waited for a worker this long. */
 #define QUIET_MS 1000
 
@@ -44,8 +44,37 @@ typedef struct conn_lend {
     conn_passed_t passed; /* fd: the front's copy */
     conn_state_t *c;      /* a reference */
     const site_rt_t *s;   /* the lease's site (the front's for its life) */
-    int asked;            /* "H" sent */
+    uint32_t id;          /* the worker's name for it (vc_wire.h) */
 } conn_lend_t;
+
+/* With no idle worker: the one serving the fewest connections, if fewer
+ * than k, and not asked for them back. Its next request then waits for
+ * what that worker runs (docs/php.md). */
+static lent_t *sharing(backend_t *be, int k)
+{
+    lent_t *best = NULL;
+    for (size_t i = 0; i < be->nlent; i++) {
+        lent_t *l = be->lent[i];
+        if (l->nconns > 0 && l->nconns < k && !l->conns_asked && !l->leaving && (!best || l->nconns < best->nconns))
+            best = l;
+    }
+    return best;
+}
+
+static int find(const lent_t *l, const struct iovec *id)
+{
+    for (int i = 0; id->iov_len == sizeof(uint32_t) && i < l->nconns; i++)
+        if (memcmp(&l->conns[i]->id, id->iov_base, sizeof(uint32_t)) == 0)
+            return i;
+    return -1;
+}
+
+static void forget(lent_t *l, int i)
+{
+    l->conns[i] = l->conns[--l->nconns];
+    if (l->nconns == 0)
+        l->conns_asked = 0;
+}
 
 /* What the front does for each request or answer of these sites beyond
  * routing it to a script (the cache, redirects, hand-offs, realtime
@@ -88,9 +117,11 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     front_t *f = be->f;
     int compress = p->srt && p->srt->conf->gzip && f->settings->gzip;
     if (conf->lend_connections < 1 || vc_mono_ms() - be->waited_ms < QUIET_MS || !strcmp(conf->mode, "fork") ||
-        p->conn == NULL || p->conn->cut || p->conn->lend_bounced ||
-        (compress && h2o_get_compressible_types(&req->headers) != 0) || p->srt == NULL || !lendable(f, p->srt, p) ||
-        be->leaving || l->recalled || l->owed || be->nowed > 0 || l->ob.writing || l->ob.out.len > l->ob.out.off ||
+        p->conn == NULL || p->conn->cut || p->conn->lend_bounced || be->leaving || be->nowed > 0 ||
+        (l == NULL && (l = sharing(be, (int)conf->lend_connections)) == NULL))
+        return 0;
+    if ((compress && h2o_get_compressible_types(&req->headers) != 0) || p->srt == NULL || !lendable(f, p->srt, p) ||
+        l->recalled || l->owed || l->conns_asked || l->ob.writing || l->ob.out.len > l->ob.out.off ||
         conn_pass_refusal(req) != NULL)
         return 0;
     int trusted = forwarded_trusted(f->settings, p->conn, req) == 1;
@@ -98,10 +129,12 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     if (conn_pass_out(req, &out) < 0)
         return 0;
     char flag = WIRE_LEND_CONN;
-    uint8_t terms[9];
+    uint8_t terms[13];
     uint64_t max_body = htole64((uint64_t)f->settings->max_body);
+    uint32_t id = htole32(l->next_conn_id++);
     terms[0] = (uint8_t)(trusted | (compress ? 2 : 0));
     memcpy(terms + 1, &max_body, sizeof(max_body));
+    memcpy(terms + 9, &id, sizeof(id));
     struct iovec fr[4] = {{&flag, 1}, {p->packed, p->packed_len}, {terms, sizeof(terms)}, {out.bytes, out.len}};
     vc_link_buf_t msg = {0};
     vc_link_append(&msg, fr, out.len > 0 ? 4 : 3);
@@ -135,42 +168,52 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     lc->s = p->srt;
     lc->c->sock = NULL; /* h2o's is gone: evictions pass it by */
     lc->c->lent = 1;
+    lc->id = id;
     p->final_seen = 1; /* answered by the worker: nothing to cancel or charge */
-    l->conn = lc;
-    l->busy = 1;
-    l->finishing = 0;
-    l->job = NULL;
-    board_lent(l);
+    VC_GROW(l->conns, l->capconns, (size_t)l->nconns + 1, 4);
+    l->conns[l->nconns++] = lc;
+    if (l->nconns == 1) {
+        l->busy = 1;
+        l->finishing = 0;
+        l->job = NULL;
+        board_lent(l);
+    }
     php_stats.conns_lent++;
     return 1;
 }
 
 void lend_conn_want(lent_t *l)
 {
-    conn_lend_t *lc = l->conn;
-    if (lc == NULL || lc->asked)
+    if (l->nconns == 0 || l->conns_asked)
         return;
-    lc->asked = 1;
+    l->conns_asked = 1;
     char c = WIRE_WANT_CONN;
     vc_link_append(&l->ob.out, &(struct iovec){&c, 1}, 1);
     lent_flush(l);
 }
 
+/* ["B"][id][served][last][bytes] or ["X"][id][served][last]. */
 void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
 {
-    conn_lend_t *lc = l->conn;
+    int i = n >= 2 ? find(l, &f[1]) : -1;
+    if (i < 0) {
+        vc_log(VC_LOG_WARN, "backend", "worker %d ended a connection it was not lent: ignored", l->pid);
+        return;
+    }
+    conn_lend_t *lc = l->conns[i];
+    forget(l, i);
+    int back = *(const char *)f[0].iov_base == WIRE_CONN_BACK;
+    f++, n--; /* the frames after the id, as they were without it */
     backend_t *be = l->be;
     uint64_t served = 0;
     if (n >= 2 && f[1].iov_len == sizeof(served))
         memcpy(&served, f[1].iov_base, sizeof(served));
     served = le64toh(served);
-    l->conn = NULL;
     be->board->map->completed += served;
     vc_board_begin(l->bs);
     l->bs->served += served;
     vc_board_end(l->bs);
     php_stats.conn_requests += served;
-    int back = *(const char *)f[0].iov_base == WIRE_CONN_BACK;
     lc->c->lent = 0;
     if (n >= 3 && f[2].iov_len == 1 && *(const uint8_t *)f[2].iov_base == 1) {
         /* Busy until its link ends; the broker reads its exit as one
@@ -200,24 +243,28 @@ void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
 
 void lend_conn_drop(lent_t *l)
 {
-    conn_lend_t *lc = l->conn;
-    if (lc == NULL)
-        return;
-    l->conn = NULL;
-    lc->c->lent = 0;
-    conn_pass_end(&lc->passed);
-    conn_state_release(lc->c);
-    free(lc);
+    while (l->nconns > 0) {
+        conn_lend_t *lc = l->conns[l->nconns - 1];
+        forget(l, l->nconns - 1);
+        lc->c->lent = 0;
+        conn_pass_end(&lc->passed);
+        conn_state_release(lc->c);
+        free(lc);
+    }
+    free(l->conns);
+    l->conns = NULL;
+    l->capconns = 0;
 }
 
 void lend_conn_log(lent_t *l, const struct iovec *f, int n)
 {
-    conn_lend_t *lc = l->conn;
-    if (lc == NULL || n < 2)
+    int i = n >= 3 ? find(l, &f[1]) : -1;
+    if (i < 0)
         return;
+    conn_lend_t *lc = l->conns[i];
     /* From the worker: each record's lengths are checked against what
      * came (vc_lent_log_next) before it is read. */
-    const char *at = f[1].iov_base, *end = at + f[1].iov_len, *texts;
+    const char *at = f[2].iov_base, *end = at + f[2].iov_len, *texts;
     vc_lent_log_t rec;
     while (vc_lent_log_next(&at, end, &rec, &texts))
         access_log_lent(l->be->f, lc->s, lc->c, &rec, texts);

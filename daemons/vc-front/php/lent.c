@@ -220,6 +220,9 @@ int lent_submit(backend_t *be, preq_t *p)
     board(be)->accepted++;
     p->cost_key = pipeline_key(p);
     lent_t *l = idle_lent(be);
+    /* With no idle worker, one serving connections may take another. */
+    if (lend_conn_try(be, l, p))
+        return 0;
     if (l == NULL && vc_queue_full(&be->queue)) {
         board(be)->rejected_503++;
         php_stats.errors_5xx++;
@@ -230,8 +233,6 @@ int lent_submit(backend_t *be, preq_t *p)
         h2o_send_error_503(req, "Service Unavailable", "Service Unavailable: every PHP worker is busy\n", 0);
         return -1;
     }
-    if (l && lend_conn_try(be, l, p))
-        return 0;
     backend_track(be, p);
     if (l) {
         run_on(l, p);
@@ -376,7 +377,7 @@ static void settle(lent_t *l)
 {
     backend_t *be = l->be;
     lent_t *k;
-    if (l->conn && (goes_back(l) || queue_head(be))) {
+    if (l->nconns > 0 && (goes_back(l) || queue_head(be))) {
         lend_conn_want(l);
     } else if (l->busy) {
         /* below */
@@ -466,9 +467,9 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
         return 0;
     char flag = *(const char *)f[0].iov_base;
     if (flag == WIRE_CONN_BACK || flag == WIRE_CONN_CLOSED) {
-        if (l->conn) {
+        if (l->nconns > 0) {
             lend_conn_ended(l, f, n);
-            if (!l->leaving)
+            if (!l->leaving && l->nconns == 0)
                 went_idle(l);
         }
         return !l->busy && goes_back(l);
@@ -477,8 +478,8 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
         lend_conn_log(l, f, n);
         return 0;
     }
-    if (l->conn)
-        return 0; /* it serves the connection: nothing else is its to say */
+    if (l->nconns > 0)
+        return 0; /* it serves connections: nothing else is its to say */
     if (flag == WIRE_READY) {
         /* After "F"; or for a job it never began (its client left while
          * it was held behind another, vc_wire.h). */
@@ -592,7 +593,7 @@ static void lent_lost(lent_t *l, const char *why)
     memcpy(behind, l->ahead, sizeof(behind));
     uint32_t slot = l->slot;
     int timed_out = (int)__atomic_load_n(&l->bs->timed_out, __ATOMIC_ACQUIRE);
-    int running = l->busy && !l->finishing && l->conn == NULL;
+    int running = l->busy && !l->finishing && l->nconns == 0;
     Vc__Outcome outcome = running ? VC__OUTCOME__OUTCOME_CLIENT_GONE : VC__OUTCOME__OUTCOME_NONE;
     if (running && l->job == NULL)
         board(be)->completed++; /* its client had left */
