@@ -48,14 +48,15 @@ typedef struct conn_lend {
 } conn_lend_t;
 
 /* With no idle worker: the one serving the fewest connections, if fewer
- * than k, and not asked for them back. Its next request then waits for
- * what that worker runs (docs/php.md). */
+ * than k, and neither asked for them back nor wanted by the pool. The
+ * next request then waits for what that worker runs (docs/php.md). */
 static lent_t *sharing(backend_t *be, int k)
 {
     lent_t *best = NULL;
     for (size_t i = 0; i < be->nlent; i++) {
         lent_t *l = be->lent[i];
-        if (l->nconns > 0 && l->nconns < k && !l->conns_asked && !l->leaving && (!best || l->nconns < best->nconns))
+        if (l->nconns > 0 && l->nconns < k && !l->conns_asked && !l->leaving && !l->recalled && !l->owed &&
+            (!best || l->nconns < best->nconns))
             best = l;
     }
     return best;
