@@ -133,6 +133,7 @@ CONVERSATION = [
     (b"POST /lease.php HTTP/1.1\r\nHost: t\r\nExpect: 100-continue\r\nContent-Length: 4\r\n\r\n", b"100 Continue\r\n\r\n"),
     (b"wxyz", b"body=wxyz\n"),
     (get(b"/lease.php?status=404"), b"body=\n"),
+    (get(b"/lease.php?status=503"), b"body=\n"),
     (get(b"/lease.php?status=204"), END),
     (get(b"/lease.php?big=70000"), b"\r\n0\r\n\r\n"),
     (get(b"/style.css"), b"}\n"),  # a static file: handed back
@@ -155,10 +156,19 @@ def converse(s):
     return answers(raw)
 
 
+COUNTED = ("vc_front_requests_total", "vc_front_php_requests_total", "vc_front_php_errors_total")
+
+
 def test_a_lent_connection_answers_byte_for_byte_as_the_front(make_suite, tmp_path):
-    front = converse(lent_suite(make_suite, tmp_path, lend=0))
+    unlent = lent_suite(make_suite, tmp_path, lend=0)
+    front = converse(unlent)
+    counted = [metric(unlent, name) for name in COUNTED]
     s = lent_suite(make_suite, tmp_path, lend=1)
     lent = converse(s)
+    # The front's request counters as if it had read them all (the
+    # worker's records come in batches, the last as the connection ends).
+    assert counted[1] >= 10 and counted[2] == 1 and wait_until(lambda: [metric(s, name) for name in COUNTED] == counted), \
+        (counted, [metric(s, name) for name in COUNTED])
     assert front.count(b"HTTP/1.1 ") >= 16, front
     at = next((i for i in range(min(len(lent), len(front))) if lent[i] != front[i]), min(len(lent), len(front)))
     assert lent == front, (at, lent[max(0, at - 300):at + 200], front[max(0, at - 300):at + 200])

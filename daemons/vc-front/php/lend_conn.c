@@ -45,6 +45,7 @@ typedef struct conn_lend {
     conn_state_t *c;      /* a reference */
     const site_rt_t *s;   /* the lease's site (the front's for its life) */
     uint32_t id;          /* the worker's name for it (vc_wire.h) */
+    uint64_t logged;      /* its requests the worker has logged */
 } conn_lend_t;
 
 /* With no idle worker: the one serving the fewest connections, if fewer
@@ -267,6 +268,17 @@ void lend_conn_log(lent_t *l, const struct iovec *f, int n)
      * came (vc_lent_log_next) before it is read. */
     const char *at = f[2].iov_base, *end = at + f[2].iov_len, *texts;
     vc_lent_log_t rec;
-    while (vc_lent_log_next(&at, end, &rec, &texts))
-        access_log_lent(l->be->f, lc->s, lc->c, &rec, texts);
+    front_t *fr = l->be->f;
+    while (vc_lent_log_next(&at, end, &rec, &texts)) {
+        access_log_lent(fr, lc->s, lc->c, &rec, texts);
+        /* The metrics the front keeps for each request, as if it had
+         * read and answered it. The first came through the front, which
+         * counted it received and passed to PHP, not its answer. */
+        if (lc->logged++ > 0) {
+            fr->stats.requests++;
+            php_stats.requests++;
+        }
+        if (rec.status >= 500)
+            php_stats.errors_5xx++;
+    }
 }
