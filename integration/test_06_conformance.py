@@ -405,10 +405,12 @@ def stacks(request):
     # Worker mode with --worker-restore: the cases include state that must
     # not leak from one request to the next.
     # Lent: 4 workers, so that a request seldom waits for one (the front
-    # lends nothing for a second after one did: lend_conn.c).
+    # lends nothing for a second after one did: lend_conn.c), and up to 4
+    # connections a worker, served in turn (one is the same as K = 1 to
+    # its connection; test_55 has K = 1's hand-backs).
     args = ["--workers", "4" if request.param == "lent" else "2"] + (
         ["--mode", "worker", "--worker-script", WORKER_SCRIPT, "--worker-restore"] if mode == "worker" else [])
-    env = {"VC_CACHE": "0", "VC_LEND_CONNECTIONS": "1"} if request.param == "lent" else None
+    env = {"VC_CACHE": "0", "VC_LEND_CONNECTIONS": "4"} if request.param == "lent" else None
     ours = Suite(root=SCRIPTS, args=args, env=env)
     ours.mode = mode
     ours.lent = request.param == "lent"
