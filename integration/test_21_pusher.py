@@ -197,6 +197,40 @@ def test_presence_members_join_and_leave(rt):
         b.close()
 
 
+def test_a_join_is_told_to_each_subscriber_once(make_suite):
+    """A join reaches the room's other connections through vc-bus; a
+    connection that subscribes before it arrives has the member in its
+    list already, and must not hear of the join again (pusher-js would
+    tell the application twice). vc-bus stopped (SIGSTOP) holds the join
+    back as long as the test needs; seen in CI without it."""
+    s = make_suite(env={"VC_FRONT_PROCESSES": "1"}).start()
+    bus = s.daemon_pid("vc-bus")
+    a, b, c = Client(s), Client(s), Client(s)
+    try:
+        os.kill(bus, signal.SIGSTOP)
+        try:
+            a.subscribe("presence-once", user="1")
+            ids = json.loads(b.subscribe("presence-once", user="2")["data"])["presence"]["ids"]
+            assert sorted(ids) == ["1", "2"]
+        finally:
+            os.kill(bus, signal.SIGCONT)
+        c.subscribe("presence-once", user="3")
+        # b's next member_added is user 3's, not user 1's a second time.
+        assert json.loads(b.recv_event("pusher_internal:member_added")["data"])["user_id"] == "3"
+        told = [json.loads(a.recv_event("pusher_internal:member_added")["data"])["user_id"] for _ in range(2)]
+        assert told == ["2", "3"]
+        # A member who left and comes back is news again.
+        b.close()
+        assert json.loads(c.recv_event("pusher_internal:member_removed")["data"])["user_id"] == "2"
+        b = Client(s)
+        b.subscribe("presence-once", user="2")
+        assert json.loads(c.recv_event("pusher_internal:member_added")["data"])["user_id"] == "2"
+    finally:
+        a.close()
+        b.close()
+        c.close()
+
+
 def test_client_events_reach_the_others_not_the_sender(rt):
     a, b = Client(rt), Client(rt)
     try:

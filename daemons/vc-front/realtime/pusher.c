@@ -42,6 +42,13 @@ typedef struct chan_sub {
     pusher_conn_t *conn;
     char *channel;
     char *user_id; /* a presence channel's member, else NULL */
+    /* A presence subscriber's members, as it was told them
+     * (subscription_succeeded, then member_added and _removed): {USER_ID:
+     * true}. A join reaches the room through vc-bus, so a connection that
+     * subscribed meanwhile has the member in its list already, and the
+     * member_added that follows is dropped for it (pusher-js would tell
+     * the application of the join twice). */
+    json_t *told;
 } chan_sub_t;
 
 struct pusher_conn {
@@ -87,11 +94,33 @@ static void subscription_error(pusher_conn_t *c, const char *channel, const char
                            "data", "type", type, "error", error, "status", status));
 }
 
+/* Whether m is news to a presence subscriber: not a member_added for a
+ * member it was told of. Keeps cs->told. */
+static int news_for(chan_sub_t *cs, const Vc__RoomMessage *m)
+{
+    int added = strcmp(m->event, "pusher_internal:member_added") == 0;
+    if (!added && strcmp(m->event, "pusher_internal:member_removed") != 0)
+        return 1;
+    json_t *d = json_loadb((const char *)m->data.data, m->data.len, 0, NULL);
+    const char *id = json_string_value(json_object_get(d, "user_id"));
+    int news = 1;
+    if (id && added) {
+        news = json_object_get(cs->told, id) == NULL;
+        json_object_set_new(cs->told, id, json_true());
+    } else if (id) {
+        json_object_del(cs->told, id);
+    }
+    json_decref(d);
+    return news;
+}
+
 /* rooms' delivery: the frame is the same for every Pusher subscriber of
  * the room, made by the first. */
 static void deliver(rt_sub_t *s, const Vc__RoomMessage *m, ws_out_t **frame)
 {
     chan_sub_t *cs = (chan_sub_t *)s;
+    if (cs->told && !news_for(cs, m))
+        return;
     if (frame == NULL || *frame == NULL) {
         json_t *data = json_stringn((const char *)m->data.data, m->data.len);
         if (data == NULL)
@@ -157,6 +186,7 @@ static void leave(pusher_conn_t *c, chan_sub_t *cs)
         }
     free(cs->channel);
     free(cs->user_id);
+    json_decref(cs->told);
     free(cs);
 }
 
@@ -182,13 +212,18 @@ static json_t *node_members(front_t *f, const rt_room_t *r)
 }
 
 /* The presence data subscription_succeeded carries: {"presence":{ids,
- * hash, count}}, as a JSON string. */
-static char *presence_data(front_t *f, const rt_room_t *r)
+ * hash, count}}, as a JSON string; the ids in *told ({USER_ID: true}). */
+static char *presence_data(front_t *f, const rt_room_t *r, json_t **told)
 {
     json_t *ids = json_array(), *hash = node_members(f, r);
     const char *user;
     json_t *info;
-    json_object_foreach(hash, user, info) json_array_append_new(ids, json_string(user));
+    *told = json_object();
+    json_object_foreach(hash, user, info)
+    {
+        json_array_append_new(ids, json_string(user));
+        json_object_set_new(*told, user, json_true());
+    }
     size_t n = json_object_size(hash);
     json_t *d = json_pack("{s:{s:o, s:o, s:i}}", "presence", "ids", ids, "hash", hash, "count", (json_int_t)n);
     char *text = json_dumps(d, JSON_COMPACT);
@@ -290,7 +325,7 @@ static void subscribe(pusher_conn_t *c, json_t *data)
         return;
     }
     rooms_member_add(cs->sub.room, user_id, info);
-    char *pd = presence_data(c->f, cs->sub.room);
+    char *pd = presence_data(c->f, cs->sub.room, &cs->told);
     send_json(c, json_pack("{s:s, s:s, s:s}", "event", "pusher_internal:subscription_succeeded", "channel", channel,
                            "data", pd));
     free(pd);
