@@ -422,7 +422,8 @@ def stacks(request):
     # The workers did answer, on lent connections (counted as each came
     # back or closed: the last one may not be yet). How many depends on
     # timing (none is lent for a second after a request waited): 181
-    # cases gave 46 under the sanitizers with 2 workers, over 90 without.
+    # cases gave 133, plain and sanitized (46 with 2 workers and K = 1
+    # under the sanitizers).
     served = metric(ours, "vc_front_php_conn_requests_total") if ours.lent else 0
     ref.stop()
     ours.stop()

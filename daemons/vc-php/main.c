@@ -164,17 +164,18 @@ static void spawn_wanted(php_t *p)
          * runs, but a request on a lent connection is not timed. */
         worker_clock_t *clock;
         int fds[2] = {sv[1], worker_clock_create(&clock)};
+        size_t fds_len = (fds[1] >= 0 ? 2 : 1) * sizeof(int);
         zygote_cmd_t cmd = {ZYGOTE_SPAWN};
         char ctl[CMSG_SPACE(sizeof(fds))];
         memset(ctl, 0, sizeof(ctl));
         struct iovec iov = {&cmd, sizeof(cmd)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = CMSG_SPACE(fds_len)};
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(fds[1] >= 0 ? sizeof(fds) : sizeof(int));
-        mh.msg_controllen = CMSG_SPACE(fds[1] >= 0 ? sizeof(fds) : sizeof(int));
-        memcpy(CMSG_DATA(c), fds, fds[1] >= 0 ? sizeof(fds) : sizeof(int));
+        c->cmsg_len = CMSG_LEN(fds_len);
+        memcpy(CMSG_DATA(c), fds, fds_len);
         ssize_t sent = sendmsg(cur->sock, &mh, MSG_NOSIGNAL);
         close(sv[1]);
         if (fds[1] >= 0)

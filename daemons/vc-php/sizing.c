@@ -139,6 +139,22 @@ void dispatch_scale(dispatch_t *d, int64_t n)
     publish_size(d, "set");
 }
 
+/* w ran past the pool's wall-clock limit: killed, its exit reported as
+ * any other (timed_out says why). script: NULL where the broker cannot
+ * know it. */
+static void kill_overdue(dispatch_t *d, worker_t *w, const char *script, const char *what, uint64_t ms)
+{
+    w->timed_out = 1;
+    d->killed++;
+    if (script)
+        vc_log(VC_LOG_ERR, "pool", "worker %d ran \"%s\" (%s) for %llu ms: killing it", (int)w->pid, script, what,
+               (unsigned long long)ms);
+    else
+        vc_log(VC_LOG_ERR, "pool", "worker %d ran %s for %llu ms: killing it", (int)w->pid, what,
+               (unsigned long long)ms);
+    kill(w->pid, SIGKILL);
+}
+
 void dispatch_on_tick(dispatch_t *d)
 {
     uint64_t now = vc_mono_ms();
@@ -157,44 +173,28 @@ void dispatch_on_tick(dispatch_t *d)
         return;
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
-        /* A request on a connection lent to the worker: only its clock
-         * knows (a time past now is one just begun, as on the board). */
-        uint64_t clock = worker_clock_since(w->clock);
-        if (w->state == W_LENT && !w->timed_out && clock && clock < now && now - clock >= d->run_limit_ms) {
-            w->timed_out = 1;
-            d->killed++;
-            vc_log(VC_LOG_ERR, "pool", "worker %d ran a request on a lent connection for %llu ms: killing it",
-                   (int)w->pid, (unsigned long long)(now - clock));
-            kill(w->pid, SIGKILL);
-        }
         if (w->state == W_LENT && !w->timed_out) {
-            vc_board_slot_t *bs = broker_board_slot(d, w), s;
-            if (bs == NULL)
-                continue;
-            vc_board_read(bs, &s);
-            /* The front may have started it after `now` was read: a
-             * since_ms past now is a request just begun, not one that
-             * wrapped round to an age of 2^64 ms. */
+            vc_board_slot_t *bs = broker_board_slot(d, w), s = {.state = VC_BOARD_IDLE};
+            if (bs)
+                vc_board_read(bs, &s);
             /* Finishing (after fastcgi_finish_request()) is still its
-             * request: the same limit, counted from the request's start. */
-            if ((s.state != VC_BOARD_BUSY && s.state != VC_BOARD_FINISHING) || s.since_ms >= now ||
-                now - s.since_ms < d->run_limit_ms)
+             * request: the same limit, counted from the request's start.
+             * Idle on its front's board, it may run a request on a
+             * connection lent to it: only its clock knows. */
+            int on_board = s.state == VC_BOARD_BUSY || s.state == VC_BOARD_FINISHING;
+            uint64_t since = on_board ? s.since_ms : worker_clock_since(w->clock);
+            /* The front (or the worker) may have started it after `now`
+             * was read: a since_ms past now is a request just begun, not
+             * one that wrapped round to an age of 2^64 ms. */
+            if (since == 0 || since >= now || now - since < d->run_limit_ms)
                 continue;
-            /* Said on the board first: its front answers 504, not 502. */
-            __atomic_store_n(&bs->timed_out, 1, __ATOMIC_RELEASE);
-            w->timed_out = 1;
-            d->killed++;
-            vc_log(VC_LOG_ERR, "pool", "worker %d ran \"%s\" (%s) for %llu ms: killing it", (int)w->pid, s.script,
-                   s.what, (unsigned long long)(now - s.since_ms));
-            kill(w->pid, SIGKILL);
+            if (on_board) /* said on the board first: its front answers 504, not 502 */
+                __atomic_store_n(&bs->timed_out, 1, __ATOMIC_RELEASE);
+            kill_overdue(d, w, on_board ? s.script : NULL, on_board ? s.what : "a request on a lent connection",
+                         now - since);
         }
-        if ((w->state == W_BUSY || w->state == W_FINISHING) && !w->timed_out && now - w->since_ms >= d->run_limit_ms) {
-            w->timed_out = 1;
-            d->killed++;
-            vc_log(VC_LOG_ERR, "pool", "worker %d ran \"%s\" (%s) for %llu ms: killing it", (int)w->pid,
-                   w->job ? w->job->what : "", w->job ? w->job->script : "", (unsigned long long)(now - w->since_ms));
-            kill(w->pid, SIGKILL);
-        }
+        if ((w->state == W_BUSY || w->state == W_FINISHING) && !w->timed_out && now - w->since_ms >= d->run_limit_ms)
+            kill_overdue(d, w, w->job ? w->job->script : "", w->job ? w->job->what : "", now - w->since_ms);
     }
 }
 
