@@ -4,10 +4,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct vc_store {
     MDB_env *env;
@@ -79,13 +81,22 @@ vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t er
         return NULL;
     }
     /* An empty data file is read by LMDB as a new store, silently: the
-     * configuration versions and the journal would be gone without a word. */
+     * configuration versions and the journal would be gone without a word.
+     * A store being made is empty too, from its creation until its first
+     * pages are written in mdb_env_open(): the daemons of a suite open it
+     * at once, so the look and the open are made under a lock of the
+     * directory, and a second opener finds the store whole. */
+    int dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    while (dirfd >= 0 && flock(dirfd, LOCK_EX) < 0 && errno == EINTR)
+        ;
     char *data = vc_asprintf("%s/data.mdb", dir);
     struct stat fst;
     int empty = stat(data, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size == 0;
     free(data);
     if (empty) {
         snprintf(err, errlen, "the state store \"%s/data.mdb\" is empty (damaged)%s", dir, WAY_OUT);
+        if (dirfd >= 0)
+            close(dirfd);
         return NULL;
     }
     vc_store_t *st = vc_calloc(1, sizeof(*st));
@@ -101,6 +112,8 @@ vc_store_t *vc_store_open(const char *dir, size_t map_size, char *err, size_t er
      * thread switch cannot strand a reader slot. */
     if (rc == 0)
         rc = mdb_env_open(st->env, dir, MDB_NOTLS, 0600);
+    if (dirfd >= 0)
+        close(dirfd); /* and its lock */
     if (rc != 0) {
         snprintf(err, errlen, "mdb_env_open() failed while opening the state store \"%s\": %s%s", dir, mdb_strerror(rc),
                  rc == MDB_INVALID || rc == MDB_VERSION_MISMATCH || rc == MDB_CORRUPTED ? WAY_OUT : "");

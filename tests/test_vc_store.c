@@ -166,6 +166,35 @@ static void crash_test(const char *dir)
     vc_store_destroy(&st);
 }
 
+/* The daemons of a suite open a new store at once (vc alone, a pod): the
+ * one that creates data.mdb writes its first pages while the others look
+ * at it, and none may take the file it sees empty for a damaged one. */
+static void first_open_race(void)
+{
+    enum { ROUNDS = 100, OPENERS = 4 };
+    int refused = 0;
+    for (int round = 0; round < ROUNDS && !refused; round++) {
+        char *dir = vc_test_tmpdir();
+        pid_t kids[OPENERS];
+        for (int i = 0; i < OPENERS; i++)
+            if ((kids[i] = fork()) == 0) {
+                char err[512] = "";
+                vc_store_t *st = vc_store_open(dir, 1 << 20, err, sizeof(err));
+                if (st == NULL)
+                    fprintf(stderr, "round %d, opener %d: %s\n", round, i, err);
+                _exit(st ? 0 : 1);
+            }
+        for (int i = 0; i < OPENERS; i++) {
+            int status = 0;
+            waitpid(kids[i], &status, 0);
+            refused += !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+        }
+        vc_test_rmtree(dir);
+        free(dir);
+    }
+    CHECK(refused == 0);
+}
+
 int main(void)
 {
     char *dir = vc_test_tmpdir();
@@ -224,6 +253,21 @@ int main(void)
         crash_test(cdir);
         vc_test_rmtree(cdir);
         free(cdir);
+    }
+    first_open_race();
+    /* An empty data file (a store cut to nothing) is refused, not read as
+     * a new store. */
+    {
+        char *edir = vc_test_tmpdir();
+        char *data = vc_asprintf("%s/data.mdb", edir);
+        int fd = open(data, O_CREAT | O_WRONLY, 0600);
+        CHECK(fd >= 0);
+        close(fd);
+        CHECK(vc_store_open(edir, 1 << 20, err, sizeof(err)) == NULL);
+        CHECK_CONTAINS(err, "is empty (damaged)");
+        vc_test_rmtree(edir);
+        free(data);
+        free(edir);
     }
     /* A directory that cannot be made: an error, not a crash. */
     CHECK(vc_store_open("/proc/no/such/dir", 1 << 20, err, sizeof(err)) == NULL);
