@@ -759,6 +759,13 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def cpu_quiet(pid, seconds=0.25):
+    """pid used at most one clock tick of CPU in the next seconds."""
+    cpu0 = cpu_seconds(pid)
+    time.sleep(seconds)
+    return cpu_seconds(pid) - cpu0 <= 1 / os.sysconf("SC_CLK_TCK")
+
+
 def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite, tmp_path):
     """Four workers stream 64 MiB each to a vc-front that stops reading
     (SIGSTOP): the broker stops reading them (they wait in their writes),
@@ -785,7 +792,9 @@ def test_a_stopped_front_holds_the_workers_back_not_the_broker(make_suite, tmp_p
             (php_status(s), s.logs()[-3000:])
         os.kill(front, signal.SIGSTOP)
         try:
-            time.sleep(1)
+            # Until the links to the front are full and the broker stops
+            # reading the workers: a quarter second with no CPU tick.
+            assert wait_for(lambda: cpu_quiet(broker), timeout=10), "the broker never went quiet"
             cpu0 = cpu_seconds(broker)
             time.sleep(2)
             spent = cpu_seconds(broker) - cpu0
