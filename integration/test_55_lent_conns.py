@@ -254,7 +254,24 @@ def test_a_slow_reader_gets_its_whole_answer_and_its_connection_goes_back(make_s
     assert metric(s, "vc_front_php_conns_lent_total") == lent + 1
 
 
-def test_a_worker_killed_mid_request_or_idle_closes_only_its_connection(make_suite, tmp_path):
+def waiting_for_a_request(pid):
+    """The worker sleeps in poll() (its lent connections and its link),
+    as it does only between requests: it holds nothing of them."""
+    try:
+        with open("/proc/%d/wchan" % pid) as f:
+            return "poll" in f.read()
+    except OSError:
+        return False
+
+
+def answered(c, path):
+    """c is served on: a request on it gets its answer."""
+    c.sendall(get(path))
+    raw = read_until(c, b"\n", read_until(c, b"\r\n\r\n"))
+    return raw.startswith(b"HTTP/1.1 200 ") and path.split(b"?")[1] in raw
+
+
+def test_a_worker_killed_mid_request_closes_its_connection_and_mid_idle_gives_it_back(make_suite, tmp_path):
     s = lent_suite(make_suite, tmp_path)
     mark = tmp_path / "root" / "running"  # where the pool's scripts may write
     a = connect(s)
@@ -263,10 +280,15 @@ def test_a_worker_killed_mid_request_or_idle_closes_only_its_connection(make_sui
     assert wait_until(mark.exists, timeout=10)
     os.kill(pid, signal.SIGKILL)
     assert closed_without_a_word(a)  # no answer had begun
+    # Idle, the worker held nothing of the connection: the front takes it
+    # back (docs/php.md, "Faults"), and its client sees nothing happen.
     b = connect(s)
     pid = lent_worker_pid(s, b)
+    assert wait_until(lambda: waiting_for_a_request(pid), timeout=10)
     os.kill(pid, signal.SIGKILL)
-    assert closed_without_a_word(b)
+    assert wait_until(lambda: metric(s, "vc_front_php_conns_rescued_total") == 1)
+    assert answered(b, b"/lease.php?after=b") and answered(b, b"/lease.php?again=b")
+    b.close()
     # The pool goes on, lending again.
     with requests.Session() as sess:
         for i in range(3):
@@ -354,13 +376,20 @@ def test_a_request_waiting_in_the_front_takes_every_connection_back(make_suite, 
         assert got.count(b"HTTP/1.1 200") == 1 and b"[" + name + b"]" in got, got
 
 
-def test_a_worker_killed_with_two_connections_closes_both(make_suite, tmp_path):
+def test_a_worker_killed_with_two_connections_gives_back_the_one_it_held_nothing_of(make_suite, tmp_path):
+    # One worker holds a and b; a runs a request when it is killed, b
+    # waits for its next: a is closed, b goes on in the front.
     s = lent_suite(make_suite, tmp_path, lend=2, workers=1)
+    mark = tmp_path / "root" / "running"
     a, b = connect(s), connect(s)
     pid = lent_worker_pid(s, a)
     assert lent_worker_pid(s, b) == pid
+    a.sendall(get(b"/lease.php?sleep=10000&mark=" + str(mark).encode()))
+    assert wait_until(mark.exists, timeout=10)
     os.kill(pid, signal.SIGKILL)
-    assert closed_without_a_word(a) and closed_without_a_word(b)
+    assert closed_without_a_word(a)
+    assert answered(b, b"/lease.php?after=b")
+    assert metric(s, "vc_front_php_conns_rescued_total") == 1
     with requests.Session() as sess:
         assert sess.get(s.url("/lease.php?after=1"), timeout=10).status_code == 200
 

@@ -11,6 +11,7 @@
  * (as php-fpm's pools share nothing): each says what it needs.
  */
 #include "vc_config_internal.h"
+#include "vc_lent_quiet.h"
 #include "vc_util.h"
 
 #include <ctype.h>
@@ -48,7 +49,7 @@ const struct spec vc_pool_specs[] = {
     {"php.pipeline_below", T_DURATION, P(pipeline_below_ms), 0, 60000},
     /* A worker holds one connection at a time: more waits for a worker
      * that serves several in turn (docs/php.md, "Lent connections"). */
-    {"php.lend_connections", T_INT, P(lend_connections), 0, 64},
+    {"php.lend_connections", T_INT, P(lend_connections), 0, VC_LENT_CONNS_MAX},
     {"php.kill_grace", T_DURATION, P(kill_grace_ms), 0, 3600000},
 };
 const size_t vc_pool_nspecs = VC_ARRAY_SIZE(vc_pool_specs);

@@ -26,13 +26,15 @@
  * A front may lend a lent worker clients' connections, up to the pool's
  * php.lend_connections at once (docs/php.md, "Lent connections";
  * daemons/vc-php/client_conn.h). Each has an id, 4 bytes little-endian,
- * the front's choice:
+ * the front's choice, below VC_LENT_CONNS_MAX (vc_lent_quiet.h):
  * front -> worker:   ["L"][FrontMessage][terms][bytes...]  a connection; its
  *                                        descriptor comes with it; the request
  *                                        in FrontMessage is its first, as routed;
  *                                        terms: 13 bytes: flags (1: its client is
  *                                        a trusted proxy; 2: the site compresses
- *                                        answers), front.max_body (8 bytes
+ *                                        answers; 4: a second descriptor follows,
+ *                                        the worker's quiet words, vc_lent_quiet.h),
+ *                                        front.max_body (8 bytes
  *                                        little-endian), the id; bytes: what
  *                                        the front read of it, that request's
  *                                        head first
@@ -65,6 +67,7 @@
 #define WIRE_CONN_BACK 'B'
 #define WIRE_CONN_CLOSED 'X'
 #define WIRE_CONN_LOG 'A'
+#define WIRE_LEND_QUIET_PAGE 4 /* in "L"'s flags */
 
 /* A front, inside the broker: its slot and a serial, so an answer for a
  * front that went away and a new one in its slot is dropped, not

@@ -39,10 +39,12 @@ struct client_conn {
     size_t len, cap, max_body;
     vc_http1_t http;
     uint64_t served;
-    uint64_t quiet_ms; /* since when nothing came (or the last answer ended) */
-    int back;          /* hand back before the next request (a slow reader) */
-    int gone;          /* a write failed: the client left */
-    int closed;        /* this answer ends the connection */
+    uint64_t quiet_ms;      /* since when nothing came (or the last answer ended) */
+    int back;               /* hand back before the next request (a slow reader) */
+    int gone;               /* a write failed: the client left */
+    int closed;             /* this answer ends the connection */
+    vc_lent_quiet_t *quiet; /* the front's word for it (vc_lent_quiet.h), if any */
+    uint32_t quiet_id;
     /* The request being run: its head (the lease's, with this request's
      * own fields), the texts those need as C strings, its body. */
     Vc__RequestHead head;
@@ -82,6 +84,12 @@ client_conn_t *client_conn_open(int fd, void *lease, int flags, const void *byte
     c->quiet_ms = vc_mono_ms();
     vc_http1_init(&c->http, max_body);
     return c;
+}
+
+void client_conn_tell_quiet(client_conn_t *c, vc_lent_quiet_t *q, uint32_t id)
+{
+    c->quiet = q;
+    c->quiet_id = id;
 }
 
 int client_conn_fd(const client_conn_t *c)
@@ -270,6 +278,9 @@ static int fill(client_conn_t *c)
         c->cap *= 2;
         c->buf = vc_realloc(c->buf, c->cap);
     }
+    /* Not quiet from before the read: dead between the two, the worker
+     * has its connection closed, never taken back with a byte lost. */
+    vc_lent_quiet_set(c->quiet, c->quiet_id, 0);
     for (;;) {
         ssize_t got = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
         if (got < 0 && errno == EINTR)
@@ -328,6 +339,11 @@ client_conn_step_t client_conn_step(client_conn_t *c, int back, vc_request_t *r,
          * Records wait no longer than LOG_MS between requests. */
         uint64_t now = vc_mono_ms(), quiet = now - c->quiet_ms;
         uint64_t limit = between && c->len == 0 ? IDLE_MS : STALL_MS;
+        /* Every answer written whole (client_conn_done() came after the
+         * last), nothing read past it: should the worker die now, the
+         * front may serve the connection on. */
+        if (between && c->len == 0)
+            vc_lent_quiet_set(c->quiet, c->quiet_id, 1);
         if (quiet >= limit)
             return between ? CLIENT_HAND_BACK : CLIENT_CLOSED;
         uint64_t wait = limit - quiet;
@@ -506,5 +522,10 @@ int client_conn_done(client_conn_t *c, vc_request_t *r)
         shutdown(c->fd, SHUT_WR);
         return 0;
     }
+    /* Its answer is written whole; quiet unless the client sent more
+     * (so a worker killed while it runs another connection's request
+     * leaves this one to the front). */
+    if (c->len == 0)
+        vc_lent_quiet_set(c->quiet, c->quiet_id, 1);
     return 1;
 }

@@ -19,6 +19,7 @@
 #define VC_PHP_CLIENT_CONN_H
 
 #include "sapi.h"
+#include "vc_lent_quiet.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,6 +46,10 @@ typedef enum client_conn_step {
  * is read and parsed as far as it goes. back: hand the connection back
  * before reading another request (the front asked). */
 client_conn_step_t client_conn_step(client_conn_t *c, int back, vc_request_t *r, int *wait_ms);
+
+/* Where c says whether it is quiet (libcommon/vc_lent_quiet.h): the
+ * front's word for it, id, in q. */
+void client_conn_tell_quiet(client_conn_t *c, vc_lent_quiet_t *q, uint32_t id);
 
 /* Its descriptor, to wait on (POLLIN) after CLIENT_WAIT. */
 int client_conn_fd(const client_conn_t *c);

@@ -3,6 +3,7 @@
 #include "worker_clock.h"
 #include "release_pin.h"
 #include "vc_log.h"
+#include "vc_shared_page.h"
 #include "vc_util.h"
 #include "vc_wire.h"
 #include "vc_link.h"
@@ -45,7 +46,8 @@ struct worker_conn {
     int client_back;           /* the front wants them back */
     int on_client;             /* the current request came on clients[cur] */
     int cur;
-    struct pollfd *polls; /* the clients' and the link's, max_clients + 1 */
+    struct pollfd *polls;   /* the clients' and the link's, max_clients + 1 */
+    vc_lent_quiet_t *quiet; /* the front's page for them (vc_lent_quiet.h) */
 };
 
 /* SIGTERM is how the pool tells an idle worker to go (retired, recycled,
@@ -339,10 +341,25 @@ static void clients_free(worker_conn_t *w)
     w->client_back = 0;
 }
 
-/* ["L"][FrontMessage][terms][bytes], its descriptor in w->in. */
+/* The page of quiet words, if "L" brought it: a front sends its own with
+ * the first connection it lends each time it has the worker lent, and
+ * that replaces any other. */
+static void client_quiet_page(worker_conn_t *w, const struct iovec *f, int n)
+{
+    if (n < 3 || f[2].iov_len != 13 || !(*(const uint8_t *)f[2].iov_base & WIRE_LEND_QUIET_PAGE))
+        return;
+    vc_shared_page_unmap((void **)&w->quiet, sizeof(*w->quiet));
+    w->quiet = vc_shared_page_map(vc_link_take_fd(&w->in), sizeof(vc_lent_quiet_t));
+    for (int i = 0; i < w->nclients; i++)
+        client_conn_tell_quiet(w->clients[i].c, w->quiet, le32toh(w->clients[i].id));
+}
+
+/* ["L"][FrontMessage][terms][bytes], its descriptor in w->in (and the
+ * quiet words' after it, the first time). */
 static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
 {
     int fd = vc_link_take_fd(&w->in);
+    client_quiet_page(w, f, n);
     Vc__FrontMessage *lease = n >= 3 ? vc__front_message__unpack(NULL, f[1].iov_len, f[1].iov_base) : NULL;
     uint32_t id = 0;
     if (n >= 3 && f[2].iov_len == 13)
@@ -369,9 +386,10 @@ static void client_begins(worker_conn_t *w, const struct iovec *f, int n)
     const uint8_t *terms = f[2].iov_base;
     uint64_t max_body;
     memcpy(&max_body, terms + 1, sizeof(max_body));
-    w->clients[w->nclients++] = (lent_client_t){client_conn_open(fd, lease, terms[0], n >= 4 ? f[3].iov_base : "",
-                                                                 n >= 4 ? f[3].iov_len : 0, (size_t)le64toh(max_body)),
-                                                id};
+    client_conn_t *c = client_conn_open(fd, lease, terms[0], n >= 4 ? f[3].iov_base : "", n >= 4 ? f[3].iov_len : 0,
+                                        (size_t)le64toh(max_body));
+    client_conn_tell_quiet(c, w->quiet, le32toh(id));
+    w->clients[w->nclients++] = (lent_client_t){c, id};
 }
 
 /* What came on the link while the worker served its lent connections:
@@ -602,6 +620,7 @@ void worker_close(worker_conn_t **pw)
     vc_link_buf_free(&w->behind);
     free(w->clients);
     free(w->polls);
+    vc_shared_page_unmap((void **)&w->quiet, sizeof(*w->quiet));
     close(w->fd);
     free(w);
     *pw = NULL;

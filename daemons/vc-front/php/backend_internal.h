@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "vc_queue.h"
 #include "vc_board.h"
+#include "vc_lent_quiet.h"
 #include "vc_link.h"
 #include "vc_link_auth.h"
 #include "vc_frames.h"
@@ -127,10 +128,10 @@ struct lent {
     struct conn_lend **conns;
     int nconns;
     size_t capconns;
-    uint32_t next_conn_id;
-    int conns_asked; /* "H" sent: they all come back, none is lent */
-    int leaving;     /* it exits (it said so with its connection, or it was gone when one was lent):
-                        busy, finishing, until its link ends */
+    vc_lent_quiet_t *quiet; /* which are quiet, the worker says (vc_lent_quiet.h) */
+    int conns_asked;        /* "H" sent: they all come back, none is lent */
+    int leaving;            /* it exits (it said so with its connection, or it was gone when one was lent):
+                               busy, finishing, until its link ends */
 };
 
 /* The link to one process of a pool (php_pool.c keeps the current one and
@@ -188,6 +189,7 @@ typedef struct php_stats {
     uint64_t pipelined;         /* held behind a lent worker's job (pipeline.c) */
     uint64_t conns_lent;        /* client connections lent to a worker (lend_conn.c) */
     uint64_t conns_back;        /* and handed back to the front */
+    uint64_t conns_rescued;     /* taken back quiet from a worker that died */
     uint64_t conn_requests;     /* requests the workers served on them */
 } php_stats_t;
 extern php_stats_t php_stats; /* backend.c */
@@ -292,6 +294,10 @@ void lend_conn_want(lent_t *l);
 void lend_conn_ended(lent_t *l, const struct iovec *f, int n);
 /* ["A"][id][records] from l: their lines in the access log. */
 void lend_conn_log(lent_t *l, const struct iovec *f, int n);
+/* l died: the connections it held nothing of go on in h2o, as if just
+ * accepted (vc_lent_quiet.h); lend_conn_drop() closes the others. Returns
+ * how many went on. */
+int lend_conn_rescue(lent_t *l);
 /* l is gone with its connections: the front's copies are closed. */
 void lend_conn_drop(lent_t *l);
 

@@ -25,12 +25,14 @@
 #include "core/htaccess_cache.h"
 #include "vc_cache.h"
 #include "vc_log.h"
+#include "vc_shared_page.h"
 #include "vc_util.h"
 #include "vc_wire.h"
 
 #include <endian.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* A worker's connections go back as soon as a request waits here for a
  * worker: with more busy connections than workers can hold, a connection
@@ -69,6 +71,18 @@ static int find(const lent_t *l, const struct iovec *id)
         if (memcmp(&l->conns[i]->id, id->iov_base, sizeof(uint32_t)) == 0)
             return i;
     return -1;
+}
+
+/* The lowest id none of l's connections has: below the pool's
+ * lend_connections, so a word of l's quiet page. */
+static uint32_t free_id(const lent_t *l)
+{
+    for (uint32_t id = 0;; id++) {
+        uint32_t le = htole32(id);
+        int i = find(l, &(struct iovec){&le, sizeof(le)});
+        if (i < 0)
+            return id;
+    }
 }
 
 static void forget(lent_t *l, int i)
@@ -133,14 +147,22 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
     char flag = WIRE_LEND_CONN;
     uint8_t terms[13];
     uint64_t max_body = htole64((uint64_t)f->settings->max_body);
-    uint32_t id = htole32(l->next_conn_id++);
-    terms[0] = (uint8_t)(trusted | (compress ? 2 : 0));
+    uint32_t host_id = free_id(l), id = htole32(host_id);
+    /* The quiet words go with the first connection (made once; without
+     * them a worker's death closes its connections, as before). */
+    int fds[2] = {out.fd,
+                  l->quiet ? -1 : vc_shared_page_create("vc-lent-quiet", sizeof(vc_lent_quiet_t), (void **)&l->quiet)};
+    vc_lent_quiet_set(l->quiet, host_id, 0);
+    terms[0] = (uint8_t)(trusted | (compress ? 2 : 0) | (fds[1] >= 0 ? WIRE_LEND_QUIET_PAGE : 0));
     memcpy(terms + 1, &max_body, sizeof(max_body));
     memcpy(terms + 9, &id, sizeof(id));
     struct iovec fr[4] = {{&flag, 1}, {p->packed, p->packed_len}, {terms, sizeof(terms)}, {out.bytes, out.len}};
     vc_link_buf_t msg = {0};
     vc_link_append(&msg, fr, out.len > 0 ? 4 : 3);
-    ssize_t sent = vc_link_send_fds(h2o_socket_get_fd(l->ob.sock), msg.p + msg.off, msg.len - msg.off, &out.fd, 1);
+    ssize_t sent =
+        vc_link_send_fds(h2o_socket_get_fd(l->ob.sock), msg.p + msg.off, msg.len - msg.off, fds, fds[1] >= 0 ? 2 : 1);
+    if (fds[1] >= 0)
+        close(fds[1]);
     if (sent < 0) {
         /* The worker cannot have it (it has just exited, its end not read
          * yet): back into h2o, which reads the request again (it was not
@@ -243,6 +265,29 @@ void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
     free(lc);
 }
 
+int lend_conn_rescue(lent_t *l)
+{
+    int n = 0;
+    for (int i = 0; i < l->nconns;) {
+        conn_lend_t *lc = l->conns[i];
+        if (!vc_lent_quiet_is(l->quiet, le32toh(lc->id))) {
+            i++;
+            continue;
+        }
+        forget(l, i);
+        php_stats.conns_rescued++;
+        php_stats.conn_requests += lc->logged;
+        lc->c->lent = 0;
+        h2o_socket_t *sock = conn_take_back(l->be->f->ctx.loop, &lc->passed);
+        lc->c->sock = sock;
+        h2o_accept(&l->be->f->accept_plain, sock);
+        conn_state_release(lc->c);
+        free(lc);
+        n++;
+    }
+    return n;
+}
+
 void lend_conn_drop(lent_t *l)
 {
     while (l->nconns > 0) {
@@ -256,6 +301,7 @@ void lend_conn_drop(lent_t *l)
     free(l->conns);
     l->conns = NULL;
     l->capconns = 0;
+    vc_shared_page_unmap((void **)&l->quiet, sizeof(*l->quiet));
 }
 
 void lend_conn_log(lent_t *l, const struct iovec *f, int n)

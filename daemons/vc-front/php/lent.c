@@ -599,6 +599,10 @@ static void lent_lost(lent_t *l, const char *why)
         board(be)->completed++; /* its client had left */
     vc_log(running ? VC_LOG_WARN : VC_LOG_DEBUG, "backend", "lent worker %d is gone (%s)%s", l->pid, why,
            running ? " while running a request" : "");
+    int held = l->nconns, rescued = lend_conn_rescue(l);
+    if (held > 0)
+        vc_log(VC_LOG_INFO, "backend", "worker %d held %d lent connections: %d go on here, %d are closed", l->pid, held,
+               rescued, held - rescued);
     lent_remove(l);
     if (p && p->req && !p->final_seen) {
         p->lw = NULL;
