@@ -238,6 +238,28 @@ def test_deploy_refuses_what_a_release_cannot_hold(deployed):
     assert r.returncode == 1
 
 
+def test_deploy_refuses_links_that_leave_as_the_kernel_resolves_them(deployed):
+    """Two links, each inside the release as text: a/b/c/r is the app's top
+    (three levels up), and public/x goes through r and one level up. The
+    kernel takes r first, so public/x is the directory above the release
+    (the review's way to serve the suite's keys); `vc deploy` refuses it and
+    nothing reaches the node."""
+    s = deployed
+    write_app(s.app, "v1")
+    os.makedirs(os.path.join(s.app, "a", "b", "c"))
+    os.symlink("../../..", os.path.join(s.app, "a", "b", "c", "r"))
+    os.symlink("../a/b/c/r/..", os.path.join(s.app, "public", "x"))
+    assert os.path.realpath(os.path.join(s.app, "public", "x")) == os.path.dirname(s.app)
+    r = s.vc("deploy", "deploy", s.app)
+    assert r.returncode == 1, r.stderr
+    assert 'the link "public/x" -> "../a/b/c/r/.." leaves the release as it resolves' in r.stderr, r.stderr
+    assert not os.path.exists(os.path.join(s.srv, "current"))
+    # The same tree without the second link deploys: r alone stays inside.
+    os.unlink(os.path.join(s.app, "public", "x"))
+    s.vc("deploy", "deploy", s.app, check=True)
+    assert get(s)[1].startswith("v1 v1 "), get(s)
+
+
 @pytest.mark.parametrize("deployed", ['deploy_exclude = ["*.log", "tests"];'], indirect=True)
 def test_the_site_excludes_its_own_patterns(deployed):
     """The site's deploy_exclude and the command's --exclude both leave

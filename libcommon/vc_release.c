@@ -393,6 +393,8 @@ int vc_release_parse(const char *text, size_t len, vc_release_t *out, char *why,
     if (rc < 0) {
         snprintf(why, wlen, "manifest line %zu: %s", lineno, reason);
         vc_release_free(out);
+    } else if ((rc = vc_release_links_ok(out, why, wlen)) < 0) {
+        vc_release_free(out);
     }
     return rc;
 }

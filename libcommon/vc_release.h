@@ -19,7 +19,7 @@
  * Paths and texts are percent-escaped (bytes up to a space, '%' and 127 on).
  * Every entry's parent is a directory listed before it, so no entry is
  * written through a link; a link's target is relative and stays inside the
- * release. HASH is BLAKE2b-256 of the file, in hex.
+ * release, also as the kernel resolves it through the release's other links. HASH is BLAKE2b-256 of the file, in hex.
  */
 #ifndef VC_RELEASE_H
 #define VC_RELEASE_H
@@ -64,8 +64,13 @@ void vc_release_free(vc_release_t *r);
 
 /* Whether a release path is relative, with no empty, "." or ".." part. */
 int vc_release_path_ok(const char *p);
-/* Whether a link at path with this target stays inside the release. */
+/* Whether a link at path with this target stays inside the release, as
+ * text: the first check, made on each line as it is read. */
 int vc_release_target_ok(const char *path, const char *target);
+/* Whether every link stays inside the release as the kernel resolves it,
+ * through the other links of the manifest (vc_release_links.c); made by
+ * vc_release_parse on the whole manifest. 0, or -1 with why. */
+int vc_release_links_ok(const vc_release_t *r, char *why, size_t wlen);
 /* A release id: letters, digits, '-', '_' and '.', not starting with '.'. */
 int vc_release_id_ok(const char *id);
 

@@ -4,6 +4,7 @@
  * the shared paths linked to DEPLOY_TO/shared, then one rename.
  */
 #include "fed.h"
+#include "vc_beneath.h"
 #include "vc_delta.h"
 #include "vc_events.h"
 #include "vc_log.h"
@@ -235,6 +236,34 @@ static int link_shared(fed_staging_t *s, const char *path, char *why, size_t wle
     return rc;
 }
 
+/* Each link of the release as the kernel follows it, shared paths' links
+ * too: none may leave DEPLOY_TO (the manifest's own check, made when it
+ * was read, keeps them inside the release but for the shared paths). */
+static int links_stay(const vc_site_t *site, fed_staging_t *s, char *why, size_t wlen)
+{
+    int base = open(site->deploy_to, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (base < 0) {
+        snprintf(why, wlen, "cannot open \"%s\": %s", site->deploy_to, strerror(errno));
+        return -1;
+    }
+    const char *tree = s->tree + strlen(site->deploy_to) + 1;
+    int rc = 0;
+    for (size_t i = 0; i < s->rel.n && rc == 0; i++) {
+        const vc_rel_entry_t *e = &s->rel.entries[i];
+        if (e->kind != VC_REL_LINK || fed_is_shared(site, e->path))
+            continue;
+        char *rel = vc_asprintf("%s/%s", tree, e->path);
+        if (vc_stays_beneath(base, rel) == 0) {
+            snprintf(why, wlen, "the link \"%s\" -> \"%s\" leaves \"%s\" as the kernel follows it", e->path, e->target,
+                     site->deploy_to);
+            rc = -1;
+        }
+        free(rel);
+    }
+    close(base);
+    return rc;
+}
+
 static int finish_tree(const vc_site_t *site, fed_staging_t *s, char *why, size_t wlen)
 {
     for (size_t i = 0; i < s->rel.n; i++) {
@@ -245,6 +274,8 @@ static int finish_tree(const vc_site_t *site, fed_staging_t *s, char *why, size_
     for (size_t i = 0; i < site->nshared; i++)
         if (link_shared(s, site->shared[i], why, wlen) < 0)
             return -1;
+    if (links_stay(site, s, why, wlen) < 0)
+        return -1;
     /* Directories last: a 0555 one is filled by now. */
     for (size_t i = s->rel.n; i-- > 0;) {
         const vc_rel_entry_t *e = &s->rel.entries[i];
