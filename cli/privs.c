@@ -1,4 +1,5 @@
 #include "privs.h"
+#include "vc_beneath.h"
 #include "userns.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -226,38 +227,57 @@ static int keys_readable(const privs_t *pv, const vc_config_t *cfg, char *err, s
  * releases' (config_releases): what does not exist yet
  * is made, DEPLOY_TO for vc-fed (the suite's user), which writes the
  * releases and the current link, and each shared path for the site's
- * pool, whose PHP writes there. What exists is left as its owner has it. */
+ * pool, whose PHP writes there. What exists is left as its owner has it.
+ * Root makes them, so each is opened part by part below its allowed base
+ * and never through a link (libcommon/vc_beneath.h): the suite's user
+ * owns DEPLOY_TO and a pool its shared paths, and either could otherwise
+ * swap a link in to have root make and give away a directory anywhere. */
+static void prepare_deploy(const privs_t *pv, const vc_config_t *cfg, const vc_site_t *s)
+{
+    char *base = vc_config_deploy_base(cfg, s->deploy_to), *real = vc_config_resolve_prefix(s->deploy_to);
+    char why[1024];
+    int made, dfd = -1, sfd = -1;
+    if (base == NULL) {
+        vc_log(VC_LOG_ERR, "up", "site \"%s\": deploy_to \"%s\" is not below one of deploy.allowed_bases: not made",
+               s->name, s->deploy_to);
+        goto done;
+    }
+    const privs_pool_t *pp = &pv->pools[0];
+    for (size_t p = 1; p < pv->npools && s->pool; p++)
+        if (strcmp(pv->pools[p].name, s->pool) == 0)
+            pp = &pv->pools[p];
+    dfd = vc_mkdirs_beneath(base, real + strlen(base) + 1, 0755, pv->drop ? pv->uid : (uid_t)-1, pv->gid, &made, why,
+                            sizeof(why));
+    if (dfd >= 0)
+        sfd = vc_mkdirs_at(dfd, "shared", 0755, pv->drop ? pv->uid : (uid_t)-1, pv->gid, &made, why, sizeof(why));
+    for (size_t k = 0; sfd >= 0 && k < s->nshared; k++) {
+        int fd =
+            vc_mkdirs_at(sfd, s->shared[k], 0755, pv->drop ? pp->uid : (uid_t)-1, pp->gid, &made, why, sizeof(why));
+        if (fd < 0)
+            vc_log(VC_LOG_ERR, "up", "site \"%s\": shared path %s: not made", s->name, why);
+        else
+            close(fd);
+    }
+    if (dfd < 0 || sfd < 0)
+        vc_log(VC_LOG_ERR, "up", "site \"%s\": deploy_to %s: not made", s->name, why);
+done:
+    if (sfd >= 0)
+        close(sfd);
+    if (dfd >= 0)
+        close(dfd);
+    free(base);
+    free(real);
+}
+
 void privs_prepare_deploys(const privs_t *pv, const vc_config_t *cfg)
 {
-    /* The configuration releases (config_releases) are vc-fed's alone. */
+    /* The configuration releases (config_releases) are vc-fed's alone;
+     * the main file, root's, names them. */
     if (cfg->config_releases && mkdir(cfg->config_releases, 0750) == 0)
         privs_give(pv, cfg->config_releases);
-    for (size_t i = 0; i < cfg->nsites; i++) {
-        const vc_site_t *s = &cfg->sites[i];
-        if (s->deploy_to == NULL)
-            continue;
-        if (mkdir(s->deploy_to, 0755) == 0)
-            privs_give(pv, s->deploy_to);
-        const privs_pool_t *pp = &pv->pools[0];
-        for (size_t p = 1; p < pv->npools && s->pool; p++)
-            if (strcmp(pv->pools[p].name, s->pool) == 0)
-                pp = &pv->pools[p];
-        char *shared = vc_asprintf("%s/shared", s->deploy_to);
-        if (mkdir(shared, 0755) == 0)
-            privs_give(pv, shared);
-        for (size_t k = 0; k < s->nshared; k++) {
-            char *dir = vc_asprintf("%s/%s", shared, s->shared[k]);
-            struct stat st;
-            if (lstat(dir, &st) != 0) {
-                vc_mkdirs(dir, 0755);
-                if (pv->drop && lchown(dir, pp->uid, pp->gid) != 0)
-                    vc_log(VC_LOG_WARN, "up", "lchown() failed while giving \"%s\" to %s: %s", dir, pp->user,
-                           strerror(errno));
-            }
-            free(dir);
-        }
-        free(shared);
-    }
+    for (size_t i = 0; i < cfg->nsites; i++)
+        if (cfg->sites[i].deploy_to)
+            prepare_deploy(pv, cfg, &cfg->sites[i]);
 }
 
 int privs_prepare(const privs_t *pv, const vc_config_t *cfg, const char *data_dir, char *err, size_t errlen)

@@ -259,7 +259,7 @@ class NetnsCluster:
     (vc-nats) on the namespace's address, with TLS and a user for clients
     and routes, as on separate machines."""
 
-    def __init__(self, lab, sites=None, env=None):
+    def __init__(self, lab, sites=None, env=None, extra_conf=""):
         """sites: as write_sites's; env: each node's suite's."""
         self.lab = lab
         n = len(lab.ns)
@@ -283,7 +283,7 @@ class NetnsCluster:
                         f'  nats_routes = [{routes}]; tls_cert = "{self.tls}/web{i + 1}.crt";\n'
                         f'  tls_key = "{self.tls}/web{i + 1}.key";\n'
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms"; replicas = 3; }};\n'
-                        'cache: { max_object = "64k"; };\n')
+                        'cache: { max_object = "64k"; };\n' + extra_conf)
             write_sites(conf, i, sites)
             # With sites of its own, a node serves them, not --root's.
             self.nodes.append(NodeSuite(a, conf=conf, root="" if sites else None, args=["--workers", "1"],

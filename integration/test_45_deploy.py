@@ -60,7 +60,8 @@ def deployed(make_suite, tmp_path, request):
     os.chmod(tmp_path, 0o755)
     conf = tmp_path / "etc"
     (conf / "sites-enabled").mkdir(parents=True)
-    (conf / "vc.conf").write_text("php: { workers = 2; };\n")
+    # The test's own directory is where its sites may be deployed.
+    (conf / "vc.conf").write_text('php: { workers = 2; };\ndeploy: { allowed_bases = ["%s"]; };\n' % tmp_path)
     srv = str(tmp_path / "srv")
     extra = getattr(request, "param", "")
     (conf / "sites-enabled" / "deploy.conf").write_text(SITE % {"dir": srv, "keep": 3, "extra": extra})
@@ -308,7 +309,7 @@ def test_deploy_under_the_privilege_model(make_suite):
     conf = os.path.join(s.dir, "etc")
     os.makedirs(os.path.join(conf, "sites-enabled"))
     with open(os.path.join(conf, "vc.conf"), "w") as f:
-        f.write("php: { workers = 2; };\n")
+        f.write('php: { workers = 2; };\ndeploy: { allowed_bases = ["%s"]; };\n' % s.dir)
     with open(os.path.join(conf, "sites-enabled", "deploy.conf"), "w") as f:
         f.write(SITE % {"dir": srv, "keep": 3, "extra": ""})
     s.conf = conf

@@ -37,6 +37,7 @@ def cluster():
              f' deploy_to = "{base}/{{node}}-quick"; shared = ["storage"]; deploy_quorum = 2;')
     c = Cluster(3, more_sites={"app": site, "quick": quick}, env={"VC_KEYS": os.path.join(base, "keys")},
                 extra_conf=f'config_releases = "{base}/config-{{node}}";\n'
+                           f'deploy: {{ allowed_bases = ["{base}"]; }};\n'
                            'fed: { peer_timeout = "3s"; };\n')  # a silent node costs a test 3 s, not 10
     c.base_srv, c.app = base, os.path.join(base, "app")
     c.start()

@@ -34,7 +34,8 @@ def lab_cluster():
             f' deploy_to = "{base}/{{node}}"; shared = ["storage"];')
     lab = Lab(3)
     try:
-        c = NetnsCluster(lab, sites={"app": site}, env={"VC_KEYS": os.path.join(base, "keys")})
+        c = NetnsCluster(lab, sites={"app": site}, env={"VC_KEYS": os.path.join(base, "keys")},
+                         extra_conf=f'deploy: {{ allowed_bases = ["{base}"]; }};\n')
         c.app = os.path.join(base, "app")
         try:
             c.start()

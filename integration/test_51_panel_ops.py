@@ -281,7 +281,8 @@ def test_releases_rolled_back_from_the_panel(tmp_path):
     (app / "public").mkdir(parents=True)
     site = 'site: { hosts = ["deploy.test"]; default = true; root = "%s/current/public"; deploy_to = "%s"; };\n' % (
         srv, srv)
-    s = panel_suite(root="", sites={"deploy": site}, env={"VC_KEYS": str(tmp_path / "keys")}).start()
+    s = panel_suite(root="", sites={"deploy": site}, env={"VC_KEYS": str(tmp_path / "keys")},
+                    conf_extra='deploy: { allowed_bases = ["%s"]; };' % tmp_path).start()
     try:
         r = s.vc("key", "new", "alice", check=True)
         s.vc("trust", "add", "alice", r.stdout.strip(), check=True)

@@ -23,20 +23,19 @@ static int open_part(int dirfd, const char *part)
                       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 }
 
-int vc_mkdirs_beneath(const char *base, const char *rel, mode_t mode, uid_t uid, gid_t gid, int *made, char *why,
-                      size_t wlen)
+int vc_mkdirs_at(int dirfd, const char *rel, mode_t mode, uid_t uid, gid_t gid, int *made, char *why, size_t wlen)
 {
     *made = 0;
-    int fd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3);
     if (fd < 0) {
-        snprintf(why, wlen, "cannot open \"%s\": %s", base, strerror(errno));
+        snprintf(why, wlen, "%s", strerror(errno));
         return -1;
     }
     char part[256];
     for (const char *p = rel; *p;) {
         size_t n = strcspn(p, "/");
         if (n >= sizeof(part) || (n == 2 && p[0] == '.' && p[1] == '.')) {
-            snprintf(why, wlen, "\"%s\" below \"%s\": a part is \"..\" or too long", rel, base);
+            snprintf(why, wlen, "\"%s\": a part is \"..\" or too long", rel);
             close(fd);
             return -1;
         }
@@ -51,7 +50,10 @@ int vc_mkdirs_beneath(const char *base, const char *rel, mode_t mode, uid_t uid,
             }
             if (next < 0) {
                 int e = errno;
-                snprintf(why, wlen, "\"%.*s\" below \"%s\": %s", (int)(p - rel + n), rel, base,
+                struct stat st;
+                if (e == ENOTDIR && fstatat(fd, part, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+                    e = ELOOP; /* O_NOFOLLOW | O_DIRECTORY on a link says ENOTDIR */
+                snprintf(why, wlen, "\"%.*s\": %s", (int)(p - rel + n), rel,
                          e == ELOOP || e == EXDEV ? "a symbolic link (never followed here)"
                          : e == ENOTDIR           ? "not a directory"
                                                   : strerror(e));
@@ -67,11 +69,28 @@ int vc_mkdirs_beneath(const char *base, const char *rel, mode_t mode, uid_t uid,
             p++;
     }
     if (*made && uid != (uid_t)-1 && fchownat(fd, "", uid, gid, AT_EMPTY_PATH) != 0) {
-        snprintf(why, wlen, "cannot give \"%s/%s\" away: %s", base, rel, strerror(errno));
+        snprintf(why, wlen, "\"%s\": cannot give it away: %s", rel, strerror(errno));
         close(fd);
         return -1;
     }
     return fd;
+}
+
+int vc_mkdirs_beneath(const char *base, const char *rel, mode_t mode, uid_t uid, gid_t gid, int *made, char *why,
+                      size_t wlen)
+{
+    *made = 0;
+    int fd = open(base, O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, wlen, "cannot open \"%s\": %s", base, strerror(errno));
+        return -1;
+    }
+    char inner[512];
+    int out = vc_mkdirs_at(fd, rel, mode, uid, gid, made, inner, sizeof(inner));
+    if (out < 0)
+        snprintf(why, wlen, "below \"%s\": %s", base, inner);
+    close(fd);
+    return out;
 }
 
 int vc_stays_beneath(int dirfd, const char *rel)

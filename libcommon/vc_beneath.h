@@ -25,6 +25,9 @@ int vc_openat2(int dirfd, const char *rel, int flags, uint64_t resolve);
 int vc_mkdirs_beneath(const char *base, const char *rel, mode_t mode, uid_t uid, gid_t gid, int *made, char *why,
                       size_t wlen);
 
+/* The same below an open directory. */
+int vc_mkdirs_at(int dirfd, const char *rel, mode_t mode, uid_t uid, gid_t gid, int *made, char *why, size_t wlen);
+
 /* Whether a link at the path rel below the directory dirfd, followed the
  * way the kernel follows it, stays below dirfd: 1 yes (or it leads
  * nowhere yet), 0 no (it leaves, or loops), -1 with errno if it cannot be told. */

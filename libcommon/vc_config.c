@@ -33,6 +33,7 @@ static const struct spec global_specs[] = {
     {"allow_root", T_BOOL, G(allow_root), 0, 0},
     {"log_dir", T_STR, G(log_dir), 0, 0},
     {"config_releases", T_STR, G(config_releases), 0, 0},
+    {"deploy.allowed_bases", T_LIST, G(deploy_bases), 0, 0},
     {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
     {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
     {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
@@ -209,8 +210,11 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
         void *into = base;
         if (sp == NULL && cfg != NULL && base == cfg && (sp = vc_config_find_spec(vc_pool_specs, vc_pool_nspecs, path)))
             into = &cfg->php; /* php.*: the default pool's settings */
-        if (sp == NULL && cfg != NULL && base == cfg && (sp = vc_config_section_spec(cfg, path, &into))) {
-            /* A daemon's own: where, for its section's validate. */
+        if (sp == NULL && cfg != NULL && base == cfg)
+            sp = vc_config_section_spec(cfg, path, &into);
+        if (sp != NULL && cfg != NULL && base == cfg) {
+            /* Where, for the checks that see values only (a daemon's
+             * section's validate, deploy.allowed_bases). */
             cfg->origins = vc_realloc(cfg->origins, (cfg->norigins + 1) * sizeof(char *));
             cfg->origins[cfg->norigins++] = vc_asprintf("%s %s:%d", path, c->file, line);
         }
@@ -284,6 +288,12 @@ static int read_source(struct ctx *c, const Vc__ConfigSource *src, vc_config_t *
     }
     config_setting_t *root = config_root_setting(&lc);
     if (!src->site) {
+        if (cfg->conf_dir == NULL && strrchr(src->name, '/')) {
+            cfg->conf_dir = vc_strndup(src->name, (size_t)(strrchr(src->name, '/') - src->name));
+            char *real = vc_config_resolve_prefix(cfg->conf_dir);
+            free(cfg->conf_dir);
+            cfg->conf_dir = real;
+        }
         r = vc_config_walk(c, cfg, root, "", global_specs, VC_ARRAY_SIZE(global_specs), cfg);
         goto done;
     }
@@ -339,6 +349,11 @@ static void defaults(vc_config_t *cfg, const char *data_dir)
     cfg->user = vc_strdup("vc");
     vc_pool_defaults(&cfg->php, "default");
     cfg->store.map_size = 256LL * 1024 * 1024;
+    const char *bases[] = {"/srv", "/var/www", "/home"};
+    cfg->deploy_bases = vc_malloc((VC_ARRAY_SIZE(bases) + 1) * sizeof(char *));
+    for (size_t i = 0; i < VC_ARRAY_SIZE(bases); i++)
+        cfg->deploy_bases[cfg->ndeploy_bases++] = vc_strdup(bases[i]);
+    cfg->deploy_bases[cfg->ndeploy_bases++] = vc_asprintf("%s/sites", data_dir);
     vc_config_sections_init(cfg, data_dir);
 }
 
@@ -478,7 +493,8 @@ static int validate(struct ctx *c, vc_config_t *cfg)
                                   cfg->endpoints[i].name);
     if (vc_config_check_link_keys(c, cfg) < 0)
         return -VC_ERR_CONFIG;
-    if (vc_sites_validate(c, cfg) < 0 || vc_config_check_realtime(c, cfg) < 0 || vc_config_check_cache(c, cfg) < 0)
+    if (vc_sites_validate(c, cfg) < 0 || vc_config_check_paths(c, cfg) < 0 || vc_config_check_realtime(c, cfg) < 0 ||
+        vc_config_check_cache(c, cfg) < 0)
         return -VC_ERR_CONFIG;
     if (vc_config_sections_validate(c, cfg) < 0)
         return -VC_ERR_CONFIG;
@@ -576,6 +592,8 @@ void vc_config_destroy(vc_config_t **pcfg)
     free(cfg->state_dir);
     free(cfg->log_dir);
     free(cfg->config_releases);
+    free(cfg->conf_dir);
+    vc_config_free_list(&cfg->deploy_bases, &cfg->ndeploy_bases);
     vc_config_free_list(&cfg->listen, &cfg->nlisten);
     vc_config_free_list(&cfg->tls_listen, &cfg->ntls_listen);
     free(cfg->admin_listen);

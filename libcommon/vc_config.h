@@ -129,6 +129,12 @@ typedef struct vc_config {
      * node follows (`vc deploy @config`, docs/deploys.md); the site files
      * of the current one are read after the node's own. NULL: none. */
     char *config_releases;
+    /* The directory of the main configuration file; NULL: none was read. */
+    char *conf_dir;
+    /* deploy.allowed_bases: the directories a site's deploy_to may be
+     * below (vc_config_paths.c); the main file's alone. */
+    char **deploy_bases;
+    size_t ndeploy_bases;
 
     char **listen; /* "host:port" or ":port" */
     size_t nlisten;
@@ -207,6 +213,13 @@ int vc_config_is_secret(const char *path);
 /* Parses and validates a version. data_dir is absolute. On success returns a
  * new config the caller owns (vc_config_destroy). On failure returns NULL
  * and writes "file:line: reason" into err. */
+/* The path as it resolves now: its longest existing part through realpath,
+ * the rest as written. Owned by the caller. */
+char *vc_config_resolve_prefix(const char *path);
+/* The one of deploy.allowed_bases that deploy_to is below, both as they
+ * resolve now (the base's resolved path, owned by the caller), or NULL. */
+char *vc_config_deploy_base(const vc_config_t *cfg, const char *deploy_to);
+
 vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, char *err, size_t errlen);
 void vc_config_destroy(vc_config_t **cfg);
 

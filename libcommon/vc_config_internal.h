@@ -71,6 +71,8 @@ void vc_pool_fini(vc_pool_t *p);
 int vc_pools_read(struct ctx *c, vc_config_t *cfg, config_setting_t *group);
 /* Checks every pool, and that each site names one that exists. */
 int vc_pools_validate(struct ctx *c, vc_config_t *cfg);
+/* Where roots and deploy_to may be (vc_config_paths.c). */
+int vc_config_check_paths(struct ctx *c, vc_config_t *cfg);
 /* Each site checked (vc_config_sites.c): 0, or -VC_ERR_CONFIG with the
  * error in c. */
 int vc_sites_validate(struct ctx *c, vc_config_t *cfg);
