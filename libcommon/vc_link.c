@@ -3,6 +3,7 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <poll.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -79,6 +80,24 @@ int vc_link_send_byte(int fd, char c)
 {
     struct iovec f = {&c, 1};
     return vc_link_send(fd, &f, 1);
+}
+
+int vc_link_send_byte_with_fd(int fd, char c, int pass)
+{
+    /* One frame of one byte: the frame count, its length, the byte. */
+    char msg[9];
+    uint32_t one = htole32(1);
+    memcpy(msg, &one, 4);
+    memcpy(msg + 4, &one, 4);
+    msg[8] = c;
+    ssize_t n;
+    do
+        n = vc_link_send_fds(fd, msg, sizeof(msg), &pass, 1);
+    while (n == -EAGAIN && poll(&(struct pollfd){.fd = fd, .events = POLLOUT}, 1, -1) >= 0);
+    if (n < 0)
+        return (int)n;
+    struct iovec rest = {msg + n, sizeof(msg) - (size_t)n};
+    return rest.iov_len ? write_all(fd, &rest, 1) : 0;
 }
 
 static void reserve(vc_link_buf_t *b, size_t more)

@@ -46,6 +46,8 @@ typedef struct vc_link_buf {
 int vc_link_send(int fd, const struct iovec *frames, size_t n);
 /* A message of one byte ("R", "C"). */
 int vc_link_send_byte(int fd, char c);
+/* The same with a descriptor attached (SCM_RIGHTS), waiting to write it. */
+int vc_link_send_byte_with_fd(int fd, char c, int pass);
 
 /* Writes one message without blocking, with descriptors attached to its
  * first byte (SCM_RIGHTS; a Unix socket only). Returns the bytes written:

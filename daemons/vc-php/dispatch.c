@@ -327,9 +327,10 @@ static int answers_its_job(const worker_t *w, const struct iovec *msg)
  * for the front of its job. */
 static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f, int n)
 {
+    char flag = f[0].iov_len == 1 ? *(char *)f[0].iov_base : 0;
+    broker_take_smaps(w, flag == WIRE_READY && w->state == W_STARTING);
     if (f[0].iov_len != 1)
         return;
-    char flag = *(char *)f[0].iov_base;
     /* A connection a front lent the worker ended after that front went
      * away (vc_wire.h): the worker has been the broker's since. */
     if (flag == WIRE_CONN_BACK || flag == WIRE_CONN_CLOSED)
@@ -471,6 +472,8 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd, work
     w->pid = pid;
     w->fd = fd;
     w->clock = clock;
+    w->smaps = -1;
+    w->in.take_fds = 1;
     w->slot = broker_take_slot(d);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
     if (fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -542,6 +545,8 @@ void dispatch_destroy(dispatch_t **pd)
             broker_job_free(d->w[i].job);
         broker_link_close(d, &d->w[i]);
         vc_link_buf_free(&d->w[i].in);
+        if (d->w[i].smaps >= 0)
+            close(d->w[i].smaps);
     }
     free(d->w);
     free(d->lost);

@@ -76,6 +76,7 @@ typedef struct worker {
     uint64_t since_ms; /* start of the current state */
     uint64_t served;
     worker_clock_t *clock;      /* since when it runs a request on a lent connection */
+    int smaps;                  /* its /proc/PID/smaps_rollup, which it sent (status.c); -1: none */
     int slot;                   /* its board slot; -1: none (never lent) */
     char lent_to[FRONT_ID_LEN]; /* W_LENT: the front */
     int recalled;               /* W_LENT: asked back */
@@ -175,7 +176,10 @@ void broker_bounce_queue(dispatch_t *d);
 uint64_t broker_run_limit(const vc_config_t *cfg);
 
 /* status.c */
-long broker_pss_kib(pid_t pid, long *uss);
+long broker_pss_kib(const worker_t *w, long *uss);
+/* The descriptors a worker sent with a message: the first READY's is its
+ * smaps_rollup (status.c), once checked; any other is closed. */
+void broker_take_smaps(worker_t *w, int first_ready);
 long broker_rss_kib(pid_t pid);
 void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued);
 

@@ -219,6 +219,8 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
         d->slot_used[w->slot] = 0;
     broker_link_close(d, w);
     vc_link_buf_free(&w->in);
+    if (w->smaps >= 0)
+        close(w->smaps);
     worker_clock_unmap(&w->clock);
     *w = d->w[--d->nw];
     broker_pump(d);

@@ -112,7 +112,7 @@ static void pool_tick(dispatch_t *d, uint64_t now)
         d->last_sample_ms = now;
         worker_t *w = &d->w[d->sample_at++ % d->nw];
         if (d->size.automatic)
-            sample = broker_pss_kib(w->pid, NULL);
+            sample = broker_pss_kib(w, NULL);
         if (d->cfg->php.max_memory > 0 && !w->recycle && broker_rss_kib(w->pid) * 1024 > d->cfg->php.max_memory) {
             vc_log(VC_LOG_NOTICE, "pool", "worker %d is above php.max_memory: recycling it", (int)w->pid);
             recycle(d, w);

@@ -4,6 +4,8 @@
  */
 #include "dispatch_internal.h"
 
+#include <sys/stat.h>
+
 long broker_rss_kib(pid_t pid)
 {
     char path[64];
@@ -41,27 +43,66 @@ void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued)
         *queued += b[i]->queued;
 }
 
-/* From /proc/PID/smaps_rollup, in KiB (0 if gone): the proportional set
- * size (its share of every page it maps), and with uss set, the unique
- * set size (its private pages: what one more worker costs). */
-long broker_pss_kib(pid_t pid, long *uss)
+/* Whether fd is pid's own /proc/PID/smaps_rollup: native code in a
+ * worker could send anything (a pipe the broker's read would wait on). */
+static int own_smaps(pid_t pid, int fd)
 {
-    char path[64], line[256];
-    snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-    FILE *f = fopen(path, "r");
+    char link[64], want[64], got[64];
+    struct stat st;
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    snprintf(want, sizeof(want), "/proc/%d/smaps_rollup", (int)pid);
+    ssize_t n = readlink(link, got, sizeof(got) - 1);
+    if (n <= 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    got[n] = '\0';
+    return strcmp(got, want) == 0;
+}
+
+void broker_take_smaps(worker_t *w, int first_ready)
+{
+    for (int fd; (fd = vc_link_take_fd(&w->in)) >= 0;) {
+        if (first_ready && w->smaps < 0 && own_smaps(w->pid, fd))
+            w->smaps = fd;
+        else
+            close(fd);
+    }
+}
+
+/* From the worker's smaps_rollup, in KiB (0 if gone): the proportional
+ * set size (its share of every page it maps), and with uss set, the
+ * unique set size (its private pages: what one more worker costs). A
+ * worker is not dumpable, so the file is the one it sent (its own, read
+ * again from the start each time); a worker that sent none is read by
+ * path, which works only where the kernel lets the broker. */
+long broker_pss_kib(const worker_t *w, long *uss)
+{
+    char buf[4096];
+    ssize_t n = -1;
+    if (w->smaps >= 0) {
+        n = pread(w->smaps, buf, sizeof(buf) - 1, 0);
+    } else {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)w->pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            n = read(fd, buf, sizeof(buf) - 1);
+            close(fd);
+        }
+    }
     long pss = 0, kib;
     if (uss)
         *uss = 0;
-    if (f == NULL)
+    if (n <= 0)
         return 0;
-    while (fgets(line, sizeof(line), f)) {
+    buf[n] = '\0';
+    char *save = NULL;
+    for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         if (sscanf(line, "Pss: %ld kB", &kib) == 1)
             pss = kib;
         else if (uss &&
                  (sscanf(line, "Private_Clean: %ld kB", &kib) == 1 || sscanf(line, "Private_Dirty: %ld kB", &kib) == 1))
             *uss += kib;
     }
-    fclose(f);
     return pss;
 }
 
@@ -118,7 +159,7 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
         vc_record_field(rec, "front", "%d", w->state == W_LENT ? (int)fronts_pid(d->fronts, w->lent_to) : 0);
         vc_record_field(rec, "served", "%llu", (unsigned long long)(w->served + s.served));
         long uss;
-        vc_record_field(rec, "pss_kib", "%ld", broker_pss_kib(w->pid, &uss));
+        vc_record_field(rec, "pss_kib", "%ld", broker_pss_kib(w, &uss));
         vc_record_field(rec, "uss_kib", "%ld", uss);
         vc_record_field(rec, "uri", "%s", lent_busy ? s.what : w->job ? w->job->what : "");
         /* A lent worker's age is the front's: since its request began, or

@@ -10,7 +10,9 @@
 
 #include <endian.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <pthread.h>
 #include <signal.h>
@@ -229,6 +231,24 @@ static int on_publish(vc_request_t *r, Vc__Publish *pub)
     return 0;
 }
 
+/* A worker is not dumpable (its zygote made itself so before forking it):
+ * what its scripts run, as the same user, can then neither ptrace it, nor
+ * take its descriptors with pidfd_getfd() (a front's lent connections),
+ * nor read /proc/PID/mem (docs/SECURITY.md). The broker, of the same user
+ * too, is refused its /proc/PID/smaps_rollup as well, so the worker opens
+ * its own (a process may always read itself) and sends it with its first
+ * READY; the broker reads its memory figures from that (status.c). */
+static int say_first_ready(int fd)
+{
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    int smaps = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
+    if (smaps < 0)
+        return vc_link_send_byte(fd, WIRE_READY);
+    int rc = vc_link_send_byte_with_fd(fd, WIRE_READY, smaps);
+    close(smaps);
+    return rc;
+}
+
 worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
 {
     worker_conn_t *w = vc_calloc(1, sizeof(*w));
@@ -251,7 +271,7 @@ worker_conn_t *worker_connect(const vc_config_t *cfg, int fd)
      * running with "&", a forked child) is in it, and the zygote ends
      * the group when the worker ends (zygote.c). */
     setpgid(0, 0);
-    int rc = vc_link_send_byte(fd, WIRE_READY);
+    int rc = say_first_ready(fd);
     if (rc < 0)
         link_lost(rc);
     return w;

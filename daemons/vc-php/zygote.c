@@ -139,6 +139,9 @@ int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
 
 void zygote_main(const vc_config_t *cfg, int sock)
 {
+    /* exec made it dumpable again: not so, and every worker forked from
+     * it is not either (worker_link.c says why). */
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     int sigfd = vc_proc_signalfd();
     release_pins_load(cfg);
     if (vc_sapi_startup(cfg) < 0) {
