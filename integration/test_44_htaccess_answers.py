@@ -62,6 +62,16 @@ if (isset($_GET['expires'])) header('Expires: Thu, 01 Jan 2037 00:00:00 GMT');
 if (isset($_GET['status'])) http_response_code((int)$_GET['status']);
 echo "hello\\n";
 """
+HANDLERS = {
+    "set": "SetHandler application/x-httpd-php\n",
+    "force": "ForceType application/x-httpd-php\n",
+    "ifmod": "<IfModule mod_php.c>\n    SetHandler application/x-httpd-php\n</IfModule>\n",
+    "ifnot": "<IfModule !mod_php.c>\n    SetHandler application/x-httpd-php\n</IfModule>\n",
+    "proxy": 'SetHandler "proxy:unix:/run/php/php8.2-fpm.sock|fcgi://localhost"\n',
+    "match": '<FilesMatch "\\.html$">\n    SetHandler application/x-httpd-php\n</FilesMatch>\n',
+    "files": '<Files "page.html">\n    ForceType application/x-httpd-php\n</Files>\n',
+    "action": "Action my-cgi /cgi-bin/runner\nAddHandler my-cgi .html\n",
+}
 TREE = {
     "h/.htaccess": TOP,
     "h/style.css": "body { color: red }\n",
@@ -82,6 +92,12 @@ TREE = {
     "h/legacy/lib.inc.txt": "<?php $key = 'secret'; ?>\n",
     "h/legacy/notes.txt": "plain\n",
     "h/legacy/run.php": "<?php echo 'ran';\n",
+    # Every other way Apache is told to run files as PHP (or a CGI program).
+    **{f"p/{d}/.htaccess": text for d, text in HANDLERS.items()},
+    **{f"p/{d}/page.html": "<?php $password = 'secret'; ?>\n" for d in HANDLERS},
+    **{f"p/{d}/notes.txt": "plain\n" for d in HANDLERS},
+    **{f"p/{d}/run.php": "<?php echo 'ran';\n" for d in HANDLERS},
+    "p/set/deeper/page.html": "<?php $password = 'secret'; ?>\n",
     # ErrorDocument: a script, a text, a URL, a file, a script that sets its own status
     "e/.htaccess": 'ErrorDocument 404 /e/notfound.php?from=htaccess\nErrorDocument 403 "Sorry, closed here"\n'
                    'ErrorDocument 410 http://elsewhere.test/gone\n',
@@ -97,6 +113,10 @@ TREE = {
     "e/back/.htaccess": "ErrorDocument 404 default\n",
     "e/self/.htaccess": "ErrorDocument 404 /e/self/missing.php\n",
 }
+
+# Each way, and whether notes.txt is covered too (the whole directory).
+HANDLERS_EVERY = {"set": True, "force": True, "ifmod": True, "ifnot": True, "proxy": True, "match": False,
+                  "files": False, "action": False}
 
 # The headers these directives touch, and the statuses of these paths.
 WATCHED = ["content-type", "cache-control", "x-frame-options", "x-content-type-options", "x-twice", "x-list",
@@ -194,6 +214,28 @@ def test_files_an_addtype_would_run_as_php_are_refused_not_shown(stacks):
         assert r.status == 403 and b"secret" not in body, (path, r.status, body)
     assert fetch(ours.http, "/h/legacy/notes.txt")[0] == 200
     assert fetch(ours.http, "/h/legacy/run.php")[0] == 200
+
+
+@pytest.mark.parametrize("way", sorted(HANDLERS))
+def test_handler_directives_that_would_run_php_refuse_the_files_they_cover(stacks, way):
+    """SetHandler and ForceType to PHP (bare, in <FilesMatch> or <Files>,
+    in <IfModule> either way), to php-fpm's proxy, and a handler an Action
+    gave a CGI program: a migrated site's usual way to run .html as PHP.
+    The suite runs .php files only, so each file they cover is refused,
+    its source never sent; .php files still run, and what they do not
+    cover is served."""
+    ours, _, _ = stacks
+    for path in [f"/p/{way}/page.html"] + (["/p/set/deeper/page.html"] if way == "set" else []):
+        c = http.client.HTTPConnection("127.0.0.1", ours.http, timeout=20)
+        c.request("GET", path, headers={"Host": HOST})
+        r = c.getresponse()
+        body = r.read()
+        c.close()
+        assert r.status == 403 and b"secret" not in body, (path, r.status, body)
+    assert fetch(ours.http, f"/p/{way}/notes.txt")[0] == (403 if HANDLERS_EVERY[way] else 200)
+    assert fetch(ours.http, f"/p/{way}/run.php")[0] == 200
+    out = ours.vc("configtest", check=True).stdout
+    assert f"p/{way}/.htaccess:" in out and ("refused" in out), out
 
 
 def answer(port, path):

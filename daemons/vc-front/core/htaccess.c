@@ -25,6 +25,7 @@ typedef struct files_rule {
     pcre2_code *re; /* <FilesMatch "re">, <Files ~ "re"> (PCRE, as Apache's) */
     htaccess_verdict_t verdict;
     htaccess_answer_t *answer; /* its Header, Expires, ... directives, or NULL */
+    int runs_php;              /* SetHandler or ForceType to PHP inside: Apache would run its files */
 } files_rule_t;
 
 typedef struct redirect_rule {
@@ -37,6 +38,7 @@ typedef struct redirect_rule {
 struct htaccess {
     htaccess_verdict_t dir;
     int no_scripts; /* PHP is turned off here (Drupal's files/: SetHandler, php_flag engine off) */
+    int runs_php;   /* SetHandler or ForceType to PHP: Apache would run every file here and below */
     files_rule_t *files;
     size_t nfiles;
     rewrite_set_t *rewrite;     /* its mod_rewrite directives, or NULL */
@@ -54,13 +56,24 @@ struct htaccess {
     size_t nignored;
 };
 
+#define MAX_ACTIONS 8
+
 typedef struct parse {
     htaccess_t *h;
     const char *file;
     int line;
+    char *actions[MAX_ACTIONS]; /* handlers and types an Action line gave a CGI program */
+    size_t nactions;
 } parse_t;
 
 static void deny_all(parse_t *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void parse_free(parse_t *p)
+{
+    for (size_t i = 0; i < p->nactions; i++)
+        free(p->actions[i]);
+    p->nactions = 0;
+}
 
 /* Something here cannot be read: the directory is closed, and why is the
  * first reason. */
@@ -127,6 +140,7 @@ static void set_verdict(parse_t *p, files_rule_t *in, htaccess_verdict_t v, cons
 }
 
 static int read_lines(parse_t *p, char **text, files_rule_t *in, const char *closing, int depth);
+static void ignore(parse_t *p, const char *what);
 
 /* <Files>, <FilesMatch>, <IfModule>: 0, or -1 when it cannot go on. */
 static int section(parse_t *p, char **text, char **w, int n, files_rule_t *in, int depth)
@@ -135,9 +149,28 @@ static int section(parse_t *p, char **text, char **w, int n, files_rule_t *in, i
     if (!strcasecmp(name, "IfModule") && n == 2) {
         if (w[1][0] != '!')
             return read_lines(p, text, in, "IfModule", depth + 1);
+        int start = p->line;
         parse_t skip = {.h = htaccess_compile("", "", 0), .file = p->file, .line = p->line}; /* read, not applied */
         int rc = read_lines(&skip, text, NULL, "IfModule", depth + 1);
         p->line = skip.line;
+        /* But a handler that runs PHP holds where the module is missing
+         * (<IfModule !mod_php.c> on an Apache with php-fpm): fail closed. */
+        int runs_php = skip.h->runs_php;
+        for (size_t i = 0; i < skip.h->nfiles; i++)
+            runs_php |= skip.h->files[i].runs_php;
+        if (runs_php) {
+            int end = p->line;
+            p->line = start;
+            p->h->runs_php = 1;
+            char what[200];
+            snprintf(what, sizeof(what),
+                     "<IfModule %s> holds a handler that runs PHP where the module is missing "
+                     "(files but .php ones are refused here, not run as PHP)",
+                     w[1]);
+            ignore(p, what);
+            p->line = end;
+        }
+        parse_free(&skip);
         htaccess_free(skip.h);
         return rc;
     }
@@ -280,13 +313,60 @@ static void ignore(parse_t *p, const char *what)
         p->h->ignored[p->h->nignored++] = vc_asprintf("%s:%d: %s", p->file, p->line, what);
 }
 
+/* Whether a handler or type runs code in Apache: PHP's (mod_php's
+ * application/x-httpd-php, php-fpm's "proxy:unix:...|fcgi://..."), or one
+ * an Action line gave a CGI program. */
+static int runs_code(const parse_t *p, const char *handler)
+{
+    if (strcasestr(handler, "php") || !strncasecmp(handler, "proxy:", 6))
+        return 1;
+    for (size_t i = 0; i < p->nactions; i++)
+        if (!strcasecmp(p->actions[i], handler))
+            return 1;
+    return 0;
+}
+
+/* Action HANDLER /cgi-bin/program: the server runs no CGI, and the files
+ * given that handler would be sent as they are (a PHP file's source), so
+ * the handler is remembered as one that runs code. 1 if the line was one. */
+static int action_line(parse_t *p, char **w, int n)
+{
+    if (strcasecmp(w[0], "Action") || n < 3)
+        return 0;
+    if (p->nactions < MAX_ACTIONS)
+        p->actions[p->nactions++] = vc_strdup(w[1]);
+    char what[200];
+    snprintf(what, sizeof(what), "Action %s (a CGI program: not run; files given its handler are refused)", w[1]);
+    ignore(p, what);
+    return 1;
+}
+
+/* SetHandler or ForceType to PHP (or a CGI program of an Action): Apache
+ * runs every file of the directory, or of the <Files> section, as PHP. The
+ * suite runs .php files only, so the others are refused (403), never sent
+ * as they are: page.html with PHP inside would show its source, and its
+ * database password. 1 if the line was one. */
+static int php_for_every_file(parse_t *p, char **w, int n, files_rule_t *in)
+{
+    if ((strcasecmp(w[0], "SetHandler") && strcasecmp(w[0], "ForceType")) || n < 2 || !runs_code(p, w[1]))
+        return 0;
+    if (in)
+        in->runs_php = 1;
+    else
+        p->h->runs_php = 1;
+    char what[200];
+    snprintf(what, sizeof(what), "%s %s (files but .php ones are refused here, not run as PHP)", w[0], w[1]);
+    ignore(p, what);
+    return 1;
+}
+
 /* AddType or AddHandler that would have PHP run files by extension
  * (AddType application/x-httpd-php .html): 1 if the line was one. The
  * suite runs only .php scripts; sending such files as they are would
  * show their source, so they are refused, as an access rule would. */
 static int php_by_extension(parse_t *p, char **w, int n, files_rule_t *in)
 {
-    if ((strcasecmp(w[0], "AddType") && strcasecmp(w[0], "AddHandler")) || n < 3 || !strcasestr(w[1], "php"))
+    if ((strcasecmp(w[0], "AddType") && strcasecmp(w[0], "AddHandler")) || n < 3 || !runs_code(p, w[1]))
         return 0;
     if (in) {
         deny_all(p, "%s %s inside <Files>: not applied by this server", w[0], w[1]);
@@ -334,7 +414,7 @@ static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char *
             deny_all(p, "%s inside <Files>: not applied by this server", w[0]);
         return 0;
     }
-    if (php_by_extension(p, w, n, in))
+    if (action_line(p, w, n) || php_for_every_file(p, w, n, in) || php_by_extension(p, w, n, in))
         return 0;
     if (!strcasecmp(w[0], "DirectoryIndex")) {
         if (in) {
@@ -374,10 +454,7 @@ static int directive(parse_t *p, char **w, int n, files_rule_t *in, const char *
     if (!strcasecmp(w[0], "SetHandler") || !strcasecmp(w[0], "RemoveHandler") ||
         ((!strcasecmp(w[0], "php_flag") || !strcasecmp(w[0], "php_admin_flag")) && n == 3 &&
          !strcasecmp(w[1], "engine") && !strcasecmp(w[2], "off"))) {
-        if (n >= 2 && (strncmp(w[1], "proxy:", 6) == 0 || strstr(w[1], "php") != NULL) &&
-            strcasecmp(w[0], "RemoveHandler") && strcasecmp(w[0], "php_flag") && strcasecmp(w[0], "php_admin_flag"))
-            return 0; /* a handler that runs PHP: as the suite does */
-        p->h->no_scripts = 1;
+        p->h->no_scripts = 1; /* (a handler that runs PHP was php_for_every_file's) */
         return 0;
     }
     int v = access_verdict(w, n);
@@ -474,6 +551,7 @@ htaccess_t *htaccess_compile(const char *file, const char *text, size_t len)
     char *copy = vc_strndup(text, len), *cursor = copy;
     read_lines(&p, &cursor, NULL, NULL, 0);
     free(copy);
+    parse_free(&p);
     return h;
 }
 
@@ -662,6 +740,21 @@ int htaccess_no_scripts(const htaccess_t *h)
 htaccess_verdict_t htaccess_dir_verdict(const htaccess_t *h)
 {
     return h->unreadable ? HTACCESS_DENIED : h->dir;
+}
+
+int htaccess_runs_php(const htaccess_t *h, const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || (n >= 4 && strcmp(name + n - 4, ".php") == 0))
+        return 0; /* a directory's own request, or what the suite runs */
+    if (h->runs_php)
+        return 1;
+    for (size_t i = 0; i < h->nfiles; i++) {
+        const files_rule_t *r = &h->files[i];
+        if (r->runs_php && (r->re ? rewrite_match(r->re, name, NULL) : fnmatch(r->glob, name, 0) == 0))
+            return 1;
+    }
+    return 0;
 }
 
 htaccess_verdict_t htaccess_file_verdict(const htaccess_t *h, const char *name)

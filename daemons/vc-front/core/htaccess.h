@@ -76,6 +76,11 @@ const htaccess_answer_t *htaccess_file_answer(const htaccess_t *h, const char *n
  * answers 403, never running it. */
 int htaccess_no_scripts(const htaccess_t *h);
 
+/* Whether Apache would run name as PHP (or a CGI program) here and below,
+ * by SetHandler, ForceType or Action, though it is not a .php file the
+ * suite runs: the front refuses it (403) rather than send its source. */
+int htaccess_runs_php(const htaccess_t *h, const char *name);
+
 typedef enum htaccess_verdict {
     HTACCESS_UNSET,
     HTACCESS_GRANTED,

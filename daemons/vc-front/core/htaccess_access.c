@@ -43,7 +43,7 @@ static int closed(const char *root, size_t root_len, const char *path, size_t le
             htaccess_verdict_t v = htaccess_dir_verdict(h), fv = htaccess_file_verdict(h, name);
             d = v != HTACCESS_UNSET ? v : d;
             f = fv != HTACCESS_UNSET ? fv : f;
-            if (htaccess_unreadable(h) || (script && htaccess_no_scripts(h)))
+            if (htaccess_unreadable(h) || (script && htaccess_no_scripts(h)) || htaccess_runs_php(h, name))
                 return 1;
         }
         if (at >= end)
