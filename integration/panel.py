@@ -86,6 +86,7 @@ class Client:
         self.http = requests.Session()
         self.http.verify = False
         self.csrf = None
+        self.password = None  # the last one it signed in with: its step-ups send it
 
     def url(self, path):
         return self.s.panel + path
@@ -110,7 +111,12 @@ class Client:
         assert r.status_code == expect, (r.status_code, r.text)
         if r.status_code == 200:
             self.csrf = r.json()["csrf"]
+            self.password = password
         return r
+
+    def step_up(self, body, code=None):
+        """body with the password (and code) a step-up asks for (docs/panel.md)."""
+        return dict(body, password=self.password, **({"code": code} if code else {}))
 
 
 def set_password(s, user, password):
@@ -130,12 +136,13 @@ def admin(s, password=PASSWORD):
     c.login("admin", "first-" + password)
     r = c.post("/api/password", {"old": "first-" + password, "new": password})
     assert r.status_code == 200, r.text
+    c.password = password
     return c
 
 
 def viewer(s, adm, name):
     """A viewer added by adm, signed in with its own password: its Client."""
-    r = adm.post("/api/users/add", {"user": name, "role": "viewer"})
+    r = adm.post("/api/users/add", adm.step_up({"user": name, "role": "viewer"}))
     assert r.status_code == 200, r.text
     first = r.json()["password"]
     v = Client(s)

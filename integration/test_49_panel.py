@@ -129,7 +129,7 @@ def test_a_session_is_made_at_sign_in_never_taken_from_the_client(ps, adm):
 
 
 def test_a_viewer_reads_but_every_change_is_refused(ps, adm):
-    r = adm.post("/api/users/add", {"user": "vera", "role": "viewer"})
+    r = adm.post("/api/users/add", adm.step_up({"user": "vera", "role": "viewer"}))
     assert r.status_code == 200, r.text
     first = r.json()["password"]
     v = Client(ps)
@@ -193,8 +193,8 @@ def test_path_traversal_in_paths_and_parameters_is_refused(ps, adm):
         code, _, body = curl("-k", "--path-as-is", ps.panel + path)
         assert code in (400, 404), (path, code)
         assert b"root:" not in body and secret.encode() not in body
-    for path, body in [("/api/users/add", {"user": "../../x", "role": "viewer"}),
-                       ("/api/users/add", {"user": "a/b", "role": "viewer"}),
+    for path, body in [("/api/users/add", adm.step_up({"user": "../../x", "role": "viewer"})),
+                       ("/api/users/add", adm.step_up({"user": "a/b", "role": "viewer"})),
                        ("/api/users/totp-reset", {"user": ".."}),
                        ("/api/pools/scale", {"pool": "../../default", "workers": 2}),
                        ("/api/pools/scale", {"pool": "default/../x", "workers": 2}),

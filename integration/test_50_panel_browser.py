@@ -70,6 +70,7 @@ def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):
     b("waitVisible", "#totp-recovery")
     codes = b("eval", "[...document.querySelectorAll('#recovery-list li')].map(li => li.textContent)")
     assert len(codes) == 10
+    s.recovery = codes[1:]  # the step-ups of the tests below
     # Signed out, in again: the password, then a code (the next step's:
     # the one enrolment used is spent).
     sign_in(b, "admin", PASSWORD)
@@ -254,6 +255,12 @@ def test_users_page_and_a_viewers_change_refused_in_the_browser(ui):
     b("fill", "#user-name", "vic")
     b("select", "#user-role", "viewer")
     b("click", "#user-form button[type=submit]")
+    # Adding a user asks for the password and a code again (a step-up).
+    b("waitVisible", "#stepup-form")
+    no_violations(b, "step-up")
+    b("fill", "#stepup-password", PASSWORD)
+    b("fill", "#stepup-code", s.recovery.pop())
+    b("click", "#stepup-form button[type=submit]")
     b("waitText", "#user-password", "Password for vic")
     first = b("text", "#user-password").rsplit(": ", 1)[1].strip()
     sign_in(b, "vic", first)

@@ -136,7 +136,7 @@ def test_realtime_apps_show_the_secret_on_demand_and_rotate_it_with_a_confirmati
     assert "secret" not in json.dumps(got["apps"])  # not in the list
     assert {"site": "rt", "webhook": "http://127.0.0.1:9/hook member_added"} in got["webhooks"]
     # On demand, audited.
-    r = c.post("/api/realtime/secret", {"site": "rt", "id": "4242"})
+    r = c.post("/api/realtime/secret", c.step_up({"site": "rt", "id": "4242"}))
     assert r.json()["secret"] == "oldsecret0123456789"
     assert audited(ops, "realtime.secret.show", "rt 4242")
     # A rotation needs the id typed again.
@@ -146,7 +146,7 @@ def test_realtime_apps_show_the_secret_on_demand_and_rotate_it_with_a_confirmati
     r = c.post("/api/realtime/rotate", {"site": "rt", "id": "4242", "confirm": "4242"})
     assert r.status_code == 200, r.text
     fresh = wait_until(lambda: (lambda s: s if s != "oldsecret0123456789" else None)(
-        c.post("/api/realtime/secret", {"site": "rt", "id": "4242"}).json().get("secret")))
+        c.post("/api/realtime/secret", c.step_up({"site": "rt", "id": "4242"})).json().get("secret")))
     assert fresh and len(fresh) == 64
     text = open(os.path.join(ops.conf, "sites-enabled", "rt.conf")).read()
     assert fresh in text and "oldsecret" not in text
@@ -264,8 +264,8 @@ def test_every_new_name_parameter_refuses_a_path(ops):
     c = ops.c
     for path, body in [("/api/pools/reload", {"pool": "../../etc"}),
                        ("/api/pools/recycle", {"pool": "a/b", "pid": 5}),
-                       ("/api/realtime/secret", {"site": "../rt", "id": "4242"}),
-                       ("/api/realtime/secret", {"site": "rt", "id": "../4242"}),
+                       ("/api/realtime/secret", c.step_up({"site": "../rt", "id": "4242"})),
+                       ("/api/realtime/secret", c.step_up({"site": "rt", "id": "../4242"})),
                        ("/api/realtime/rotate", {"site": "..", "id": "4242", "confirm": "4242"}),
                        ("/api/certs/renew", {"site": "../a", "mode": "force"}),
                        ("/api/certs/revoke", {"site": "a/../b"}),

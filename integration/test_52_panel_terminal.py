@@ -35,7 +35,7 @@ class TotpAdmin:
     the clock)."""
 
     def __init__(self, s, name):
-        r = s.c.post("/api/users/add", {"user": name, "role": "admin"})
+        r = s.c.post("/api/users/add", s.c.step_up({"user": name, "role": "admin"}))
         assert r.status_code == 200, r.text
         self.s, self.name, self.password = s, name, name + "'s own long password"
         self.c = Client(s)
@@ -52,7 +52,7 @@ class TotpAdmin:
         return got
 
     def ticket(self):
-        r = self.c.post("/api/terminal/ticket", {"code": self.code()})
+        r = self.c.post("/api/terminal/ticket", {"password": self.password, "code": self.code()})
         assert r.status_code == 200, r.text
         return r.json()["ticket"]
 
@@ -104,9 +104,10 @@ def test_a_ticket_takes_a_fresh_code_and_is_good_once_for_its_session_and_origin
     a = TotpAdmin(term, "bea")
     c = a.c
     used = totp(a.secret, at=a.at, step=a.step - 1)  # the enrolment's
-    assert c.post("/api/terminal/ticket", {"code": used}).status_code == 403
-    assert c.post("/api/terminal/ticket", {"code": "000000"}).status_code == 403
-    assert c.post("/api/terminal/ticket", {}).status_code == 403
+    for body in ({"password": a.password, "code": used}, {"password": a.password, "code": "000000"},
+                 {"password": a.password}, {"code": totp(a.secret, at=a.at, step=a.step)}, {}):
+        r = c.post("/api/terminal/ticket", body)
+        assert r.status_code == 403 and r.json()["need"] == "step_up", (body, r.text)
     t = a.ticket()
     # Another session of the same admin cannot use it.
     other = Client(term)
@@ -178,8 +179,8 @@ def test_the_terminal_is_off_unless_turned_on_and_never_root(make_suite, tmp_pat
     s = panel_suite().start()
     try:
         c = admin(s)
-        r = c.post("/api/terminal/ticket", {"code": "123456"})
-        assert r.status_code == 403 and "the terminal is off" in r.json()["error"]
+        r = c.post("/api/terminal/ticket", c.step_up({}))
+        assert r.status_code == 403 and "the terminal is off" in r.json()["error"], r.text
     finally:
         s.stop()
         s.cleanup()

@@ -37,7 +37,9 @@ def ops(tmp_path_factory):
     c = admin(s)  # the password changed through the API: the page signs in with it and a code
     secret = c.post("/api/totp/begin").json()["secret"]
     at = time.time() - 30  # enrolled with the step before now: now and next are left for the page
-    assert c.post("/api/totp/confirm", {"code": totp(secret, at=at)}).status_code == 200
+    r = c.post("/api/totp/confirm", {"code": totp(secret, at=at)})
+    assert r.status_code == 200
+    s.recovery = r.json()["recovery"]  # for the step-ups past the one next_code buys
     b = Browser()
     assert b("goto", s.panel + "/") == 200
     sign_in(b, "admin", PASSWORD)
@@ -114,6 +116,11 @@ def test_realtime_members_as_text_the_secret_shown_and_rotated(ops):
     finally:
         member.close()
     b("click", "#apps-table tbody button[aria-label^='Show']")
+    # Showing a secret asks for the password and a code again (a step-up).
+    b("waitVisible", "#stepup-form")
+    b("fill", "#stepup-password", PASSWORD)
+    b("fill", "#stepup-code", s.recovery.pop())
+    b("click", "#stepup-form button[type=submit]")
     b("waitText", "#apps-table", old_secret)
     b("click", "#apps-table tbody button[aria-label^='Rotate']")
     b("waitVisible", "#rotate-form")
@@ -164,8 +171,12 @@ def test_the_terminal_runs_what_is_typed_into_it(ops):
     b("goto", s.panel + "/#terminal")
     b("waitVisible", "#terminal-form")
     no_violations(b, "terminal")
-    b("fill", "#terminal-code", s.next_code)
     b("click", "#terminal-form button[type=submit]")
+    b("waitVisible", "#stepup-form")
+    no_violations(b, "step-up")
+    b("fill", "#stepup-password", PASSWORD)
+    b("fill", "#stepup-code", s.next_code)
+    b("click", "#stepup-form button[type=submit]")
     b("waitText", "#terminal-state", "Open.")
     b("typeLine", "echo product=$((6*7))")
     assert b("waitFn", "document.querySelector('#terminal-screen .xterm-rows').textContent.includes('product=42')")

@@ -36,7 +36,9 @@ Object.assign(loaders, {
       const code = document.createElement("code");
       code.className = "secret";
       td.append(code, button("Show", "Show the secret of app " + a.id, async () => {
-        const x = await api("POST", "/api/realtime/secret", { site: a.site, id: a.id });
+        const s = await stepUp("Show the secret of app " + a.id);
+        if (!s) return;
+        const x = await api("POST", "/api/realtime/secret", { site: a.site, id: a.id, ...s });
         if (!x.ok) { notice(x.data.error); return; }
         code.textContent = x.data.secret + " ";
       }), " ", button("Rotate", "Rotate the secret of app " + a.id, () => {
@@ -218,8 +220,9 @@ function closeTerminal(why) {
 on("terminal-close", "click", () => closeTerminal("Closed."));
 on("terminal-form", "submit", async (ev) => {
   ev.preventDefault();
-  const r = await api("POST", "/api/terminal/ticket", { code: $("terminal-code").value });
-  $("terminal-code").value = "";
+  const s = await stepUp("Open a terminal");
+  if (!s) return;
+  const r = await api("POST", "/api/terminal/ticket", s);
   if (!r.ok) { $("terminal-state").textContent = r.data.error; return; }
   try { await loadVendor(); } catch (e) { $("terminal-state").textContent = e.message; return; }
   closeTerminal("");

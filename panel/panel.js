@@ -24,6 +24,36 @@ async function api(method, path, body) {
 
 function notice(text) { $("notice").textContent = text; }
 
+// Step-up (docs/panel.md): what raises privilege sends the password and
+// a code again with its own request. Resolves to {password, code}, or null
+// if cancelled.
+function stepUp(what) {
+  if (state.stepUpCancel) state.stepUpCancel(); // one at a time: the one asked last
+  return new Promise((resolve) => {
+    const form = $("stepup-form");
+    $("stepup-what").textContent = what;
+    $("stepup-password").value = "";
+    $("stepup-code").value = "";
+    form.hidden = false;
+    $("stepup-password").focus();
+    const done = (value) => {
+      state.stepUpCancel = null;
+      form.hidden = true;
+      form.removeEventListener("submit", submit);
+      $("stepup-cancel").removeEventListener("click", cancel);
+      resolve(value);
+    };
+    const submit = (ev) => {
+      ev.preventDefault();
+      done({ password: $("stepup-password").value, code: $("stepup-code").value });
+    };
+    const cancel = () => done(null);
+    state.stepUpCancel = cancel;
+    form.addEventListener("submit", submit);
+    $("stepup-cancel").addEventListener("click", cancel);
+  });
+}
+
 function cell(tr, text) {
   const td = document.createElement("td");
   td.textContent = text === undefined || text === null ? "" : String(text);
@@ -175,7 +205,11 @@ const loaders = {
         const td = cell(tr, "");
         if (!u.totp) return;
         td.appendChild(button("Reset two-factor", "Reset two-factor sign-in of " + u.user, async () => {
-          const x = await api("POST", "/api/users/totp-reset", { user: u.user });
+          // One's own asks for the password and a code again.
+          const own = state.me && u.user === state.me.user;
+          const s = own ? await stepUp("Reset your own two-factor sign-in") : {};
+          if (!s) return;
+          const x = await api("POST", "/api/users/totp-reset", { user: u.user, ...s });
           notice(x.ok ? "Two-factor sign-in of " + u.user + " is off." : x.data.error);
           loaders.users();
         }));
@@ -343,7 +377,9 @@ on("show-form", "submit", async (ev) => {
 
 on("user-form", "submit", async (ev) => {
   ev.preventDefault();
-  const r = await api("POST", "/api/users/add", { user: $("user-name").value, role: $("user-role").value });
+  const s = await stepUp("Add the user " + $("user-name").value + " as " + $("user-role").value);
+  if (!s) return;
+  const r = await api("POST", "/api/users/add", { user: $("user-name").value, role: $("user-role").value, ...s });
   $("user-password").textContent = r.ok
     ? "Password for " + r.data.user + " (shown once; it must be changed at the first sign-in): " + r.data.password
     : "";

@@ -9,6 +9,7 @@
 #include "qr.h"
 #include "sessions.h"
 #include "totp.h"
+#include "step_up.h"
 #include "users.h"
 #include "vc_util.h"
 
@@ -53,35 +54,6 @@ static int refused_for_failures(preq_t *r, const char *ukey, const char *akey, c
     return 1;
 }
 
-/* A code from the authenticator (6 digits), or a recovery code, which
- * is then used up. Changes rec; the caller stores it. */
-static int second_factor(json_t *rec, const char *code)
-{
-    const char *secret = json_string_value(json_object_get(rec, "totp"));
-    if (secret == NULL)
-        return 1; /* not enrolled */
-    json_int_t last = json_integer_value(json_object_get(rec, "last_step"));
-    uint64_t step = totp_check(secret, code, (uint64_t)vc_wall_ms() / 1000, (uint64_t)last);
-    if (step) {
-        json_object_set_new(rec, "last_step", json_integer((json_int_t)step));
-        return 1;
-    }
-    char hash[65];
-    totp_recovery_hash(code, hash);
-    json_t *codes = json_object_get(rec, "recovery");
-    size_t i;
-    json_t *c;
-    json_array_foreach(codes, i, c)
-    {
-        const char *h = json_string_value(c);
-        if (h && strlen(h) == 64 && sodium_memcmp(h, hash, 64) == 0) {
-            json_array_remove(codes, i);
-            return 1;
-        }
-    }
-    return 0;
-}
-
 static void login(preq_t *r)
 {
     panel_t *p = r->p;
@@ -107,7 +79,7 @@ static void login(preq_t *r)
                             "need_code", 1));
         return;
     }
-    if (ok && code && !second_factor(rec, code))
+    if (ok && code && !step_up_second_factor(rec, code))
         ok = 0;
     if (!ok) {
         json_decref(rec);

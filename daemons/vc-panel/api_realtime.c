@@ -238,7 +238,7 @@ static void rotate(preq_t *r)
 const route_t api_realtime_routes[] = {
     {"GET", "/api/realtime", ACCESS_VIEWER, overview},
     {"GET", "/api/realtime/members", ACCESS_VIEWER, members},
-    {"POST", "/api/realtime/secret", ACCESS_ADMIN, secret},
+    {"POST", "/api/realtime/secret", ACCESS_STEP_UP, secret},
     {"POST", "/api/realtime/rotate", ACCESS_ADMIN, rotate},
 };
 /* clang-format on */

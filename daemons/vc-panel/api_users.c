@@ -7,6 +7,7 @@
 #include "panel.h"
 #include "records.h"
 #include "sessions.h"
+#include "step_up.h"
 #include "users.h"
 #include "vc_events.h"
 #include "vc_util.h"
@@ -88,10 +89,12 @@ static void remove_user(preq_t *r)
     http_json(r, 200, json_pack("{s:b}", "ok", 1));
 }
 
+/* Another's: an admin's. One's own: a step-up too, or a stolen session
+ * would reset it, enrol a TOTP of its own, and open a terminal. */
 static void totp_reset(preq_t *r)
 {
     const char *user = named_user(r);
-    if (user == NULL)
+    if (user == NULL || (strcmp(user, r->user) == 0 && !step_up(r, "user.totp_reset")))
         return;
     json_t *rec = users_get(r->p, user);
     if (rec == NULL) {
@@ -131,7 +134,7 @@ static void audit_log(preq_t *r)
 
 const route_t api_users_routes[] = {
     {"GET", "/api/users", ACCESS_ADMIN, list},
-    {"POST", "/api/users/add", ACCESS_ADMIN, add},
+    {"POST", "/api/users/add", ACCESS_STEP_UP, add},
     {"POST", "/api/users/remove", ACCESS_ADMIN, remove_user},
     {"POST", "/api/users/totp-reset", ACCESS_ADMIN, totp_reset},
     {"GET", "/api/audit", ACCESS_VIEWER, audit_log},

@@ -96,10 +96,11 @@ void http_header(preq_t *r, const char *name, const char *value);
 
 /* A route of the API (api_*.c tables): who may call it, what it runs. */
 typedef enum {
-    ACCESS_OPEN,   /* no session: sign-in */
-    ACCESS_SIGNED, /* any session, even one that must change its password first */
-    ACCESS_VIEWER, /* a session, password changed: read */
-    ACCESS_ADMIN,  /* an admin's session: change */
+    ACCESS_OPEN,    /* no session: sign-in */
+    ACCESS_SIGNED,  /* any session, even one that must change its password first */
+    ACCESS_VIEWER,  /* a session, password changed: read */
+    ACCESS_ADMIN,   /* an admin's session: change */
+    ACCESS_STEP_UP, /* an admin's session and, in the same request, the password and code again (step_up.h) */
 } access_t;
 
 typedef struct route {
