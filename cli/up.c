@@ -252,19 +252,38 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
 }
 
-/* Root's socket, which the suite's user may reach for a few verbs: vc-fed
- * asks a reload when a configuration release switches (docs/deploys.md);
- * the panel shows the daemons' states (status), asks a reload, and
- * changes site files (checked by configtest: a site cannot name a pool's
- * user root, nor a file its pool may not read). Stop, restart and the
- * rest stay root's. */
+/* Root's socket, which the suite's user may reach for what its daemons
+ * need, judged by which of the supervisor's children connected (the
+ * kernel's pid, SO_PEERCRED): vc-fed asks a reload when a configuration
+ * release switches (docs/deploys.md); vc-panel shows the daemons' states,
+ * asks a reload, and changes site files (checked by configtest and the
+ * path rules); any other process of the suite's user (a daemon taken over,
+ * a shell as vc) only status and ping. Stop, restart and the rest stay
+ * root's. docs/SECURITY.md's table says the same. */
+static const char *const fed_verbs[] = {"reload", NULL};
+static const char *const panel_verbs[] = {"reload",      "site-list",    "site-get", "site-put",
+                                          "site-enable", "site-disable", NULL};
+
+static int suite_caller_may(void *arg, pid_t pid, const char *verb)
+{
+    const sup_t *s = arg;
+    const char *const *may = NULL;
+    for (size_t i = 0; i < s->nkids && may == NULL; i++)
+        if (s->kids[i].pid == pid && pid > 0)
+            may = !strcmp(s->kids[i].name, "vc-fed")     ? fed_verbs
+                  : !strcmp(s->kids[i].name, "vc-panel") ? panel_verbs
+                                                         : NULL;
+    for (size_t i = 0; may && may[i]; i++)
+        if (!strcmp(may[i], verb))
+            return 1;
+    return !strcmp(verb, "status") || !strcmp(verb, "ping");
+}
+
 static void open_to_suite(sup_t *s, const char *path)
 {
-    static const char *const suite_verbs[] = {"reload",   "status",   "ping",        "site-list",
-                                              "site-get", "site-put", "site-enable", "site-disable"};
     if (chown(path, 0, s->privs.gid) != 0 || chmod(path, 0660) != 0)
         vc_log(VC_LOG_WARN, "up", "the control socket \"%s\" stays root's alone: %s", path, strerror(errno));
-    vc_ctl_trust_only(s->ctl, s->privs.uid, suite_verbs, VC_ARRAY_SIZE(suite_verbs));
+    vc_ctl_trust_callers(s->ctl, s->privs.uid, suite_caller_may, s);
 }
 
 /* ---- the command --------------------------------------------------------- */

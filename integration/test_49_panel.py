@@ -15,7 +15,7 @@ import time
 import pytest
 import requests
 
-from conftest import VC, curl
+from conftest import REPO, VC, curl
 from panel import PASSWORD, Client, admin, panel_suite, set_password, tagged_page, totp
 
 
@@ -406,6 +406,11 @@ def test_the_panel_under_the_privilege_model():
         r = c.post("/api/pools/scale", {"pool": "default", "workers": 2})
         assert r.status_code == 200, r.text
         r = c.post("/api/reload")
+        assert r.status_code == 200, r.text
+        # Site files: root writes them for the panel's process alone.
+        text = 'site: { hosts = ["p.test"]; root = "%s"; };\n' % os.path.join(REPO, "integration", "fixtures", "docroot")
+        assert c.post("/api/sites/save", {"name": "p", "text": text}).status_code == 200
+        r = c.post("/api/sites/enable", {"name": "p", "enabled": True})
         assert r.status_code == 200, r.text
     finally:
         s.stop()

@@ -22,8 +22,8 @@ struct vc_ctl {
     int ipc;      /* bound to ipc://: senders have a uid */
     int trusting; /* vc_ctl_trust was called: commands only from trusted */
     uid_t suite_uid;
-    const char *const *suite_verbs; /* vc_ctl_trust_only: all the suite's user may give */
-    size_t nsuite_verbs;
+    vc_ctl_allow_fn allow; /* vc_ctl_trust_callers: what each process of the suite's user may give */
+    void *allow_ctx;
     char *path; /* an ipc:// endpoint's file, bound as PATH.PID until published */
     char *hidden;
     ino_t ino; /* the published file, removed at the end if still ours */
@@ -205,13 +205,15 @@ void vc_ctl_trust(vc_ctl_t *c, uid_t suite_uid)
     c->suite_uid = suite_uid;
 }
 
-void vc_ctl_trust_only(vc_ctl_t *c, uid_t suite_uid, const char *const *verbs, size_t nverbs)
+void vc_ctl_trust_callers(vc_ctl_t *c, uid_t suite_uid, vc_ctl_allow_fn allow, void *ctx)
 {
     vc_ctl_trust(c, suite_uid);
-    c->suite_verbs = verbs;
-    c->nsuite_verbs = nverbs;
+    c->allow = allow;
+    c->allow_ctx = ctx;
 }
 
+/* 1 if the caller may give verb; 0 if it is not root nor the suite's user;
+ * -1 if it is the suite's user, but not the process this verb is for. */
 static int trusted(const vc_ctl_t *c, zmq_msg_t *m, const char *verb)
 {
     if (!c->trusting)
@@ -220,12 +222,9 @@ static int trusted(const vc_ctl_t *c, zmq_msg_t *m, const char *verb)
     pid_t pid;
     if (vc_zmsg_peer(m, &uid, &pid) != 0 || (uid != 0 && uid != c->suite_uid))
         return 0;
-    if (uid == 0 || c->nsuite_verbs == 0)
+    if (uid == 0 || c->allow == NULL)
         return 1;
-    for (size_t i = 0; i < c->nsuite_verbs; i++)
-        if (strcmp(verb, c->suite_verbs[i]) == 0)
-            return 1;
-    return 0;
+    return c->allow(c->allow_ctx, pid, verb) ? 1 : -1;
 }
 
 static void handle_one(vc_ctl_t *c)
@@ -235,6 +234,7 @@ static void handle_one(vc_ctl_t *c)
     Vc__Reply *reply = vc_malloc(sizeof(*reply));
     vc__reply__init(reply);
     Vc__Command *cmd = NULL;
+    int trust;
     if (fr->n != 3 || zmq_msg_size(&fr->f[1]) != 0) {
         vc_log(VC_LOG_WARN, "ctl", "dropped a control message of %zu frames: not [id][][command]", fr->n);
         vc__reply__free_unpacked(reply, NULL);
@@ -243,11 +243,15 @@ static void handle_one(vc_ctl_t *c)
     cmd = vc__command__unpack(NULL, zmq_msg_size(&fr->f[2]), zmq_msg_data(&fr->f[2]));
     if (cmd == NULL) {
         vc_reply_fail(reply, "malformed command");
-    } else if (!trusted(c, &fr->f[2], cmd->verb) && strcmp(cmd->verb, "ping") != 0 &&
+    } else if ((trust = trusted(c, &fr->f[2], cmd->verb)) != 1 && strcmp(cmd->verb, "ping") != 0 &&
                strcmp(cmd->verb, "status") != 0) {
-        vc_log(VC_LOG_WARN, "ctl", "refused the command \"%.32s\": it came from a user that is not the suite's",
-               cmd->verb);
-        vc_reply_fail(reply, "refused: only the suite's user and root may give this command");
+        vc_log(VC_LOG_WARN, "ctl", "refused the command \"%.32s\": it came from %s", cmd->verb,
+               trust == 0 ? "a user that is not the suite's" : "a process of the suite's user it is not for");
+        if (trust == 0)
+            vc_reply_fail(reply, "refused: only the suite's user and root may give this command");
+        else
+            vc_reply_fail(reply, "refused: only root, or the one daemon it is for, may give this command "
+                                 "(docs/SECURITY.md)");
     } else if (strcmp(cmd->verb, "ping") == 0 || strcmp(cmd->verb, "status") == 0) {
         vc_reply_ok(reply, "%s is running", c->daemon);
         vc_reply_field(reply, "daemon", "%s", c->daemon);

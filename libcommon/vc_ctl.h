@@ -45,9 +45,12 @@ int vc_ctl_publish(vc_ctl_t *ctl);
  * started by a normal user, where every process is that user's, or a
  * daemon run alone) the socket's mode is the only wall. */
 void vc_ctl_trust(vc_ctl_t *ctl, uid_t suite_uid);
-/* The same, but suite_uid may give only these verbs (kept by the caller);
- * root any: the supervisor's socket, where vc-fed may ask a reload. */
-void vc_ctl_trust_only(vc_ctl_t *ctl, uid_t suite_uid, const char *const *verbs, size_t nverbs);
+/* The same, but a process of suite_uid may give a verb only if allow says
+ * so (1) for its pid; root any: the supervisor's socket, where vc-fed may
+ * ask a reload and vc-panel change site files, and no other process of
+ * the suite's user either. */
+typedef int (*vc_ctl_allow_fn)(void *ctx, pid_t pid, const char *verb);
+void vc_ctl_trust_callers(vc_ctl_t *ctl, uid_t suite_uid, vc_ctl_allow_fn allow, void *ctx);
 /* The socket to poll for ZMQ_POLLIN. Borrowed. */
 void *vc_ctl_socket(vc_ctl_t *ctl);
 /* Answers every command waiting; never blocks. Returns how many. */
