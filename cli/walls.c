@@ -27,6 +27,7 @@
 #include "walls.h"
 #include "vc_config.h"
 #include "vc_log.h"
+#include "vc_mesh.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -328,10 +329,15 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
     int fd = rc == 0 ? open(no_key, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0) : -1;
     if (fd >= 0)
         close(fd);
-    for (size_t i = 0; rc == 0 && i < cfg->nsites; i++) {
-        const char *key = cfg->sites[i].tls_key;
+    /* The cluster's credentials and secret too: NATS would take a pool's
+     * PHP for the suite (rooms, purges, the roster). */
+    const mesh_settings_t *m = vc_mesh_settings_of(cfg);
+    const char *secrets[] = {m->password_file, m->secret_file, m->credentials};
+    for (size_t i = 0; rc == 0 && i < cfg->nsites + VC_ARRAY_SIZE(secrets); i++) {
+        const char *key = i < cfg->nsites ? cfg->sites[i].tls_key : secrets[i - cfg->nsites];
         struct stat st;
-        if (key && stat(key, &st) == 0 && S_ISREG(st.st_mode) && mount(no_key, key, NULL, MS_BIND, NULL) != 0) {
+        if (key && key[0] && stat(key, &st) == 0 && S_ISREG(st.st_mode) &&
+            mount(no_key, key, NULL, MS_BIND, NULL) != 0) {
             snprintf(err, errlen, "mount(MS_BIND) of \"%s\" over \"%s\" failed: %s", no_key, key, strerror(errno));
             rc = -1;
         }

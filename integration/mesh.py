@@ -105,7 +105,8 @@ def make_tls(base, n, addresses=None):
             "-keyout", f"web{i + 1}.key", "-out", f"web{i + 1}.csr")
         openssl("x509", "-req", "-in", f"web{i + 1}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
             "-days", "2", "-extfile", "san.ext", "-out", f"web{i + 1}.crt")
-    # The suite's user reads them.
+    # The suite's user reads them (the keys too: these suites run as root
+    # with allow_root, or as the user who made them).
     for name in os.listdir(d):
         os.chmod(os.path.join(d, name), 0o644)
     return d
@@ -143,7 +144,7 @@ class MemberCluster:
         self.password = os.path.join(self.base, "nats.password")
         with open(self.password, "w") as f:
             f.write("s3cret:with@odd/chars\n")
-        os.chmod(self.password, 0o644)
+        os.chmod(self.password, 0o600)  # no other user may read it (configtest refuses that)
         self.client_ports = [free_port() for _ in range(n)]
         self.route_ports = [free_port() for _ in range(n)]
         self.nodes = []
@@ -185,6 +186,8 @@ class Cluster:
         in extra_conf is the node's name, as in more_sites; panel_on: the
         node (an index) that runs vc-panel too (its .panel, .panel_port)."""
         self.base = tempfile.mkdtemp(prefix="vc-mesh-", dir="/tmp")
+        # The test's own NATS members, on loopback, with no users: the
+        # nodes say so (cluster.insecure); MemberCluster has credentials.
         cports = [free_port() for _ in range(n)]
         self.nats = [NatsMember(self.base, f"n{i + 1}", cports, free_port(), cports[i]) for i in range(n)]
         self.nodes = []
@@ -196,7 +199,7 @@ class Cluster:
             with open(os.path.join(conf, "vc.conf"), "w") as f:
                 f.write(f'cluster: {{ node = "web{i + 1}"; nats = ["nats://127.0.0.1:{self.nats[i].port}"];\n'
                         f'  heartbeat = "200ms"; suspect_after = "600ms"; gone_after = "1500ms";\n'
-                        f'  replicas = {min(n, 3)}; {extra_cluster} }};\n'
+                        f'  replicas = {min(n, 3)}; insecure = true; {extra_cluster} }};\n'
                         'cache: { max_object = "64k"; };\n' + extra_conf.replace("{node}", f"web{i + 1}"))
                 if panel_port:
                     f.write(f'panel: {{ enable = true; listen = "127.0.0.1:{panel_port}"; }};\n')
@@ -269,7 +272,7 @@ class NetnsCluster:
         self.password = os.path.join(self.base, "nats.password")
         with open(self.password, "w") as f:
             f.write("netns-s3cret\n")
-        os.chmod(self.password, 0o644)
+        os.chmod(self.password, 0o600)  # no other user may read it (configtest refuses that)
         self.nodes = []
         for i in range(n):
             conf = os.path.join(self.base, f"etc{i + 1}")

@@ -78,7 +78,7 @@ def acme_cluster(tmp_path_factory):
     ca = Pebble(work / "ca", http_lb.port, tls_lb.port, nosleep=True).start()
     secret = work / "cluster.secret"
     secret.write_bytes(os.urandom(24).hex().encode() + b"\n")
-    os.chmod(secret, 0o644)
+    os.chmod(secret, 0o600)
     os.chmod(work, 0o755)
     acme = (f'acme: {{ directory = "{ca.directory}"; ca_bundle = "{ca.tls_cert}"; '
             'email = "ops@example.test"; };\n')

@@ -52,6 +52,7 @@ typedef struct mesh_settings {
     size_t nnats_routes;
     char *tls_cert, *tls_key; /* the member's certificate: TLS for clients and routes */
     char *secret_file;        /* the cluster's shared secret: seals certificates' keys between nodes */
+    int insecure;             /* no credentials on purpose: every local user could speak on its subjects */
 } mesh_settings_t;
 
 extern const vc_section_t vc_mesh_settings;

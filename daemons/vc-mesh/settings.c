@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define M(field) offsetof(mesh_settings_t, field)
 
@@ -33,6 +34,7 @@ static const vc_setting_t settings[] = {
     {"cluster.tls_cert", T_STR, M(tls_cert), 0, 0},
     {"cluster.tls_key", T_STR, M(tls_key), 0, 0},
     {"cluster.secret_file", T_STR, M(secret_file), 0, 0},
+    {"cluster.insecure", T_BOOL, M(insecure), 0, 0},
 };
 
 static const vc_env_setting_t env[] = {
@@ -181,6 +183,25 @@ static int secret_needed(const vc_config_t *cfg, const mesh_settings_t *m, char 
     return -1;
 }
 
+/* A file of secrets (a password, the cluster's secret, credentials): no
+ * other user may read it, nor anyone but its owner write it, as a TLS
+ * key (a pool's PHP could otherwise read it, and the pools' walls hide
+ * them besides). Checked where the file can be seen. */
+static int secret_file_ok(const char *setting, const char *path, char *why, size_t len)
+{
+    struct stat st;
+    if (path[0] == '\0' || stat(path, &st) != 0)
+        return 0;
+    if ((st.st_mode & 0027) != 0) {
+        snprintf(why, len,
+                 "%s \"%s\" is mode %04o: others may %s it; make it 0600 or 0640 (root and the suite's group: "
+                 "chown root:vc; chmod 0640)",
+                 setting, path, (unsigned)(st.st_mode & 07777), st.st_mode & 0007 ? "read" : "write");
+        return -1;
+    }
+    return 0;
+}
+
 static int validate(const vc_config_t *cfg, const void *values, char *why, size_t len)
 {
     const mesh_settings_t *m = values;
@@ -218,7 +239,22 @@ static int validate(const vc_config_t *cfg, const void *values, char *why, size_
             (long long)m->heartbeat_ms, (long long)m->suspect_ms, (long long)m->gone_ms);
         return -1;
     }
-    return secret_needed(cfg, m, why, len);
+    if (secret_needed(cfg, m, why, len) < 0)
+        return -1;
+    /* Without credentials, any local user (every site's PHP) could publish
+     * into another site's rooms, purge every cache and add nodes. */
+    if (!m->user[0] && !m->credentials[0] && !m->insecure) {
+        snprintf(why, len,
+                 "cluster.nats without cluster.user (and cluster.password_file) or cluster.credentials: every local "
+                 "user, each site's PHP included, could publish on the cluster's subjects; set them, or write "
+                 "cluster.insecure = true to run so on purpose");
+        return -1;
+    }
+    if (secret_file_ok("cluster.password_file", m->password_file, why, len) < 0 ||
+        secret_file_ok("cluster.secret_file", m->secret_file, why, len) < 0 ||
+        secret_file_ok("cluster.credentials", m->credentials, why, len) < 0)
+        return -1;
+    return 0;
 }
 
 static const vc_supervision_t supervision = {
