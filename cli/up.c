@@ -94,6 +94,46 @@ static vc_config_t *load_config(sup_t *s, char *err, size_t errlen)
 
 /* ---- children ------------------------------------------------------------ */
 
+/* The wall pool k would have under cfg (walls_plan_text); NULL if cfg
+ * has no such pool. */
+static char *wall_of(const sup_t *s, const vc_config_t *cfg, const child_t *k)
+{
+    const char *name = s->privs.pools[k->pool].name;
+    int pool = strcmp(name, "default") == 0 ? 0 : -1;
+    for (size_t i = 0; pool < 0 && i < cfg->npools; i++)
+        if (strcmp(cfg->pools[i].name, name) == 0)
+            pool = (int)i + 1;
+    if (pool < 0)
+        return NULL;
+    walls_ctx_t w = {
+        .cfg = cfg, .pool = pool, .data_dir = s->data_dir, .conf_dir = s->conf_dir, .bin_dir = s->cli->bin_dir};
+    return walls_plan_text(&w);
+}
+
+/* A pool whose wall a reload changes (a site added, removed or moved: its
+ * directories become writable to it, or hidden from it) is replaced by a
+ * new generation inside the new wall, as `vc restart php` would, with no
+ * failed request; the others only reload. 1 if k is replaced. */
+static int replace_if_walled_anew(sup_t *s, child_t *k, const char *before, sup_op_t *op)
+{
+    char *after = before ? wall_of(s, s->cfg, k) : NULL;
+    int changed = after && strcmp(before, after) != 0;
+    free(after);
+    if (!changed)
+        return 0;
+    vc_log(VC_LOG_NOTICE, "up",
+           "%s: its wall changed with the configuration (a site added, removed or moved): "
+           "replaced by a new generation inside the new one",
+           k->name);
+    if (sup_overlaps(s, k)) {
+        sup_replace(s, k, op);
+    } else if (k->pid > 0) {
+        k->backoff_ms = 0;
+        kill(k->pid, SIGTERM);
+    }
+    return 1;
+}
+
 /* Reload: a new version into the store, then each daemon is told, but
  * the one that asked (asker, or NULL), which waits for this answer and
  * takes the stored version itself. A refused configuration leaves the
@@ -108,6 +148,10 @@ int sup_reload(sup_t *s, sup_op_t *op, const char *asker, char *err, size_t errl
         sd_notifyf(0, "READY=1\nSTATUS=reload refused: %s", err); /* the running configuration serves on */
         return -1;
     }
+    size_t nwalls = s->nkids;
+    char **walls = vc_calloc(nwalls + 1, sizeof(char *));
+    for (size_t i = 0; i < nwalls; i++)
+        walls[i] = s->kids[i].pool >= 0 ? wall_of(s, s->cfg, &s->kids[i]) : NULL;
     vc_config_destroy(&s->cfg);
     s->cfg = cfg;
     privs_prepare_deploys(&s->privs, cfg); /* a site newly deployed */
@@ -117,6 +161,8 @@ int sup_reload(sup_t *s, sup_op_t *op, const char *asker, char *err, size_t errl
     vc_bus_publish(s->bus, VC_EVENT(CONFIG_CHANGED), VC__SEVERITY__NOTICE, "version", ver, NULL);
     for (size_t i = 0; i < s->nkids; i++) {
         if (s->kids[i].pid <= 0 || (asker && strcmp(s->kids[i].name, asker) == 0))
+            continue;
+        if (replace_if_walled_anew(s, &s->kids[i], i < nwalls ? walls[i] : NULL, op))
             continue;
         if (s->kids[i].how->reload_by_replacing) {
             /* A front applies a configuration by being replaced; the
@@ -136,6 +182,9 @@ int sup_reload(sup_t *s, sup_op_t *op, const char *asker, char *err, size_t errl
         free(ep);
         free(name);
     }
+    for (size_t i = 0; i < nwalls; i++)
+        free(walls[i]);
+    free(walls);
     snprintf(err, errlen, "configuration version %s loaded", ver);
     sd_notifyf(0, "READY=1\nSTATUS=configuration version %s", ver);
     return 0;

@@ -228,26 +228,45 @@ static int root_read_only(char *err, size_t errlen)
     return 0;
 }
 
-static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
+/* What a pool's wall holds: the paths that stay writable (keep; the first
+ * *nown are its own sites), those it reads and so are never hidden (need),
+ * those hidden under empty mounts (hide), and the secret files covered
+ * by an empty one (keys). The same for the same configuration, so a
+ * reload compares them (walls_plan_text). */
+typedef struct plan {
+    paths_t keep, need, hide, keys;
+    size_t nown;
+} plan_t;
+
+static void plan_free(plan_t *pl)
+{
+    paths_free(&pl->keep);
+    paths_free(&pl->need);
+    paths_free(&pl->hide);
+    paths_free(&pl->keys);
+}
+
+static void plan_wall(const walls_ctx_t *w, plan_t *pl)
 {
     const vc_config_t *cfg = w->cfg;
     const char *name = pool_name(cfg, w->pool);
     const vc_pool_t *pc = pool_conf(cfg, w->pool);
-    paths_t keep = {0}, need = {0}, hide = {0};
+    memset(pl, 0, sizeof(*pl));
+    paths_t *keep = &pl->keep, *need = &pl->need, *hide = &pl->hide;
     /* Written by the pool: its home (sessions, tmp), its sockets, its
      * sites, their applications' own directories, and what it declares. */
-    add(&keep, vc_config_pool_home(w->data_dir, name));
+    add(keep, vc_config_pool_home(w->data_dir, name));
     char *daemon = w->pool ? vc_asprintf("vc-php.%s", name) : vc_strdup("vc-php");
-    add(&keep, vc_config_run_dir_of(cfg, daemon));
+    add(keep, vc_config_run_dir_of(cfg, daemon));
     free(daemon);
     /* A deployed site's whole directory: the root moves between releases
      * (a bind mount would pin the one it resolved to), shared/ is written. */
     for (size_t i = 0; i < cfg->nsites; i++)
         if (site_in_pool(&cfg->sites[i], name))
-            add(&keep, vc_strdup(cfg->sites[i].deploy_to ? cfg->sites[i].deploy_to : cfg->sites[i].root));
+            add(keep, vc_strdup(cfg->sites[i].deploy_to ? cfg->sites[i].deploy_to : cfg->sites[i].root));
     /* What else it writes may hold another pool's site (a root /var/www/public
      * makes /var/www writable): that one stays hidden inside it. */
-    size_t nown = keep.n;
+    pl->nown = keep->n;
     for (size_t i = 0; i < cfg->nsites; i++)
         if (site_in_pool(&cfg->sites[i], name) && !cfg->sites[i].deploy_to) {
             /* Beside a public/ or web/ root is the framework's application
@@ -255,48 +274,88 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
             const char *root = cfg->sites[i].root;
             const char *base = strrchr(root, '/');
             if (base && base != root && (!strcmp(base, "/public") || !strcmp(base, "/web")))
-                add(&keep, vc_strndup(root, (size_t)(base - root)));
-            app_dirs(&keep, root);
+                add(keep, vc_strndup(root, (size_t)(base - root)));
+            app_dirs(keep, root);
         }
     if (pc->worker_script && strrchr(pc->worker_script, '/') > pc->worker_script)
-        add(&keep, vc_strndup(pc->worker_script, (size_t)(strrchr(pc->worker_script, '/') - pc->worker_script)));
+        add(keep, vc_strndup(pc->worker_script, (size_t)(strrchr(pc->worker_script, '/') - pc->worker_script)));
     for (size_t i = 0; i < pc->nwritable_dirs; i++)
-        add(&keep, vc_strdup(pc->writable_dirs[i]));
+        add(keep, vc_strdup(pc->writable_dirs[i]));
     /* Read by it, so never under what is hidden. */
-    add(&need, vc_strdup(w->bin_dir));
-    add(&need, vc_config_pool_file(w->data_dir, name));
-    add(&need, vc_asprintf("%s/run", w->data_dir)); /* the bus's socket */
+    add(need, vc_strdup(w->bin_dir));
+    add(need, vc_config_pool_file(w->data_dir, name));
+    add(need, vc_asprintf("%s/run", w->data_dir)); /* the bus's socket */
     if (pc->ini_file)
-        add(&need, vc_strdup(pc->ini_file));
+        add(need, vc_strdup(pc->ini_file));
     if (pc->worker_script)
-        add(&need, vc_strdup(pc->worker_script));
+        add(need, vc_strdup(pc->worker_script));
     for (size_t i = 0; i < pc->nopen_basedir_dirs; i++)
-        add(&need, vc_strdup(pc->open_basedir_dirs[i]));
+        add(need, vc_strdup(pc->open_basedir_dirs[i]));
     /* Hidden: the suite's own state and every other pool's. */
     static const char *const own[] = {"state", "tls", "temp"};
     for (size_t i = 0; i < VC_ARRAY_SIZE(own); i++)
-        add(&hide, vc_asprintf("%s/%s", w->data_dir, own[i]));
-    add(&hide, vc_strdup(cfg->log_dir));
+        add(hide, vc_asprintf("%s/%s", w->data_dir, own[i]));
+    add(hide, vc_strdup(cfg->log_dir));
     for (size_t i = 0; i <= cfg->npools; i++) {
         if ((int)i == w->pool)
             continue;
-        add(&hide, vc_config_pool_home(w->data_dir, pool_name(cfg, (int)i)));
+        add(hide, vc_config_pool_home(w->data_dir, pool_name(cfg, (int)i)));
         char *d = i ? vc_asprintf("vc-php.%s", pool_name(cfg, (int)i)) : vc_strdup("vc-php");
-        add(&hide, vc_config_run_dir_of(cfg, d));
+        add(hide, vc_config_run_dir_of(cfg, d));
         free(d);
     }
     for (size_t i = 0; i < cfg->nsites; i++)
         if (!site_in_pool(&cfg->sites[i], name)) {
-            add(&hide, vc_strdup(cfg->sites[i].deploy_to ? cfg->sites[i].deploy_to : cfg->sites[i].root));
-            app_dirs(&hide, cfg->sites[i].root); /* another app's configuration: its database's password */
+            add(hide, vc_strdup(cfg->sites[i].deploy_to ? cfg->sites[i].deploy_to : cfg->sites[i].root));
+            app_dirs(hide, cfg->sites[i].root); /* another app's configuration: its database's password */
         }
     if (w->conf_dir)
-        add(&hide, vc_strdup(w->conf_dir));
+        add(hide, vc_strdup(w->conf_dir));
     if (cfg->config_releases) /* site files, and the certificates' keys */
-        add(&hide, vc_strdup(cfg->config_releases));
-    add(&hide, vc_strdup("/root"));
-    add(&hide, vc_strdup("/home"));
+        add(hide, vc_strdup(cfg->config_releases));
+    add(hide, vc_strdup("/root"));
+    add(hide, vc_strdup("/home"));
 
+    /* A site's key the pool's user could read (a careless chmod), and the
+     * cluster's credentials and secret (NATS would take a pool's PHP for
+     * the suite): an empty file no one may read goes over each. */
+    const mesh_settings_t *m = vc_mesh_settings_of(cfg);
+    const char *secrets[] = {m->password_file, m->secret_file, m->credentials};
+    for (size_t i = 0; i < cfg->nsites + VC_ARRAY_SIZE(secrets); i++) {
+        const char *key = i < cfg->nsites ? cfg->sites[i].tls_key : secrets[i - cfg->nsites];
+        struct stat st;
+        if (key && key[0] && stat(key, &st) == 0 && S_ISREG(st.st_mode))
+            add(&pl->keys, vc_strdup(key));
+    }
+}
+
+char *walls_plan_text(const walls_ctx_t *w)
+{
+    const vc_pool_t *pc = pool_conf(w->cfg, w->pool);
+    size_t cap = 256, len = 0;
+    char *out = vc_malloc(cap);
+    len = (size_t)snprintf(out, cap, "mounts %d filter %d\n", pc->private_mounts, pc->syscall_filter);
+    if (pc->private_mounts == 0)
+        return out;
+    plan_t pl;
+    plan_wall(w, &pl);
+    const paths_t *lists[] = {&pl.keep, &pl.need, &pl.hide, &pl.keys};
+    for (size_t l = 0; l < VC_ARRAY_SIZE(lists); l++)
+        for (size_t i = 0; i < lists[l]->n; i++) {
+            size_t n = strlen(lists[l]->p[i]) + 4;
+            VC_GROW(out, cap, len + n + 1, 256);
+            len += (size_t)snprintf(out + len, cap - len, "%zu %s\n", l, lists[l]->p[i]);
+        }
+    plan_free(&pl);
+    return out;
+}
+
+static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
+{
+    plan_t pl;
+    plan_wall(w, &pl);
+    const paths_t keep = pl.keep, need = pl.need, hide = pl.hide;
+    size_t nown = pl.nown;
     int rc = own_namespace(err, errlen);
     if (rc == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) {
         snprintf(err, errlen, "mount(MS_PRIVATE) failed: %s", strerror(errno));
@@ -323,31 +382,21 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
             rc = -1;
         }
     }
-    /* A site's key the pool's user could read (a careless chmod) cannot
-     * be opened: an empty file no one may read is mounted over it. */
+    /* The keys (plan_wall): an empty file no one may read over each. */
     char *no_key = vc_asprintf("%s/run/no-key", w->data_dir);
     int fd = rc == 0 ? open(no_key, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0) : -1;
     if (fd >= 0)
         close(fd);
-    /* The cluster's credentials and secret too: NATS would take a pool's
-     * PHP for the suite (rooms, purges, the roster). */
-    const mesh_settings_t *m = vc_mesh_settings_of(cfg);
-    const char *secrets[] = {m->password_file, m->secret_file, m->credentials};
-    for (size_t i = 0; rc == 0 && i < cfg->nsites + VC_ARRAY_SIZE(secrets); i++) {
-        const char *key = i < cfg->nsites ? cfg->sites[i].tls_key : secrets[i - cfg->nsites];
-        struct stat st;
-        if (key && key[0] && stat(key, &st) == 0 && S_ISREG(st.st_mode) &&
-            mount(no_key, key, NULL, MS_BIND, NULL) != 0) {
-            snprintf(err, errlen, "mount(MS_BIND) of \"%s\" over \"%s\" failed: %s", no_key, key, strerror(errno));
+    for (size_t i = 0; rc == 0 && i < pl.keys.n; i++)
+        if (mount(no_key, pl.keys.p[i], NULL, MS_BIND, NULL) != 0) {
+            snprintf(err, errlen, "mount(MS_BIND) of \"%s\" over \"%s\" failed: %s", no_key, pl.keys.p[i],
+                     strerror(errno));
             rc = -1;
         }
-    }
     free(no_key);
     if (rc == 0)
         rc = root_read_only(err, errlen);
-    paths_free(&keep);
-    paths_free(&need);
-    paths_free(&hide);
+    plan_free(&pl);
     return rc;
 }
 

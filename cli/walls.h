@@ -20,6 +20,12 @@ typedef struct walls_ctx {
  * be made). *mounted: 1 when it is in a mount namespace of its own. 0,
  * or -1 with the reason in err. */
 int walls_raise(const walls_ctx_t *w, int *mounted, char *err, size_t errlen);
+/* The wall the pool would get from w->cfg, as text: what stays writable,
+ * what is hidden, what is covered, and the switches. A reload compares
+ * the running configuration's with the new one's, and replaces the pools
+ * whose walls changed (a site added, removed or moved). Owned by the
+ * caller. */
+char *walls_plan_text(const walls_ctx_t *w);
 /* At start: the walls asked for can be raised here (a user namespace for
  * an unprivileged start); logs the pools that go without the namespace
  * "auto" would give. 0, or -1 with the reason. */
