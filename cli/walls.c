@@ -387,12 +387,16 @@ static int private_mounts(const walls_ctx_t *w, char *err, size_t errlen)
     int fd = rc == 0 ? open(no_key, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0) : -1;
     if (fd >= 0)
         close(fd);
-    for (size_t i = 0; rc == 0 && i < pl.keys.n; i++)
+    for (size_t i = 0; rc == 0 && i < pl.keys.n; i++) {
+        struct stat st;
+        if (stat(pl.keys.p[i], &st) != 0)
+            continue; /* in a directory hidden above: not there to cover (config_releases' keys) */
         if (mount(no_key, pl.keys.p[i], NULL, MS_BIND, NULL) != 0) {
             snprintf(err, errlen, "mount(MS_BIND) of \"%s\" over \"%s\" failed: %s", no_key, pl.keys.p[i],
                      strerror(errno));
             rc = -1;
         }
+    }
     free(no_key);
     if (rc == 0)
         rc = root_read_only(err, errlen);

@@ -68,6 +68,14 @@ int vc_mesh_seal_key(const mesh_settings_t *m, unsigned char key[VC_MESH_SEAL_KE
         snprintf(why, len, "libsodium could not start");
         return -1;
     }
+    /* Inside a pool's wall the file is covered by an empty one no one may
+     * read (cli/walls.c): as unreadable as it is to the pool's user. */
+    struct stat st;
+    if (stat(m->secret_file, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 0777) == 0 && st.st_size == 0) {
+        errno = EACCES;
+        snprintf(why, len, "cluster.secret_file \"%s\" cannot be read: %s", m->secret_file, strerror(errno));
+        return -1;
+    }
     size_t n = 0;
     char *secret = vc_read_file(m->secret_file, &n);
     if (secret == NULL) {
