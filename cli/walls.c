@@ -16,8 +16,9 @@
  *                      TLS keys replaced by an empty file no one
  *                      may read.
  *  php.syscall_filter  a seccomp filter (libseccomp): system calls PHP
- *                      never makes (ptrace, mount, kernel keyrings, BPF,
- *                      modules, ...) fail with EPERM.
+ *                      never makes (ptrace, pidfd_getfd, mount, kernel
+ *                      keyrings, BPF, modules, ...) fail with EPERM; by
+ *                      default wherever no no_new_privs is needed for it.
  *
  * Started as root, the mount namespace needs nothing more; started as a
  * normal user, it is made inside a user namespace that maps the user to
@@ -441,7 +442,12 @@ int walls_raise(const walls_ctx_t *w, int *mounted, char *err, size_t errlen)
     *mounted = pc->private_mounts == VC_AUTO ? walls_namespace_possible() : pc->private_mounts;
     if (*mounted && private_mounts(w, err, errlen) < 0)
         return -1;
-    if (pc->syscall_filter && syscall_filter(*mounted && geteuid() != 0, err, errlen) < 0)
+    /* "auto": wherever it needs no no_new_privs (started as root, or in
+     * the pool's own user namespace), which would keep mail()'s
+     * set-group-ID sendmail from its group. */
+    int in_userns = *mounted && geteuid() != 0;
+    int filter = pc->syscall_filter == VC_AUTO ? geteuid() == 0 || in_userns : pc->syscall_filter;
+    if (filter && syscall_filter(in_userns, err, errlen) < 0)
         return -1;
     return 0;
 }

@@ -64,7 +64,7 @@ def walled():
     conf = os.path.join(d, "etc")
     os.makedirs(os.path.join(conf, "sites-enabled"))
     with open(os.path.join(conf, "vc.conf"), "w") as f:
-        f.write("php: { workers = 1; private_mounts = false; open_basedir = false; };\n"
+        f.write("php: { workers = 1; private_mounts = false; open_basedir = false; syscall_filter = false; };\n"
                 "pools: { shop: { workers = 1; private_mounts = true; syscall_filter = true; }; };\n")
     for name in ("a", "b"):
         with open(os.path.join(conf, "sites-enabled", f"{name}.conf"), "w") as f:
@@ -190,6 +190,9 @@ def test_the_default_wall_hides_another_pools_root_sessions_and_secrets_and_the_
     # of its own, as `vc status` says.
     assert a["basedir"] == "" and b["basedir"] == "", (a, b)
     assert a["mnt_ns"] != b["mnt_ns"] != os.readlink("/proc/self/ns/mnt"), (a, b)
+    # The system call filter is on by default (as root, or in the pool's
+    # user namespace: no no_new_privs is needed either way).
+    assert a["seccomp"] == 2 and b["seccomp"] == 2, (a, b)
     pools = json.loads(s.vc("workers", "--json", check=True).stdout)["pools"]
     walls = {p["pool"]["pool"]: p["pool"]["wall"] for p in pools}
     assert walls == {"default": "namespace", "shop": "namespace"}, walls

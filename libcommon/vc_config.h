@@ -41,7 +41,8 @@ typedef struct vc_pool {
     int open_basedir;         /* limit scripts to the pool's sites and dirs; VC_AUTO: where nothing else walls it */
     int private_mounts;       /* its own mount namespace: / read-only, the suite's state and other pools hidden;
                                  VC_AUTO: where the machine allows one */
-    int syscall_filter;       /* seccomp: system calls PHP never needs fail with EPERM */
+    int syscall_filter;       /* seccomp: system calls PHP never needs fail with EPERM; VC_AUTO: where it costs
+                                 no_new_privs nothing (root, or inside the pool's user namespace) */
     char **open_basedir_dirs; /* more directories scripts may open */
     size_t nopen_basedir_dirs;
     char **writable_dirs; /* more directories its namespace keeps writable (an app's cache) */

@@ -39,7 +39,7 @@ const struct spec vc_pool_specs[] = {
     {"php.admin_ini", T_LIST, P(admin_ini), 0, 0},
     {"php.open_basedir", T_AUTO_BOOL, P(open_basedir), 0, 0},
     {"php.private_mounts", T_AUTO_BOOL, P(private_mounts), 0, 0},
-    {"php.syscall_filter", T_BOOL, P(syscall_filter), 0, 0},
+    {"php.syscall_filter", T_AUTO_BOOL, P(syscall_filter), 0, 0},
     {"php.open_basedir_dirs", T_LIST, P(open_basedir_dirs), 0, 0},
     {"php.writable_dirs", T_LIST, P(writable_dirs), 0, 0},
     {"php.worker_script", T_STR, P(worker_script), 0, 0},
@@ -66,6 +66,7 @@ void vc_pool_defaults(vc_pool_t *p, const char *name)
      * separates the pool (cli/walls.c). */
     p->open_basedir = VC_AUTO;
     p->private_mounts = VC_AUTO;
+    p->syscall_filter = VC_AUTO;
     p->queue_limit = 1024;
     p->queue_timeout_ms = 30000;
     p->pipeline_below_ms = 2;
