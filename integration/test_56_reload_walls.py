@@ -99,3 +99,42 @@ def test_a_site_added_by_reload_is_walled_at_once():
     finally:
         s.stop()
         s.cleanup()
+
+
+def test_a_write_the_wall_refuses_is_logged_with_the_fix():
+    """An application that keeps its data beside its tree (MediaWiki's
+    SQLite directory): the wall makes it read-only, the log says where and
+    what to write, and php.writable_dirs opens it."""
+    s = Suite(root="")
+    try:
+        www, data = os.path.join(s.dir, "www"), os.path.join(s.dir, "app-data")
+        os.makedirs(www)
+        os.makedirs(data)
+        os.chmod(data, 0o777)
+        os.chmod(s.dir, 0o755)
+        with open(os.path.join(www, "probe.php"), "w") as f:
+            f.write(PROBE)
+        conf = os.path.join(s.dir, "etc")
+        os.makedirs(os.path.join(conf, "sites-enabled"))
+        with open(os.path.join(conf, "sites-enabled", "w.conf"), "w") as f:
+            f.write(site("w", www, default=True))
+        with open(os.path.join(conf, "vc.conf"), "w") as f:
+            f.write("php: { workers = 1; };\n")
+        s.conf = conf
+        s.start()
+        db = os.path.join(data, "wiki.sqlite")
+        assert ask(s, "w", write=db)["wrote"] is False
+        logs = s.logs()
+        assert f'a write in "{data}" was refused' in logs and f'php.writable_dirs = ["{data}"]' in logs, logs
+        assert os.path.join(www, "probe.php") + ":" in logs  # the script and line that wrote
+        # Once a worker: the second refusal is not logged again.
+        assert ask(s, "w", write=db)["wrote"] is False
+        assert s.logs().count(f'a write in "{data}" was refused') == 1
+        s.stop()
+        with open(os.path.join(conf, "vc.conf"), "w") as f:
+            f.write('php: { workers = 1; writable_dirs = ["%s"]; };\n' % data)
+        s.start()
+        assert ask(s, "w", write=db)["wrote"] is True and os.path.exists(db)
+    finally:
+        s.stop()
+        s.cleanup()

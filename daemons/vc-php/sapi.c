@@ -4,6 +4,7 @@
  * gives a script behind nginx, so scripts cannot tell the difference.
  */
 #include "sapi.h"
+#include "wall_notes.h"
 #include "cache_purge.h"
 #include "publish.h"
 #include "pool_ini.h"
@@ -374,6 +375,7 @@ int vc_sapi_startup(const vc_config_t *cfg)
         vc_log(VC_LOG_CRIT, "sapi", "php_module_startup() failed");
         return -1;
     }
+    wall_notes_install();
     return pool_ini_lock(cfg);
 }
 
