@@ -335,6 +335,23 @@ def security_table():
     return rows
 
 
+def test_the_security_tables_supervisor_row_names_what_each_caller_may_give():
+    """docs/SECURITY.md's row for the supervisor's socket names each verb
+    the code lets vc-fed's and vc-panel's processes give (cli/up.c's
+    lists), and says every other process of the suite's user gets status
+    and ping only."""
+    import re
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    src = open(os.path.join(repo, "cli", "up.c")).read()
+    row = [line for line in open(os.path.join(repo, "docs", "SECURITY.md")) if line.startswith("| `run/ctl-vc.sock` |")]
+    assert len(row) == 1
+    for who in ("fed", "panel"):
+        verbs = re.findall(r'"([a-z-]+)"', re.search(who + r"_verbs\[\] = \{([^}]*)\}", src).group(1))
+        part = row[0].split(f"vc-{who}'s process")[1].split(";")[0]
+        assert verbs and all(f"`{v}`" in part for v in verbs), (who, verbs, part)
+    assert "`status` and `ping` only" in row[0]
+
+
 def test_every_path_of_the_data_directory_is_in_the_security_table(walled):
     import grp
     import pwd
