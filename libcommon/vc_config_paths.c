@@ -24,12 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Trees of the system's that no site is served from or made in. /usr is
- * not one: Debian's packaged applications (phpMyAdmin...) live there. */
-static const char *const system_trees[] = {"/etc",     "/proc",    "/sys",     "/dev",       "/boot",
-                                           "/root",    "/run",     "/bin",     "/sbin",      "/lib",
-                                           "/lib32",   "/lib64",   "/libx32",  "/usr/bin",   "/usr/sbin",
-                                           "/usr/lib", "/var/lib", "/var/log", "/var/spool", "/var/cache"};
+/* Trees of the system's that root never makes a site's directory in. */
+static const char *const system_trees[] = {"/etc",    "/proc", "/sys",     "/dev",     "/boot",      "/root",
+                                           "/run",    "/bin",  "/sbin",    "/lib",     "/lib32",     "/lib64",
+                                           "/libx32", "/usr",  "/var/lib", "/var/log", "/var/spool", "/var/cache"};
+/* Those no site is served from. Fewer: Debian serves its packaged
+ * applications from /usr/share/APP, /var/lib/APP (MediaWiki) and even
+ * /etc/APP (Adminer), so of /etc and /var/lib only the trees themselves
+ * are refused, never an application's directory in them. */
+static const char *const served_trees[] = {"/proc",    "/sys",      "/dev",     "/boot",    "/root",     "/run",
+                                           "/bin",     "/sbin",     "/lib",     "/lib32",   "/lib64",    "/libx32",
+                                           "/usr/bin", "/usr/sbin", "/usr/lib", "/var/log", "/var/spool"};
+static const char *const served_exactly[] = {"/", "/etc", "/var/lib", "/usr", "/var"};
 
 /* a is b, or a directory above it. */
 static int inside(const char *a, const char *b)
@@ -66,22 +72,34 @@ char *vc_config_resolve_prefix(const char *path)
     }
 }
 
-/* The system tree path is in, or NULL. */
-static const char *system_tree(const char *path)
+/* The system tree path is in (for a root: may not be served from), or NULL. */
+static const char *system_tree(const char *path, int served)
 {
-    for (size_t i = 0; i < VC_ARRAY_SIZE(system_trees); i++)
-        if (inside(system_trees[i], path))
-            return system_trees[i];
+    if (!served) {
+        for (size_t i = 0; i < VC_ARRAY_SIZE(system_trees); i++)
+            if (inside(system_trees[i], path))
+                return system_trees[i];
+        return NULL;
+    }
+    for (size_t i = 0; i < VC_ARRAY_SIZE(served_trees); i++)
+        if (inside(served_trees[i], path))
+            return served_trees[i];
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    for (size_t i = 0; i < VC_ARRAY_SIZE(served_exactly); i++)
+        if (strlen(served_exactly[i]) == n && strncmp(served_exactly[i], path, n) == 0)
+            return served_exactly[i];
     return NULL;
 }
 
 /* Why a path (written and resolved) may not hold a site, or NULL. */
-static const char *forbidden(const vc_config_t *cfg, const char *data, const char *sites, const char *path, char *buf,
-                             size_t len)
+static const char *forbidden(const vc_config_t *cfg, const char *data, const char *sites, const char *path, int served,
+                             char *buf, size_t len)
 {
     if (inside(sites, path) && strlen(path) > strlen(sites))
         return NULL; /* DATA/sites/NAME: the data directory's place for sites */
-    const char *tree = system_tree(path);
+    const char *tree = system_tree(path, served);
     if (tree) {
         snprintf(buf, len, "it is in %s, the system's", tree);
         return buf;
@@ -97,9 +115,10 @@ static int check_site_path(struct ctx *c, const vc_config_t *cfg, const vc_site_
                            const char *path, const char *data, const char *sites)
 {
     char *real = vc_config_resolve_prefix(path), buf[160];
-    const char *why = forbidden(cfg, data, sites, path, buf, sizeof(buf));
+    int served = strcmp(what, "root") == 0;
+    const char *why = forbidden(cfg, data, sites, path, served, buf, sizeof(buf));
     if (why == NULL)
-        why = forbidden(cfg, data, sites, real, buf, sizeof(buf));
+        why = forbidden(cfg, data, sites, real, served, buf, sizeof(buf));
     int rc = 0;
     if (why)
         rc = vc_config_fail(c, s->line, "site \"%s\": %s \"%s\"%s%s%s: %s", s->name, what, path,
@@ -131,7 +150,7 @@ static int check_bases(struct ctx *c, const vc_config_t *cfg, const char *sites)
     char file[PATH_MAX + 32];
     for (size_t i = 0; i < cfg->ndeploy_bases; i++) {
         const char *b = cfg->deploy_bases[i];
-        const char *tree = b[0] == '/' && !inside(sites, b) ? system_tree(b) : NULL;
+        const char *tree = b[0] == '/' && !inside(sites, b) ? system_tree(b, 0) : NULL;
         if (b[0] != '/' || strcmp(b, "/") == 0 || tree) {
             c->file = "configuration";
             int line = origin_line(cfg, "deploy.allowed_bases", c, file, sizeof(file));
