@@ -13,6 +13,26 @@ import pytest
 
 from reference import free_port, tree  # noqa: F401 (free_port: for the tests)
 
+# The modules whose tests need the machine to themselves, and why: ops/test.sh
+# runs the others several at once (pytest-xdist) and these after, one at a
+# time (the "alone" mark, integration/pytest.ini).
+ALONE = {
+    "test_08_h2_floods": "the front's memory and another client's p99 under floods",
+    "test_09_faults": "a pool back to size within 500 ms of each kill",
+    "test_14_slow_readers": "another client's p99 while slow readers hold the front",
+    "test_22_pusher_js": "Chromium, its timeouts",
+    "test_24_browser": "Chromium, its timeouts",
+    "test_37_debian_apps": "Debian's applications' own files in /etc and /var/lib, and their database",
+    "test_50_panel_browser": "Chromium's timeouts, and Lighthouse's scores, which the machine's load moves",
+    "test_53_panel_ops_browser": "Chromium, its timeouts",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.module.__name__ in ALONE:
+            item.add_marker(pytest.mark.alone)
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BUILD = os.environ.get("VC_BUILD_DIR", os.path.join(REPO, "build"))
 VC = os.path.join(BUILD, "bin", "vc")

@@ -18,12 +18,46 @@ PHP_INI_SCAN = "/etc/php/8.2/embed/conf.d"
 
 _given = set()
 
+# Run by pytest-xdist (ops/test.sh runs the integration tests several at
+# once), each worker takes its ports from a range of its own, below the
+# kernel's ephemeral range: two workers asking the kernel for a free port
+# at the same moment could be handed the same one, and their suites would
+# then fight over it. Alone, the kernel picks.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+_SPAN = 3000
+_next = [0]
+
+
+def _worker_port():
+    index = int(_WORKER[2:]) if _WORKER[2:].isdigit() else 0
+    base = 12000 + (index % 6) * _SPAN
+    for _ in range(_SPAN):
+        port = base + _next[0] % _SPAN
+        _next[0] += 1
+        # Each port once a round of the range: one a test stopped using
+        # may linger in TIME_WAIT, and never two tests at once.
+        if port in _given:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        if len(_given) >= _SPAN // 2:  # a new round: the oldest are long free
+            _given.clear()
+        _given.add(port)
+        return port
+    raise RuntimeError(f"no free port in {base}..{base + _SPAN}")
+
 
 def free_port():
     """A port free now and never handed out before in this run: the kernel
     may give the same free port to two binds in a row, and a suite's
     listen, tls_listen and admin ports once came out equal (its vc up then
-    refused the configuration, rightly)."""
+    refused the configuration, rightly). Under xdist, from the worker's own
+    range."""
+    if _WORKER:
+        return _worker_port()
     while True:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))

@@ -24,6 +24,7 @@ work=$(mktemp -d)
 root="$work/root"
 cleanup() { rm -rf "$work"; }
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 fail() {
     echo "deps-test: FAILED: $*"
     exit 1
@@ -80,6 +81,13 @@ packages() { chroot "$root" dpkg-query -W -f='${Status}\n' | grep -c 'install ok
 install_profile() {
     t0=$(date +%s)
     before=$(packages)
+    # The .deb files this machine's own install fetched, linked into the
+    # root's cache: apt uses one only if its size and hash are the index's,
+    # so what is installed, and whether it can be, is unchanged; only the
+    # download is saved. (Hard links: none if /tmp is another file system.)
+    mkdir -p "$root/var/cache/apt/archives"
+    find /var/cache/apt/archives -maxdepth 1 -name '*.deb' -exec ln -f -t "$root/var/cache/apt/archives" {} + \
+        2>/dev/null || true
     in_root "cd /src && ./ops/install-deps.sh $*" >"$work/install.log" 2>&1 ||
         { tail -30 "$work/install.log"; fail "ops/install-deps.sh $* failed in a fresh Debian 12"; }
     echo "deps-test: $(($(packages) - before)) packages in $(($(date +%s) - t0)) s"

@@ -22,12 +22,13 @@ BUILD="build-essential cmake pkg-config
 # Run: the PHP extensions the example app and the conformance apps load.
 RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # Tests and benchmarks: the format check and the file lists (git), the
-# compiler cache the test builds use (ccache), the
+# compiler cache the test builds use (ccache), pytest and its xdist (the
+# integration tests, several at once), the
 # reference stack and real clients, newuidmap for `vc up --userns`, and
 # the NATS server the cluster tests run on each node, and valgrind for
 # bench/instructions.
 TEST="clang-format git ccache nginx-light php8.2-fpm varnish curl nghttp2-client wrk
-  python3 python3-pytest python3-h2 python3-websockets python3-requests
+  python3 python3-pytest python3-pytest-xdist python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2
   pebble certbot python3-cryptography uidmap nats-server valgrind"
