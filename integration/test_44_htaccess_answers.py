@@ -199,6 +199,16 @@ def test_configtest_lists_the_forms_it_does_not_apply(stacks):
         assert f"h/sub/.htaccess:{line}" in out and what in out, out
 
 
+def refused_unread(ours, path):
+    """path answers 403, with nothing of the file ("secret") in the body."""
+    c = http.client.HTTPConnection("127.0.0.1", ours.http, timeout=20)
+    c.request("GET", path, headers={"Host": HOST})
+    r = c.getresponse()
+    body = r.read()
+    c.close()
+    assert r.status == 403 and b"secret" not in body, (path, r.status, body)
+
+
 def test_files_an_addtype_would_run_as_php_are_refused_not_shown(stacks):
     """AddType and AddHandler that have mod_php run other extensions: the
     suite runs .php only, and refuses those files rather than send their
@@ -206,12 +216,7 @@ def test_files_an_addtype_would_run_as_php_are_refused_not_shown(stacks):
     sends it)."""
     ours, _, _ = stacks
     for path in ("/h/legacy/page.html", "/h/legacy/lib.inc.txt"):
-        c = http.client.HTTPConnection("127.0.0.1", ours.http, timeout=20)
-        c.request("GET", path, headers={"Host": HOST})
-        r = c.getresponse()
-        body = r.read()
-        c.close()
-        assert r.status == 403 and b"secret" not in body, (path, r.status, body)
+        refused_unread(ours, path)
     assert fetch(ours.http, "/h/legacy/notes.txt")[0] == 200
     assert fetch(ours.http, "/h/legacy/run.php")[0] == 200
 
@@ -226,16 +231,11 @@ def test_handler_directives_that_would_run_php_refuse_the_files_they_cover(stack
     cover is served."""
     ours, _, _ = stacks
     for path in [f"/p/{way}/page.html"] + (["/p/set/deeper/page.html"] if way == "set" else []):
-        c = http.client.HTTPConnection("127.0.0.1", ours.http, timeout=20)
-        c.request("GET", path, headers={"Host": HOST})
-        r = c.getresponse()
-        body = r.read()
-        c.close()
-        assert r.status == 403 and b"secret" not in body, (path, r.status, body)
+        refused_unread(ours, path)
     assert fetch(ours.http, f"/p/{way}/notes.txt")[0] == (403 if HANDLERS_EVERY[way] else 200)
     assert fetch(ours.http, f"/p/{way}/run.php")[0] == 200
     out = ours.vc("configtest", check=True).stdout
-    assert f"p/{way}/.htaccess:" in out and ("refused" in out), out
+    assert f"p/{way}/.htaccess:" in out and "refused" in out, out
 
 
 def answer(port, path):
