@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from conftest import configtest_site
+from conftest import configtest_site, curl
 from panel import admin, panel_suite
 
 
@@ -128,3 +128,24 @@ def test_a_shared_path_swapped_for_a_link_makes_nothing_outside(make_suite, tmp_
     assert not (outside / "inner").exists()
     logs = s.logs()
     assert 'shared path "uploads": a symbolic link (never followed here): not made' in logs, logs
+
+
+def test_a_root_above_the_data_and_configuration_directories_never_serves_them(make_suite):
+    """`vc up --root .` with the default ./var: the root holds the data
+    directory (the TLS key, the state store) and here the configuration
+    directory too. Neither is ever served (the key was, with 200)."""
+    s = make_suite(root="")
+    os.chmod(s.dir, 0o755)
+    with open(os.path.join(s.dir, "index.html"), "w") as f:
+        f.write("the app\n")
+    conf = os.path.join(s.dir, "etc")
+    os.makedirs(conf)
+    with open(os.path.join(conf, "vc.conf"), "w") as f:
+        f.write('link_key = "a-link-key-no-client-may-ever-read-0123456789";\n')
+    s.root, s.conf = s.dir, conf
+    s.start()
+    code, _, body = curl(s.url("/index.html"))
+    assert code == 200 and body == b"the app\n"
+    for path in ("/var/tls/selfsigned.key", "/var/state/data.mdb", "/etc/vc.conf", "/var/", "/etc/"):
+        code, _, body = curl(s.url(path))
+        assert code in (403, 404) and b"PRIVATE KEY" not in body and b"link-key" not in body, (path, code, body[:80])

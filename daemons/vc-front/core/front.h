@@ -134,6 +134,8 @@ typedef struct front {
     int temp_fd;                             /* front.temp_path, for answers (stream.c); -1 if unusable */
     front_stats_t stats;
     front_stats_t last_tick; /* stats one second ago, for rates */
+    char *never[2];          /* the data and configuration directories, real: never served (route.h) */
+    size_t nnever;
 } front_t;
 
 #endif

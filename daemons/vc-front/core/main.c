@@ -390,6 +390,8 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf)
     s->route.nentry_scripts = conf->nentry_scripts;
     s->route.deny = conf->deny;
     s->route.ndeny = conf->ndeny;
+    s->route.never = (const char *const *)f->never;
+    s->route.nnever = f->nnever;
     char host[300];
     snprintf(host, sizeof(host), "site.%s.invalid", conf->name);
     s->hostconf = h2o_config_register_host(&f->gc, h2o_iovec_init(host, strlen(host)), 65535);
@@ -439,6 +441,10 @@ int main(int argc, char **argv)
                f.settings->temp_path, strerror(errno));
     if (access_log_open(&f) < 0)
         return 1;
+    const char *secret_dirs[] = {cfg->data_dir, cfg->conf_dir};
+    for (size_t i = 0; i < VC_ARRAY_SIZE(secret_dirs); i++)
+        if (secret_dirs[i] && (f.never[f.nnever] = realpath(secret_dirs[i], NULL)) != NULL)
+            f.nnever++;
     f.nsites = cfg->nsites;
     f.sites = vc_calloc(f.nsites, sizeof(site_rt_t));
     for (size_t i = 0; i < cfg->nsites; i++) {

@@ -157,6 +157,9 @@ static int resolve(const route_site_t *site, const char *rel, size_t rlen, char 
     int mode = real_path(site, joined, out, &root_links);
     if (mode == 0)
         return 0;
+    for (size_t i = 0; i < site->nnever; i++)
+        if (below(site->never[i], strlen(site->never[i]), out))
+            return 0;
     return inside(site, out) || root_links ? mode : 0;
 }
 

@@ -51,6 +51,11 @@ typedef struct route_site {
     const char *const *index;
     size_t nindex;
     int index_set;
+    /* Real paths no answer comes from, whatever the root: the suite's data
+     * and configuration directories (a root above them, as `vc up --root .`
+     * makes with the default ./var, served the TLS key). */
+    const char *const *never;
+    size_t nnever;
 } route_site_t;
 
 /* path is not NUL-terminated and may contain anything a client sent. */
