@@ -261,6 +261,27 @@ def test_deploy_refuses_links_that_leave_as_the_kernel_resolves_them(deployed):
     assert get(s)[1].startswith("v1 v1 "), get(s)
 
 
+def test_the_front_serves_a_deployed_root_only_below_deploy_to(deployed):
+    """Whatever is on disk (vc-fed refuses a release whose root leads out):
+    a deployed site's root that resolves outside DEPLOY_TO serves nothing."""
+    s = deployed
+    write_app(s.app, "v1")
+    first = release_of(s.vc("deploy", "deploy", s.app, check=True).stdout)
+    assert get(s, "/app.css")[0] == 200
+    public = os.path.join(s.srv, "releases", first, "public")
+    os.rename(public, public + ".real")
+    os.symlink("/etc", public)
+    try:
+        # A new front: no real path it kept from before (it keeps them a second).
+        s.vc("restart", "front", check=True)
+        for path in ("/hostname", "/passwd"):
+            code, body = get(s, path)
+            assert code == 404, (path, code, body)
+    finally:
+        os.unlink(public)
+        os.rename(public + ".real", public)
+
+
 @pytest.mark.parametrize("deployed", ['deploy_exclude = ["*.log", "tests"];'], indirect=True)
 def test_the_site_excludes_its_own_patterns(deployed):
     """The site's deploy_exclude and the command's --exclude both leave

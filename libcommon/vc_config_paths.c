@@ -183,7 +183,10 @@ int vc_config_check_paths(struct ctx *c, vc_config_t *cfg)
                                 s->name, s->deploy_to, list);
         }
         free(base);
-        if (rc == 0 && s->root)
+        /* A deployed site's root is DEPLOY_TO/current/..., which moves with
+         * each release: judged where it is used (vc-fed's walk, the
+         * front's check that it resolves below DEPLOY_TO), not here. */
+        if (rc == 0 && s->root && !s->deploy_to)
             rc = check_site_path(c, cfg, s, "root", s->root, data, sites);
     }
     free(sites);

@@ -392,6 +392,7 @@ static void setup_site(front_t *f, site_rt_t *s, const vc_site_t *conf)
     s->route.ndeny = conf->ndeny;
     s->route.never = (const char *const *)f->never;
     s->route.nnever = f->nnever;
+    s->route.base = conf->deploy_to;
     char host[300];
     snprintf(host, sizeof(host), "site.%s.invalid", conf->name);
     s->hostconf = h2o_config_register_host(&f->gc, h2o_iovec_init(host, strlen(host)), 65535);

@@ -95,9 +95,13 @@ static const char *root_now(const route_site_t *site)
 
 static int inside(const route_site_t *site, const char *real)
 {
+    const char *now = NULL;
+    if (site->base && ((now = root_now(site)) == NULL || !below(site->base, strlen(site->base), now)))
+        return 0;
     if (below(site->root, site->root_len, real))
         return 1;
-    const char *now = root_now(site);
+    if (now == NULL)
+        now = root_now(site);
     return now && strcmp(now, site->root) != 0 && below(now, strlen(now), real);
 }
 

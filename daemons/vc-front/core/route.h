@@ -56,6 +56,11 @@ typedef struct route_site {
      * makes with the default ./var, served the TLS key). */
     const char *const *never;
     size_t nnever;
+    /* A deployed site's DEPLOY_TO (real), or NULL: its root, reached
+     * through the moving current link, must resolve below it (a release
+     * whose public/ led elsewhere served the suite's keys; vc-fed refuses
+     * such a release, and this holds whatever is on disk). */
+    const char *base;
 } route_site_t;
 
 /* path is not NUL-terminated and may contain anything a client sent. */
