@@ -261,6 +261,45 @@ def test_deploy_refuses_links_that_leave_as_the_kernel_resolves_them(deployed):
     assert get(s)[1].startswith("v1 v1 "), get(s)
 
 
+def stage_raw(s, manifest):
+    """What a node's vc-fed answers a signed manifest sent to it as it is,
+    past vc deploy's own checks (as a cluster peer or a hand-made client
+    would send it): (ok, message)."""
+    import base64
+
+    import zmq
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from trust_peer import field
+    with open(os.path.join(s.keys, "alice.key")) as f:
+        secret = base64.b64decode(f.read().strip())
+    sig = Ed25519PrivateKey.from_private_bytes(secret[:32]).sign(manifest.encode()).hex()
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.REQ)
+    sock.linger = 0
+    sock.connect(f"ipc://{s.data}/run/ctl-vc-fed.sock")
+    sock.send(field(1, "stage") + field(2, "deploy") + field(2, sig) + field(3, manifest.encode()))
+    assert sock.poll(10000), "vc-fed did not answer"
+    reply = sock.recv()
+    sock.close()
+    ctx.term()
+    ok = reply[:2] == b"\x08\x01"  # Reply.ok = true, first when set
+    return ok, reply.decode(errors="replace")
+
+
+def test_vc_fed_refuses_a_raw_manifest_whose_link_leaves_through_another(deployed):
+    """The two-link release sent straight to vc-fed, signed by a trusted
+    key: refused there too; the same manifest without the second link is
+    staged."""
+    s = deployed
+    head = "velocity-release 1\nsite deploy\nid %s\ncreated 1764897300\nsigner alice\nmessage raw\n"
+    tree = "d 755 a\nd 755 a/b\nd 755 a/b/c\nl a/b/c/r ../../..\n"
+    ok, msg = stage_raw(s, head % "raw-1" + tree + "l public a/b/c/r/..\n")
+    assert not ok and "leaves the release as it resolves" in msg, msg
+    ok, msg = stage_raw(s, head % "raw-2" + tree + "d 755 public\n")
+    assert ok, msg
+
+
 def test_the_front_serves_a_deployed_root_only_below_deploy_to(deployed):
     """Whatever is on disk (vc-fed refuses a release whose root leads out):
     a deployed site's root that resolves outside DEPLOY_TO serves nothing."""
