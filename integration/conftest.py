@@ -21,6 +21,13 @@ ALONE = {
     "test_09_faults": "a pool back to size within 500 ms of each kill",
     "test_14_slow_readers": "another client's p99 while slow readers hold the front",
     "test_22_pusher_js": "Chromium, its timeouts",
+    # Three nodes each, with 200 ms heartbeats: a node starved of CPU for
+    # 600 ms is suspect, and a presence or a deploy waits on it.
+    "test_34_mesh": "three nodes with 200 ms heartbeats",
+    "test_35_mesh_certs": "three nodes with 200 ms heartbeats",
+    "test_36_mesh_netns": "three nodes with 200 ms heartbeats, in network namespaces",
+    "test_46_deploy_cluster": "three nodes with 200 ms heartbeats",
+    "test_47_deploy_netns": "three nodes with 200 ms heartbeats, in network namespaces",
     "test_24_browser": "Chromium, its timeouts",
     "test_37_debian_apps": "Debian's applications' own files in /etc and /var/lib, and their database",
     "test_50_panel_browser": "Chromium's timeouts, and Lighthouse's scores, which the machine's load moves",

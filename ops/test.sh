@@ -79,7 +79,8 @@ if [ "$(id -u)" -eq 0 ]; then
     deps_t0=$(date +%s)
     # A session of its own, so that a failing run stops all of it (its root's
     # dpkg and build too).
-    setsid ./ops/deps-test.sh >"$deps_log" 2>&1 &
+    # Niced: the tests beside it come first.
+    setsid nice -n 10 ./ops/deps-test.sh >"$deps_log" 2>&1 &
     deps_pid=$!
     trap '[ -z "$deps_pid" ] || kill -TERM -- "-$deps_pid" 2>/dev/null || true' EXIT
 fi
