@@ -313,6 +313,9 @@ static void print_pool_text(const Vc__Reply *r)
            or_dash(vc_reply_get(r, "workers_wanted")), or_dash(vc_reply_get(r, "workers_min")),
            or_dash(vc_reply_get(r, "workers_max")), or_dash(vc_reply_get(r, "idle")), or_dash(vc_reply_get(r, "busy")),
            or_dash(vc_reply_get(r, "queued")));
+    const char *refused = vc_reply_get(r, "wall_refused_writes");
+    if (refused && strcmp(refused, "0") != 0)
+        printf("  %s writes refused by its wall (the log says where, and the fix: php.writable_dirs)\n", refused);
     printf("%8s %-10s %8s %8s %9s %9s %8s  %s\n", "PID", "STATE", "FRONT", "SERVED", "PSS KiB", "USS KiB", "AGE ms",
            "REQUEST");
     for (size_t w = 0; w < r->n_records; w++) {

@@ -127,9 +127,12 @@ def test_a_write_the_wall_refuses_is_logged_with_the_fix():
         logs = s.logs()
         assert f'a write in "{data}" was refused' in logs and f'php.writable_dirs = ["{data}"]' in logs, logs
         assert os.path.join(www, "probe.php") + ":" in logs  # the script and line that wrote
-        # Once a worker: the second refusal is not logged again.
+        # Once a worker: the second refusal is not logged again, but counted.
         assert ask(s, "w", write=db)["wrote"] is False
         assert s.logs().count(f'a write in "{data}" was refused') == 1
+        php = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]
+        assert php["status"]["wall_refused_writes"] == "2", php["status"]
+        assert "2 writes refused by its wall" in s.vc("workers", check=True).stdout
         s.stop()
         with open(os.path.join(conf, "vc.conf"), "w") as f:
             f.write('php: { workers = 1; writable_dirs = ["%s"]; };\n' % data)

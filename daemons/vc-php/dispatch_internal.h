@@ -129,6 +129,7 @@ struct dispatch {
     size_t nlost;
     /* counters */
     uint64_t accepted, completed, rejected_503, timed_out_504, failed_502, retried, crashed, killed;
+    uint64_t refused_writes_gone; /* writes the wall refused the scripts of workers now gone (worker_clock.h) */
 };
 
 /* dispatch.c */

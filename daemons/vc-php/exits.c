@@ -221,6 +221,7 @@ void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
     vc_link_buf_free(&w->in);
     if (w->smaps >= 0)
         close(w->smaps);
+    d->refused_writes_gone += worker_clock_refused(w->clock);
     worker_clock_unmap(&w->clock);
     *w = d->w[--d->nw];
     broker_pump(d);

@@ -141,6 +141,10 @@ void dispatch_status(dispatch_t *d, Vc__Reply *reply)
     vc_reply_field(reply, "retried", "%llu", (unsigned long long)retried);
     vc_reply_field(reply, "crashed", "%llu", (unsigned long long)d->crashed);
     vc_reply_field(reply, "killed", "%llu", (unsigned long long)d->killed);
+    uint64_t refused = d->refused_writes_gone;
+    for (size_t i = 0; i < d->nw; i++)
+        refused += worker_clock_refused(d->w[i].clock);
+    vc_reply_field(reply, "wall_refused_writes", "%llu", (unsigned long long)refused);
     uint64_t now = vc_mono_ms();
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];

@@ -1,5 +1,6 @@
 /* PHP's "Read-only file system" warnings, turned into the fix (wall_notes.h). */
 #include "wall_notes.h"
+#include "worker_clock.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -37,6 +38,7 @@ static void on_error(int type, zend_string *file, const uint32_t line, zend_stri
     const char *msg = ZSTR_VAL(message);
     char dir[1024];
     if (strstr(msg, "Read-only file system") && refused_dir(msg, dir, sizeof(dir)) == 0) {
+        worker_clock_count_refused();
         int seen = 0;
         for (size_t i = 0; i < nnoted && !seen; i++)
             seen = strcmp(noted[i], dir) == 0;

@@ -37,3 +37,14 @@ void worker_clock_end(void)
     if (mine)
         __atomic_store_n(&mine->since_ms, 0, __ATOMIC_RELEASE);
 }
+
+void worker_clock_count_refused(void)
+{
+    if (mine)
+        __atomic_fetch_add(&mine->refused_writes, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t worker_clock_refused(const worker_clock_t *clock)
+{
+    return clock ? __atomic_load_n(&clock->refused_writes, __ATOMIC_RELAXED) : 0;
+}

@@ -18,7 +18,8 @@
 #include <stdint.h>
 
 typedef struct worker_clock {
-    uint64_t since_ms; /* vc_mono_ms() when the request began; 0: none running */
+    uint64_t since_ms;       /* vc_mono_ms() when the request began; 0: none running */
+    uint64_t refused_writes; /* writes the pool's wall refused its scripts (wall_notes.h) */
 } worker_clock_t;
 
 /* The broker: a new clock, mapped here (*clock), and its descriptor for
@@ -28,6 +29,9 @@ int worker_clock_create(worker_clock_t **clock);
 /* The broker: since when the worker has run its request, 0 if it runs
  * none. */
 uint64_t worker_clock_since(const worker_clock_t *clock);
+
+/* The broker: how many writes the wall refused the worker's scripts. */
+uint64_t worker_clock_refused(const worker_clock_t *clock);
 
 /* Unmaps a clock (the broker's, once its worker has gone). */
 void worker_clock_unmap(worker_clock_t **clock);
@@ -40,5 +44,7 @@ void worker_clock_adopt(int fd);
 /* The worker: a request on a lent connection begins, or has ended. */
 void worker_clock_begin(void);
 void worker_clock_end(void);
+/* The worker: the wall refused one of its scripts' writes. */
+void worker_clock_count_refused(void);
 
 #endif
