@@ -12,6 +12,7 @@
 typedef struct detected {
     const char *app; /* "Laravel", ...; NULL: nothing recognised */
     char *root;      /* the document root to serve (caller frees); NULL with app NULL */
+    char *data;      /* its data directory outside its tree, where one exists (caller frees), or NULL */
 } detected_t;
 
 /* dir: an existing directory, as given. */

@@ -483,6 +483,15 @@ static int default_root(sup_t *s, const cli_t *cli, const char *root)
             root_real = realpath(d.root, NULL);
             free(d.root);
         }
+        if (d.data) {
+            /* The pool's wall keeps the file system read-only but for the
+             * site's tree: the application's own data beside it stays
+             * writable, as php-fpm would have it. */
+            fprintf(stderr, "vc up: the application keeps its data in %s: writable to its PHP (php.writable_dirs)\n",
+                    d.data);
+            add_override(s, "php.writable_dirs", d.data);
+            free(d.data);
+        }
     } else if (stat("./public", &st) == 0 && S_ISDIR(st.st_mode))
         root_real = realpath("./public", NULL);
     else

@@ -63,3 +63,30 @@ def test_no_detect_serves_the_directory_as_given(make_suite, tmp_path):
         assert curl(s.url("/public/index.php"))[2] == b"laravel"
     finally:
         s.stop()
+
+
+def test_mediawikis_data_directory_beside_its_tree_is_writable(make_suite, tmp_path):
+    """MediaWiki's installer keeps its SQLite database in ../data, beside
+    the tree: the pool's wall would make it read-only ("the wiki is in
+    read-only mode"), so `vc up --root` makes it one of php.writable_dirs,
+    and says so. Without it, the write is refused."""
+    tree, data = str(tmp_path / "w" / "wiki"), str(tmp_path / "w" / "data")
+    files = dict(TREES["MediaWiki"][0])
+    files["write.php"] = ("<?php echo @file_put_contents(dirname(__DIR__) . '/data/wiki.sqlite', 'x') !== false"
+                          " ? 'wrote' : 'refused';")
+    make_tree(tree, files)
+    os.makedirs(data)
+    os.chmod(data, 0o777)
+    for d in (tmp_path, tmp_path / "w"):
+        os.chmod(d, 0o755)
+    s = make_suite(root=tree).start()
+    try:
+        assert f"vc up: the application keeps its data in {data}: writable to its PHP" in s.logs(), s.logs()[-2000:]
+        assert curl(s.url("/write.php"))[2] == b"wrote"
+    finally:
+        s.stop()
+    s = make_suite(root=tree, args=["--no-detect"]).start()
+    try:
+        assert curl(s.url("/write.php"))[2] == b"refused"
+    finally:
+        s.stop()
