@@ -89,8 +89,9 @@ deps_wait() {
     rc=0
     wait "$deps_pid" || rc=$?
     deps_pid=
+    now=$(date +%s)
     echo "== deps-test (a fresh Debian 12: ops/install-deps.sh installs what the scripts call, and builds and serves;" \
-        "ran beside the tests): $(($(date +%s) - deps_t0)) s"
+        "ran beside the tests): $((now - deps_t0)) s"
     cat "$deps_log"
     [ "$rc" -eq 0 ] || exit "$rc"
 }
@@ -141,7 +142,8 @@ step "soak (bench/soak, a short run: no failure, memory of every daemon within 5
 step "done"
 # The budget is seen before it is hit: CI refuses a run over 90 minutes,
 # and this command fails one over 60.
-total=$(($(date +%s) - t_start))
+now=$(date +%s)
+total=$((now - t_start))
 echo "== the test command took $total s in all (budget: 3600 s)"
 if [ "$total" -gt 3600 ]; then
     echo "== FAILED: over the budget of 3600 s (each step's time is above; docs/testing.md)"
