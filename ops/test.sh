@@ -21,6 +21,32 @@ echo "== install-deps"
 # costs a few percent.
 export VC_CCACHE=1 CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 
+# deps-test (root only: a fresh Debian 12 root, ops/deps-test.sh) waits
+# mostly on dpkg and the mirror: it runs beside the builds, the unit tests
+# and the first integration pass, niced, and the tests that need the
+# machine to themselves wait for it.
+deps_pid=
+deps_log=$(mktemp)
+if [ "$(id -u)" -eq 0 ]; then
+    deps_t0=$(date +%s)
+    # A session of its own, so that a failing run stops all of it (its root's
+    # dpkg and build too); niced, so that what runs beside it comes first.
+    setsid nice -n 10 ./ops/deps-test.sh >"$deps_log" 2>&1 &
+    deps_pid=$!
+    trap '[ -z "$deps_pid" ] || kill -TERM -- "-$deps_pid" 2>/dev/null || true' EXIT
+fi
+deps_wait() {
+    [ -n "$deps_pid" ] || return 0
+    rc=0
+    wait "$deps_pid" || rc=$?
+    deps_pid=
+    now=$(date +%s)
+    echo "== deps-test (a fresh Debian 12: ops/install-deps.sh installs what the scripts call, and builds and serves;" \
+        "ran beside the tests): $((now - deps_t0)) s"
+    cat "$deps_log"
+    [ "$rc" -eq 0 ] || exit "$rc"
+}
+
 step "format (clang-format)"
 files=$(git ls-files '*.c' '*.h')
 clang-format --dry-run --Werror $files
@@ -68,32 +94,6 @@ alone() {
 integration() {
     together "$@"
     alone "$@"
-}
-
-# deps-test (root only: a fresh Debian 12 root, ops/deps-test.sh) waits
-# mostly on dpkg and the mirror: it runs beside the first integration pass,
-# and the tests that need the machine to themselves wait for it.
-deps_pid=
-deps_log=$(mktemp)
-if [ "$(id -u)" -eq 0 ]; then
-    deps_t0=$(date +%s)
-    # A session of its own, so that a failing run stops all of it (its root's
-    # dpkg and build too).
-    # Niced: the tests beside it come first.
-    setsid nice -n 10 ./ops/deps-test.sh >"$deps_log" 2>&1 &
-    deps_pid=$!
-    trap '[ -z "$deps_pid" ] || kill -TERM -- "-$deps_pid" 2>/dev/null || true' EXIT
-fi
-deps_wait() {
-    [ -n "$deps_pid" ] || return 0
-    rc=0
-    wait "$deps_pid" || rc=$?
-    deps_pid=
-    now=$(date +%s)
-    echo "== deps-test (a fresh Debian 12: ops/install-deps.sh installs what the scripts call, and builds and serves;" \
-        "ran beside the tests): $((now - deps_t0)) s"
-    cat "$deps_log"
-    [ "$rc" -eq 0 ] || exit "$rc"
 }
 
 step "integration tests ($jobs at once, then those marked alone)"
