@@ -9,7 +9,7 @@
 
 #define NOTED_MAX 64
 
-static void (*php_error_cb)(int type, zend_string *file, const uint32_t line, zend_string *message);
+static void (*next_error_cb)(int type, zend_string *file, const uint32_t line, zend_string *message);
 static char *noted[NOTED_MAX];
 static size_t nnoted;
 
@@ -25,6 +25,9 @@ static int refused_dir(const char *msg, char *dir, size_t len)
         return -1;
     memcpy(dir, open + 1, n);
     dir[n] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)dir[i] < 0x20)
+            return -1; /* a script's own text, not a path: not into the log */
     char *slash = strrchr(dir, '/');
     if (slash == dir)
         slash[1] = '\0';
@@ -51,13 +54,13 @@ static void on_error(int type, zend_string *file, const uint32_t line, zend_stri
                    file ? ZSTR_VAL(file) : "-", line, dir, dir);
         }
     }
-    php_error_cb(type, file, line, message);
+    next_error_cb(type, file, line, message);
 }
 
 void wall_notes_install(void)
 {
-    if (php_error_cb == NULL) {
-        php_error_cb = zend_error_cb;
+    if (next_error_cb == NULL) {
+        next_error_cb = zend_error_cb;
         zend_error_cb = on_error;
     }
 }
