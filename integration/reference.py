@@ -29,23 +29,19 @@ _next = [0]
 
 
 def _worker_port():
+    """The next port of this worker's range that is free now, in turn, so
+    that one a test stopped using is taken again only a whole range later
+    (long out of TIME_WAIT)."""
     index = int(_WORKER[2:]) if _WORKER[2:].isdigit() else 0
     base = 12000 + (index % 6) * _SPAN
     for _ in range(_SPAN):
         port = base + _next[0] % _SPAN
         _next[0] += 1
-        # Each port once a round of the range: one a test stopped using
-        # may linger in TIME_WAIT, and never two tests at once.
-        if port in _given:
-            continue
         with socket.socket() as s:
             try:
                 s.bind(("127.0.0.1", port))
             except OSError:
                 continue
-        if len(_given) >= _SPAN // 2:  # a new round: the oldest are long free
-            _given.clear()
-        _given.add(port)
         return port
     raise RuntimeError(f"no free port in {base}..{base + _SPAN}")
 

@@ -58,29 +58,20 @@ def roles():
     s.cleanup()
 
 
-def call(client, method, path, body=None):
-    """One call; an answer that streams (SSE) is read no further."""
-    if method == "GET":
-        if client is None:
-            r = requests.get(roles_url + path, verify=False, timeout=30, stream=True)
-        else:
-            r = client.http.get(client.url(path), verify=False, timeout=30, stream=True)
+def call(s, client, method, path, body=None):
+    """One call, as client (None: anonymous); an answer that streams (SSE)
+    is read no further. (status, the refusal's "need" or None)."""
+    if client is None:
+        r = requests.request(method, s.panel + path, json=body or {} if method == "POST" else None, verify=False,
+                             timeout=30, headers={"Origin": s.panel}, stream=True)
+    elif method == "GET":
+        r = client.http.get(client.url(path), verify=False, timeout=30, stream=True)
     else:
-        if client is None:
-            r = requests.post(roles_url + path, json=body or {}, verify=False, timeout=30,
-                              headers={"Origin": roles_url}, stream=True)
-        else:
-            r = client.post(path, body or {}, stream=True)
+        r = client.post(path, body or {}, stream=True)
+    need = r.json().get("need") if r.headers.get("content-type", "").startswith("application/json") else None
     status = r.status_code
-    kind = r.headers.get("content-type", "")
-    need = None
-    if kind.startswith("application/json"):
-        need = r.json().get("need")
     r.close()
     return status, need
-
-
-roles_url = None
 
 
 def expect(level, who):
@@ -95,9 +86,7 @@ def expect(level, who):
 
 
 def test_every_route_as_each_role(roles):
-    global roles_url
     s, adm, v = roles
-    roles_url = s.panel
     docs = doc_table()
     # Signing out ends the session the sweep uses: last.
     order = sorted(docs, key=lambda r: r[1] == "/api/logout")
@@ -110,7 +99,7 @@ def test_every_route_as_each_role(roles):
             if path == "/api/logout" and who.startswith("admin"):
                 continue  # the admin's session is the next tests'; the viewer's ends here, last
             body = adm.step_up({}) if who == "admin+step-up" else {}
-            status, need = call(client, method, path, body)
+            status, need = call(s, client, method, path, body)
             want = expect(level, who)
             if who == "anonymous" and level == "anyone":
                 want = None

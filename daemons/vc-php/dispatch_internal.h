@@ -179,7 +179,8 @@ uint64_t broker_run_limit(const vc_config_t *cfg);
 /* status.c */
 long broker_pss_kib(const worker_t *w, long *uss);
 /* The descriptors a worker sent with a message: the first READY's is its
- * smaps_rollup (status.c), once checked; any other is closed. */
+ * smaps_rollup (status.c), once checked; any other is closed, and after
+ * the first READY none is taken any more. */
 void broker_take_smaps(worker_t *w, int first_ready);
 long broker_rss_kib(pid_t pid);
 void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued);

@@ -66,6 +66,10 @@ void broker_take_smaps(worker_t *w, int first_ready)
         else
             close(fd);
     }
+    /* Past its first READY a worker sends no descriptor: its link is read
+     * with read() again, and the kernel drops any it sends. */
+    if (first_ready)
+        w->in.take_fds = 0;
 }
 
 /* From the worker's smaps_rollup, in KiB (0 if gone): the proportional

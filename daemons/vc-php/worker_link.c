@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <pthread.h>
 #include <signal.h>
@@ -240,7 +239,6 @@ static int on_publish(vc_request_t *r, Vc__Publish *pub)
  * READY; the broker reads its memory figures from that (status.c). */
 static int say_first_ready(int fd)
 {
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     int smaps = open("/proc/self/smaps_rollup", O_RDONLY | O_CLOEXEC);
     if (smaps < 0)
         return vc_link_send_byte(fd, WIRE_READY);

@@ -1,4 +1,5 @@
 #include "beneath.h"
+#include "vc_beneath.h"
 #include "root_links.h"
 #include "vc_log.h"
 
@@ -7,7 +8,6 @@
 #include <linux/openat2.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 /* Roots opened this turn. A turn that serves more sites than this reopens
@@ -101,8 +101,7 @@ static int open_guarded(const char *path, int flags)
         rel++;
     if (*rel == '\0')
         rel = ".";
-    struct open_how how = {.flags = (uint64_t)flags | O_CLOEXEC, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
-    int fd = (int)syscall(SYS_openat2, guard->fd, rel, &how, sizeof(how));
+    int fd = vc_openat2(guard->fd, rel, flags, RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS);
     if (fd >= 0)
         return fd;
     if (errno == ENOSYS) {
