@@ -76,7 +76,7 @@ def test_mediawikis_data_directory_beside_its_tree_is_writable(make_suite, tmp_p
                           " ? 'wrote' : 'refused';")
     make_tree(tree, files)
     os.makedirs(data)
-    os.chmod(data, 0o777)
+    os.chmod(data, 0o755)
     for d in (tmp_path, tmp_path / "w"):
         os.chmod(d, 0o755)
     s = make_suite(root=tree).start()

@@ -110,7 +110,7 @@ def test_a_write_the_wall_refuses_is_logged_with_the_fix():
         www, data = os.path.join(s.dir, "www"), os.path.join(s.dir, "app-data")
         os.makedirs(www)
         os.makedirs(data)
-        os.chmod(data, 0o777)
+        os.chmod(data, 0o755)
         os.chmod(s.dir, 0o755)
         with open(os.path.join(www, "probe.php"), "w") as f:
             f.write(PROBE)
