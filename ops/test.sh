@@ -27,13 +27,18 @@ export VC_CCACHE=1 CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 # machine to themselves wait for it.
 deps_pid=
 deps_log=$(mktemp)
+stop_deps() { [ -z "$deps_pid" ] || kill -TERM "-$deps_pid" 2>/dev/null || true; }
 if [ "$(id -u)" -eq 0 ]; then
     deps_t0=$(date +%s)
     # A session of its own, so that a failing run stops all of it (its root's
     # dpkg and build too); niced, so that what runs beside it comes first.
     setsid nice -n 10 ./ops/deps-test.sh >"$deps_log" 2>&1 &
     deps_pid=$!
-    trap '[ -z "$deps_pid" ] || kill -TERM -- "-$deps_pid" 2>/dev/null || true' EXIT
+    # Stopped with it, whether it fails or is itself stopped. (dash's kill
+    # takes no "--": the negative pid, its session's group, follows the
+    # signal at once.)
+    trap stop_deps EXIT
+    trap 'stop_deps; exit 143' TERM INT HUP
 fi
 deps_wait() {
     [ -n "$deps_pid" ] || return 0
