@@ -60,7 +60,7 @@ int cmd_deploy(cli_t *cli, int argc, char **argv);
 int cmd_rollback(cli_t *cli, int argc, char **argv);
 int cmd_releases(cli_t *cli, int argc, char **argv);
 
-/* The configuration of the suite running under cli->data_dir, or NULL after
+/* The configuration of the suite running under cli->data_dir (running.c), or NULL after
  * printing "no suite runs under ..." to stderr. Caller destroys. */
 vc_config_t *cli_running_config(cli_t *cli);
 

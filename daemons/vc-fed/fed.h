@@ -113,7 +113,7 @@ typedef struct fed {
     int reload_wanted; /* a configuration switched: take the stored version at the next tick */
 } fed_t;
 
-/* The site named, if it is deployed (has deploy_to), or the configuration
+/* sites.c: the site named, if it is deployed (has deploy_to), or the configuration
  * releases if they are followed here; else NULL, with a reason in the
  * reply. */
 const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply);
@@ -178,7 +178,7 @@ void stage_fini(fed_t *f);
 /* Removes a directory tree (a staging's, a pruned release's). */
 int fed_remove_tree(const char *path);
 
-/* main.c: the configuration releases as a site, after each reload. */
+/* sites.c: the configuration releases as a site, after each reload. */
 void fed_config_site(fed_t *f);
 static inline int fed_is_config(const vc_site_t *s)
 {

@@ -141,7 +141,7 @@ const char *link_state(const mesh_t *m);
 void link_durable(const mesh_t *m, char *name, size_t len);
 void link_close(mesh_t *m);
 
-/* main.c: calls a verb of one of this node's daemons ("vc-cache"),
+/* calls.c: calls a verb of one of this node's daemons ("vc-cache"),
  * waiting timeout_ms at most: NULL, or why it failed (in err). */
 const char *mesh_call(mesh_t *m, const char *daemon, const char *verb, const char *const *args, size_t nargs,
                       int timeout_ms, char *err, size_t errlen);

@@ -16,6 +16,8 @@
  */
 #include "cache_internal.h"
 #include "cache_policy.h"
+#include "core/node_store.h"
+#include "core/conn.h"
 #include "core/forwarded.h"
 #include "vc_httpdate.h"
 #include "core/handler.h"

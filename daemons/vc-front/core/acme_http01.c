@@ -11,6 +11,7 @@
  * nginx. Such a file (at most 4 KiB) is the answer, before the redirects
  * too; with none there, the answer is 404, so the path never reaches PHP.
  */
+#include "node_store.h"
 #include "front.h"
 #include "handler.h"
 #include "seam.h"

@@ -42,6 +42,8 @@ typedef struct site_rt {
 /* Per client connection, for budgets a connection must not exceed. Shared
  * by the socket (until it closes) and each PHP request it has in flight. */
 typedef struct conn_state {
+#define CONN_STATE_MAGIC 0x636f6e6eu /* "conn" */
+    unsigned magic;
     struct front *f;
     h2o_socket_t *sock; /* NULL once closed */
     int fd;
@@ -74,29 +76,6 @@ typedef struct conn_state {
  * as progress (Apache's mod_reqtimeout MinRate): a body or headers
  * trickled a byte at a time keep a connection busy for ever otherwise. */
 #define CONN_MIN_READ_RATE 500
-
-void conn_state_release(conn_state_t *c);
-/* Adds "Server: Velocity" to answers on pathconf that have none (main.c). */
-void server_header_register(h2o_pathconf_t *pathconf);
-/* What every path of a site's answers has: the Server header, the
- * access log, and compression if the site and the front allow it. */
-void front_path_filters(struct front *f, const struct site_rt *s, h2o_pathconf_t *pathconf);
-/* A path of site s's own h2o host, for a backend's handlers and filters.
- * h2o keeps a host's paths in one growing array, so a pointer it returned
- * would move when the array grows: the site's array is sized once for
- * every path its backends may ask (FRONT_SITE_PATHS, and one for each
- * handoff directory), and asking for more is a bug caught here. */
-h2o_pathconf_t *front_site_path(struct site_rt *s, const char *path);
-#define FRONT_SITE_PATHS 8
-/* The node's LMDB environment (DATA/state), opened at first use in this
- * process (LMDB allows one handle a process): the cache and realtime
- * history read it. NULL (logged) if it cannot be opened. */
-struct vc_store;
-struct vc_store *front_store(struct front *f);
-/* The state of a client connection's socket, or NULL. Borrowed. */
-conn_state_t *conn_state_of(h2o_socket_t *sock);
-/* The same for the connection a request came on. */
-conn_state_t *conn_state_of_req(h2o_req_t *req);
 
 typedef struct front_stats {
     /* The core's own; each backend counts its own (seam.h). */

@@ -1,3 +1,4 @@
+#include "conn.h"
 #include "handler.h"
 #include "htaccess_errors.h"
 #include "htaccess_respond.h"

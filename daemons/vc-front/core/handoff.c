@@ -5,6 +5,7 @@
  * host, which no client reaches; and, as a backend, the 404 that clients
  * asking for an internal location get.
  */
+#include "sites.h"
 #include "handoff.h"
 #include "handoff_name.h"
 #include "beneath.h"

@@ -1,3 +1,4 @@
+#include "sites.h"
 #include "latency.h"
 #include "metrics.h"
 #include "readiness.h"

@@ -4,6 +4,7 @@
  * index.html, precompressed .gz), opened beneath the site's root
  * (beneath.h), with Range headers tamed first (ranges.h).
  */
+#include "sites.h"
 #include "beneath.h"
 #include "handler.h"
 #include "htaccess_respond.h"

@@ -1,3 +1,4 @@
+#include "conn.h"
 #include "tls.h"
 #include "tls_on_demand.h"
 #include "front.h"

@@ -1,4 +1,5 @@
 #include "backend_internal.h"
+#include "core/conn.h"
 #include "core/budgets.h"
 #include "core/handoff.h"
 #include "core/htaccess_respond.h"

@@ -19,6 +19,7 @@
  * connection (closed here).
  */
 #include "backend_internal.h"
+#include "core/conn.h"
 #include "core/access_log.h"
 #include "core/conn_pass.h"
 #include "core/forwarded.h"

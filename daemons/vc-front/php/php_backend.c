@@ -6,6 +6,7 @@
  * (php_pool.c), ticked each second, and waited for at the stop.
  */
 #include "backend_internal.h"
+#include "core/conn.h"
 #include "core/forwarded.h"
 #include "core/handler.h"
 #include "core/htaccess_respond.h"

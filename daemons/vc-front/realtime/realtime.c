@@ -6,6 +6,7 @@
  * configured for ws://. Anything else under those paths is the
  * application's, as it was.
  */
+#include "core/sites.h"
 #include "realtime.h"
 #include "vc_events.h"
 #include "core/handler.h"

@@ -1,5 +1,6 @@
 #include "rooms.h"
 #include "vc_bus.h"
+#include "core/node_store.h"
 #include "vc_log.h"
 #include "vc_store.h"
 #include "vc_util.h"

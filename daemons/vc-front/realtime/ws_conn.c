@@ -1,4 +1,5 @@
 #include "ws_conn.h"
+#include "core/conn.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
