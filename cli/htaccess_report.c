@@ -1,13 +1,13 @@
 /*
  * What vc configtest says of the sites' .htaccess files: each file the
  * front would read (sites with `htaccess` on), compiled as the front
- * compiles it (daemons/vc-front/core/htaccess.h), and every directive it
+ * compiles it (libhtaccess/htaccess.h), and every directive it
  * does not apply or that closes a directory, with its file and line. The
  * walk is bounded (depth, directories) and follows no symbolic link: a
  * tree of uploads must not make configtest slow.
  */
 #include "htaccess_report.h"
-#include "../daemons/vc-front/core/htaccess.h"
+#include "htaccess.h"
 #include "vc_util.h"
 
 #include <dirent.h>

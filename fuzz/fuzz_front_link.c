@@ -15,7 +15,7 @@
  *
  * Input: records (records.h). */
 #include "core/handoff.h"
-#include "core/htaccess_cache.h"
+#include "htaccess_cache.h"
 #include "core/htaccess_respond.h"
 #include "php/backend_internal.h"
 #include "records.h"
@@ -33,7 +33,7 @@
 #define NCLIENTS 3
 #define NWORKERS 4
 
-/* What the front's main.c would give: no connection state (as on the
+/* What the front's core/conn.c would give: no connection state (as on the
  * admin listener), so no budget is charged. */
 conn_state_t *conn_state_of_req(h2o_req_t *req)
 {
@@ -66,7 +66,7 @@ void handoff_serve(front_t *f, site_rt_t *s, h2o_req_t *req, handoff_kind_t k, c
     abort(); /* never asked */
 }
 
-/* And core/htaccess_cache.c's: no site, so no tree with a .htaccess (a
+/* And libhtaccess/htaccess_cache.c's: no site, so no tree with a .htaccess (a
  * connection is never lent here anyway: none has a connection state). */
 int htaccess_none_above(const char *file, size_t root_len)
 {

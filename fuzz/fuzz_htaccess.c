@@ -3,8 +3,8 @@
  * closes its directory, and asking it about names never fails. Its
  * rewrite rules (rewrite.h) are then applied to a few requests, so are its
  * Redirects, and the bytes are also read as an internal redirect's path. */
-#include "../daemons/vc-front/core/htaccess.h"
-#include "../daemons/vc-front/core/rewrite.h"
+#include "htaccess.h"
+#include "rewrite.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -67,7 +67,7 @@
 #define VC_CACHE_TAG_MAX 128             /* a longer tag is dropped */
 #define VC_CACHE_TAGS_MAX 64             /* tags an answer may give */
 
-/* The "cache.*" settings (daemons/vc-cache/settings.c). */
+/* The "cache.*" settings (settings/vc_cache_settings.c). */
 typedef struct cache_settings {
     int enabled;            /* cache.enabled: off for every site */
     int64_t max_size;       /* bytes of entries kept, least recent first out */

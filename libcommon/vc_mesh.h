@@ -30,7 +30,7 @@
 /* A node's name: letters, digits, '-' and '_' (a NATS key and subject token). */
 #define VC_MESH_NODE_MAX 63
 
-/* The "cluster.*" settings (daemons/vc-mesh/settings.c). */
+/* The "cluster.*" settings (settings/vc_mesh_settings.c). */
 typedef struct mesh_settings {
     char *node;  /* this node's name; empty: no cluster */
     char **nats; /* the NATS servers: nats:// (loopback only) or tls:// */

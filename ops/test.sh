@@ -1,6 +1,6 @@
 #!/bin/sh
 # Installs what Velocity needs, builds it, and runs every test: the format
-# check, the rooms' rule (ops/check_rooms.py), the unit tests (plain and under ASan + UBSan), and the integration
+# check, the layers' rule (ops/check_layers.py), the unit tests (plain and under ASan + UBSan), and the integration
 # tests against the real daemons. Exits non-zero on the first failure.
 set -eu
 cd "$(dirname "$0")/.."
@@ -59,8 +59,8 @@ clang-format --dry-run --Werror $files
 step "build"
 ./ops/build.sh build
 
-step "rooms and names (ops/check_rooms.py: the front's core uses no backend, a backend only the core; ops/check_symbols.py: every global symbol names its module)"
-./ops/check_rooms.py --build build
+step "layers and names (ops/check_layers.py: libcommon uses nothing above it, cli and each daemon the libraries only, the front's core no backend; ops/check_symbols.py: every global symbol names its module)"
+./ops/check_layers.py --build build
 ./ops/check_symbols.py build
 
 step "unit tests"

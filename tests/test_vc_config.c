@@ -1,7 +1,7 @@
 #include "vc_config.h"
 #include "vc_mesh.h"
-#include "../daemons/vc-bus/settings.h"
-#include "../daemons/vc-front/settings.h"
+#include "vc_bus_settings.h"
+#include "vc_front_settings.h"
 #include "config_source.h"
 #include "vc_test.h"
 #include "vc_util.h"
@@ -103,7 +103,7 @@ static void sections(void)
 {
     vc_config_t *cfg;
 
-    /* A daemon's own section (daemons/vc-front/settings.c): the same
+    /* A daemon's own section (libcommon/settings/vc_front_settings.c): the same
      * errors, its defaults, its environment, and a string it owns. */
     CHECK_STR(parse("\nfront: {\n  processes = 65;\n};\n", NULL, NULL),
               "/etc/vc/vc.conf:3: front.processes: 65 is out of range [1, 64]");

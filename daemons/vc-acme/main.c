@@ -15,7 +15,7 @@
 #include "acme_order.h"
 #include "dns_hook.h"
 #include "certs.h"
-#include "settings.h"
+#include "vc_acme_settings.h"
 #include "vc_acme.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"

@@ -8,7 +8,7 @@
 #include "vc_events.h"
 #include "rooms.h"
 #include "senders.h"
-#include "settings.h"
+#include "vc_bus_settings.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"

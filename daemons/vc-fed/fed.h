@@ -14,22 +14,13 @@
 
 #include "fed.pb-c.h"
 #include "vc_daemon.h"
+#include "vc_fed_settings.h"
 #include "vc_mesh.h"
 #include "vc_release.h"
 #include "vc_store.h"
 
 #include <nats/nats.h>
 #include <stdint.h>
-
-/* The "fed.*" settings (settings.c). */
-typedef struct fed_settings {
-    int64_t stage_timeout_ms;  /* a staging nobody added to for this long is dropped */
-    int64_t switch_timeout_ms; /* for the pool's new generation to take over */
-    int64_t health_timeout_ms; /* for site.health_check to answer 200 after a switch */
-    int64_t peer_timeout_ms;   /* a call to another node's vc-fed (but a commit) */
-} fed_settings_t;
-
-extern const vc_section_t vc_fed_settings;
 
 /* A file the node had in no release: its bytes come from the deployer. */
 typedef struct fed_need {

@@ -18,7 +18,7 @@
 #ifndef VC_FRONT_FORWARDED_H
 #define VC_FRONT_FORWARDED_H
 
-#include "settings.h"
+#include "vc_front_settings.h"
 #include "vc_forwarded.h"
 
 #include <h2o.h>

@@ -9,7 +9,7 @@
 #include <sys/socket.h>
 
 #include "route.h"
-#include "settings.h"
+#include "vc_front_settings.h"
 #include "vc_daemon.h"
 
 typedef struct tls tls_t;
@@ -90,7 +90,7 @@ typedef struct front_stats {
 
 typedef struct front {
     vc_daemon_t d;
-    /* d.cfg's front.* (settings.h), looked up once: a front keeps its
+    /* d.cfg's front.* (vc_front_settings.h), looked up once: a front keeps its
      * configuration for its life (it is replaced to apply another). */
     const front_settings_t *settings;
     h2o_globalconf_t gc;

@@ -9,7 +9,7 @@
  * with SEAM_BACKEND(): how it takes requests, its start, tick, stop and
  * status, its counters, its control verbs. The core never names one, and
  * a new backend is its own folder and a line in CMake
- * (daemons/vc-front/CMakeLists.txt; ops/check_rooms.py holds the rule).
+ * (daemons/vc-front/CMakeLists.txt; ops/check_layers.py holds the rule).
  *
  * Two stages ask backends, each in their order:
  *   SEAM_EARLY    before the site's redirects (ACME's HTTP-01 answers must

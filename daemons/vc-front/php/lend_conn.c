@@ -23,7 +23,7 @@
 #include "core/access_log.h"
 #include "core/conn_pass.h"
 #include "core/forwarded.h"
-#include "core/htaccess_cache.h"
+#include "htaccess_cache.h"
 #include "vc_cache.h"
 #include "vc_log.h"
 #include "vc_shared_page.h"

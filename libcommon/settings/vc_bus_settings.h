@@ -1,4 +1,4 @@
-/* vc-bus's own settings ("bus.*"), declared in settings.c (vc_settings.h). */
+/* vc-bus's own settings ("bus.*"), declared in vc_bus_settings.c (vc_settings.h). */
 #ifndef VC_BUS_SETTINGS_H
 #define VC_BUS_SETTINGS_H
 

@@ -1,5 +1,5 @@
 /* vc-acme's settings and supervision (vc_settings.h). */
-#include "settings.h"
+#include "vc_acme_settings.h"
 #include "vc_util.h"
 
 #include <stddef.h>

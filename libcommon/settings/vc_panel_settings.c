@@ -1,5 +1,5 @@
 /* vc-panel's settings and supervision (vc_settings.h): the "panel" section. */
-#include "panel.h"
+#include "vc_panel_settings.h"
 #include "vc_cidr.h"
 #include "vc_config.h"
 #include "vc_settings.h"

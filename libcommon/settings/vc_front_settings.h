@@ -1,5 +1,5 @@
 /*
- * vc-front's own settings ("front.*"), declared in settings.c and read by
+ * vc-front's own settings ("front.*"), declared in vc_front_settings.c and read by
  * libcommon's configuration (vc_settings.h).
  */
 #ifndef VC_FRONT_SETTINGS_H

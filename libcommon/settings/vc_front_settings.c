@@ -1,5 +1,5 @@
 /* vc-front's settings and supervision (vc_settings.h). */
-#include "settings.h"
+#include "vc_front_settings.h"
 #include "vc_cidr.h"
 #include "vc_util.h"
 

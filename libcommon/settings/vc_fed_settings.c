@@ -1,5 +1,5 @@
 /* vc-fed's settings and supervision (vc_settings.h): the "fed" section. */
-#include "fed.h"
+#include "vc_fed_settings.h"
 #include "vc_config.h"
 #include "vc_util.h"
 

@@ -1,5 +1,5 @@
 /* vc-bus's settings and supervision (vc_settings.h). */
-#include "settings.h"
+#include "vc_bus_settings.h"
 #include "vc_util.h"
 
 #include <stddef.h>

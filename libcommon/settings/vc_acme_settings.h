@@ -1,4 +1,4 @@
-/* vc-acme's own settings ("acme.*"), declared in settings.c (vc_settings.h). */
+/* vc-acme's own settings ("acme.*"), declared in vc_acme_settings.c (vc_settings.h). */
 #ifndef VC_ACME_SETTINGS_H
 #define VC_ACME_SETTINGS_H
 
