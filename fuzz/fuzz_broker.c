@@ -1,5 +1,5 @@
 /* libFuzzer: the broker's handling of what its peers send
- * (daemons/vc-php/dispatch.c, lending.c, exits.c, leaving.c), past the
+ * (daemons/vc-php/broker.c, lending.c, exits.c, leaving.c), past the
  * parsers: any sequence of FrontMessages from a front (requests, cancels,
  * give-backs of any slot, lost reports, needs) and of bytes from a worker
  * (a worker runs the application's code: it may send anything), mixed
@@ -37,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         case 1: {
             size_t split = kind % 2 && len ? p[0] % (len + 1) : len;
             struct iovec f[2] = {{(void *)p, split}, {(void *)(p + split), len - split}};
-            dispatch_on_front(bp.d, fid, f, kind % 2 ? 2 : 1);
+            broker_on_front(bp.d, fid, f, kind % 2 ? 2 : 1);
             break;
         }
         case 2: { /* bytes from a worker, as a link carries them */
@@ -52,15 +52,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             break;
         case 4:
             if (len && p[0] % 3 == 0)
-                dispatch_new_generation(bp.d, bp.d->gen + 1, bp.cfg);
+                broker_new_generation(bp.d, bp.d->gen + 1, bp.cfg);
             else if (len && p[0] % 3 == 1)
-                dispatch_leave(bp.d);
+                broker_leave(bp.d);
             else
-                dispatch_on_tick(bp.d);
+                broker_on_tick(bp.d);
             break;
         default: bp_worker_ready(&bp, (kind / 6) % bp.nw); break;
         }
-        dispatch_release_fronts(bp.d);
+        broker_release_fronts(bp.d);
         bp_front_drain(&bp);
         linked = bp_front_id(&bp, fid);
     }

@@ -18,7 +18,7 @@ ON_PURPOSE = {
     "main": "every program's",
     "open": "vc-front's, for libh2o's static files (daemons/vc-front/core/beneath.h)",
 }
-PARTS = ("daemons", "cli", "libcommon")
+PARTS = ("daemons", "cli", "libcommon", "libhtaccess")
 
 
 def main():

@@ -30,12 +30,12 @@ void bp_turns(broker_peer_t *bp, int n)
     for (int t = 0; t < n; t++) {
         zmq_pollitem_t items[FRONTS_MAX + 2];
         size_t nf = fronts_pollitems(bp->fronts, items, FRONTS_MAX + 1, !bp->d->leaving);
-        items[nf] = (zmq_pollitem_t){NULL, dispatch_poll_fd(bp->d), ZMQ_POLLIN, 0};
-        dispatch_watch(bp->d);
+        items[nf] = (zmq_pollitem_t){NULL, broker_poll_fd(bp->d), ZMQ_POLLIN, 0};
+        broker_watch(bp->d);
         zmq_poll(items, (int)nf + 1, bp->poll_ms);
         if (items[nf].revents & ZMQ_POLLIN)
-            dispatch_on_workers(bp->d);
-        fronts_on_poll(bp->fronts, items, nf, dispatch_on_front, bp->d);
+            broker_on_workers(bp->d);
+        fronts_on_poll(bp->fronts, items, nf, broker_on_front, bp->d);
         fronts_flush(bp->fronts);
     }
 }
@@ -52,10 +52,10 @@ void bp_start(broker_peer_t *bp, const char *conf, int workers)
     bp->cfg = parse_conf(conf, bp->dir);
     bp->endpoint = vc_asprintf("ipc://%s/php.sock", bp->dir);
     bp->fronts = fronts_new(bp->endpoint);
-    bp->d = dispatch_new(bp->cfg, bp->fronts, NULL);
+    bp->d = broker_new(bp->cfg, bp->fronts, NULL);
     if (bp->fronts == NULL || bp->d == NULL || fronts_publish(bp->fronts) < 0)
         exit(2);
-    dispatch_new_generation(bp->d, 1, bp->cfg); /* as the first zygote's */
+    broker_new_generation(bp->d, 1, bp->cfg); /* as the first zygote's */
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/php.sock", bp->dir);
     bp->front = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -87,7 +87,7 @@ void bp_start(broker_peer_t *bp, const char *conf, int workers)
         w->pid = pid;
         w->fd = sv[1];
         fcntl(w->fd, F_SETFL, O_NONBLOCK);
-        dispatch_worker_forked(bp->d, pid, bp->d->gen, sv[0], NULL);
+        broker_worker_forked(bp->d, pid, bp->d->gen, sv[0], NULL);
     }
 }
 
@@ -101,7 +101,7 @@ void bp_stop(broker_peer_t *bp)
         close(bp->w[i].fd);
         vc_link_buf_free(&bp->w[i].in);
     }
-    dispatch_destroy(&bp->d);
+    broker_destroy(&bp->d);
     fronts_destroy(&bp->fronts);
     vc_config_destroy(&bp->cfg);
     if (bp->front >= 0)
@@ -353,6 +353,6 @@ void bp_worker_exit(broker_peer_t *bp, int w, int sig)
         waitpid(x->pid, &x->status, 0);
         x->reaped = 1;
     }
-    dispatch_worker_exited(bp->d, x->pid, x->status);
+    broker_worker_exited(bp->d, x->pid, x->status);
     bp_turns(bp, 1);
 }

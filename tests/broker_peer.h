@@ -8,7 +8,7 @@
 #ifndef VC_TEST_BROKER_PEER_H
 #define VC_TEST_BROKER_PEER_H
 
-#include "dispatch_internal.h"
+#include "broker_internal.h"
 
 #define BP_MAX_WORKERS 8
 
@@ -22,7 +22,7 @@ typedef struct bp_worker {
 typedef struct broker_peer {
     vc_config_t *cfg;
     fronts_t *fronts;
-    dispatch_t *d;
+    broker_t *d;
     char *dir, *endpoint;
     int front; /* the fake front's link; -1 once closed */
     vc_link_buf_t front_in;

@@ -1,6 +1,6 @@
 /*
  * The broker's lend, recall, give-back and leaving state machine
- * (daemons/vc-php/dispatch.c, lending.c, exits.c, leaving.c), driven
+ * (daemons/vc-php/broker.c, lending.c, exits.c, leaving.c), driven
  * without PHP: this test is a scripted fake front on a real link to the
  * broker's real fronts listener, and plays the workers itself (each a
  * socketpair end, with a paused child process as its pid, so the signals
@@ -124,7 +124,7 @@ int main(void)
     /* A reload: both lent workers are of the old generation and must come
      * back themselves (any unset). A is busy at the front: the broker
      * waits for its give-back and never takes it before. */
-    dispatch_new_generation(bp.d, bp.d->gen + 1, bp.cfg);
+    broker_new_generation(bp.d, bp.d->gen + 1, bp.cfg);
     bp_msg_t ra, rb;
     CHECK(bp_front_next(&bp, &ra, 500) && ra.bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL && !ra.bm->recall->any);
     CHECK(bp_front_next(&bp, &rb, 500) && rb.bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL && !rb.bm->recall->any);
@@ -162,7 +162,7 @@ int main(void)
     bp_front_request(&bp, 8, "POST");
     bp_turns(&bp, 3);
     CHECK(bp.d->queue.len == 1);
-    dispatch_leave(bp.d);
+    broker_leave(bp.d);
     bp_msg_t lv, lv8, lv9;
     CHECK(bp_front_next(&bp, &lv, 500) && lv.bm->kind_case == VC__BACK_MESSAGE__KIND_LEAVING &&
           lv.bm->leaving->n_unstarted == 0);
@@ -174,16 +174,16 @@ int main(void)
           lv9.bm->leaving->unstarted[0] == 9);
     /* Holding nothing, but the front has not said Left: what it sent may
      * still be on the way, so the link stays. Once it says so, it goes. */
-    dispatch_release_fronts(bp.d);
+    broker_release_fronts(bp.d);
     CHECK(!bp_front_closed(&bp, 100));
     /* No worker is left, but the process may not go yet either. */
-    CHECK(bp.d->nw == 0 && !dispatch_has_left(bp.d));
+    CHECK(bp.d->nw == 0 && !broker_has_left(bp.d));
     bp_front_left(&bp);
-    dispatch_release_fronts(bp.d);
+    broker_release_fronts(bp.d);
     bp_turns(&bp, 2);
     CHECK(bp_front_closed(&bp, 500));
-    dispatch_release_fronts(bp.d);
-    CHECK(dispatch_has_left(bp.d));
+    broker_release_fronts(bp.d);
+    CHECK(broker_has_left(bp.d));
     bp_msg_free(&lv);
     bp_msg_free(&lv8);
     bp_msg_free(&lv9);

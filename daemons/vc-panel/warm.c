@@ -33,7 +33,7 @@ static struct {
     json_t *last;  /* its last progress or end, as fields */
     int done;      /* cache.warm.done came, or the command ended without it */
     int64_t started_ms;
-} w;
+} warming;
 
 void warm_heard(const Vc__Envelope *e)
 {
@@ -41,30 +41,30 @@ void warm_heard(const Vc__Envelope *e)
     for (size_t i = 0; i < e->n_fields; i++)
         if (strcmp(e->fields[i]->key, "id") == 0)
             id = e->fields[i]->value;
-    if (id == NULL || strcmp(id, w.id) != 0)
+    if (id == NULL || strcmp(id, warming.id) != 0)
         return; /* another's (a `vc cache warm --events` by hand) */
-    json_decref(w.last);
-    w.last = json_object();
+    json_decref(warming.last);
+    warming.last = json_object();
     for (size_t i = 0; i < e->n_fields; i++)
-        json_object_set_new(w.last, e->fields[i]->key, json_string(e->fields[i]->value));
+        json_object_set_new(warming.last, e->fields[i]->key, json_string(e->fields[i]->value));
     if (strcmp(e->topic, VC_EVENT(CACHE_WARM_DONE)) == 0)
-        w.done = 1;
+        warming.done = 1;
 }
 
 void warm_tick(void)
 {
     int status;
-    if (w.pid <= 0 || waitpid(w.pid, &status, WNOHANG) != w.pid)
+    if (warming.pid <= 0 || waitpid(warming.pid, &status, WNOHANG) != warming.pid)
         return;
-    w.pid = 0;
-    if (!w.done) { /* it ended without saying how: said here */
-        w.done = 1;
-        if (w.last == NULL)
-            w.last = json_object();
+    warming.pid = 0;
+    if (!warming.done) { /* it ended without saying how: said here */
+        warming.done = 1;
+        if (warming.last == NULL)
+            warming.last = json_object();
         char why[64];
         snprintf(why, sizeof(why), "vc cache warm ended (%s %d) before saying how it went",
                  WIFEXITED(status) ? "status" : "signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-        json_object_set_new(w.last, "result", json_string(why));
+        json_object_set_new(warming.last, "result", json_string(why));
     }
 }
 
@@ -112,7 +112,7 @@ static int spawn(panel_t *p, const char *sitemap, const char *id)
     posix_spawnattr_setsigmask(&at, &none); /* ours are blocked for the signalfd */
     posix_spawnattr_setsigdefault(&at, &dfl);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    int rc = vc ? posix_spawn(&w.pid, vc, &fa, &at, (char *const *)argv, environ) : -1;
+    int rc = vc ? posix_spawn(&warming.pid, vc, &fa, &at, (char *const *)argv, environ) : -1;
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     free(vc);
@@ -131,41 +131,41 @@ static void start(preq_t *r)
         return;
     }
     warm_tick(); /* one that just ended is reaped first */
-    if (w.pid > 0) {
-        http_error(r, 409, "a warm-up of %s is running", w.sitemap);
+    if (warming.pid > 0) {
+        http_error(r, 409, "a warm-up of %s is running", warming.sitemap);
         return;
     }
     unsigned char raw[8];
     randombytes_buf(raw, sizeof(raw));
-    sodium_bin2hex(w.id, sizeof(w.id), raw, sizeof(raw));
-    json_decref(w.last);
-    w.last = NULL;
-    w.done = 0;
-    free(w.sitemap);
-    w.sitemap = vc_strdup(sitemap);
-    w.started_ms = vc_wall_ms();
-    int rc = spawn(r->p, sitemap, w.id);
+    sodium_bin2hex(warming.id, sizeof(warming.id), raw, sizeof(raw));
+    json_decref(warming.last);
+    warming.last = NULL;
+    warming.done = 0;
+    free(warming.sitemap);
+    warming.sitemap = vc_strdup(sitemap);
+    warming.started_ms = vc_wall_ms();
+    int rc = spawn(r->p, sitemap, warming.id);
     audit_record(r, "cache.warm", sitemap, rc == 0 ? "ok" : "vc could not be started");
     if (rc != 0) {
-        w.pid = 0;
+        warming.pid = 0;
         http_error(r, 500, "vc could not be started: %s", strerror(rc > 0 ? rc : errno));
         return;
     }
-    http_json(r, 200, json_pack("{s:b,s:s}", "ok", 1, "id", w.id));
+    http_json(r, 200, json_pack("{s:b,s:s}", "ok", 1, "id", warming.id));
 }
 
 /* GET /api/cache/warm: the last warm-up, running or ended. */
 static void state(preq_t *r)
 {
     warm_tick();
-    if (w.sitemap == NULL) {
+    if (warming.sitemap == NULL) {
         http_json(r, 200, json_pack("{s:b}", "running", 0));
         return;
     }
     /* Running until the command is gone: a new one may start then. */
     http_json(r, 200,
-              json_pack("{s:b,s:s,s:s,s:I,s:O?}", "running", w.pid > 0, "id", w.id, "sitemap", w.sitemap, "started_ms",
-                        (json_int_t)w.started_ms, "progress", w.last));
+              json_pack("{s:b,s:s,s:s,s:I,s:O?}", "running", warming.pid > 0, "id", warming.id, "sitemap",
+                        warming.sitemap, "started_ms", (json_int_t)warming.started_ms, "progress", warming.last));
 }
 
 /* clang-format off */

@@ -2,13 +2,13 @@
  * Workers that exit: recycled, retired, or crashed with a request (the
  * rule for its client is libcommon/vc_wire.h's), and the crash-loop guard.
  */
-#include "dispatch_internal.h"
+#include "broker_internal.h"
 #include "vc_events.h"
 
 /* A worker that exited with an error after answering its request whole:
  * not a crash (its client has the answer, with the error PHP showed), but
  * logged with the request that ended it. */
-static void log_ended_after(dispatch_t *d, const char *pidstr, const char *how, const char *what, const char *script,
+static void log_ended_after(broker_t *d, const char *pidstr, const char *how, const char *what, const char *script,
                             int recycled)
 {
     vc_log(VC_LOG_NOTICE, "pool", "worker %s ended (%s) after answering %s (\"%s\")", pidstr, how, what, script);
@@ -16,7 +16,7 @@ static void log_ended_after(dispatch_t *d, const char *pidstr, const char *how, 
                    "pid", pidstr, "status", how, "request", what, "script", script, NULL);
 }
 
-static void note_crash(dispatch_t *d)
+static void note_crash(broker_t *d)
 {
     uint64_t now = vc_mono_ms();
     d->crashes[d->ncrash++ % CRASH_BURST] = now;
@@ -40,7 +40,7 @@ static void note_crash(dispatch_t *d)
  * the link when the worker died. The exit is reported once both the
  * zygote and the front have told, or after LOST_WAIT_MS with what the
  * board said. */
-static void report_lent(dispatch_t *d, const lost_t *x, Vc__Outcome outcome)
+static void report_lent(broker_t *d, const lost_t *x, Vc__Outcome outcome)
 {
     const char *action = vc_outcome_name(outcome);
     char pidstr[16];
@@ -80,7 +80,7 @@ static Vc__Outcome guess_outcome(const lost_t *x)
     return vc_outcome_of_death(x->started, x->timed_out, x->idempotent && x->retries == 0);
 }
 
-static void lent_exited(dispatch_t *d, worker_t *w, const char *how, int clean, int own_fault)
+static void lent_exited(broker_t *d, worker_t *w, const char *how, int clean, int own_fault)
 {
     vc_board_slot_t s;
     broker_lent_state(d, w, &s);
@@ -106,7 +106,7 @@ static void lent_exited(dispatch_t *d, worker_t *w, const char *how, int clean, 
 }
 
 /* The front's word on a lent worker whose link ended. */
-void broker_front_lost(dispatch_t *d, const void *fid, uint32_t slot, Vc__Outcome outcome)
+void broker_front_lost(broker_t *d, const void *fid, uint32_t slot, Vc__Outcome outcome)
 {
     worker_t *w = broker_lent_worker(d, fid, slot);
     if (w) { /* before the zygote's report: kept for it */
@@ -124,7 +124,7 @@ void broker_front_lost(dispatch_t *d, const void *fid, uint32_t slot, Vc__Outcom
 }
 
 /* Reports still waiting for a front that left, or past their time. */
-void broker_report_overdue(dispatch_t *d, const void *gone_fid)
+void broker_report_overdue(broker_t *d, const void *gone_fid)
 {
     uint64_t now = vc_mono_ms();
     for (size_t i = 0; i < d->nlost;) {
@@ -139,7 +139,7 @@ void broker_report_overdue(dispatch_t *d, const void *gone_fid)
     }
 }
 
-void dispatch_worker_exited(dispatch_t *d, pid_t pid, int status)
+void broker_worker_exited(broker_t *d, pid_t pid, int status)
 {
     worker_t *w = broker_by_pid(d, pid);
     if (w == NULL)

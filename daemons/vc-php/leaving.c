@@ -7,10 +7,10 @@
  * nothing of that front's is left here: the front's old link never
  * outlives the work on it.
  */
-#include "dispatch_internal.h"
+#include "broker_internal.h"
 
 /* Leaving{unstarted: [req_id]} to the front fid names. */
-void broker_bounce(dispatch_t *d, const void *fid, uint64_t req_id)
+void broker_bounce(broker_t *d, const void *fid, uint64_t req_id)
 {
     Vc__Leaving lv = VC__LEAVING__INIT;
     lv.n_unstarted = 1;
@@ -23,7 +23,7 @@ void broker_bounce(dispatch_t *d, const void *fid, uint64_t req_id)
 
 /* Every job still queued goes back to its front, which never saw it
  * start: a POST runs once, at the successor. */
-void broker_bounce_queue(dispatch_t *d)
+void broker_bounce_queue(broker_t *d)
 {
     for (job_t *j; (j = broker_dequeue(d)) != NULL;) {
         if (j->fr.f[0].len == FRONT_ID_LEN)
@@ -32,7 +32,7 @@ void broker_bounce_queue(dispatch_t *d)
     }
 }
 
-void dispatch_leave(dispatch_t *d)
+void broker_leave(broker_t *d)
 {
     VC_CHECK_OBJ(d, DISPATCH_MAGIC);
     if (d->leaving)
@@ -52,12 +52,12 @@ void dispatch_leave(dispatch_t *d)
     broker_bounce_queue(d);
     /* Idle workers go now, busy ones when they finish; lent ones are
      * recalled, and come back as their fronts finish with them. */
-    dispatch_drain(d);
+    broker_drain(d);
 }
 
 /* Whether anything of fid's is still here: a worker lent to it or running
  * its request, or a lent worker's exit waiting for its word. */
-static int holds_for(const dispatch_t *d, const void *fid)
+static int holds_for(const broker_t *d, const void *fid)
 {
     for (size_t i = 0; i < d->nw; i++) {
         const worker_t *w = &d->w[i];
@@ -72,7 +72,7 @@ static int holds_for(const dispatch_t *d, const void *fid)
     return 0;
 }
 
-void dispatch_release_fronts(dispatch_t *d)
+void broker_release_fronts(broker_t *d)
 {
     if (!d->leaving)
         return;
@@ -83,7 +83,7 @@ void dispatch_release_fronts(dispatch_t *d)
             fronts_close_if_done(d->fronts, ids[i]);
 }
 
-int dispatch_has_left(dispatch_t *d)
+int broker_has_left(broker_t *d)
 {
     /* Workers alone are not enough: a front that has not read our Leaving
      * yet may still send a request, to be handed back rather than lost

@@ -6,16 +6,16 @@
  * epoll set, and has it back when the front gives the worker back (a
  * Recall, or the front found no more use) or goes away.
  */
-#include "dispatch_internal.h"
+#include "broker_internal.h"
 
-vc_board_slot_t *broker_board_slot(dispatch_t *d, const worker_t *w)
+vc_board_slot_t *broker_board_slot(broker_t *d, const worker_t *w)
 {
     vc_board_t *b = fronts_board(d->fronts, w->lent_to);
     return b && w->slot >= 0 ? &b->slot[w->slot] : NULL;
 }
 
 /* What a lent worker does, per its front's board (idle if unknown). */
-void broker_lent_state(dispatch_t *d, const worker_t *w, vc_board_slot_t *out)
+void broker_lent_state(broker_t *d, const worker_t *w, vc_board_slot_t *out)
 {
     vc_board_slot_t *bs = broker_board_slot(d, w);
     if (bs)
@@ -24,7 +24,7 @@ void broker_lent_state(dispatch_t *d, const worker_t *w, vc_board_slot_t *out)
         memset(out, 0, sizeof(*out));
 }
 
-int broker_take_slot(dispatch_t *d)
+int broker_take_slot(broker_t *d)
 {
     for (size_t k = 0; k < VC_BOARD_SLOTS; k++) {
         size_t i = (d->next_slot + k) % VC_BOARD_SLOTS;
@@ -37,7 +37,7 @@ int broker_take_slot(dispatch_t *d)
     return -1;
 }
 
-void broker_lend(dispatch_t *d)
+void broker_lend(broker_t *d)
 {
     if (!d->lending)
         return;
@@ -65,7 +65,7 @@ void broker_lend(dispatch_t *d)
 }
 
 /* A worker that must itself come back (to exit), not just any worker. */
-static int must_return(const dispatch_t *d, const worker_t *w)
+static int must_return(const broker_t *d, const worker_t *w)
 {
     return w->gen != d->gen || w->recycle || w->retire;
 }
@@ -74,7 +74,7 @@ static int must_return(const dispatch_t *d, const worker_t *w)
  * here, or at another front) may be answered by any idle one: the front
  * may have made this one busy since the board said it was idle, and its
  * request may be long. */
-void broker_recall(dispatch_t *d, worker_t *w)
+void broker_recall(broker_t *d, worker_t *w)
 {
     if (w->state != W_LENT || w->recalled)
         return;
@@ -89,7 +89,7 @@ void broker_recall(dispatch_t *d, worker_t *w)
 }
 
 /* The link is the broker's again; s is the worker's last board entry. */
-static void take_back(dispatch_t *d, worker_t *w, const vc_board_slot_t *s)
+static void take_back(broker_t *d, worker_t *w, const vc_board_slot_t *s)
 {
     VC_ASSERT(w->state == W_LENT);
     w->served += s->served;
@@ -103,7 +103,7 @@ static void take_back(dispatch_t *d, worker_t *w, const vc_board_slot_t *s)
     if (w->fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->fd, &ev) == 0) {
         w->reading = 1;
     } else {
-        vc_log(VC_LOG_ERR, "dispatch", "cannot watch worker %d's link again: killed", (int)w->pid);
+        vc_log(VC_LOG_ERR, "broker", "cannot watch worker %d's link again: killed", (int)w->pid);
         kill(w->pid, SIGKILL);
     }
     broker_make_idle(d, w);
@@ -111,7 +111,7 @@ static void take_back(dispatch_t *d, worker_t *w, const vc_board_slot_t *s)
 
 /* The front gave w back; if in place of kept (recalled with any), kept
  * stays lent and w does what kept was asked back for. */
-void broker_given_back(dispatch_t *d, worker_t *w, worker_t *kept)
+void broker_given_back(broker_t *d, worker_t *w, worker_t *kept)
 {
     VC_ASSERT(kept == NULL || kept->state == W_LENT);
     if (kept && kept != w && kept->recalled) {
@@ -132,7 +132,7 @@ void broker_given_back(dispatch_t *d, worker_t *w, worker_t *kept)
     }
 }
 
-worker_t *broker_lent_worker(dispatch_t *d, const void *fid, uint32_t slot)
+worker_t *broker_lent_worker(broker_t *d, const void *fid, uint32_t slot)
 {
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].state == W_LENT && d->w[i].slot == (int)slot && !memcmp(d->w[i].lent_to, fid, FRONT_ID_LEN))
@@ -144,7 +144,7 @@ worker_t *broker_lent_worker(dispatch_t *d, const void *fid, uint32_t slot)
  * front processes): one worker idle here, or idle at another front, goes
  * to it. One a time, so fronts trade workers as their loads shift rather
  * than all at once. */
-void broker_move_one(dispatch_t *d, const void *fid)
+void broker_move_one(broker_t *d, const void *fid)
 {
     worker_t *pick = NULL;
     for (size_t i = 0; i < d->nw && pick == NULL; i++) {
@@ -174,7 +174,7 @@ void broker_move_one(dispatch_t *d, const void *fid)
  * boundary for the broker to start from. */
 void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int linked)
 {
-    dispatch_t *d = arg;
+    broker_t *d = arg;
     if (linked) {
         broker_pump(d); /* the workers idle here go to it, at once */
         return;
@@ -190,7 +190,7 @@ void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int l
         if (s.state == VC_BOARD_IDLE) {
             take_back(d, w, &s);
         } else {
-            vc_log(VC_LOG_WARN, "dispatch", "worker %d was running %s for a front that left: killed", (int)w->pid,
+            vc_log(VC_LOG_WARN, "broker", "worker %d was running %s for a front that left: killed", (int)w->pid,
                    s.what);
             w->state = W_RETIRED;
             kill(w->pid, SIGKILL);

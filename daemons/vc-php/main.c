@@ -7,7 +7,7 @@
  * reload can start a new zygote (new code, new configuration) while the
  * old one's workers finish what they hold.
  */
-#include "dispatch.h"
+#include "broker.h"
 #include "pool_ini.h"
 #include "vc_events.h"
 #include "vc_confstore.h"
@@ -62,7 +62,7 @@ typedef struct php {
     zyg_t z[3]; /* current, booting, retiring */
     unsigned next_gen;
     fronts_t *fronts;
-    dispatch_t *dispatch;
+    broker_t *broker;
     int reloads;
     /* The broker's loop (vc_loop.h): what one turn waits on, and the stop. */
     zyg_t *polled[3]; /* the zygotes of this turn's items, in order */
@@ -145,7 +145,7 @@ static void zygote_stop(zyg_t *z)
         close(z->sock);
     z->sock = -1;
     z->state = Z_NONE;
-    /* Its cfg may still be the dispatcher's: freed by the caller. */
+    /* Its cfg may still be the broker's: freed by the caller. */
 }
 
 static void spawn_wanted(php_t *p)
@@ -153,7 +153,7 @@ static void spawn_wanted(php_t *p)
     zyg_t *cur = zyg_in(p, Z_CURRENT);
     if (cur == NULL)
         return;
-    for (int n = dispatch_wanted(p->dispatch); n > 0 && cur->npending < MAX_PENDING; n--) {
+    for (int n = broker_wanted(p->broker); n > 0 && cur->npending < MAX_PENDING; n--) {
         /* The worker's link: our end stays, its end goes with the command. */
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -190,7 +190,7 @@ static void spawn_wanted(php_t *p)
         struct timeval tv = {5, 0};
         setsockopt(sv[0], SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         cur->pending[cur->npending++] = (pending_t){sv[0], clock};
-        dispatch_spawn_requested(p->dispatch);
+        broker_spawn_requested(p->broker);
     }
 }
 
@@ -209,7 +209,7 @@ static void promote(php_t *p, zyg_t *z)
         old->state = Z_RETIRING;
     }
     z->state = Z_CURRENT;
-    dispatch_new_generation(p->dispatch, z->gen, z->cfg);
+    broker_new_generation(p->broker, z->gen, z->cfg);
     char gen[16];
     snprintf(gen, sizeof(gen), "%u", z->gen);
     if (old) {
@@ -239,9 +239,9 @@ static void on_zygote(php_t *p, zyg_t *z)
             promote(p, z);
         else if (n.op == ZYGOTE_FORKED) {
             pending_t pd = pending_pop(z);
-            dispatch_worker_forked(p->dispatch, n.pid, z->gen, pd.link, pd.clock);
+            broker_worker_forked(p->broker, n.pid, z->gen, pd.link, pd.clock);
         } else if (n.op == ZYGOTE_EXITED)
-            dispatch_worker_exited(p->dispatch, n.pid, n.status);
+            broker_worker_exited(p->broker, n.pid, n.status);
         else if (n.op == ZYGOTE_FAILED && n.pid == 0) {
             pending_drop(pending_pop(z)); /* fork() failed: that link has no worker */
         } else if (n.op == ZYGOTE_FAILED && z->state == Z_BOOTING) {
@@ -296,7 +296,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "zygote", "%d", cur ? (int)cur->pid : 0);
     vc_reply_field(reply, "generation", "%u", cur ? cur->gen : 0);
     vc_reply_field(reply, "reloads", "%d", p->reloads);
-    dispatch_status(p->dispatch, reply);
+    broker_status(p->broker, reply);
 }
 
 static void on_scale(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -309,7 +309,7 @@ static void on_scale(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_fail(reply, "usage: scale N (1 to 1024 workers, as php.workers)");
         return;
     }
-    dispatch_scale(p->dispatch, n);
+    broker_scale(p->broker, n);
     vc_reply_ok(reply, "pool size set to %ld workers", n);
 }
 
@@ -320,7 +320,7 @@ static void on_recycle(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     long pid = cmd->n_args == 1 ? strtol(cmd->args[0], &end, 10) : 0;
     if (pid <= 0 || *end != '\0')
         vc_reply_fail(reply, "usage: recycle PID (a worker of this pool, as status lists them)");
-    else if (dispatch_recycle(p->dispatch, (pid_t)pid) < 0)
+    else if (broker_recycle(p->broker, (pid_t)pid) < 0)
         vc_reply_fail(reply, "no worker %ld of this pool's current generation, or it is already leaving", pid);
     else
         vc_reply_ok(reply, "worker %ld recycled: it exits once its request is answered, and a fresh one comes", pid);
@@ -353,7 +353,7 @@ static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 static void reap_retired(php_t *p)
 {
     zyg_t *old = zyg_in(p, Z_RETIRING);
-    if (old && dispatch_generation_alive(p->dispatch, old->gen) == 0) {
+    if (old && broker_generation_alive(p->broker, old->gen) == 0) {
         zygote_stop(old);
         vc_config_destroy(&old->cfg);
     }
@@ -389,8 +389,8 @@ static size_t gather(void *arg, zmq_pollitem_t *items, size_t max)
         }
     p->nfronts = fronts_pollitems(p->fronts, items + n, max - n - 1, !p->stopping);
     n += p->nfronts;
-    items[n++] = (zmq_pollitem_t){NULL, dispatch_poll_fd(p->dispatch), ZMQ_POLLIN, 0};
-    dispatch_watch(p->dispatch);
+    items[n++] = (zmq_pollitem_t){NULL, broker_poll_fd(p->broker), ZMQ_POLLIN, 0};
+    broker_watch(p->broker);
     return n;
 }
 
@@ -399,11 +399,11 @@ static void ready(void *arg, const zmq_pollitem_t *items, size_t n)
     php_t *p = arg;
     /* Workers first: the zygote's notes change the worker table. */
     if (items[n - 1].revents & ZMQ_POLLIN)
-        dispatch_on_workers(p->dispatch);
+        broker_on_workers(p->broker);
     for (size_t i = 0; i < p->npolled; i++)
         if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
             on_zygote(p, p->polled[i]);
-    fronts_on_poll(p->fronts, items + p->npolled, p->nfronts, dispatch_on_front, p->dispatch);
+    fronts_on_poll(p->fronts, items + p->npolled, p->nfronts, broker_on_front, p->broker);
     /* What this turn answered goes out in one write per front. */
     fronts_flush(p->fronts);
 }
@@ -411,7 +411,7 @@ static void ready(void *arg, const zmq_pollitem_t *items, size_t n)
 static long next_timeout(void *arg)
 {
     php_t *p = arg;
-    return p->stopping ? 50 : dispatch_next_timeout(p->dispatch);
+    return p->stopping ? 50 : broker_next_timeout(p->broker);
 }
 
 static int on_signal(void *arg, int sig)
@@ -432,7 +432,7 @@ static int on_signal(void *arg, int sig)
          * supervisor started one, takes it). */
         p->stopping = 1;
         p->stop_deadline = vc_mono_ms() + STOP_GRACE_MS;
-        dispatch_leave(p->dispatch);
+        broker_leave(p->broker);
     }
     return 0; /* the stop ends in after_turn, once what runs is done */
 }
@@ -446,14 +446,14 @@ static int after_turn(void *arg)
         return 1;
     }
     if (p->stopping) {
-        dispatch_release_fronts(p->dispatch);
-        if (dispatch_has_left(p->dispatch) || vc_mono_ms() >= p->stop_deadline) {
-            dispatch_kill_workers(p->dispatch);
+        broker_release_fronts(p->broker);
+        if (broker_has_left(p->broker) || vc_mono_ms() >= p->stop_deadline) {
+            broker_kill_workers(p->broker);
             return 1;
         }
         return 0;
     }
-    dispatch_on_tick(p->dispatch);
+    broker_on_tick(p->broker);
     reap_retired(p);
     spawn_wanted(p);
     return 0;
@@ -491,8 +491,8 @@ int main(int argc, char **argv)
     if (p.fronts == NULL)
         return 1;
     fronts_set_key(p.fronts, p.d.cfg->link_key);
-    p.dispatch = dispatch_new(p.d.cfg, p.fronts, p.d.bus);
-    if (p.dispatch == NULL)
+    p.broker = broker_new(p.d.cfg, p.fronts, p.d.bus);
+    if (p.broker == NULL)
         return 1;
 
     /* The first zygote boots before we say we are ready. */
@@ -534,7 +534,7 @@ int main(int argc, char **argv)
             waitpid(pid, NULL, 0);
         vc_config_destroy(&p.z[i].cfg);
     }
-    dispatch_destroy(&p.dispatch);
+    broker_destroy(&p.broker);
     fronts_flush(p.fronts);
     fronts_destroy(&p.fronts);
     vc_daemon_fini(&p.d);

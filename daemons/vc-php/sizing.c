@@ -2,10 +2,10 @@
  * How many workers the pool has: generations (reloads), the dynamic size
  * (pool.h), `vc scale`, and the limits checked once a tick.
  */
-#include "dispatch_internal.h"
+#include "broker_internal.h"
 #include "vc_events.h"
 
-int dispatch_wanted(dispatch_t *d)
+int broker_wanted(broker_t *d)
 {
     if (vc_mono_ms() < d->spawn_after_ms)
         return 0;
@@ -16,7 +16,7 @@ int dispatch_wanted(dispatch_t *d)
     return want > 0 ? (int)want : 0;
 }
 
-void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg)
+void broker_new_generation(broker_t *d, unsigned gen, const vc_config_t *cfg)
 {
     if (d->cfg != cfg && gen != UINT_MAX)
         pool_size_init(&d->size, cfg);
@@ -37,7 +37,7 @@ void dispatch_new_generation(dispatch_t *d, unsigned gen, const vc_config_t *cfg
     d->lending = strcmp(cfg->php.mode, "fork") != 0;
 }
 
-int dispatch_generation_alive(dispatch_t *d, unsigned gen)
+int broker_generation_alive(broker_t *d, unsigned gen)
 {
     int n = 0;
     for (size_t i = 0; i < d->nw; i++)
@@ -45,14 +45,14 @@ int dispatch_generation_alive(dispatch_t *d, unsigned gen)
     return n;
 }
 
-void dispatch_spawn_requested(dispatch_t *d)
+void broker_spawn_requested(broker_t *d)
 {
     d->spawning++;
 }
 
 /* A worker to let go when the pool shrinks: an idle one here, else one
  * lent (asked back; it exits once given back). */
-static void retire_one(dispatch_t *d)
+static void retire_one(broker_t *d)
 {
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
@@ -68,7 +68,7 @@ static void retire_one(dispatch_t *d)
         }
 }
 
-static void publish_size(dispatch_t *d, const char *why)
+static void publish_size(broker_t *d, const char *why)
 {
     char n[24];
     snprintf(n, sizeof(n), "%lld", (long long)d->size.target);
@@ -78,7 +78,7 @@ static void publish_size(dispatch_t *d, const char *why)
 
 /* The worker exits once its request is answered (at once if idle, called
  * back if lent) and a fresh one takes its place: as at php.max_requests. */
-static void recycle(dispatch_t *d, worker_t *w)
+static void recycle(broker_t *d, worker_t *w)
 {
     w->recycle = 1;
     if (w->state == W_IDLE)
@@ -87,7 +87,7 @@ static void recycle(dispatch_t *d, worker_t *w)
         broker_recall(d, w);
 }
 
-int dispatch_recycle(dispatch_t *d, pid_t pid)
+int broker_recycle(broker_t *d, pid_t pid)
 {
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
@@ -102,7 +102,7 @@ int dispatch_recycle(dispatch_t *d, pid_t pid)
 
 /* Sizing and the memory ceiling: one worker's memory is read per second
  * at most, so the cost stays flat however big the pool. */
-static void pool_tick(dispatch_t *d, uint64_t now)
+static void pool_tick(broker_t *d, uint64_t now)
 {
     int idle, busy;
     size_t queued;
@@ -127,7 +127,7 @@ static void pool_tick(dispatch_t *d, uint64_t now)
     }
 }
 
-void dispatch_scale(dispatch_t *d, int64_t n)
+void broker_scale(broker_t *d, int64_t n)
 {
     pool_size_set(&d->size, n);
     /* Too many: idle ones of the current generation go first. */
@@ -142,7 +142,7 @@ void dispatch_scale(dispatch_t *d, int64_t n)
 /* w ran past the pool's wall-clock limit: killed, its exit reported as
  * any other (timed_out says why). script: NULL where the broker cannot
  * know it. */
-static void kill_overdue(dispatch_t *d, worker_t *w, const char *script, const char *what, uint64_t ms)
+static void kill_overdue(broker_t *d, worker_t *w, const char *script, const char *what, uint64_t ms)
 {
     w->timed_out = 1;
     d->killed++;
@@ -155,7 +155,7 @@ static void kill_overdue(dispatch_t *d, worker_t *w, const char *script, const c
     kill(w->pid, SIGKILL);
 }
 
-void dispatch_on_tick(dispatch_t *d)
+void broker_on_tick(broker_t *d)
 {
     uint64_t now = vc_mono_ms();
     broker_report_overdue(d, NULL);
@@ -163,7 +163,7 @@ void dispatch_on_tick(dispatch_t *d)
     while (d->queue.head && now - queue_first(d)->enq_ms >= (uint64_t)d->cfg->php.queue_timeout_ms) {
         job_t *j = broker_dequeue(d);
         d->timed_out_504++;
-        vc_log(VC_LOG_WARN, "dispatch", "%s waited %llu ms for a worker: 504", j->what,
+        vc_log(VC_LOG_WARN, "broker", "%s waited %llu ms for a worker: 504", j->what,
                (unsigned long long)(now - j->enq_ms));
         broker_answer(d, &j->fr.f[0], j->req_id, 504, "Gateway Timeout: no PHP worker became free", NULL);
         broker_job_free(j);
@@ -198,7 +198,7 @@ void dispatch_on_tick(dispatch_t *d)
     }
 }
 
-long dispatch_next_timeout(dispatch_t *d)
+long broker_next_timeout(broker_t *d)
 {
     long t = 1000;
     uint64_t now = vc_mono_ms();

@@ -2,7 +2,7 @@
  * What `vc status` and `vc workers` show of the pool: counts, the boards
  * of lent workers, and each worker's memory from /proc.
  */
-#include "dispatch_internal.h"
+#include "broker_internal.h"
 
 #include <sys/stat.h>
 
@@ -22,7 +22,7 @@ long broker_rss_kib(pid_t pid)
 
 /* Idle and busy workers, lent ones as their boards say, and requests
  * waiting here and in the fronts. */
-void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued)
+void broker_tally(broker_t *d, int *idle, int *busy, size_t *queued)
 {
     *idle = *busy = 0;
     for (size_t i = 0; i < d->nw; i++) {
@@ -110,7 +110,7 @@ long broker_pss_kib(const worker_t *w, long *uss)
     return pss;
 }
 
-void dispatch_status(dispatch_t *d, Vc__Reply *reply)
+void broker_status(broker_t *d, Vc__Reply *reply)
 {
     int idle, busy;
     size_t queued;

@@ -40,7 +40,7 @@ static struct {
     /* register_shutdown_function() calls made by the boot: they belong to
      * the worker's long script and run when the worker ends. */
     HashTable *boot_shutdown_fns;
-} A;
+} worker_app;
 
 /* ---- the post-boot snapshot ------------------------------------------------ */
 
@@ -208,7 +208,7 @@ static const char *const reset_modules[] = {"session", "filter", NULL};
 static void reset_modules_call(int start)
 {
     for (const char *const *name = reset_modules; *name; name++) {
-        if (!A.restore && strcmp(*name, "session") == 0)
+        if (!worker_app.restore && strcmp(*name, "session") == 0)
             continue;
         zend_module_entry *m = zend_hash_str_find_ptr(&module_registry, *name, strlen(*name));
         if (m == NULL)
@@ -278,8 +278,8 @@ static void request_startup(void)
     PG(connection_status) = PHP_CONNECTION_NORMAL;
     sapi_activate();
     /* Before $_SERVER is built, which reads PHP_AUTH_USER from it. */
-    if (A.have_req)
-        vc_sapi_auth(&A.req);
+    if (worker_app.have_req)
+        vc_sapi_auth(&worker_app.req);
     if (PG(expose_php))
         sapi_add_header(SAPI_PHP_VERSION_HEADER, sizeof(SAPI_PHP_VERSION_HEADER) - 1, 1);
     if (PG(output_handler) && PG(output_handler)[0]) {
@@ -323,10 +323,10 @@ static char *timezone_now(void)
 static void timezone_restore(void)
 {
     char *tz = timezone_now();
-    if (A.boot_tz && tz && strcmp(tz, A.boot_tz) != 0) {
+    if (worker_app.boot_tz && tz && strcmp(tz, worker_app.boot_tz) != 0) {
         zval fn, ret, arg;
         ZVAL_STRING(&fn, "date_default_timezone_set");
-        ZVAL_STRING(&arg, A.boot_tz);
+        ZVAL_STRING(&arg, worker_app.boot_tz);
         ZVAL_UNDEF(&ret);
         call_user_function(CG(function_table), NULL, &fn, &ret, 1, &arg);
         zval_ptr_dtor(&ret);
@@ -338,10 +338,10 @@ static void timezone_restore(void)
 
 static void handlers_take(void)
 {
-    ZVAL_COPY(&A.boot_error_handler, &EG(user_error_handler));
-    ZVAL_COPY(&A.boot_exception_handler, &EG(user_exception_handler));
-    A.boot_error_depth = zend_stack_count(&EG(user_error_handlers));
-    A.boot_exception_depth = zend_stack_count(&EG(user_exception_handlers));
+    ZVAL_COPY(&worker_app.boot_error_handler, &EG(user_error_handler));
+    ZVAL_COPY(&worker_app.boot_exception_handler, &EG(user_exception_handler));
+    worker_app.boot_error_depth = zend_stack_count(&EG(user_error_handlers));
+    worker_app.boot_exception_depth = zend_stack_count(&EG(user_exception_handlers));
 }
 
 static void stack_trim(zend_stack *st, int depth)
@@ -357,11 +357,11 @@ static void stack_trim(zend_stack *st, int depth)
 static void handlers_restore(void)
 {
     zval_ptr_dtor(&EG(user_error_handler));
-    ZVAL_COPY(&EG(user_error_handler), &A.boot_error_handler);
+    ZVAL_COPY(&EG(user_error_handler), &worker_app.boot_error_handler);
     zval_ptr_dtor(&EG(user_exception_handler));
-    ZVAL_COPY(&EG(user_exception_handler), &A.boot_exception_handler);
-    stack_trim(&EG(user_error_handlers), A.boot_error_depth);
-    stack_trim(&EG(user_exception_handlers), A.boot_exception_depth);
+    ZVAL_COPY(&EG(user_exception_handler), &worker_app.boot_exception_handler);
+    stack_trim(&EG(user_error_handlers), worker_app.boot_error_depth);
+    stack_trim(&EG(user_exception_handlers), worker_app.boot_exception_depth);
 }
 
 /* Runs the shutdown functions registered since the last call, then
@@ -438,10 +438,10 @@ static void ini_commit(void)
 
 static int next_request(void)
 {
-    if (worker_next(A.conn, &A.req) < 0)
+    if (worker_next(worker_app.conn, &worker_app.req) < 0)
         return 0;
-    vc_sapi_bind(&A.req);
-    A.have_req = 1;
+    vc_sapi_bind(&worker_app.req);
+    worker_app.have_req = 1;
     request_startup();
     return 1;
 }
@@ -483,15 +483,15 @@ static int end_request(void)
      * request to the next, as in one long PHP request (FrankenPHP's
      * model). Frameworks count on it: Symfony's session storage sets its
      * session.* ini once, when it is built, and keeps being used. */
-    if (A.restore) {
+    if (worker_app.restore) {
         timezone_restore();
         handlers_restore();
     }
-    if (request_shutdown(A.restore))
-        worker_set_last(A.conn);
-    vc_sapi_finish(&A.req);
-    vc_sapi_unbind(&A.req);
-    if (A.restore) {
+    if (request_shutdown(worker_app.restore))
+        worker_set_last(worker_app.conn);
+    vc_sapi_finish(&worker_app.req);
+    vc_sapi_unbind(&worker_app.req);
+    if (worker_app.restore) {
         /* Timed, and reported every 1,000 requests: what users of worker
          * mode pay for the isolation. */
         static uint64_t spent_us, count;
@@ -503,8 +503,8 @@ static int end_request(void)
                    zend_hash_num_elements(&class_snaps), zend_hash_num_elements(&global_snap),
                    (double)spent_us / (double)count);
     }
-    A.have_req = 0;
-    if (!worker_done(A.conn, &A.req))
+    worker_app.have_req = 0;
+    if (!worker_done(worker_app.conn, &worker_app.req))
         return 0;
     collect_garbage();
     return 1;
@@ -527,52 +527,52 @@ static void fork_point(void)
 {
     /* The boot's ini_set()s stay; the boot's request state goes, but not
      * its shutdown functions: they wait for the worker's end. */
-    A.boot_shutdown_fns = BG(user_shutdown_function_names);
+    worker_app.boot_shutdown_fns = BG(user_shutdown_function_names);
     BG(user_shutdown_function_names) = NULL;
     php_output_end_all();
     ini_commit();
-    request_shutdown(A.restore);
-    vc_sapi_unbind(&A.boot);
-    if (A.boot.resp)
-        vc__response_head__free_unpacked(A.boot.resp, NULL);
-    A.boot.resp = NULL;
-    if (A.restore)
+    request_shutdown(worker_app.restore);
+    vc_sapi_unbind(&worker_app.boot);
+    if (worker_app.boot.resp)
+        vc__response_head__free_unpacked(worker_app.boot.resp, NULL);
+    worker_app.boot.resp = NULL;
+    if (worker_app.restore)
         snapshot_take();
-    A.boot_tz = timezone_now();
+    worker_app.boot_tz = timezone_now();
     handlers_take();
-    A.booting = 0;
-    int link = zygote_serve(A.cfg, A.zsock, A.sigfd); /* returns in the child only */
-    A.in_worker = 1;
-    A.conn = worker_connect(A.cfg, link);
+    worker_app.booting = 0;
+    int link = zygote_serve(worker_app.cfg, worker_app.zsock, worker_app.sigfd); /* returns in the child only */
+    worker_app.in_worker = 1;
+    worker_app.conn = worker_connect(worker_app.cfg, link);
 }
 
 /* The worker is leaving after a fatal error or exit(): whatever the
  * request had, it gets its end, and the broker does not count on us. */
 static void __attribute__((noreturn)) leave(int code)
 {
-    if (A.have_req) {
-        worker_set_last(A.conn);
+    if (worker_app.have_req) {
+        worker_set_last(worker_app.conn);
         zend_try
         {
-            request_shutdown(A.restore);
+            request_shutdown(worker_app.restore);
         }
         zend_end_try();
-        vc_sapi_finish(&A.req);
-        vc_sapi_unbind(&A.req);
-        A.have_req = 0;
-        worker_done(A.conn, &A.req);
+        vc_sapi_finish(&worker_app.req);
+        vc_sapi_unbind(&worker_app.req);
+        worker_app.have_req = 0;
+        worker_done(worker_app.conn, &worker_app.req);
     }
     /* The end of the worker's long script: what was registered outside
      * any request (between frankenphp_handle_request() calls), then what
      * the boot registered, runs now, as at the end of any PHP script.
      * There is no request: what they print goes nowhere. */
     shutdown_functions_run();
-    if (A.boot_shutdown_fns) {
-        BG(user_shutdown_function_names) = A.boot_shutdown_fns;
-        A.boot_shutdown_fns = NULL;
+    if (worker_app.boot_shutdown_fns) {
+        BG(user_shutdown_function_names) = worker_app.boot_shutdown_fns;
+        worker_app.boot_shutdown_fns = NULL;
         shutdown_functions_run();
     }
-    worker_close(&A.conn);
+    worker_close(&worker_app.conn);
     _exit(code);
 }
 
@@ -606,11 +606,11 @@ ZEND_FUNCTION(frankenphp_handle_request)
     Z_PARAM_FUNC(fci, fcc)
     ZEND_PARSE_PARAMETERS_END();
 
-    if (!A.booting && !A.in_worker) {
+    if (!worker_app.booting && !worker_app.in_worker) {
         zend_throw_exception(spl_ce_RuntimeException, "frankenphp_handle_request() called while not in worker mode", 0);
         RETURN_THROWS();
     }
-    if (A.booting)
+    if (worker_app.booting)
         fork_point();
     if (!next_request())
         RETURN_FALSE;
@@ -671,8 +671,8 @@ static void __attribute__((noreturn)) serve_returned(zval *ret)
         vc_log(VC_LOG_CRIT, "boot",
                "the worker script \"%s\" must call frankenphp_handle_request(), or return a callable, or "
                "return ['handler' => callable, 'on_worker_start' => callable]",
-               A.cfg->php.worker_script);
-        zygote_boot_failed(A.zsock);
+               worker_app.cfg->php.worker_script);
+        zygote_boot_failed(worker_app.zsock);
         _exit(1);
     }
     fork_point();
@@ -697,10 +697,10 @@ static void __attribute__((noreturn)) serve_returned(zval *ret)
 
 void worker_mode_main(const vc_config_t *cfg, int zsock, int sigfd)
 {
-    A.cfg = cfg;
-    A.zsock = zsock;
-    A.sigfd = sigfd;
-    A.restore = cfg->php.worker_restore;
+    worker_app.cfg = cfg;
+    worker_app.zsock = zsock;
+    worker_app.sigfd = sigfd;
+    worker_app.restore = cfg->php.worker_restore;
     /* The release this generation runs (release_pin.h). */
     static char *pinned; /* static: the boot's longjmp cannot clobber it */
     pinned = release_pins_path(cfg->php.worker_script);
@@ -708,22 +708,22 @@ void worker_mode_main(const vc_config_t *cfg, int zsock, int sigfd)
 
     /* The boot runs as a request of its own, as FrankenPHP's does. */
     char *dir = vc_strdup(script);
-    vc__request_head__init(&A.boot_head);
-    A.boot_head.method = "GET";
-    A.boot_head.protocol = "HTTP/1.1";
-    A.boot_head.scheme = "http";
-    A.boot_head.script_filename = (char *)script;
-    A.boot_head.script_name = (char *)script;
-    A.boot_head.document_root = dirname(dir);
-    A.boot.head = &A.boot_head;
-    A.boot.emit = boot_emit;
-    vc_sapi_bind(&A.boot);
+    vc__request_head__init(&worker_app.boot_head);
+    worker_app.boot_head.method = "GET";
+    worker_app.boot_head.protocol = "HTTP/1.1";
+    worker_app.boot_head.scheme = "http";
+    worker_app.boot_head.script_filename = (char *)script;
+    worker_app.boot_head.script_name = (char *)script;
+    worker_app.boot_head.document_root = dirname(dir);
+    worker_app.boot.head = &worker_app.boot_head;
+    worker_app.boot.emit = boot_emit;
+    vc_sapi_bind(&worker_app.boot);
     if (php_request_startup() == FAILURE) {
         vc_log(VC_LOG_CRIT, "boot", "php_request_startup() failed while booting \"%s\"", script);
         zygote_boot_failed(zsock);
         _exit(1);
     }
-    A.booting = 1;
+    worker_app.booting = 1;
     /* As php_execute_script() does: past startup, so errors display
      * (display_errors), not as startup errors. */
     PG(during_request_startup) = 0;
@@ -743,7 +743,7 @@ void worker_mode_main(const vc_config_t *cfg, int zsock, int sigfd)
     zend_end_try();
     zend_destroy_file_handle(&fh);
 
-    if (A.in_worker) {
+    if (worker_app.in_worker) {
         /* A frankenphp_handle_request() loop ended in a worker: recycled,
          * or a fatal error bailed out of the handler. */
         leave(bailed ? 1 : 0);

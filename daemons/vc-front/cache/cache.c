@@ -46,7 +46,7 @@ static struct {
     int dbi_open;
     uint64_t next_try_ms;
     int clustered; /* a cluster's node: its cache may be held (vc_cache.h) */
-} rt;
+} front_cache;
 
 int64_t cache_now_ms(void)
 {
@@ -57,12 +57,12 @@ int64_t cache_now_ms(void)
 
 front_t *cache_front(void)
 {
-    return rt.f;
+    return front_cache.f;
 }
 
 const cache_settings_t *cache_settings(void)
 {
-    return rt.cfg;
+    return front_cache.cfg;
 }
 
 /* ---- reading the cache ----------------------------------------------------- */
@@ -72,26 +72,26 @@ const cache_settings_t *cache_settings(void)
  * fork). */
 static int ready(void)
 {
-    if (rt.dbi_open)
+    if (front_cache.dbi_open)
         return 1;
     uint64_t now = vc_mono_ms();
-    if (now < rt.next_try_ms)
+    if (now < front_cache.next_try_ms)
         return 0;
-    rt.next_try_ms = now + REOPEN_MS;
-    if (rt.store == NULL && (rt.store = front_store(rt.f)) == NULL)
+    front_cache.next_try_ms = now + REOPEN_MS;
+    if (front_cache.store == NULL && (front_cache.store = front_store(front_cache.f)) == NULL)
         return 0;
     MDB_txn *t;
-    if (mdb_txn_begin(vc_store_env(rt.store), NULL, MDB_RDONLY, &t) != 0)
+    if (mdb_txn_begin(vc_store_env(front_cache.store), NULL, MDB_RDONLY, &t) != 0)
         return 0;
     /* Not there until vc-cache has made it: every request is a miss. */
-    int rc = mdb_dbi_open(t, VC_DB_CACHE, 0, &rt.dbi);
+    int rc = mdb_dbi_open(t, VC_DB_CACHE, 0, &front_cache.dbi);
     if (rc == 0)
-        rc = mdb_dbi_open(t, VC_DB_CACHE_META, 0, &rt.meta);
+        rc = mdb_dbi_open(t, VC_DB_CACHE_META, 0, &front_cache.meta);
     if (rc == 0)
-        rc = mdb_dbi_open(t, VC_DB_CACHE_SOFT, 0, &rt.soft);
+        rc = mdb_dbi_open(t, VC_DB_CACHE_SOFT, 0, &front_cache.soft);
     if (rc == 0) {
         mdb_txn_commit(t); /* keeps the handle for later transactions */
-        rt.dbi_open = 1;
+        front_cache.dbi_open = 1;
         return 1;
     }
     mdb_txn_abort(t);
@@ -101,14 +101,15 @@ static int ready(void)
 /* A read transaction for one lookup; vc-cache may have grown the map. */
 static MDB_txn *begin(void)
 {
-    MDB_env *env = vc_store_env(rt.store);
+    MDB_env *env = vc_store_env(front_cache.store);
     for (int i = 0; i < 2; i++) {
-        int rc = rt.txn ? mdb_txn_renew(rt.txn) : mdb_txn_begin(env, NULL, MDB_RDONLY, &rt.txn);
+        int rc =
+            front_cache.txn ? mdb_txn_renew(front_cache.txn) : mdb_txn_begin(env, NULL, MDB_RDONLY, &front_cache.txn);
         if (rc == 0)
-            return rt.txn;
-        if (rt.txn) {
-            mdb_txn_abort(rt.txn);
-            rt.txn = NULL;
+            return front_cache.txn;
+        if (front_cache.txn) {
+            mdb_txn_abort(front_cache.txn);
+            front_cache.txn = NULL;
         }
         if (rc != MDB_MAP_RESIZED || mdb_env_set_mapsize(env, 0) != 0)
             break;
@@ -121,7 +122,7 @@ static uint64_t meta_in(MDB_txn *txn, const char *name)
 {
     MDB_val k = {strlen(name), (void *)name}, v;
     uint64_t n = 0;
-    if (mdb_get(txn, rt.meta, &k, &v) == 0 && v.mv_size == sizeof(n))
+    if (mdb_get(txn, front_cache.meta, &k, &v) == 0 && v.mv_size == sizeof(n))
         memcpy(&n, v.mv_data, sizeof(n));
     return n;
 }
@@ -141,8 +142,8 @@ static int soft_purged(MDB_txn *txn, const vc_cache_entry_t *e)
     while (vc_cache_entry_tag(e, &pos, &i, &tag, &tl)) {
         MDB_val k = {tl, (void *)tag}, v;
         int64_t at;
-        if (mdb_get(txn, rt.soft, &k, &v) == 0 && v.mv_size == sizeof(at) && (memcpy(&at, v.mv_data, sizeof(at)), 1) &&
-            at >= e->stored_ms)
+        if (mdb_get(txn, front_cache.soft, &k, &v) == 0 && v.mv_size == sizeof(at) &&
+            (memcpy(&at, v.mv_data, sizeof(at)), 1) && at >= e->stored_ms)
             return 1;
     }
     return 0;
@@ -152,7 +153,7 @@ static int soft_purged(MDB_txn *txn, const vc_cache_entry_t *e)
 static int get_entry(MDB_txn *txn, const char *key, size_t klen, vc_cache_entry_t *e)
 {
     MDB_val k = {klen, (void *)key}, v;
-    if (mdb_get(txn, rt.dbi, &k, &v) != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, e) != 0)
+    if (mdb_get(txn, front_cache.dbi, &k, &v) != 0 || vc_cache_entry_parse(v.mv_data, v.mv_size, e) != 0)
         return 0;
     if (e->status != 0 && e->fresh_ms > 0 && soft_purged(txn, e))
         e->fresh_ms = 0; /* as the mark's application will make it */
@@ -169,7 +170,7 @@ int cache_lookup_for(h2o_req_t *req, const char *key, size_t klen, vc_cache_entr
     if (txn == NULL)
         return 0;
     *epoch = meta_in(txn, VC_CACHE_META_EPOCH);
-    if (rt.clustered && meta_in(txn, VC_CACHE_META_HELD))
+    if (front_cache.clustered && meta_in(txn, VC_CACHE_META_HELD))
         return 0; /* purges from other nodes may be missing: all misses */
     if (!get_entry(txn, key, klen, e))
         return 0;
@@ -204,8 +205,8 @@ int cache_has(const char *key, size_t klen, uint64_t *last_seq)
 
 void cache_lookup_end(void)
 {
-    if (rt.txn)
-        mdb_txn_reset(rt.txn);
+    if (front_cache.txn)
+        mdb_txn_reset(front_cache.txn);
 }
 
 /* ---- a hit --------------------------------------------------------------- */
@@ -307,7 +308,7 @@ void cache_add_header(h2o_req_t *req, const char *name, size_t nlen, const char 
 ssize_t cache_add_status(h2o_req_t *req, const char *value)
 {
     h2o_iovec_t s = h2o_strdup(&req->pool, value, SIZE_MAX);
-    h2o_iovec_t *key = rt.cfg->debug ? h2o_req_getenv(req, H2O_STRLIT("vc-cache-key"), 0) : NULL;
+    h2o_iovec_t *key = front_cache.cfg->debug ? h2o_req_getenv(req, H2O_STRLIT("vc-cache-key"), 0) : NULL;
     if (key) {
         /* RFC 9211's key, as an sf-string: quotes and backslashes escaped,
          * what is not printable (a variant's separators) a space. */
@@ -431,7 +432,8 @@ void cache_serve(h2o_req_t *req, const vc_cache_entry_t *e, int64_t now, const c
  * is reported, so that what is used is evicted last. */
 static void serve_hit(front_t *f, h2o_req_t *req, const char *key, size_t klen, const vc_cache_entry_t *e, int64_t now)
 {
-    if (rt.txn && e->seq + meta_in(rt.txn, "entries") / 2 < meta_in(rt.txn, VC_CACHE_META_SEQ))
+    if (front_cache.txn &&
+        e->seq + meta_in(front_cache.txn, "entries") / 2 < meta_in(front_cache.txn, VC_CACHE_META_SEQ))
         cache_recency_note(f, req, key, klen);
     char status[96];
     int64_t ttl = e->fresh_ms - now;
@@ -455,7 +457,7 @@ static void serve_hit(front_t *f, h2o_req_t *req, const char *key, size_t klen, 
  * the session cookies' patterns (fnmatch: "SESS*", "*_session"). */
 static int has_session(h2o_iovec_t c)
 {
-    const cache_settings_t *cfg = rt.cfg;
+    const cache_settings_t *cfg = front_cache.cfg;
     for (size_t at = 0; at < c.len;) {
         while (at < c.len && (c.base[at] == ' ' || c.base[at] == ';'))
             at++;
@@ -560,9 +562,9 @@ static int longest_first(const void *a, const void *b)
 
 static int site_init(front_t *f, site_rt_t *s, void **state)
 {
-    rt.f = f;
-    rt.cfg = vc_cache_settings_of(f->d.cfg);
-    rt.clustered = vc_mesh_settings_of(f->d.cfg)->node[0] != '\0';
+    front_cache.f = f;
+    front_cache.cfg = vc_cache_settings_of(f->d.cfg);
+    front_cache.clustered = vc_mesh_settings_of(f->d.cfg)->node[0] != '\0';
     site_rules_t *rules = vc_calloc(1, sizeof(*rules));
     rules->v = vc_calloc(s->conf->ncache_rules + 1, sizeof(*rules->v));
     for (size_t i = 0; i < s->conf->ncache_rules; i++) {
@@ -603,8 +605,8 @@ static size_t key_of(const seam_request_t *r, char *key, const char **scheme_out
         }
     *scheme_out = scheme;
     *host_out = host;
-    return vc_cache_key(scheme, host.base, host.len, req->path.base, plen, q, qlen, rt.cfg->strip_params,
-                        rt.cfg->nstrip_params, key, VC_CACHE_KEY_MAX);
+    return vc_cache_key(scheme, host.base, host.len, req->path.base, plen, q, qlen, front_cache.cfg->strip_params,
+                        front_cache.cfg->nstrip_params, key, VC_CACHE_KEY_MAX);
 }
 
 /* A miss, or a stale entry that may not be served: one request goes to
@@ -651,7 +653,7 @@ static int miss(const seam_request_t *r, const vc_cache_rule_t *rule, const char
 static int take(const seam_request_t *r, void *state)
 {
     h2o_req_t *req = r->req;
-    if (r->kind != ROUTE_PHP || !rt.cfg->enabled || !r->site->conf->cache || r->error_document)
+    if (r->kind != ROUTE_PHP || !front_cache.cfg->enabled || !r->site->conf->cache || r->error_document)
         return 0;
     int head = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("HEAD"));
     int get = h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET"));
@@ -700,12 +702,13 @@ static int take(const seam_request_t *r, void *state)
     /* An unsafe method's answer made it out of date, maybe before
      * vc-cache could drop it; or it is dropped, and nothing was written
      * since (then a claim another front holds is for the old page). */
-    int invalidated = found ? cache_tomb_covers(page_key, page_len, e.seq)
-                            : rt.txn && cache_tomb_covers(page_key, page_len, meta_in(rt.txn, VC_CACHE_META_SEQ));
+    int invalidated =
+        found ? cache_tomb_covers(page_key, page_len, e.seq)
+              : front_cache.txn && cache_tomb_covers(page_key, page_len, meta_in(front_cache.txn, VC_CACHE_META_SEQ));
     if (invalidated)
         found = 0;
     const char *fwd = found ? "stale" : klen != page_len ? "vary-miss" : "uri-miss";
-    if (rt.cfg->debug)
+    if (front_cache.cfg->debug)
         *h2o_req_getenv(req, H2O_STRLIT("vc-cache-key"), 1) = h2o_strdup(&req->pool, key, klen);
     if (found && now < e.fresh_ms) {
         serve_hit(f, req, key, klen, &e, now);

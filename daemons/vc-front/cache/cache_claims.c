@@ -37,15 +37,15 @@ static struct {
     MDB_dbi dbi;
     int broken; /* could not open: every front asks PHP itself */
     uint64_t next_try_ms;
-} c;
+} claims;
 
 static int open_env(void)
 {
-    if (c.env)
+    if (claims.env)
         return 1;
-    if (c.broken && vc_mono_ms() < c.next_try_ms)
+    if (claims.broken && vc_mono_ms() < claims.next_try_ms)
         return 0;
-    c.next_try_ms = vc_mono_ms() + REOPEN_MS;
+    claims.next_try_ms = vc_mono_ms() + REOPEN_MS;
     const vc_config_t *cfg = cache_front()->d.cfg;
     char *dir = vc_asprintf("%s/claims", cfg->state_dir);
     mkdir(dir, 0700);
@@ -59,13 +59,13 @@ static int open_env(void)
     if (rc == 0)
         rc = mdb_txn_begin(env, NULL, 0, &txn);
     if (rc == 0)
-        rc = mdb_dbi_open(txn, NULL, 0, &c.dbi);
+        rc = mdb_dbi_open(txn, NULL, 0, &claims.dbi);
     if (rc == 0)
         rc = mdb_txn_commit(txn);
     else if (txn)
         mdb_txn_abort(txn);
     if (rc != 0) {
-        if (!c.broken)
+        if (!claims.broken)
             vc_log(VC_LOG_WARN, "cache",
                    "the claims in \"%s\" cannot be used (%s): each front process sends its "
                    "own first miss",
@@ -73,15 +73,15 @@ static int open_env(void)
         if (env)
             mdb_env_close(env);
         free(dir);
-        c.broken = 1;
+        claims.broken = 1;
         return 0;
     }
     free(dir);
     /* Readers of fronts that died are let go. */
     int dead;
     mdb_reader_check(env, &dead);
-    c.env = env;
-    c.broken = 0;
+    claims.env = env;
+    claims.broken = 0;
     return 1;
 }
 
@@ -111,17 +111,17 @@ int claim_take(const char *key, size_t klen)
     if (alone() || !open_env())
         return 1;
     MDB_txn *txn;
-    if (mdb_txn_begin(c.env, NULL, 0, &txn) != 0)
+    if (mdb_txn_begin(claims.env, NULL, 0, &txn) != 0)
         return 1;
     int64_t now = cache_now_ms();
     MDB_val k = {klen, (void *)key}, v;
     int ours = 1;
-    if (mdb_get(txn, c.dbi, &k, &v) == 0 && held_by_other(&v, now)) {
+    if (mdb_get(txn, claims.dbi, &k, &v) == 0 && held_by_other(&v, now)) {
         ours = 0;
     } else {
         claim_t cl = {(int32_t)getpid(), now + cache_settings()->lock_timeout_ms};
         v = (MDB_val){sizeof(cl), &cl};
-        mdb_put(txn, c.dbi, &k, &v, 0);
+        mdb_put(txn, claims.dbi, &k, &v, 0);
     }
     if (mdb_txn_commit(txn) != 0)
         return 1;
@@ -133,26 +133,26 @@ int claim_held(const char *key, size_t klen)
     if (alone() || !open_env())
         return 0;
     MDB_txn *txn;
-    if (mdb_txn_begin(c.env, NULL, MDB_RDONLY, &txn) != 0)
+    if (mdb_txn_begin(claims.env, NULL, MDB_RDONLY, &txn) != 0)
         return 0;
     MDB_val k = {klen, (void *)key}, v;
-    int held = mdb_get(txn, c.dbi, &k, &v) == 0 && held_by_other(&v, cache_now_ms());
+    int held = mdb_get(txn, claims.dbi, &k, &v) == 0 && held_by_other(&v, cache_now_ms());
     mdb_txn_abort(txn);
     return held;
 }
 
 void claim_release(const char *key, size_t klen)
 {
-    if (c.env == NULL)
+    if (claims.env == NULL)
         return;
     MDB_txn *txn;
-    if (mdb_txn_begin(c.env, NULL, 0, &txn) != 0)
+    if (mdb_txn_begin(claims.env, NULL, 0, &txn) != 0)
         return;
     MDB_val k = {klen, (void *)key}, v;
     claim_t cl;
     /* Ours only: after a lapse another front may have claimed it. */
-    if (mdb_get(txn, c.dbi, &k, &v) == 0 && v.mv_size == sizeof(cl) && (memcpy(&cl, v.mv_data, sizeof(cl)), 1) &&
+    if (mdb_get(txn, claims.dbi, &k, &v) == 0 && v.mv_size == sizeof(cl) && (memcpy(&cl, v.mv_data, sizeof(cl)), 1) &&
         cl.pid == (int32_t)getpid())
-        mdb_del(txn, c.dbi, &k, NULL);
+        mdb_del(txn, claims.dbi, &k, NULL);
     mdb_txn_commit(txn);
 }

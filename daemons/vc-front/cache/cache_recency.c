@@ -26,19 +26,19 @@ static struct {
     size_t n;
     uint64_t slots[SLOTS]; /* hash + 1 of each key noted; 0: free */
     h2o_timeout_entry_t flush;
-} t;
+} recency;
 
 static void on_flush(h2o_timeout_entry_t *entry)
 {
     Vc__CacheStore cs = VC__CACHE_STORE__INIT;
-    cs.touch = t.keys;
-    cs.n_touch = t.n;
-    cache_push(t.f, &cs);
-    cache_stats.touches += t.n;
-    for (size_t i = 0; i < t.n; i++)
-        free(t.keys[i].data);
-    t.n = 0;
-    memset(t.slots, 0, sizeof(t.slots));
+    cs.touch = recency.keys;
+    cs.n_touch = recency.n;
+    cache_push(recency.f, &cs);
+    cache_stats.touches += recency.n;
+    for (size_t i = 0; i < recency.n; i++)
+        free(recency.keys[i].data);
+    recency.n = 0;
+    memset(recency.slots, 0, sizeof(recency.slots));
 }
 
 static uint64_t hash_of(const char *key, size_t klen)
@@ -51,23 +51,23 @@ static uint64_t hash_of(const char *key, size_t klen)
 
 void cache_recency_note(front_t *f, h2o_req_t *req, const char *key, size_t klen)
 {
-    if (t.n == TOUCH_MAX)
+    if (recency.n == TOUCH_MAX)
         return;
     uint64_t h = hash_of(key, klen) + 1;
     size_t i = h % SLOTS;
-    while (t.slots[i] != 0) {
-        if (t.slots[i] == h)
+    while (recency.slots[i] != 0) {
+        if (recency.slots[i] == h)
             return; /* noted already (or a collision: one report lost) */
         i = (i + 1) % SLOTS;
     }
-    t.slots[i] = h;
-    t.keys[t.n].data = vc_malloc(klen);
-    memcpy(t.keys[t.n].data, key, klen);
-    t.keys[t.n++].len = klen;
-    if (!h2o_timeout_is_linked(&t.flush)) {
-        t.f = f;
-        t.ctx = req->conn->ctx;
-        t.flush.cb = on_flush;
-        h2o_timeout_link(t.ctx->loop, &t.ctx->one_sec_timeout, &t.flush);
+    recency.slots[i] = h;
+    recency.keys[recency.n].data = vc_malloc(klen);
+    memcpy(recency.keys[recency.n].data, key, klen);
+    recency.keys[recency.n++].len = klen;
+    if (!h2o_timeout_is_linked(&recency.flush)) {
+        recency.f = f;
+        recency.ctx = req->conn->ctx;
+        recency.flush.cb = on_flush;
+        h2o_timeout_link(recency.ctx->loop, &recency.ctx->one_sec_timeout, &recency.flush);
     }
 }

@@ -38,11 +38,11 @@ static struct {
     uint64_t delivered, malformed;
     void (*on_kept)(const Vc__RoomMessage *m);
     vc_zparts_t fr;
-} R;
+} room_hub;
 
 void rooms_on_kept(void (*cb)(const Vc__RoomMessage *m))
 {
-    R.on_kept = cb;
+    room_hub.on_kept = cb;
 }
 
 static uint32_t hash(const char *s)
@@ -52,7 +52,7 @@ static uint32_t hash(const char *s)
 
 rt_room_t *rooms_find(const char *name)
 {
-    for (rt_room_t *r = R.buckets[hash(name)]; r; r = r->next)
+    for (rt_room_t *r = room_hub.buckets[hash(name)]; r; r = r->next)
         if (strcmp(r->name, name) == 0)
             return r;
     return NULL;
@@ -70,14 +70,14 @@ size_t rooms_subscribers(const rt_room_t *r)
 
 size_t rooms_count(size_t *subscriptions)
 {
-    *subscriptions = R.nsubs;
-    return R.nrooms;
+    *subscriptions = room_hub.nsubs;
+    return room_hub.nrooms;
 }
 
 void rooms_each(int (*cb)(rt_room_t *r, void *arg), void *arg)
 {
     for (size_t i = 0; i < NBUCKETS; i++)
-        for (rt_room_t *r = R.buckets[i]; r; r = r->next)
+        for (rt_room_t *r = room_hub.buckets[i]; r; r = r->next)
             if (cb(r, arg))
                 return;
 }
@@ -104,21 +104,21 @@ void rooms_join(const char *name, rt_sub_t *s)
         r = vc_calloc(1, sizeof(*r) + n + 1);
         memcpy(r->name, name, n);
         uint32_t b = hash(name);
-        r->next = R.buckets[b];
-        R.buckets[b] = r;
-        R.nrooms++;
+        r->next = room_hub.buckets[b];
+        room_hub.buckets[b] = r;
+        room_hub.nrooms++;
         occupancy(name, 1, 0);
     }
     VC_GROW(r->subs, r->cap, r->nsubs + 1, 4);
     s->room = r;
     s->index = r->nsubs;
     r->subs[r->nsubs++] = s;
-    R.nsubs++;
+    room_hub.nsubs++;
 }
 
 static void room_free(rt_room_t *r)
 {
-    rt_room_t **p = &R.buckets[hash(r->name)];
+    rt_room_t **p = &room_hub.buckets[hash(r->name)];
     while (*p != r)
         p = &(*p)->next;
     *p = r->next;
@@ -129,7 +129,7 @@ static void room_free(rt_room_t *r)
     free(r->members);
     free(r->subs);
     free(r);
-    R.nrooms--;
+    room_hub.nrooms--;
 }
 
 void rooms_leave(rt_sub_t *s)
@@ -142,7 +142,7 @@ void rooms_leave(rt_sub_t *s)
     r->subs[s->index] = last;
     last->index = s->index;
     s->room = NULL;
-    R.nsubs--;
+    room_hub.nsubs--;
     if (r->nsubs == 0) {
         occupancy(r->name, 0, 0);
         room_free(r);
@@ -191,13 +191,13 @@ const rt_member_t *rooms_members(const rt_room_t *r, size_t *n)
 
 uint64_t rooms_delivered(uint64_t *malformed)
 {
-    *malformed = R.malformed;
-    return R.delivered;
+    *malformed = room_hub.malformed;
+    return room_hub.delivered;
 }
 
 int rooms_publish(const Vc__RoomMessage *m)
 {
-    if (R.push == NULL)
+    if (room_hub.push == NULL)
         return -1;
     size_t rl = strlen(m->room);
     char topic[512];
@@ -205,9 +205,9 @@ int rooms_publish(const Vc__RoomMessage *m)
         return -1;
     memcpy(topic, m->room, rl);
     topic[rl] = '\n';
-    if (vc_send_bytes(R.push, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+    if (vc_send_bytes(room_hub.push, topic, rl + 1, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
         return -1;
-    return vc_send_proto(R.push, &m->base, ZMQ_DONTWAIT) < 0 ? -1 : 0;
+    return vc_send_proto(room_hub.push, &m->base, ZMQ_DONTWAIT) < 0 ? -1 : 0;
 }
 
 /* Every subscriber of the message's room here, but the one it excepts. */
@@ -233,7 +233,7 @@ static void deliver(const Vc__RoomMessage *m)
     }
     for (size_t k = 0; k < nops; k++)
         ws_out_unref(frames[k]);
-    R.delivered++;
+    room_hub.delivered++;
 }
 
 static int member_change(const char *room, const char *user_id, const char *info, int joined, const char *socket_id,
@@ -263,7 +263,7 @@ int rooms_member_change(const char *room, const char *user_id, const char *info,
 static void announce_members(void)
 {
     for (size_t b = 0; b < NBUCKETS; b++)
-        for (rt_room_t *r = R.buckets[b]; r; r = r->next) {
+        for (rt_room_t *r = room_hub.buckets[b]; r; r = r->next) {
             occupancy(r->name, 1, 1);
             for (size_t i = 0; i < r->nmembers; i++)
                 for (unsigned k = 0; k < r->members[i].conns; k++)
@@ -274,26 +274,27 @@ static void announce_members(void)
 static void drain(void)
 {
     for (;;) {
-        int n = vc_zparts_recv(R.sub, &R.fr, ZMQ_DONTWAIT);
+        int n = vc_zparts_recv(room_hub.sub, &room_hub.fr, ZMQ_DONTWAIT);
         if (n < 0)
             return;
         if (n == 2) {
-            Vc__RoomMessage *m = vc__room_message__unpack(NULL, zmq_msg_size(&R.fr.f[1]), zmq_msg_data(&R.fr.f[1]));
+            Vc__RoomMessage *m =
+                vc__room_message__unpack(NULL, zmq_msg_size(&room_hub.fr.f[1]), zmq_msg_data(&room_hub.fr.f[1]));
             if (m && (m->member || m->occupancy)) {
                 /* A node's presence or occupancy change, for vc-mesh (a cluster). */
                 vc__room_message__free_unpacked(m, NULL);
             } else if (m) {
-                if (m->keep && R.on_kept)
-                    R.on_kept(m);
+                if (m->keep && room_hub.on_kept)
+                    room_hub.on_kept(m);
                 deliver(m);
                 vc__room_message__free_unpacked(m, NULL);
             } else {
-                R.malformed++;
+                room_hub.malformed++;
             }
         } else if (n == 1) { /* the bus's welcome: a first link, or the bus is back */
             announce_members();
         }
-        vc_zparts_close(&R.fr);
+        vc_zparts_close(&room_hub.fr);
     }
 }
 
@@ -306,24 +307,24 @@ static void on_readable(h2o_socket_t *sock, const char *err)
 
 int rooms_start(front_t *f)
 {
-    R.f = f;
+    room_hub.f = f;
     char *in_ep = vc_config_endpoint(f->d.cfg, "rooms-in"), *out_ep = vc_config_endpoint(f->d.cfg, "rooms-out");
     /* Publishing never blocks the loop: with the bus gone long enough to
      * fill this, a message is dropped and the publisher told. */
-    R.push = vc_socket_hwm(f->d.zctx, ZMQ_PUSH, in_ep, 0, ROOMS_HWM, 0);
-    R.sub = vc_socket_hwm(f->d.zctx, ZMQ_SUB, out_ep, 0, 0, ROOMS_HWM);
-    int ok = R.push && R.sub;
+    room_hub.push = vc_socket_hwm(f->d.zctx, ZMQ_PUSH, in_ep, 0, ROOMS_HWM, 0);
+    room_hub.sub = vc_socket_hwm(f->d.zctx, ZMQ_SUB, out_ep, 0, 0, ROOMS_HWM);
+    int ok = room_hub.push && room_hub.sub;
     if (ok) {
-        zmq_setsockopt(R.sub, ZMQ_SUBSCRIBE, "", 0);
+        zmq_setsockopt(room_hub.sub, ZMQ_SUBSCRIBE, "", 0);
         int fd;
         size_t len = sizeof(fd);
-        ok = zmq_getsockopt(R.sub, ZMQ_FD, &fd, &len) == 0;
-        if (ok && vc_wait_readable(R.sub, WELCOME_WAIT_MS) <= 0)
+        ok = zmq_getsockopt(room_hub.sub, ZMQ_FD, &fd, &len) == 0;
+        if (ok && vc_wait_readable(room_hub.sub, WELCOME_WAIT_MS) <= 0)
             vc_log(VC_LOG_WARN, "rooms", "no welcome from \"%s\" in %d ms: is vc-bus running?", out_ep,
                    WELCOME_WAIT_MS);
         if (ok) {
-            R.watch = h2o_evloop_socket_create(f->ctx.loop, dup(fd), H2O_SOCKET_FLAG_DONT_READ);
-            h2o_socket_read_start(R.watch, on_readable);
+            room_hub.watch = h2o_evloop_socket_create(f->ctx.loop, dup(fd), H2O_SOCKET_FLAG_DONT_READ);
+            h2o_socket_read_start(room_hub.watch, on_readable);
             drain();
         }
     }
@@ -339,7 +340,7 @@ int rooms_start(front_t *f)
  * the turn that read its edge) is read here too, once a second. */
 void rooms_tick(void)
 {
-    if (R.sub)
+    if (room_hub.sub)
         drain();
 }
 

@@ -1,5 +1,5 @@
 /*
- * What the broker's parts share (dispatch.c: the queue, fronts' and
+ * What the broker's parts share (broker.c: the queue, fronts' and
  * workers' messages; lending.c: workers lent to fronts; exits.c: workers
  * that exit or crash; leaving.c: handing over to a successor; sizing.c: the pool's size, generations and time
  * limits; status.c: /proc samples and `vc status`). Only they include it.
@@ -8,7 +8,7 @@
 #define VC_PHP_DISPATCH_INTERNAL_H
 
 #include "vc_queue.h"
-#include "dispatch.h"
+#include "broker.h"
 #include "fronts.h"
 #include "pool.h"
 #include "vc_log.h"
@@ -100,7 +100,7 @@ typedef struct lost {
 
 #define DISPATCH_MAGIC 0x64697370u /* "disp" */
 
-struct dispatch {
+struct broker {
     uint32_t magic;
     const vc_config_t *cfg;
     unsigned gen; /* new work goes only to workers of this generation */
@@ -132,46 +132,46 @@ struct dispatch {
     uint64_t refused_writes_gone; /* writes the wall refused the scripts of workers now gone (worker_clock.h) */
 };
 
-/* dispatch.c */
-worker_t *broker_by_pid(dispatch_t *d, pid_t pid);
-void broker_link_close(dispatch_t *d, worker_t *w);
+/* broker.c */
+worker_t *broker_by_pid(broker_t *d, pid_t pid);
+void broker_link_close(broker_t *d, worker_t *w);
 void broker_job_free(job_t *j);
-void broker_to_front_id(dispatch_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen);
-void broker_answer(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned status, const char *text,
+void broker_to_front_id(broker_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen);
+void broker_answer(broker_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned status, const char *text,
                    const char *retry_after);
-void broker_abort_stream(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id);
-void broker_enqueue(dispatch_t *d, job_t *j, int at_head);
-job_t *broker_dequeue(dispatch_t *d);
+void broker_abort_stream(broker_t *d, const vc_frame_t *fid, uint64_t req_id);
+void broker_enqueue(broker_t *d, job_t *j, int at_head);
+job_t *broker_dequeue(broker_t *d);
 /* The job that has waited longest, or NULL. */
-static inline job_t *queue_first(const dispatch_t *d)
+static inline job_t *queue_first(const broker_t *d)
 {
     return d->queue.head ? VC_QUEUE_ITEM(d->queue.head, job_t, qlink) : NULL;
 }
-void broker_make_idle(dispatch_t *d, worker_t *w);
-void broker_pump(dispatch_t *d);
-void broker_finish_job(dispatch_t *d, worker_t *w);
-void broker_on_worker(dispatch_t *d, worker_t *w, int hangup);
+void broker_make_idle(broker_t *d, worker_t *w);
+void broker_pump(broker_t *d);
+void broker_finish_job(broker_t *d, worker_t *w);
+void broker_on_worker(broker_t *d, worker_t *w, int hangup);
 
 /* lending.c */
-vc_board_slot_t *broker_board_slot(dispatch_t *d, const worker_t *w);
-void broker_lent_state(dispatch_t *d, const worker_t *w, vc_board_slot_t *out);
-int broker_take_slot(dispatch_t *d);
-void broker_lend(dispatch_t *d);
-void broker_recall(dispatch_t *d, worker_t *w);
-void broker_given_back(dispatch_t *d, worker_t *w, worker_t *kept);
-worker_t *broker_lent_worker(dispatch_t *d, const void *fid, uint32_t slot);
-void broker_move_one(dispatch_t *d, const void *fid);
+vc_board_slot_t *broker_board_slot(broker_t *d, const worker_t *w);
+void broker_lent_state(broker_t *d, const worker_t *w, vc_board_slot_t *out);
+int broker_take_slot(broker_t *d);
+void broker_lend(broker_t *d);
+void broker_recall(broker_t *d, worker_t *w);
+void broker_given_back(broker_t *d, worker_t *w, worker_t *kept);
+worker_t *broker_lent_worker(broker_t *d, const void *fid, uint32_t slot);
+void broker_move_one(broker_t *d, const void *fid);
 void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int linked);
 
 /* exits.c */
-void broker_front_lost(dispatch_t *d, const void *fid, uint32_t slot, Vc__Outcome outcome);
-void broker_report_overdue(dispatch_t *d, const void *gone_fid);
+void broker_front_lost(broker_t *d, const void *fid, uint32_t slot, Vc__Outcome outcome);
+void broker_report_overdue(broker_t *d, const void *gone_fid);
 
 /* leaving.c */
 /* Tells fid's front its request req_id never started here (it goes to the
  * successor). */
-void broker_bounce(dispatch_t *d, const void *fid, uint64_t req_id);
-void broker_bounce_queue(dispatch_t *d);
+void broker_bounce(broker_t *d, const void *fid, uint64_t req_id);
+void broker_bounce_queue(broker_t *d);
 
 /* sizing.c */
 uint64_t broker_run_limit(const vc_config_t *cfg);
@@ -183,6 +183,6 @@ long broker_pss_kib(const worker_t *w, long *uss);
  * the first READY none is taken any more. */
 void broker_take_smaps(worker_t *w, int first_ready);
 long broker_rss_kib(pid_t pid);
-void broker_tally(dispatch_t *d, int *idle, int *busy, size_t *queued);
+void broker_tally(broker_t *d, int *idle, int *busy, size_t *queued);
 
 #endif

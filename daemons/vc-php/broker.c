@@ -1,14 +1,14 @@
 /*
- * The broker's core (dispatch.h): helpers, the queue, messages from the
- * fronts and from the workers, and the dispatcher's life.
+ * The broker's core (broker.h): helpers, the queue, messages from the
+ * fronts and from the workers, and the broker's life.
  */
-#include "dispatch_internal.h"
+#include "broker_internal.h"
 #include "vc_events.h"
 
 const char *const wstate_names[] = {"starting", "idle", "busy", "finishing", "retired", "lent"};
 const char *const board_state_names[] = {"idle", "busy", "finishing"};
 
-worker_t *broker_by_pid(dispatch_t *d, pid_t pid)
+worker_t *broker_by_pid(broker_t *d, pid_t pid)
 {
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].pid == pid)
@@ -18,7 +18,7 @@ worker_t *broker_by_pid(dispatch_t *d, pid_t pid)
 
 /* Out of the epoll set first: a copy of the descriptor in a child of a
  * fork (a new zygote before its exec) would otherwise keep it there. */
-void broker_link_close(dispatch_t *d, worker_t *w)
+void broker_link_close(broker_t *d, worker_t *w)
 {
     if (w->fd < 0)
         return;
@@ -37,7 +37,7 @@ void broker_job_free(job_t *j)
 
 /* Sends [BackMessage] and, if body is set, [body] to the front fid names
  * (FRONT_ID_LEN bytes; an answer for a front that left is dropped). */
-void broker_to_front_id(dispatch_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
+void broker_to_front_id(broker_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
 {
     uint8_t stack[512];
     size_t len = protobuf_c_message_get_packed_size(&bm->base);
@@ -49,14 +49,14 @@ void broker_to_front_id(dispatch_t *d, const void *fid, const Vc__BackMessage *b
         free(packed);
 }
 
-static void to_front(dispatch_t *d, const vc_frame_t *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
+static void to_front(broker_t *d, const vc_frame_t *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
 {
     if (fid->len == FRONT_ID_LEN)
         broker_to_front_id(d, fid->data, bm, body, blen);
 }
 
 /* An answer from the broker itself: [front-id][BackMessage][text]. */
-void broker_answer(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned status, const char *text,
+void broker_answer(broker_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned status, const char *text,
                    const char *retry_after)
 {
     Vc__ResponseHead head = VC__RESPONSE_HEAD__INIT;
@@ -91,7 +91,7 @@ void broker_answer(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id, unsign
 
 /* The worker died after the head went out: the front must cut the
  * response rather than pass a truncated body off as whole. */
-void broker_abort_stream(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id)
+void broker_abort_stream(broker_t *d, const vc_frame_t *fid, uint64_t req_id)
 {
     Vc__StreamChunk chunk = VC__STREAM_CHUNK__INIT;
     chunk.id = req_id;
@@ -103,7 +103,7 @@ void broker_abort_stream(dispatch_t *d, const vc_frame_t *fid, uint64_t req_id)
     to_front(d, fid, &bm, NULL, 0);
 }
 
-void broker_enqueue(dispatch_t *d, job_t *j, int at_head)
+void broker_enqueue(broker_t *d, job_t *j, int at_head)
 {
     if (at_head)
         vc_queue_push_head(&d->queue, &j->qlink);
@@ -111,7 +111,7 @@ void broker_enqueue(dispatch_t *d, job_t *j, int at_head)
         vc_queue_push(&d->queue, &j->qlink);
 }
 
-job_t *broker_dequeue(dispatch_t *d)
+job_t *broker_dequeue(broker_t *d)
 {
     vc_qlink_t *l = vc_queue_pop(&d->queue);
     return l ? VC_QUEUE_ITEM(l, job_t, qlink) : NULL;
@@ -119,7 +119,7 @@ job_t *broker_dequeue(dispatch_t *d)
 
 /* Sends a job to an idle worker. The worker gets the frames themselves;
  * the job keeps the front-id and, if it may be retried, copies. */
-static void assign(dispatch_t *d, worker_t *w, job_t *j)
+static void assign(broker_t *d, worker_t *w, job_t *j)
 {
     vc_frames_t keep = {0};
     vc_frames_dup(&keep, &j->fr, j->idempotent ? j->fr.n : 1); /* by reference: no byte is copied */
@@ -132,7 +132,7 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
      * reading for the link's send timeout) the worker is killed, and its
      * exit, reported by the zygote, answers the job. */
     if (w->fd < 0 || vc_link_send(w->fd, f, j->fr.n) < 0) {
-        vc_log(VC_LOG_WARN, "dispatch", "could not pass %s to worker %d: killed", j->what, (int)w->pid);
+        vc_log(VC_LOG_WARN, "broker", "could not pass %s to worker %d: killed", j->what, (int)w->pid);
         kill(w->pid, SIGKILL);
     }
     if (f != stack)
@@ -148,7 +148,7 @@ static void assign(dispatch_t *d, worker_t *w, job_t *j)
 
 /* A worker finished its work: idle, or, if a reload made it old, told to
  * exit (it is never given work again). */
-void broker_make_idle(dispatch_t *d, worker_t *w)
+void broker_make_idle(broker_t *d, worker_t *w)
 {
     w->since_ms = vc_mono_ms();
     if (w->dying) {
@@ -164,7 +164,7 @@ void broker_make_idle(dispatch_t *d, worker_t *w)
 /* Hands queued jobs to idle workers; with none left, idle workers are
  * lent to the fronts. Jobs that still wait (they came from a front with no
  * worker of its own, or over TCP) call lent workers back, one a job. */
-void broker_pump(dispatch_t *d)
+void broker_pump(broker_t *d)
 {
     if (d->leaving) {
         broker_bounce_queue(d); /* a retry: the successor runs it */
@@ -200,13 +200,13 @@ static int same_front(const job_t *j, const void *fid)
 }
 
 /* A request, or a cancel, from a front: [FrontMessage][body...]. */
-void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
+void broker_on_front(void *arg, const void *fid, const struct iovec *f, int n)
 {
-    dispatch_t *d = arg;
+    broker_t *d = arg;
     VC_CHECK_OBJ(d, DISPATCH_MAGIC);
     Vc__FrontMessage *fm = vc__front_message__unpack(NULL, f[0].iov_len, f[0].iov_base);
     if (fm == NULL) {
-        vc_log(VC_LOG_WARN, "dispatch", "dropped a malformed message from a front (%d frames)", n);
+        vc_log(VC_LOG_WARN, "broker", "dropped a malformed message from a front (%d frames)", n);
         return;
     }
     if (fm->kind_case == VC__FRONT_MESSAGE__KIND_CANCEL) {
@@ -285,7 +285,7 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
             idle |= d->w[i].state == W_IDLE;
         if (!idle) {
             d->rejected_503++;
-            vc_log(VC_LOG_WARN, "dispatch", "queue full (%zu waiting): 503 for %s", d->queue.len, j->what);
+            vc_log(VC_LOG_WARN, "broker", "queue full (%zu waiting): 503 for %s", d->queue.len, j->what);
             broker_answer(d, &j->fr.f[0], j->req_id, 503, "Service Unavailable: every PHP worker is busy", "1");
             broker_job_free(j);
             return;
@@ -295,7 +295,7 @@ void dispatch_on_front(void *arg, const void *fid, const struct iovec *f, int n)
     broker_pump(d);
 }
 
-void broker_finish_job(dispatch_t *d, worker_t *w)
+void broker_finish_job(broker_t *d, worker_t *w)
 {
     if (w->job) {
         broker_job_free(w->job);
@@ -325,7 +325,7 @@ static int answers_its_job(const worker_t *w, const struct iovec *msg)
 
 /* One message from a worker: ["R"], or [flag][front-id][BackMessage][body...]
  * for the front of its job. */
-static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f, int n)
+static void on_worker_message(broker_t *d, worker_t *w, const struct iovec *f, int n)
 {
     char flag = f[0].iov_len == 1 ? *(char *)f[0].iov_base : 0;
     broker_take_smaps(w, flag == WIRE_READY && w->state == W_STARTING);
@@ -347,7 +347,7 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
     if (!answers_its_job(w, &f[2])) {
         /* Only native code (an extension, FFI) writes such a thing: the
          * worker is not to be trusted with another request. */
-        vc_log(VC_LOG_ERR, "dispatch", "worker %d sent an answer for a request it was not given: killed", (int)w->pid);
+        vc_log(VC_LOG_ERR, "broker", "worker %d sent an answer for a request it was not given: killed", (int)w->pid);
         kill(w->pid, SIGKILL);
         return;
     }
@@ -377,14 +377,14 @@ static void on_worker_message(dispatch_t *d, worker_t *w, const struct iovec *f,
  * sent is not read: it waits in its write (the kernel's buffer is full),
  * and what the broker holds for that front stays bounded. Its death is
  * still seen (the zygote reports it). */
-static int held_back(dispatch_t *d, const worker_t *w)
+static int held_back(broker_t *d, const worker_t *w)
 {
     return w->job && (w->state == W_BUSY || w->state == W_FINISHING) &&
            fronts_backlogged(d->fronts, w->job->fr.f[0].data, w->job->fr.f[0].len);
 }
 
 typedef struct worker_read {
-    dispatch_t *d;
+    broker_t *d;
     worker_t *w;
     int hangup;
 } worker_read_t;
@@ -405,14 +405,14 @@ static int on_worker_read(void *arg, const struct iovec *f, int n)
  * the exit answers whatever the worker held. A hung-up link is read even
  * when held back: its end must be seen, or poll() reports it again at
  * once, for ever. */
-void broker_on_worker(dispatch_t *d, worker_t *w, int hangup)
+void broker_on_worker(broker_t *d, worker_t *w, int hangup)
 {
     if (w->fd < 0 || w->state == W_LENT || (!hangup && held_back(d, w)))
         return;
     worker_read_t r = {d, w, hangup};
     int rc = vc_link_read(w->fd, &w->in, 64, on_worker_read, &r);
     if (rc == -EPROTO) {
-        vc_log(VC_LOG_ERR, "dispatch", "a malformed message from worker %d: killed", (int)w->pid);
+        vc_log(VC_LOG_ERR, "broker", "a malformed message from worker %d: killed", (int)w->pid);
         kill(w->pid, SIGKILL);
     }
     if (rc <= 0)
@@ -422,12 +422,12 @@ void broker_on_worker(dispatch_t *d, worker_t *w, int hangup)
 /* With hundreds of workers, poll() over every link cost the broker a
  * third of its time (the kernel walks each descriptor on every call): the
  * links live in an epoll set, and the broker polls its one descriptor. */
-int dispatch_poll_fd(dispatch_t *d)
+int broker_poll_fd(broker_t *d)
 {
     return d->epfd;
 }
 
-void dispatch_watch(dispatch_t *d)
+void broker_watch(broker_t *d)
 {
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
@@ -440,7 +440,7 @@ void dispatch_watch(dispatch_t *d)
     }
 }
 
-static worker_t *by_fd(dispatch_t *d, int fd)
+static worker_t *by_fd(broker_t *d, int fd)
 {
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].fd == fd)
@@ -448,7 +448,7 @@ static worker_t *by_fd(dispatch_t *d, int fd)
     return NULL;
 }
 
-void dispatch_on_workers(dispatch_t *d)
+void broker_on_workers(broker_t *d)
 {
     VC_CHECK_OBJ(d, DISPATCH_MAGIC);
     struct epoll_event ev[64];
@@ -462,7 +462,7 @@ void dispatch_on_workers(dispatch_t *d)
     }
 }
 
-void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd, worker_clock_t *clock)
+void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, worker_clock_t *clock)
 {
     if (d->spawning > 0 && gen == d->gen)
         d->spawning--;
@@ -477,7 +477,7 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd, work
     w->slot = broker_take_slot(d);
     struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
     if (fd >= 0 && epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-        vc_log(VC_LOG_ERR, "dispatch", "cannot watch worker %d's link: %s", (int)pid, strerror(errno));
+        vc_log(VC_LOG_ERR, "broker", "cannot watch worker %d's link: %s", (int)pid, strerror(errno));
         close(fd);
         w->fd = -1;
         kill(pid, SIGKILL); /* never to be heard: its exit is reported like any other */
@@ -494,27 +494,27 @@ void dispatch_worker_forked(dispatch_t *d, pid_t pid, unsigned gen, int fd, work
     }
 }
 
-int dispatch_alive(dispatch_t *d)
+int broker_alive(broker_t *d)
 {
     return (int)d->nw;
 }
 
-void dispatch_drain(dispatch_t *d)
+void broker_drain(broker_t *d)
 {
     /* A generation no zygote has: idle workers go now, busy ones when they
      * finish, and nothing new is forked. */
-    dispatch_new_generation(d, UINT_MAX, d->cfg);
+    broker_new_generation(d, UINT_MAX, d->cfg);
 }
 
-void dispatch_kill_workers(dispatch_t *d)
+void broker_kill_workers(broker_t *d)
 {
     for (size_t i = 0; i < d->nw; i++)
         kill(d->w[i].pid, SIGKILL);
 }
 
-dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus)
+broker_t *broker_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus)
 {
-    dispatch_t *d = vc_calloc(1, sizeof(*d));
+    broker_t *d = vc_calloc(1, sizeof(*d));
     d->magic = DISPATCH_MAGIC;
     d->cfg = cfg;
     d->queue.max = (size_t)cfg->php.queue_limit;
@@ -526,16 +526,16 @@ dispatch_t *dispatch_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus
     fronts_on_change(fronts, broker_on_front_change, d);
     d->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (d->epfd < 0) {
-        vc_log(VC_LOG_CRIT, "dispatch", "epoll_create1: %s", strerror(errno));
+        vc_log(VC_LOG_CRIT, "broker", "epoll_create1: %s", strerror(errno));
         free(d);
         return NULL;
     }
     return d;
 }
 
-void dispatch_destroy(dispatch_t **pd)
+void broker_destroy(broker_t **pd)
 {
-    dispatch_t *d = *pd;
+    broker_t *d = *pd;
     if (d == NULL)
         return;
     for (job_t *j; (j = broker_dequeue(d)) != NULL;)
