@@ -110,6 +110,8 @@ static const cli_command_t commands[] = {
     {NULL, "trust", "remove NAME", "stop trusting it", NULL},
     {NULL, "trust", "list [--json]", "the keys this node trusts", NULL},
     {"Configuration", "configtest", "", "check the configuration directory", cmd_configtest},
+    {NULL, "settings", "[--markdown|--json] [SECTION]",
+     "every setting (or a section's: global, site, php, front...): type, default, range, what it does", cmd_settings},
     {NULL, "import", "nginx|apache PATH [--dry-run] [--force] [--verbose]",
      "sites from an nginx configuration, with a report of what was converted; written once configtest passes",
      cmd_import},

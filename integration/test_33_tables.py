@@ -133,3 +133,35 @@ def test_vc_help_and_the_man_page_list_the_same_commands():
     # Each one runs: an unknown one is refused with the list.
     r = subprocess.run([VC, "no-such-command"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 2 and 'unknown command "no-such-command"' in r.stderr and "  configtest" in r.stderr
+
+
+def settings(*args):
+    r = subprocess.run([VC, "settings", *args], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def test_every_setting_has_its_help_and_docs_configuration_is_the_table():
+    rows = [json.loads(line) for line in settings("--json").splitlines()]
+    paths = [r["path"] for r in rows]
+    assert len(paths) == len(set(paths)) and len(paths) > 150, paths
+    assert {"listen", "site.root", "php.workers", "front.max_body", "cluster.node", "panel.listen"} <= set(paths)
+    assert not [r["path"] for r in rows if len(r["help"]) < 10], "every setting says what it does"
+    by_path = {r["path"]: r for r in rows}
+    # The defaults are the parser's, as a file writes them.
+    assert by_path["front.max_body"]["default"] == "8M" and by_path["front.max_body"]["range"] == "at least 0"
+    assert by_path["php.queue_timeout"]["default"] == "30s" and by_path["front.temp_path"]["default"] == '"DATA/temp"'
+    assert by_path["php.syscall_filter"]["default"] == '"auto"' and by_path["site.gzip"]["default"] == "true"
+    with open(os.path.join(REPO, "docs", "configuration.md")) as f:
+        text = f.read()
+    m = re.search(r"<!-- settings table: begin[^>]*-->\n(.*?)<!-- settings table: end -->", text, re.S)
+    assert m, "docs/configuration.md has the settings table between its markers"
+    assert m.group(1) == settings("--markdown"), "docs/configuration.md's table is `vc settings --markdown`"
+
+
+def test_vc_settings_prints_one_section_and_refuses_an_unknown_one():
+    front = settings("front")
+    assert front.startswith("front:\n") and "front.max_connections" in front and "php.workers" not in front
+    assert "larger request bodies: 413" in front
+    r = subprocess.run([VC, "settings", "fornt"], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 1 and 'no section "fornt"' in r.stderr

@@ -24,58 +24,70 @@
 #define BIG INT64_MAX
 
 static const struct spec global_specs[] = {
-    {"listen", T_LIST, G(listen), 0, 0},
-    {"tls_listen", T_LIST, G(tls_listen), 0, 0},
-    {"admin_listen", T_STR, G(admin_listen), 0, 0},
-    {"link_key", T_STR, G(link_key), 0, 0},
-    {"curve_secret_key", T_STR, G(curve_secret_key), 0, 0},
-    {"user", T_STR, G(user), 0, 0},
-    {"allow_root", T_BOOL, G(allow_root), 0, 0},
-    {"log_dir", T_STR, G(log_dir), 0, 0},
-    {"config_releases", T_STR, G(config_releases), 0, 0},
-    {"deploy.allowed_bases", T_LIST, G(deploy_bases), 0, 0},
-    {"log.level", T_LOGLEVEL, G(log_level), 0, 0},
-    {"log.format", T_LOGFORMAT, G(log_json), 0, 0},
-    {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG},
+    {"listen", T_LIST, G(listen), 0, 0, "addresses the front serves HTTP on (\":8080\", \"127.0.0.1:80\")"},
+    {"tls_listen", T_LIST, G(tls_listen), 0, 0, "addresses the front serves HTTPS on; [] turns HTTPS off"},
+    {"admin_listen", T_STR, G(admin_listen), 0, 0, "address of /metrics, /ready and PURGE (keep it private)"},
+    {"link_key", T_STR, G(link_key), 0, 0, "the PHP link over TCP: both sides prove this key (32+ characters)"},
+    {"curve_secret_key", T_STR, G(curve_secret_key), 0, 0,
+     "ZeroMQ endpoints over TCP use CurveZMQ with this key (vc keygen)"},
+    {"user", T_STR, G(user), 0, 0, "started as root, the daemons run as this user"},
+    {"allow_root", T_BOOL, G(allow_root), 0, 0, "true: everything stays root (containers)"},
+    {"log_dir", T_STR, G(log_dir), 0, 0, "where access.log and vc.log go (absolute; default DATA/log)"},
+    {"config_releases", T_STR, G(config_releases), 0, 0,
+     "site files from signed releases of \"@config\" are read from here"},
+    {"deploy.allowed_bases", T_LIST, G(deploy_bases), 0, 0, "directories a site's deploy_to may be below"},
+    {"log.level", T_LOGLEVEL, G(log_level), 0, 0, "debug, info, notice, warn or error"},
+    {"log.format", T_LOGFORMAT, G(log_json), 0, 0, "\"text\" or \"json\" lines"},
+    {"store.map_size", T_SIZE, G(store.map_size), 1 << 20, BIG, "the largest the node's LMDB store may grow"},
 };
 
 static const struct spec site_specs[] = {
-    {"site.hosts", T_LIST, S(hosts), 0, 0},
-    {"site.root", T_STR, S(root), 0, 0},
-    {"site.default", T_BOOL, S(is_default), 0, 0},
-    {"site.tls_cert", T_STR, S(tls_cert), 0, 0},
-    {"site.tls", T_STR, S(tls), 0, 0},
-    {"site.acme_challenge", T_STR, S(acme_challenge), 0, 0},
-    {"site.acme_directory", T_STR, S(acme_directory), 0, 0},
-    {"site.acme_on_demand", T_BOOL, S(acme_on_demand), 0, 0},
-    {"site.tls_key", T_STR, S(tls_key), 0, 0},
-    {"site.front_controller", T_BOOL, S(front_controller), 0, 0},
-    {"site.entry_scripts", T_LIST, S(entry_scripts), 0, 0},
-    {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0},
-    {"site.hsts", T_DURATION, S(hsts_max_age), 0, BIG},
-    {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG},
-    {"site.gzip", T_BOOL, S(gzip), 0, 0},
-    {"site.cache", T_BOOL, S(cache), 0, 0},
-    {"site.cache_rules", T_LIST, S(cache_rules), 0, 0},
-    {"site.canonical_host", T_STR, S(canonical_host), 0, 0},
-    {"site.redirects", T_LIST, S(redirects), 0, 0},
-    {"site.error_pages", T_LIST, S(error_pages), 0, 0},
-    {"site.deny", T_LIST, S(deny), 0, 0},
-    {"site.htaccess", T_BOOL, S(htaccess), 0, 0},
-    {"site.internal_locations", T_LIST, S(internal_locations), 0, 0},
-    {"site.sendfile_paths", T_LIST, S(sendfile_paths), 0, 0},
-    {"site.deploy_to", T_STR, S(deploy_to), 0, 0},
-    {"site.shared", T_LIST, S(shared), 0, 0},
-    {"site.deploy_exclude", T_LIST, S(deploy_exclude), 0, 0},
-    {"site.keep_releases", T_INT, S(keep_releases), 2, 1000},
-    {"site.deploy_quorum", T_INT, S(deploy_quorum), 0, 1000},
-    {"site.health_check", T_STR, S(health_check), 0, 0},
-    {"site.pool", T_STR, S(pool), 0, 0},
-    {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0},
-    {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0},
-    {"site.realtime_webhooks", T_LIST, S(realtime_webhooks), 0, 0},
-    {"site.mercure_publisher_key", T_STR, S(mercure_publisher_key), 0, 0},
-    {"site.mercure_subscriber_key", T_STR, S(mercure_subscriber_key), 0, 0},
+    {"site.hosts", T_LIST, S(hosts), 0, 0, "the names it answers (\"*.shop.example\": a wildcard)"},
+    {"site.root", T_STR, S(root), 0, 0, "its document root"},
+    {"site.default", T_BOOL, S(is_default), 0, 0, "the site for hosts no site names"},
+    {"site.tls_cert", T_STR, S(tls_cert), 0, 0, "its certificate chain (PEM file)"},
+    {"site.tls", T_STR, S(tls), 0, 0, "\"acme\": vc-acme gets and renews its certificate"},
+    {"site.acme_challenge", T_STR, S(acme_challenge), 0, 0,
+     "\"http-01\", \"tls-alpn-01\" or \"dns-01\" (wildcards; needs acme.dns_hook)"},
+    {"site.acme_directory", T_STR, S(acme_directory), 0, 0, "its own CA instead of acme.directory"},
+    {"site.acme_on_demand", T_BOOL, S(acme_on_demand), 0, 0,
+     "the default site only: a certificate for any host a handshake names"},
+    {"site.tls_key", T_STR, S(tls_key), 0, 0, "the key of site.tls_cert (PEM file)"},
+    {"site.front_controller", T_BOOL, S(front_controller), 0, 0,
+     "unknown paths run /index.php (try_files $uri $uri/ /index.php)"},
+    {"site.entry_scripts", T_LIST, S(entry_scripts), 0, 0, "the only .php files that run, from the root ([]: any)"},
+    {"site.https_redirect", T_BOOL, S(https_redirect), 0, 0, "plain HTTP gets a 301 to HTTPS"},
+    {"site.hsts", T_DURATION, S(hsts_max_age), 0, BIG, "Strict-Transport-Security max-age on HTTPS answers (0: none)"},
+    {"site.static_max_age", T_DURATION, S(static_max_age), -1, BIG,
+     "Cache-Control max-age of static files (-1: no header)"},
+    {"site.gzip", T_BOOL, S(gzip), 0, 0, "text answers are gzip-compressed for clients that accept it"},
+    {"site.cache", T_BOOL, S(cache), 0, 0, "PHP's answers may be cached, if they say so"},
+    {"site.cache_rules", T_LIST, S(cache_rules), 0, 0, "per path prefix: off, sessions, ttl=, max_ttl=, grace="},
+    {"site.canonical_host", T_STR, S(canonical_host), 0, 0, "other hosts of the site get a 301 to this one"},
+    {"site.redirects", T_LIST, S(redirects), 0, 0, "\"FROM TO [STATUS]\": exact paths redirected (301, 302, 307, 308)"},
+    {"site.error_pages", T_LIST, S(error_pages), 0, 0, "\"STATUS FILE\": the page of the front's own 4xx"},
+    {"site.deny", T_LIST, S(deny), 0, 0, "path prefixes answered 403"},
+    {"site.htaccess", T_BOOL, S(htaccess), 0, 0, "the access and rewrite rules of the tree's .htaccess files apply"},
+    {"site.internal_locations", T_LIST, S(internal_locations), 0, 0,
+     "\"PREFIX DIR\": X-Accel-Redirect targets, 404 to clients"},
+    {"site.sendfile_paths", T_LIST, S(sendfile_paths), 0, 0, "directories X-Sendfile may name files in"},
+    {"site.deploy_to", T_STR, S(deploy_to), 0, 0, "`vc deploy` puts its releases here (below deploy.allowed_bases)"},
+    {"site.shared", T_LIST, S(shared), 0, 0, "paths kept across releases, links to DEPLOY_TO/shared/PATH"},
+    {"site.deploy_exclude", T_LIST, S(deploy_exclude), 0, 0, "paths left out of every release"},
+    {"site.keep_releases", T_INT, S(keep_releases), 2, 1000, "releases kept on disk"},
+    {"site.deploy_quorum", T_INT, S(deploy_quorum), 0, 1000,
+     "in a cluster: nodes that must hold a release before it switches"},
+    {"site.health_check", T_STR, S(health_check), 0, 0,
+     "a path that must answer 200 after a switch, or it is rolled back"},
+    {"site.pool", T_STR, S(pool), 0, 0, "the PHP pool serving it (default: the php block's)"},
+    {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0, "\"ID KEY SECRET\": its Pusher apps"},
+    {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0,
+     "pages that may open a WebSocket (none: the site's own; \"*\": any)"},
+    {"site.realtime_webhooks", T_LIST, S(realtime_webhooks), 0, 0, "\"URL [EVENT,...]\": where each app's webhooks go"},
+    {"site.mercure_publisher_key", T_STR, S(mercure_publisher_key), 0, 0,
+     "the key that signs Mercure publishers' JWTs"},
+    {"site.mercure_subscriber_key", T_STR, S(mercure_subscriber_key), 0, 0,
+     "the key that signs Mercure subscribers' JWTs"},
 };
 
 /* Environment variables and the settings they set. */
@@ -233,7 +245,19 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
     return 0;
 }
 
-static void site_defaults(vc_site_t *s)
+const struct spec *vc_config_global_specs(size_t *n)
+{
+    *n = VC_ARRAY_SIZE(global_specs);
+    return global_specs;
+}
+
+const struct spec *vc_config_site_specs(size_t *n)
+{
+    *n = VC_ARRAY_SIZE(site_specs);
+    return site_specs;
+}
+
+void vc_site_defaults(vc_site_t *s)
 {
     memset(s, 0, sizeof(*s));
     s->front_controller = 1;
@@ -312,7 +336,7 @@ static int read_source(struct ctx *c, const Vc__ConfigSource *src, vc_config_t *
     }
     cfg->sites = vc_realloc(cfg->sites, (cfg->nsites + 1) * sizeof(vc_site_t));
     vc_site_t *s = &cfg->sites[cfg->nsites++];
-    site_defaults(s);
+    vc_site_defaults(s);
     const char *base = strrchr(src->name, '/');
     base = base ? base + 1 : src->name;
     size_t blen = strlen(base);
@@ -538,7 +562,7 @@ vc_config_t *vc_config_parse(const Vc__ConfigVersion *v, const char *data_dir, c
     if (cfg->nsites == 0) {
         cfg->sites = vc_malloc(sizeof(vc_site_t));
         vc_site_t *s = &cfg->sites[cfg->nsites++];
-        site_defaults(s);
+        vc_site_defaults(s);
         s->name = vc_strdup("default");
         s->is_default = 1;
         s->source = vc_strdup("built-in default site");

@@ -61,6 +61,12 @@ const char *vc_config_section_env(const char *env);
 void vc_config_sections_init(vc_config_t *cfg, const char *data_dir);
 void vc_config_sections_fini(vc_config_t *cfg);
 
+/* vc_config.c: the settings of the main file and of a site, and a site's
+ * defaults (for vc_settings_list.c). */
+const struct spec *vc_config_global_specs(size_t *n);
+const struct spec *vc_config_site_specs(size_t *n);
+void vc_site_defaults(vc_site_t *s);
+
 /* vc_pools.c: the pool settings ("php.workers" for the default pool,
  * the same names inside each of `pools`). */
 extern const struct spec vc_pool_specs[];

@@ -22,14 +22,16 @@ enum type { T_STR, T_INT, T_BOOL, T_AUTO_BOOL, T_LIST, T_SIZE, T_DURATION, T_LOG
 #define VC_AUTO (-1)
 
 /* One setting: its dotted path ("front.processes"), its type, where it
- * goes (an offset into the struct being read) and its range. A T_LIST
- * field is a char ** followed by its size_t count. A T_DURATION is kept
- * in milliseconds. */
+ * goes (an offset into the struct being read), its range and what it
+ * does, in a line (`vc settings` prints it; docs/configuration.md is held
+ * to that list). A T_LIST field is a char ** followed by its size_t
+ * count. A T_DURATION is kept in milliseconds. */
 struct spec {
     const char *path;
     enum type type;
     size_t off;
     int64_t min, max;
+    const char *help;
 };
 typedef struct spec vc_setting_t;
 

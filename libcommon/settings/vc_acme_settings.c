@@ -9,19 +9,21 @@
 #define A(field) offsetof(acme_settings_t, field)
 
 static const vc_setting_t settings[] = {
-    {"acme.directory", T_STR, A(directory), 0, 0},
-    {"acme.email", T_STR, A(email), 0, 0},
-    {"acme.ca_bundle", T_STR, A(ca_bundle), 0, 0},
-    {"acme.key_type", T_STR, A(key_type), 0, 0},
-    {"acme.profile", T_STR, A(profile), 0, 0},
-    {"acme.dns_hook", T_STR, A(dns_hook), 0, 0},
-    {"acme.dns_wait", T_DURATION, A(dns_wait_ms), 0, 3600 * 1000},
-    {"acme.ca_timeout", T_DURATION, A(ca_timeout_ms), 1000, 600 * 1000},
-    {"acme.fallback", T_LIST, A(fallback), 0, 0},
-    {"acme.eab_kid", T_STR, A(eab_kid), 0, 0},
-    {"acme.eab_hmac_key", T_STR, A(eab_hmac_key), 0, 0},
-    {"acme.on_demand_ask", T_STR, A(on_demand_ask), 0, 0},
-    {"acme.on_demand_per_hour", T_INT, A(on_demand_per_hour), 1, 100000},
+    {"acme.directory", T_STR, A(directory), 0, 0, "\"letsencrypt\", \"letsencrypt-staging\" or a CA's directory URL"},
+    {"acme.email", T_STR, A(email), 0, 0, "the account's contact"},
+    {"acme.ca_bundle", T_STR, A(ca_bundle), 0, 0, "PEM of the CAs trusted for the CA's HTTPS (\"\": the system's)"},
+    {"acme.key_type", T_STR, A(key_type), 0, 0, "ec256, rsa2048, rsa3072 or rsa4096"},
+    {"acme.profile", T_STR, A(profile), 0, 0, "a certificate profile to ask the CA for (\"shortlived\")"},
+    {"acme.dns_hook", T_STR, A(dns_hook), 0, 0, "DNS-01: run as HOOK set|unset _acme-challenge.NAME VALUE"},
+    {"acme.dns_wait", T_DURATION, A(dns_wait_ms), 0, 3600 * 1000, "DNS-01: time for new records to spread"},
+    {"acme.ca_timeout", T_DURATION, A(ca_timeout_ms), 1000, 600 * 1000, "one request to a CA, at most"},
+    {"acme.fallback", T_LIST, A(fallback), 0, 0, "CAs tried in turn when the one before fails"},
+    {"acme.eab_kid", T_STR, A(eab_kid), 0, 0, "External Account Binding: the key id, for CAs that want one"},
+    {"acme.eab_hmac_key", T_STR, A(eab_hmac_key), 0, 0, "External Account Binding: the HMAC key (base64url)"},
+    {"acme.on_demand_ask", T_STR, A(on_demand_ask), 0, 0,
+     "on-demand TLS: URL?domain=HOST answers 200 for hosts that may have one"},
+    {"acme.on_demand_per_hour", T_INT, A(on_demand_per_hour), 1, 100000,
+     "on-demand TLS: new certificates an hour, at most"},
 };
 
 static const vc_env_setting_t env[] = {

@@ -5,8 +5,10 @@
 #include <stddef.h>
 
 static const vc_setting_t settings[] = {
-    {"bus.journal_max", T_INT, offsetof(bus_settings_t, journal_max), 1, 10000000},
-    {"bus.room_history", T_INT, offsetof(bus_settings_t, room_history), 0, 1000000},
+    {"bus.journal_max", T_INT, offsetof(bus_settings_t, journal_max), 1, 10000000,
+     "events kept in the journal (vc events)"},
+    {"bus.room_history", T_INT, offsetof(bus_settings_t, room_history), 0, 1000000,
+     "messages kept a room for replay (Mercure's Last-Event-ID)"},
 };
 
 static void defaults(void *values, const char *data_dir)

@@ -9,16 +9,21 @@
 #define C(field) offsetof(cache_settings_t, field)
 
 static const vc_setting_t settings[] = {
-    {"cache.enabled", T_BOOL, C(enabled), 0, 0},
-    {"cache.max_size", T_SIZE, C(max_size), 1 << 20, INT64_MAX},
-    {"cache.max_object", T_SIZE, C(max_object), 0, 1LL << 30},
-    {"cache.session_cookies", T_LIST, C(session_cookies), 0, 0},
-    {"cache.strip_params", T_LIST, C(strip_params), 0, 0},
-    {"cache.grace", T_DURATION, C(grace_ms), 0, 86400000},
-    {"cache.lock_timeout", T_DURATION, C(lock_timeout_ms), 0, 600000},
-    {"cache.hit_for_miss", T_DURATION, C(hit_for_miss_ms), 0, 86400000},
-    {"cache.purge_token", T_STR, C(purge_token), 0, 0},
-    {"cache.debug", T_BOOL, C(debug), 0, 0},
+    {"cache.enabled", T_BOOL, C(enabled), 0, 0, "false: no site is cached"},
+    {"cache.max_size", T_SIZE, C(max_size), 1 << 20, INT64_MAX,
+     "bytes of entries kept; the least recently used go first past it"},
+    {"cache.max_object", T_SIZE, C(max_object), 0, 1LL << 30, "a larger answer is not stored"},
+    {"cache.session_cookies", T_LIST, C(session_cookies), 0, 0,
+     "cookie patterns; a request with one bypasses the cache"},
+    {"cache.strip_params", T_LIST, C(strip_params), 0, 0, "query parameters left out of the key (utm_*, fbclid)"},
+    {"cache.grace", T_DURATION, C(grace_ms), 0, 86400000, "stale served while refreshed, unless the answer forbids it"},
+    {"cache.lock_timeout", T_DURATION, C(lock_timeout_ms), 0, 600000,
+     "a miss waits this long for the same page's answer"},
+    {"cache.hit_for_miss", T_DURATION, C(hit_for_miss_ms), 0, 86400000,
+     "an uncacheable page's misses stop waiting for this long"},
+    {"cache.purge_token", T_STR, C(purge_token), 0, 0,
+     "set: PURGE on the admin listener with \"Authorization: Bearer TOKEN\""},
+    {"cache.debug", T_BOOL, C(debug), 0, 0, "Cache-Status says the key"},
 };
 
 static const vc_env_setting_t env[] = {

@@ -8,10 +8,14 @@
 #define F(field) offsetof(fed_settings_t, field)
 
 static const vc_setting_t settings[] = {
-    {"fed.stage_timeout", T_DURATION, F(stage_timeout_ms), 10000, 86400000},
-    {"fed.switch_timeout", T_DURATION, F(switch_timeout_ms), 1000, 600000},
-    {"fed.health_timeout", T_DURATION, F(health_timeout_ms), 100, 600000},
-    {"fed.peer_timeout", T_DURATION, F(peer_timeout_ms), 1000, 600000},
+    {"fed.stage_timeout", T_DURATION, F(stage_timeout_ms), 10000, 86400000,
+     "a staging nothing came for in this long is dropped"},
+    {"fed.switch_timeout", T_DURATION, F(switch_timeout_ms), 1000, 600000,
+     "for the pool's new generation to take over after a switch"},
+    {"fed.health_timeout", T_DURATION, F(health_timeout_ms), 100, 600000,
+     "for site.health_check to answer 200 after a switch"},
+    {"fed.peer_timeout", T_DURATION, F(peer_timeout_ms), 1000, 600000,
+     "a call to another node's vc-fed (but a commit)"},
 };
 
 static void defaults(void *values, const char *data_dir)

@@ -13,21 +13,21 @@
 #define P(field) offsetof(panel_settings_t, field)
 
 static const vc_setting_t settings[] = {
-    {"panel.enable", T_BOOL, P(enable), 0, 0},
-    {"panel.listen", T_STR, P(listen), 0, 0},
-    {"panel.tls_cert", T_STR, P(tls_cert), 0, 0},
-    {"panel.tls_key", T_STR, P(tls_key), 0, 0},
-    {"panel.trusted_proxies", T_LIST, P(trusted_proxies), 0, 0},
-    {"panel.idle_timeout", T_DURATION, P(idle_timeout_ms), 60000, 86400000},
-    {"panel.session_max", T_DURATION, P(session_max_ms), 60000, 30L * 86400000},
-    {"panel.slow_after", T_INT, P(slow_after), 1, 100},
-    {"panel.lockout_after", T_INT, P(lockout_after), 1, 1000},
-    {"panel.lockout_time", T_DURATION, P(lockout_ms), 1000, 86400000},
-    {"panel.pages", T_STR, P(pages), 0, 0},
-    {"panel.error_log", T_STR, P(error_log), 0, 0},
-    {"panel.terminal", T_BOOL, P(terminal), 0, 0},
-    {"panel.terminal_user", T_STR, P(terminal_user), 0, 0},
-    {"panel.terminal_shell", T_STR, P(terminal_shell), 0, 0},
+    {"panel.enable", T_BOOL, P(enable), 0, 0, "run vc-panel"},
+    {"panel.listen", T_STR, P(listen), 0, 0, "its HTTPS address"},
+    {"panel.tls_cert", T_STR, P(tls_cert), 0, 0, "its certificate (\"\": the suite's self-signed one)"},
+    {"panel.tls_key", T_STR, P(tls_key), 0, 0, "the key of panel.tls_cert"},
+    {"panel.trusted_proxies", T_LIST, P(trusted_proxies), 0, 0, "ranges whose X-Forwarded-For is believed"},
+    {"panel.idle_timeout", T_DURATION, P(idle_timeout_ms), 60000, 86400000, "a session unused this long is gone"},
+    {"panel.session_max", T_DURATION, P(session_max_ms), 60000, 30L * 86400000, "and any session after this long"},
+    {"panel.slow_after", T_INT, P(slow_after), 1, 100, "failed sign-ins before each next one must wait"},
+    {"panel.lockout_after", T_INT, P(lockout_after), 1, 1000, "failed sign-ins before the account is locked"},
+    {"panel.lockout_time", T_DURATION, P(lockout_ms), 1000, 86400000, "how long a lockout lasts"},
+    {"panel.pages", T_STR, P(pages), 0, 0, "the directory of its pages (\"\": installed or next to the binary)"},
+    {"panel.error_log", T_STR, P(error_log), 0, 0, "the log its Logs page follows (\"\": LOG_DIR/vc.log)"},
+    {"panel.terminal", T_BOOL, P(terminal), 0, 0, "a shell in the page, for admins"},
+    {"panel.terminal_user", T_STR, P(terminal_user), 0, 0, "the terminal runs as this user (never root)"},
+    {"panel.terminal_shell", T_STR, P(terminal_shell), 0, 0, "the terminal's program"},
 };
 
 static const vc_env_setting_t env[] = {
