@@ -26,6 +26,8 @@ int cmd_events(cli_t *cli, int argc, char **argv);
 int cmd_configtest(cli_t *cli, int argc, char **argv);
 /* vc settings (settings.c). */
 int cmd_settings(cli_t *cli, int argc, char **argv);
+/* vc ctl DAEMON [VERB [ARG...]] (ctl.c). */
+int cmd_ctl_verb(cli_t *cli, int argc, char **argv);
 /* What configtest checks, for conf_dir: the configuration, or NULL with
  * "file:line: reason" in err. */
 vc_config_t *cli_configtest_dir(const char *conf_dir, const char *data_dir, size_t *nfiles, char *err, size_t errlen);

@@ -77,6 +77,8 @@ static const cli_command_t commands[] = {
     {NULL, "recycle", "PID", "replace one PHP worker once its request is answered", run_recycle},
     {NULL, "events", "[--json] [--since DURATION] [--follow] [TOPIC-PREFIX] | --list [--json]",
      "print events from the bus; --list: every topic and its fields", cmd_events},
+    {NULL, "ctl", "[--json] DAEMON [VERB [ARG...]]",
+     "send a control verb to a daemon (front, php, bus, ... or vc, the supervisor); no VERB: its verbs", cmd_ctl_verb},
     {"The response cache", "cache", "purge (--url URL | --prefix URL | --tag TAG | --site NAME | --all) [--soft]",
      "drop entries (soft: keep them, stale); no request gets them once this returns", cmd_cache},
     {NULL, "cache", "stats [--json]", "entries, bytes, hit and store counts", NULL},

@@ -278,6 +278,78 @@ int cmd_ctl(cli_t *cli, const char *daemon, const char *verb, int argc, char **a
     return status;
 }
 
+/* A reply as a person reads it: the message, each field, each record on
+ * a line; help's records as a table of verbs. */
+static void print_reply(const Vc__Reply *r, int help)
+{
+    printf("%s\n", r->message);
+    for (size_t i = 0; i < r->n_fields; i++)
+        printf("  %s: %s\n", r->fields[i]->key, r->fields[i]->value);
+    for (size_t i = 0; i < r->n_records; i++) {
+        const Vc__Record *rec = r->records[i];
+        if (help && rec->n_fields == 3) {
+            char head[128];
+            snprintf(head, sizeof(head), "%s%s%s", rec->fields[0]->value, *rec->fields[1]->value ? " " : "",
+                     rec->fields[1]->value);
+            printf("  %-28s %s\n", head, rec->fields[2]->value);
+            continue;
+        }
+        for (size_t j = 0; j < rec->n_fields; j++)
+            printf("%s%s=%s", j ? " " : "  ", rec->fields[j]->key, rec->fields[j]->value);
+        putchar('\n');
+    }
+}
+
+int cmd_ctl_verb(cli_t *cli, int argc, char **argv)
+{
+    int json = argc > 1 && strcmp(argv[1], "--json") == 0;
+    argc -= json, argv += json;
+    if (argc < 2) {
+        fprintf(stderr, "usage: vc ctl [--json] DAEMON [VERB [ARG...]] (VERB help: the daemon's verbs)\n");
+        return 2;
+    }
+    /* "front" or "vc-front"; "vc" is the supervisor. */
+    char *daemon = strcmp(argv[1], "vc") == 0 || strncmp(argv[1], "vc-", 3) == 0 ? vc_strdup(argv[1])
+                                                                                 : vc_asprintf("vc-%s", argv[1]);
+    const char *verb = argc > 2 ? argv[2] : "help";
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL) {
+        free(daemon);
+        return 1;
+    }
+    void *zctx = zmq_ctx_new();
+    Vc__Reply *r = NULL;
+    int rc = call(zctx, cfg, daemon, verb, (const char *const *)argv + 3, argc > 3 ? (size_t)argc - 3 : 0, &r);
+    int status = 1;
+    if (rc < 0) {
+        fprintf(stderr, "vc ctl: %s does not answer: %s\n", daemon, vc_strerror(rc));
+    } else {
+        if (json) {
+            printf("{\"ok\":%s,\"message\":\"", r->ok ? "true" : "false");
+            vc_json_escape(stdout, r->message, strlen(r->message));
+            printf("\",\"fields\":{");
+            cli_print_json_fields(r->fields, r->n_fields);
+            printf("},\"records\":[");
+            for (size_t i = 0; i < r->n_records; i++) {
+                printf("%s{", i ? "," : "");
+                cli_print_json_fields(r->records[i]->fields, r->records[i]->n_fields);
+                printf("}");
+            }
+            printf("]}\n");
+        } else if (r->ok) {
+            print_reply(r, strcmp(verb, "help") == 0);
+        } else {
+            fprintf(stderr, "vc ctl: %s %s: %s\n", daemon, verb, r->message);
+        }
+        status = r->ok ? 0 : 1;
+        vc__reply__free_unpacked(r, NULL);
+    }
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    free(daemon);
+    return status;
+}
+
 int cli_call(void *zctx, const vc_config_t *cfg, const char *daemon, const char *verb, const char *const *args,
              size_t nargs, Vc__Reply **out)
 {

@@ -33,6 +33,23 @@ def test_events_from_every_daemon(suite):
     assert "php.started" in r.stdout and "bus.started" not in r.stdout
 
 
+def test_vc_ctl_lists_each_daemons_verbs_from_its_table(suite):
+    """`vc ctl DAEMON` lists the verbs the daemon runs, as its man page
+    does (test_33_tables holds the page to the source's table); a verb is
+    sent and answered; an unknown one is refused with the list."""
+    from test_33_tables import man_verbs
+    for daemon in ("front", "php", "bus", "cache", "acme", "vc"):
+        r = suite.vc("ctl", "--json", daemon, check=True)
+        listed = [rec["verb"] for rec in json.loads(r.stdout)["records"]]
+        assert listed == man_verbs("vc" if daemon == "vc" else "vc-" + daemon), (daemon, listed)
+    r = suite.vc("ctl", "front", check=True)
+    assert "rooms [ROOM]" in r.stdout and "status" in r.stdout
+    r = suite.vc("ctl", "php", "status", check=True)
+    assert "workers_wanted:" in r.stdout
+    r = suite.vc("ctl", "cache", "no-such-verb")
+    assert r.returncode == 1 and 'unknown command "no-such-verb"' in r.stderr and "purge" in r.stderr
+
+
 def test_serves_php_and_static(suite):
     code, head, body = curl(suite.url("/hello.php?name=velocity"))
     assert code == 200 and body == b"hello velocity\n"

@@ -165,3 +165,40 @@ def test_vc_settings_prints_one_section_and_refuses_an_unknown_one():
     assert "larger request bodies: 413" in front
     r = subprocess.run([VC, "settings", "fornt"], capture_output=True, text=True, timeout=10)
     assert r.returncode == 1 and 'no section "fornt"' in r.stderr
+
+
+VERB_ROW = re.compile(r'\{\s*"([^"]+)",\s*((?:"(?:[^"\\]|\\.)*"\s*)+),\s*((?:"(?:[^"\\]|\\.)*"\s*)+),\s*\w+\s*\}')
+
+
+def verb_tables():
+    """Each program's control verbs, read from its vc_verb_t tables (the
+    supervisor's in cli/up.c): {"vc-front": ["status", ...], "vc": [...]}."""
+    out = {}
+    paths = sorted(glob.glob(os.path.join(REPO, "daemons", "**", "*.c"), recursive=True))
+    for path in paths + [os.path.join(REPO, "cli", "up.c")]:
+        with open(path) as f:
+            src = f.read()
+        rel = os.path.relpath(path, REPO)
+        owner = "vc" if rel.startswith("cli") else rel.split(os.sep)[1]
+        for m in re.finditer(r"vc_verb_t \w+\[\] = \{(.*?)\n\};", src, re.S):
+            out.setdefault(owner, []).extend(r.group(1) for r in VERB_ROW.finditer(m.group(1)))
+    return out
+
+
+def man_verbs(program):
+    page = os.path.join(REPO, "docs", "man", f"{program}.{1 if program == 'vc' else 8}")
+    with open(page) as f:
+        text = f.read()
+    assert ".SH CONTROL" in text, f"{page} has no CONTROL section"
+    section = text.split(".SH CONTROL", 1)[1].split("\n.SH ", 1)[0]
+    return [re.match(r"\\fB(.+?)\\fR", e).group(1).replace("\\-", "-") for e in section.split(".TP\n")[1:]]
+
+
+def test_every_programs_control_verbs_are_on_its_man_page():
+    tables = verb_tables()
+    assert {"vc", "vc-front", "vc-php", "vc-bus", "vc-cache", "vc-acme", "vc-fed", "vc-mesh", "vc-nats",
+            "vc-panel"} <= set(tables), tables.keys()
+    assert "rooms" in tables["vc-front"], "a backend's verbs are in a table too"
+    assert sum(map(len, tables.values())) > 70
+    for program, verbs in tables.items():
+        assert man_verbs(program) == verbs, program

@@ -67,12 +67,10 @@ static const vc_verb_t verbs[] = {
     {"reload", "", "nothing: a front is replaced to take a new configuration", on_reload},
 };
 
-/* The core's verbs, then those a backend answers (seam.h: realtime's
- * rooms). */
+/* The core's verbs, then the backends' (seam.h: realtime's rooms). */
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
-    if (!seam_command(arg, cmd, reply))
-        vc_verbs_run(verbs, VC_ARRAY_SIZE(verbs), arg, cmd, reply);
+    seam_command(arg, verbs, VC_ARRAY_SIZE(verbs), cmd, reply);
 }
 
 static void on_control(h2o_socket_t *sock, const char *err)

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static const seam_backend_t *backends[SEAM_MAX_BACKENDS];
 static size_t nbackends;
@@ -117,12 +118,22 @@ void seam_status(front_t *f, Vc__Reply *reply)
     }
 }
 
-int seam_command(front_t *f, const Vc__Command *cmd, Vc__Reply *reply)
+void seam_command(front_t *f, const vc_verb_t *core, size_t ncore, const Vc__Command *cmd, Vc__Reply *reply)
 {
-    for (size_t i = 0; i < nbackends; i++)
-        if (backends[i]->command && backends[i]->command(f, cmd, reply))
-            return 1;
-    return 0;
+    /* Made once: the backends are all registered before main() runs. */
+    static vc_verb_t *all;
+    static size_t nall;
+    if (all == NULL) {
+        nall = ncore;
+        for (size_t i = 0; i < nbackends; i++)
+            nall += backends[i]->nverbs;
+        all = vc_calloc(nall, sizeof(*all));
+        memcpy(all, core, ncore * sizeof(*core));
+        for (size_t i = 0, at = ncore; i < nbackends; at += backends[i]->nverbs, i++)
+            if (backends[i]->nverbs)
+                memcpy(all + at, backends[i]->verbs, backends[i]->nverbs * sizeof(*all));
+    }
+    vc_verbs_run(all, nall, f, cmd, reply);
 }
 
 void seam_admin(front_t *f, h2o_pathconf_t *pc)

@@ -90,8 +90,10 @@ typedef struct seam_backend {
     void (*stop)(front_t *f);                     /* SIGTERM, before what is in flight may finish */
     size_t (*inflight)(const front_t *f);         /* requests it still owes an answer: the stop waits for them */
     void (*status)(front_t *f, Vc__Reply *reply); /* `vc status` fields beyond its counters */
-    /* A control verb of its own: 1 if it answered cmd, 0 if not its. */
-    int (*command)(front_t *f, const Vc__Command *cmd, Vc__Reply *reply);
+    /* Its control verbs (their ctx is the front_t): listed by the
+     * front's `help` after the core's. */
+    const vc_verb_t *verbs;
+    size_t nverbs;
     void (*admin)(front_t *f, h2o_pathconf_t *pc); /* its handlers on the admin listener, before /metrics */
     const seam_counter_t *counters;
     size_t ncounters;
@@ -137,8 +139,9 @@ void seam_stop(front_t *f);
 size_t seam_inflight(const front_t *f);
 /* Every backend's counters with a field, then its own status fields. */
 void seam_status(front_t *f, Vc__Reply *reply);
-/* The backend whose verb cmd is answers it: 1, or 0 if none. */
-int seam_command(front_t *f, const Vc__Command *cmd, Vc__Reply *reply);
+/* Runs cmd from one table: the core's verbs, then each backend's; `help`
+ * lists them all. */
+void seam_command(front_t *f, const vc_verb_t *core, size_t ncore, const Vc__Command *cmd, Vc__Reply *reply);
 void seam_admin(front_t *f, h2o_pathconf_t *pc);
 /* A counter's value now. */
 uint64_t seam_counter_value(const seam_counter_t *c);

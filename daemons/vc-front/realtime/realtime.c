@@ -339,19 +339,21 @@ static void list_members(const char *name, Vc__Reply *reply)
 }
 
 /* `vc rooms`: the rooms here; with a room's name, its members. */
-static int command(front_t *f, const Vc__Command *cmd, Vc__Reply *reply)
+static void on_rooms(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
-    if (strcmp(cmd->verb, "rooms") != 0)
-        return 0;
+    (void)arg;
     if (cmd->n_args == 1) {
         list_members(cmd->args[0], reply);
-        return 1;
+        return;
     }
     size_t subs, n = rooms_count(&subs);
     vc_reply_ok(reply, "%zu rooms, %zu subscriptions", n, subs);
     rooms_each(add_room, reply);
-    return 1;
 }
+
+static const vc_verb_t verbs[] = {
+    {"rooms", "[ROOM]", "this front's rooms and their subscribers, or one room's presence members", on_rooms},
+};
 
 static uint64_t rooms_now(void)
 {
@@ -411,7 +413,8 @@ static const seam_backend_t realtime = {
     .start = start,
     .tick = tick,
     .stop = stop,
-    .command = command,
+    .verbs = verbs,
+    .nverbs = VC_ARRAY_SIZE(verbs),
     .counters = counters,
     .ncounters = VC_ARRAY_SIZE(counters),
     .php_params = php_params,
