@@ -50,6 +50,19 @@ def test_vc_ctl_lists_each_daemons_verbs_from_its_table(suite):
     assert r.returncode == 1 and 'unknown command "no-such-verb"' in r.stderr and "purge" in r.stderr
 
 
+def test_metrics_are_the_docs_table(suite):
+    """Every metric a front shows is docs/observing.md's row, kind and
+    help alike, and every front metric the docs list is shown."""
+    import requests
+    from metrics_doc import assert_documented
+    text = requests.get(f"http://127.0.0.1:{suite.admin}/metrics", timeout=10).text
+    seen = assert_documented(text, "vc_front_")
+    assert "vc_front_requests_total" in seen and "vc_front_cache_hits_total" in seen and len(seen) > 40
+    # vc status's fields come from the same table.
+    front = [d for d in suite.status()["daemons"] if d["daemon"] == "vc-front"][0]["status"]
+    assert {"requests", "static", "connections", "framing_refused", "cache_hits", "handoffs"} <= set(front), front
+
+
 def test_serves_php_and_static(suite):
     code, head, body = curl(suite.url("/hello.php?name=velocity"))
     assert code == 200 and body == b"hello velocity\n"

@@ -18,6 +18,7 @@ import requests
 
 from acme_ca import Pebble, certs, served_cert, start_with, wait_error, wait_issued, wait_served, write_conf
 from conftest import FIXTURES, configtest_site, curl
+from metrics_doc import assert_documented
 
 DOCROOT = os.path.join(FIXTURES, "docroot")
 
@@ -76,6 +77,7 @@ def test_sites_get_certificates_by_http01_and_tls_alpn01_and_serve_them(pebble_s
     out = s.vc("cert", "list", check=True).stdout
     assert re.search(r"^a\s+a\.test www\.a\.test\s+Pebble", out, re.M), out
     metrics = requests.get(f"http://127.0.0.1:{s.admin}/metrics", timeout=10).text
+    assert "vc_acme_certificate_days_left" in assert_documented(metrics, "vc_acme_")
     days = {m.group(1): float(m.group(2))
             for m in re.finditer(r'^vc_acme_certificate_days_left\{site="(\w+)"\} ([\d.]+)$', metrics, re.M)}
     # What the front serves, as vc-acme recorded it.

@@ -14,6 +14,7 @@ import uuid
 
 import pytest
 import requests
+from metrics_doc import assert_documented
 
 from conftest import Suite
 from hooks import Receiver
@@ -96,6 +97,9 @@ def test_prometheus_shows_the_nodes_up_and_the_link(cluster):
         got = metrics_of(node)
         assert f'vc_mesh_purges_total{{{me},way="sent"}}' in got
         assert f'vc_mesh_room_messages_total{{{me},way="received"}}' in got
+    # Every metric a node shows, vc-mesh's too, is docs/observing.md's row.
+    text = requests.get(f"http://127.0.0.1:{cluster.nodes[0].admin}/metrics", timeout=10).text
+    assert_documented(text, "vc_mesh_")
 
 
 def test_a_purge_by_tag_on_one_node_reaches_the_others(cluster):

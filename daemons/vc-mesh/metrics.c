@@ -14,9 +14,31 @@
 
 #define EVERY_MS 1000
 
-static void head(FILE *out, const char *name, const char *kind, const char *help)
+/* vc-mesh's metrics, one row each: docs/observing.md's table is held to
+ * them (integration/test_34_mesh.py). */
+enum { NODES, LINK_UP, RECONNECTS, CACHE_HELD, REPLAY_LAG, PURGES, ROOM_MESSAGES, MALFORMED };
+static const struct {
+    const char *name, *kind, *help;
+} metrics[] = {
+    [NODES] = {"vc_mesh_nodes", "gauge", "Nodes in the roster, by state, as this node sees them."},
+    [LINK_UP] = {"vc_mesh_link_up", "gauge", "1 while the link to NATS is connected and set up."},
+    [RECONNECTS] = {"vc_mesh_link_reconnects_total", "counter", "Times the link to NATS came back."},
+    [CACHE_HELD] = {"vc_mesh_cache_held", "gauge",
+                    "1 while this node's cache answers nothing (it may have missed purges)."},
+    [REPLAY_LAG] = {"vc_mesh_replay_lag_seconds", "gauge",
+                    "Age of the last purge from another node when it was applied."},
+    [PURGES] = {"vc_mesh_purges_total", "counter", "Purges sent to the cluster, applied here, or that failed."},
+    [ROOM_MESSAGES] = {"vc_mesh_room_messages_total", "counter",
+                       "Room messages bridged: sent to the other nodes, received from them, dropped."},
+    [MALFORMED] = {"vc_mesh_malformed_total", "counter", "Messages from the cluster dropped as malformed."},
+};
+
+/* Its HELP and TYPE lines; returns its name, for the samples. */
+static const char *head(FILE *out, int which)
 {
-    fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, kind);
+    fprintf(out, "# HELP %s %s\n# TYPE %s %s\n", metrics[which].name, metrics[which].help, metrics[which].name,
+            metrics[which].kind);
+    return metrics[which].name;
 }
 
 static void write_all(const mesh_t *m, FILE *out)
@@ -26,32 +48,24 @@ static void write_all(const mesh_t *m, FILE *out)
     size_t count[3] = {0};
     for (size_t i = 0; i < m->nnodes; i++)
         count[m->nodes[i].state]++;
-    head(out, "vc_mesh_nodes", "gauge", "Nodes in the roster, by state, as this node sees them.");
+    const char *name = head(out, NODES);
     for (int s = 0; s < 3; s++)
-        fprintf(out, "vc_mesh_nodes{node=\"%s\",state=\"%s\"} %zu\n", node, states[s], count[s]);
-    head(out, "vc_mesh_link_up", "gauge", "1 while the link to NATS is connected and set up.");
-    fprintf(out, "vc_mesh_link_up{node=\"%s\"} %d\n", node, m->connected && m->ready);
-    head(out, "vc_mesh_link_reconnects_total", "counter", "Times the link to NATS came back.");
-    fprintf(out, "vc_mesh_link_reconnects_total{node=\"%s\"} %llu\n", node, (unsigned long long)m->reconnects);
-    head(out, "vc_mesh_cache_held", "gauge", "1 while this node's cache answers nothing (it may have missed purges).");
-    fprintf(out, "vc_mesh_cache_held{node=\"%s\"} %d\n", node, m->held);
-    head(out, "vc_mesh_replay_lag_seconds", "gauge", "Age of the last purge from another node when it was applied.");
-    fprintf(out, "vc_mesh_replay_lag_seconds{node=\"%s\"} %.3f\n", node, (double)m->replay_lag_ms / 1000.0);
-    head(out, "vc_mesh_purges_total", "counter", "Purges sent to the cluster, applied here, or that failed.");
-    fprintf(out, "vc_mesh_purges_total{node=\"%s\",way=\"sent\"} %llu\n", node, (unsigned long long)m->purges_sent);
-    fprintf(out, "vc_mesh_purges_total{node=\"%s\",way=\"applied\"} %llu\n", node,
-            (unsigned long long)m->purges_applied);
-    fprintf(out, "vc_mesh_purges_total{node=\"%s\",way=\"failed\"} %llu\n", node, (unsigned long long)m->purges_failed);
-    head(out, "vc_mesh_room_messages_total", "counter",
-         "Room messages bridged: sent to the other nodes, received from them, dropped.");
-    fprintf(out, "vc_mesh_room_messages_total{node=\"%s\",way=\"sent\"} %llu\n", node,
-            (unsigned long long)m->rooms_sent);
-    fprintf(out, "vc_mesh_room_messages_total{node=\"%s\",way=\"received\"} %llu\n", node,
-            (unsigned long long)m->rooms_received);
-    fprintf(out, "vc_mesh_room_messages_total{node=\"%s\",way=\"dropped\"} %llu\n", node,
-            (unsigned long long)m->rooms_dropped);
-    head(out, "vc_mesh_malformed_total", "counter", "Messages from the cluster dropped as malformed.");
-    fprintf(out, "vc_mesh_malformed_total{node=\"%s\"} %llu\n", node, (unsigned long long)m->malformed);
+        fprintf(out, "%s{node=\"%s\",state=\"%s\"} %zu\n", name, node, states[s], count[s]);
+    fprintf(out, "%s{node=\"%s\"} %d\n", head(out, LINK_UP), node, m->connected && m->ready);
+    fprintf(out, "%s{node=\"%s\"} %llu\n", head(out, RECONNECTS), node, (unsigned long long)m->reconnects);
+    fprintf(out, "%s{node=\"%s\"} %d\n", head(out, CACHE_HELD), node, m->held);
+    fprintf(out, "%s{node=\"%s\"} %.3f\n", head(out, REPLAY_LAG), node, (double)m->replay_lag_ms / 1000.0);
+    name = head(out, PURGES);
+    const char *const ways[] = {"sent", "applied", "failed", "received", "dropped"};
+    const uint64_t purges[] = {m->purges_sent, m->purges_applied, m->purges_failed};
+    for (int w = 0; w < 3; w++)
+        fprintf(out, "%s{node=\"%s\",way=\"%s\"} %llu\n", name, node, ways[w], (unsigned long long)purges[w]);
+    name = head(out, ROOM_MESSAGES);
+    const uint64_t rooms[] = {m->rooms_sent, m->rooms_received, m->rooms_dropped};
+    const char *const room_ways[] = {ways[0], ways[3], ways[4]};
+    for (int w = 0; w < 3; w++)
+        fprintf(out, "%s{node=\"%s\",way=\"%s\"} %llu\n", name, node, room_ways[w], (unsigned long long)rooms[w]);
+    fprintf(out, "%s{node=\"%s\"} %llu\n", head(out, MALFORMED), node, (unsigned long long)m->malformed);
 }
 
 void metrics_tick(mesh_t *m)

@@ -767,26 +767,26 @@ cache_stats_t cache_stats;
 
 static const seam_counter_t counters[] = {
     /* Hits and misses go out in front.metrics too: the panel's hit ratio. */
-    {"vc_front_cache_hits_total", "cache_hits", "Requests answered from the cache.", 0, 1, &cache_stats.hits, NULL},
+    {"vc_front_cache_hits_total", "cache_hits", "Requests answered from the cache.", 0, 1, &cache_stats.hits, NULL, 0},
     {"vc_front_cache_misses_total", "cache_misses",
-     "Requests looked up in the cache and passed to PHP (missing or stale).", 0, 1, &cache_stats.misses, NULL},
+     "Requests looked up in the cache and passed to PHP (missing or stale).", 0, 1, &cache_stats.misses, NULL, 0},
     {"vc_front_cache_bypass_total", "cache_bypass",
-     "Requests that skipped the cache (Authorization, a session cookie, Range).", 0, 0, &cache_stats.bypass, NULL},
+     "Requests that skipped the cache (Authorization, a session cookie, Range).", 0, 0, &cache_stats.bypass, NULL, 0},
     {"vc_front_cache_stale_total", "cache_stale",
-     "Requests answered with a stale entry while it was refreshed, or when PHP failed.", 0, 0, &cache_stats.stale,
-     NULL},
+     "Requests answered with a stale entry while it was refreshed, or when PHP failed.", 0, 0, &cache_stats.stale, NULL,
+     0},
     {"vc_front_cache_collapsed_total", "cache_collapsed", "Requests that waited for another's answer to the same page.",
-     0, 0, &cache_stats.collapsed, NULL},
+     0, 0, &cache_stats.collapsed, NULL, 0},
     {"vc_front_cache_refreshes_total", "cache_refreshes", "Background requests that refreshed a stale entry.", 0, 0,
-     &cache_stats.refreshes, NULL},
+     &cache_stats.refreshes, NULL, 0},
     {"vc_front_cache_revalidated_total", NULL, "Stale entries PHP answered 304 for: served and stored again.", 0, 0,
-     &cache_stats.revalidated, NULL},
+     &cache_stats.revalidated, NULL, 0},
     {"vc_front_cache_touches_total", NULL,
-     "Hits on entries in the older half of the eviction order, reported to vc-cache.", 0, 0, &cache_stats.touches,
-     NULL},
-    {"vc_front_cache_offers_total", NULL, "Answers offered to vc-cache to store.", 0, 0, &cache_stats.offers, NULL},
+     "Hits on entries in the older half of the eviction order, reported to vc-cache.", 0, 0, &cache_stats.touches, NULL,
+     0},
+    {"vc_front_cache_offers_total", NULL, "Answers offered to vc-cache to store.", 0, 0, &cache_stats.offers, NULL, 0},
     {"vc_front_cache_offers_dropped_total", NULL, "Answers not offered: vc-cache's queue was full.", 0, 0,
-     &cache_stats.offers_dropped, NULL},
+     &cache_stats.offers_dropped, NULL, 0},
 };
 
 const seam_backend_t cache_backend = {

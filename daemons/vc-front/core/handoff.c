@@ -249,11 +249,11 @@ void handoff_serve(front_t *f, site_rt_t *s, h2o_req_t *req, handoff_kind_t k, c
 }
 
 static const seam_counter_t counters[] = {
-    {"vc_front_handoffs_total", "handoffs", "answers PHP handed to the front (X-Accel-Redirect, X-Sendfile)", 0, 0,
-     &served, NULL},
+    {"vc_front_handoffs_total", "handoffs", "Answers PHP handed to the front (X-Accel-Redirect, X-Sendfile).", 0, 0,
+     &served, NULL, 0},
     {"vc_front_handoffs_refused_total", "handoffs_refused",
-     "X-Accel-Redirect and X-Sendfile names not followed (no such file where the site allows one)", 0, 0, &refused,
-     NULL},
+     "X-Accel-Redirect and X-Sendfile names not followed (no such file where the site allows one).", 0, 0, &refused,
+     NULL, 0},
 };
 
 static const seam_backend_t handoff_backend = {

@@ -85,13 +85,13 @@ static int take(const seam_request_t *r, void *state)
 }
 
 static const seam_counter_t counters[] = {
-    {"vc_front_htaccess_denied_total", "htaccess_denied", "requests a site's .htaccess access rules answered 403", 0, 0,
-     &denied, NULL},
+    {"vc_front_htaccess_denied_total", "htaccess_denied", "Requests a site's .htaccess access rules answered 403.", 0,
+     0, &denied, NULL, 0},
     {"vc_front_htaccess_rewritten_total", "htaccess_rewritten",
-     "requests a site's .htaccess rewrite rules sent to another path", 0, 0, NULL, htaccess_rewrite_count_internal},
+     "Requests a site's .htaccess rewrite rules sent to another path.", 0, 0, NULL, htaccess_rewrite_count_internal, 0},
     {"vc_front_htaccess_redirected_total", "htaccess_redirected",
-     "requests a site's .htaccess rules answered themselves: a redirect, a status", 0, 0, NULL,
-     htaccess_rewrite_count_answered},
+     "Requests a site's .htaccess rules answered themselves: a redirect, a status.", 0, 0, NULL,
+     htaccess_rewrite_count_answered, 0},
 };
 
 static const seam_backend_t htaccess_access = {

@@ -47,12 +47,10 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     front_t *f = arg;
     vc_reply_ok(reply, "vc-front is running");
     vc_reply_field(reply, "health", "ok");
-    vc_reply_field(reply, "requests", "%llu", (unsigned long long)f->stats.requests);
-    vc_reply_field(reply, "static", "%llu", (unsigned long long)f->stats.statics);
-    vc_reply_field(reply, "redirects", "%llu", (unsigned long long)f->stats.redirects);
-    vc_reply_field(reply, "refused", "%llu", (unsigned long long)f->stats.refused);
     vc_reply_field(reply, "sites", "%zu", f->nsites);
-    seam_status(f, reply);
+    size_t ncore;
+    const seam_counter_t *core = metrics_core_counters(&ncore);
+    seam_status(f, core, ncore, reply);
 }
 
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

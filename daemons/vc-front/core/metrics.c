@@ -18,36 +18,43 @@ typedef struct metrics_handler {
     front_t *f;
 } metrics_handler_t;
 
-static const struct {
-    const char *name, *help;
-    size_t off;
-} counters[] = {
-    {"vc_front_requests_total", "Requests received.", offsetof(front_stats_t, requests)},
-    {"vc_front_static_requests_total", "Requests served from files.", offsetof(front_stats_t, statics)},
-    {"vc_front_redirects_total", "Redirects answered by the front.", offsetof(front_stats_t, redirects)},
-    {"vc_front_refused_total", "Requests refused by the front (4xx).", offsetof(front_stats_t, refused)},
-    {"vc_front_connections_refused_total", "Connections closed at once: front.max_connections.",
-     offsetof(front_stats_t, connections_refused)},
-    {"vc_front_connections_cut_total", "Connections closed for cancelling too many PHP requests or stalling.",
-     offsetof(front_stats_t, connections_cut)},
-    {"vc_front_connections_banned_total", "Connections closed at once: the address is banned (front.ban_time).",
-     offsetof(front_stats_t, connections_banned)},
-    {"vc_front_misdirected_total",
-     "Requests answered 421: their Host is not served by the certificate their TLS "
-     "connection chose.",
-     offsetof(front_stats_t, misdirected)},
-    {"vc_front_connections_evicted_total",
-     "Idle connections closed to make room for a new client at front.max_connections.",
-     offsetof(front_stats_t, connections_evicted)},
-    {"vc_front_ranges_tamed_total",
-     "Range headers on static files merged, or dropped for the whole file (too many, "
-     "or more bytes than the file).",
-     offsetof(front_stats_t, ranges_tamed)},
+#define STAT(field) (offsetof(front_stats_t, field) + 1)
+
+/* The core's figures (seam.h's seam_counter_t; each backend has its own
+ * table). */
+static const seam_counter_t core_counters[] = {
+    {"vc_front_requests_total", "requests", "Requests received.", 0, 0, NULL, NULL, STAT(requests)},
+    {"vc_front_static_requests_total", "static", "Requests served from files.", 0, 0, NULL, NULL, STAT(statics)},
+    {"vc_front_redirects_total", "redirects", "Redirects answered by the front.", 0, 0, NULL, NULL, STAT(redirects)},
+    {"vc_front_refused_total", "refused", "Requests refused by the front (4xx).", 0, 0, NULL, NULL, STAT(refused)},
+    {"vc_front_connections", "connections", "Client connections open now.", 1, 0, NULL, NULL, STAT(connections)},
+    {"vc_front_connections_refused_total", "connections_refused", "Connections closed at once: front.max_connections.",
+     0, 0, NULL, NULL, STAT(connections_refused)},
+    {"vc_front_connections_cut_total", "connections_cut",
+     "Connections closed for cancelling too many PHP requests or stalling.", 0, 0, NULL, NULL, STAT(connections_cut)},
+    {"vc_front_connections_banned_total", "connections_banned",
+     "Connections closed at once: the address is banned (front.ban_time).", 0, 0, NULL, NULL, STAT(connections_banned)},
+    {"vc_front_misdirected_total", "misdirected",
+     "Requests answered 421: their Host is not served by the certificate their TLS connection chose.", 0, 0, NULL, NULL,
+     STAT(misdirected)},
+    {"vc_front_connections_evicted_total", "connections_evicted",
+     "Idle connections closed to make room for a new client at front.max_connections.", 0, 0, NULL, NULL,
+     STAT(connections_evicted)},
+    {"vc_front_ranges_tamed_total", "ranges_tamed",
+     "Range headers on static files merged, or dropped for the whole file (too many, or more bytes than the file).", 0,
+     0, NULL, NULL, STAT(ranges_tamed)},
+    {"vc_front_framing_refused_total", "framing_refused",
+     "HTTP/1.1 request heads answered 400 and closed for framing RFC 9112 rejects.", 0, 0, NULL,
+     vc_framing_refused_total, 0},
+    {"vc_front_static_escapes_total", "static_escapes",
+     "Static files not opened: they resolved outside the site's root when opened.", 0, 0, NULL, beneath_escapes_total,
+     0},
 };
 
-static uint64_t get(const front_stats_t *s, size_t off)
+const seam_counter_t *metrics_core_counters(size_t *n)
 {
-    return *(const uint64_t *)((const char *)s + off);
+    *n = VC_ARRAY_SIZE(core_counters);
+    return core_counters;
 }
 
 static void print_metric(FILE *out, const char *name, const char *help, int gauge, const char *front, uint64_t v)
@@ -68,15 +75,9 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    for (size_t i = 0; i < VC_ARRAY_SIZE(counters); i++)
-        print_metric(out, counters[i].name, counters[i].help, 0, f->d.name, get(&f->stats, counters[i].off));
-    print_metric(out, "vc_front_framing_refused_total",
-                 "HTTP/1.1 request heads answered 400 and closed for framing RFC 9112 rejects.", 0, f->d.name,
-                 vc_framing_refused_total());
-    print_metric(out, "vc_front_static_escapes_total",
-                 "Static files not opened: they resolved outside the site's root when opened.", 0, f->d.name,
-                 beneath_escapes_total());
-    print_metric(out, "vc_front_connections", "Client connections open now.", 1, f->d.name, f->stats.connections);
+    for (size_t k = 0; k < VC_ARRAY_SIZE(core_counters); k++)
+        print_metric(out, core_counters[k].metric, core_counters[k].help, core_counters[k].gauge, f->d.name,
+                     seam_counter_value(f, &core_counters[k]));
     /* Then each backend's, as it lists them. */
     size_t nb;
     const seam_backend_t *const *b = seam_backends(&nb);
@@ -84,7 +85,7 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
         for (size_t k = 0; k < b[i]->ncounters; k++)
             if (b[i]->counters[k].metric)
                 print_metric(out, b[i]->counters[k].metric, b[i]->counters[k].help, b[i]->counters[k].gauge, f->d.name,
-                             seam_counter_value(&b[i]->counters[k]));
+                             seam_counter_value(f, &b[i]->counters[k]));
     tls_metrics(f->tls, out);
     vc_metrics_gather(f->d.cfg, out); /* the daemons with no HTTP of their own: vc-mesh */
     fprintf(out,
@@ -142,7 +143,7 @@ void metrics_tick(front_t *f)
             const seam_counter_t *c = &b[i]->counters[k];
             if (!c->event)
                 continue;
-            uint64_t now = seam_counter_value(c);
+            uint64_t now = seam_counter_value(f, c);
             snprintf(values[CORE + e], sizeof(values[CORE + e]), "%llu",
                      (unsigned long long)(c->gauge ? now : now - last[e]));
             last[e] = now;

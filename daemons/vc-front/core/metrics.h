@@ -12,5 +12,9 @@
 h2o_hostconf_t *metrics_register(front_t *f);
 /* Called once a second. */
 void metrics_tick(front_t *f);
+/* The core's own counters, in a table as each backend's (seam.h); n: how
+ * many. */
+struct seam_counter;
+const struct seam_counter *metrics_core_counters(size_t *n);
 
 #endif

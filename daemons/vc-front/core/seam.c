@@ -100,19 +100,24 @@ size_t seam_inflight(const front_t *f)
     return n;
 }
 
-uint64_t seam_counter_value(const seam_counter_t *c)
+uint64_t seam_counter_value(const front_t *f, const seam_counter_t *c)
 {
+    if (c->stat)
+        return *(const uint64_t *)((const char *)&f->stats + c->stat - 1);
     return c->value ? *c->value : c->read ? c->read() : 0;
 }
 
-void seam_status(front_t *f, Vc__Reply *reply)
+void seam_status(front_t *f, const seam_counter_t *core, size_t ncore, Vc__Reply *reply)
 {
+    for (size_t k = 0; k < ncore; k++)
+        if (core[k].field)
+            vc_reply_field(reply, core[k].field, "%llu", (unsigned long long)seam_counter_value(f, &core[k]));
     for (size_t i = 0; i < nbackends; i++) {
         const seam_backend_t *b = backends[i];
         for (size_t k = 0; k < b->ncounters; k++)
             if (b->counters[k].field)
                 vc_reply_field(reply, b->counters[k].field, "%llu",
-                               (unsigned long long)seam_counter_value(&b->counters[k]));
+                               (unsigned long long)seam_counter_value(f, &b->counters[k]));
         if (b->status)
             b->status(f, reply);
     }

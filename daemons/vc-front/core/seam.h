@@ -54,9 +54,10 @@ typedef struct seam_request {
     int error_document;
 } seam_request_t;
 
-/* A figure a backend keeps, listed once: /metrics shows it as `metric`
- * with its help and kind, `vc status` as `field`, and the front.metrics
- * event (each second with traffic) carries its change when `event` is set. */
+/* A figure the core or a backend keeps, listed once: /metrics shows it
+ * as `metric` with its help and kind, `vc status` as `field`, and the
+ * front.metrics event (each second with traffic) carries its change when
+ * `event` is set. The core's table is in metrics.c. */
 typedef struct seam_counter {
     const char *metric; /* "vc_front_cache_hits_total", or NULL */
     const char *field;  /* "cache_hits", or NULL */
@@ -64,7 +65,8 @@ typedef struct seam_counter {
     int gauge; /* a level now, not a count since start */
     int event;
     const uint64_t *value;  /* where it is counted, or */
-    uint64_t (*read)(void); /* how it is worked out */
+    uint64_t (*read)(void); /* how it is worked out, or */
+    size_t stat;            /* the core's: offsetof(front_stats_t, FIELD) + 1 */
 } seam_counter_t;
 
 /* Backend figures the front.metrics event carries, in all. */
@@ -137,14 +139,15 @@ void seam_tick(front_t *f);
 void seam_stop(front_t *f);
 /* Requests the backends still owe an answer, in all. */
 size_t seam_inflight(const front_t *f);
-/* Every backend's counters with a field, then its own status fields. */
-void seam_status(front_t *f, Vc__Reply *reply);
+/* The core's counters (core, ncore) with a field, then every backend's,
+ * then the backends' own status fields. */
+void seam_status(front_t *f, const seam_counter_t *core, size_t ncore, Vc__Reply *reply);
 /* Runs cmd from one table: the core's verbs, then each backend's; `help`
  * lists them all. */
 void seam_command(front_t *f, const vc_verb_t *core, size_t ncore, const Vc__Command *cmd, Vc__Reply *reply);
 void seam_admin(front_t *f, h2o_pathconf_t *pc);
 /* A counter's value now. */
-uint64_t seam_counter_value(const seam_counter_t *c);
+uint64_t seam_counter_value(const front_t *f, const seam_counter_t *c);
 /* What the backends add to a request for PHP: at most SEAM_PHP_PARAMS. */
 size_t seam_php_params(const site_rt_t *s, Vc__Header *h, Vc__Header **hp);
 /* vc_publish() from a worker, to the backends that take it. */

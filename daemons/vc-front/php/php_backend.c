@@ -226,33 +226,33 @@ static uint64_t inflight_now(void)
 }
 
 static const seam_counter_t counters[] = {
-    {"vc_front_php_requests_total", "php", "Requests passed to PHP.", 0, 1, &php_stats.requests, NULL},
-    {"vc_front_php_errors_total", "errors_5xx", "5xx answers from the PHP pool.", 0, 1, &php_stats.errors_5xx, NULL},
-    {"vc_front_php_inflight", "inflight", "Requests waiting for PHP now.", 1, 1, NULL, inflight_now},
+    {"vc_front_php_requests_total", "php", "Requests passed to PHP.", 0, 1, &php_stats.requests, NULL, 0},
+    {"vc_front_php_errors_total", "errors_5xx", "5xx answers from the PHP pool.", 0, 1, &php_stats.errors_5xx, NULL, 0},
+    {"vc_front_php_inflight", "inflight", "Requests waiting for PHP now.", 1, 1, NULL, inflight_now, 0},
     {"vc_front_answers_spilled_total", NULL,
      "PHP answers larger than front.response_buffer that went to a temporary file while their client read.", 0, 0,
-     &php_stats.answers_spilled, NULL},
+     &php_stats.answers_spilled, NULL, 0},
     {"vc_front_answers_throttled_total", NULL,
-     "Times a worker's link was not read because its client was front.response_buffer and "
-     "front.response_temp_max behind.",
-     0, 0, &php_stats.answers_throttled, NULL},
+     "Times a worker's link was not read because its client was behind by front.response_buffer and "
+     "front.response_temp_max.",
+     0, 0, &php_stats.answers_throttled, NULL, 0},
     {"vc_front_php_pipelined_total", NULL,
      "Requests written to a busy lent worker behind the one it ran, while requests waited (php.pipeline_below).", 0, 0,
-     &php_stats.pipelined, NULL},
+     &php_stats.pipelined, NULL, 0},
     {"vc_front_php_conns_lent_total", NULL,
      "Client connections lent to a PHP worker, which served their next requests itself (php.lend_connections).", 0, 0,
-     &php_stats.conns_lent, NULL},
+     &php_stats.conns_lent, NULL, 0},
     {"vc_front_php_conns_back_total", NULL, "Lent client connections a worker handed back to the front.", 0, 0,
-     &php_stats.conns_back, NULL},
+     &php_stats.conns_back, NULL, 0},
     {"vc_front_php_conns_rescued_total", NULL,
      "Lent client connections the front took back from a worker that died, which held nothing of them.", 0, 0,
-     &php_stats.conns_rescued, NULL},
+     &php_stats.conns_rescued, NULL, 0},
     {"vc_front_php_conn_requests_total", NULL,
      "Requests PHP workers served on lent connections, counted when each connection came back or closed.", 0, 0,
-     &php_stats.conn_requests, NULL},
+     &php_stats.conn_requests, NULL, 0},
     {"vc_front_answers_cut_total", NULL,
      "Answers relayed by the pool's broker cut because their client was that far behind.", 0, 0, &php_stats.answers_cut,
-     NULL},
+     NULL, 0},
 };
 
 static const seam_backend_t php_backend = {
