@@ -90,7 +90,7 @@ typedef struct client {
     int live;
 } client_t;
 
-static front_t f;
+static front_t f = {.magic = FRONT_MAGIC};
 static h2o_hostconf_t *hosts[2];
 static h2o_pathconf_t *php_path;
 

@@ -173,7 +173,9 @@ class Suite:
         if check:
             assert not left, f"processes left after SIGTERM: {left}\n{self.logs()}"
             logs = self.logs()
-            for bad in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer"):
+            # A sanitizer's report, or one of our invariants (VC_ASSERT,
+            # VC_CHECK_OBJ) stopping a daemon that the supervisor restarted.
+            for bad in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer", '" failed at '):
                 assert bad not in logs, logs
 
     def cleanup(self):

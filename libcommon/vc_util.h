@@ -25,6 +25,8 @@ void vc_assert_fail(const char *expr, const char *file, int line, const char *fu
  * a stale or wrong pointer stops the daemon there, not three calls later
  * with its state corrupted. Cleared when the struct is freed. */
 #define VC_CHECK_OBJ(p, m) VC_ASSERT((p) != NULL && (p)->magic == (m))
+/* The same for a pointer that may be NULL on purpose. */
+#define VC_CHECK_OBJ_OR_NULL(p, m) VC_ASSERT((p) == NULL || (p)->magic == (m))
 
 /* Allocation wrappers: abort with a message when memory runs out, so callers
  * never check for NULL. Budgets we set on purpose are checked elsewhere. */

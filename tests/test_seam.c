@@ -74,7 +74,7 @@ static const char *run(seam_stage_t stage, front_t *f, route_kind_t kind)
 
 int main(void)
 {
-    static front_t f;
+    static front_t f = {.magic = FRONT_MAGIC};
     vc_site_t confs[2] = {{.name = "one"}, {.name = "two"}};
     site_rt_t sites[2] = {{.conf = &confs[0]}, {.conf = &confs[1]}};
     f.sites = sites;

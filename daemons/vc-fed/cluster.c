@@ -59,11 +59,13 @@ struct fed_cluster {
 
 int cluster_on(const fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     return f->cl != NULL;
 }
 
 const char *cluster_node(const fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     return f->cl ? f->cl->node : "";
 }
 
@@ -143,6 +145,7 @@ static uint8_t *pack_call(const char *node, const char *verb, const char *const 
 int cluster_call(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs,
                  const void *payload, size_t plen, Vc__Reply **r, char *why, size_t wlen)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     *r = NULL;
     size_t len;
     char subject[FED_SUBJECT_MAX];
@@ -165,6 +168,7 @@ int cluster_call(fed_t *f, const char *node, const char *verb, const char *const
 
 void cluster_ask(fed_t *f, const char *node, const char *verb, const char *const *args, size_t nargs)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     size_t len;
     char subject[FED_SUBJECT_MAX];
     uint8_t *buf = pack_call(node, verb, args, nargs, NULL, 0, &len, subject);
@@ -180,6 +184,7 @@ void cluster_ask(fed_t *f, const char *node, const char *verb, const char *const
  * read.) */
 int cluster_peers(fed_t *f, const char *site, char ***out, size_t *n, char *why, size_t wlen)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     *out = NULL;
     *n = 0;
     char *ep = vc_config_endpoint(f->d.cfg, "ctl-vc-mesh");
@@ -213,6 +218,7 @@ void cluster_peers_free(char **peers, size_t n)
 
 kvStore *cluster_bucket(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     return f->cl && f->cl->ready ? f->cl->bucket : NULL;
 }
 
@@ -253,6 +259,7 @@ static natsStatus setup(fed_cluster_t *cl, const char **step)
 
 void cluster_tick(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     fed_cluster_t *cl = f->cl;
     uint64_t now = vc_mono_ms();
     if (cl == NULL || cl->ready || now < cl->next_setup_ms ||
@@ -275,11 +282,13 @@ void cluster_tick(fed_t *f)
 
 int cluster_ready_now(const fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     return f->cl && f->cl->ready;
 }
 
 int cluster_open(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     const mesh_settings_t *m = vc_mesh_settings_of(f->d.cfg);
     if (m == NULL || m->node == NULL || m->node[0] == '\0')
         return 0; /* one machine alone: no NATS */
@@ -300,6 +309,7 @@ int cluster_open(fed_t *f)
 
 int cluster_fd(const fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     return f->cl ? f->cl->inbox.fd : -1;
 }
 
@@ -322,11 +332,13 @@ void cluster_heard(void *arg)
 
 void cluster_put_item(fed_t *f, int kind, void *data)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     vc_nats_inbox_put(&f->cl->inbox, kind, data);
 }
 
 void cluster_close(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     fed_cluster_t *cl = f->cl;
     if (cl == NULL)
         return;

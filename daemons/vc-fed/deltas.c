@@ -48,6 +48,7 @@ void manifest_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 char *deltas_manifest(fed_t *f, const char *site, const char *base, const void *delta, size_t len, size_t *out_len,
                       char *why, size_t wlen)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     Vc__Release *r = releases_get(f, site, base);
     if (r == NULL) {
         snprintf(why, wlen, "the manifest came as a delta against release %s, which is not here", base);

@@ -84,6 +84,8 @@ typedef struct fed_wait {
 typedef struct fed_cluster fed_cluster_t;
 
 typedef struct fed {
+#define FED_MAGIC 0x66656430u /* "fed0": checked by every module vc-fed hands it to */
+    unsigned magic;
     vc_daemon_t d;
     const fed_settings_t *cfg;
     vc_store_t *store;

@@ -41,6 +41,7 @@ static int front_address(const vc_config_t *cfg, char *out, size_t len)
 
 int health_check(fed_t *f, const vc_site_t *s, char *why, size_t wlen)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     if (s->health_check == NULL)
         return 0;
     char addr[300];

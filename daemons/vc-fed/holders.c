@@ -119,6 +119,7 @@ static void answer(fed_t *f, holders_job_t *j)
 
 void holders_done(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (holders_job_t **at = (holders_job_t **)&f->holding; *at;) {
         holders_job_t *j = *at;
         if (atomic_load(&j->left) > 0) {
@@ -132,6 +133,7 @@ void holders_done(fed_t *f)
 
 void holders_ask(fed_t *f, const vc_site_t *s, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     char **peers = NULL, why[512] = "";
     size_t n = 0;
     int found = cluster_ready_now(f) && cluster_peers(f, s->name, &peers, &n, why, sizeof(why)) == 0;
@@ -173,6 +175,7 @@ void holders_ask(fed_t *f, const vc_site_t *s, Vc__Reply *reply)
 
 void holders_fini(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (holders_job_t *j = f->holding, *next; j; j = next) {
         next = j->next;
         for (size_t i = 0; i < j->n; i++)

@@ -92,7 +92,7 @@ static void tick(void *arg)
 
 int main(int argc, char **argv)
 {
-    fed_t f = {0};
+    fed_t f = {.magic = FED_MAGIC};
     vc_daemon_load(&f.d, "vc-fed", argc, argv);
     if (sodium_init() < 0)
         return 1;

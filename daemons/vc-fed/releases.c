@@ -39,12 +39,14 @@ static int write_txn(MDB_txn *txn, MDB_dbi dbi, void *ctx)
 
 int releases_put(fed_t *f, const Vc__Release *r)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     op_t o = {.site = r->site, .id = r->id, .put = r};
     return vc_store_write(f->store, VC_DB_RELEASES, write_txn, &o);
 }
 
 int releases_del(fed_t *f, const char *site, const char *id)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     op_t o = {.site = site, .id = id};
     return vc_store_write(f->store, VC_DB_RELEASES, write_txn, &o);
 }
@@ -62,6 +64,7 @@ static int get_txn(MDB_txn *txn, MDB_dbi dbi, void *ctx)
 
 Vc__Release *releases_get(fed_t *f, const char *site, const char *id)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     op_t o = {.site = site, .id = id};
     vc_store_read(f->store, VC_DB_RELEASES, get_txn, &o);
     return o.got;
@@ -97,6 +100,7 @@ static int by_staging(const void *a, const void *b)
 
 size_t releases_of(fed_t *f, const char *site, Vc__Release ***out)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     op_t o = {.site = site};
     vc_store_read(f->store, VC_DB_RELEASES, all_txn, &o);
     if (o.n > 1)
@@ -131,6 +135,7 @@ void releases_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 
 void releases_list(fed_t *f, const vc_site_t *s, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     char current[VC_RELEASE_ID_MAX + 1];
     fed_current(s, current, sizeof(current));
     Vc__Release **all;

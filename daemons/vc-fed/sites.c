@@ -10,6 +10,7 @@
 
 const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     const vc_config_t *cfg = f->d.cfg;
     if (strcmp(name, VC_CONFIG_RELEASE_SITE) == 0) {
         if (f->config_site.deploy_to)
@@ -32,6 +33,7 @@ const vc_site_t *fed_site(fed_t *f, const char *name, Vc__Reply *reply)
 
 const vc_site_t *fed_site_arg(fed_t *f, const Vc__Command *cmd, const char *usage, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     if (cmd->n_args != 1) {
         vc_reply_fail(reply, "usage: %s", usage);
         return NULL;
@@ -41,6 +43,7 @@ const vc_site_t *fed_site_arg(fed_t *f, const Vc__Command *cmd, const char *usag
 
 void fed_config_site(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     free(f->config_site.deploy_to);
     memset(&f->config_site, 0, sizeof(f->config_site));
     f->config_site.name = VC_CONFIG_RELEASE_SITE;

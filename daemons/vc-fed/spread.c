@@ -129,6 +129,7 @@ static void remember(fed_t *f, const spread_job_t *j)
 
 int spread_holds(const fed_t *f, const char *site, const char *id, const char *node)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     int known = -1;
     for (size_t i = 0; i < FED_SPREADS; i++) {
         const fed_spread_t *m = &f->spreads[i];
@@ -183,6 +184,7 @@ static void answer(fed_t *f, spread_job_t *j)
 
 void spread_done(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (spread_job_t **at = (spread_job_t **)&f->spreading; *at;) {
         spread_job_t *j = *at;
         if (atomic_load(&j->left) > 0) {
@@ -319,6 +321,7 @@ void spreading_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 /* After the link is closed (every call under way fails at once). */
 void spread_fini(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (spread_job_t *j = f->spreading, *next; j; j = next) {
         next = j->next;
         for (size_t i = 0; i < j->n; i++)

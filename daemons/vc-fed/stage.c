@@ -69,6 +69,7 @@ void stage_free(fed_staging_t *s, int remove)
 
 fed_staging_t **stage_find(fed_t *f, const char *site, const char *id)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (size_t i = 0; i < FED_STAGINGS; i++)
         if (f->staging[i] && strcmp(f->staging[i]->site, site) == 0 && strcmp(f->staging[i]->id, id) == 0)
             return &f->staging[i];
@@ -89,6 +90,7 @@ int fed_is_shared(const vc_site_t *s, const char *path)
 
 void stage_fail(fed_t *f, Vc__Reply *reply, const char *site, const char *id, const char *fmt, ...)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     char why[1024];
     va_list ap;
     va_start(ap, fmt);
@@ -338,6 +340,7 @@ static void stage_with(fed_t *f, const vc_site_t *site, const char *text, size_t
 
 void stage_tick(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     int64_t now = (int64_t)vc_mono_ms();
     for (size_t i = 0; i < FED_STAGINGS; i++) {
         fed_staging_t *s = f->staging[i];
@@ -354,6 +357,7 @@ void stage_tick(fed_t *f)
 
 void stage_fini(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (size_t i = 0; i < FED_STAGINGS; i++) {
         stage_free(f->staging[i], 1);
         f->staging[i] = NULL;

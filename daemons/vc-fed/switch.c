@@ -252,6 +252,7 @@ static void switch_back(fed_t *f, const vc_site_t *s, Vc__Release *r, const char
 
 int switch_check_again(fed_t *f, const vc_site_t *s, Vc__Release *r, char *back_to, size_t blen, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     char why[1024];
     back_to[0] = '\0';
     if (health_check(f, s, why, sizeof(why)) == 0) {
@@ -269,6 +270,7 @@ int switch_check_again(fed_t *f, const vc_site_t *s, Vc__Release *r, char *back_
 
 int switch_apply(fed_t *f, const vc_site_t *s, Vc__Release *r, int back, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     char was[VC_RELEASE_ID_MAX + 1], why[1024];
     fed_current(s, was, sizeof(was));
     if (strcmp(was, r->id) == 0) {

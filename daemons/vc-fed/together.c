@@ -164,6 +164,7 @@ static void follow(fed_t *f, const vc_site_t *s, const fed_pointer_t *p)
 
 void together_committed(fed_t *f, const vc_site_t *s, const char *id)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     fed_pointer_t *p = cluster_on(f) ? pointer_of(f, s->name, 0) : NULL;
     if (p && strcmp(p->id, id) == 0)
         follow(f, s, p);
@@ -310,6 +311,7 @@ static void heard_pointer(fed_t *f, const char *site, uint64_t rev, const fed_po
 
 void together_heard(fed_t *f, natsMsg *msg)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     const char *subject = natsMsg_GetSubject(msg), *data = natsMsg_GetData(msg);
     size_t len = (size_t)natsMsg_GetDataLength(msg);
     jsMsgMetaData *meta = NULL;
@@ -333,6 +335,7 @@ void together_heard(fed_t *f, natsMsg *msg)
 
 void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     if (!cluster_ready_now(f)) {
         vc_reply_fail(reply, "this node's vc-fed is not linked to the cluster yet: nothing switched");
         return;
@@ -406,6 +409,7 @@ void together_switch(fed_t *f, const vc_site_t *s, const char *id, int back, Vc_
 
 void together_refused(fed_t *f, const char *site, const char *id, const char *node, const char *why)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (size_t i = 0; i < FED_WAITS; i++) {
         fed_wait_t *w = &f->waits[i];
         if (w->later == NULL || strcmp(w->site, site) || strcmp(w->id, id))
@@ -420,6 +424,7 @@ void together_refused(fed_t *f, const char *site, const char *id, const char *no
 
 void together_tick(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     uint64_t now = vc_mono_ms();
     for (size_t i = 0; i < FED_WAITS; i++) {
         fed_wait_t *w = &f->waits[i];
@@ -436,6 +441,7 @@ void together_tick(fed_t *f)
 
 void together_fini(fed_t *f)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     for (size_t i = 0; i < FED_WAITS; i++)
         if (f->waits[i].later) {
             Vc__Reply r = VC__REPLY__INIT;

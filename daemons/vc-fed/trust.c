@@ -192,6 +192,7 @@ void trust_change_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
  * node reads it: what to add to the answer. */
 const char *trust_share(fed_t *f, const char *sig_hex, const char *text, size_t len, const vc_trust_change_t *c)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     if (!cluster_on(f))
         return "";
     kvStore *kv = cluster_bucket(f);
@@ -206,6 +207,7 @@ const char *trust_share(fed_t *f, const char *sig_hex, const char *text, size_t 
 
 void trust_heard(fed_t *f, const void *data, size_t len)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     const char *text;
     size_t tlen;
     unsigned char sig[VC_RELEASE_SIGNATURE];
@@ -287,6 +289,7 @@ static int check_one(const Vc__TrustedKey *k, void *arg)
 int trust_signer(fed_t *f, const char *text, size_t len, const unsigned char sig[VC_RELEASE_SIGNATURE], char *name,
                  size_t nlen)
 {
+    VC_CHECK_OBJ(f, FED_MAGIC);
     check_t c = {text, len, sig, name, nlen, 0};
     walk_t w = {check_one, &c};
     vc_store_read(f->store, VC_DB_TRUST, walk_txn, &w);

@@ -95,6 +95,7 @@ static void remember_own(mesh_t *m, int put, const char *type, const char *name,
 
 void certs_node_up(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (!m->ready || !m->connected)
         return;
     for (size_t i = 0; i < m->nown_answers; i++) {
@@ -137,6 +138,7 @@ void certs_answer_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 
 void certs_reply_heard(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     const char *dot = strrchr(natsMsg_GetSubject(msg), '.');
     uint64_t ask = dot ? strtoull(dot + 1, NULL, 10) : 0;
     answer_wait_t *w = &m->answer_waits[ask % MESH_ANSWER_WAITS];
@@ -208,6 +210,7 @@ static void keep(mesh_t *m, pending_answer_t p)
 
 void certs_answer_heard(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     size_t len = 0;
     unsigned char *plain = mesh_unseal(m->seal_key, VC_MESH_ANSWER_SUBJECT, natsMsg_GetData(msg),
                                        (size_t)natsMsg_GetDataLength(msg), &len);
@@ -247,6 +250,7 @@ void certs_answer_heard(mesh_t *m, natsMsg *msg)
 
 void certs_answers_tick(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     uint64_t now = vc_mono_ms();
     for (size_t i = 0; i < m->npending_answers; i++) {
         pending_answer_t *p = &m->pending_answers[i];
@@ -267,6 +271,7 @@ void certs_answers_tick(mesh_t *m)
 
 void answers_fini(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     for (size_t i = 0; i < m->nown_answers; i++)
         forget_own(&m->own_answers[i]);
     m->nown_answers = 0;

@@ -11,6 +11,7 @@
 const char *mesh_call(mesh_t *m, const char *daemon, const char *verb, const char *const *args, size_t nargs,
                       int timeout_ms, char *err, size_t errlen)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     char name[64];
     snprintf(name, sizeof(name), "ctl-%s", daemon);
     char *ep = vc_config_endpoint(m->d.cfg, name);

@@ -34,6 +34,7 @@
 
 void catchup_before_consumer(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     char durable[VC_MESH_NODE_MAX + 8];
     link_durable(m, durable, sizeof(durable));
     jsConsumerInfo *ci = NULL;
@@ -94,6 +95,7 @@ static int caught_up(mesh_t *m)
 
 void catchup_tick(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     uint64_t now = vc_mono_ms();
     if (!m->connected && m->cut_since_ms == 0)
         m->cut_since_ms = now;

@@ -125,6 +125,7 @@ static void on_answer_msg(natsConnection *nc, natsSubscription *sub, natsMsg *ms
 
 natsStatus certs_setup(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (!m->can_seal)
         return NATS_OK; /* no secret: certificates stay on their node */
     natsStatus s = NATS_OK;
@@ -164,6 +165,7 @@ natsStatus certs_setup(mesh_t *m)
 
 void certs_heard(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     const char *key = natsMsg_GetSubject(msg) + strlen("$KV." VC_MESH_CERTS ".");
     if (natsMsg_GetDataLength(msg) == 0)
         return; /* a delete: what is installed stays until it is renewed */
@@ -190,6 +192,7 @@ void certs_heard(mesh_t *m, natsMsg *msg)
 
 int certs_unready(mesh_t *m, const Vc__Command *cmd, size_t nargs, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (cmd->n_args < nargs) {
         vc_reply_fail(reply, "%s takes %zu arguments", cmd->verb, nargs);
         return 1;
@@ -306,6 +309,7 @@ void certs_share_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 
 void certs_fini(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (m->cert_sub)
         natsSubscription_Destroy(m->cert_sub);
     if (m->answer_sub)

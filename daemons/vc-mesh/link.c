@@ -39,6 +39,7 @@ static void on_purge_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg
 
 int link_open(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (vc_nats_connect(&m->nc, m->cfg, "vc-mesh", on_link_event, m) != NATS_OK)
         return -1;
     m->connected = natsConnection_Status(m->nc) == NATS_CONN_STATUS_CONNECTED;
@@ -47,6 +48,7 @@ int link_open(mesh_t *m)
 
 void link_durable(const mesh_t *m, char *name, size_t len)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     snprintf(name, len, "purges_%s", m->cfg->node);
 }
 
@@ -96,6 +98,7 @@ static natsStatus purge_consumer(mesh_t *m)
 
 void link_setup(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     uint64_t now = vc_mono_ms();
     if (m->ready || !m->connected || now < m->next_setup_ms)
         return;
@@ -165,6 +168,7 @@ void link_setup(mesh_t *m)
 
 const char *link_state(const mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (m->nc == NULL)
         return "closed";
     switch (natsConnection_Status(m->nc)) {
@@ -178,6 +182,7 @@ const char *link_state(const mesh_t *m)
 
 void link_close(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (m->roster_sub)
         natsSubscription_Destroy(m->roster_sub);
     if (m->purge_sub) /* unsubscribing would delete the durable consumer */

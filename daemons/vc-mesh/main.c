@@ -173,7 +173,7 @@ static void tick(void *arg)
 
 int main(int argc, char **argv)
 {
-    mesh_t m = {0};
+    mesh_t m = {.magic = MESH_MAGIC};
     vc_daemon_load(&m.d, "vc-mesh", argc, argv);
     if (sodium_init() < 0)
         return 1;

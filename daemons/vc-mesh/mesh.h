@@ -70,6 +70,8 @@ typedef struct node {
 } node_t;
 
 typedef struct mesh {
+#define MESH_MAGIC 0x6d657368u /* "mesh": checked by every module vc-mesh hands it to */
+    unsigned magic;
     vc_daemon_t d;
     const mesh_settings_t *cfg;
     vc_nats_inbox_t inbox;

@@ -70,6 +70,7 @@ static void write_all(const mesh_t *m, FILE *out)
 
 void metrics_tick(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     uint64_t now = vc_mono_ms();
     if (now < m->next_metrics_ms)
         return;

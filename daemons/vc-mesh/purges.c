@@ -58,6 +58,7 @@ static void send_one(mesh_t *m, Vc__MeshPurge *p)
 
 void purges_mark(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     Vc__MeshPurge p = VC__MESH_PURGE__INIT;
     char id[64];
     snprintf(id, sizeof(id), "mark-%lld-%llu", (long long)m->started_ms, (unsigned long long)++m->marks);
@@ -117,6 +118,7 @@ static int apply(mesh_t *m, const Vc__MeshPurge *p)
 
 void purges_heard(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     char why[128];
     Vc__MeshPurge *p = mesh_purge_read(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), why, sizeof(why));
     if (p == NULL) {
@@ -149,6 +151,7 @@ void purges_heard(mesh_t *m, natsMsg *msg)
 
 void purges_refused(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (msg == NULL)
         return;
     if (m->nresend == RESEND_MAX) {
@@ -165,6 +168,7 @@ void purges_refused(mesh_t *m, natsMsg *msg)
 
 void purges_resend(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (m->js == NULL || !m->connected)
         return;
     size_t kept = 0;
@@ -182,6 +186,7 @@ void purges_resend(mesh_t *m)
 
 void purges_fini(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     for (size_t i = 0; i < m->nresend; i++)
         natsMsg_Destroy(m->resend[i]);
     free(m->resend);

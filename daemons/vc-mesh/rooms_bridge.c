@@ -45,6 +45,7 @@ static void on_share_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg
 
 natsStatus rooms_bridge_subscribe(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     natsStatus s = natsConnection_Subscribe(&m->room_sub, m->nc, VC_MESH_ROOM_SUBJECT ">", on_room_msg, m);
     if (s == NATS_OK)
         s = natsConnection_Subscribe(&m->share_sub, m->nc, VC_MESH_SHARE_SUBJECT ">", on_share_msg, m);
@@ -53,6 +54,7 @@ natsStatus rooms_bridge_subscribe(mesh_t *m)
 
 int rooms_bridge_open(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     char *out = vc_config_endpoint(m->d.cfg, "rooms-out"), *in = vc_config_endpoint(m->d.cfg, "rooms-in");
     m->rooms_sub = vc_socket_hwm(m->d.zctx, ZMQ_SUB, out, 0, 0, SUB_HWM);
     m->rooms_push = vc_socket_hwm(m->d.zctx, ZMQ_PUSH, in, 0, PUSH_HWM, 0);
@@ -110,6 +112,7 @@ void rooms_from_bus(void *arg)
 
 void rooms_heard(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     char why[128];
     Vc__RoomMessage *rm = mesh_room_read(natsMsg_GetData(msg), (size_t)natsMsg_GetDataLength(msg), why, sizeof(why));
     if (rm == NULL) {
@@ -134,6 +137,7 @@ void rooms_heard(mesh_t *m, natsMsg *msg)
 
 void rooms_bridge_close(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (m->rooms_sub)
         zmq_close(m->rooms_sub);
     if (m->rooms_push)

@@ -35,6 +35,7 @@
 
 void rooms_share_soon(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     m->rooms_share_due = 1;
 }
 
@@ -51,6 +52,7 @@ static const char *bus_call(mesh_t *m, const char *verb, const char *arg, char *
 
 void rooms_node_gone(mesh_t *m, const char *node)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     char err[256];
     bus_call(m, "rooms-forget", node, err, sizeof(err));
 }
@@ -67,12 +69,14 @@ static void ask_all(mesh_t *m)
 
 void rooms_node_up(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     rooms_share_soon(m);
     ask_all(m);
 }
 
 void rooms_bus_welcome(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     if (!m->bus_welcomed) { /* the first: vc-mesh linked to its bus */
         m->bus_welcomed = 1;
         return;
@@ -85,6 +89,7 @@ void rooms_bus_welcome(mesh_t *m)
 
 void rooms_share_heard(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     const char *subject = natsMsg_GetSubject(msg);
     if (strcmp(subject + strlen(VC_MESH_SHARE_SUBJECT), m->cfg->node) != 0)
         rooms_share_soon(m);
@@ -101,6 +106,7 @@ static int hooks_here(const mesh_t *m)
 
 void rooms_shared_tick(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     char err[256];
     if (m->rooms_share_due && m->connected && m->ready && bus_call(m, "rooms-share", NULL, err, sizeof(err)) == NULL) {
         m->rooms_share_due = 0;

@@ -29,6 +29,7 @@ static void free_list(char **v, size_t n)
 
 void roster_take(mesh_t *m, const vc_config_t *cfg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     free_list(m->sites, m->nsites);
     m->sites = vc_calloc(cfg->nsites + 2, sizeof(char *));
     m->nsites = 0;
@@ -42,6 +43,7 @@ void roster_take(mesh_t *m, const vc_config_t *cfg)
 
 void roster_beat(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     uint64_t now = vc_mono_ms();
     if (!m->ready || now < m->next_beat_ms)
         return;
@@ -108,6 +110,7 @@ static void take_entry(node_t *d, const Vc__MeshNode *e)
 
 void roster_heard(mesh_t *m, natsMsg *msg)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     const char *subject = natsMsg_GetSubject(msg);
     const char *prefix = "$KV." VC_MESH_ROSTER ".";
     if (strncmp(subject, prefix, strlen(prefix)) != 0)
@@ -157,6 +160,7 @@ void roster_heard(mesh_t *m, natsMsg *msg)
 
 void roster_check(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     uint64_t now = vc_mono_ms();
     /* This process stood still (stopped, a paused machine): the others
      * were not silent for that long, it was not listening (stall.c). */
@@ -186,6 +190,7 @@ void roster_check(mesh_t *m)
 
 void roster_reply(const mesh_t *m, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     uint64_t now = vc_mono_ms();
     for (size_t i = 0; i < m->nnodes; i++) {
         const node_t *d = &m->nodes[i];
@@ -205,6 +210,7 @@ void roster_reply(const mesh_t *m, Vc__Reply *reply)
 
 void roster_peers_reply(const mesh_t *m, const char *site, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     size_t n = 0;
     for (size_t i = 0; i < m->nnodes; i++) {
         const node_t *d = &m->nodes[i];
@@ -222,6 +228,7 @@ void roster_peers_reply(const mesh_t *m, const char *site, Vc__Reply *reply)
 
 void roster_fini(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     for (size_t i = 0; i < m->nnodes; i++) {
         node_t *d = &m->nodes[i];
         free(d->version);

@@ -42,12 +42,14 @@ static void *watch(void *arg)
 
 int stall_start(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     atomic_store(&m->stall_last_ms, vc_mono_ms());
     return pthread_create(&m->stall_thread, NULL, watch, m) == 0 ? 0 : -1;
 }
 
 uint64_t stall_since_last(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     wake(m);
     uint64_t total = atomic_load(&m->stalled_ms), gap = total - m->stalled_seen_ms;
     m->stalled_seen_ms = total;
@@ -56,6 +58,7 @@ uint64_t stall_since_last(mesh_t *m)
 
 void stall_stop(mesh_t *m)
 {
+    VC_CHECK_OBJ(m, MESH_MAGIC);
     atomic_store(&m->stall_stop, 1);
     pthread_join(m->stall_thread, NULL);
 }

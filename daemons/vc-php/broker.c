@@ -2,14 +2,38 @@
  * The broker's core (broker.h): helpers, the queue, messages from the
  * fronts and from the workers, and the broker's life.
  */
+#include "vc_util.h"
 #include "broker_internal.h"
 #include "vc_events.h"
 
 const char *const wstate_names[] = {"starting", "idle", "busy", "finishing", "retired", "lent"};
+
+/* The moves a worker's state may make (from, then to). Work is given only
+ * to an idle worker, lent only from idle, and finishes only from busy; a
+ * worker goes idle or retires from any state the broker holds it in. A
+ * move not in the table is the broker's own bug, never a worker's doing:
+ * what a worker sends is checked before it moves anything. */
+static const unsigned char may_move[6][6] = {
+    /* to:          STARTING IDLE BUSY FINISHING RETIRED LENT */
+    [W_STARTING] = {0, 1, 0, 0, 1, 0},  /* ready, or of an old generation */
+    [W_IDLE] = {0, 1, 1, 0, 1, 1},      /* given work, lent, or retired */
+    [W_BUSY] = {0, 1, 0, 1, 1, 0},      /* done, answered (finishing), or retired */
+    [W_FINISHING] = {0, 1, 0, 1, 1, 0}, /* done, or retired */
+    [W_RETIRED] = {0, 1, 0, 0, 1, 0},   /* idle only as it died */
+    [W_LENT] = {0, 1, 0, 0, 1, 0},      /* given back, or its front left */
+};
+
+void broker_worker_state(worker_t *w, enum wstate to)
+{
+    VC_ASSERT(may_move[w->state][to]);
+    w->state = to;
+}
+
 const char *const board_state_names[] = {"idle", "busy", "finishing"};
 
 worker_t *broker_by_pid(broker_t *d, pid_t pid)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].pid == pid)
             return &d->w[i];
@@ -20,6 +44,7 @@ worker_t *broker_by_pid(broker_t *d, pid_t pid)
  * fork (a new zygote before its exec) would otherwise keep it there. */
 void broker_link_close(broker_t *d, worker_t *w)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (w->fd < 0)
         return;
     epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
@@ -39,6 +64,7 @@ void broker_job_free(job_t *j)
  * (FRONT_ID_LEN bytes; an answer for a front that left is dropped). */
 void broker_to_front_id(broker_t *d, const void *fid, const Vc__BackMessage *bm, const char *body, size_t blen)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     uint8_t stack[512];
     size_t len = protobuf_c_message_get_packed_size(&bm->base);
     uint8_t *packed = len <= sizeof(stack) ? stack : vc_malloc(len);
@@ -59,6 +85,7 @@ static void to_front(broker_t *d, const vc_frame_t *fid, const Vc__BackMessage *
 void broker_answer(broker_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned status, const char *text,
                    const char *retry_after)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     Vc__ResponseHead head = VC__RESPONSE_HEAD__INIT;
     Vc__Header ct = VC__HEADER__INIT, ra = VC__HEADER__INIT;
     Vc__Header *hdrs[2];
@@ -93,6 +120,7 @@ void broker_answer(broker_t *d, const vc_frame_t *fid, uint64_t req_id, unsigned
  * response rather than pass a truncated body off as whole. */
 void broker_abort_stream(broker_t *d, const vc_frame_t *fid, uint64_t req_id)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     Vc__StreamChunk chunk = VC__STREAM_CHUNK__INIT;
     chunk.id = req_id;
     chunk.final = 1;
@@ -105,6 +133,7 @@ void broker_abort_stream(broker_t *d, const vc_frame_t *fid, uint64_t req_id)
 
 void broker_enqueue(broker_t *d, job_t *j, int at_head)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (at_head)
         vc_queue_push_head(&d->queue, &j->qlink);
     else
@@ -113,6 +142,7 @@ void broker_enqueue(broker_t *d, job_t *j, int at_head)
 
 job_t *broker_dequeue(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     vc_qlink_t *l = vc_queue_pop(&d->queue);
     return l ? VC_QUEUE_ITEM(l, job_t, qlink) : NULL;
 }
@@ -139,7 +169,7 @@ static void assign(broker_t *d, worker_t *w, job_t *j)
         free(f);
     vc_frames_fini(&j->fr);
     j->fr = keep;
-    w->state = W_BUSY;
+    broker_worker_state(w, W_BUSY);
     w->job = j;
     w->started = 0;
     w->timed_out = 0;
@@ -150,14 +180,15 @@ static void assign(broker_t *d, worker_t *w, job_t *j)
  * exit (it is never given work again). */
 void broker_make_idle(broker_t *d, worker_t *w)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     w->since_ms = vc_mono_ms();
     if (w->dying) {
-        w->state = W_IDLE; /* as it was when it died; broker_pump() and broker_lend() skip it */
+        broker_worker_state(w, W_IDLE); /* as it was when it died; broker_pump() and broker_lend() skip it */
     } else if (w->gen != d->gen || w->recycle || w->retire) {
-        w->state = W_RETIRED;
+        broker_worker_state(w, W_RETIRED);
         kill(w->pid, SIGTERM);
     } else {
-        w->state = W_IDLE;
+        broker_worker_state(w, W_IDLE);
     }
 }
 
@@ -166,6 +197,7 @@ void broker_make_idle(broker_t *d, worker_t *w)
  * worker of its own, or over TCP) call lent workers back, one a job. */
 void broker_pump(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (d->leaving) {
         broker_bounce_queue(d); /* a retry: the successor runs it */
         return;
@@ -203,7 +235,7 @@ static int same_front(const job_t *j, const void *fid)
 void broker_on_front(void *arg, const void *fid, const struct iovec *f, int n)
 {
     broker_t *d = arg;
-    VC_CHECK_OBJ(d, DISPATCH_MAGIC);
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     Vc__FrontMessage *fm = vc__front_message__unpack(NULL, f[0].iov_len, f[0].iov_base);
     if (fm == NULL) {
         vc_log(VC_LOG_WARN, "broker", "dropped a malformed message from a front (%d frames)", n);
@@ -297,6 +329,7 @@ void broker_on_front(void *arg, const void *fid, const struct iovec *f, int n)
 
 void broker_finish_job(broker_t *d, worker_t *w)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (w->job) {
         broker_job_free(w->job);
         w->job = NULL;
@@ -369,7 +402,7 @@ static void on_worker_message(broker_t *d, worker_t *w, const struct iovec *f, i
         broker_pump(d);
     } else if (flag == WIRE_FINAL) {
         w->served++;
-        w->state = W_FINISHING;
+        broker_worker_state(w, W_FINISHING);
     }
 }
 
@@ -407,6 +440,7 @@ static int on_worker_read(void *arg, const struct iovec *f, int n)
  * once, for ever. */
 void broker_on_worker(broker_t *d, worker_t *w, int hangup)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (w->fd < 0 || w->state == W_LENT || (!hangup && held_back(d, w)))
         return;
     worker_read_t r = {d, w, hangup};
@@ -424,11 +458,13 @@ void broker_on_worker(broker_t *d, worker_t *w, int hangup)
  * links live in an epoll set, and the broker polls its one descriptor. */
 int broker_poll_fd(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     return d->epfd;
 }
 
 void broker_watch(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
         int want = w->fd >= 0 && !held_back(d, w);
@@ -450,7 +486,7 @@ static worker_t *by_fd(broker_t *d, int fd)
 
 void broker_on_workers(broker_t *d)
 {
-    VC_CHECK_OBJ(d, DISPATCH_MAGIC);
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     struct epoll_event ev[64];
     int n = epoll_wait(d->epfd, ev, VC_ARRAY_SIZE(ev), 0);
     for (int i = 0; i < n; i++) {
@@ -464,6 +500,7 @@ void broker_on_workers(broker_t *d)
 
 void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, worker_clock_t *clock)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (d->spawning > 0 && gen == d->gen)
         d->spawning--;
     VC_GROW(d->w, d->capw, d->nw + 1, 8);
@@ -484,7 +521,7 @@ void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, worker_c
     }
     w->reading = w->fd >= 0;
     w->gen = gen;
-    w->state = W_STARTING;
+    w->state = W_STARTING; /* a new worker in the slot: no move of an old one */
     w->since_ms = vc_mono_ms();
     /* Fork mode makes a worker per request: not news worth an event. */
     if (strcmp(d->cfg->php.mode, "fork") != 0) {
@@ -496,11 +533,13 @@ void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, worker_c
 
 int broker_alive(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     return (int)d->nw;
 }
 
 void broker_drain(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     /* A generation no zygote has: idle workers go now, busy ones when they
      * finish, and nothing new is forked. */
     broker_new_generation(d, UINT_MAX, d->cfg);
@@ -508,6 +547,7 @@ void broker_drain(broker_t *d)
 
 void broker_kill_workers(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (size_t i = 0; i < d->nw; i++)
         kill(d->w[i].pid, SIGKILL);
 }
@@ -515,7 +555,7 @@ void broker_kill_workers(broker_t *d)
 broker_t *broker_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus)
 {
     broker_t *d = vc_calloc(1, sizeof(*d));
-    d->magic = DISPATCH_MAGIC;
+    d->magic = BROKER_MAGIC;
     d->cfg = cfg;
     d->queue.max = (size_t)cfg->php.queue_limit;
     d->fronts = fronts;

@@ -86,6 +86,10 @@ typedef struct worker {
     Vc__Outcome front_outcome; /* what it did (see lent_exited) */
 } worker_t;
 
+/* Moves w to state to, asserting the move is one the broker makes
+ * (broker.c's table). */
+void broker_worker_state(worker_t *w, enum wstate to);
+
 /* A lent worker that exited, its report waiting for its front's word. */
 #define LOST_WAIT_MS 2000
 typedef struct lost {
@@ -98,7 +102,7 @@ typedef struct lost {
     uint64_t due_ms;
 } lost_t;
 
-#define DISPATCH_MAGIC 0x64697370u /* "disp" */
+#define BROKER_MAGIC 0x64697370u /* "disp" */
 
 struct broker {
     uint32_t magic;

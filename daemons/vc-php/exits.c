@@ -2,6 +2,7 @@
  * Workers that exit: recycled, retired, or crashed with a request (the
  * rule for its client is libcommon/vc_wire.h's), and the crash-loop guard.
  */
+#include "vc_util.h"
 #include "broker_internal.h"
 #include "vc_events.h"
 
@@ -108,6 +109,7 @@ static void lent_exited(broker_t *d, worker_t *w, const char *how, int clean, in
 /* The front's word on a lent worker whose link ended. */
 void broker_front_lost(broker_t *d, const void *fid, uint32_t slot, Vc__Outcome outcome)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     worker_t *w = broker_lent_worker(d, fid, slot);
     if (w) { /* before the zygote's report: kept for it */
         w->front_said = 1;
@@ -126,6 +128,7 @@ void broker_front_lost(broker_t *d, const void *fid, uint32_t slot, Vc__Outcome 
 /* Reports still waiting for a front that left, or past their time. */
 void broker_report_overdue(broker_t *d, const void *gone_fid)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     uint64_t now = vc_mono_ms();
     for (size_t i = 0; i < d->nlost;) {
         lost_t *x = &d->lost[i];
@@ -141,6 +144,7 @@ void broker_report_overdue(broker_t *d, const void *gone_fid)
 
 void broker_worker_exited(broker_t *d, pid_t pid, int status)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     worker_t *w = broker_by_pid(d, pid);
     if (w == NULL)
         return;

@@ -7,11 +7,13 @@
  * nothing of that front's is left here: the front's old link never
  * outlives the work on it.
  */
+#include "vc_util.h"
 #include "broker_internal.h"
 
 /* Leaving{unstarted: [req_id]} to the front fid names. */
 void broker_bounce(broker_t *d, const void *fid, uint64_t req_id)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     Vc__Leaving lv = VC__LEAVING__INIT;
     lv.n_unstarted = 1;
     lv.unstarted = &req_id;
@@ -25,6 +27,7 @@ void broker_bounce(broker_t *d, const void *fid, uint64_t req_id)
  * start: a POST runs once, at the successor. */
 void broker_bounce_queue(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (job_t *j; (j = broker_dequeue(d)) != NULL;) {
         if (j->fr.f[0].len == FRONT_ID_LEN)
             broker_bounce(d, j->fr.f[0].data, j->req_id);
@@ -34,7 +37,7 @@ void broker_bounce_queue(broker_t *d)
 
 void broker_leave(broker_t *d)
 {
-    VC_CHECK_OBJ(d, DISPATCH_MAGIC);
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (d->leaving)
         return;
     d->leaving = 1;
@@ -74,6 +77,7 @@ static int holds_for(const broker_t *d, const void *fid)
 
 void broker_release_fronts(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (!d->leaving)
         return;
     char ids[FRONTS_MAX][FRONT_ID_LEN];
@@ -85,6 +89,7 @@ void broker_release_fronts(broker_t *d)
 
 int broker_has_left(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     /* Workers alone are not enough: a front that has not read our Leaving
      * yet may still send a request, to be handed back rather than lost
      * with the link (over TCP a small pool's workers finish in a

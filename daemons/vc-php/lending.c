@@ -6,10 +6,12 @@
  * epoll set, and has it back when the front gives the worker back (a
  * Recall, or the front found no more use) or goes away.
  */
+#include "vc_util.h"
 #include "broker_internal.h"
 
 vc_board_slot_t *broker_board_slot(broker_t *d, const worker_t *w)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     vc_board_t *b = fronts_board(d->fronts, w->lent_to);
     return b && w->slot >= 0 ? &b->slot[w->slot] : NULL;
 }
@@ -17,6 +19,7 @@ vc_board_slot_t *broker_board_slot(broker_t *d, const worker_t *w)
 /* What a lent worker does, per its front's board (idle if unknown). */
 void broker_lent_state(broker_t *d, const worker_t *w, vc_board_slot_t *out)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     vc_board_slot_t *bs = broker_board_slot(d, w);
     if (bs)
         vc_board_read(bs, out);
@@ -26,6 +29,7 @@ void broker_lent_state(broker_t *d, const worker_t *w, vc_board_slot_t *out)
 
 int broker_take_slot(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (size_t k = 0; k < VC_BOARD_SLOTS; k++) {
         size_t i = (d->next_slot + k) % VC_BOARD_SLOTS;
         if (!d->slot_used[i]) {
@@ -39,6 +43,7 @@ int broker_take_slot(broker_t *d)
 
 void broker_lend(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (!d->lending)
         return;
     for (size_t i = 0; i < d->nw; i++) {
@@ -56,7 +61,7 @@ void broker_lend(broker_t *d)
             return;
         epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->fd, NULL);
         w->reading = 0;
-        w->state = W_LENT;
+        broker_worker_state(w, W_LENT);
         w->recalled = 0;
         w->timed_out = 0;
         memcpy(w->lent_to, fid, FRONT_ID_LEN);
@@ -76,6 +81,7 @@ static int must_return(const broker_t *d, const worker_t *w)
  * request may be long. */
 void broker_recall(broker_t *d, worker_t *w)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (w->state != W_LENT || w->recalled)
         return;
     Vc__Recall r = VC__RECALL__INIT;
@@ -113,6 +119,7 @@ static void take_back(broker_t *d, worker_t *w, const vc_board_slot_t *s)
  * stays lent and w does what kept was asked back for. */
 void broker_given_back(broker_t *d, worker_t *w, worker_t *kept)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     VC_ASSERT(kept == NULL || kept->state == W_LENT);
     if (kept && kept != w && kept->recalled) {
         kept->recalled = 0;
@@ -134,6 +141,7 @@ void broker_given_back(broker_t *d, worker_t *w, worker_t *kept)
 
 worker_t *broker_lent_worker(broker_t *d, const void *fid, uint32_t slot)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].state == W_LENT && d->w[i].slot == (int)slot && !memcmp(d->w[i].lent_to, fid, FRONT_ID_LEN))
             return &d->w[i];
@@ -146,6 +154,7 @@ worker_t *broker_lent_worker(broker_t *d, const void *fid, uint32_t slot)
  * than all at once. */
 void broker_move_one(broker_t *d, const void *fid)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     worker_t *pick = NULL;
     for (size_t i = 0; i < d->nw && pick == NULL; i++) {
         worker_t *w = &d->w[i];
@@ -192,7 +201,7 @@ void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int l
         } else {
             vc_log(VC_LOG_WARN, "broker", "worker %d was running %s for a front that left: killed", (int)w->pid,
                    s.what);
-            w->state = W_RETIRED;
+            broker_worker_state(w, W_RETIRED);
             kill(w->pid, SIGKILL);
         }
     }

@@ -2,11 +2,13 @@
  * How many workers the pool has: generations (reloads), the dynamic size
  * (pool.h), `vc scale`, and the limits checked once a tick.
  */
+#include "vc_util.h"
 #include "broker_internal.h"
 #include "vc_events.h"
 
 int broker_wanted(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (vc_mono_ms() < d->spawn_after_ms)
         return 0;
     long have = 0;
@@ -18,6 +20,7 @@ int broker_wanted(broker_t *d)
 
 void broker_new_generation(broker_t *d, unsigned gen, const vc_config_t *cfg)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (d->cfg != cfg && gen != UINT_MAX)
         pool_size_init(&d->size, cfg);
     d->gen = gen;
@@ -28,7 +31,7 @@ void broker_new_generation(broker_t *d, unsigned gen, const vc_config_t *cfg)
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
         if (w->gen != gen && (w->state == W_IDLE || w->state == W_STARTING)) {
-            w->state = W_RETIRED;
+            broker_worker_state(w, W_RETIRED);
             kill(w->pid, SIGTERM);
         } else if (w->gen != gen) {
             broker_recall(d, w); /* it exits once given back */
@@ -39,6 +42,7 @@ void broker_new_generation(broker_t *d, unsigned gen, const vc_config_t *cfg)
 
 int broker_generation_alive(broker_t *d, unsigned gen)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     int n = 0;
     for (size_t i = 0; i < d->nw; i++)
         n += d->w[i].gen == gen;
@@ -47,6 +51,7 @@ int broker_generation_alive(broker_t *d, unsigned gen)
 
 void broker_spawn_requested(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     d->spawning++;
 }
 
@@ -56,7 +61,7 @@ static void retire_one(broker_t *d)
 {
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
-            d->w[i].state = W_RETIRED;
+            broker_worker_state(&d->w[i], W_RETIRED);
             kill(d->w[i].pid, SIGTERM);
             return;
         }
@@ -89,6 +94,7 @@ static void recycle(broker_t *d, worker_t *w)
 
 int broker_recycle(broker_t *d, pid_t pid)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
         if (w->pid != pid || w->dying || w->recycle || w->retire || w->state == W_RETIRED || w->gen != d->gen)
@@ -129,6 +135,7 @@ static void pool_tick(broker_t *d, uint64_t now)
 
 void broker_scale(broker_t *d, int64_t n)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     pool_size_set(&d->size, n);
     /* Too many: idle ones of the current generation go first. */
     long have = 0;
@@ -157,6 +164,7 @@ static void kill_overdue(broker_t *d, worker_t *w, const char *script, const cha
 
 void broker_on_tick(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     uint64_t now = vc_mono_ms();
     broker_report_overdue(d, NULL);
     /* The queue is in arrival order: only its head can be the oldest. */
@@ -200,6 +208,7 @@ void broker_on_tick(broker_t *d)
 
 long broker_next_timeout(broker_t *d)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     long t = 1000;
     uint64_t now = vc_mono_ms();
     if (d->queue.head) {

@@ -2,6 +2,7 @@
  * What `vc status` and `vc workers` show of the pool: counts, the boards
  * of lent workers, and each worker's memory from /proc.
  */
+#include "vc_util.h"
 #include "broker_internal.h"
 
 #include <sys/stat.h>
@@ -24,6 +25,7 @@ long broker_rss_kib(pid_t pid)
  * waiting here and in the fronts. */
 void broker_tally(broker_t *d, int *idle, int *busy, size_t *queued)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     *idle = *busy = 0;
     for (size_t i = 0; i < d->nw; i++) {
         worker_t *w = &d->w[i];
@@ -112,6 +114,7 @@ long broker_pss_kib(const worker_t *w, long *uss)
 
 void broker_status(broker_t *d, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(d, BROKER_MAGIC);
     int idle, busy;
     size_t queued;
     broker_tally(d, &idle, &busy, &queued);

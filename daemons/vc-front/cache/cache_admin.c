@@ -284,6 +284,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
 void cache_admin_register(front_t *f, h2o_pathconf_t *pathconf)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     admin_handler_t *h = (admin_handler_t *)h2o_create_handler(pathconf, sizeof(*h));
     h->super.on_req = on_req;
     h->f = f;

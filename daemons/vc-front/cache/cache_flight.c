@@ -39,6 +39,8 @@ typedef enum pending {
 } pending_t;
 
 struct cache_flight {
+#define FLIGHT_MAGIC 0x666c6974u /* "flit" */
+    unsigned magic;
     cache_flight_t *next; /* in its bucket */
     char *key;
     size_t klen;
@@ -102,11 +104,13 @@ cache_flight_t *flight_find(const char *key, size_t klen)
 
 int flight_running(const cache_flight_t *fl)
 {
+    VC_CHECK_OBJ(fl, FLIGHT_MAGIC);
     return fl->lead != NULL || fl->remote;
 }
 
 int flight_answer(cache_flight_t *fl, int64_t now, uint64_t epoch, vc_cache_entry_t *e)
 {
+    VC_CHECK_OBJ(fl, FLIGHT_MAGIC);
     /* Not a variant: which one a newcomer picks is for the lookup to say. */
     return fl->entry && fl->epoch == epoch && fl->stored_len == fl->klen &&
            vc_cache_entry_parse(fl->entry, fl->entry_len, e) == 0 && now < e->fresh_ms;
@@ -187,6 +191,7 @@ static cache_flight_t *find_or_make(const char *key, size_t klen, h2o_req_t *req
     cache_flight_t *fl = flight_find(key, klen);
     if (fl == NULL) {
         fl = vc_calloc(1, sizeof(*fl));
+        fl->magic = FLIGHT_MAGIC;
         fl->key = vc_malloc(klen);
         memcpy(fl->key, key, klen);
         fl->klen = klen;
@@ -456,6 +461,7 @@ static char *pool_copy(h2o_req_t *req, const char *s)
 
 void flight_wait(cache_flight_t *fl, const seam_request_t *r, const vc_cache_rule_t *rule)
 {
+    VC_CHECK_OBJ(fl, FLIGHT_MAGIC);
     h2o_req_t *req = r->req;
     waiter_t *w = h2o_mem_alloc_shared(&req->pool, sizeof(*w), on_waiter_dispose);
     memset(w, 0, sizeof(*w));

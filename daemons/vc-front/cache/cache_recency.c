@@ -51,6 +51,7 @@ static uint64_t hash_of(const char *key, size_t klen)
 
 void cache_recency_note(front_t *f, h2o_req_t *req, const char *key, size_t klen)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     if (recency.n == TOUCH_MAX)
         return;
     uint64_t h = hash_of(key, klen) + 1;

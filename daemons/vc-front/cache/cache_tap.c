@@ -82,6 +82,7 @@ static int not_kept(const h2o_header_t *h)
  * when its queue is full. */
 void cache_push(front_t *f, const Vc__CacheStore *cs)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     if (push_sock == NULL) {
         char *ep = vc_config_endpoint(f->d.cfg, "cache-in");
         push_sock = vc_socket_hwm(f->d.zctx, ZMQ_PUSH, ep, 0, OFFER_HWM, 0);
@@ -510,6 +511,7 @@ static void on_tap_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_ostream_
 
 void cache_tap(front_t *f, h2o_req_t *req, const cache_tap_args_t *a)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     tap_t *t = (tap_t *)h2o_add_prefilter(req, sizeof(*t));
     t->super.on_setup_ostream = on_tap_setup;
     t->f = f;
@@ -607,6 +609,7 @@ static void on_invalidator_setup(h2o_req_prefilter_t *self, h2o_req_t *req, h2o_
 
 void cache_tap_invalidator(front_t *f, const site_rt_t *site, h2o_req_t *req, const char *key, size_t klen)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     invalidator_t *v = (invalidator_t *)h2o_add_prefilter(req, sizeof(*v));
     v->super.on_setup_ostream = on_invalidator_setup;
     v->f = f;

@@ -18,6 +18,7 @@ static int lent_fd = -1;
 
 int access_log_open(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     vc_mkdirs(f->d.cfg->log_dir, 0750);
     char *log_path = vc_asprintf("%s/access.log", f->d.cfg->log_dir);
     /* Combined, or one JSON object a line: time, site (host), status, bytes,
@@ -101,6 +102,7 @@ static h2o_iovec_t text(const char **at, uint16_t len)
 
 void access_log_lent(front_t *f, const site_rt_t *s, const conn_state_t *c, const vc_lent_log_t *rec, const char *texts)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     if (lent_logconf == NULL || lent_fd < 0)
         return;
     static const h2o_conn_callbacks_t callbacks = {.get_sockname = local_of, .get_peername = peer_of};

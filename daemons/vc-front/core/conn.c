@@ -35,6 +35,7 @@ static void on_conn_close(void *data)
 
 conn_state_t *conn_state_add(front_t *f, h2o_socket_t *sock, int fd, const struct sockaddr_storage *peer)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     f->stats.connections++;
     conn_state_t *c = vc_calloc(1, sizeof(*c));
     c->magic = CONN_STATE_MAGIC;
@@ -72,6 +73,7 @@ conn_state_t *conn_state_of_req(h2o_req_t *req)
  * accept at the limit, which it then makes room for. */
 int conn_evict_idle(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     conn_state_t *pick = NULL;
     for (conn_state_t *c = f->conns; c; c = c->next)
         if (c->sock && !c->cut && !c->php_waiting && c->quiet_s > 0 && (pick == NULL || c->quiet_s > pick->quiet_s))

@@ -89,6 +89,8 @@ typedef struct front_stats {
 } front_stats_t;
 
 typedef struct front {
+#define FRONT_MAGIC 0x66726e74u /* "frnt": checked by the core and every backend it is handed to */
+    unsigned magic;
     vc_daemon_t d;
     /* d.cfg's front.* (vc_front_settings.h), looked up once: a front keeps its
      * configuration for its life (it is replaced to apply another). */

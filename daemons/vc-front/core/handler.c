@@ -88,11 +88,13 @@ static int redirect(front_t *f, h2o_req_t *req, int status, const char *url, siz
  * it has one. */
 int front_send_error(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const char *body)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     return front_send_error_keeping(f, s, req, status, body, 0);
 }
 
 int front_send_error_keeping(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const char *body, int keep)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     f->stats.refused++;
     htaccess_respond_made_here(req);
     if (htaccess_error_document(f, s, req, status))
@@ -234,6 +236,7 @@ static int on_req(h2o_handler_t *self, h2o_req_t *req)
 
 void handler_register(front_t *f, h2o_pathconf_t *pathconf)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     handler_t *h = (handler_t *)h2o_create_handler(pathconf, sizeof(*h));
     h->super.on_req = on_req;
     h->f = f;

@@ -215,6 +215,7 @@ static const handoff_dir_t *sendfile_target(const handoff_site_t *hs, const char
 
 void handoff_serve(front_t *f, site_rt_t *s, h2o_req_t *req, handoff_kind_t k, const char *value, size_t len)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     handoff_site_t *hs = seam_state(s, &handoff_backend);
     /* As nginx and mod_xsendfile: what follows is a GET of the file (a
      * HEAD stays one). */

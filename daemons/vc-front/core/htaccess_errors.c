@@ -1,6 +1,7 @@
 /*
  * ErrorDocument (htaccess_errors.h).
  */
+#include "vc_util.h"
 #include "htaccess_errors.h"
 #include "htaccess_answer.h"
 #include "htaccess_respond.h"
@@ -92,6 +93,7 @@ static int serve(front_t *f, site_rt_t *s, h2o_req_t *req, int status, const cha
 
 int htaccess_error_document(front_t *f, site_rt_t *s, h2o_req_t *req, int status)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     error_doc_t doc;
     if (s == NULL || !s->conf->htaccess || htaccess_respond_error_status(req) || !document_of(s, req, status, &doc))
         return 0;

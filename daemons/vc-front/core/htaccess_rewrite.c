@@ -312,6 +312,7 @@ static int answer(front_t *f, site_rt_t *s, h2o_req_t *req, rewrite_action_t act
 
 int htaccess_rewrite(front_t *f, site_rt_t *s, h2o_req_t *req, int https, htaccess_rewritten_t *out)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     memset(out, 0, sizeof(*out));
     static char arena[32768];
     static chain_t chain;

@@ -86,6 +86,7 @@ static void on_accept(h2o_socket_t *listener, const char *err)
  * across our restarts) or, run alone, are bound here. */
 int listeners_open(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     vc_listener_t *ls = NULL;
     size_t n = 0;
     const char *inherited = getenv("VC_LISTEN_FDS");

@@ -101,7 +101,7 @@ static void on_tick(h2o_timeout_entry_t *entry)
 
 int main(int argc, char **argv)
 {
-    static front_t f;
+    static front_t f = {.magic = FRONT_MAGIC};
     vc_daemon_load(&f.d, "vc-front", argc, argv);
     const vc_config_t *cfg = f.d.cfg;
     f.settings = front_settings(cfg);

@@ -105,6 +105,7 @@ static int on_metrics(h2o_handler_t *self, h2o_req_t *req)
 
 h2o_hostconf_t *metrics_register(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     h2o_hostconf_t *host = h2o_config_register_host(&f->gc, h2o_iovec_init(H2O_STRLIT("vc-admin.invalid")), 65535);
     h2o_pathconf_t *pc = h2o_config_register_path(host, "/", 0);
     server_header_register(pc);
@@ -120,6 +121,7 @@ h2o_hostconf_t *metrics_register(front_t *f)
  * figures marked for it (their change, or a gauge's level). */
 void metrics_tick(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     static uint64_t last_requests, last_statics, last[SEAM_EVENT_FIELDS];
     uint64_t reqs = f->stats.requests - last_requests;
     /* The core's: requests, static, then the second's answers (latency.h). */

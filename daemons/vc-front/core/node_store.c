@@ -2,12 +2,14 @@
  * The node's LMDB environment (DATA/state) as the front opens it: once,
  * at first use, since LMDB allows one handle a process.
  */
+#include "vc_util.h"
 #include "node_store.h"
 #include "vc_log.h"
 #include "vc_store.h"
 
 vc_store_t *front_store(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     static vc_store_t *store;
     if (store == NULL) {
         char err[512];

@@ -1,5 +1,6 @@
 /* Forget real paths when a deployed site's current link moves
  * (release_watch.h). */
+#include "vc_util.h"
 #include "release_watch.h"
 #include "route.h"
 #include "vc_log.h"
@@ -29,6 +30,7 @@ static void on_change(h2o_socket_t *sock, const char *err)
 
 void release_watch_start(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     int fd = -1;
     for (size_t i = 0; i < f->d.cfg->nsites; i++) {
         const char *dir = f->d.cfg->sites[i].deploy_to;

@@ -28,6 +28,7 @@ void seam_register(const seam_backend_t *b)
 
 int seam_init_sites(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     for (size_t k = 0; k < f->nsites; k++) {
         site_rt_t *s = &f->sites[k];
         s->backend_state = vc_calloc(SEAM_MAX_BACKENDS, sizeof(void *));
@@ -71,6 +72,7 @@ const seam_backend_t *const *seam_backends(size_t *n)
 
 int seam_start(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     for (size_t i = 0; i < nbackends; i++)
         if (backends[i]->start && backends[i]->start(f) < 0)
             return -1;
@@ -79,6 +81,7 @@ int seam_start(front_t *f)
 
 void seam_tick(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     for (size_t i = 0; i < nbackends; i++)
         if (backends[i]->tick)
             backends[i]->tick(f);
@@ -86,6 +89,7 @@ void seam_tick(front_t *f)
 
 void seam_stop(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     for (size_t i = 0; i < nbackends; i++)
         if (backends[i]->stop)
             backends[i]->stop(f);
@@ -93,6 +97,7 @@ void seam_stop(front_t *f)
 
 size_t seam_inflight(const front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     size_t n = 0;
     for (size_t i = 0; i < nbackends; i++)
         if (backends[i]->inflight)
@@ -102,6 +107,7 @@ size_t seam_inflight(const front_t *f)
 
 uint64_t seam_counter_value(const front_t *f, const seam_counter_t *c)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     if (c->stat)
         return *(const uint64_t *)((const char *)&f->stats + c->stat - 1);
     return c->value ? *c->value : c->read ? c->read() : 0;
@@ -109,6 +115,7 @@ uint64_t seam_counter_value(const front_t *f, const seam_counter_t *c)
 
 void seam_status(front_t *f, const seam_counter_t *core, size_t ncore, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     for (size_t k = 0; k < ncore; k++)
         if (core[k].field)
             vc_reply_field(reply, core[k].field, "%llu", (unsigned long long)seam_counter_value(f, &core[k]));
@@ -125,6 +132,7 @@ void seam_status(front_t *f, const seam_counter_t *core, size_t ncore, Vc__Reply
 
 void seam_command(front_t *f, const vc_verb_t *core, size_t ncore, const Vc__Command *cmd, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     /* Made once: the backends are all registered before main() runs. */
     static vc_verb_t *all;
     static size_t nall;
@@ -143,6 +151,7 @@ void seam_command(front_t *f, const vc_verb_t *core, size_t ncore, const Vc__Com
 
 void seam_admin(front_t *f, h2o_pathconf_t *pc)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     for (size_t i = 0; i < nbackends; i++)
         if (backends[i]->admin)
             backends[i]->admin(f, pc);

@@ -66,6 +66,7 @@ void server_header_register(h2o_pathconf_t *pathconf)
 
 void front_path_filters(front_t *f, const site_rt_t *s, h2o_pathconf_t *pathconf)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     server_header_register(pathconf);
     if (s->conf->gzip && f->settings->gzip) {
         h2o_compress_args_t ca = {.min_size = 256, .gzip = {.quality = 1}, .brotli = {.quality = -1}};
@@ -87,6 +88,7 @@ h2o_pathconf_t *front_site_path(site_rt_t *s, const char *path)
  * streamed. */
 void site_setup(front_t *f, site_rt_t *s, const vc_site_t *conf)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     s->conf = conf;
     s->route.root = conf->root;
     s->route.root_len = strlen(conf->root);

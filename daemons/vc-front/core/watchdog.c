@@ -41,6 +41,7 @@ static int tcp_counts(int fd, uint64_t *received, uint64_t *acked)
 
 void watchdog_tick(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     /* Counted in whole ticks, the first up to a second late: + 4 closes
      * within the idle timeout plus 5 s. */
     unsigned limit_s = (unsigned)(f->settings->idle_timeout_ms / 1000) + 4;

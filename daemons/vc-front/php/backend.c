@@ -201,6 +201,7 @@ php_stats_t php_stats;
  * was given, never name another client's. */
 void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
 {
+    VC_CHECK_OBJ_OR_NULL(from, LENT_MAGIC);
     Vc__BackMessage *bm = vc__back_message__unpack(NULL, fr->f[0].len, (const uint8_t *)fr->f[0].data);
     if (bm == NULL) {
         vc_log(VC_LOG_WARN, "backend", "dropped a malformed answer from the pool");

@@ -129,6 +129,7 @@ static void board_lent(lent_t *l)
 
 int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
 {
+    VC_CHECK_OBJ_OR_NULL(l, LENT_MAGIC);
     const vc_pool_t *conf = be->pool->conf;
     h2o_req_t *req = p->req;
     front_t *f = be->f;
@@ -209,6 +210,7 @@ int lend_conn_try(backend_t *be, lent_t *l, preq_t *p)
 
 void lend_conn_want(lent_t *l)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     if (l->nconns == 0 || l->conns_asked)
         return;
     l->conns_asked = 1;
@@ -220,6 +222,7 @@ void lend_conn_want(lent_t *l)
 /* ["B"][id][served][last][bytes] or ["X"][id][served][last]. */
 void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     int i = n >= 2 ? find(l, &f[1]) : -1;
     if (i < 0) {
         vc_log(VC_LOG_WARN, "backend", "worker %d ended a connection it was not lent: ignored", l->pid);
@@ -268,6 +271,7 @@ void lend_conn_ended(lent_t *l, const struct iovec *f, int n)
 
 int lend_conn_rescue(lent_t *l)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     int n = 0;
     for (int i = 0; i < l->nconns;) {
         conn_lend_t *lc = l->conns[i];
@@ -291,6 +295,7 @@ int lend_conn_rescue(lent_t *l)
 
 void lend_conn_drop(lent_t *l)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     while (l->nconns > 0) {
         conn_lend_t *lc = l->conns[l->nconns - 1];
         forget(l, l->nconns - 1);
@@ -307,6 +312,7 @@ void lend_conn_drop(lent_t *l)
 
 void lend_conn_log(lent_t *l, const struct iovec *f, int n)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     int i = n >= 3 ? find(l, &f[1]) : -1;
     if (i < 0)
         return;

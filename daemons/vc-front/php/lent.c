@@ -86,6 +86,7 @@ static void on_lent_written(h2o_socket_t *sock, const char *err)
 
 void lent_flush(lent_t *l)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     backend_outbox_flush(&l->ob, on_lent_written);
 }
 
@@ -251,6 +252,7 @@ int lent_submit(backend_t *be, preq_t *p)
 
 void lent_remove(lent_t *l)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     backend_t *be = l->be;
     if (l->job)
         l->job->lw = NULL;
@@ -537,6 +539,7 @@ static int on_lent_message(void *arg, const struct iovec *f, int n)
 
 void lent_pause(lent_t *l, int on)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     if (l->paused == on || l->ob.sock == NULL)
         return;
     l->paused = on;

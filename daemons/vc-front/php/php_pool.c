@@ -16,6 +16,7 @@
 
 php_pool_t *php_pool_new(front_t *f, const vc_pool_t *conf, const char *endpoint)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     php_pool_t *pool = vc_calloc(1, sizeof(*pool));
     pool->f = f;
     pool->conf = conf;

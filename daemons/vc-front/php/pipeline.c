@@ -15,6 +15,7 @@
  * after the job (php.max_requests), it goes to another worker as the
  * retry rules have it, never a 502.
  */
+#include "vc_util.h"
 #include "backend_internal.h"
 
 #include <string.h>
@@ -89,6 +90,7 @@ static int usually_below(const backend_t *be, pipeline_key_t key, uint64_t below
 
 int pipeline_may(const backend_t *be, const lent_t *l, const preq_t *head, uint64_t now_us)
 {
+    VC_CHECK_OBJ(l, LENT_MAGIC);
     if (!l->busy || l->finishing || l->nahead >= PIPELINE_DEPTH || l->recalled || l->owed || be->nowed > 0 ||
         be->leaving || l->job == NULL)
         return 0;

@@ -511,6 +511,7 @@ void mercure_php_publish(rt_site_t *rs, const Vc__Publish *p)
 
 int mercure_take(front_t *f, rt_site_t *rs, h2o_req_t *req)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     if (rs->mercure_publisher_key == NULL)
         return 0;
     rt_stats.api_calls++;
@@ -547,6 +548,7 @@ void mercure_start(void)
 
 void mercure_tick(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     uint64_t t = vc_mono_ms();
     for (pending_t *p = pendings, *next; p; p = next) {
         next = p->next;

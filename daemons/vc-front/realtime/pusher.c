@@ -460,6 +460,7 @@ static int protocol_of(h2o_req_t *req)
 
 int pusher_take(front_t *f, rt_site_t *rs, h2o_req_t *req, h2o_iovec_t key)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     pusher_conn_t *c = vc_calloc(1, sizeof(*c));
     c->f = f;
     c->app = rt_app_by_key(rs, key.base, key.len);
@@ -508,6 +509,7 @@ int pusher_take(front_t *f, rt_site_t *rs, h2o_req_t *req, h2o_iovec_t key)
 
 void pusher_tick(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     uint64_t now = vc_mono_ms(), quiet = (uint64_t)f->settings->realtime_activity_timeout_ms;
     uint64_t pong_wait = quiet < PONG_TIMEOUT_MS ? quiet : PONG_TIMEOUT_MS;
     for (pusher_conn_t *c = conns; c; c = c->next) {

@@ -244,6 +244,7 @@ static int get(front_t *f, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t r
 
 int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     (void)rs;
     rt_stats.api_calls++;
     size_t path_len = req->query_at != SIZE_MAX ? req->query_at : req->path.len;

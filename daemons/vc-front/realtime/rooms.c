@@ -21,6 +21,8 @@
 #define ROOMS_HWM 100000
 
 struct rt_room {
+#define ROOM_MAGIC 0x726f6f6du /* "room" */
+    unsigned magic;
     struct rt_room *next; /* in its bucket */
     rt_sub_t **subs;
     size_t nsubs, cap;
@@ -60,11 +62,13 @@ rt_room_t *rooms_find(const char *name)
 
 const char *rooms_name(const rt_room_t *r)
 {
+    VC_CHECK_OBJ(r, ROOM_MAGIC);
     return r->name;
 }
 
 size_t rooms_subscribers(const rt_room_t *r)
 {
+    VC_CHECK_OBJ(r, ROOM_MAGIC);
     return r->nsubs;
 }
 
@@ -102,6 +106,7 @@ void rooms_join(const char *name, rt_sub_t *s)
     if (r == NULL) {
         size_t n = strlen(name);
         r = vc_calloc(1, sizeof(*r) + n + 1);
+        r->magic = ROOM_MAGIC;
         memcpy(r->name, name, n);
         uint32_t b = hash(name);
         r->next = room_hub.buckets[b];
@@ -159,6 +164,7 @@ static rt_member_t *member_find(rt_room_t *r, const char *user_id)
 
 int rooms_member_add(rt_room_t *r, const char *user_id, const char *info)
 {
+    VC_CHECK_OBJ(r, ROOM_MAGIC);
     rt_member_t *m = member_find(r, user_id);
     int first = m == NULL;
     if (first) {
@@ -174,6 +180,7 @@ int rooms_member_add(rt_room_t *r, const char *user_id, const char *info)
 
 int rooms_member_remove(rt_room_t *r, const char *user_id)
 {
+    VC_CHECK_OBJ(r, ROOM_MAGIC);
     rt_member_t *m = member_find(r, user_id);
     if (m == NULL || --m->conns > 0)
         return 0;
@@ -185,6 +192,7 @@ int rooms_member_remove(rt_room_t *r, const char *user_id)
 
 const rt_member_t *rooms_members(const rt_room_t *r, size_t *n)
 {
+    VC_CHECK_OBJ(r, ROOM_MAGIC);
     *n = r->nmembers;
     return r->members;
 }
@@ -307,6 +315,7 @@ static void on_readable(h2o_socket_t *sock, const char *err)
 
 int rooms_start(front_t *f)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     room_hub.f = f;
     char *in_ep = vc_config_endpoint(f->d.cfg, "rooms-in"), *out_ep = vc_config_endpoint(f->d.cfg, "rooms-out");
     /* Publishing never blocks the loop: with the bus gone long enough to
@@ -370,6 +379,7 @@ static MDB_txn *read_db(front_t *f, const char *db, MDB_dbi *dbi, int *opened)
 
 int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history_cb cb, void *arg)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     static MDB_dbi dbi;
     static int opened;
     MDB_txn *txn = read_db(f, VC_DB_ROOM_HISTORY, &dbi, &opened);
@@ -404,6 +414,7 @@ int rooms_history(front_t *f, const char *room, uint64_t after_id, rooms_history
 
 char *rooms_presence_read(front_t *f, const char *room)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     static MDB_dbi dbi;
     static int opened;
     MDB_txn *txn = read_db(f, VC_DB_PRESENCE, &dbi, &opened);

@@ -343,6 +343,7 @@ static int key_well_formed(h2o_iovec_t k)
 ws_conn_t *ws_upgrade(front_t *f, h2o_req_t *req, const ws_callbacks_t *cb, const ws_options_t *opt, void *data,
                       int *status, const char **why)
 {
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
     *status = 400;
     if (req->version < 0x101 || req->version >= 0x200) {
         *why = "a WebSocket needs HTTP/1.1";
