@@ -155,26 +155,16 @@ int sup_terminal_start(sup_t *s)
     snprintf(w.shell, sizeof(w.shell), "%s", shell);
     w.uid = pw->pw_uid;
     w.gid = pw->pw_gid;
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    int end;
+    pid_t pid = vc_proc_fork_linked(SIGTERM, &end);
+    if (pid < 0)
         return -1;
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        close(sv[0]);
-        vc_proc_die_with_parent(SIGTERM, parent);
-        serve(&w, sv[1]);
-    }
-    close(sv[1]);
+    if (pid == 0)
+        serve(&w, end);
     /* vc-panel's end crosses its exec. */
-    fcntl(sv[0], F_SETFD, 0);
+    fcntl(end, F_SETFD, 0);
     char fd[16];
-    snprintf(fd, sizeof(fd), "%d", sv[0]);
+    snprintf(fd, sizeof(fd), "%d", end);
     setenv("VC_TERMINAL_FD", fd, 1);
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 static sigset_t handled_set(void)
@@ -148,6 +149,27 @@ void vc_proc_die_with_parent(int sig, pid_t parent)
     prctl(PR_SET_PDEATHSIG, sig);
     if (getppid() != parent)
         _exit(1); /* the parent died before the request took effect */
+}
+
+pid_t vc_proc_fork_linked(int sig, int *end)
+{
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+        return -1;
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(sv[0]);
+        close(sv[1]);
+        errno = e;
+        return -1;
+    }
+    if (pid == 0)
+        vc_proc_die_with_parent(sig, parent);
+    close(sv[pid == 0 ? 0 : 1]);
+    *end = sv[pid == 0 ? 1 : 0];
+    return pid;
 }
 
 int vc_proc_lock(const char *path)

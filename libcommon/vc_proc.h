@@ -37,6 +37,11 @@ void vc_proc_ready(void);
  * sends sig to the child when the parent dies, so nothing is left behind
  * when a supervisor is killed. Exits at once if the parent is already gone. */
 void vc_proc_die_with_parent(int sig, pid_t parent);
+/* Forks a child linked to this process by a SOCK_SEQPACKET pair (both
+ * ends close-on-exec), which the kernel sends sig when this process dies.
+ * Returns the child's pid in the parent and 0 in the child, each with its
+ * own end in *end (the other end closed); -1 (errno set) if it could not. */
+pid_t vc_proc_fork_linked(int sig, int *end);
 
 /* An exclusive lock on path (made if missing), held until the returned
  * descriptor (close-on-exec) is closed or the process ends: one suite per

@@ -4,16 +4,14 @@
  * the site for its list ("releases SITE here", a verb another node may
  * call), so that each release says the nodes that hold it.
  *
- * One thread a node, as spread.c does: the loop stays free, and two nodes
- * asking each other at once do not wait on each other's loop. A node that
+ * One thread a node (libcommon/vc_fanout.h), as spread.c does. A node that
  * does not answer within fed.peer_timeout is left out of every list, and
  * named in the answer's "unanswered".
  */
 #include "fed.h"
+#include "vc_fanout.h"
 #include "vc_util.h"
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +21,6 @@ typedef struct holders_job holders_job_t;
 typedef struct holders_peer {
     holders_job_t *job;
     char *node;
-    pthread_t thread;
     int answered;
     char **ids;
     size_t n;
@@ -37,10 +34,11 @@ struct holders_job {
     Vc__Reply *reply; /* this node's list, answered once the others are in */
     holders_peer_t *peers;
     size_t n;
-    atomic_size_t left;
+    vc_fanout_t *fan;
 };
 
-static void *ask_thread(void *arg)
+/* On the peer's thread. */
+static void ask(void *arg)
 {
     holders_peer_t *p = arg;
     holders_job_t *j = p->job;
@@ -58,13 +56,17 @@ static void *ask_thread(void *arg)
     }
     if (r)
         vc__reply__free_unpacked(r, NULL);
-    if (atomic_fetch_sub(&j->left, 1) == 1)
-        cluster_put_item(j->f, FED_ITEM_HOLDERS, NULL); /* the loop finds which */
-    return NULL;
+}
+
+/* On the thread of the last call to end. */
+static void wake_loop(void *arg)
+{
+    cluster_put_item(arg, FED_ITEM_HOLDERS, NULL); /* the loop finds which */
 }
 
 static void job_free(holders_job_t *j)
 {
+    vc_fanout_end(j->fan);
     for (size_t i = 0; i < j->n; i++) {
         for (size_t k = 0; k < j->peers[i].n; k++)
             free(j->peers[i].ids[k]);
@@ -91,8 +93,6 @@ static void answer(fed_t *f, holders_job_t *j)
 {
     char *unanswered = vc_strdup("");
     for (size_t i = 0; i < j->n; i++) {
-        if (!pthread_equal(j->peers[i].thread, pthread_self()))
-            pthread_join(j->peers[i].thread, NULL);
         if (!j->peers[i].answered) {
             char *more = vc_asprintf("%s%s%s", unanswered, *unanswered ? "," : "", j->peers[i].node);
             free(unanswered);
@@ -122,7 +122,7 @@ void holders_done(fed_t *f)
     VC_CHECK_OBJ(f, FED_MAGIC);
     for (holders_job_t **at = (holders_job_t **)&f->holding; *at;) {
         holders_job_t *j = *at;
-        if (atomic_load(&j->left) > 0) {
+        if (!vc_fanout_over(j->fan)) {
             at = &j->next;
             continue;
         }
@@ -155,7 +155,6 @@ void holders_ask(fed_t *f, const vc_site_t *s, Vc__Reply *reply)
     releases_list(f, s, j->reply);
     j->peers = vc_calloc(n, sizeof(*j->peers));
     j->n = n;
-    atomic_store(&j->left, n);
     for (size_t i = 0; i < n; i++) {
         j->peers[i].job = j;
         j->peers[i].node = peers[i];
@@ -164,13 +163,8 @@ void holders_ask(fed_t *f, const vc_site_t *s, Vc__Reply *reply)
     j->later = vc_ctl_defer(f->d.ctl);
     j->next = f->holding;
     f->holding = j;
-    for (size_t i = 0; i < n; i++)
-        if (pthread_create(&j->peers[i].thread, NULL, ask_thread, &j->peers[i]) != 0) {
-            /* As a node that did not answer, on a thread that ended. */
-            j->peers[i].thread = pthread_self();
-            if (atomic_fetch_sub(&j->left, 1) == 1)
-                cluster_put_item(f, FED_ITEM_HOLDERS, NULL);
-        }
+    /* A thread that cannot start: as a node that did not answer. */
+    j->fan = vc_fanout_start(j->peers, n, sizeof(*j->peers), ask, NULL, wake_loop, f);
 }
 
 void holders_fini(fed_t *f)
@@ -178,9 +172,6 @@ void holders_fini(fed_t *f)
     VC_CHECK_OBJ(f, FED_MAGIC);
     for (holders_job_t *j = f->holding, *next; j; j = next) {
         next = j->next;
-        for (size_t i = 0; i < j->n; i++)
-            if (!pthread_equal(j->peers[i].thread, pthread_self()))
-                pthread_join(j->peers[i].thread, NULL);
         job_free(j);
     }
     f->holding = NULL;

@@ -7,19 +7,19 @@
  * That node checks the signature against its own trusted keys and every
  * file against the manifest before it says staged.
  *
- * One thread a node, so that a slow node does not hold up the others, nor
- * this daemon's loop; the answer waits (vc_ctl_defer) until every thread
+ * One thread a node (libcommon/vc_fanout.h), so that a slow node does not
+ * hold up the others, nor this daemon's loop; the answer waits
+ * (vc_ctl_defer) until every thread
  * is done. A node that came back and lacks the current release asks the
  * same way for itself (together.c).
  */
 #include "fed.h"
 #include "vc_events.h"
+#include "vc_fanout.h"
 #include "vc_log.h"
 #include "vc_push.h"
 #include "vc_util.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +30,6 @@ typedef struct spread_job spread_job_t;
 typedef struct spread_peer {
     spread_job_t *job;
     char *node;
-    pthread_t thread;
     int ok, refused; /* refused: the node answered no; else, when not ok, it could not be reached */
     uint64_t sent, received;
     char why[1024];
@@ -54,7 +53,7 @@ struct spread_job {
     vc_release_t rel;
     spread_peer_t *peers;
     size_t n;
-    atomic_size_t left;
+    vc_fanout_t *fan;
 };
 
 static int push_call(void *arg, const char *verb, const char *const *args, size_t nargs, const void *payload,
@@ -72,7 +71,8 @@ static void peer_progress(const vc_push_t *push, size_t done)
     atomic_store(&p->bytes, push->sent);
 }
 
-static void *push_thread(void *arg)
+/* On the peer's thread. */
+static void push(void *arg)
 {
     spread_peer_t *p = arg;
     spread_job_t *j = p->job;
@@ -92,13 +92,25 @@ static void *push_thread(void *arg)
     snprintf(p->why, sizeof(p->why), "%s", p->ok ? "" : push.why);
     atomic_store(&p->bytes, push.sent);
     atomic_store(&p->finished, p->ok ? 1 : 2);
-    if (atomic_fetch_sub(&j->left, 1) == 1)
-        cluster_put_item(j->f, FED_ITEM_SPREAD, NULL); /* the loop finds which */
-    return NULL;
+}
+
+/* As if it had run and failed. */
+static void not_started(void *arg, int err)
+{
+    spread_peer_t *p = arg;
+    snprintf(p->why, sizeof(p->why), "cannot start a thread: %s", strerror(err));
+    atomic_store(&p->finished, 2);
+}
+
+/* On the thread of the last call to end. */
+static void wake_loop(void *arg)
+{
+    cluster_put_item(arg, FED_ITEM_SPREAD, NULL); /* the loop finds which */
 }
 
 static void job_free(spread_job_t *j)
 {
+    vc_fanout_end(j->fan);
     for (size_t i = 0; i < j->n; i++)
         free(j->peers[i].node);
     free(j->peers);
@@ -149,8 +161,6 @@ static void answer(fed_t *f, spread_job_t *j)
     vc__reply__init(reply);
     for (size_t i = 0; i < j->n; i++) {
         spread_peer_t *p = &j->peers[i];
-        if (!pthread_equal(p->thread, pthread_self()))
-            pthread_join(p->thread, NULL);
         staged += p->ok;
         refused += p->refused;
         Vc__Record *rec = vc_reply_record(reply);
@@ -187,7 +197,7 @@ void spread_done(fed_t *f)
     VC_CHECK_OBJ(f, FED_MAGIC);
     for (spread_job_t **at = (spread_job_t **)&f->spreading; *at;) {
         spread_job_t *j = *at;
-        if (atomic_load(&j->left) > 0) {
+        if (!vc_fanout_over(j->fan)) {
             at = &j->next;
             continue;
         }
@@ -272,7 +282,6 @@ void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     }
     j->peers = vc_calloc(n, sizeof(*j->peers));
     j->n = n;
-    atomic_store(&j->left, n);
     for (size_t i = 0; i < n; i++) {
         j->peers[i].job = j;
         j->peers[i].node = peers[i];
@@ -281,14 +290,7 @@ void spread_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     j->later = vc_ctl_defer(f->d.ctl);
     j->next = f->spreading;
     f->spreading = j;
-    for (size_t i = 0; i < n; i++)
-        if (pthread_create(&j->peers[i].thread, NULL, push_thread, &j->peers[i]) != 0) {
-            /* As if it had run and failed; joined as a thread that ended. */
-            j->peers[i].thread = pthread_self();
-            snprintf(j->peers[i].why, sizeof(j->peers[i].why), "cannot start a thread: %s", strerror(errno));
-            if (atomic_fetch_sub(&j->left, 1) == 1)
-                cluster_put_item(f, FED_ITEM_SPREAD, NULL);
-        }
+    j->fan = vc_fanout_start(j->peers, n, sizeof(*j->peers), push, not_started, wake_loop, f);
 }
 
 /* spreading SITE RELEASE: how far each node is (vc deploy's progress
@@ -324,9 +326,6 @@ void spread_fini(fed_t *f)
     VC_CHECK_OBJ(f, FED_MAGIC);
     for (spread_job_t *j = f->spreading, *next; j; j = next) {
         next = j->next;
-        for (size_t i = 0; i < j->n; i++)
-            if (!pthread_equal(j->peers[i].thread, pthread_self()))
-                pthread_join(j->peers[i].thread, NULL);
         job_free(j);
     }
     f->spreading = NULL;

@@ -82,21 +82,14 @@ static zyg_t *zyg_in(php_t *p, zstate_t st)
 /* Forks and execs a zygote with cfg's data directory; it reports on sock. */
 static int zygote_start(php_t *p, zyg_t *z, vc_config_t *cfg)
 {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
+    int end;
+    pid_t pid = vc_proc_fork_linked(SIGKILL, &end);
+    if (pid < 0)
         return -1;
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) {
-        close(sv[0]);
-        close(sv[1]);
-        return -1;
-    }
     if (pid == 0) {
         /* Only the zygote's end crosses the exec. */
-        vc_proc_die_with_parent(SIGKILL, parent);
         vc_proc_unblock_signals();
-        int fd = dup(sv[1]);
+        int fd = dup(end);
         char fdstr[16];
         snprintf(fdstr, sizeof(fdstr), "%d", fd);
         /* Run alone, it reads the files the broker read, not the store. */
@@ -107,10 +100,9 @@ static int zygote_start(php_t *p, zyg_t *z, vc_config_t *cfg)
             execl("/proc/self/exe", "vc-php", "--data", p->d.data_dir, "--zygote-fd", fdstr, (char *)NULL);
         _exit(127);
     }
-    close(sv[1]);
     memset(z, 0, sizeof(*z));
     z->pid = pid;
-    z->sock = sv[0];
+    z->sock = end;
     z->gen = ++p->next_gen;
     z->state = Z_BOOTING;
     z->cfg = cfg;
