@@ -65,6 +65,32 @@ natsStatus vc_nats_options(natsOptions **out, const mesh_settings_t *c, const ch
     return NATS_OK;
 }
 
+natsStatus vc_nats_kv_bucket(kvStore **kv, jsCtx *js, const char *bucket, int64_t replicas, int64_t ttl_ms)
+{
+    kvConfig kc;
+    kvConfig_Init(&kc);
+    kc.Bucket = bucket;
+    kc.History = 1;
+    kc.TTL = ttl_ms * 1000000; /* ns */
+    kc.Replicas = (int)replicas;
+    return js_CreateKeyValue(kv, js, &kc);
+}
+
+natsStatus vc_nats_kv_watch(natsSubscription **sub, jsCtx *js, const char *bucket, const char *keys, natsMsgHandler cb,
+                            void *arg)
+{
+    char stream[128], subject[256];
+    snprintf(stream, sizeof(stream), "KV_%s", bucket);
+    snprintf(subject, sizeof(subject), "$KV.%s.%s", bucket, keys);
+    jsSubOptions so;
+    jsSubOptions_Init(&so);
+    so.Stream = stream;
+    so.Ordered = true;
+    so.Config.DeliverPolicy = js_DeliverLastPerSubject;
+    jsErrCode je = 0;
+    return js_Subscribe(sub, js, subject, cb, arg, NULL, &so, &je);
+}
+
 natsStatus vc_nats_connect(natsConnection **nc, const mesh_settings_t *c, const char *daemon,
                            natsConnectionHandler on_event, void *closure)
 {

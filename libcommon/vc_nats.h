@@ -23,6 +23,15 @@ natsStatus vc_nats_options(natsOptions **out, const mesh_settings_t *c, const ch
 natsStatus vc_nats_connect(natsConnection **nc, const mesh_settings_t *c, const char *daemon,
                            natsConnectionHandler on_event, void *closure);
 
+/* A key-value bucket of the cluster's, made if it is not there: one value
+ * a key, cluster.replicas copies, each entry gone after ttl_ms (0: kept). */
+natsStatus vc_nats_kv_bucket(kvStore **kv, jsCtx *js, const char *bucket, int64_t replicas, int64_t ttl_ms);
+/* Watches the keys of bucket that match keys (a subject's tail: ">",
+ * "cert.>"): each one's last value, then every new one as it is put, to
+ * cb on a libnats thread, in order. */
+natsStatus vc_nats_kv_watch(natsSubscription **sub, jsCtx *js, const char *bucket, const char *keys, natsMsgHandler cb,
+                            void *arg);
+
 /* What libnats's threads (and a daemon's own) hand the daemon's one loop:
  * a queue under a lock, and an eventfd the loop polls, written when the
  * queue turns non-empty. An item is a message or the daemon's own data. */

@@ -237,22 +237,10 @@ static natsStatus setup(fed_cluster_t *cl, const char **step)
         s = natsConnection_Subscribe(&cl->call_sub, cl->nc, subject, on_call, cl);
     }
     if (s == NATS_OK && cl->bucket == NULL && (*step = "the releases' bucket")) {
-        kvConfig kc;
-        kvConfig_Init(&kc);
-        kc.Bucket = FED_BUCKET;
-        kc.History = 1;
-        kc.Replicas = (int)cl->replicas;
-        s = js_CreateKeyValue(&cl->bucket, cl->js, &kc);
+        s = vc_nats_kv_bucket(&cl->bucket, cl->js, FED_BUCKET, cl->replicas, 0);
     }
     if (s == NATS_OK && cl->watch_sub == NULL && (*step = "the releases' bucket's subjects")) {
-        /* Each key's last value, then every new one, as it is put. */
-        jsSubOptions so;
-        jsSubOptions_Init(&so);
-        so.Stream = "KV_" FED_BUCKET;
-        so.Ordered = true;
-        so.Config.DeliverPolicy = js_DeliverLastPerSubject;
-        jsErrCode je = 0;
-        s = js_Subscribe(&cl->watch_sub, cl->js, "$KV." FED_BUCKET ".>", on_bucket_msg, cl, NULL, &so, &je);
+        s = vc_nats_kv_watch(&cl->watch_sub, cl->js, FED_BUCKET, ">", on_bucket_msg, cl);
     }
     return s;
 }

@@ -130,12 +130,7 @@ natsStatus certs_setup(mesh_t *m)
         return NATS_OK; /* no secret: certificates stay on their node */
     natsStatus s = NATS_OK;
     if (m->certs == NULL) {
-        kvConfig kc;
-        kvConfig_Init(&kc);
-        kc.Bucket = VC_MESH_CERTS;
-        kc.History = 1;
-        kc.Replicas = (int)m->cfg->replicas;
-        s = js_CreateKeyValue(&m->certs, m->js, &kc);
+        s = vc_nats_kv_bucket(&m->certs, m->js, VC_MESH_CERTS, m->cfg->replicas, 0);
     }
     if (s == NATS_OK && m->answer_sub == NULL)
         s = natsConnection_Subscribe(&m->answer_sub, m->nc, VC_MESH_ANSWER_SUBJECT, on_answer_msg, m);
@@ -152,13 +147,7 @@ natsStatus certs_setup(mesh_t *m)
     }
     if (s == NATS_OK && m->cert_sub == NULL) {
         /* Each site's last pair, then every new one, as it is put. */
-        jsSubOptions so;
-        jsSubOptions_Init(&so);
-        so.Stream = "KV_" VC_MESH_CERTS;
-        so.Ordered = true;
-        so.Config.DeliverPolicy = js_DeliverLastPerSubject;
-        jsErrCode je = 0;
-        s = js_Subscribe(&m->cert_sub, m->js, "$KV." VC_MESH_CERTS ".cert.>", on_cert_msg, m, NULL, &so, &je);
+        s = vc_nats_kv_watch(&m->cert_sub, m->js, VC_MESH_CERTS, "cert.>", on_cert_msg, m);
     }
     return s;
 }

@@ -120,14 +120,8 @@ void link_setup(mesh_t *m)
         s = rooms_bridge_subscribe(m);
     if (s == NATS_OK && m->roster == NULL) {
         step = "the roster bucket";
-        kvConfig kc;
-        kvConfig_Init(&kc);
-        kc.Bucket = VC_MESH_ROSTER;
-        kc.History = 1;
-        kc.TTL = m->cfg->gone_ms * 1000000; /* ns: a silent node's entry goes */
-        kc.Replicas = (int)m->cfg->replicas;
-        kvStore *made = NULL;
-        s = js_CreateKeyValue(&made, m->js, &kc);
+        kvStore *made = NULL; /* a silent node's entry goes after gone_after */
+        s = vc_nats_kv_bucket(&made, m->js, VC_MESH_ROSTER, m->cfg->replicas, m->cfg->gone_ms);
         if (made)
             kvStore_Destroy(made);
         /* Through a context of its own that waits a heartbeat at most: a
