@@ -2,7 +2,7 @@
  * file's size, the rest the header. A rewritten header must hold at most
  * RANGES_MAX ranges, each inside the file, in order and apart, and the
  * verdict must not depend on anything but the input. */
-#include "../daemons/vc-front/core/ranges.h"
+#include "../daemons/vc-front/static/ranges.h"
 
 #include <stdio.h>
 #include <stdlib.h>

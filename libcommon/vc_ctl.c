@@ -346,6 +346,17 @@ static int wait_answer(void *s, const char *path, const struct stat *was, long t
     }
 }
 
+Vc__Command vc_ctl_command(const char *verb, const char *const *args, size_t nargs, const void *payload, size_t plen)
+{
+    Vc__Command cmd = VC__COMMAND__INIT;
+    cmd.verb = (char *)verb;
+    cmd.args = (char **)args;
+    cmd.n_args = nargs;
+    cmd.payload.data = (uint8_t *)payload;
+    cmd.payload.len = plen;
+    return cmd;
+}
+
 int vc_ctl_call_payload(void *zctx, const char *endpoint, const char *verb, const char *const *args, size_t nargs,
                         const void *payload, size_t plen, long timeout_ms, Vc__Reply **out)
 {
@@ -359,12 +370,7 @@ int vc_ctl_call_payload(void *zctx, const char *endpoint, const char *verb, cons
     void *s = vc_socket(zctx, ZMQ_REQ, endpoint, 0);
     if (s == NULL)
         return -errno;
-    Vc__Command cmd = VC__COMMAND__INIT;
-    cmd.verb = (char *)verb;
-    cmd.args = (char **)args;
-    cmd.n_args = nargs;
-    cmd.payload.data = (uint8_t *)payload;
-    cmd.payload.len = plen;
+    Vc__Command cmd = vc_ctl_command(verb, args, nargs, payload, plen);
     int r = vc_send_proto(s, &cmd.base, 0);
     if (r == 0)
         r = wait_answer(s, ipc ? endpoint + 6 : NULL, &st, timeout_ms);

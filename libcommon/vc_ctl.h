@@ -75,6 +75,11 @@ void vc_record_field(Vc__Record *rec, const char *key, const char *fmt, ...) __a
 const char *vc_reply_get(const Vc__Reply *r, const char *key);
 const char *vc_record_get(const Vc__Record *rec, const char *key);
 
+/* A command of verb, args and payload (plen bytes, may be 0), pointing at
+ * them (nothing copied): for the control socket and for another node's
+ * vc-fed over NATS alike. */
+Vc__Command vc_ctl_command(const char *verb, const char *const *args, size_t nargs, const void *payload, size_t plen);
+
 /* Sends one command and waits up to timeout_ms for the reply. On success
  * *out is a reply the caller frees with vc__reply__free_unpacked(*out,
  * NULL). Errors: -VC_ERR_NOTRUNNING (no socket there), -VC_ERR_TIMEOUT,

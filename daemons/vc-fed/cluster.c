@@ -129,12 +129,7 @@ static void on_bucket_msg(natsConnection *nc, natsSubscription *sub, natsMsg *ms
 static uint8_t *pack_call(const char *node, const char *verb, const char *const *args, size_t nargs,
                           const void *payload, size_t plen, size_t *len, char subject[FED_SUBJECT_MAX])
 {
-    Vc__Command cmd = VC__COMMAND__INIT;
-    cmd.verb = (char *)verb;
-    cmd.args = (char **)args;
-    cmd.n_args = nargs;
-    cmd.payload.data = (uint8_t *)payload;
-    cmd.payload.len = plen;
+    Vc__Command cmd = vc_ctl_command(verb, args, nargs, payload, plen);
     *len = vc__command__get_packed_size(&cmd);
     uint8_t *buf = vc_malloc(*len ? *len : 1);
     vc__command__pack(&cmd, buf);

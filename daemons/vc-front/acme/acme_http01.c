@@ -11,10 +11,10 @@
  * nginx. Such a file (at most 4 KiB) is the answer, before the redirects
  * too; with none there, the answer is 404, so the path never reaches PHP.
  */
-#include "node_store.h"
-#include "front.h"
-#include "handler.h"
-#include "seam.h"
+#include "core/front.h"
+#include "core/handler.h"
+#include "core/node_store.h"
+#include "core/seam.h"
 #include "vc_log.h"
 #include "vc_store.h"
 #include "vc_util.h"

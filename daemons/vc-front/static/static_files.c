@@ -4,12 +4,12 @@
  * index.html, precompressed .gz), opened beneath the site's root
  * (beneath.h), with Range headers tamed first (ranges.h).
  */
-#include "sites.h"
-#include "beneath.h"
-#include "handler.h"
-#include "htaccess_respond.h"
+#include "core/beneath.h"
+#include "core/handler.h"
+#include "core/htaccess_respond.h"
+#include "core/seam.h"
+#include "core/sites.h"
 #include "ranges.h"
-#include "seam.h"
 #include "vc_util.h"
 
 #include <string.h>
