@@ -1,5 +1,6 @@
 #include "presence.h"
 #include "vc_log.h"
+#include "vc_names.h"
 #include "vc_util.h"
 
 #include <errno.h>
@@ -25,22 +26,16 @@ typedef struct member {
 } member_t;
 
 typedef struct proom {
-    struct proom *next;
+    vc_named_t named; /* the room's name, in the table */
     member_t *m;
     size_t n;
-    char name[];
 } proom_t;
 
 struct presence {
     vc_store_t *st;
     presence_calls_t calls;
-    proom_t *buckets[NBUCKETS];
+    vc_names_t rooms;
 };
-
-static uint32_t hash(const char *s)
-{
-    return vc_hash_str(s) & (NBUCKETS - 1);
-}
 
 static int clear_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
@@ -53,6 +48,7 @@ presence_t *presence_new(vc_store_t *st, presence_calls_t calls)
     presence_t *p = vc_calloc(1, sizeof(*p));
     p->st = st;
     p->calls = calls;
+    vc_names_init(&p->rooms, NBUCKETS);
     vc_store_write(st, VC_DB_PRESENCE, clear_fn, NULL);
     return p;
 }
@@ -64,19 +60,20 @@ static void member_free(member_t *m)
     free(m->held);
 }
 
+static void room_drop(void *entry)
+{
+    proom_t *r = entry;
+    for (size_t i = 0; i < r->n; i++)
+        member_free(&r->m[i]);
+    free(r->m);
+}
+
 void presence_destroy(presence_t **pp)
 {
     presence_t *p = *pp;
     if (p == NULL)
         return;
-    for (size_t b = 0; b < NBUCKETS; b++)
-        for (proom_t *r = p->buckets[b], *next; r; r = next) {
-            next = r->next;
-            for (size_t i = 0; i < r->n; i++)
-                member_free(&r->m[i]);
-            free(r->m);
-            free(r);
-        }
+    vc_names_fini(&p->rooms, room_drop);
     free(p);
     *pp = NULL;
 }
@@ -89,7 +86,7 @@ typedef struct save_ctx {
 static int save_fn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
     const proom_t *r = ((save_ctx_t *)arg)->r;
-    MDB_val k = {strlen(r->name), (void *)r->name};
+    MDB_val k = {strlen(r->named.name), (void *)r->named.name};
     if (r->n == 0) {
         int rc = mdb_del(txn, dbi, &k, NULL);
         return rc == 0 || rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
@@ -111,7 +108,7 @@ static void save(presence_t *p, const proom_t *r)
 {
     save_ctx_t c = {r};
     if (vc_store_write(p->st, VC_DB_PRESENCE, save_fn, &c) < 0)
-        vc_log(VC_LOG_ERR, "presence", "the members of \"%s\" could not be written", r->name);
+        vc_log(VC_LOG_ERR, "presence", "the members of \"%s\" could not be written", r->named.name);
 }
 
 static void emit_member(presence_t *p, const proom_t *r, const member_t *m, int added, const char *except, int to)
@@ -125,7 +122,7 @@ static void emit_member(presence_t *p, const proom_t *r, const member_t *m, int 
     }
     char *text = json_dumps(d, JSON_COMPACT);
     json_decref(d);
-    p->calls.member(p->calls.arg, r->name, m->user, added, text, except, to);
+    p->calls.member(p->calls.arg, r->named.name, m->user, added, text, except, to);
     free(text);
 }
 
@@ -141,18 +138,8 @@ static unsigned total(const member_t *m, int here)
 
 static proom_t *room_of(presence_t *p, const char *room, int make)
 {
-    uint32_t b = hash(room);
-    proom_t *r = p->buckets[b];
-    while (r && strcmp(r->name, room) != 0)
-        r = r->next;
-    if (r == NULL && make) {
-        size_t n = strlen(room);
-        r = vc_calloc(1, sizeof(*r) + n + 1);
-        memcpy(r->name, room, n);
-        r->next = p->buckets[b];
-        p->buckets[b] = r;
-    }
-    return r;
+    int made;
+    return make ? vc_names_get(&p->rooms, room, sizeof(proom_t), &made) : vc_names_find(&p->rooms, room);
 }
 
 static held_t *holding(member_t *m, uint32_t pid, unsigned node, int make)
@@ -176,7 +163,7 @@ static void after_change(presence_t *p, proom_t *r, size_t i, unsigned here_befo
     member_t *m = &r->m[i];
     unsigned here = total(m, 1), all = total(m, 0);
     if ((here_before == 0) != (here == 0))
-        p->calls.share(p->calls.arg, r->name, m->user, m->info ? m->info : "", here > 0, restore);
+        p->calls.share(p->calls.arg, r->named.name, m->user, m->info ? m->info : "", here > 0, restore);
     if (all_before == 0 && all > 0)
         emit_member(p, r, m, 1, except, to);
     else if (all_before > 0 && all == 0) {
@@ -224,24 +211,36 @@ void presence_change(presence_t *p, const char *room, const Vc__MemberChange *c,
 /* Sets to 0 the holdings that match (a front process gone, a node gone). */
 typedef int (*gone_fn)(const held_t *h, unsigned node);
 
+typedef struct dropping {
+    presence_t *p;
+    gone_fn gone;
+    unsigned node;
+} dropping_t;
+
+static int drop_from(void *entry, void *arg)
+{
+    dropping_t *d = arg;
+    proom_t *r = entry;
+    int changed = 0;
+    for (size_t i = r->n; i-- > 0;) {
+        member_t *m = &r->m[i];
+        unsigned here = total(m, 1), all = total(m, 0);
+        for (size_t k = 0; k < m->nheld; k++)
+            if (m->held[k].conns && d->gone(&m->held[k], d->node)) {
+                m->held[k].conns = 0;
+                changed = 1;
+            }
+        after_change(d->p, r, i, here, all, NULL, PRESENCE_CLIENTS | PRESENCE_HOOKS, 0);
+    }
+    if (changed)
+        save(d->p, r);
+    return 0;
+}
+
 static void drop_holdings(presence_t *p, gone_fn gone, unsigned node)
 {
-    for (size_t b = 0; b < NBUCKETS; b++)
-        for (proom_t *r = p->buckets[b]; r; r = r->next) {
-            int changed = 0;
-            for (size_t i = r->n; i-- > 0;) {
-                member_t *m = &r->m[i];
-                unsigned here = total(m, 1), all = total(m, 0);
-                for (size_t k = 0; k < m->nheld; k++)
-                    if (m->held[k].conns && gone(&m->held[k], node)) {
-                        m->held[k].conns = 0;
-                        changed = 1;
-                    }
-                after_change(p, r, i, here, all, NULL, PRESENCE_CLIENTS | PRESENCE_HOOKS, 0);
-            }
-            if (changed)
-                save(p, r);
-        }
+    dropping_t d = {p, gone, node};
+    vc_names_each(&p->rooms, drop_from, &d);
 }
 
 static int front_gone(const held_t *h, unsigned node)
@@ -266,11 +265,17 @@ void presence_forget_node(presence_t *p, unsigned node)
         drop_holdings(p, of_node, node);
 }
 
+static int share_room(void *entry, void *arg)
+{
+    presence_t *p = arg;
+    proom_t *r = entry;
+    for (size_t i = 0; i < r->n; i++)
+        if (total(&r->m[i], 1) > 0)
+            p->calls.share(p->calls.arg, r->named.name, r->m[i].user, r->m[i].info ? r->m[i].info : "", 1, 1);
+    return 0;
+}
+
 void presence_share_all(presence_t *p)
 {
-    for (size_t b = 0; b < NBUCKETS; b++)
-        for (proom_t *r = p->buckets[b]; r; r = r->next)
-            for (size_t i = 0; i < r->n; i++)
-                if (total(&r->m[i], 1) > 0)
-                    p->calls.share(p->calls.arg, r->name, r->m[i].user, r->m[i].info ? r->m[i].info : "", 1, 1);
+    vc_names_each(&p->rooms, share_room, p);
 }

@@ -1,6 +1,7 @@
 #include "rooms.h"
 #include "vc_bus.h"
 #include "core/node_store.h"
+#include "vc_names.h"
 #include "vc_log.h"
 #include "vc_store.h"
 #include "vc_util.h"
@@ -21,22 +22,21 @@
 #define ROOMS_HWM 100000
 
 struct rt_room {
+    vc_named_t named;          /* the room's name, in the table */
 #define ROOM_MAGIC 0x726f6f6du /* "room" */
     unsigned magic;
-    struct rt_room *next; /* in its bucket */
     rt_sub_t **subs;
     size_t nsubs, cap;
     rt_member_t *members;
     size_t nmembers;
-    char name[];
 };
 
 static struct {
     front_t *f;
     void *push, *sub;
     h2o_socket_t *watch; /* a dup of sub's ZMQ_FD on the loop */
-    rt_room_t *buckets[NBUCKETS];
-    size_t nrooms, nsubs;
+    vc_names_t rooms;
+    size_t nsubs;
     uint64_t delivered, malformed;
     void (*on_kept)(const Vc__RoomMessage *m);
     vc_zparts_t fr;
@@ -47,23 +47,23 @@ void rooms_on_kept(void (*cb)(const Vc__RoomMessage *m))
     room_hub.on_kept = cb;
 }
 
-static uint32_t hash(const char *s)
+/* Made at first use: a room may be looked up before the bus is linked. */
+static vc_names_t *table(void)
 {
-    return vc_hash_str(s) & (NBUCKETS - 1);
+    if (room_hub.rooms.buckets == NULL)
+        vc_names_init(&room_hub.rooms, NBUCKETS);
+    return &room_hub.rooms;
 }
 
 rt_room_t *rooms_find(const char *name)
 {
-    for (rt_room_t *r = room_hub.buckets[hash(name)]; r; r = r->next)
-        if (strcmp(r->name, name) == 0)
-            return r;
-    return NULL;
+    return vc_names_find(table(), name);
 }
 
 const char *rooms_name(const rt_room_t *r)
 {
     VC_CHECK_OBJ(r, ROOM_MAGIC);
-    return r->name;
+    return r->named.name;
 }
 
 size_t rooms_subscribers(const rt_room_t *r)
@@ -75,15 +75,24 @@ size_t rooms_subscribers(const rt_room_t *r)
 size_t rooms_count(size_t *subscriptions)
 {
     *subscriptions = room_hub.nsubs;
-    return room_hub.nrooms;
+    return table()->n;
+}
+
+typedef struct each_room {
+    int (*cb)(rt_room_t *r, void *arg);
+    void *arg;
+} each_room_t;
+
+static int each_one(void *entry, void *arg)
+{
+    each_room_t *e = arg;
+    return e->cb(entry, e->arg);
 }
 
 void rooms_each(int (*cb)(rt_room_t *r, void *arg), void *arg)
 {
-    for (size_t i = 0; i < NBUCKETS; i++)
-        for (rt_room_t *r = room_hub.buckets[i]; r; r = r->next)
-            if (cb(r, arg))
-                return;
+    each_room_t e = {cb, arg};
+    vc_names_each(table(), each_one, &e);
 }
 
 /* The bus counts the front processes that hold each room (the apps'
@@ -102,16 +111,10 @@ static void occupancy(const char *room, int occupied, int restore)
 
 void rooms_join(const char *name, rt_sub_t *s)
 {
-    rt_room_t *r = rooms_find(name);
-    if (r == NULL) {
-        size_t n = strlen(name);
-        r = vc_calloc(1, sizeof(*r) + n + 1);
+    int made;
+    rt_room_t *r = vc_names_get(table(), name, sizeof(*r), &made);
+    if (made) {
         r->magic = ROOM_MAGIC;
-        memcpy(r->name, name, n);
-        uint32_t b = hash(name);
-        r->next = room_hub.buckets[b];
-        room_hub.buckets[b] = r;
-        room_hub.nrooms++;
         occupancy(name, 1, 0);
     }
     VC_GROW(r->subs, r->cap, r->nsubs + 1, 4);
@@ -123,18 +126,14 @@ void rooms_join(const char *name, rt_sub_t *s)
 
 static void room_free(rt_room_t *r)
 {
-    rt_room_t **p = &room_hub.buckets[hash(r->name)];
-    while (*p != r)
-        p = &(*p)->next;
-    *p = r->next;
+    r->magic = 0;
     for (size_t i = 0; i < r->nmembers; i++) {
         free(r->members[i].user_id);
         free(r->members[i].info);
     }
     free(r->members);
     free(r->subs);
-    free(r);
-    room_hub.nrooms--;
+    vc_names_remove(table(), r);
 }
 
 void rooms_leave(rt_sub_t *s)
@@ -149,7 +148,7 @@ void rooms_leave(rt_sub_t *s)
     s->room = NULL;
     room_hub.nsubs--;
     if (r->nsubs == 0) {
-        occupancy(r->name, 0, 0);
+        occupancy(r->named.name, 0, 0);
         room_free(r);
     }
 }
@@ -268,15 +267,19 @@ int rooms_member_change(const char *room, const char *user_id, const char *info,
 /* The bus said welcome: on a first link nothing is held yet; after the
  * bus restarted (its presence and occupancy are gone), every room here
  * and every connection of a presence member here is told again. */
+static int announce_room(rt_room_t *r, void *arg)
+{
+    (void)arg;
+    occupancy(r->named.name, 1, 1);
+    for (size_t i = 0; i < r->nmembers; i++)
+        for (unsigned k = 0; k < r->members[i].conns; k++)
+            member_change(r->named.name, r->members[i].user_id, r->members[i].info, 1, NULL, 1);
+    return 0;
+}
+
 static void announce_members(void)
 {
-    for (size_t b = 0; b < NBUCKETS; b++)
-        for (rt_room_t *r = room_hub.buckets[b]; r; r = r->next) {
-            occupancy(r->name, 1, 1);
-            for (size_t i = 0; i < r->nmembers; i++)
-                for (unsigned k = 0; k < r->members[i].conns; k++)
-                    member_change(r->name, r->members[i].user_id, r->members[i].info, 1, NULL, 1);
-        }
+    rooms_each(announce_room, NULL);
 }
 
 static void drain(void)
