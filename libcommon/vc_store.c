@@ -3,6 +3,7 @@
 #include "vc_util.h"
 
 #include <errno.h>
+#include <protobuf-c/protobuf-c.h>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -245,4 +246,19 @@ int vc_store_read(vc_store_t *st, const char *db, vc_store_read_fn fn, void *ctx
     int r = fn(txn, dbi, ctx);
     mdb_txn_abort(txn);
     return r;
+}
+
+int vc_store_put_proto(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, const ProtobufCMessage *m)
+{
+    if (m == NULL) {
+        int rc = mdb_del(txn, dbi, k, NULL);
+        return rc == MDB_NOTFOUND ? -VC_ERR_NOTFOUND : vc_store_err(rc);
+    }
+    size_t len = protobuf_c_message_get_packed_size(m);
+    uint8_t *buf = vc_malloc(len ? len : 1);
+    protobuf_c_message_pack(m, buf);
+    MDB_val v = {len, buf};
+    int rc = vc_store_err(mdb_put(txn, dbi, k, &v, 0));
+    free(buf);
+    return rc;
 }

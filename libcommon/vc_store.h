@@ -73,4 +73,9 @@ uint64_t vc_store_u64_from_key(const void *key);
 /* Maps an LMDB return code to our negative error. */
 int vc_store_err(int rc);
 
+/* Inside a write: stores the message m packed under key k (vc_store_err's
+ * result), or with m NULL deletes k (-VC_ERR_NOTFOUND if it was not there). */
+struct ProtobufCMessage;
+int vc_store_put_proto(MDB_txn *txn, MDB_dbi dbi, MDB_val *k, const struct ProtobufCMessage *m);
+
 #endif

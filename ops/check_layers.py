@@ -18,11 +18,14 @@ Two kinds of arrow are read:
              folder, then the libraries' folders);
   calls      with --build DIR, every symbol an object leaves undefined
              that only an object of a forbidden place defines (nm): a
-             function declared by hand instead of included is caught too.
+             function declared by hand instead of included is caught too;
+             and any symbol another object takes from a program's main.c,
+             which is a leaf.
 
 Usage: ops/check_layers.py [--build DIR]
 Prints each forbidden arrow with its file and line (or object and symbol)
 and exits 1 if there is one."""
+import concurrent.futures
 import glob
 import os
 import re
@@ -98,9 +101,19 @@ def describe(place):
     return f"{layer}'s {part}/" if part else layer
 
 
-def symbols(obj, *flags):
-    out = subprocess.run(["nm", "--format=posix", *flags, obj], capture_output=True, text=True, check=True).stdout
-    return {line.split()[0] for line in out.splitlines() if line.strip()}
+def symbols(obj):
+    """(defined global symbols, undefined symbols) of an object: one nm."""
+    out = subprocess.run(["nm", "--format=posix", obj], capture_output=True, text=True, check=True).stdout
+    defined, undefined = set(), set()
+    for line in out.splitlines():
+        bits = line.split()
+        if len(bits) < 2:
+            continue
+        if bits[1] == "U":
+            undefined.add(bits[0])
+        elif bits[1].isupper():  # upper case: global
+            defined.add(bits[0])
+    return defined, undefined
 
 
 def objects(build):
@@ -137,17 +150,26 @@ def call_arrows(build):
     objs = list(objects(build))
     if not any(p[0] == "libcommon" for _, _, p in objs):
         sys.exit(f"check_layers: no objects of libcommon under {build}: build it first, or leave out --build")
+    # nm a few objects at once: it waits on the disk as much as the CPU.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2 * (os.cpu_count() or 1)) as pool:
+        syms = list(pool.map(symbols, [o for o, _, _ in objs]))
     defined, skip = {}, interposed()
-    for o, src, place in objs:
-        for sym in symbols(o, "--defined-only", "--extern-only") - skip:
+    for (o, src, place), (defs, _) in zip(objs, syms):
+        for sym in defs - skip:
             defined.setdefault(sym, []).append((src, place))
     bad = []
-    for o, src, place in objs:
-        for sym in sorted(symbols(o, "--undefined-only")):
+    for (o, src, place), (_, undefs) in zip(objs, syms):
+        for sym in sorted(undefs):
             where = defined.get(sym)
             if not where or any(may_use(place, p) for _, p in where):
                 continue
             bad.append(f"{src} ({describe(place)}) calls {sym}, which {where[0][0]} ({describe(where[0][1])}) defines")
+    # A program's main.c is a leaf: what others call lives in a module.
+    for (o, src, place), (_, undefs) in zip(objs, syms):
+        for sym in sorted(undefs):
+            mains = [d for d, _ in defined.get(sym, []) if os.path.basename(d) == "main.c" and d != src]
+            if mains and sym != "main":
+                bad.append(f"{src} calls {sym}, which {mains[0]} defines: main.c is a leaf, move it to a module")
     return bad
 
 
@@ -167,7 +189,7 @@ def main():
         print(f"check_layers: {len(bad)} forbidden arrow(s): libcommon uses nothing of ours above it; libhtaccess "
               "libcommon only; cli the libraries; a daemon the libraries, never another daemon or cli; in the "
               "front, core/ no backend and a backend core/ alone (core/seam.h says how backends offer each other "
-              "things)", file=sys.stderr)
+              "things); a main.c is a leaf", file=sys.stderr)
         return 1
     return 0
 

@@ -74,6 +74,7 @@ static int check_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 long cache_store_check(cache_store_t *cs, char *err, size_t errlen)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     check_ctx_t c = {.err = err, .errlen = errlen};
     *err = '\0';
     int r = vc_store_read(cs->st, VC_DB_CACHE, check_txn, &c);

@@ -235,12 +235,14 @@ static int purge_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, int soft)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     return cache_store_purge_hosts(cs, kind, value, soft, NULL, 0);
 }
 
 long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *value, int soft, char *const *hosts,
                              size_t nhosts)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     purge_ctx_t p = {
         .cs = cs, .kind = kind, .value = value ? value : "", .soft = soft, .hosts = hosts, .nhosts = nhosts};
     int r = vc_store_write(cs->st, VC_DB_CACHE, purge_txn, &p);
@@ -336,6 +338,7 @@ static int maintain_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 int cache_store_maintain(cache_store_t *cs)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     if (cs->c.soft_tags == 0)
         return 0;
     maintain_ctx_t m = {.cs = cs, .budget = SOFT_SLICE};

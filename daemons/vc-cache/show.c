@@ -107,6 +107,7 @@ static int show_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 int cache_store_show(cache_store_t *cs, const char *url, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     show_ctx_t s = {.cfg = cs->cfg, .url = url, .reply = reply, .now = vc_wall_ms()};
     return vc_store_read(cs->st, VC_DB_CACHE, show_txn, &s);
 }

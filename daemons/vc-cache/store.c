@@ -439,6 +439,7 @@ static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 void store_apply(cache_store_t *cs, const delta_t *x)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     cs->c.entries = x->entries;
     cs->c.bytes = x->bytes;
     cs->c.stored += x->stored;
@@ -451,6 +452,7 @@ void store_apply(cache_store_t *cs, const delta_t *x)
 
 int cache_store_put(cache_store_t *cs, Vc__CacheStore *const *offers, size_t n)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     put_ctx_t p = {.cs = cs, .offers = offers, .n = n};
     int r = vc_store_write(cs->st, VC_DB_CACHE, put_txn, &p);
     if (r < 0) {
@@ -479,6 +481,7 @@ static int read_counts(MDB_txn *txn, MDB_dbi dbi, void *arg)
 cache_store_t *cache_store_new(vc_store_t *st, const cache_settings_t *cfg)
 {
     cache_store_t *cs = vc_calloc(1, sizeof(*cs));
+    cs->magic = CACHE_STORE_MAGIC;
     cs->st = st;
     cs->cfg = cfg;
     /* The databases exist from the start (the fronts open them), with
@@ -496,6 +499,7 @@ cache_store_t *cache_store_new(vc_store_t *st, const cache_settings_t *cfg)
 
 void cache_store_set_settings(cache_store_t *cs, const cache_settings_t *cfg)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     cs->cfg = cfg;
 }
 
@@ -507,6 +511,7 @@ void cache_store_destroy(cache_store_t **pcs)
 
 void cache_store_counts(cache_store_t *cs, cache_counts_t *out)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     *out = cs->c;
 }
 
@@ -559,6 +564,7 @@ static int touch_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t n)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     touch_ctx_t t = {.cs = cs, .keys = keys, .n = n};
     int r = vc_store_write(cs->st, VC_DB_CACHE, touch_txn, &t);
     if (r == 0)
@@ -576,6 +582,7 @@ static int hold_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 
 int cache_store_hold(cache_store_t *cs, int held)
 {
+    VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
     uint64_t v = held != 0;
     return vc_store_write(cs->st, VC_DB_CACHE, hold_txn, &v);
 }

@@ -20,6 +20,8 @@ typedef struct soft_progress {
 } soft_progress_t;
 
 struct cache_store {
+#define CACHE_STORE_MAGIC 0x63737472u /* "cstr": checked by every module the store is handed to */
+    unsigned magic;
     vc_store_t *st;
     const cache_settings_t *cfg;
     cache_counts_t c;

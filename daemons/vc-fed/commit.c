@@ -35,6 +35,7 @@ static fed_staging_t *staging_of(fed_t *f, const Vc__Command *cmd, size_t nargs,
                       cmd->args[1], cmd->args[0]);
         return NULL;
     }
+    VC_CHECK_OBJ(*s, STAGING_MAGIC);
     (*s)->touched_ms = (int64_t)vc_mono_ms();
     return *s;
 }

@@ -70,6 +70,7 @@ char *deltas_manifest(fed_t *f, const char *site, const char *base, const void *
 
 void deltas_signatures(fed_staging_t *s, Vc__Reply *reply)
 {
+    VC_CHECK_OBJ(s, STAGING_MAGIC);
     vc_delta_out_t all = {0};
     size_t cap = 0;
     for (size_t i = 0; i < s->nneed && i < reply->n_records; i++) {

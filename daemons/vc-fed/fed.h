@@ -32,6 +32,8 @@ typedef struct fed_need {
 
 /* A release being staged. */
 typedef struct fed_staging {
+#define STAGING_MAGIC 0x73746167u /* "stag": made by stage.c, handed to commit.c and deltas.c */
+    unsigned magic;
     char *site, *id, *key;
     vc_release_t rel;
     char *manifest; /* as signed */

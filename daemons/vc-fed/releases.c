@@ -24,17 +24,8 @@ static int write_txn(MDB_txn *txn, MDB_dbi dbi, void *ctx)
     op_t *o = ctx;
     char key[512];
     MDB_val k = {key_of(o->site, o->id, key, sizeof(key)), key};
-    if (o->put == NULL) {
-        int rc = mdb_del(txn, dbi, &k, NULL);
-        return rc == MDB_NOTFOUND ? 0 : vc_store_err(rc);
-    }
-    size_t len = vc__release__get_packed_size(o->put);
-    uint8_t *buf = vc_malloc(len ? len : 1);
-    vc__release__pack(o->put, buf);
-    MDB_val v = {len, buf};
-    int rc = vc_store_err(mdb_put(txn, dbi, &k, &v, 0));
-    free(buf);
-    return rc;
+    int rc = vc_store_put_proto(txn, dbi, &k, o->put ? &o->put->base : NULL);
+    return rc == -VC_ERR_NOTFOUND ? 0 : rc;
 }
 
 int releases_put(fed_t *f, const Vc__Release *r)

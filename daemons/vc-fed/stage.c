@@ -50,6 +50,8 @@ void stage_free(fed_staging_t *s, int remove)
 {
     if (s == NULL)
         return;
+    VC_CHECK_OBJ(s, STAGING_MAGIC);
+    s->magic = 0;
     if (remove) {
         fed_remove_tree(s->tree);
         fed_remove_tree(s->objects);
@@ -263,6 +265,7 @@ static void stage_with(fed_t *f, const vc_site_t *site, const char *text, size_t
             f, reply, site->name, NULL,
             "the manifest is not signed by a key this node trusts (vc trust list; vc trust add NAME KEY)");
     fed_staging_t *s = vc_calloc(1, sizeof(*s));
+    s->magic = STAGING_MAGIC;
     if (vc_release_parse(text, len, &s->rel, why, sizeof(why)) < 0) {
         stage_free(s, 0);
         return stage_fail(f, reply, site->name, NULL, "%s", why);

@@ -30,17 +30,7 @@ static int put_txn(MDB_txn *txn, MDB_dbi dbi, void *ctx)
 {
     put_t *p = ctx;
     MDB_val k = {strlen(p->name), (void *)p->name};
-    if (p->key == NULL) {
-        int rc = mdb_del(txn, dbi, &k, NULL);
-        return rc == MDB_NOTFOUND ? -VC_ERR_NOTFOUND : vc_store_err(rc);
-    }
-    size_t len = vc__trusted_key__get_packed_size(p->key);
-    uint8_t *buf = vc_malloc(len ? len : 1);
-    vc__trusted_key__pack(p->key, buf);
-    MDB_val v = {len, buf};
-    int rc = vc_store_err(mdb_put(txn, dbi, &k, &v, 0));
-    free(buf);
-    return rc;
+    return vc_store_put_proto(txn, dbi, &k, p->key ? &p->key->base : NULL);
 }
 
 typedef struct get {

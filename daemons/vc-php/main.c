@@ -71,6 +71,22 @@ typedef struct php {
     uint64_t stop_deadline;
 } php_t;
 
+/* A zygote's life: booting, then current, then retiring (a newer one is
+ * current) and gone; a booting one that fails, or any that stops, is gone
+ * at once. The slot of one gone boots the next. */
+static void zyg_move(zyg_t *z, zstate_t to)
+{
+    static const unsigned char may_move[4][4] = {
+        /* to:         NONE BOOTING CURRENT RETIRING */
+        [Z_NONE] = {1, 1, 0, 0},     /* a stop of a free slot changes nothing */
+        [Z_BOOTING] = {1, 0, 1, 0},  /* failed or stopped, or ready */
+        [Z_CURRENT] = {1, 0, 0, 1},  /* stopped, or a newer one is ready */
+        [Z_RETIRING] = {1, 0, 0, 0}, /* its workers drained */
+    };
+    VC_ASSERT(may_move[z->state][to]);
+    z->state = to;
+}
+
 static zyg_t *zyg_in(php_t *p, zstate_t st)
 {
     for (size_t i = 0; i < VC_ARRAY_SIZE(p->z); i++)
@@ -100,11 +116,12 @@ static int zygote_start(php_t *p, zyg_t *z, vc_config_t *cfg)
             execl("/proc/self/exe", "vc-php", "--data", p->d.data_dir, "--zygote-fd", fdstr, (char *)NULL);
         _exit(127);
     }
+    VC_ASSERT(z->state == Z_NONE); /* a free slot */
     memset(z, 0, sizeof(*z));
     z->pid = pid;
     z->sock = end;
     z->gen = ++p->next_gen;
-    z->state = Z_BOOTING;
+    zyg_move(z, Z_BOOTING);
     z->cfg = cfg;
     return 0;
 }
@@ -136,7 +153,7 @@ static void zygote_stop(zyg_t *z)
     if (z->sock >= 0)
         close(z->sock);
     z->sock = -1;
-    z->state = Z_NONE;
+    zyg_move(z, Z_NONE);
     /* Its cfg may still be the broker's: freed by the caller. */
 }
 
@@ -198,9 +215,9 @@ static void promote(php_t *p, zyg_t *z)
             zygote_stop(prev);
             vc_config_destroy(&prev->cfg);
         }
-        old->state = Z_RETIRING;
+        zyg_move(old, Z_RETIRING);
     }
-    z->state = Z_CURRENT;
+    zyg_move(z, Z_CURRENT);
     broker_new_generation(p->broker, z->gen, z->cfg);
     char gen[16];
     snprintf(gen, sizeof(gen), "%u", z->gen);
