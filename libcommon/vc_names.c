@@ -1,4 +1,4 @@
-/* A table of entries found by name (vc_names.h). */
+/* A table of entries found by name (vc_names.h), on vc_keys. */
 #include "vc_names.h"
 #include "vc_util.h"
 
@@ -7,44 +7,40 @@
 
 void vc_names_init(vc_names_t *t, size_t buckets)
 {
-    VC_ASSERT(buckets > 0 && (buckets & (buckets - 1)) == 0);
-    t->buckets = vc_calloc(buckets, sizeof(*t->buckets));
-    t->mask = buckets - 1;
+    vc_keys_init(&t->keys, buckets);
     t->n = 0;
 }
 
-static vc_named_t **slot(const vc_names_t *t, const char *name)
+static int same_name(const vc_keyed_t *k, const void *name)
 {
-    vc_named_t **at = &t->buckets[vc_hash_str(name) & t->mask];
-    while (*at && strcmp((*at)->name, name) != 0)
-        at = &(*at)->next;
-    return at;
+    return strcmp(VC_CONTAINER(k, vc_named_t, link)->name, name) == 0;
 }
 
 void *vc_names_find(const vc_names_t *t, const char *name)
 {
-    return *slot(t, name);
+    vc_keyed_t *k = vc_keys_find(&t->keys, vc_hash_str(name), same_name, name);
+    return k ? VC_CONTAINER(k, vc_named_t, link) : NULL;
 }
 
 void *vc_names_get(vc_names_t *t, const char *name, size_t size, int *made)
 {
     VC_ASSERT(size >= sizeof(vc_named_t));
-    vc_named_t **at = slot(t, name);
-    *made = *at == NULL;
-    if (*at == NULL) {
-        vc_named_t *e = vc_calloc(1, size);
+    vc_named_t *e = vc_names_find(t, name);
+    *made = e == NULL;
+    if (e == NULL) {
+        e = vc_calloc(1, size);
         e->name = vc_strdup(name);
-        *at = e; /* at the chain's end */
+        vc_keys_add(&t->keys, &e->link, vc_hash_str(name));
         t->n++;
     }
-    return *at;
+    return e;
 }
 
 void vc_names_remove(vc_names_t *t, void *entry)
 {
-    vc_named_t *e = entry, **at = slot(t, e->name);
-    VC_ASSERT(*at == e);
-    *at = e->next;
+    vc_named_t *e = entry;
+    int listed = vc_keys_remove(&t->keys, &e->link);
+    VC_ASSERT(listed);
     t->n--;
     free(e->name);
     free(e);
@@ -52,26 +48,27 @@ void vc_names_remove(vc_names_t *t, void *entry)
 
 void vc_names_each(vc_names_t *t, int (*fn)(void *entry, void *arg), void *arg)
 {
-    for (size_t b = 0; b <= t->mask; b++)
-        for (vc_named_t *e = t->buckets[b], *next; e; e = next) {
-            next = e->next; /* fn may remove e */
-            if (fn(e, arg))
+    for (size_t b = 0; b <= t->keys.mask; b++)
+        for (vc_keyed_t *k = t->keys.buckets[b], *next; k; k = next) {
+            next = k->next; /* fn may remove this one */
+            if (fn(VC_CONTAINER(k, vc_named_t, link), arg))
                 return;
         }
 }
 
 void vc_names_fini(vc_names_t *t, void (*drop)(void *entry))
 {
-    if (t->buckets == NULL)
+    if (t->keys.buckets == NULL)
         return;
-    for (size_t b = 0; b <= t->mask; b++)
-        for (vc_named_t *e = t->buckets[b], *next; e; e = next) {
-            next = e->next;
+    for (size_t b = 0; b <= t->keys.mask; b++)
+        for (vc_keyed_t *k = t->keys.buckets[b], *next; k; k = next) {
+            next = k->next;
+            vc_named_t *e = VC_CONTAINER(k, vc_named_t, link);
             if (drop)
                 drop(e);
             free(e->name);
             free(e);
         }
-    free(t->buckets);
-    memset(t, 0, sizeof(*t));
+    vc_keys_fini(&t->keys);
+    t->n = 0;
 }

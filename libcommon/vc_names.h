@@ -1,23 +1,24 @@
 #ifndef VC_NAMES_H
 #define VC_NAMES_H
 /*
- * A table of entries found by name (a room's, a channel's): chained
- * buckets hashed with vc_hash_str. An entry is the caller's struct with a
+ * A table of entries found by name (a room's, a channel's), on vc_keys
+ * (the names' vc_hash_str). An entry is the caller's struct with a
  * vc_named_t as its first member; the table makes it (zeroed, its name
  * copied) and frees it, and never moves it, so a pointer to one stays
  * good until it is removed.
  */
+#include "vc_keys.h"
+
 #include <stddef.h>
 
 typedef struct vc_named {
-    struct vc_named *next;
+    vc_keyed_t link;
     char *name;
 } vc_named_t;
 
 typedef struct vc_names {
-    vc_named_t **buckets;
-    size_t mask; /* buckets - 1 */
-    size_t n;    /* entries */
+    vc_keys_t keys;
+    size_t n; /* entries */
 } vc_names_t;
 
 /* An empty table of `buckets` chains (a power of two). */

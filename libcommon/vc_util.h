@@ -90,5 +90,7 @@ uint32_t vc_hash_bytes(const void *data, size_t len);
 uint32_t vc_hash_str(const char *s);
 
 #define VC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+/* The struct of type whose member ptr points at. */
+#define VC_CONTAINER(ptr, type, member) ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
 
 #endif

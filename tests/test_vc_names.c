@@ -68,6 +68,6 @@ int main(void)
     vc_names_remove(&t, r4);
     CHECK(t.n == 499 && vc_names_find(&t, "room-4") == NULL && vc_names_find(&t, "room-6") != NULL);
     vc_names_fini(&t, drop);
-    CHECK(dropped == 499 && t.buckets == NULL);
+    CHECK(dropped == 499 && t.keys.buckets == NULL);
     return vc_test_result("vc_names");
 }

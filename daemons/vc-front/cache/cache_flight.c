@@ -19,6 +19,7 @@
  * each send their own first miss.
  */
 #include "cache_internal.h"
+#include "vc_keys.h"
 #include "vc_util.h"
 
 #include <stdio.h>
@@ -41,10 +42,9 @@ typedef enum pending {
 struct cache_flight {
 #define FLIGHT_MAGIC 0x666c6974u /* "flit" */
     unsigned magic;
-    cache_flight_t *next; /* in its bucket */
+    vc_keyed_t link; /* in the table of flights, by the key's hash (link.hash) */
     char *key;
     size_t klen;
-    uint64_t hash;
     cache_lead_t *lead; /* NULL: no request is under way */
     uint64_t epoch;     /* purges before the leader asked PHP */
     waiter_t *first, *last;
@@ -77,7 +77,7 @@ struct waiter {
     h2o_timeout_entry_t timer;
 };
 
-static cache_flight_t *buckets[BUCKETS];
+static vc_keys_t flights; /* made at the first flight */
 static struct {
     uint64_t hash;
     int64_t until_ms;
@@ -93,13 +93,26 @@ static uint64_t hash_of(const char *key, size_t klen)
     return h;
 }
 
+typedef struct key_ref {
+    const char *key;
+    size_t klen;
+} key_ref_t;
+
+/* Two keys may share a hash: the flight is the one of the same key. */
+static int same_key(const vc_keyed_t *k, const void *arg)
+{
+    const cache_flight_t *fl = VC_CONTAINER(k, cache_flight_t, link);
+    const key_ref_t *want = arg;
+    return fl->klen == want->klen && memcmp(fl->key, want->key, want->klen) == 0;
+}
+
 cache_flight_t *flight_find(const char *key, size_t klen)
 {
-    uint64_t h = hash_of(key, klen);
-    for (cache_flight_t *fl = buckets[h % BUCKETS]; fl; fl = fl->next)
-        if (fl->hash == h && fl->klen == klen && memcmp(fl->key, key, klen) == 0)
-            return fl;
-    return NULL;
+    if (flights.buckets == NULL)
+        return NULL;
+    key_ref_t want = {key, klen};
+    vc_keyed_t *k = vc_keys_find(&flights, hash_of(key, klen), same_key, &want);
+    return k ? VC_CONTAINER(k, cache_flight_t, link) : NULL;
 }
 
 int flight_running(const cache_flight_t *fl)
@@ -144,10 +157,8 @@ static void maybe_free(cache_flight_t *fl)
 {
     if (fl->lead || fl->remote || fl->first || fl->entry || fl->pending != PENDING_NONE)
         return;
-    cache_flight_t **pp = &buckets[fl->hash % BUCKETS];
-    while (*pp != fl)
-        pp = &(*pp)->next;
-    *pp = fl->next;
+    int listed = vc_keys_remove(&flights, &fl->link);
+    VC_ASSERT(listed);
     h2o_timeout_unlink(&fl->wake);
     h2o_timeout_unlink(&fl->expire);
     h2o_timeout_unlink(&fl->poll);
@@ -195,13 +206,13 @@ static cache_flight_t *find_or_make(const char *key, size_t klen, h2o_req_t *req
         fl->key = vc_malloc(klen);
         memcpy(fl->key, key, klen);
         fl->klen = klen;
-        fl->hash = hash_of(key, klen);
         fl->ctx = req->conn->ctx;
         fl->wake.cb = on_wake;
         fl->expire.cb = on_expire;
         fl->poll.cb = on_poll;
-        fl->next = buckets[fl->hash % BUCKETS];
-        buckets[fl->hash % BUCKETS] = fl;
+        if (flights.buckets == NULL)
+            vc_keys_init(&flights, BUCKETS);
+        vc_keys_add(&flights, &fl->link, hash_of(key, klen));
     }
     return fl;
 }
@@ -255,7 +266,7 @@ void flight_stored(cache_lead_t *l, void *entry, size_t len, const char *key, si
     memcpy(fl->stored_key, key, klen);
     fl->stored_len = klen;
     snprintf(fl->vary, sizeof(fl->vary), "%s", vary);
-    mark_hit_for_miss(fl->hash, 0);
+    mark_hit_for_miss(fl->link.hash, 0);
     h2o_timeout_link(fl->ctx->loop, &fl->ctx->one_sec_timeout, &fl->expire);
     defer(fl, PENDING_SERVE);
 }
@@ -270,7 +281,7 @@ void flight_failed(cache_lead_t *l, flight_end_t why)
     claim_release(fl->key, fl->klen);
     fl->end = why;
     if (why == FLIGHT_UNCACHEABLE)
-        mark_hit_for_miss(fl->hash, cache_settings()->hit_for_miss_ms);
+        mark_hit_for_miss(fl->link.hash, cache_settings()->hit_for_miss_ms);
     if (fl->first)
         defer(fl, why == FLIGHT_GONE ? PENDING_PROMOTE : PENDING_RELEASE);
     else

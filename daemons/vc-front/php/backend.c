@@ -21,21 +21,16 @@
 #define RETRY_MS 100
 #define LINK_KEEP (8u * 1024u * 1024u)
 
-static preq_t **slot(backend_t *be, uint64_t id)
+static preq_t *find(backend_t *be, uint64_t id)
 {
-    preq_t **pp = &be->buckets[id % NBUCKETS];
-    while (*pp && (*pp)->id != id)
-        pp = &(*pp)->next;
-    return pp;
+    vc_keyed_t *k = vc_keys_find(&be->preqs, id, NULL, NULL);
+    return k ? VC_CONTAINER(k, preq_t, link) : NULL;
 }
 
 static void unlink_preq(preq_t *p)
 {
-    preq_t **pp = slot(p->be, p->id);
-    if (*pp == p) {
-        *pp = p->next;
+    if (vc_keys_remove(&p->be->preqs, &p->link))
         p->be->inflight--;
-    }
 }
 
 /* The request is gone (finished, or the client left). */
@@ -224,7 +219,7 @@ void backend_on_message(backend_t *be, vc_frames_t *fr, const lent_t *from)
                   : bm->kind_case == VC__BACK_MESSAGE__KIND_CHUNK   ? bm->chunk->id
                   : bm->kind_case == VC__BACK_MESSAGE__KIND_PUBLISH ? bm->publish->id
                                                                     : 0;
-    preq_t *p = *slot(be, id);
+    preq_t *p = find(be, id);
     if (from && (from->job == NULL || from->job != p))
         p = NULL;
     /* And the broker answers only what it was sent: not a request that
@@ -261,10 +256,12 @@ static void pool_lost(backend_t *be)
 {
     size_t n = 0, cap = be->inflight + 1;
     preq_t **lost = vc_malloc(cap * sizeof(*lost));
-    for (size_t i = 0; i < NBUCKETS; i++)
-        for (preq_t *p = be->buckets[i]; p && n < cap; p = p->next)
-            if (p->req && !p->given_up && !p->final_seen)
-                lost[n++] = p;
+    VC_KEYS_EACH(&be->preqs, k)
+    {
+        preq_t *p = VC_CONTAINER(k, preq_t, link);
+        if (p->req && !p->given_up && !p->final_seen && n < cap)
+            lost[n++] = p;
+    }
     for (size_t i = 0; i < n; i++)
         lent_unqueue(be, lost[i]);
     if (n)
@@ -286,8 +283,7 @@ static void pool_lost(backend_t *be)
 
 void backend_track(backend_t *be, preq_t *p)
 {
-    p->next = be->buckets[p->id % NBUCKETS];
-    be->buckets[p->id % NBUCKETS] = p;
+    vc_keys_add(&be->preqs, &p->link, p->id);
     be->inflight++;
 }
 
@@ -380,7 +376,7 @@ static void on_leaving(backend_t *be, const Vc__Leaving *lv)
         backend_send_message(be, &fm, NULL, 0); /* nothing new follows */
     }
     for (size_t i = 0; i < lv->n_unstarted; i++) {
-        preq_t *p = *slot(be, lv->unstarted[i]);
+        preq_t *p = find(be, lv->unstarted[i]);
         /* Handed back: it never ran there. A request whose client left,
          * or that got its 504, stays where it is until disposed. */
         if (p && p->req && !p->started && !p->given_up && !p->final_seen && p->lw == NULL && !p->queued && p->packed)
@@ -397,13 +393,14 @@ void backend_tick(backend_t *be)
     uint64_t now = vc_mono_ms(), limit = (uint64_t)be->f->settings->php_timeout_ms;
     preq_t *late[64];
     size_t n = 0;
-    for (size_t i = 0; i < NBUCKETS; i++)
-        for (preq_t *p = be->buckets[i]; p; p = p->next) {
-            if (p->req && !p->final_seen && p->conn)
-                p->conn->php_waiting = 1; /* for the watchdog */
-            if (p->req && !p->started && !p->given_up && now - p->sent_ms >= limit && n < VC_ARRAY_SIZE(late))
-                late[n++] = p;
-        }
+    VC_KEYS_EACH(&be->preqs, k)
+    {
+        preq_t *p = VC_CONTAINER(k, preq_t, link);
+        if (p->req && !p->final_seen && p->conn)
+            p->conn->php_waiting = 1; /* for the watchdog */
+        if (p->req && !p->started && !p->given_up && now - p->sent_ms >= limit && n < VC_ARRAY_SIZE(late))
+            late[n++] = p;
+    }
     for (size_t i = 0; i < n; i++) {
         preq_t *p = late[i];
         lent_unqueue(be, p);
@@ -651,6 +648,7 @@ backend_t *backend_new(php_pool_t *pool)
     }
     backend_t *be = vc_calloc(1, sizeof(*be));
     be->magic = BACKEND_MAGIC;
+    vc_keys_init(&be->preqs, NBUCKETS);
     /* Waiting for a lent worker beyond the pool's queue_limit: 503 (lent.c). */
     be->queue.max = (size_t)pool->conf->queue_limit;
     be->f = f;
@@ -693,6 +691,7 @@ void backend_destroy(backend_t **pbe)
     vc_frames_fini(&be->fr);
     free(be->endpoint);
     be->magic = 0;
+    vc_keys_fini(&be->preqs);
     free(be);
     *pbe = NULL;
 }

@@ -7,6 +7,7 @@
 #define VC_FRONT_BACKEND_INTERNAL_H
 
 #include "backend.h"
+#include "vc_keys.h"
 #include "vc_queue.h"
 #include "vc_board.h"
 #include "vc_lent_quiet.h"
@@ -45,7 +46,7 @@ typedef struct preq {
     backend_t *be;
     h2o_req_t *req; /* NULL once disposed */
     uint64_t id;
-    struct preq *next;  /* hash chain */
+    vc_keyed_t link;    /* in the backend's table of requests, by id */
     int started;        /* h2o_start_response called */
     int sending;        /* an h2o_send waits for proceed */
     int final_seen;     /* the last message arrived */
@@ -160,7 +161,7 @@ struct backend {
     h2o_timeout_entry_t flush_entry;
     h2o_timeout_t retry_timeout;
     h2o_timeout_entry_t retry_entry;
-    preq_t *buckets[NBUCKETS];
+    vc_keys_t preqs; /* the requests in flight, by id */
     size_t inflight;
     vc_frames_t fr;
     /* Workers lent by the pool, and requests waiting for one of them. */

@@ -50,7 +50,7 @@ void rooms_on_kept(void (*cb)(const Vc__RoomMessage *m))
 /* Made at first use: a room may be looked up before the bus is linked. */
 static vc_names_t *table(void)
 {
-    if (room_hub.rooms.buckets == NULL)
+    if (room_hub.rooms.keys.buckets == NULL)
         vc_names_init(&room_hub.rooms, NBUCKETS);
     return &room_hub.rooms;
 }
