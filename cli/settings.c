@@ -15,14 +15,16 @@ typedef struct settings_out {
     const char *section; /* NULL: every one */
     const char *last;    /* the section of the row before */
     enum { OUT_TEXT, OUT_MARKDOWN, OUT_JSON } how;
-    size_t rows;
 } settings_out_t;
 
 /* A table cell: "|" would end it. */
 static void cell(const char *text)
 {
     for (; *text; text++)
-        fputs(*text == '|' ? "\\|" : (char[]){*text, 0}, stdout);
+        if (*text == '|')
+            fputs("\\|", stdout);
+        else
+            putchar(*text);
 }
 
 static void print_row(void *arg, const vc_setting_row_t *r)
@@ -30,7 +32,6 @@ static void print_row(void *arg, const vc_setting_row_t *r)
     settings_out_t *o = arg;
     if (o->section && strcmp(o->section, r->section) != 0)
         return;
-    o->rows++;
     if (o->how == OUT_JSON) {
         const char *const fields[][2] = {{"section", r->section}, {"path", r->path},   {"type", r->type},
                                          {"default", r->dflt},    {"range", r->range}, {"help", r->help}};
