@@ -65,32 +65,43 @@ static int fake_of(const worker_t *w)
     return -1;
 }
 
-int main(void)
-{
-    signal(SIGPIPE, SIG_IGN);
-    bp_start(&bp, "php: { workers = 2; };\n", 2);
+/* What the steps below hand on: the lend messages (with the front's end
+ * of each lent link), the two workers' slots and their fakes. */
+typedef struct scene {
+    bp_msg_t m1, m2, m3;
+    uint32_t slot_a, slot_b;
+    int wa, wb;
+} scene_t;
 
-    /* Both workers say ready: they are lent to the front, each with its
-     * link, the first with the board. */
+/* Both workers say ready: they are lent to the front, each with its link,
+ * the first with the board. 0, or -1 if the workers are not known. */
+static int both_lent(scene_t *s)
+{
     bp_worker_ready(&bp, 0);
     bp_worker_ready(&bp, 1);
-    bp_msg_t m1, m2;
-    CHECK(bp_front_next(&bp, &m1, 500) && m1.bm->kind_case == VC__BACK_MESSAGE__KIND_LEND);
-    CHECK(bp_front_next(&bp, &m2, 500) && m2.bm->kind_case == VC__BACK_MESSAGE__KIND_LEND);
-    CHECK(m1.fd >= 0 && m2.fd >= 0 && m1.bm->lend->board && m1.board != NULL && !m2.bm->lend->board);
-    CHECK(m1.bm->lend->slot != m2.bm->lend->slot);
+    CHECK(bp_front_next(&bp, &s->m1, 500) && s->m1.bm->kind_case == VC__BACK_MESSAGE__KIND_LEND);
+    CHECK(bp_front_next(&bp, &s->m2, 500) && s->m2.bm->kind_case == VC__BACK_MESSAGE__KIND_LEND);
+    CHECK(s->m1.fd >= 0 && s->m2.fd >= 0 && s->m1.bm->lend->board && s->m1.board != NULL && !s->m2.bm->lend->board);
+    CHECK(s->m1.bm->lend->slot != s->m2.bm->lend->slot);
     CHECK(lent_count() == 2);
-    uint32_t slot_a = m1.bm->lend->slot, slot_b = m2.bm->lend->slot;
-    int wa = fake_of(by_slot(slot_a)), wb = fake_of(by_slot(slot_b));
-    CHECK(wa >= 0 && wb >= 0 && wa != wb);
-    if (wa < 0 || wb < 0)
-        return vc_test_result("broker");
+    s->slot_a = s->m1.bm->lend->slot;
+    s->slot_b = s->m2.bm->lend->slot;
+    s->wa = fake_of(by_slot(s->slot_a));
+    s->wb = fake_of(by_slot(s->slot_b));
+    CHECK(s->wa >= 0 && s->wb >= 0 && s->wa != s->wb);
+    return s->wa < 0 || s->wb < 0 ? -1 : 0;
+}
 
-    /* The front uses a lent worker itself: the request reaches the worker
-     * on the lent link, not through the broker. */
-    bp_lent_request(&bp, &m1, 41, "GET");
-    CHECK(worker_got_request(wa) == 41);
-    bp_board_state(&bp, slot_a, VC_BOARD_BUSY);
+/* The front uses A itself; a request relayed by the broker waits, B is
+ * called back (idle on the board), serves it, answers through the broker,
+ * and is lent again. */
+static void relayed_request_recalls_the_idle_one(scene_t *s)
+{
+    /* The front's own request reaches the worker on the lent link, not
+     * through the broker. */
+    bp_lent_request(&bp, &s->m1, 41, "GET");
+    CHECK(worker_got_request(s->wa) == 41);
+    bp_board_state(&bp, s->slot_a, VC_BOARD_BUSY);
 
     /* A request relayed by the broker (as from a front over TCP) waits:
      * both workers are lent. The broker calls one back (any), idle ones
@@ -98,65 +109,73 @@ int main(void)
     bp_front_request(&bp, 7, "POST");
     bp_msg_t r;
     CHECK(bp_front_next(&bp, &r, 500) && r.bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL);
-    CHECK(r.bm->recall->slot == slot_b && r.bm->recall->any);
+    CHECK(r.bm->recall->slot == s->slot_b && r.bm->recall->any);
     CHECK(bp.d->queue.len == 1);
     /* Nothing reached B while it is still the front's. */
-    CHECK(worker_got_request(wb) == 0);
+    CHECK(worker_got_request(s->wb) == 0);
     /* Given back: the queued request goes to B, once. */
-    close(m2.fd);
-    m2.fd = -1;
-    bp_give_back(&bp, slot_b, 0, VC__OUTCOME__OUTCOME_NONE, -1);
-    CHECK(worker_got_request(wb) == 7);
-    CHECK(bp.d->queue.len == 0 && state_of(slot_b) == W_BUSY);
+    close(s->m2.fd);
+    s->m2.fd = -1;
+    bp_give_back(&bp, s->slot_b, 0, VC__OUTCOME__OUTCOME_NONE, -1);
+    CHECK(worker_got_request(s->wb) == 7);
+    CHECK(bp.d->queue.len == 0 && state_of(s->slot_b) == W_BUSY);
     bp_msg_free(&r);
 
     /* B answers through the broker, which passes it to the front whole. */
-    bp_worker_answer(&bp, wb, 7);
+    bp_worker_answer(&bp, s->wb, 7);
     bp_msg_t ans;
     CHECK(bp_front_next(&bp, &ans, 500) && ans.bm->kind_case == VC__BACK_MESSAGE__KIND_HEAD && ans.bm->head->id == 7);
     bp_msg_free(&ans);
 
     /* B idle again is lent again. */
-    bp_msg_t m3;
-    CHECK(bp_front_next(&bp, &m3, 500) && m3.bm->kind_case == VC__BACK_MESSAGE__KIND_LEND &&
-          m3.bm->lend->slot == slot_b);
+    CHECK(bp_front_next(&bp, &s->m3, 500) && s->m3.bm->kind_case == VC__BACK_MESSAGE__KIND_LEND &&
+          s->m3.bm->lend->slot == s->slot_b);
+}
 
-    /* A reload: both lent workers are of the old generation and must come
-     * back themselves (any unset). A is busy at the front: the broker
-     * waits for its give-back and never takes it before. */
+/* A reload: both lent workers are of the old generation and must come
+ * back themselves (any unset). A is busy at the front: the broker waits
+ * for its give-back and never takes it before; B, idle, goes back at once
+ * and is told to exit. */
+static void reload_recalls_the_old_generation(scene_t *s)
+{
     broker_new_generation(bp.d, bp.d->gen + 1, bp.cfg);
     bp_msg_t ra, rb;
     CHECK(bp_front_next(&bp, &ra, 500) && ra.bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL && !ra.bm->recall->any);
     CHECK(bp_front_next(&bp, &rb, 500) && rb.bm->kind_case == VC__BACK_MESSAGE__KIND_RECALL && !rb.bm->recall->any);
-    CHECK((ra.bm->recall->slot == slot_a) != (rb.bm->recall->slot == slot_a));
-    CHECK(state_of(slot_a) == W_LENT && by_slot(slot_a)->recalled);
+    CHECK((ra.bm->recall->slot == s->slot_a) != (rb.bm->recall->slot == s->slot_a));
+    CHECK(state_of(s->slot_a) == W_LENT && by_slot(s->slot_a)->recalled);
     bp_msg_free(&ra);
     bp_msg_free(&rb);
-    /* B, idle, goes back at once and is told to exit (old generation). */
-    close(m3.fd);
-    m3.fd = -1;
-    bp_give_back(&bp, slot_b, 0, VC__OUTCOME__OUTCOME_NONE, -1);
+    close(s->m3.fd);
+    s->m3.fd = -1;
+    bp_give_back(&bp, s->slot_b, 0, VC__OUTCOME__OUTCOME_NONE, -1);
     bp_turns(&bp, 3);
-    CHECK(state_of(slot_b) == W_RETIRED);
-    CHECK(bp_worker_signalled(&bp, wb) == SIGTERM);
+    CHECK(state_of(s->slot_b) == W_RETIRED);
+    CHECK(bp_worker_signalled(&bp, s->wb) == SIGTERM);
+}
 
-    /* A's lent worker died while its request ran, at the front: the front
-     * says what it did (a GET not begun: retried), the broker reports the
-     * exit with it, once the zygote reports it. */
-    close(m1.fd);
-    m1.fd = -1;
+/* A's lent worker died while its request ran, at the front: the front
+ * says what it did (a GET not begun: retried), the broker reports the
+ * exit with it, once the zygote reports it. */
+static void a_lent_worker_dies_at_the_front(scene_t *s)
+{
+    close(s->m1.fd);
+    s->m1.fd = -1;
     uint64_t crashed = bp.d->crashed;
-    bp_give_back(&bp, slot_a, 1, VC__OUTCOME__OUTCOME_RETRIED, -1);
+    bp_give_back(&bp, s->slot_a, 1, VC__OUTCOME__OUTCOME_RETRIED, -1);
     bp_turns(&bp, 3);
-    CHECK(state_of(slot_a) == W_LENT && by_slot(slot_a)->front_said);
-    bp_worker_exit(&bp, wa, SIGKILL);
+    CHECK(state_of(s->slot_a) == W_LENT && by_slot(s->slot_a)->front_said);
+    bp_worker_exit(&bp, s->wa, SIGKILL);
     CHECK(bp.d->crashed == crashed + 1 && bp.d->nlost == 0);
-    CHECK(by_slot(slot_a) == NULL);
+    CHECK(by_slot(s->slot_a) == NULL);
+}
 
-    /* Leaving: the front is told, a request queued here comes back to it
-     * unstarted, one sent after comes back too, and once nothing of the
-     * front's is here its link is closed. */
-    bp_worker_exit(&bp, wb, SIGTERM);
+/* Leaving: the front is told, a request queued here comes back to it
+ * unstarted, one sent after comes back too, and once nothing of the
+ * front's is here and it said Left, its link is closed. */
+static void leaving_hands_back_what_is_queued(scene_t *s)
+{
+    bp_worker_exit(&bp, s->wb, SIGTERM);
     bp_turns(&bp, 3);
     CHECK(bp.d->nw == 0);
     bp_front_request(&bp, 8, "POST");
@@ -187,10 +206,22 @@ int main(void)
     bp_msg_free(&lv);
     bp_msg_free(&lv8);
     bp_msg_free(&lv9);
-    bp_msg_free(&m1);
-    bp_msg_free(&m2);
-    bp_msg_free(&m3);
+}
 
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    bp_start(&bp, "php: { workers = 2; };\n", 2);
+    scene_t s = {.m1 = {.fd = -1}, .m2 = {.fd = -1}, .m3 = {.fd = -1}};
+    if (both_lent(&s) == 0) {
+        relayed_request_recalls_the_idle_one(&s);
+        reload_recalls_the_old_generation(&s);
+        a_lent_worker_dies_at_the_front(&s);
+        leaving_hands_back_what_is_queued(&s);
+    }
+    bp_msg_free(&s.m1);
+    bp_msg_free(&s.m2);
+    bp_msg_free(&s.m3);
     bp_stop(&bp);
     return vc_test_result("broker");
 }
