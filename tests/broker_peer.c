@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 
@@ -87,7 +88,7 @@ void bp_start(broker_peer_t *bp, const char *conf, int workers)
         w->pid = pid;
         w->fd = sv[1];
         fcntl(w->fd, F_SETFL, O_NONBLOCK);
-        broker_worker_forked(bp->d, pid, bp->d->gen, sv[0], NULL);
+        broker_worker_forked(bp->d, pid, pidfd_open(pid, 0), bp->d->gen, sv[0], NULL);
     }
 }
 

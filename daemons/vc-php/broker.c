@@ -6,6 +6,11 @@
 #include "broker_internal.h"
 #include "vc_events.h"
 
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/pidfd.h>
+
 const char *const wstate_names[] = {"starting", "idle", "busy", "finishing", "retired", "lent"};
 
 /* The moves a worker's state may make (from, then to). Work is given only
@@ -163,7 +168,7 @@ static void assign(broker_t *d, worker_t *w, job_t *j)
      * exit, reported by the zygote, answers the job. */
     if (w->fd < 0 || vc_link_send(w->fd, f, j->fr.n) < 0) {
         vc_log(VC_LOG_WARN, "broker", "could not pass %s to worker %d: killed", j->what, (int)w->pid);
-        kill(w->pid, SIGKILL);
+        broker_signal(w, SIGKILL);
     }
     if (f != stack)
         free(f);
@@ -176,6 +181,15 @@ static void assign(broker_t *d, worker_t *w, job_t *j)
     w->since_ms = vc_mono_ms();
 }
 
+void broker_signal(worker_t *w, int sig)
+{
+    /* By pid only where the zygote could not open the process (no /proc):
+     * then a pid reused since the worker's exit could be another's. */
+    if (w->pidfd >= 0 ? pidfd_send_signal(w->pidfd, sig, NULL, 0) : kill(w->pid, sig))
+        if (errno != ESRCH)
+            vc_log(VC_LOG_WARN, "broker", "cannot signal worker %d: %s", (int)w->pid, strerror(errno));
+}
+
 /* A worker finished its work: idle, or, if a reload made it old, told to
  * exit (it is never given work again). */
 void broker_make_idle(broker_t *d, worker_t *w)
@@ -186,7 +200,7 @@ void broker_make_idle(broker_t *d, worker_t *w)
         broker_worker_state(w, W_IDLE); /* as it was when it died; broker_pump() and broker_lend() skip it */
     } else if (w->gen != d->gen || w->recycle || w->retire) {
         broker_worker_state(w, W_RETIRED);
-        kill(w->pid, SIGTERM);
+        broker_signal(w, SIGTERM);
     } else {
         broker_worker_state(w, W_IDLE);
     }
@@ -381,7 +395,7 @@ static void on_worker_message(broker_t *d, worker_t *w, const struct iovec *f, i
         /* Only native code (an extension, FFI) writes such a thing: the
          * worker is not to be trusted with another request. */
         vc_log(VC_LOG_ERR, "broker", "worker %d sent an answer for a request it was not given: killed", (int)w->pid);
-        kill(w->pid, SIGKILL);
+        broker_signal(w, SIGKILL);
         return;
     }
     w->started = 1;
@@ -447,7 +461,7 @@ void broker_on_worker(broker_t *d, worker_t *w, int hangup)
     int rc = vc_link_read(w->fd, &w->in, 64, on_worker_read, &r);
     if (rc == -EPROTO) {
         vc_log(VC_LOG_ERR, "broker", "a malformed message from worker %d: killed", (int)w->pid);
-        kill(w->pid, SIGKILL);
+        broker_signal(w, SIGKILL);
     }
     if (rc <= 0)
         broker_link_close(d, w);
@@ -498,7 +512,7 @@ void broker_on_workers(broker_t *d)
     }
 }
 
-void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, worker_clock_t *clock)
+void broker_worker_forked(broker_t *d, pid_t pid, int pidfd, unsigned gen, int fd, worker_clock_t *clock)
 {
     VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (d->spawning > 0 && gen == d->gen)
@@ -507,6 +521,7 @@ void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, worker_c
     worker_t *w = &d->w[d->nw++];
     memset(w, 0, sizeof(*w));
     w->pid = pid;
+    w->pidfd = pidfd;
     w->fd = fd;
     w->clock = clock;
     w->smaps = -1;
@@ -517,7 +532,7 @@ void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, worker_c
         vc_log(VC_LOG_ERR, "broker", "cannot watch worker %d's link: %s", (int)pid, strerror(errno));
         close(fd);
         w->fd = -1;
-        kill(pid, SIGKILL); /* never to be heard: its exit is reported like any other */
+        broker_signal(w, SIGKILL); /* never to be heard: its exit is reported like any other */
     }
     w->reading = w->fd >= 0;
     w->gen = gen;
@@ -549,7 +564,7 @@ void broker_kill_workers(broker_t *d)
 {
     VC_CHECK_OBJ(d, BROKER_MAGIC);
     for (size_t i = 0; i < d->nw; i++)
-        kill(d->w[i].pid, SIGKILL);
+        broker_signal(&d->w[i], SIGKILL);
 }
 
 broker_t *broker_new(const vc_config_t *cfg, fronts_t *fronts, vc_bus_t *bus)

@@ -44,8 +44,9 @@ void broker_on_tick(broker_t *d);
 
 /* The zygote forked a worker / a worker exited (waitpid status). */
 struct worker_clock;
-/* fd: its link; clock: its clock (worker_clock.h, taken), or NULL. */
-void broker_worker_forked(broker_t *d, pid_t pid, unsigned gen, int fd, struct worker_clock *clock);
+/* pidfd: its process (zygote.h), taken, or -1; fd: its link; clock: its
+ * clock (worker_clock.h, taken), or NULL. */
+void broker_worker_forked(broker_t *d, pid_t pid, int pidfd, unsigned gen, int fd, struct worker_clock *clock);
 void broker_worker_exited(broker_t *d, pid_t pid, int status);
 
 /* A reload: new work goes to workers of generation gen (forked by a new

@@ -62,6 +62,7 @@ extern const char *const board_state_names[];
 
 typedef struct worker {
     pid_t pid;
+    int pidfd;        /* its process, whatever its pid is by now (zygote.h); -1: none */
     int fd;           /* the link (libcommon/vc_link.h); -1 once it is closed */
     int reading;      /* the link is in the epoll set with EPOLLIN */
     vc_link_buf_t in; /* what the worker sent, not yet handled */
@@ -89,6 +90,8 @@ typedef struct worker {
 /* Moves w to state to, asserting the move is one the broker makes
  * (broker.c's table). */
 void broker_worker_state(worker_t *w, enum wstate to);
+/* Sends sig to w's process, never to another that took its pid. */
+void broker_signal(worker_t *w, int sig);
 
 /* A lent worker that exited, its report waiting for its front's word. */
 #define LOST_WAIT_MS 2000

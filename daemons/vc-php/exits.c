@@ -225,6 +225,8 @@ void broker_worker_exited(broker_t *d, pid_t pid, int status)
     vc_link_buf_free(&w->in);
     if (w->smaps >= 0)
         close(w->smaps);
+    if (w->pidfd >= 0)
+        close(w->pidfd);
     d->refused_writes_gone += worker_clock_refused(w->clock);
     worker_clock_unmap(&w->clock);
     *w = d->w[--d->nw];

@@ -110,7 +110,7 @@ static void take_back(broker_t *d, worker_t *w, const vc_board_slot_t *s)
         w->reading = 1;
     } else {
         vc_log(VC_LOG_ERR, "broker", "cannot watch worker %d's link again: killed", (int)w->pid);
-        kill(w->pid, SIGKILL);
+        broker_signal(w, SIGKILL);
     }
     broker_make_idle(d, w);
 }
@@ -202,7 +202,7 @@ void broker_on_front_change(void *arg, const void *fid, vc_board_t *board, int l
             vc_log(VC_LOG_WARN, "broker", "worker %d was running %s for a front that left: killed", (int)w->pid,
                    s.what);
             broker_worker_state(w, W_RETIRED);
-            kill(w->pid, SIGKILL);
+            broker_signal(w, SIGKILL);
         }
     }
     broker_report_overdue(d, fid);

@@ -227,11 +227,30 @@ static void promote(php_t *p, zyg_t *z)
     }
 }
 
+/* A note from the zygote, and the descriptor that came with it (-1). */
+static ssize_t recv_note(int sock, zygote_note_t *n, int *fd)
+{
+    char ctl[CMSG_SPACE(sizeof(int))];
+    struct iovec iov = {n, sizeof(*n)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+    *fd = -1;
+    ssize_t got = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    for (struct cmsghdr *c = got > 0 ? CMSG_FIRSTHDR(&mh) : NULL; c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int)))
+            memcpy(fd, CMSG_DATA(c), sizeof(int));
+    return got;
+}
+
 static void on_zygote(php_t *p, zyg_t *z)
 {
     zygote_note_t n;
     for (;;) {
-        ssize_t got = recv(z->sock, &n, sizeof(n), MSG_DONTWAIT);
+        int pidfd;
+        ssize_t got = recv_note(z->sock, &n, &pidfd);
+        if (pidfd >= 0 && (got != (ssize_t)sizeof(n) || n.op != ZYGOTE_FORKED)) {
+            close(pidfd); /* only a fork's note carries one */
+            pidfd = -1;
+        }
         if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
             vc_log(VC_LOG_ERR, "main", "zygote %d (generation %u) is gone", (int)z->pid, z->gen);
             if (z->state == Z_BOOTING) {
@@ -248,7 +267,7 @@ static void on_zygote(php_t *p, zyg_t *z)
             promote(p, z);
         else if (n.op == ZYGOTE_FORKED) {
             pending_t pd = pending_pop(z);
-            broker_worker_forked(p->broker, n.pid, z->gen, pd.link, pd.clock);
+            broker_worker_forked(p->broker, n.pid, pidfd, z->gen, pd.link, pd.clock);
         } else if (n.op == ZYGOTE_EXITED)
             broker_worker_exited(p->broker, n.pid, n.status);
         else if (n.op == ZYGOTE_FAILED && n.pid == 0) {

@@ -32,7 +32,7 @@ void broker_new_generation(broker_t *d, unsigned gen, const vc_config_t *cfg)
         worker_t *w = &d->w[i];
         if (w->gen != gen && (w->state == W_IDLE || w->state == W_STARTING)) {
             broker_worker_state(w, W_RETIRED);
-            kill(w->pid, SIGTERM);
+            broker_signal(w, SIGTERM);
         } else if (w->gen != gen) {
             broker_recall(d, w); /* it exits once given back */
         }
@@ -62,7 +62,7 @@ static void retire_one(broker_t *d)
     for (size_t i = 0; i < d->nw; i++)
         if (d->w[i].state == W_IDLE && d->w[i].gen == d->gen) {
             broker_worker_state(&d->w[i], W_RETIRED);
-            kill(d->w[i].pid, SIGTERM);
+            broker_signal(&d->w[i], SIGTERM);
             return;
         }
     for (size_t i = 0; i < d->nw; i++)
@@ -159,7 +159,7 @@ static void kill_overdue(broker_t *d, worker_t *w, const char *script, const cha
     else
         vc_log(VC_LOG_ERR, "pool", "worker %d ran %s for %llu ms: killing it", (int)w->pid, what,
                (unsigned long long)ms);
-    kill(w->pid, SIGKILL);
+    broker_signal(w, SIGKILL);
 }
 
 void broker_on_tick(broker_t *d)

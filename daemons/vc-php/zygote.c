@@ -9,6 +9,7 @@
 #include "worker_link.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,11 +19,44 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static void note(int sock, int op, pid_t pid, int status)
+/* A note to the broker, with a descriptor if fd >= 0. */
+static void note_with(int sock, int op, pid_t pid, int status, int fd)
 {
     zygote_note_t n = {op, pid, status};
-    if (send(sock, &n, sizeof(n), MSG_NOSIGNAL) != (ssize_t)sizeof(n))
+    char ctl[CMSG_SPACE(sizeof(int))];
+    memset(ctl, 0, sizeof(ctl));
+    struct iovec iov = {&n, sizeof(n)};
+    struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        mh.msg_control = ctl;
+        mh.msg_controllen = sizeof(ctl);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    if (sendmsg(sock, &mh, MSG_NOSIGNAL) != (ssize_t)sizeof(n))
         _exit(1); /* the broker is gone: so are we */
+}
+
+static void note(int sock, int op, pid_t pid, int status)
+{
+    note_with(sock, op, pid, status, -1);
+}
+
+/* The broker signals workers, which are our children, not its own: by
+ * pid, a worker we had reaped could be a stranger by then (pids are
+ * reused), and a SIGTERM meant for a worker once stopped another
+ * program. A descriptor of the process itself cannot go astray. Opened
+ * here, before we can reap the child; /proc/PID rather than
+ * pidfd_open(), which the pool's system call filter denies (walls.c);
+ * pidfd_send_signal() takes either. -1 if /proc is not there. */
+static int process_fd(pid_t pid)
+{
+    char path[32];
+    snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 void zygote_boot_failed(int sock)
@@ -127,7 +161,10 @@ int zygote_serve(const vc_config_t *cfg, int sock, int sigfd)
             vc_log(VC_LOG_ERR, "zygote", "fork() failed while spawning a worker: %s", strerror(errno));
             note(sock, ZYGOTE_FAILED, 0, errno);
         } else {
-            note(sock, ZYGOTE_FORKED, pid, 0);
+            int pfd = process_fd(pid);
+            note_with(sock, ZYGOTE_FORKED, pid, 0, pfd);
+            if (pfd >= 0)
+                close(pfd);
         }
     }
     /* Workers die with us (PDEATHSIG); the broker drains them first when

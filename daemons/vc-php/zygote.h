@@ -8,7 +8,9 @@
  * It talks to the broker over a SOCK_SEQPACKET socketpair:
  *   broker -> zygote: zygote_cmd_t  (spawn a worker), with the worker's end
  *                     of its link to the broker (SCM_RIGHTS, libcommon/vc_link.h)
- *   zygote -> broker: zygote_note_t (ready, forked pid, exited pid + status)
+ *   zygote -> broker: zygote_note_t (ready, forked pid, exited pid + status);
+ *                     a forked worker's note carries its /proc/PID
+ *                     directory (SCM_RIGHTS), which signals it
  */
 #ifndef VC_PHP_ZYGOTE_H
 #define VC_PHP_ZYGOTE_H
