@@ -28,7 +28,7 @@ int main(void)
             pause();
     }
     CHECK(decoy > 0 && bp.d->nw == 1 && bp.d->w[0].pidfd >= 0);
-    bp.d->w[0].pid = decoy; /* the broker's pid for it is now another's */
+    bp.d->w[0].pid = decoy;                 /* the broker's pid for it is now another's */
     broker_new_generation(bp.d, 2, bp.cfg); /* a reload: the starting worker is told to go */
     CHECK(bp_worker_signalled(&bp, 0) == SIGTERM);
     int status;
