@@ -80,6 +80,10 @@ static const struct spec site_specs[] = {
     {"site.health_check", T_STR, S(health_check), 0, 0,
      "a path that must answer 200 after a switch, or it is rolled back"},
     {"site.pool", T_STR, S(pool), 0, 0, "the PHP pool serving it (default: the php block's)"},
+    {"site.schedule", T_LIST, S(schedule), 0, 0, "cron lines, \"MIN HOUR DAY MONTH WEEKDAY COMMAND\", run in its pool"},
+    {"site.schedule_timeout", T_DURATION, S(schedule_timeout_ms), 0, BIG,
+     "a scheduled run still going after this is stopped (0: never)"},
+    {"site.timezone", T_STR, S(timezone), 0, 0, "its schedule's time zone (\"Europe/Paris\"; default: the machine's)"},
     {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0, "\"ID KEY SECRET\": its Pusher apps"},
     {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0,
      "pages that may open a WebSocket (none: the site's own; \"*\": any)"},
@@ -210,6 +214,12 @@ int vc_config_walk(struct ctx *c, vc_config_t *cfg, config_setting_t *group, con
             }
             continue;
         }
+        if ((strcmp(path, "site.background") == 0 || strcmp(path, "site.schedule") == 0) && base != cfg) {
+            int r = path[5] == 'b' ? vc_background_read(c, base, s) : vc_schedule_read(c, base, s);
+            if (r < 0)
+                return r;
+            continue;
+        }
         if (strcmp(path, "pools") == 0 && cfg != NULL) {
             if (!config_setting_is_group(s))
                 return vc_config_fail(c, line, "pools: expected a group like { shop: { user = \"shop\"; }; }");
@@ -266,6 +276,7 @@ void vc_site_defaults(vc_site_t *s)
     s->cache = 1;
     s->htaccess = 1;
     s->keep_releases = 5;
+    s->schedule_timeout_ms = 3600 * 1000;
 }
 
 static void site_fini(vc_site_t *s)
@@ -296,6 +307,9 @@ static void site_fini(vc_site_t *s)
     vc_config_free_list(&s->shared, &s->nshared);
     vc_config_free_list(&s->deploy_exclude, &s->ndeploy_exclude);
     free(s->pool);
+    vc_background_free(s);
+    vc_config_free_list(&s->schedule, &s->nschedule);
+    free(s->timezone);
     free(s->source);
 }
 

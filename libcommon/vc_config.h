@@ -58,6 +58,21 @@ typedef struct vc_pool {
     int line;
 } vc_pool_t;
 
+/* A site's background process (site.background, docs/background.md):
+ * a command kept running as supervisor's [program:NAME] keeps it. */
+typedef struct vc_background {
+    char *name;
+    char *command;         /* its words: vc_words.h */
+    int64_t processes;     /* copies of it */
+    int64_t start_ms;      /* up this long counts as started (startsecs) */
+    int64_t start_retries; /* failed starts in a row before it is left failed (startretries) */
+    char *stop_signal;     /* "TERM", "INT", "QUIT", "HUP", "USR1" or "USR2" (stopsignal) */
+    int64_t stop_wait_ms;  /* then SIGKILL (stopwaitsecs) */
+    int64_t max_memory;    /* restarted above this RSS, in bytes (0: never) */
+    int64_t max_runtime_ms; /* restarted after running this long (0: never) */
+    int line;
+} vc_background_t;
+
 typedef struct vc_site {
     char *name;   /* file name without .conf, or "default" */
     char *pool;   /* the pool serving its PHP: "default" unless named */
@@ -111,6 +126,13 @@ typedef struct vc_site {
     int64_t deploy_quorum; /* nodes (this one counted) that must stage a release before it switches
                             * in a cluster, the unreachable rest catching up; 0: every node */
     char *health_check;    /* a path that must answer 200 after a switch, or it is rolled back; NULL: none */
+    vc_background_t *background; /* its background processes (site.background) */
+    size_t nbackground;
+    char **schedule; /* "MIN HOUR DAY MONTH WEEKDAY COMMAND" (vc_cron.h) */
+    size_t nschedule;
+    int *schedule_lines; /* each entry's line in the site's file */
+    int64_t schedule_timeout_ms; /* a scheduled run is stopped past this (0: never) */
+    char *timezone;              /* its schedule's time zone; NULL: the machine's */
     char *source;          /* the file it came from */
     int line;
 } vc_site_t;
@@ -271,6 +293,12 @@ char *vc_config_pool_file(const char *data_dir, const char *pool);
 /* A pool's own directory, DATA/pools/NAME: its sessions/ and tmp/.
  * Caller frees. */
 char *vc_config_pool_home(const char *data_dir, const char *pool);
+/* The directory a site's background processes and schedule run in (its
+ * application, docs/background.md): DEPLOY_TO/current with deploy_to,
+ * else the root's parent where the root is its public/ or web/, else the
+ * root; resolved now, so a `current` link is followed as it stands. A new
+ * string, or NULL if it is not there. */
+char *vc_site_app_dir(const vc_site_t *s);
 
 /* 2 if host (len bytes, no port) is pattern, 1 if pattern is a wildcard
  * ("*.example.com") that host falls under (any name ending in

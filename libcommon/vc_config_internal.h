@@ -67,6 +67,18 @@ const struct spec *vc_config_global_specs(size_t *n);
 const struct spec *vc_config_site_specs(size_t *n);
 void vc_site_defaults(vc_site_t *s);
 
+/* vc_config_background.c: `site.background: { NAME: { command = ...; }; }`
+ * into the site (base) and checks of it and of site.schedule; the
+ * settings of one process ("site.background.*.command"). */
+int vc_background_read(struct ctx *c, void *site, config_setting_t *group);
+/* site.schedule, with each entry's line. */
+int vc_schedule_read(struct ctx *c, void *site, config_setting_t *list);
+void vc_background_free(vc_site_t *s);
+int vc_background_validate(struct ctx *c, const vc_site_t *s, int files);
+extern const struct spec vc_background_specs[];
+extern const size_t vc_background_nspecs;
+void vc_background_defaults(vc_background_t *b);
+
 /* vc_pools.c: the pool settings ("php.workers" for the default pool,
  * the same names inside each of `pools`). */
 extern const struct spec vc_pool_specs[];

@@ -173,6 +173,8 @@ int vc_sites_validate(struct ctx *c, vc_config_t *cfg)
             return vc_config_fail(c, s->line, "site \"%s\": root \"%s\" is not a directory", s->name, s->root);
         if ((s->tls_cert == NULL) != (s->tls_key == NULL))
             return vc_config_fail(c, s->line, "site \"%s\": tls_cert and tls_key go together", s->name);
+        if (vc_background_validate(c, s, !roots_elsewhere && !before_first_deploy) < 0)
+            return -1;
         if (s->tls && strcmp(s->tls, "acme") != 0)
             return vc_config_fail(c, s->line, "site \"%s\": tls is \"acme\" or not set (tls_cert and tls_key)",
                                   s->name);
@@ -314,4 +316,25 @@ const vc_site_t *vc_config_site_for_host(const vc_config_t *cfg, const char *hos
             fallback = s;
     }
     return wild ? wild : fallback ? fallback : &cfg->sites[0];
+}
+
+char *vc_site_app_dir(const vc_site_t *s)
+{
+    char *dir;
+    if (s->deploy_to) {
+        dir = vc_asprintf("%s/current", s->deploy_to);
+    } else if (s->root) {
+        dir = vc_strdup(s->root);
+        size_t n = strlen(dir);
+        while (n > 1 && dir[n - 1] == '/')
+            dir[--n] = '\0';
+        char *base = strrchr(dir, '/');
+        if (base && base != dir && (!strcmp(base, "/public") || !strcmp(base, "/web")))
+            *base = '\0';
+    } else {
+        return NULL;
+    }
+    char *real = realpath(dir, NULL);
+    free(dir);
+    return real;
 }

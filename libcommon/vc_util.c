@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 void vc_assert_fail(const char *expr, const char *file, int line, const char *func)
 {
@@ -259,4 +260,19 @@ uint32_t vc_hash_bytes(const void *data, size_t len)
 uint32_t vc_hash_str(const char *s)
 {
     return vc_hash_bytes(s, strlen(s));
+}
+
+int vc_program_on_path(const char *name)
+{
+    const char *path = getenv("PATH");
+    char *dirs = vc_strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin"), *save = NULL;
+    int found = 0;
+    for (char *d = strtok_r(dirs, ":", &save); d && !found; d = strtok_r(NULL, ":", &save)) {
+        char *file = vc_asprintf("%s/%s", d, name);
+        struct stat st;
+        found = *d == '/' && stat(file, &st) == 0 && S_ISREG(st.st_mode) && access(file, X_OK) == 0;
+        free(file);
+    }
+    free(dirs);
+    return found;
 }

@@ -83,6 +83,9 @@ int vc_mkdirs(const char *path, int mode);
 /* Reads a whole file into a malloc'd NUL-terminated buffer (caller frees);
  * NULL with errno set on failure. */
 char *vc_read_file(const char *path, size_t *len);
+/* Whether name (no '/') is an executable file in a directory of $PATH
+ * (or of /usr/local/bin:/usr/bin:/bin without one). */
+int vc_program_on_path(const char *name);
 
 /* FNV-1a of bytes, of a string: the hash of the rooms' and the bans'
  * tables, and of the cache's tombstones. */
