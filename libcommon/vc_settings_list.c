@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const type_names[] = {
@@ -59,7 +60,9 @@ static void duration_text(int64_t ms, char *out, size_t len)
 /* A site's durations are kept in seconds (they go into headers). */
 static int64_t duration_ms(const struct spec *sp, int64_t v)
 {
-    return strncmp(sp->path, "site.", 5) == 0 && v > 0 ? v * 1000 : v;
+    /* The two that end up in headers are kept in seconds (vc_config_values.c). */
+    int seconds = !strcmp(sp->path, "site.hsts") || !strcmp(sp->path, "site.static_max_age");
+    return seconds && v > 0 ? v * 1000 : v;
 }
 
 static void number_text(const struct spec *sp, int64_t v, char *out, size_t len)
@@ -170,6 +173,10 @@ void vc_settings_list(void (*row)(void *arg, const vc_setting_row_t *r), void *a
     vc_site_defaults(&site);
     specs = vc_config_site_specs(&n);
     rows_of("site", specs, n, &site, row, arg);
+    vc_background_t bg;
+    vc_background_defaults(&bg);
+    rows_of("site", vc_background_specs, vc_background_nspecs, &bg, row, arg);
+    free(bg.stop_signal);
     vc_pool_t pool;
     vc_pool_defaults(&pool, "default");
     rows_of("php", vc_pool_specs, vc_pool_nspecs, &pool, row, arg);
