@@ -7,6 +7,7 @@
  * reload can start a new zygote (new code, new configuration) while the
  * old one's workers finish what they hold.
  */
+#include "background.h"
 #include "broker.h"
 #include "pool_ini.h"
 #include "vc_events.h"
@@ -63,10 +64,11 @@ typedef struct php {
     unsigned next_gen;
     fronts_t *fronts;
     broker_t *broker;
+    background_t *background; /* the pool's sites' background processes and schedules */
     int reloads;
     /* The broker's loop (vc_loop.h): what one turn waits on, and the stop. */
     zyg_t *polled[3]; /* the zygotes of this turn's items, in order */
-    size_t npolled, nfronts;
+    size_t npolled, nfronts, nbackground;
     int stopping;
     uint64_t stop_deadline;
 } php_t;
@@ -219,6 +221,9 @@ static void promote(php_t *p, zyg_t *z)
     }
     zyg_move(z, Z_CURRENT);
     broker_new_generation(p->broker, z->gen, z->cfg);
+    /* The new generation's releases: background processes of a release
+     * that changed are replaced, after their job (background.h). */
+    background_configure(p->background, z->cfg);
     char gen[16];
     snprintf(gen, sizeof(gen), "%u", z->gen);
     if (old) {
@@ -354,6 +359,12 @@ static void on_recycle(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_ok(reply, "worker %ld recycled: it exits once its request is answered, and a fresh one comes", pid);
 }
 
+static void on_background(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    php_t *p = arg;
+    background_verb(p->background, cmd, reply);
+}
+
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     char msg[1200];
@@ -370,6 +381,13 @@ static const vc_verb_t verbs[] = {
     {"scale", "N", "set the pool to N workers (1 to 1024)", on_scale},
     {"reload", "", "boot a new zygote generation with the stored configuration", on_reload},
     {"recycle", "PID", "replace one worker once its request is answered", on_recycle},
+    {"background", "[SITE]", "the pool's background processes and schedule entries (vc bg, vc schedule)",
+     on_background},
+    {"background-start", "SITE NAME", "start a background entry's processes (a failed or stopped one too)",
+     on_background},
+    {"background-stop", "SITE NAME", "stop a background entry's processes, and hold them until started", on_background},
+    {"background-restart", "SITE NAME", "stop a background entry's processes (after their job) and start them anew",
+     on_background},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -417,6 +435,8 @@ static size_t gather(void *arg, zmq_pollitem_t *items, size_t max)
         }
     p->nfronts = fronts_pollitems(p->fronts, items + n, max - n - 1, !p->stopping);
     n += p->nfronts;
+    p->nbackground = background_pollitems(p->background, items + n, max - n - 1);
+    n += p->nbackground;
     items[n++] = (zmq_pollitem_t){NULL, broker_poll_fd(p->broker), ZMQ_POLLIN, 0};
     broker_watch(p->broker);
     return n;
@@ -432,6 +452,7 @@ static void ready(void *arg, const zmq_pollitem_t *items, size_t n)
         if (items[i].revents & (ZMQ_POLLIN | ZMQ_POLLERR))
             on_zygote(p, p->polled[i]);
     fronts_on_poll(p->fronts, items + p->npolled, p->nfronts, broker_on_front, p->broker);
+    background_on_poll(p->background, items + p->npolled + p->nfronts, p->nbackground);
     /* What this turn answered goes out in one write per front. */
     fronts_flush(p->fronts);
 }
@@ -439,7 +460,8 @@ static void ready(void *arg, const zmq_pollitem_t *items, size_t n)
 static long next_timeout(void *arg)
 {
     php_t *p = arg;
-    return p->stopping ? 50 : broker_next_timeout(p->broker);
+    long bg = background_next_timeout(p->background), broker = broker_next_timeout(p->broker);
+    return p->stopping ? 50 : broker < bg ? broker : bg;
 }
 
 static int on_signal(void *arg, int sig)
@@ -448,10 +470,13 @@ static int on_signal(void *arg, int sig)
     if (sig == SIGCHLD) {
         /* Zygotes are our children; their workers are not. */
         int status;
-        for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;)
+        for (pid_t pid; (pid = waitpid(-1, &status, WNOHANG)) > 0;) {
+            if (background_reaped(p->background, pid, status))
+                continue;
             for (size_t i = 0; i < VC_ARRAY_SIZE(p->z); i++)
                 if (p->z[i].pid == pid)
                     p->z[i].pid = 0;
+        }
     } else if (sig == SIGHUP) {
         char msg[1200];
         reload(p, msg, sizeof(msg));
@@ -475,13 +500,16 @@ static int after_turn(void *arg)
     }
     if (p->stopping) {
         broker_release_fronts(p->broker);
-        if (broker_has_left(p->broker) || vc_mono_ms() >= p->stop_deadline) {
+        int background_gone = background_stop_all(p->background);
+        if ((broker_has_left(p->broker) && background_gone) || vc_mono_ms() >= p->stop_deadline) {
             broker_kill_workers(p->broker);
+            background_kill_all(p->background);
             return 1;
         }
         return 0;
     }
     broker_on_tick(p->broker);
+    background_tick(p->background);
     reap_retired(p);
     spawn_wanted(p);
     return 0;
@@ -522,6 +550,7 @@ int main(int argc, char **argv)
     p.broker = broker_new(p.d.cfg, p.fronts, p.d.bus);
     if (p.broker == NULL)
         return 1;
+    p.background = background_new(p.d.bus);
 
     /* The first zygote boots before we say we are ready. */
     /* Each zygote slot owns the configuration it booted with; the daemon's
@@ -563,6 +592,7 @@ int main(int argc, char **argv)
         vc_config_destroy(&p.z[i].cfg);
     }
     broker_destroy(&p.broker);
+    background_destroy(&p.background);
     fronts_flush(p.fronts);
     fronts_destroy(&p.fronts);
     vc_daemon_fini(&p.d);
