@@ -55,6 +55,9 @@ int cmd_cache(cli_t *cli, int argc, char **argv);
 int cmd_cert(cli_t *cli, int argc, char **argv);
 /* vc rooms [--json], vc rooms apps [--secret] (rooms.c). */
 int cmd_rooms(cli_t *cli, int argc, char **argv);
+/* background.c: `vc bg` and `vc schedule`. */
+int cmd_bg(cli_t *cli, int argc, char **argv);
+int cmd_schedule(cli_t *cli, int argc, char **argv);
 int cmd_nodes(cli_t *cli, int argc, char **argv);
 int cmd_panel(cli_t *cli, int argc, char **argv);
 /* vc key new, vc trust (keys.c); vc deploy, rollback, releases (deploy.c). */
