@@ -490,7 +490,7 @@ def test_a_trusted_proxy_that_is_not_an_address_is_refused(make_suite, tmp_path)
 def test_a_pools_scripts_cannot_command_their_pool(walled):
     """The pool's control socket is its user's, and so its scripts'
     (they run as that user): they may ask its status, not scale, reload
-    or stop it."""
+    or stop it, nor list, stop or restart its background processes."""
     s = walled
     ep = f"ipc://{s.data}/run/php/ctl-vc-php.sock"
 
@@ -503,6 +503,9 @@ def test_a_pools_scripts_cannot_command_their_pool(walled):
     php = [d for d in before["daemons"] if d["daemon"] == "vc-php"][0]
     assert say("www-data", "scale", "1") == "refused: only the suite's user and root may give this command"
     assert say("www-data", "reload").startswith("refused")
+    # Nor see, stop or restart its sites' background processes.
+    for cmd in (["background"], ["background-stop", "default", "queue"], ["background-restart", "default", "q"]):
+        assert say("www-data", *cmd).startswith("refused"), cmd
     assert "vc-php is running" in say("www-data", "status")
     # The suite's own user and root still command it.
     assert not say("vc", "scale", php["status"]["workers_wanted"]).startswith("refused")

@@ -11,6 +11,8 @@
 #include "vc_words.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +127,15 @@ void vc_background_free(vc_site_t *s)
     s->schedule_lines = NULL;
 }
 
+/* Whether path is known not to be there. A daemon that cannot look
+ * (another pool's site, whose directory its user may not enter) does not
+ * know: the check is vc up's and configtest's, which can. */
+static int absent(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) != 0 && (errno == ENOENT || errno == ENOTDIR);
+}
+
 /* What a command names that is not there: its program, or the script
  * php is to run (in the application's directory, app_dir). NULL: all is. */
 static const char *missing(char **argv, size_t argc, const char *app_dir, int files)
@@ -133,7 +144,7 @@ static const char *missing(char **argv, size_t argc, const char *app_dir, int fi
         if (!files || app_dir == NULL || argc < 2 || argv[1][0] == '-')
             return NULL;
         char *script = argv[1][0] == '/' ? vc_strdup(argv[1]) : vc_asprintf("%s/%s", app_dir, argv[1]);
-        int there = access(script, R_OK) == 0;
+        int there = !absent(script);
         free(script);
         return there ? NULL : "no PHP script";
     }
@@ -142,7 +153,7 @@ static const char *missing(char **argv, size_t argc, const char *app_dir, int fi
     if (!files || (argv[0][0] != '/' && app_dir == NULL))
         return NULL;
     char *prog = argv[0][0] == '/' ? vc_strdup(argv[0]) : vc_asprintf("%s/%s", app_dir, argv[0]);
-    int there = access(prog, X_OK) == 0;
+    int there = !absent(prog);
     free(prog);
     return there ? NULL : "no program there";
 }

@@ -12,10 +12,12 @@
 #include "vc_words.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -38,6 +40,7 @@ background_t *background_new(vc_bus_t *bus)
     const char *m = getenv("VC_SCHEDULE_MINUTE_MS");
     if (m && atoll(m) >= 100 && atoll(m) <= 60000)
         b->minute_ms = atoll(m);
+    b->lock = -1;
     b->clock_origin_ms = vc_wall_ms();
     b->mono_origin_ms = (int64_t)vc_mono_ms();
     return b;
@@ -71,6 +74,9 @@ void background_destroy(background_t **pb)
     for (size_t i = 0; i < b->n; i++)
         entry_free(&b->e[i]);
     free(b->e);
+    if (b->lock >= 0)
+        close(b->lock);
+    free(b->lock_path);
     b->magic = 0;
     free(b);
     *pb = NULL;
@@ -148,11 +154,37 @@ static void start_proc(background_t *b, bentry_t *e, bproc_t *p, size_t index)
     bg_event(b, e, VC_EVENT(BACKGROUND_STARTED), p, NULL);
 }
 
-/* Whether e may start processes now: configured, not held, and what it
- * replaces is gone. */
+/* Whether this vc-php holds the pool's background lock, taking it if it
+ * is free (the vc-php before it, if any, has stopped its processes). */
+static int own_lock(background_t *b)
+{
+    if (b->lock >= 0)
+        return 1;
+    if (b->lock_path == NULL)
+        return 0;
+    int fd = open(b->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        vc_log(VC_LOG_ERR, "background", "cannot open %s: %s; nothing starts", b->lock_path, strerror(errno));
+        return 0;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return 0;
+    }
+    b->lock = fd;
+    return 1;
+}
+
+int bg_may_run(background_t *b)
+{
+    return !b->stopping && own_lock(b);
+}
+
+/* Whether e may start processes now: configured, not held, what it
+ * replaces is gone, and no other vc-php of the pool runs any. */
 static int may_start(background_t *b, bentry_t *e)
 {
-    if (b->stopping || e->retired || e->held || e->app_dir == NULL || e->argv == NULL)
+    if (b->stopping || e->retired || e->held || e->app_dir == NULL || e->argv == NULL || !own_lock(b))
         return 0;
     bentry_t *old = e->after ? bg_entry(b, e->after) : NULL;
     if (old && alive(old))
@@ -273,6 +305,11 @@ void background_configure(background_t *b, const vc_config_t *cfg)
 {
     VC_CHECK_OBJ(b, BACKGROUND_MAGIC);
     b->cfg = cfg;
+    if (b->lock_path == NULL) {
+        char *home = vc_config_pool_home(cfg->data_dir, cfg->php.name);
+        b->lock_path = vc_asprintf("%s/background.lock", home);
+        free(home);
+    }
     size_t cap = 0;
     for (size_t i = 0; i < cfg->nsites; i++)
         cap += cfg->sites[i].nbackground + cfg->sites[i].nschedule;
@@ -534,7 +571,7 @@ long background_next_timeout(background_t *b)
             else if (p->state == B_RUNNING && (e->spec.max_memory > 0 || e->spec.max_runtime_ms > 0))
                 w = MEMORY_CHECK_MS;
             else if (p->state == B_STOPPED && !e->is_schedule && !e->held && !e->retired)
-                w = 100; /* waits for what it replaces */
+                w = 100; /* waits for what it replaces, or for the lock */
             if (w < wait)
                 wait = w;
         }
@@ -558,6 +595,10 @@ int background_stop_all(background_t *b)
             left += b->e[i].procs[k].pid > 0;
         }
     background_tick(b); /* SIGKILL at stop_wait */
+    if (left == 0 && b->lock >= 0) {
+        close(b->lock); /* the successor's turn */
+        b->lock = -1;
+    }
     return left == 0;
 }
 

@@ -73,6 +73,12 @@ struct background {
     size_t n, cap;
     unsigned next_id;
     int stopping;
+    /* The pool's background lock (POOL_HOME/background.lock), held while
+     * this vc-php runs background processes: a successor (`vc restart
+     * php`, a reload that changes the wall) starts its own only once the
+     * one before has stopped all of its own; -1: not held. */
+    int lock;
+    char *lock_path;
     /* Minutes pass this much faster for schedules (VC_SCHEDULE_MINUTE_MS,
      * for tests): 1 outside tests. */
     int64_t minute_ms;
@@ -92,6 +98,9 @@ int bg_spawn(background_t *b, bentry_t *e, bproc_t *p, size_t index);
  * (NULL if gone), an event about e, and p asked to stop (its stop
  * signal; SIGKILL at stop_wait), to be started anew if again. */
 void bg_stop(bentry_t *e, bproc_t *p, const char *why, int again);
+/* Whether this vc-php may run background work now (not stopping, and it
+ * holds the pool's background lock). */
+int bg_may_run(background_t *b);
 bentry_t *bg_entry(background_t *b, unsigned id);
 void bg_event(background_t *b, const bentry_t *e, const char *topic, const bproc_t *p, const char *status);
 

@@ -93,8 +93,10 @@ void schedule_tick(background_t *b, bentry_t *e)
         bg_event(b, e, VC_EVENT(SCHEDULE_SKIPPED), p, "skipped");
         return;
     }
-    if (!e->held)
+    if (!e->held && bg_may_run(b))
         run(b, e);
+    else if (!e->held)
+        e->skipped++; /* the vc-php before this one still runs its processes */
 }
 
 void schedule_ended(background_t *b, bentry_t *e, bproc_t *p, int status)
