@@ -62,13 +62,13 @@ typedef struct vc_pool {
  * a command kept running as supervisor's [program:NAME] keeps it. */
 typedef struct vc_background {
     char *name;
-    char *command;         /* its words: vc_words.h */
-    int64_t processes;     /* copies of it */
-    int64_t start_ms;      /* up this long counts as started (startsecs) */
-    int64_t start_retries; /* failed starts in a row before it is left failed (startretries) */
-    char *stop_signal;     /* "TERM", "INT", "QUIT", "HUP", "USR1" or "USR2" (stopsignal) */
-    int64_t stop_wait_ms;  /* then SIGKILL (stopwaitsecs) */
-    int64_t max_memory;    /* restarted above this RSS, in bytes (0: never) */
+    char *command;          /* its words: vc_words.h */
+    int64_t processes;      /* copies of it */
+    int64_t start_ms;       /* up this long counts as started (startsecs) */
+    int64_t start_retries;  /* failed starts in a row before it is left failed (startretries) */
+    char *stop_signal;      /* "TERM", "INT", "QUIT", "HUP", "USR1" or "USR2" (stopsignal) */
+    int64_t stop_wait_ms;   /* then SIGKILL (stopwaitsecs) */
+    int64_t max_memory;     /* restarted above this RSS, in bytes (0: never) */
     int64_t max_runtime_ms; /* restarted after running this long (0: never) */
     int line;
 } vc_background_t;
@@ -122,18 +122,18 @@ typedef struct vc_site {
     char **deploy_exclude; /* patterns `vc deploy` leaves out of a release, with its --exclude ones */
     size_t ndeploy_exclude;
     /* T_INT settings are stored as int64_t (vc_config_values.c). */
-    int64_t keep_releases; /* releases kept on disk, the current one included */
-    int64_t deploy_quorum; /* nodes (this one counted) that must stage a release before it switches
-                            * in a cluster, the unreachable rest catching up; 0: every node */
-    char *health_check;    /* a path that must answer 200 after a switch, or it is rolled back; NULL: none */
+    int64_t keep_releases;       /* releases kept on disk, the current one included */
+    int64_t deploy_quorum;       /* nodes (this one counted) that must stage a release before it switches
+                                  * in a cluster, the unreachable rest catching up; 0: every node */
+    char *health_check;          /* a path that must answer 200 after a switch, or it is rolled back; NULL: none */
     vc_background_t *background; /* its background processes (site.background) */
     size_t nbackground;
     char **schedule; /* "MIN HOUR DAY MONTH WEEKDAY COMMAND" (vc_cron.h) */
     size_t nschedule;
-    int *schedule_lines; /* each entry's line in the site's file */
+    int *schedule_lines;         /* each entry's line in the site's file */
     int64_t schedule_timeout_ms; /* a scheduled run is stopped past this (0: never) */
     char *timezone;              /* its schedule's time zone; NULL: the machine's */
-    char *source;          /* the file it came from */
+    char *source;                /* the file it came from */
     int line;
 } vc_site_t;
 
