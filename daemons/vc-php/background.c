@@ -169,8 +169,15 @@ static int own_lock(background_t *b)
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         close(fd);
+        if (!b->lock_waits++)
+            vc_log(VC_LOG_INFO, "background",
+                   "waiting for %s: the pool's vc-php before this one still runs its "
+                   "background processes",
+                   b->lock_path);
         return 0;
     }
+    if (b->lock_waits)
+        vc_log(VC_LOG_INFO, "background", "took %s: starting the pool's background processes", b->lock_path);
     b->lock = fd;
     return 1;
 }

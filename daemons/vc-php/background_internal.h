@@ -79,6 +79,7 @@ struct background {
      * one before has stopped all of its own; -1: not held. */
     int lock;
     char *lock_path;
+    unsigned lock_waits; /* tries that found it held */
     /* Minutes pass this much faster for schedules (VC_SCHEDULE_MINUTE_MS,
      * for tests): 1 outside tests. */
     int64_t minute_ms;
