@@ -467,6 +467,24 @@ static int up_options(sup_t *s, int argc, char **argv, int *background, const ch
     return 0;
 }
 
+/* path made absolute, its links left as they are: "APP/current/public"
+ * stays that, so the configuration resolves it again at each reload and
+ * restart and follows a `current` link a deploy tool flips
+ * (docs/background.md). NULL if it is not there. */
+static char *absolute_unresolved(const char *path)
+{
+    char *real = realpath(path, NULL);
+    if (real == NULL)
+        return NULL;
+    free(real);
+    char cwd[4096];
+    char *abs = path[0] == '/' ? vc_strdup(path) : vc_asprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : "", path);
+    size_t n = strlen(abs);
+    while (n > 1 && abs[n - 1] == '/')
+        abs[--n] = '\0';
+    return abs;
+}
+
 /* The document root of the embedded default site: --root, else ./public,
  * else the example app; needed only when no site is enabled. 0 or -1. */
 static int default_root(sup_t *s, const cli_t *cli, const char *root)
@@ -474,13 +492,13 @@ static int default_root(sup_t *s, const cli_t *cli, const char *root)
     char *root_real = NULL;
     struct stat st;
     if (root && *root) {
-        root_real = realpath(root, NULL);
+        root_real = absolute_unresolved(root);
         detected_t d = root_real && !s->no_detect ? detect_app(root_real) : (detected_t){0};
         if (d.app) {
             fprintf(stderr, "vc up: %s holds %s: serving %s (--no-detect serves %s as it is)\n", root_real, d.app,
                     d.root, root_real);
             free(root_real);
-            root_real = realpath(d.root, NULL);
+            root_real = absolute_unresolved(d.root);
             free(d.root);
         }
         if (d.data) {

@@ -847,3 +847,27 @@ def test_a_front_that_leaves_holding_a_worker_asked_back_frees_the_queue(make_su
             curl_proc.wait()
     assert code == "200", (code, php_status(s), s.logs()[-3000:])
     assert waited < 5, f"the queued request waited {waited:.1f} s after its worker came back"
+
+
+FRANKEN_PROBE = """<?php
+$at_boot = $_SERVER['FRANKENPHP_WORKER'] ?? 'unset';
+return static function () use ($at_boot): void {
+    echo $at_boot, ' ', $_SERVER['FRANKENPHP_WORKER'] ?? 'unset', "\\n";
+};
+"""
+
+
+def test_worker_mode_sets_frankenphp_worker_as_frankenphp_does(make_suite, tmp_path):
+    """Symfony 7.4's runtime and Octane-style scripts take their worker
+    loop when $_SERVER['FRANKENPHP_WORKER'] is set: at boot and in each
+    request of a worker-mode pool, never in classic mode."""
+    script = tmp_path / "probe.php"
+    script.write_text(FRANKEN_PROBE)
+    (tmp_path / "index.php").write_text("<?php echo $_SERVER['FRANKENPHP_WORKER'] ?? 'unset';")
+    s = make_suite(root=str(tmp_path), args=["--mode", "worker", "--worker-script", str(script),
+                                             "--workers", "1"]).start()
+    assert curl(s.url("/index.php"))[2] == b"1 1\n"
+    s.stop()
+    s = make_suite(root=str(tmp_path), args=["--workers", "1"]).start()
+    assert curl(s.url("/index.php"))[2] == b"unset"
+    s.stop()

@@ -200,11 +200,18 @@ static char *on_read_cookies(void)
     return p ? p->value : NULL;
 }
 
+/* A worker-mode pool: its scripts see FRANKENPHP_WORKER, as FrankenPHP's
+ * workers do, so Symfony's runtime and Octane-style scripts that test for
+ * it take their worker loop unmodified (the boot sees it too). */
+static int worker_pool;
+
 static void on_register_variables(zval *track_vars_array)
 {
     vc_request_t *r = current;
     if (r == NULL)
         return;
+    if (worker_pool)
+        php_register_variable_safe("FRANKENPHP_WORKER", "1", 1, track_vars_array);
     for (size_t i = 0; i < r->params.n; i++) {
         const vc_param_t *p = &r->params.v[i];
         size_t new_len;
@@ -354,6 +361,7 @@ static sapi_module_struct vc_sapi = {
 
 int vc_sapi_startup(const vc_config_t *cfg)
 {
+    worker_pool = strcmp(cfg->php.mode, "worker") == 0;
     struct passwd *pw = getpwuid(geteuid());
     user_name = vc_strdup(pw ? pw->pw_name : "");
     home_dir = vc_strdup(pw ? pw->pw_dir : "/");
