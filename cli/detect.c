@@ -56,9 +56,8 @@ detected_t detect_app(const char *dir)
         if (rules[i].data) {
             char *at = vc_asprintf("%s/%s", dir, rules[i].data);
             struct stat st;
-            /* As the root is given: a `current` link in it is followed
-             * anew at each reload. */
-            data = stat(at, &st) == 0 && S_ISDIR(st.st_mode) ? at : (free(at), NULL);
+            data = stat(at, &st) == 0 && S_ISDIR(st.st_mode) ? realpath(at, NULL) : NULL;
+            free(at);
         }
         return (detected_t){.app = rules[i].app, .root = root, .data = data};
     }
