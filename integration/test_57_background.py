@@ -117,7 +117,7 @@ def test_a_worker_killed_mid_job_is_restarted_and_its_job_runs_again_once(tmp_pa
         p = processes(s)[0]
         assert int(p["restarts"]) == 1 and int(p["starts"]) == 2, p
         assert "app/queue: process exited (killed by signal 9)" in s.logs()
-        restarted = s.events_of("background.restarted", lambda e: len(e) >= 1)
+        restarted = s.events_of("php.background.restarted", lambda e: len(e) >= 1)
         assert restarted and restarted[0]["fields"]["status"] == "killed by signal 9", restarted
     finally:
         s.stop()
@@ -131,9 +131,9 @@ def test_a_command_that_exits_at_once_is_backed_off_then_left_failed(tmp_path):
     s = suite_with(tmp_path, app, 'background: { broken: { command = "php exits.php"; start_retries = 2; }; };')
     try:
         s.start()
-        failed = s.events_of("background.failed", lambda e: len(e) >= 1, timeout=15)
+        failed = s.events_of("php.background.failed", lambda e: len(e) >= 1, timeout=15)
         assert failed, s.logs()
-        starts = s.events_of("background.started", lambda e: len(e) >= 3)
+        starts = s.events_of("php.background.started", lambda e: len(e) >= 3)
         assert len(starts) == 3, starts
         at = [calendar.timegm(time.strptime(e["time"][:19], "%Y-%m-%dT%H:%M:%S")) + int(e["time"][20:23]) / 1000
               for e in starts]
@@ -142,10 +142,10 @@ def test_a_command_that_exits_at_once_is_backed_off_then_left_failed(tmp_path):
         assert p["state"] == "failed" and p["pid"] == "0", p
         assert "cannot connect to the queue" in s.logs()
         time.sleep(1.5)  # nothing more starts by itself
-        assert len(s.events_of("background.started", lambda e: False, timeout=0)) == 3
+        assert len(s.events_of("php.background.started", lambda e: False, timeout=0)) == 3
         # `vc bg start` tries it again.
         assert s.vc("bg", "start", "app", "broken").returncode == 0
-        assert wait_for(lambda: len(s.events_of("background.started", lambda e: False, timeout=0)) == 4)
+        assert wait_for(lambda: len(s.events_of("php.background.started", lambda e: False, timeout=0)) == 4)
     finally:
         s.stop()
         s.cleanup()
@@ -285,8 +285,8 @@ def test_a_schedule_runs_each_minute_and_never_overlaps_a_slow_run(tmp_path):
         assert all(b[0] >= a[1] for a, b in zip(spans, spans[1:])), spans
         fast = [e for e in schedule(s) if "touch" in e["line"]][0]
         assert int(fast["runs"]) >= 5 and fast["last_status"] == "exit 0" and fast["skipped"] == "0", fast
-        assert s.events_of("schedule.skipped", lambda e: len(e) >= 1)
-        assert s.events_of("schedule.finished", lambda e: len(e) >= 3)
+        assert s.events_of("php.schedule.skipped", lambda e: len(e) >= 1)
+        assert s.events_of("php.schedule.finished", lambda e: len(e) >= 3)
     finally:
         s.stop()
         s.cleanup()
@@ -369,6 +369,10 @@ def test_a_background_process_is_its_pools_user_inside_its_wall():
         shop = [d for d in s.status()["daemons"] if d["daemon"] == "vc-php.shop"][0]
         assert os.readlink(f"/proc/{pid}/ns/mnt") == os.readlink(f"/proc/{shop['pid']}/ns/mnt")
         assert os.readlink(f"/proc/{pid}/ns/mnt") != os.readlink("/proc/self/ns/mnt")
+        # Its events are the pool's, which the bus takes from the pool's
+        # user ("php." topics only): they reach it.
+        started = s.events_of("php.background.started", lambda e: len(e) >= 1)
+        assert started and started[0]["fields"]["site"] == "b" and started[0]["fields"]["pid"] == str(pid), started
     finally:
         s.stop()
         s.cleanup()

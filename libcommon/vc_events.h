@@ -39,17 +39,19 @@
     X(PHP_POOL_SCALED, "php.pool.scaled", "workers why", "the pool size changed (grown, shrunk, set by `vc scale`)")   \
     X(PHP_RELOADED, "php.reloaded", "generation", "a new zygote generation took over")                                 \
     X(PHP_RELOAD_FAILED, "php.reload.failed", "reason", "a new zygote did not boot; the old one keeps serving")        \
-    X(BACKGROUND_STARTED, "background.started", "site name pid status", "a site's background process started")         \
-    X(BACKGROUND_EXITED, "background.exited", "site name pid status", "a background process exited or was stopped")    \
-    X(BACKGROUND_RESTARTED, "background.restarted", "site name pid status",                                            \
+    X(PHP_BACKGROUND_STARTED, "php.background.started", "site name pid status", "a site's background process started") \
+    X(PHP_BACKGROUND_EXITED, "php.background.exited", "site name pid status",                                          \
+      "a background process exited or was stopped")                                                                    \
+    X(PHP_BACKGROUND_RESTARTED, "php.background.restarted", "site name pid status",                                    \
       "a background process that exited by itself is started again (at once, or after its backoff)")                   \
-    X(BACKGROUND_FAILED, "background.failed", "site name pid status",                                                  \
+    X(PHP_BACKGROUND_FAILED, "php.background.failed", "site name pid status",                                          \
       "a background process failed start_retries starts in a row: left until `vc bg start`")                           \
-    X(SCHEDULE_STARTED, "schedule.started", "site name pid status", "a schedule entry's run started")                  \
-    X(SCHEDULE_SKIPPED, "schedule.skipped", "site name pid status",                                                    \
+    X(PHP_SCHEDULE_STARTED, "php.schedule.started", "site name pid status", "a schedule entry's run started")          \
+    X(PHP_SCHEDULE_SKIPPED, "php.schedule.skipped", "site name pid status",                                            \
       "a schedule entry's minute came while its last run still ran: no second run")                                    \
-    X(SCHEDULE_FINISHED, "schedule.finished", "site name pid status ms", "a schedule entry's run ended with exit 0")   \
-    X(SCHEDULE_FAILED, "schedule.failed", "site name pid status ms",                                                   \
+    X(PHP_SCHEDULE_FINISHED, "php.schedule.finished", "site name pid status ms",                                       \
+      "a schedule entry's run ended with exit 0")                                                                      \
+    X(PHP_SCHEDULE_FAILED, "php.schedule.failed", "site name pid status ms",                                           \
       "a schedule entry's run failed (a non-zero exit, a signal, schedule_timeout)")                                   \
     X(FRONT_METRICS, "front.metrics",                                                                                  \
       "requests static p50_ms p99_ms s2xx s3xx s4xx s5xx php errors_5xx inflight cache_hits cache_misses",             \

@@ -151,7 +151,7 @@ static void start_proc(background_t *b, bentry_t *e, bproc_t *p, size_t index)
     p->stop_why = NULL;
     e->starts++;
     vc_log(VC_LOG_INFO, "background", "%s/%s: started process %d", e->site, e->name, (int)p->pid);
-    bg_event(b, e, VC_EVENT(BACKGROUND_STARTED), p, NULL);
+    bg_event(b, e, VC_EVENT(PHP_BACKGROUND_STARTED), p, NULL);
 }
 
 /* Whether this vc-php holds the pool's background lock, taking it if it
@@ -382,7 +382,7 @@ static void exited(background_t *b, bentry_t *e, bproc_t *p, int status)
     }
     if (p->state == B_STOPPING) {
         vc_log(VC_LOG_INFO, "background", "%s/%s: process stopped (%s, %s)", e->site, e->name, p->stop_why, how);
-        bg_event(b, e, VC_EVENT(BACKGROUND_EXITED), p, how);
+        bg_event(b, e, VC_EVENT(PHP_BACKGROUND_EXITED), p, how);
         p->state = B_STOPPED;
         if (p->again)
             e->restarts++;
@@ -393,7 +393,7 @@ static void exited(background_t *b, bentry_t *e, bproc_t *p, int status)
      * once, as supervisor's autorestart. */
     int early = ran < e->spec.start_ms;
     p->failed_starts = early ? p->failed_starts + 1 : 0;
-    bg_event(b, e, VC_EVENT(BACKGROUND_EXITED), p, how);
+    bg_event(b, e, VC_EVENT(PHP_BACKGROUND_EXITED), p, how);
     if (early && p->failed_starts > e->spec.start_retries) {
         p->state = B_FAILED;
         e->failures++;
@@ -401,7 +401,7 @@ static void exited(background_t *b, bentry_t *e, bproc_t *p, int status)
                "%s/%s: exited %d times in a row within %lld ms of its start (%s): left "
                "failed until `vc bg start`",
                e->site, e->name, p->failed_starts, (long long)e->spec.start_ms, how);
-        bg_event(b, e, VC_EVENT(BACKGROUND_FAILED), p, how);
+        bg_event(b, e, VC_EVENT(PHP_BACKGROUND_FAILED), p, how);
         return;
     }
     int64_t delay = 0;
@@ -416,7 +416,7 @@ static void exited(background_t *b, bentry_t *e, bproc_t *p, int status)
     p->state = B_BACKOFF;
     p->next_start_ms = now + delay;
     e->restarts++;
-    bg_event(b, e, VC_EVENT(BACKGROUND_RESTARTED), p, how);
+    bg_event(b, e, VC_EVENT(PHP_BACKGROUND_RESTARTED), p, how);
 }
 
 int background_reaped(background_t *b, pid_t pid, int status)

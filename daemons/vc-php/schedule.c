@@ -62,7 +62,7 @@ static void run(background_t *b, bentry_t *e)
     e->starts++;
     e->last_run = schedule_now(b);
     vc_log(VC_LOG_INFO, "schedule", "%s: \"%s\" started (process %d)", e->site, e->line, (int)p->pid);
-    bg_event(b, e, VC_EVENT(SCHEDULE_STARTED), p, NULL);
+    bg_event(b, e, VC_EVENT(PHP_SCHEDULE_STARTED), p, NULL);
 }
 
 void schedule_tick(background_t *b, bentry_t *e)
@@ -90,7 +90,7 @@ void schedule_tick(background_t *b, bentry_t *e)
         e->skipped++;
         vc_log(VC_LOG_WARN, "schedule", "%s: \"%s\" skipped its run of %lld: the last one still runs", e->site, e->line,
                (long long)due);
-        bg_event(b, e, VC_EVENT(SCHEDULE_SKIPPED), p, "skipped");
+        bg_event(b, e, VC_EVENT(PHP_SCHEDULE_SKIPPED), p, "skipped");
         return;
     }
     if (!e->held && bg_may_run(b))
@@ -118,7 +118,7 @@ void schedule_ended(background_t *b, bentry_t *e, bproc_t *p, int status)
     snprintf(ms, sizeof(ms), "%lld", (long long)e->last_ms);
     char pid[16];
     snprintf(pid, sizeof(pid), "%d", (int)p->pid);
-    vc_bus_publish(b->bus, ok ? VC_EVENT(SCHEDULE_FINISHED) : VC_EVENT(SCHEDULE_FAILED),
+    vc_bus_publish(b->bus, ok ? VC_EVENT(PHP_SCHEDULE_FINISHED) : VC_EVENT(PHP_SCHEDULE_FAILED),
                    ok ? VC__SEVERITY__INFO : VC__SEVERITY__WARNING, "site", e->site, "name", e->name, "pid", pid,
                    "status", how, "ms", ms, NULL);
 }
