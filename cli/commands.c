@@ -110,7 +110,8 @@ static const cli_command_t commands[] = {
      "sign DIR as a release of SITE, stage it (only what changed is sent), check it, switch to it", cmd_deploy},
     {NULL, "rollback", "SITE [RELEASE]", "back to the previous release (or the one named); the one left is marked bad",
      cmd_rollback},
-    {NULL, "releases", "SITE [--json]", "a site's releases: id, state, created, key, message", cmd_releases},
+    {NULL, "releases", "SITE [--json] | SITE --log [RELEASE]",
+     "a site's releases: id, state, created, key, message; --log: what its hooks printed", cmd_releases},
     {NULL, "key", "new NAME",
      "a deployer's Ed25519 key, in ~/.config/velocity/keys (or $VC_KEYS); prints its public "
      "half",

@@ -236,7 +236,8 @@ static void progress(const vc_push_t *p, size_t done)
     fflush(stdout);
 }
 
-static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch)
+static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, const char *sig_hex, int no_switch,
+                            const char *build_log)
 {
     deploy_target_t t = {zctx, cfg};
     vc_push_t p = {.rel = &d->rel,
@@ -257,8 +258,21 @@ static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, con
     int rc = deploy_spread(zctx, cfg, d);
     Vc__Reply *r = NULL;
     const char *ids[2] = {d->site, d->rel.id};
-    if (rc == 0 && !no_switch && (rc = fed_call(zctx, cfg, "switch", ids, 2, NULL, 0, &r)) == 0)
-        printf("switched: %s\n", r->message);
+    /* The build's output first in the release's log, then the hooks'. */
+    const char *logged[3] = {d->site, d->rel.id, build_log};
+    if (rc == 0 && build_log && *build_log && fed_call(zctx, cfg, "release-log", logged, 3, NULL, 0, &r) < 0)
+        rc = -1;
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    r = NULL;
+    if (rc == 0 && !no_switch) {
+        int sw = fed_call(zctx, cfg, "switch", ids, 2, NULL, 0, &r);
+        /* What the hooks in the pool printed (before_switch, after_switch). */
+        deploy_print_log(zctx, cfg, d->site, d->rel.id, build_log ? strlen(build_log) : 0);
+        if (sw == 0)
+            printf("switched: %s\n", r->message);
+        rc = sw;
+    }
     if (r)
         vc__reply__free_unpacked(r, NULL);
     return rc;
@@ -291,6 +305,15 @@ int cmd_deploy(cli_t *cli, int argc, char **argv)
             d.exclude = vc_realloc(d.exclude, (d.nexclude + 1) * sizeof(char *));
             d.exclude[d.nexclude++] = cfg->sites[i].deploy_exclude[k];
         }
+    char *build_copy = NULL, *build_log = NULL;
+    const vc_site_t *site = NULL;
+    for (size_t i = 0; cfg && i < cfg->nsites; i++)
+        if (!strcmp(cfg->sites[i].name, d.site))
+            site = &cfg->sites[i];
+    if (rc == 0 && (rc = deploy_build_hooks(site, d.dir, &build_copy, &build_log, why, sizeof(why))) < 0)
+        fprintf(stderr, "vc deploy: %s\n", why);
+    if (build_copy)
+        d.dir = build_copy; /* what the build made is what is signed */
     if (rc == 0) {
         d.rel.site = vc_strdup(d.site);
         d.rel.signer = vc_strdup(key_name);
@@ -306,9 +329,11 @@ int cmd_deploy(cli_t *cli, int argc, char **argv)
                (unsigned long long)d.bytes, key_name);
         fflush(stdout);
         void *zctx = zmq_ctx_new();
-        rc = stage_and_switch(zctx, cfg, &d, sig_hex, no_switch);
+        rc = stage_and_switch(zctx, cfg, &d, sig_hex, no_switch, build_log);
         zmq_ctx_term(zctx);
     }
+    deploy_build_cleanup(build_copy);
+    free(build_log);
     sodium_memzero(sk, sizeof(sk));
     free(key_name);
     free(d.exclude);
@@ -347,11 +372,40 @@ static const char *field(const Vc__Record *rec, const char *key)
     return v ? v : "";
 }
 
+/* vc releases SITE --log [RELEASE]: its hooks' log (the current
+ * release's without RELEASE). */
+static int releases_log(cli_t *cli, const char *site, const char *id)
+{
+    vc_config_t *cfg = cli_running_config(cli);
+    if (cfg == NULL)
+        return 1;
+    void *zctx = zmq_ctx_new();
+    char current[VC_RELEASE_ID_MAX + 1] = "";
+    Vc__Reply *r = NULL;
+    const char *args[] = {site};
+    if (id == NULL && cli_call(zctx, cfg, "vc-fed", "releases", args, 1, &r) == 0 && r && r->ok)
+        for (size_t i = 0; i < r->n_records; i++)
+            if (!strcmp(field(r->records[i], "state"), "current"))
+                snprintf(current, sizeof(current), "%s", field(r->records[i], "id"));
+    if (r)
+        vc__reply__free_unpacked(r, NULL);
+    int rc = 1;
+    if (id == NULL && !*current)
+        fprintf(stderr, "vc releases: site \"%s\" has no current release here: name one\n", site);
+    else
+        rc = deploy_print_log(zctx, cfg, site, id ? id : current, 0);
+    zmq_ctx_term(zctx);
+    vc_config_destroy(&cfg);
+    return rc;
+}
+
 int cmd_releases(cli_t *cli, int argc, char **argv)
 {
+    if (argc >= 3 && argc <= 4 && !strcmp(argv[2], "--log"))
+        return releases_log(cli, argv[1], argc == 4 ? argv[3] : NULL);
     int json = argc == 3 && !strcmp(argv[2], "--json");
     if (argc != 2 + json) {
-        fprintf(stderr, "usage: vc releases SITE [--json]\n");
+        fprintf(stderr, "usage: vc releases SITE [--json] | vc releases SITE --log [RELEASE]\n");
         return 2;
     }
     vc_config_t *cfg = cli_running_config(cli);

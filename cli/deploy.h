@@ -24,6 +24,17 @@ typedef struct deploy {
 /* Walks d->dir into d->rel and d->text. 0, or -1 with why. */
 int deploy_build(deploy_t *d, char *why, size_t wlen);
 
+/* deploy_hooks.c: site s's build hooks run in a copy of dir (*copy, to
+ * walk instead; NULL without hooks), their output on stdout and in *log
+ * (NULL without hooks). 0, or -1 with why. */
+struct vc_site;
+int deploy_build_hooks(const struct vc_site *s, const char *dir, char **copy, char **log, char *why, size_t wlen);
+/* Removes the copy and frees its name. */
+void deploy_build_cleanup(char *copy);
+/* Prints release id's log from byte skip on. 0, or 1 (said on stderr). */
+struct vc_config;
+int deploy_print_log(void *zctx, const struct vc_config *cfg, const char *site, const char *id, size_t skip);
+
 /* Why vc-fed does not run with cfg (nothing is deployed here), or NULL. */
 struct vc_config;
 const char *cli_fed_absent(const struct vc_config *cfg);

@@ -84,6 +84,12 @@ static const struct spec site_specs[] = {
     {"site.schedule_timeout", T_DURATION, S(schedule_timeout_ms), 0, BIG,
      "a scheduled run still going after this is stopped (0: never)"},
     {"site.timezone", T_STR, S(timezone), 0, 0, "its schedule's time zone (\"Europe/Paris\"; default: the machine's)"},
+    {"site.deploy_hooks.build", T_LIST, S(hooks_build), 0, 0,
+     "commands `vc deploy` runs in a copy of the tree before signing it (composer install)"},
+    {"site.deploy_hooks.before_switch", T_LIST, S(hooks_before_switch), 0, 0,
+     "commands run in the new release, in the pool, before the switch (a migration); one failing: no switch"},
+    {"site.deploy_hooks.after_switch", T_LIST, S(hooks_after_switch), 0, 0,
+     "commands run in the new release, in the pool, on every node after its switch (config:cache)"},
     {"site.realtime_apps", T_LIST, S(realtime_apps), 0, 0, "\"ID KEY SECRET\": its Pusher apps"},
     {"site.realtime_origins", T_LIST, S(realtime_origins), 0, 0,
      "pages that may open a WebSocket (none: the site's own; \"*\": any)"},
@@ -310,6 +316,9 @@ static void site_fini(vc_site_t *s)
     vc_background_free(s);
     vc_config_free_list(&s->schedule, &s->nschedule);
     free(s->timezone);
+    vc_config_free_list(&s->hooks_build, &s->nhooks_build);
+    vc_config_free_list(&s->hooks_before_switch, &s->nhooks_before_switch);
+    vc_config_free_list(&s->hooks_after_switch, &s->nhooks_after_switch);
     free(s->source);
 }
 

@@ -133,7 +133,14 @@ typedef struct vc_site {
     int *schedule_lines;         /* each entry's line in the site's file */
     int64_t schedule_timeout_ms; /* a scheduled run is stopped past this (0: never) */
     char *timezone;              /* its schedule's time zone; NULL: the machine's */
-    char *source;                /* the file it came from */
+    /* Release hooks (docs/deploys.md): commands run for each deploy. */
+    char **hooks_build; /* by `vc deploy`, in a copy of the tree, before it is signed */
+    size_t nhooks_build;
+    char **hooks_before_switch; /* in the pool, in the new release, on the node asked, before any switch */
+    size_t nhooks_before_switch;
+    char **hooks_after_switch; /* in the pool, in the new release, on every node, after its switch */
+    size_t nhooks_after_switch;
+    char *source; /* the file it came from */
     int line;
 } vc_site_t;
 

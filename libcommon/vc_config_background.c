@@ -214,6 +214,30 @@ int vc_background_validate(struct ctx *c, const vc_site_t *s, int files)
         if (check_command(c, s, line, what, command, files) < 0)
             return -1;
     }
+    const struct {
+        const char *name;
+        char **list;
+        size_t n;
+    } hooks[] = {{"build", s->hooks_build, s->nhooks_build},
+                 {"before_switch", s->hooks_before_switch, s->nhooks_before_switch},
+                 {"after_switch", s->hooks_after_switch, s->nhooks_after_switch}};
+    for (size_t h = 0; h < VC_ARRAY_SIZE(hooks); h++) {
+        if (hooks[h].n && s->deploy_to == NULL)
+            return vc_config_fail(c, s->line, "site \"%s\": deploy_hooks.%s needs deploy_to (docs/deploys.md)", s->name,
+                                  hooks[h].name);
+        if (hooks[h].n > 32)
+            return vc_config_fail(c, s->line, "site \"%s\": deploy_hooks.%s: more than 32 commands", s->name,
+                                  hooks[h].name);
+        for (size_t i = 0; i < hooks[h].n; i++) {
+            char **argv;
+            size_t argc;
+            char err[128];
+            if (vc_words_split(hooks[h].list[i], &argv, &argc, err, sizeof(err)) < 0)
+                return vc_config_fail(c, s->line, "site \"%s\": deploy_hooks.%s \"%s\": %s", s->name, hooks[h].name,
+                                      hooks[h].list[i], err);
+            vc_words_free(argv);
+        }
+    }
     if (s->timezone && !vc_cron_zone_known(s->timezone))
         return vc_config_fail(c, s->line,
                               "site \"%s\": timezone \"%s\" is not a time zone of this system "

@@ -146,6 +146,13 @@ void holders_ask(fed_t *f, const vc_site_t *s, Vc__Reply *reply);
 void holders_done(fed_t *f);
 void holders_fini(fed_t *f);
 
+/* hooks.c: site s's before_switch or after_switch commands (which) run
+ * in release r through its pool, their output appended to r's log (and
+ * r stored): 0, or -1 with why (the first failure stops the rest). */
+int hooks_run(fed_t *f, const vc_site_t *s, Vc__Release *r, const char *which, char *why, size_t wlen);
+/* release-log SITE RELEASE TEXT: appends TEXT to its log ("" reads it). */
+void release_log_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
+
 /* stage.c */
 void stage_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply);
 /* commit.c */

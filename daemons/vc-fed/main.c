@@ -57,6 +57,8 @@ static const vc_verb_t verbs[] = {
     {"manifest", "SITE", "the librsync signature of the current release's manifest", manifest_verb},
     {"commit", "SITE RELEASE", "check every file against the manifest: the release is staged", commit_verb},
     {"switch", "SITE RELEASE", "make a staged release the site's current one", switch_verb},
+    {"release-log", "SITE RELEASE TEXT", "append TEXT to a release's log (its hooks'); TEXT \"\": read it",
+     release_log_verb},
     {"rollback", "SITE [RELEASE]", "back to the previous release (or the one named); the one left is bad",
      rollback_verb},
     {"releases", "SITE [here]",

@@ -289,6 +289,12 @@ int switch_apply(fed_t *f, const vc_site_t *s, Vc__Release *r, int back, Vc__Rep
         vc_log(VC_LOG_NOTICE, "switch", "site \"%s\" runs release %s (was %s)", s->name, r->id, was[0] ? was : "none");
         vc_bus_publish(f->d.bus, VC_EVENT(FED_RELEASE_SWITCHED), VC__SEVERITY__NOTICE, "site", s->name, "release",
                        r->id, "previous", was, NULL);
+        /* On every node, after its own switch: the release stays. */
+        if (hooks_run(f, s, r, "after_switch", why, sizeof(why)) < 0) {
+            vc_reply_fail(reply, "site \"%s\" runs release %s, but %s", s->name, r->id, why);
+            vc_reply_field(reply, "previous", "%s", was);
+            return -1;
+        }
         vc_reply_ok(reply, "site \"%s\" runs release %s", s->name, r->id);
         vc_reply_field(reply, "previous", "%s", was);
         return 0;
@@ -323,8 +329,13 @@ void switch_verb(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     if (s == NULL)
         return;
     Vc__Release *r = releases_get(f, s->name, cmd->args[1]);
+    char why[1024], now[VC_RELEASE_ID_MAX + 1];
+    if (r)
+        fed_current(s, now, sizeof(now));
     if (r == NULL)
         vc_reply_fail(reply, "no release %s of site \"%s\" is staged here", cmd->args[1], s->name);
+    else if (strcmp(now, r->id) != 0 && hooks_run(f, s, r, "before_switch", why, sizeof(why)) < 0)
+        stage_fail(f, reply, s->name, r->id, "%s; no node switched", why); /* once, on the node asked */
     else if (cluster_on(f))
         together_switch(f, s, r->id, 0, reply);
     else

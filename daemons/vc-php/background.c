@@ -56,6 +56,7 @@ static void entry_free(bentry_t *e)
     free(e->app_dir);
     free(e->line);
     free(e->tz);
+    free(e->out);
     for (char **a = e->argv; a && *a; a++)
         free(*a);
     free(e->argv);
@@ -210,17 +211,35 @@ static int same_spec(const vc_background_t *a, const vc_background_t *b)
            a->max_runtime_ms == b->max_runtime_ms;
 }
 
-static bentry_t *add_entry(background_t *b, const vc_site_t *s, const char *name)
+bentry_t *bg_add_entry(background_t *b, const char *site, const char *name, const char *app_dir)
 {
     VC_GROW(b->e, b->cap, b->n + 1, 8);
     bentry_t *e = &b->e[b->n++];
     memset(e, 0, sizeof(*e));
     e->id = b->next_id++;
-    e->site = vc_strdup(s->name);
+    e->site = vc_strdup(site);
     e->name = vc_strdup(name);
-    e->app_dir = vc_site_app_dir(s);
+    e->app_dir = app_dir ? vc_strdup(app_dir) : NULL;
     e->last_status = -1;
     return e;
+}
+
+static bentry_t *add_entry(background_t *b, const vc_site_t *s, const char *name)
+{
+    char *app_dir = vc_site_app_dir(s);
+    bentry_t *e = bg_add_entry(b, s->name, name, app_dir);
+    free(app_dir);
+    return e;
+}
+
+int bg_start_once(background_t *b, bentry_t *e)
+{
+    if (!own_lock(b) || bg_spawn(b, e, &e->procs[0], 0) < 0)
+        return -1;
+    e->procs[0].state = B_RUNNING;
+    e->procs[0].started_ms = (int64_t)vc_mono_ms();
+    e->starts++;
+    return 0;
 }
 
 static void copy_spec(vc_background_t *to, const vc_background_t *from)
@@ -338,7 +357,7 @@ void background_configure(background_t *b, const vc_config_t *cfg)
         int kept = 0;
         for (size_t k = 0; k < nkeep && !kept; k++)
             kept = b->e[i].id == keep[k];
-        if (!kept && !b->e[i].retired)
+        if (!kept && !b->e[i].retired && !b->e[i].is_hook)
             retire(&b->e[i], "removed");
     }
     free(keep);
@@ -378,6 +397,11 @@ static void exited(background_t *b, bentry_t *e, bproc_t *p, int status)
     e->exits++;
     if (e->is_schedule) {
         schedule_ended(b, e, p, status);
+        return;
+    }
+    if (e->is_hook) {
+        p->state = B_STOPPED;
+        hook_ended(b, e, status);
         return;
     }
     if (p->state == B_STOPPING) {
@@ -446,6 +470,8 @@ static void flush_line(bentry_t *e, bproc_t *p)
 {
     if (p->len == 0)
         return;
+    if (e->is_hook)
+        hook_output(e, p->line, p->len);
     vc_log(VC_LOG_INFO, "background", "%s/%s[%d]: %.*s", e->site, e->name, (int)p->pid, (int)p->len, p->line);
     p->len = 0;
 }
@@ -538,7 +564,7 @@ static void tick_proc(background_t *b, bentry_t *e, bproc_t *p, size_t index, in
         return;
     }
     int due = p->state == B_STOPPED || (p->state == B_BACKOFF && now >= p->next_start_ms);
-    if (due && p->pid <= 0 && !e->is_schedule && may_start(b, e))
+    if (due && p->pid <= 0 && !e->is_schedule && !e->is_hook && may_start(b, e))
         start_proc(b, e, p, index);
 }
 
@@ -557,6 +583,7 @@ void background_tick(background_t *b)
         if (e->is_schedule && !b->stopping)
             schedule_tick(b, e);
     }
+    hooks_sweep(b);
     sweep(b);
 }
 
@@ -577,7 +604,7 @@ long background_next_timeout(background_t *b)
                 w = p->started_ms + e->spec.start_ms - now;
             else if (p->state == B_RUNNING && (e->spec.max_memory > 0 || e->spec.max_runtime_ms > 0))
                 w = MEMORY_CHECK_MS;
-            else if (p->state == B_STOPPED && !e->is_schedule && !e->held && !e->retired)
+            else if (p->state == B_STOPPED && !e->is_schedule && !e->is_hook && !e->held && !e->retired)
                 w = 100; /* waits for what it replaces, or for the lock */
             if (w < wait)
                 wait = w;

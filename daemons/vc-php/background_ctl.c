@@ -83,6 +83,8 @@ static void status(background_t *b, const char *site, Vc__Reply *reply)
         if (site && strcmp(e->site, site) != 0)
             continue;
         n++;
+        if (e->is_hook)
+            continue;
         if (e->is_schedule && !e->retired)
             schedule_record(b, e, reply);
         else if (!e->is_schedule)
@@ -124,6 +126,10 @@ void background_verb(background_t *b, const Vc__Command *cmd, Vc__Reply *reply)
 {
     VC_CHECK_OBJ(b, BACKGROUND_MAGIC);
     const char *verb = cmd->verb;
+    if (strncmp(verb, "hook-", 5) == 0) {
+        hooks_verb(b, cmd, reply);
+        return;
+    }
     if (strcmp(verb, "background") == 0) {
         status(b, cmd->n_args > 0 ? cmd->args[0] : NULL, reply);
         return;

@@ -63,6 +63,11 @@ typedef struct bentry {
     int64_t last_ms; /* how long it took */
     time_t last_failure;
     uint64_t skipped; /* minutes due while the last run still ran */
+    /* A release hook's run (is_hook, hooks.c): its output kept for vc-fed. */
+    int is_hook;
+    char *out;
+    size_t outlen, outcap;
+    int64_t done_ms; /* when it ended (monotonic); 0: runs */
 } bentry_t;
 
 struct background {
@@ -104,6 +109,17 @@ void bg_stop(bentry_t *e, bproc_t *p, const char *why, int again);
 int bg_may_run(background_t *b);
 bentry_t *bg_entry(background_t *b, unsigned id);
 void bg_event(background_t *b, const bentry_t *e, const char *topic, const bproc_t *p, const char *status);
+
+/* hooks.c: a hook's output line, its end, its verbs (hook-run,
+ * hook-status, hook-stop), and dropping runs ended long ago. */
+void hook_output(bentry_t *e, const char *line, size_t n);
+void hook_ended(background_t *b, bentry_t *e, int status);
+void hooks_verb(background_t *b, const Vc__Command *cmd, Vc__Reply *reply);
+void hooks_sweep(background_t *b);
+
+/* background.c, for hooks.c: a new entry (not yet started) and a start. */
+bentry_t *bg_add_entry(background_t *b, const char *site, const char *name, const char *app_dir);
+int bg_start_once(background_t *b, bentry_t *e);
 
 /* schedule.c: the time schedules see (VC_SCHEDULE_MINUTE_MS speeds it
  * up), runs due now, an entry's next run, and a run that ended. */

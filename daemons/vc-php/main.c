@@ -388,6 +388,10 @@ static const vc_verb_t verbs[] = {
     {"background-stop", "SITE NAME", "stop a background entry's processes, and hold them until started", on_background},
     {"background-restart", "SITE NAME", "stop a background entry's processes (after their job) and start them anew",
      on_background},
+    {"hook-run", "SITE DIR COMMAND", "run a release hook in a release of the site, in the pool (vc-fed)",
+     on_background},
+    {"hook-status", "ID OFFSET", "a hook run's state, exit status and output from OFFSET", on_background},
+    {"hook-stop", "ID", "stop a hook run", on_background},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)

@@ -16,6 +16,8 @@ static const vc_setting_t settings[] = {
      "for site.health_check to answer 200 after a switch"},
     {"fed.peer_timeout", T_DURATION, F(peer_timeout_ms), 1000, 600000,
      "a call to another node's vc-fed (but a commit)"},
+    {"fed.hook_timeout", T_DURATION, F(hook_timeout_ms), 1000, 86400000,
+     "one command of site.deploy_hooks, at most (then it is stopped and the hook fails)"},
 };
 
 static void defaults(void *values, const char *data_dir)
@@ -25,7 +27,8 @@ static void defaults(void *values, const char *data_dir)
     f->stage_timeout_ms = 600000; /* ten minutes without a word from the deployer */
     f->switch_timeout_ms = 60000;
     f->health_timeout_ms = 10000;
-    f->peer_timeout_ms = 10000; /* what a node that died mid-call costs a deploy */
+    f->peer_timeout_ms = 10000;  /* what a node that died mid-call costs a deploy */
+    f->hook_timeout_ms = 600000; /* a migration of a large table */
 }
 
 /* One when a site is deployed (site.deploy_to) or configuration releases
