@@ -173,6 +173,10 @@ static int parse_args(deploy_t *d, int *no_switch, int argc, char **argv)
             d->exclude[d->nexclude++] = argv[++i];
         } else if (!strcmp(argv[i], "--no-switch"))
             *no_switch = 1;
+        else if (!strcmp(argv[i], "--git") && i + 1 < argc)
+            d->git = argv[++i];
+        else if (!strcmp(argv[i], "--ref") && i + 1 < argc)
+            d->ref = argv[++i];
         else if (argv[i][0] != '-' && npos < 2)
             pos[npos++] = argv[i];
         else
@@ -180,7 +184,8 @@ static int parse_args(deploy_t *d, int *no_switch, int argc, char **argv)
     }
     d->site = pos[0];
     d->dir = pos[1];
-    return npos == 2 ? 0 : -1;
+    /* SITE DIR, or SITE --git URL [--ref REF] */
+    return npos == (d->git ? 1 : 2) && (d->ref == NULL || d->git) ? 0 : -1;
 }
 
 static void release_id(deploy_t *d)
@@ -283,8 +288,8 @@ int cmd_deploy(cli_t *cli, int argc, char **argv)
     deploy_t d = {0};
     int no_switch = 0;
     if (parse_args(&d, &no_switch, argc, argv) < 0) {
-        fprintf(stderr, "usage: vc deploy SITE DIR [--message TEXT] [--key NAME] [--exclude PATTERN]... "
-                        "[--no-switch]\n");
+        fprintf(stderr, "usage: vc deploy SITE DIR|--git URL [--ref REF] [--message TEXT] [--key NAME] "
+                        "[--exclude PATTERN]... [--no-switch]\n");
         free(d.exclude);
         return 2;
     }
@@ -305,6 +310,19 @@ int cmd_deploy(cli_t *cli, int argc, char **argv)
             d.exclude = vc_realloc(d.exclude, (d.nexclude + 1) * sizeof(char *));
             d.exclude[d.nexclude++] = cfg->sites[i].deploy_exclude[k];
         }
+    char *checkout = NULL, commit[64] = "", *message = NULL;
+    if (rc == 0 && d.git) {
+        if ((rc = deploy_git_checkout(d.git, d.ref, &checkout, commit, sizeof(commit), why, sizeof(why))) < 0)
+            fprintf(stderr, "vc deploy: %s\n", why);
+        d.dir = checkout;
+        /* The release says what it was made of. */
+        const char *ref = d.ref ? d.ref : "HEAD";
+        message =
+            d.message ? vc_asprintf("%s (git %s %s)", d.message, ref, commit) : vc_asprintf("git %s %s", ref, commit);
+        d.message = message;
+        if (rc == 0)
+            printf("checked out %s of %s: commit %s\n", d.ref ? d.ref : "HEAD", d.git, commit);
+    }
     char *build_copy = NULL, *build_log = NULL;
     const vc_site_t *site = NULL;
     for (size_t i = 0; cfg && i < cfg->nsites; i++)
@@ -333,7 +351,9 @@ int cmd_deploy(cli_t *cli, int argc, char **argv)
         zmq_ctx_term(zctx);
     }
     deploy_build_cleanup(build_copy);
+    deploy_build_cleanup(checkout);
     free(build_log);
+    free(message);
     sodium_memzero(sk, sizeof(sk));
     free(key_name);
     free(d.exclude);

@@ -12,6 +12,7 @@
 
 typedef struct deploy {
     const char *site, *dir, *key_name, *message;
+    const char *git, *ref; /* --git URL|PATH and --ref REF: deploy_git.c */
     char **exclude;
     size_t nexclude;
     char *root; /* dir, resolved */
@@ -34,6 +35,12 @@ void deploy_build_cleanup(char *copy);
 /* Prints release id's log from byte skip on. 0, or 1 (said on stderr). */
 struct vc_config;
 int deploy_print_log(void *zctx, const struct vc_config *cfg, const char *site, const char *id, size_t skip);
+
+/* deploy_git.c: ref (NULL: the default branch's head) of the repository
+ * at url checked out, with its submodules, into *dir (made; the caller
+ * removes it) and its commit's id into commit. 0, or -1 with why. */
+int deploy_git_checkout(const char *url, const char *ref, char **dir, char *commit, size_t clen, char *why,
+                        size_t wlen);
 
 /* Why vc-fed does not run with cfg (nothing is deployed here), or NULL. */
 struct vc_config;
