@@ -11,13 +11,12 @@ int broker_wanted(broker_t *d)
     VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (vc_mono_ms() < d->spawn_after_ms)
         return 0;
-    /* A worker finishing its last answer (fork mode's one request,
-     * max_requests) or told to go is leaving: its replacement is forked
-     * now, not once its exit is reported, so the next request finds a
-     * worker ready (fork mode waited for the exit each time). */
+    /* Every worker of the generation counts, one finishing a script's
+     * tail after fastcgi_finish_request() too: it still runs PHP, and the
+     * pool's size bounds what runs (test_13_hostile). */
     long have = 0;
     for (size_t i = 0; i < d->nw; i++)
-        have += d->w[i].gen == d->gen && d->w[i].state != W_FINISHING && d->w[i].state != W_RETIRED && !d->w[i].dying;
+        have += d->w[i].gen == d->gen;
     long want = (long)d->size.target - have - d->spawning;
     return want > 0 ? (int)want : 0;
 }
