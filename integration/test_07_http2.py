@@ -6,6 +6,7 @@ import sys
 import threading
 import time
 
+import pytest
 import requests
 
 from conftest import latencies, p99
@@ -112,10 +113,15 @@ def assert_latency_holds(suite, attack):
     assert p99(during) <= max(2 * p99(base), p99(base) + 0.02), (p99(base), p99(during))
 
 
+# A p99 against a p99 measured a moment before: other suites running
+# beside it move both (one did, by a first request of 38 ms in CI): these
+# two run in the pass that runs alone.
+@pytest.mark.alone
 def test_well_behaved_client_keeps_its_latency_under_rapid_reset(suite):
     assert_latency_holds(suite, attack)
 
 
+@pytest.mark.alone
 def test_well_behaved_client_keeps_its_latency_under_made_you_reset(suite):
     assert_latency_holds(suite, made_you_reset.attack)
 

@@ -224,6 +224,15 @@ bentry_t *bg_add_entry(background_t *b, const char *site, const char *name, cons
     return e;
 }
 
+/* Whether two argv lists are the same words. */
+static int same_argv(char *const *a, char *const *b)
+{
+    for (; a && b && *a && *b; a++, b++)
+        if (strcmp(*a, *b) != 0)
+            return 0;
+    return (a == NULL || *a == NULL) && (b == NULL || *b == NULL);
+}
+
 static bentry_t *add_entry(background_t *b, const vc_site_t *s, const char *name)
 {
     char *app_dir = vc_site_app_dir(s);
@@ -275,8 +284,14 @@ static void want(background_t *b, const vc_site_t *s, const char *name, const vc
     char *app_dir = vc_site_app_dir(s);
     bentry_t *old = current_entry(b, s->name, name);
     int same = old && ((old->app_dir == NULL) == (app_dir == NULL)) && (!app_dir || !strcmp(old->app_dir, app_dir));
-    if (same && spec)
-        same = same_spec(&old->spec, spec);
+    if (same && spec) {
+        /* The pool's PHP settings are in the words php runs with. */
+        char **argv = bg_argv(b->cfg, spec->command);
+        same = same_spec(&old->spec, spec) && same_argv(old->argv, argv);
+        for (char **a = argv; a && *a; a++)
+            free(*a);
+        free(argv);
+    }
     if (same && line)
         same = !strcmp(old->line, line) && old->timeout_ms == s->schedule_timeout_ms &&
                !strcmp(old->tz ? old->tz : "", s->timezone ? s->timezone : "");
