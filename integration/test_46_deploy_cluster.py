@@ -35,7 +35,12 @@ def cluster():
     # "quick" switches once two of its three nodes hold a release.
     quick = (f'hosts = ["quick.test"]; root = "{base}/{{node}}-quick/current/public";'
              f' deploy_to = "{base}/{{node}}-quick"; shared = ["storage"]; deploy_quorum = 2;')
-    c = Cluster(3, more_sites={"app": site, "quick": quick}, env={"VC_KEYS": os.path.join(base, "keys")},
+    # "hooked" runs release hooks (docs/deploys.md, "Hooks").
+    hooked = (f'hosts = ["hooked.test"]; root = "{base}/{{node}}-hooked/current/public";'
+              f' deploy_to = "{base}/{{node}}-hooked"; shared = ["storage"];'
+              ' deploy_hooks: { before_switch = ["php bin/mark.php before"]; after_switch = ["php bin/mark.php after"]; };')
+    c = Cluster(3, more_sites={"app": site, "quick": quick, "hooked": hooked},
+                env={"VC_KEYS": os.path.join(base, "keys")},
                 extra_conf=f'config_releases = "{base}/config-{{node}}";\n'
                            f'deploy: {{ allowed_bases = ["{base}"]; }};\n'
                            'fed: { peer_timeout = "3s"; };\n')  # a silent node costs a test 3 s, not 10
@@ -482,3 +487,35 @@ def test_a_quorum_switches_without_a_node_that_does_not_answer(cluster):
     assert r.returncode == 1, r.stdout + r.stderr
     assert re.search(r"^node web3: failed.*not signed by a key this node trusts", r.stdout, re.M), r.stdout
     assert all(serves_quick(s, "q2") for s in c.nodes)
+
+
+MARK = """<?php
+file_put_contents('storage/marks', $argv[1] . ' ' . trim(file_get_contents('VERSION')) . "\\n", FILE_APPEND);
+echo "marked ", $argv[1], "\\n";
+"""
+
+
+def test_before_switch_runs_once_and_after_switch_on_every_node(cluster):
+    """The migration runs once, on the node vc deploy asked, before any
+    node switches; the cache warm-up runs on each node after its own."""
+    c = cluster
+    app = os.path.join(c.base_srv, "hooked-app")
+    write_app(app, "h1")
+    os.makedirs(os.path.join(app, "bin"), exist_ok=True)
+    with open(os.path.join(app, "bin", "mark.php"), "w") as f:
+        f.write(MARK)
+    assert wait_until(lambda: all(fed_linked(s) for s in c.nodes if s.proc and s.proc.poll() is None), 30)
+    r = c.nodes[0].vc("deploy", "hooked", app, "--key", "alice", timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
+
+    def marks(node):
+        path = os.path.join(c.base_srv, f"{node}-hooked", "shared", "storage", "marks")
+        return open(path).read().split("\n")[:-1] if os.path.exists(path) else []
+
+    assert marks("web1") == ["before h1", "after h1"], marks("web1")
+    assert marks("web2") == ["after h1"] and marks("web3") == ["after h1"], (marks("web2"), marks("web3"))
+    # Each node keeps its own hooks' output with the release.
+    assert "marked before" in c.nodes[0].vc("releases", "hooked", "--log", check=True).stdout
+    for s in c.nodes[1:]:
+        log = s.vc("releases", "hooked", "--log", check=True).stdout
+        assert "marked after" in log and "marked before" not in log, log
