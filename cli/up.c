@@ -473,10 +473,9 @@ static int up_options(sup_t *s, int argc, char **argv, int *background, const ch
  * (docs/background.md). NULL if it is not there. */
 static char *absolute_unresolved(const char *path)
 {
-    char *real = realpath(path, NULL);
-    if (real == NULL)
+    struct stat st;
+    if (stat(path, &st) != 0)
         return NULL;
-    free(real);
     char cwd[4096];
     char *abs = path[0] == '/' ? vc_strdup(path) : vc_asprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : "", path);
     size_t n = strlen(abs);

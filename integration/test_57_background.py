@@ -14,18 +14,9 @@ import time
 import urllib.request
 
 from conftest import FIXTURES, Suite
+from mesh import wait_until as wait_for
 
 APP = os.path.join(FIXTURES, "queue_app")
-
-
-def wait_for(pred, timeout=15.0, step=0.05):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = pred()
-        if got:
-            return got
-        time.sleep(step)
-    return pred()
 
 
 def app_copy(tmp_path, release=None):
@@ -62,6 +53,10 @@ def processes(s, site=None):
 
 def schedule(s):
     return json.loads(s.vc("schedule", "--json", check=True).stdout)
+
+
+def pool_generation(s):
+    return [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]["status"]["generation"]
 
 
 def running_pids(s, name):
@@ -141,9 +136,8 @@ def test_a_command_that_exits_at_once_is_backed_off_then_left_failed(tmp_path):
         p = processes(s)[0]
         assert p["state"] == "failed" and p["pid"] == "0", p
         assert "cannot connect to the queue" in s.logs()
-        time.sleep(1.5)  # nothing more starts by itself
-        assert len(s.events_of("php.background.started", lambda e: False, timeout=0)) == 3
-        # `vc bg start` tries it again.
+        # Failed (no pid, no backoff pending) is what keeps it from starting
+        # again; `vc bg start` tries it again.
         assert s.vc("bg", "start", "app", "broken").returncode == 0
         assert wait_for(lambda: len(s.events_of("php.background.started", lambda e: False, timeout=0)) == 4)
     finally:
@@ -182,8 +176,10 @@ def test_max_runtime_and_stop_hold_and_start(tmp_path):
         # Stopped: held, through a reload too, until started.
         assert s.vc("bg", "stop", "app", "queue").returncode == 0
         assert wait_for(lambda: processes(s)[0]["state"] == "held"), processes(s)
+        generation = pool_generation(s)
         assert s.vc("reload").returncode == 0
-        time.sleep(1)
+        # The new generation's configuration reached the background table.
+        assert wait_for(lambda: pool_generation(s) != generation)
         assert [p["state"] for p in processes(s)] == ["held"], processes(s)
         assert s.vc("bg", "start", "app", "queue").returncode == 0
         assert wait_for(lambda: running_pids(s, "queue"))

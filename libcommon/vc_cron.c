@@ -172,21 +172,18 @@ int vc_cron_parse(const char *line, vc_cron_t *c, const char **command, char *er
     return 0;
 }
 
-int vc_cron_matches(const vc_cron_t *c, const struct tm *tm)
-{
-    if (!(c->minute >> tm->tm_min & 1) || !(c->hour >> tm->tm_hour & 1) || !(c->month >> (tm->tm_mon + 1) & 1))
-        return 0;
-    int md = c->mday >> tm->tm_mday & 1, wd = c->wday >> tm->tm_wday & 1;
-    /* crontab(5): both restricted, either matches. */
-    if (!c->mday_star && !c->wday_star)
-        return md || wd;
-    return md && wd;
-}
-
+/* crontab(5): a day of the month and a day of the week both restricted
+ * match either. */
 static int day_matches(const vc_cron_t *c, const struct tm *tm)
 {
     int md = c->mday >> tm->tm_mday & 1, wd = c->wday >> tm->tm_wday & 1;
     return !c->mday_star && !c->wday_star ? md || wd : md && wd;
+}
+
+int vc_cron_matches(const vc_cron_t *c, const struct tm *tm)
+{
+    return (c->minute >> tm->tm_min & 1) && (c->hour >> tm->tm_hour & 1) && (c->month >> (tm->tm_mon + 1) & 1) &&
+           day_matches(c, tm);
 }
 
 /* tm moved to the start of the next day, hour or minute (mktime()

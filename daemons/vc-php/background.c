@@ -282,21 +282,20 @@ static void want(background_t *b, const vc_site_t *s, const char *name, const vc
                  unsigned *keep, size_t *nkeep)
 {
     char *app_dir = vc_site_app_dir(s);
+    /* The pool's PHP settings are in the words php runs with. */
+    char **argv = spec ? bg_argv(b->cfg, spec->command) : NULL;
     bentry_t *old = current_entry(b, s->name, name);
     int same = old && ((old->app_dir == NULL) == (app_dir == NULL)) && (!app_dir || !strcmp(old->app_dir, app_dir));
-    if (same && spec) {
-        /* The pool's PHP settings are in the words php runs with. */
-        char **argv = bg_argv(b->cfg, spec->command);
+    if (same && spec)
         same = same_spec(&old->spec, spec) && same_argv(old->argv, argv);
-        for (char **a = argv; a && *a; a++)
-            free(*a);
-        free(argv);
-    }
     if (same && line)
         same = !strcmp(old->line, line) && old->timeout_ms == s->schedule_timeout_ms &&
                !strcmp(old->tz ? old->tz : "", s->timezone ? s->timezone : "");
     free(app_dir);
     if (same) {
+        for (char **a = argv; a && *a; a++)
+            free(*a);
+        free(argv);
         keep[(*nkeep)++] = old->id;
         return;
     }
@@ -313,7 +312,7 @@ static void want(background_t *b, const vc_site_t *s, const char *name, const vc
     if (spec) {
         copy_spec(&e->spec, spec);
         e->nprocs = (size_t)spec->processes;
-        e->argv = bg_argv(b->cfg, spec->command);
+        e->argv = argv;
     } else {
         const char *command;
         char err[200];
@@ -586,11 +585,10 @@ static void tick_proc(background_t *b, bentry_t *e, bproc_t *p, size_t index, in
 void background_tick(background_t *b)
 {
     VC_CHECK_OBJ(b, BACKGROUND_MAGIC);
-    static int64_t last_memory_check;
     int64_t now = (int64_t)vc_mono_ms();
-    int check_memory = now - last_memory_check >= MEMORY_CHECK_MS;
+    int check_memory = now - b->memory_checked_ms >= MEMORY_CHECK_MS;
     if (check_memory)
-        last_memory_check = now;
+        b->memory_checked_ms = now;
     for (size_t i = 0; i < b->n; i++) {
         bentry_t *e = &b->e[i];
         for (size_t k = 0; k < e->nprocs; k++)

@@ -30,7 +30,7 @@ static void status_text(int status, char *out, size_t len)
         snprintf(out, len, "signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-static void schedule_record(background_t *b, const bentry_t *e, Vc__Reply *reply)
+static void schedule_record(const bentry_t *e, Vc__Reply *reply)
 {
     Vc__Record *r = vc_reply_record(reply);
     char next[40], last[40], failure[40], status[24];
@@ -52,7 +52,6 @@ static void schedule_record(background_t *b, const bentry_t *e, Vc__Reply *reply
     vc_record_field(r, "last_failure", "%s", failure);
     vc_record_field(r, "runs", "%llu", (unsigned long long)e->starts);
     vc_record_field(r, "skipped", "%llu", (unsigned long long)e->skipped);
-    (void)b;
 }
 
 static void process_record(const bentry_t *e, size_t k, Vc__Reply *reply)
@@ -86,7 +85,7 @@ static void status(background_t *b, const char *site, Vc__Reply *reply)
         if (e->is_hook)
             continue;
         if (e->is_schedule && !e->retired)
-            schedule_record(b, e, reply);
+            schedule_record(e, reply);
         else if (!e->is_schedule)
             for (size_t k = 0; k < e->nprocs; k++)
                 process_record(e, k, reply);

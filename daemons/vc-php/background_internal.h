@@ -84,7 +84,8 @@ struct background {
      * one before has stopped all of its own; -1: not held. */
     int lock;
     char *lock_path;
-    unsigned lock_waits; /* tries that found it held */
+    unsigned lock_waits;       /* tries that found it held */
+    int64_t memory_checked_ms; /* when max_memory was last read (monotonic) */
     /* Minutes pass this much faster for schedules (VC_SCHEDULE_MINUTE_MS,
      * for tests): 1 outside tests. */
     int64_t minute_ms;

@@ -62,12 +62,10 @@ static int release_dir_of(const vc_site_t *s, const char *dir)
 {
     if (s->deploy_to == NULL)
         return 0;
-    char *real = realpath(dir, NULL), *releases = vc_asprintf("%s/releases/", s->deploy_to);
-    char *base = realpath(s->deploy_to, NULL);
+    char *real = realpath(dir, NULL), *base = realpath(s->deploy_to, NULL);
     char *want = base ? vc_asprintf("%s/releases/", base) : NULL;
     int ok = real && want && strncmp(real, want, strlen(want)) == 0 && strchr(real + strlen(want), '/') == NULL;
     free(real);
-    free(releases);
     free(base);
     free(want);
     return ok;

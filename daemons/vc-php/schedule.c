@@ -18,18 +18,27 @@
 #include <string.h>
 #include <sys/wait.h>
 
+/* How many times faster than real time the schedule's clock runs. */
+static int64_t speed(const background_t *b)
+{
+    return 60000 / b->minute_ms;
+}
+
+/* The schedule's clock, in milliseconds of the wall clock's epoch. */
+static int64_t clock_ms(const background_t *b)
+{
+    return b->clock_origin_ms + ((int64_t)vc_mono_ms() - b->mono_origin_ms) * speed(b);
+}
+
 time_t schedule_now(const background_t *b)
 {
-    int64_t mono = (int64_t)vc_mono_ms() - b->mono_origin_ms;
-    return (time_t)((b->clock_origin_ms + mono * (60000 / b->minute_ms)) / 1000);
+    return (time_t)(clock_ms(b) / 1000);
 }
 
 /* Real milliseconds until the schedule's clock reads t. */
 static int64_t real_ms_until(const background_t *b, time_t t)
 {
-    int64_t ahead_ms =
-        (int64_t)t * 1000 - (b->clock_origin_ms + ((int64_t)vc_mono_ms() - b->mono_origin_ms) * (60000 / b->minute_ms));
-    return ahead_ms / (60000 / b->minute_ms);
+    return ((int64_t)t * 1000 - clock_ms(b)) / speed(b);
 }
 
 void schedule_plan(background_t *b, bentry_t *e)
