@@ -250,7 +250,10 @@ def test_sse_events_arrive_as_flushed(suite):
             sent = float(line[6:])
             lags.append(time.time() - sent)
     assert len(lags) == 5
-    assert max(lags) < 0.2, lags
+    # An event held back until the next flush would be a gap (1 s) late;
+    # the bound leaves room for a scheduling hiccup of the suites running
+    # beside it (one of 0.25 s failed a 0.2 s bound in CI).
+    assert max(lags) < 0.5, lags
 
 
 def test_client_abort_reaches_php(suite):
