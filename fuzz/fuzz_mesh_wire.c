@@ -6,8 +6,9 @@
  * passes, sent again, passes again. A certificate or an answer is also
  * sealed and opened again, and bytes not sealed with the key never open.
  * The first byte picks the message (even: a roster entry, its key's
- * length the rest; 1 mod 8: a purge; 3 mod 4: a room message; 5 mod 16: a
- * certificate; 13 mod 16: a challenge's answer). */
+ * length the rest; 1 mod 16: a purge; 3 mod 4: a room message; 5 mod 16: a
+ * certificate; 9 mod 16: a schedule entry's key; 13 mod 16: a challenge's
+ * answer). */
 #include "mesh_wire.h"
 #include "vc_mesh.h"
 
@@ -144,6 +145,23 @@ static void answer(const uint8_t *data, size_t size)
     vc__mesh_answer__free_unpacked(a, NULL);
 }
 
+/* A schedule entry's key: what passes names a node, and reads back the
+ * same once written again. */
+static void sched(const uint8_t *data, size_t size)
+{
+    mesh_sched_value_t v, again;
+    if (mesh_sched_read(data, size, &v) != 0)
+        return;
+    if (!vc_mesh_node_name_ok(v.node) || v.minute <= 0 || v.started_ms <= 0)
+        abort();
+    char text[MESH_SCHED_VALUE_MAX];
+    int n = mesh_sched_write(&v, text, sizeof(text));
+    if (n <= 0 || n >= (int)sizeof(text) || mesh_sched_read(text, (size_t)n, &again) != 0 ||
+        strcmp(again.node, v.node) || again.minute != v.minute || again.started_ms != v.started_ms ||
+        again.running != v.running)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
@@ -154,6 +172,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         cert(data + 1, size - 1);
     else if ((data[0] & 15) == 13)
         answer(data + 1, size - 1);
+    else if ((data[0] & 15) == 9)
+        sched(data + 1, size - 1);
     else if (data[0] & 1)
         purge(data + 1, size - 1);
     else

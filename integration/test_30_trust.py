@@ -503,8 +503,10 @@ def test_a_pools_scripts_cannot_command_their_pool(walled):
     php = [d for d in before["daemons"] if d["daemon"] == "vc-php"][0]
     assert say("www-data", "scale", "1") == "refused: only the suite's user and root may give this command"
     assert say("www-data", "reload").startswith("refused")
-    # Nor see, stop or restart its sites' background processes.
-    for cmd in (["background"], ["background-stop", "default", "queue"], ["background-restart", "default", "q"]):
+    # Nor see, stop or restart its sites' background processes, nor run a
+    # schedule entry's minute as vc-mesh does in a cluster.
+    for cmd in (["background"], ["background-stop", "default", "queue"], ["background-restart", "default", "q"],
+                ["schedule-run", "default", "schedule:1", "60"]):
         assert say("www-data", *cmd).startswith("refused"), cmd
     assert "vc-php is running" in say("www-data", "status")
     # The suite's own user and root still command it.

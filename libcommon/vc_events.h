@@ -53,6 +53,9 @@
       "a schedule entry's run ended with exit 0")                                                                      \
     X(PHP_SCHEDULE_FAILED, "php.schedule.failed", "site name pid status ms",                                           \
       "a schedule entry's run failed (a non-zero exit, a signal, schedule_timeout)")                                   \
+    X(PHP_SCHEDULE_DUE, "php.schedule.due", "site name minute",                                                        \
+      "in a cluster: a schedule entry's minute came on this node; vc-mesh takes the entry's lock, and the node that "  \
+      "holds it runs it")                                                                                              \
     X(FRONT_METRICS, "front.metrics",                                                                                  \
       "requests static p50_ms p99_ms s2xx s3xx s4xx s5xx php errors_5xx inflight cache_hits cache_misses",             \
       "each second with traffic: requests, static files, time to the answer's head (p50, p99), answers by status "     \
@@ -87,6 +90,10 @@
     X(MESH_LINK_CHANGED, "mesh.link.changed", "state", "this node's link to NATS went down or came back")              \
     X(MESH_PURGE_FAILED, "mesh.purge.failed", "origin id kind error",                                                  \
       "a purge from another node could not be applied here; it is tried again")                                        \
+    X(MESH_SCHEDULE_TAKEN, "mesh.schedule.taken", "site name minute",                                                  \
+      "this node took a schedule entry's minute: it runs there and on no other node")                                  \
+    X(MESH_SCHEDULE_LOST, "mesh.schedule.lost", "site name minute node",                                               \
+      "a schedule entry's run on a node that went away mid-run: its end is unknown, and the next minute runs here")    \
     X(FED_RELEASE_STAGING, "fed.release.staging", "site release key files need",                                       \
       "a signed release is being staged: files to link from earlier releases, and to receive")                         \
     X(FED_RELEASE_STAGED, "fed.release.staged", "site release bytes_received files_linked",                            \

@@ -25,6 +25,9 @@
 /* Certificates: a JetStream key-value bucket, "cert.HEX" a site's
  * (MeshCert), "lock.HEX" the node ordering it now. */
 #define VC_MESH_CERTS "vc_certs"
+/* Schedules: a JetStream key-value bucket, "s.HEX" an entry's (a hash of
+ * its site and line): the node that runs its last minute taken. */
+#define VC_MESH_SCHEDULES "vc_schedules"
 /* Challenge answers: core subject, every node answers the request. */
 #define VC_MESH_ANSWER_SUBJECT "vc.acme.answer"
 /* A node's name: letters, digits, '-' and '_' (a NATS key and subject token). */

@@ -48,14 +48,6 @@ static char *key_of(const char *kind, const char *site)
     return key;
 }
 
-static int node_up(const mesh_t *m, const char *name)
-{
-    for (size_t i = 0; i < m->nnodes; i++)
-        if (strcmp(m->nodes[i].name, name) == 0)
-            return m->nodes[i].state != NODE_GONE;
-    return 0;
-}
-
 /* The pair in the bucket for site (NULL: none, or it does not open). */
 static Vc__MeshCert *stored_cert(mesh_t *m, const char *site)
 {
@@ -217,11 +209,11 @@ static void take_lock(mesh_t *m, const char *key, Vc__Reply *reply)
     char holder[VC_MESH_NODE_MAX + 1];
     snprintf(holder, sizeof(holder), "%.*s", kvEntry_ValueLen(e), (const char *)kvEntry_Value(e));
     int64_t age_s = (vc_wall_ms() - kvEntry_Created(e) / 1000000) / 1000;
-    int stale = strcmp(holder, me) == 0 || !node_up(m, holder) || age_s > LOCK_STALE_S;
+    int stale = strcmp(holder, me) == 0 || !roster_node_up(m, holder) || age_s > LOCK_STALE_S;
     if (stale && kvStore_Update(&rev, m->certs, key, me, (int)strlen(me), kvEntry_Revision(e)) == NATS_OK) {
         if (strcmp(holder, me) != 0)
             vc_log(VC_LOG_NOTICE, "certs", "took over the order lock \"%s\" from node %s (%s)", key, holder,
-                   node_up(m, holder) ? "held too long" : "not up");
+                   roster_node_up(m, holder) ? "held too long" : "not up");
         held(reply, "held", NULL);
     } else {
         held(reply, "busy", holder);

@@ -142,6 +142,8 @@ void link_setup(mesh_t *m)
         s = purge_stream(m);
     if (s == NATS_OK && (step = "the certificates' bucket"))
         s = certs_setup(m);
+    if (s == NATS_OK && (step = "the schedules' bucket"))
+        s = schedules_setup(m);
     if (s == NATS_OK && m->purge_sub == NULL && (step = "this node's purge consumer")) {
         catchup_before_consumer(m);
         s = purge_consumer(m);

@@ -50,6 +50,10 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "certs_handed", "%llu", (unsigned long long)m->certs_handed);
     vc_reply_field(reply, "answers_sent", "%llu", (unsigned long long)m->answers_sent);
     vc_reply_field(reply, "answers_applied", "%llu", (unsigned long long)m->answers_applied);
+    static const char *const sched[SCHED_COUNTS] = {"schedule_taken", "schedule_elsewhere", "schedule_skipped",
+                                                    "schedule_lost", "schedule_unreachable"};
+    for (int i = 0; i < SCHED_COUNTS; i++)
+        vc_reply_field(reply, sched[i], "%llu", (unsigned long long)m->sched_count[i]);
     /* What the purge stream still keeps (asked of JetStream: a second at
      * most, for a status only). */
     jsStreamInfo *si = NULL;
@@ -91,6 +95,7 @@ static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         return;
     }
     roster_take(m, cfg);
+    schedules_take(m, cfg);
     vc_config_destroy(&cfg);
     vc_reply_ok(reply, "the roster lists this node's %zu sites; cluster.* settings apply at a restart", m->nsites);
 }
@@ -184,6 +189,7 @@ int main(int argc, char **argv)
     }
     m.started_ms = vc_wall_ms();
     roster_take(&m, m.d.cfg);
+    schedules_take(&m, m.d.cfg);
     m.held = 1; /* vc-cache starts held in a cluster */
     m.hooks_told = -1;
     char why[512];
@@ -202,7 +208,7 @@ int main(int argc, char **argv)
         return 1;
     }
     free(in_ep);
-    if (rooms_bridge_open(&m) < 0 || link_open(&m) < 0)
+    if (rooms_bridge_open(&m) < 0 || schedules_open(&m) < 0 || link_open(&m) < 0)
         return 1;
     if (stall_start(&m) < 0) {
         vc_log(VC_LOG_CRIT, "main", "pthread_create() failed");
@@ -210,8 +216,10 @@ int main(int argc, char **argv)
     }
     vc_daemon_ready(&m.d); /* the link sets itself up from the loop */
 
-    const vc_watch_t watch[] = {
-        {NULL, m.inbox.fd, on_inbox}, {m.in, 0, purges_from_cache}, {m.rooms_sub, 0, rooms_from_bus}};
+    const vc_watch_t watch[] = {{NULL, m.inbox.fd, on_inbox},
+                                {m.in, 0, purges_from_cache},
+                                {m.rooms_sub, 0, rooms_from_bus},
+                                {m.sched_sub, 0, schedules_from_bus}};
     /* The tick is the heartbeat's grain: a tenth of it, so silence is seen
      * within a tenth of the bounds. */
     unsigned grain = (unsigned)(m.cfg->heartbeat_ms / 10 > 50 ? m.cfg->heartbeat_ms / 10 : 50);
@@ -226,6 +234,7 @@ int main(int argc, char **argv)
     vc_log(VC_LOG_INFO, "main", "stopping");
     stall_stop(&m);
     certs_fini(&m);
+    schedules_fini(&m);
     link_close(&m);
     vc_nats_inbox_fini(&m.inbox);
     rooms_bridge_close(&m);

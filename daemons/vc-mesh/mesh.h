@@ -69,6 +69,11 @@ typedef struct node {
     size_t naddresses, nsites;
 } node_t;
 
+/* schedules.c: one schedule entry of this node's configuration. */
+typedef struct mesh_entry mesh_entry_t;
+/* What became of the minutes this node's pools said were due. */
+enum { SCHED_TAKEN, SCHED_ELSEWHERE, SCHED_SKIPPED, SCHED_LOST, SCHED_UNREACHABLE, SCHED_COUNTS };
+
 typedef struct mesh {
 #define MESH_MAGIC 0x6d657368u /* "mesh": checked by every module vc-mesh hands it to */
     unsigned magic;
@@ -131,6 +136,11 @@ typedef struct mesh {
     unsigned char seal_key[VC_MESH_SEAL_KEY];
     int can_seal; /* cluster.secret_file read: certificates are shared */
     uint64_t certs_shared, certs_handed, answers_sent, answers_applied;
+    kvStore *schedules; /* the vc_schedules bucket: which node runs each schedule entry's minute */
+    void *sched_sub;    /* this node's bus-out (SUB): its pools' schedule events */
+    mesh_entry_t *sched;
+    size_t nsched;
+    uint64_t sched_count[SCHED_COUNTS];
 } mesh_t;
 
 /* link.c: the NATS connection and what it sets up once connected. */
@@ -175,6 +185,16 @@ void rooms_share_heard(mesh_t *m, natsMsg *msg);
  * webhooks (the first node by name that is up does). */
 void rooms_shared_tick(mesh_t *m);
 
+/* schedules.c: each schedule entry runs on one node a minute. The
+ * entries of cfg (at start and each reload); the bus's schedule events;
+ * the bucket, set up with the link; a run of e by this node ended. */
+void schedules_take(mesh_t *m, const vc_config_t *cfg);
+int schedules_open(mesh_t *m);
+natsStatus schedules_setup(mesh_t *m);
+void schedules_from_bus(void *arg);
+void schedules_ended(mesh_t *m, const mesh_entry_t *e);
+void schedules_fini(mesh_t *m);
+
 /* certs_shared.c: certificates across nodes, for vc-acme. Set up with
  * the link (a no-op without cluster.secret_file). */
 natsStatus certs_setup(mesh_t *m);
@@ -210,6 +230,8 @@ void roster_take(mesh_t *m, const vc_config_t *cfg);
 void roster_heard(mesh_t *m, natsMsg *msg);
 /* Marks silent nodes suspect, then gone; each change an event. */
 void roster_check(mesh_t *m);
+/* Whether the roster shows node name up or suspect (not gone, not unknown). */
+int roster_node_up(const mesh_t *m, const char *name);
 void roster_reply(const mesh_t *m, Vc__Reply *reply);
 /* The other nodes, up or suspect, whose entry lists site (vc-fed's). */
 void roster_peers_reply(const mesh_t *m, const char *site, Vc__Reply *reply);

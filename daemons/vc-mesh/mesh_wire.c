@@ -204,3 +204,28 @@ Vc__MeshAnswer *mesh_answer_read(const void *data, size_t len, char *why, size_t
         vc__mesh_answer__free_unpacked(a, NULL);
     return NULL;
 }
+
+int mesh_sched_read(const void *data, size_t len, mesh_sched_value_t *v)
+{
+    char text[MESH_SCHED_VALUE_MAX], state[8];
+    if (len == 0 || len >= sizeof(text) || memchr(data, '\0', len))
+        return -1;
+    memcpy(text, data, len);
+    text[len] = '\0';
+    int end = 0;
+    if (sscanf(text, "%63[A-Za-z0-9_-] %lld %7[a-z] %lld%n", v->node, &v->minute, state, &v->started_ms, &end) != 4 ||
+        (size_t)end != len || !vc_mesh_node_name_ok(v->node) || v->minute <= 0 || v->started_ms <= 0)
+        return -1;
+    if (strcmp(state, "running") == 0)
+        v->running = 1;
+    else if (strcmp(state, "done") == 0)
+        v->running = 0;
+    else
+        return -1;
+    return 0;
+}
+
+int mesh_sched_write(const mesh_sched_value_t *v, char *out, size_t len)
+{
+    return snprintf(out, len, "%s %lld %s %lld", v->node, v->minute, v->running ? "running" : "done", v->started_ms);
+}

@@ -56,4 +56,17 @@ Vc__MeshCert *mesh_cert_read(const void *data, size_t len, char *why, size_t wle
  * with a value when it is put. NULL with why. */
 Vc__MeshAnswer *mesh_answer_read(const void *data, size_t len, char *why, size_t wlen);
 
+/* A schedule entry's key in the vc_schedules bucket (schedules.c):
+ * "NODE MINUTE running|done STARTED_MS", the node a node name, the minute
+ * and the start positive. 0, or -1 when it is not that. */
+typedef struct mesh_sched_value {
+    char node[64];
+    long long minute, started_ms;
+    int running;
+} mesh_sched_value_t;
+#define MESH_SCHED_VALUE_MAX 160
+int mesh_sched_read(const void *data, size_t len, mesh_sched_value_t *v);
+/* Writes v as mesh_sched_read reads it; its length (< MESH_SCHED_VALUE_MAX). */
+int mesh_sched_write(const mesh_sched_value_t *v, char *out, size_t len);
+
 #endif

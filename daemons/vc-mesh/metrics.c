@@ -16,7 +16,7 @@
 
 /* vc-mesh's metrics, one row each: docs/observing.md's table is held to
  * them (integration/test_34_mesh.py). */
-enum { NODES, LINK_UP, RECONNECTS, CACHE_HELD, REPLAY_LAG, PURGES, ROOM_MESSAGES, MALFORMED };
+enum { NODES, LINK_UP, RECONNECTS, CACHE_HELD, REPLAY_LAG, PURGES, ROOM_MESSAGES, MALFORMED, SCHEDULES };
 static const struct {
     const char *name, *kind, *help;
 } metrics[] = {
@@ -31,6 +31,9 @@ static const struct {
     [ROOM_MESSAGES] = {"vc_mesh_room_messages_total", "counter",
                        "Room messages bridged: sent to the other nodes, received from them, dropped."},
     [MALFORMED] = {"vc_mesh_malformed_total", "counter", "Messages from the cluster dropped as malformed."},
+    [SCHEDULES] = {"vc_mesh_schedule_minutes_total", "counter",
+                   "Schedule minutes this node's pools said were due: taken here, taken by another node, skipped "
+                   "(a run still going on another node), taken over from a node gone mid-run, not run (no link)."},
 };
 
 /* Its HELP and TYPE lines; returns its name, for the samples. */
@@ -66,6 +69,11 @@ static void write_all(const mesh_t *m, FILE *out)
     for (int w = 0; w < 3; w++)
         fprintf(out, "%s{node=\"%s\",way=\"%s\"} %llu\n", name, node, room_ways[w], (unsigned long long)rooms[w]);
     fprintf(out, "%s{node=\"%s\"} %llu\n", head(out, MALFORMED), node, (unsigned long long)m->malformed);
+    name = head(out, SCHEDULES);
+    static const char *const outcomes[SCHED_COUNTS] = {"taken", "elsewhere", "skipped", "lost", "unreachable"};
+    for (int i = 0; i < SCHED_COUNTS; i++)
+        fprintf(out, "%s{node=\"%s\",outcome=\"%s\"} %llu\n", name, node, outcomes[i],
+                (unsigned long long)m->sched_count[i]);
 }
 
 void metrics_tick(mesh_t *m)

@@ -242,3 +242,11 @@ void roster_fini(mesh_t *m)
     m->sites = NULL;
     m->nnodes = m->capnodes = 0;
 }
+
+int roster_node_up(const mesh_t *m, const char *name)
+{
+    for (size_t i = 0; i < m->nnodes; i++)
+        if (strcmp(m->nodes[i].name, name) == 0)
+            return m->nodes[i].state != NODE_GONE;
+    return 0;
+}

@@ -129,6 +129,10 @@ void background_verb(background_t *b, const Vc__Command *cmd, Vc__Reply *reply)
         hooks_verb(b, cmd, reply);
         return;
     }
+    if (strcmp(verb, "schedule-run") == 0) {
+        schedule_run_verb(b, cmd, reply);
+        return;
+    }
     if (strcmp(verb, "background") == 0) {
         status(b, cmd->n_args > 0 ? cmd->args[0] : NULL, reply);
         return;

@@ -63,6 +63,7 @@ typedef struct bentry {
     int64_t last_ms; /* how long it took */
     time_t last_failure;
     uint64_t skipped; /* minutes due while the last run still ran */
+    time_t awaiting;  /* in a cluster: the minute said due, until vc-mesh says run it here (0: none) */
     /* A release hook's run (is_hook, hooks.c): its output kept for vc-fed. */
     int is_hook;
     char *out;
@@ -130,5 +131,8 @@ void schedule_plan(background_t *b, bentry_t *e);
 void schedule_ended(background_t *b, bentry_t *e, bproc_t *p, int status);
 /* Milliseconds until e's next run (of the real clock). */
 int64_t schedule_wait_ms(const background_t *b, const bentry_t *e);
+/* "schedule-run SITE NAME MINUTE": vc-mesh took that minute of the entry
+ * for this node (in a cluster). */
+void schedule_run_verb(background_t *b, const Vc__Command *cmd, Vc__Reply *reply);
 
 #endif

@@ -392,6 +392,8 @@ static const vc_verb_t verbs[] = {
      on_background},
     {"hook-status", "ID OFFSET", "a hook run's state, exit status and output from OFFSET", on_background},
     {"hook-stop", "ID", "stop a hook run", on_background},
+    {"schedule-run", "SITE NAME MINUTE", "(vc-mesh) run a schedule entry's minute, which this node took in the cluster",
+     on_background},
 };
 
 static void on_command(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
