@@ -55,6 +55,13 @@ def schedule(s):
     return json.loads(s.vc("schedule", "--json", check=True).stdout)
 
 
+def work_metric(s, name, labels):
+    """A counter of site app's background work on the front's /metrics."""
+    text = urllib.request.urlopen(f"http://127.0.0.1:{s.admin}/metrics", timeout=5).read().decode()
+    m = re.search(r'^%s\{site="app",%s\} (\d+)$' % (name, re.escape(labels)), text, re.M)
+    return int(m.group(1)) if m else None
+
+
 def pool_generation(s):
     return [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]["status"]["generation"]
 
@@ -140,6 +147,9 @@ def test_a_command_that_exits_at_once_is_backed_off_then_left_failed(tmp_path):
         # again; `vc bg start` tries it again.
         assert s.vc("bg", "start", "app", "broken").returncode == 0
         assert wait_for(lambda: len(s.events_of("php.background.started", lambda e: False, timeout=0)) == 4)
+        # The front's /metrics counts them, by site and entry.
+        assert wait_for(lambda: work_metric(s, "vc_background_events_total", 'name="broken",event="started"') == 4)
+        assert work_metric(s, "vc_background_events_total", 'name="broken",event="failed"') == 1
     finally:
         s.stop()
         s.cleanup()
@@ -283,6 +293,9 @@ def test_a_schedule_runs_each_minute_and_never_overlaps_a_slow_run(tmp_path):
         assert int(fast["runs"]) >= 5 and fast["last_status"] == "exit 0" and fast["skipped"] == "0", fast
         assert s.events_of("php.schedule.skipped", lambda e: len(e) >= 1)
         assert s.events_of("php.schedule.finished", lambda e: len(e) >= 3)
+        slow = [e for e in schedule(s) if e["line"].startswith("* * * * * php")][0]
+        assert wait_for(lambda: work_metric(s, "vc_schedule_runs_total", f'name="{slow["name"]}",outcome="skipped"')
+                        >= int(slow["skipped"]))
     finally:
         s.stop()
         s.cleanup()

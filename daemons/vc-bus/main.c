@@ -5,6 +5,7 @@
  * in a bounded journal in LMDB for `vc events --since`.
  */
 #include "journal.h"
+#include "work_metrics.h"
 #include "vc_events.h"
 #include "rooms.h"
 #include "senders.h"
@@ -36,6 +37,7 @@ typedef struct bus {
     rooms_relay_t *rooms;
     webhooks_t *webhooks;
     senders_t *senders;
+    work_metrics_t *work;
     uint64_t forwarded, malformed;
     uint64_t not_journaled;       /* events the journal could not take since it last could */
     uint64_t not_journaled_total; /* ever */
@@ -51,6 +53,7 @@ static void apply_settings(void *arg, const vc_config_t *cfg)
     bus_t *b = arg;
     webhooks_configure(b->webhooks, cfg);
     senders_configure(b->senders, cfg);
+    work_metrics_configure(b->work, cfg);
 }
 
 static void on_reload(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
@@ -186,6 +189,7 @@ static void on_event(bus_t *b)
     /* Only while we wait for our own event: then every event passes by. */
     if (b->own_awaited && env->pid == (uint32_t)getpid() && strcmp(env->topic, b->own_awaited) == 0)
         b->own_seen = 1;
+    work_metrics_count(b->work, env);
     vc__envelope__free_unpacked(env, NULL);
     /* XPUB drops for slow subscribers past their high-water mark rather
      * than blocking the bus. */
@@ -234,6 +238,7 @@ static void sync_store(void *arg)
 {
     bus_t *b = arg;
     mdb_env_sync(vc_store_env(b->store), 1);
+    work_metrics_tick(b->work, b->d.cfg);
 }
 
 /* Our own start or stop, said through bus-in like anyone's, read back so
@@ -292,6 +297,8 @@ int main(int argc, char **argv)
     if (ipc)
         chmod(in_ep + 6, 0666);
     b.senders = senders_new(b.d.cfg, ipc);
+    b.work = work_metrics_new();
+    work_metrics_configure(b.work, b.d.cfg);
     free(in_ep);
     free(out_ep);
     b.webhooks = webhooks_new(b.d.cfg);
@@ -335,6 +342,7 @@ int main(int argc, char **argv)
     rooms_relay_close(&b.rooms);
     webhooks_destroy(&b.webhooks);
     senders_destroy(&b.senders);
+    work_metrics_free(&b.work);
     vc_daemon_fini(&b.d);
     mdb_env_sync(vc_store_env(b.store), 1);
     journal_destroy(&b.journal);
