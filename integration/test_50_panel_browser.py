@@ -31,7 +31,8 @@ def ui():
     # No --root: with it, its built-in site answers every host, and the
     # site made in the page would never be asked.
     s = panel_suite(root="", panel="slow_after = 100; lockout_after = 100;",
-                    sites={XSS_SITE: 'site: { hosts = ["127.0.0.1", "xss.test"]; root = "%s"; };\n' % docroot})
+                    sites={XSS_SITE: 'site: { hosts = ["127.0.0.1", "xss.test"]; root = "%s";\n'
+                                     '  background: { nap: { command = "sleep 300"; }; }; };\n' % docroot})
     s.start()
     b = Browser()
     yield s, b
@@ -111,8 +112,12 @@ def test_pools_scale_from_the_page_and_the_table_follows(ui):
     b("goto", s.panel + "/#pools")
     b("waitVisible", "#scale-form")
     b("waitText", "#pools-list", "Pool default")
+    # The site's background process, with its actions (its site's name,
+    # markup, shown as text).
+    b("waitText", "#pools-list table.background", "sleep 300")
+    assert b("eval", "document.querySelectorAll('#pools-list table.background img').length") == 0
     no_violations(b, "pools")
-    rows = b("eval", "document.querySelectorAll('#pools-list table tbody tr').length")
+    rows = b("eval", "document.querySelectorAll('#pools-list table.workers tbody tr').length")
     want = 3 if rows != 3 else 2
     b("select", "#scale-pool", "default")
     b("fill", "#scale-workers", str(want))
@@ -120,7 +125,7 @@ def test_pools_scale_from_the_page_and_the_table_follows(ui):
     b("waitText", "#notice", "")
     assert b("waitFn", "(async () => { location.hash = '#sites'; location.hash = '#pools'; "
                        "await new Promise(r => setTimeout(r, 300)); "
-                       f"return document.querySelectorAll('#pools-list table tbody tr').length === {want}; }})()",
+                       f"return document.querySelectorAll('#pools-list table.workers tbody tr').length === {want}; }})()",
              15000)
 
 

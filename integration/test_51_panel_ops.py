@@ -81,8 +81,12 @@ def ops(tmp_path_factory):
                                      'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">%s</urlset>' % urls)
     os.chmod(www, 0o755)
     warm = 'site: { hosts = ["warm.test"]; root = "%s"; };\n' % www
+    # A site with a background process and a schedule entry (the pool's page shows them).
+    bg = ('site: { hosts = ["bg.test"]; root = "%s"; background: { nap: { command = "sleep 300"; }; };\n'
+          '  schedule = [ "0 3 * * * true" ]; };\n' % www)
     s = panel_suite(root="", panel='error_log = "%s"; slow_after = 100; lockout_after = 100;' % err,
-                    sites={"main": main, "rt": rt, "warm": warm}, conf_extra="php: { workers = 3; };").start()
+                    sites={"main": main, "rt": rt, "warm": warm, "bg": bg},
+                    conf_extra="php: { workers = 3; };").start()
     s.err = err
     s.c = admin(s)
     yield s
@@ -114,6 +118,35 @@ def test_one_worker_recycled_and_the_pool_reloaded_from_the_panel(ops):
     assert wait_until(lambda: not set(after) & {int(w["pid"]) for w in workers(c)})
     assert curl(ops.url("/hello.php"))[0] == 200
     assert audited(ops, "pool.reload", "default")
+
+
+def background(c):
+    p = next(p for p in c.get("/api/pools").json()["pools"] if p["pool"] == "default")
+    return {(e["site"], e["name"]): e for e in p["background_list"]}
+
+
+def test_a_sites_background_process_stopped_and_started_from_the_pool_page(ops):
+    c = ops.c
+    entries = wait_until(lambda: (lambda b: b if b.get(("bg", "nap"), {}).get("state") in ("starting", "running")
+                                  else None)(background(c)))
+    assert entries and entries[("bg", "schedule:1")]["line"] == "0 3 * * * true", entries
+    first = int(entries[("bg", "nap")]["pid"])
+    r = c.post("/api/pools/background", {"site": "bg", "name": "nap", "action": "stop"})
+    assert r.status_code == 200, r.text
+    assert wait_until(lambda: background(c)[("bg", "nap")]["state"] == "held"), background(c)
+    assert audited(ops, "background.stop", "bg/nap")
+    r = c.post("/api/pools/background", {"site": "bg", "name": "nap", "action": "start"})
+    assert r.status_code == 200, r.text
+    assert wait_until(lambda: int(background(c)[("bg", "nap")]["pid"]) not in (0, first)), background(c)
+    # Only an entry of that site, only these actions, only an admin.
+    for body in ({"site": "main", "name": "nap", "action": "stop"}, {"site": "bg", "name": "../nap", "action": "stop"},
+                 {"site": "bg", "name": "schedule:2", "action": "stop"}, {"site": "bg", "name": "nap", "action": "kill"},
+                 {"site": "../bg", "name": "nap", "action": "stop"}):
+        assert c.post("/api/pools/background", body).status_code == 400, body
+    v = viewer(ops, c, "bgviewer")
+    assert ("bg", "nap") in background(v)
+    assert v.post("/api/pools/background", {"site": "bg", "name": "nap", "action": "stop"}).status_code == 403
+    assert background(c)[("bg", "nap")]["state"] in ("starting", "running")
 
 
 def rt_api(s, app):

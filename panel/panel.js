@@ -105,6 +105,41 @@ async function route() {
   await (loaders[name] || (() => {}))();
 }
 
+// A pool's background processes and schedule entries (vc bg, vc
+// schedule), with the same actions as `vc bg start|stop|restart`.
+function backgroundTable(list, entries) {
+  const h = document.createElement("h3");
+  h.textContent = "Background processes and schedules";
+  list.appendChild(h);
+  const t = document.createElement("table");
+  t.className = "background";
+  const head = t.createTHead().insertRow();
+  for (const name of ["Site", "Entry", "State", "PID", "Command", "Starts or runs", "Last", "Actions"]) {
+    const th = document.createElement("th");
+    th.scope = "col"; th.textContent = name;
+    if (name === "Actions") th.className = "admin-only";
+    head.appendChild(th);
+  }
+  t.createTBody();
+  t.id = "background-" + list.children.length;
+  list.appendChild(t);
+  fillTable(t.id, entries, ["site", (tr, e) => cell(tr, e.kind === "schedule" ? e.name : e.name + " #" + e.process),
+    "state", "pid", (tr, e) => cell(tr, e.kind === "schedule" ? e.line : e.command),
+    (tr, e) => cell(tr, e.kind === "schedule" ? e.runs + " runs, " + e.skipped + " skipped" : e.starts),
+    (tr, e) => cell(tr, e.kind === "schedule" ? e.last_status + " (next " + e.next_run + ")" : e.failures + " failures"),
+    (tr, e) => {
+      const td = cell(tr, "");
+      td.className = "admin-only";
+      for (const action of ["Start", "Stop", "Restart"]) {
+        td.append(button(action, action + " " + e.site + "/" + e.name, async () => {
+          const x = await api("POST", "/api/pools/background", { site: e.site, name: e.name, action: action.toLowerCase() });
+          notice(x.ok ? x.data.message : x.data.error);
+          loaders.pools();
+        }), " ");
+      }
+    }]);
+}
+
 const loaders = {
   async dashboard() {
     const r = await api("GET", "/api/daemons");
@@ -175,6 +210,7 @@ const loaders = {
           loaders.pools();
         }));
       }]);
+      if (p.background_list && p.background_list.length) backgroundTable(list, p.background_list);
     }
   },
   async cache() {

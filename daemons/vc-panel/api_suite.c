@@ -60,6 +60,16 @@ static json_t *pool_status(preq_t *r, const char *pool)
     json_object_set_new(o, "pool", json_string(pool));
     json_object_set_new(o, "workers_list", workers);
     vc__reply__free_unpacked(rep, NULL);
+    /* Its sites' background processes and schedule entries (vc bg). */
+    json_t *bg = json_array();
+    ep = pool_endpoint(r->p->d.cfg, pool);
+    if (panel_call(r->p, ep, "background", NULL, 0, API_CALL_MS, &rep) == 0) {
+        for (size_t i = 0; i < rep->n_records; i++)
+            json_array_append_new(bg, api_fields(rep->records[i]->fields, rep->records[i]->n_fields));
+        vc__reply__free_unpacked(rep, NULL);
+    }
+    free(ep);
+    json_object_set_new(o, "background_list", bg);
     return o;
 }
 
@@ -127,6 +137,49 @@ static void pool_recycle(preq_t *r)
     snprintf(target, sizeof(target), "%s worker %s", form_str(r->body, "pool", 63), n);
     const char *args[] = {n};
     api_change(r, ep, "recycle", args, 1, API_CALL_MS, "pool.recycle", target);
+    free(ep);
+}
+
+/* Whether name is an entry of site's: one of its background processes,
+ * or "schedule:N" for its Nth schedule line. */
+static int site_entry(const vc_site_t *s, const char *name)
+{
+    for (size_t i = 0; i < s->nbackground; i++)
+        if (strcmp(s->background[i].name, name) == 0)
+            return 1;
+    char *end = NULL;
+    if (strncmp(name, "schedule:", 9) != 0 || name[9] < '1' || name[9] > '9')
+        return 0;
+    unsigned long n = strtoul(name + 9, &end, 10);
+    return *end == '\0' && n <= s->nschedule;
+}
+
+/* Start, stop or restart one background entry of a site (vc bg start|
+ * stop|restart SITE NAME), through the site's own pool. */
+static void pool_background(preq_t *r)
+{
+    const vc_config_t *cfg = r->p->d.cfg;
+    const char *site = form_str(r->body, "site", 255), *name = form_str(r->body, "name", 64),
+               *action = form_str(r->body, "action", 16);
+    const vc_site_t *s = NULL;
+    for (size_t i = 0; site && i < cfg->nsites && s == NULL; i++)
+        if (strcmp(cfg->sites[i].name, site) == 0)
+            s = &cfg->sites[i];
+    int ok_action = action && (!strcmp(action, "start") || !strcmp(action, "stop") || !strcmp(action, "restart"));
+    if (s == NULL || name == NULL || !site_entry(s, name) || !ok_action) {
+        http_error(r, 400,
+                   "background needs {\"site\": a site, \"name\": one of its background or schedule entries, "
+                   "\"action\": \"start\"|\"stop\"|\"restart\"}");
+        return;
+    }
+    char *ep = pool_endpoint(cfg, s->pool ? s->pool : "default");
+    char verb[32], target[400];
+    snprintf(verb, sizeof(verb), "background-%s", action);
+    snprintf(target, sizeof(target), "%s/%s", site, name);
+    const char *args[] = {site, name};
+    char audit[48];
+    snprintf(audit, sizeof(audit), "background.%s", action);
+    api_change(r, ep, verb, args, 2, API_CALL_MS, audit, target);
     free(ep);
 }
 
@@ -215,6 +268,7 @@ const route_t api_suite_routes[] = {
     {"POST", "/api/pools/scale", ACCESS_ADMIN, scale},
     {"POST", "/api/pools/reload", ACCESS_ADMIN, pool_reload},
     {"POST", "/api/pools/recycle", ACCESS_ADMIN, pool_recycle},
+    {"POST", "/api/pools/background", ACCESS_ADMIN, pool_background},
     {"GET", "/api/cache", ACCESS_VIEWER, cache_stats},
     {"POST", "/api/cache/purge", ACCESS_ADMIN, purge},
     {"GET", "/api/cache/show", ACCESS_VIEWER, cache_show},
