@@ -271,9 +271,12 @@ static int stage_and_switch(void *zctx, const vc_config_t *cfg, deploy_t *d, con
         vc__reply__free_unpacked(r, NULL);
     r = NULL;
     if (rc == 0 && !no_switch) {
+        /* What the hooks in the pool print (before_switch, after_switch),
+         * as it comes; or the release's log once switched. */
+        deploy_follow_t *follow = deploy_follow_start(zctx, cfg, d->site);
         int sw = fed_call(zctx, cfg, "switch", ids, 2, NULL, 0, &r);
-        /* What the hooks in the pool printed (before_switch, after_switch). */
-        deploy_print_log(zctx, cfg, d->site, d->rel.id, build_log ? strlen(build_log) : 0);
+        if (deploy_follow_stop(follow) == 0)
+            deploy_print_log(zctx, cfg, d->site, d->rel.id, build_log ? strlen(build_log) : 0);
         if (sw == 0)
             printf("switched: %s\n", r->message);
         rc = sw;

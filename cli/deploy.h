@@ -36,6 +36,13 @@ void deploy_build_cleanup(char *copy);
 struct vc_config;
 int deploy_print_log(void *zctx, const struct vc_config *cfg, const char *site, const char *id, size_t skip);
 
+/* deploy_follow.c: the lines site's release hooks print in its pool,
+ * printed as they come (from the bus) until deploy_follow_stop(), which
+ * says how many. NULL if the bus cannot be read. */
+typedef struct deploy_follow deploy_follow_t;
+deploy_follow_t *deploy_follow_start(void *zctx, const struct vc_config *cfg, const char *site);
+size_t deploy_follow_stop(deploy_follow_t *f);
+
 /* deploy_git.c: ref (NULL: the default branch's head) of the repository
  * at url checked out, with its submodules, into *dir (made; the caller
  * removes it) and its commit's id into commit. 0, or -1 with why. */

@@ -4,9 +4,11 @@ in a copy of the tree on the deployer's side before it is signed,
 switch (a migration: failing, nothing switches), `after_switch` after it;
 their output is in `vc releases SITE --log`."""
 import os
+import subprocess
 
 import pytest
 
+from conftest import VC
 from test_45_deploy import deployed, get, release_of, write_app  # noqa: F401 (deployed is a fixture)
 
 HOOKS = """deploy_hooks: {
@@ -21,6 +23,9 @@ $v = trim(file_get_contents('VERSION'));
 file_put_contents('storage/hooks.log', "migrate $v " . getcwd() . " " . PHP_SAPI . " " . json_encode($argv) . "\\n",
                   FILE_APPEND);
 echo "migrating to $v\\n";
+if (file_exists('SLOW')) {
+    sleep(3);
+}
 if (file_exists('FAIL')) {
     fwrite(STDERR, "SQLSTATE[42S01]: table exists\\n");
     exit(3);
@@ -33,18 +38,19 @@ echo "cache warmed\\n";
 """
 
 
-def write_hooked_app(app, version, fail=False):
+def write_hooked_app(app, version, fail=False, slow=False):
     write_app(app, version)
     os.makedirs(os.path.join(app, "bin"), exist_ok=True)
     with open(os.path.join(app, "bin", "migrate.php"), "w") as f:
         f.write(MIGRATE)
     with open(os.path.join(app, "bin", "warm.php"), "w") as f:
         f.write(WARM)
-    fail_file = os.path.join(app, "FAIL")
-    if fail:
-        open(fail_file, "w").close()
-    elif os.path.exists(fail_file):
-        os.unlink(fail_file)
+    for name, wanted in (("FAIL", fail), ("SLOW", slow)):
+        path = os.path.join(app, name)
+        if wanted:
+            open(path, "w").close()
+        elif os.path.exists(path):
+            os.unlink(path)
 
 
 def hooks_log(s):
@@ -87,6 +93,25 @@ def test_hooks_run_in_order_and_a_failing_before_switch_switches_nothing(deploye
     assert len(hooks_log(s)) == 3  # no after_switch
     kept = s.vc("releases", "deploy", "--log", second, check=True).stdout
     assert "SQLSTATE[42S01]: table exists" in kept and "[exit 3]" in kept, kept
+
+    # A slow migration's output reaches the terminal while it runs, not
+    # once the switch is over.
+    write_hooked_app(s.app, "v3", slow=True)
+    p = subprocess.Popen([VC, "--data", s.data, "--conf", s.conf, "deploy", "deploy", s.app], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, env=s.env, cwd=s.dir)
+    try:
+        seen, live = [], False
+        for line in p.stdout:
+            seen.append(line)
+            if line.startswith("  | migrating to v3"):
+                live = p.poll() is None  # the hook still sleeps
+                break
+        assert live, seen
+        assert p.wait(timeout=60) == 0, seen + [p.stdout.read()]
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
 
 
 @pytest.mark.parametrize("deployed", ['deploy_hooks: { build = ["exit 7"]; };'], indirect=True)

@@ -53,6 +53,9 @@
       "a schedule entry's run ended with exit 0")                                                                      \
     X(PHP_SCHEDULE_FAILED, "php.schedule.failed", "site name pid status ms",                                           \
       "a schedule entry's run failed (a non-zero exit, a signal, schedule_timeout)")                                   \
+    X(PHP_HOOK_OUTPUT, "php.hook.output", "site id line",                                                              \
+      "a line a release hook printed (its run's id, as hook-run answered): `vc deploy` shows them as they come "       \
+      "(live only, not journaled)")                                                                                    \
     X(PHP_SCHEDULE_DUE, "php.schedule.due", "site name minute",                                                        \
       "in a cluster: a schedule entry's minute came on this node; vc-mesh takes the entry's lock, and the node that "  \
       "holds it runs it")                                                                                              \

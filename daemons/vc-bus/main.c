@@ -159,9 +159,10 @@ static void on_event(bus_t *b)
         vc_zparts_close(fr);
         return;
     }
-    /* Per-second metrics and progress go to live subscribers only: in
-     * the journal they would push out the events worth keeping. */
-    static const char *const live_only[] = {".metrics", ".progress"};
+    /* Per-second metrics, progress and a hook's output lines go to live
+     * subscribers only: in the journal they would push out the events
+     * worth keeping (a hook's output is kept in its release's log). */
+    static const char *const live_only[] = {".metrics", ".progress", ".output"};
     size_t tl = strlen(env->topic);
     int journal = 1;
     for (size_t i = 0; i < VC_ARRAY_SIZE(live_only); i++) {

@@ -480,19 +480,19 @@ int background_reaped(background_t *b, pid_t pid, int status)
 
 /* ---- output ------------------------------------------------------------- */
 
-static void flush_line(bentry_t *e, bproc_t *p)
+static void flush_line(background_t *b, bentry_t *e, bproc_t *p)
 {
     if (p->len == 0)
         return;
     if (e->is_hook)
-        hook_output(e, p->line, p->len);
+        hook_output(b, e, p->line, p->len);
     vc_log(VC_LOG_INFO, "background", "%s/%s[%d]: %.*s", e->site, e->name, (int)p->pid, (int)p->len, p->line);
     p->len = 0;
 }
 
 /* Reads what p wrote; each whole line (or BG_LINE_MAX bytes of one) goes
  * to the log. At the pipe's end, the rest too. */
-static void read_output(bentry_t *e, bproc_t *p)
+static void read_output(background_t *b, bentry_t *e, bproc_t *p)
 {
     for (int rounds = 0; rounds < 16 && p->out >= 0; rounds++) {
         char buf[4096];
@@ -500,14 +500,14 @@ static void read_output(bentry_t *e, bproc_t *p)
         if (n < 0 && (errno == EAGAIN || errno == EINTR))
             return;
         if (n <= 0) {
-            flush_line(e, p);
+            flush_line(b, e, p);
             close(p->out);
             p->out = -1;
             return;
         }
         for (ssize_t i = 0; i < n; i++) {
             if (buf[i] == '\n' || p->len == sizeof(p->line)) {
-                flush_line(e, p);
+                flush_line(b, e, p);
                 if (buf[i] == '\n')
                     continue;
             }
@@ -536,7 +536,7 @@ void background_on_poll(background_t *b, const zmq_pollitem_t *items, size_t n)
         for (size_t i = 0; i < b->n; i++)
             for (size_t k = 0; k < b->e[i].nprocs; k++)
                 if (b->e[i].procs[k].out == items[j].fd && items[j].fd >= 0)
-                    read_output(&b->e[i], &b->e[i].procs[k]);
+                    read_output(b, &b->e[i], &b->e[i].procs[k]);
     }
 }
 

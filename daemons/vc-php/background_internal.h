@@ -114,7 +114,7 @@ void bg_event(background_t *b, const bentry_t *e, const char *topic, const bproc
 
 /* hooks.c: a hook's output line, its end, its verbs (hook-run,
  * hook-status, hook-stop), and dropping runs ended long ago. */
-void hook_output(bentry_t *e, const char *line, size_t n);
+void hook_output(background_t *b, bentry_t *e, const char *line, size_t n);
 void hook_ended(background_t *b, bentry_t *e, int status);
 void hooks_verb(background_t *b, const Vc__Command *cmd, Vc__Reply *reply);
 void hooks_sweep(background_t *b);

@@ -15,6 +15,7 @@
  * read it to its end, or for HOOK_KEEP_MS after the run ends.
  */
 #include "background_internal.h"
+#include "vc_events.h"
 #include "vc_log.h"
 #include "vc_util.h"
 
@@ -29,10 +30,17 @@
 #define HOOK_REPLY_MAX (64 * 1024)
 #define HOOK_KEEP_MS (10 * 60 * 1000)
 
-void hook_output(bentry_t *e, const char *line, size_t n)
+void hook_output(background_t *b, bentry_t *e, const char *line, size_t n)
 {
     if (e->outlen >= HOOK_OUTPUT_MAX)
         return;
+    /* As it comes, for `vc deploy`'s terminal (live only: the release's
+     * log keeps it). */
+    char id[16], text[1024];
+    snprintf(id, sizeof(id), "%u", e->id);
+    snprintf(text, sizeof(text), "%.*s", (int)(n < sizeof(text) ? n : sizeof(text) - 1), line);
+    vc_bus_publish(b->bus, VC_EVENT(PHP_HOOK_OUTPUT), VC__SEVERITY__INFO, "site", e->site, "id", id, "line", text,
+                   NULL);
     if (e->outlen + n + 1 > HOOK_OUTPUT_MAX) {
         static const char cut[] = "[output cut at 1 MiB]";
         n = sizeof(cut) - 1;
