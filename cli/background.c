@@ -129,8 +129,8 @@ static int logs(const vc_config_t *cfg, const char *site, const char *name, int 
     FILE *f = fopen(path, "re");
     if (f == NULL) {
         fprintf(stderr,
-                "vc bg logs: %s is not there: a suite run in a terminal logs there, and under systemd to the "
-                "journal (journalctl -u velocity -g 'background: %s/%s')\n",
+                "vc bg logs: %s is not there: `vc up -d` logs there; a suite run in a terminal logs to it, and "
+                "under systemd to the journal (journalctl -u velocity -g 'background: %s/%s')\n",
                 path, site, name);
         free(path);
         return 1;

@@ -9,11 +9,12 @@ import os
 import re
 import shutil
 import signal
+import subprocess
 import threading
 import time
 import urllib.request
 
-from conftest import FIXTURES, Suite
+from conftest import FIXTURES, VC, Suite
 from mesh import wait_until as wait_for
 
 APP = os.path.join(FIXTURES, "queue_app")
@@ -299,6 +300,42 @@ def test_a_schedule_runs_each_minute_and_never_overlaps_a_slow_run(tmp_path):
     finally:
         s.stop()
         s.cleanup()
+
+
+def test_vc_bg_logs_shows_one_entrys_lines_and_follows_them(tmp_path):
+    """A suite started with `vc up -d` logs to DATA's log directory: `vc bg
+    logs SITE NAME` prints that entry's lines (not another's), and with
+    --follow the lines still to come, until Ctrl-C."""
+    app = app_copy(tmp_path)
+    s = suite_with(tmp_path, app, 'background: { ticker: { command = "php ticker.php tick"; };'
+                                  ' other: { command = "php ticker.php other"; }; };')
+    r = subprocess.run([VC, "--data", s.data, "--conf", s.conf, "up", "-d", "--listen", f"127.0.0.1:{s.http}",
+                        "--tls-listen", f"127.0.0.1:{s.https}"], capture_output=True, text=True, timeout=60,
+                       env=s.env, cwd=s.dir)
+    assert r.returncode == 0, r.stdout + r.stderr
+    try:
+        def ticks():
+            out = s.vc("bg", "logs", "app", "ticker", check=True).stdout
+            return [int(m) for m in re.findall(r"background: app/ticker\[\d+\]: tick (\d+)$", out, re.M)]
+        assert wait_for(lambda: len(ticks()) >= 2), s.vc("bg", "logs", "app", "ticker").stdout
+        assert "other" not in s.vc("bg", "logs", "app", "ticker", check=True).stdout
+        last = max(ticks())
+        follow = subprocess.Popen([VC, "--data", s.data, "--conf", s.conf, "bg", "logs", "app", "ticker", "--follow"],
+                                  stdout=subprocess.PIPE, text=True, env=s.env, cwd=s.dir)
+        try:
+            newer = None
+            for line in follow.stdout:
+                m = re.search(r"tick (\d+)$", line)
+                if m and int(m.group(1)) > last + 2:
+                    newer = int(m.group(1))
+                    break
+            assert newer, "no line came after the log's end"
+        finally:
+            follow.send_signal(signal.SIGINT)
+            assert follow.wait(timeout=10) == 0
+        assert s.vc("bg", "logs", "app", "nothing", check=True).stdout == ""
+    finally:
+        s.vc("stop", timeout=60)
 
 
 def test_bad_background_and_schedule_settings_are_refused_with_their_line(make_suite, tmp_path):
