@@ -302,6 +302,62 @@ def test_a_schedule_runs_each_minute_and_never_overlaps_a_slow_run(tmp_path):
         s.cleanup()
 
 
+def laravel_jobs(app):
+    """{n: [(kind, attempt, pid)]} from the Illuminate app's storage/jobs.log."""
+    out = {}
+    try:
+        with open(app / "storage" / "jobs.log") as f:
+            for kind, n, attempt, pid in (line.split() for line in f if line.strip()):
+                out.setdefault(int(n), []).append((kind, int(attempt), int(pid)))
+    except FileNotFoundError:
+        pass
+    return out
+
+
+def test_an_illuminate_queue_worker_runs_each_job_once_stops_after_its_job_and_retries_a_killed_one(tmp_path):
+    """Debian's php-illuminate-queue (Laravel 8's Worker, its database
+    driver on SQLite) as two background processes: jobs pushed by web
+    requests each run once, by both workers; `vc bg restart` (SIGTERM)
+    lets a running job finish, and it is not run again; a worker killed
+    mid-job is started again, and its job runs again once, after
+    retry_after (2 s here), as its second attempt."""
+    app = tmp_path / "app"
+    shutil.copytree(os.path.join(FIXTURES, "laravel_queue"), app)
+    s = suite_with(tmp_path, app, 'background: { laravel: { command = "php worker.php"; processes = 2; }; };')
+    try:
+        s.start()
+        assert get(s, "/push.php?from=1&count=30&ms=50") == b"pushed 30\n"
+        assert wait_for(lambda: len([n for n, r in laravel_jobs(app).items() if ("done", 1) in
+                                     [(k, a) for k, a, _ in r]]) == 30, timeout=30), laravel_jobs(app)
+        done = laravel_jobs(app)
+        assert all(len(r) == 2 for r in done.values()), done  # one start, one done: each job once
+        assert len({pid for r in done.values() for _, _, pid in r}) == 2, done  # both workers took jobs
+        # SIGTERM mid-job: the job finishes, the worker stops, a new one starts.
+        assert get(s, "/push.php?from=100&count=1&ms=1500") == b"pushed 1\n"
+        assert wait_for(lambda: 100 in laravel_jobs(app))
+        runner = laravel_jobs(app)[100][0][2]
+        assert s.vc("bg", "restart", "app", "laravel").returncode == 0
+        assert wait_for(lambda: laravel_jobs(app)[100][-1][0] == "done", timeout=10)
+        assert wait_for(lambda: runner not in [int(p["pid"]) for p in processes(s)] and
+                        all(p["state"] in ("starting", "running") for p in processes(s)), timeout=15)
+        assert json.loads(get(s, "/jobs.php")) == 0  # deleted: it cannot run again
+        assert f"worker {runner} stopped" in s.logs()
+        # kill -9 mid-job: started again by the pool, and the job runs
+        # again once, as attempt 2, once retry_after has passed.
+        assert get(s, "/push.php?from=200&count=1&ms=1500") == b"pushed 1\n"
+        assert wait_for(lambda: 200 in laravel_jobs(app))
+        victim = laravel_jobs(app)[200][0][2]
+        os.kill(victim, signal.SIGKILL)
+        assert wait_for(lambda: [k for k, _, _ in laravel_jobs(app)[200]].count("done") == 1, timeout=20), \
+            laravel_jobs(app)[200]
+        runs = laravel_jobs(app)[200]
+        assert [(k, a) for k, a, _ in runs] == [("start", 1), ("start", 2), ("done", 2)], runs
+        assert wait_for(lambda: json.loads(get(s, "/jobs.php")) == 0)
+    finally:
+        s.stop()
+        s.cleanup()
+
+
 def test_vc_bg_logs_shows_one_entrys_lines_and_follows_them(tmp_path):
     """A suite started with `vc up -d` logs to DATA's log directory: `vc bg
     logs SITE NAME` prints that entry's lines (not another's), and with

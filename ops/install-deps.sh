@@ -26,13 +26,15 @@ RUN="php8.2-opcache php8.2-cli openssl ca-certificates"
 # integration tests, several at once), the
 # reference stack and real clients, newuidmap for `vc up --userns`, and
 # the NATS server the cluster tests run on each node, valgrind for
-# bench/instructions, and SQLite for PHP (the queue the background tests
-# run, integration/test_57_background.py).
+# bench/instructions, SQLite for PHP and Debian's Illuminate queue,
+# database and events (the queues the background tests run,
+# integration/test_57_background.py).
 TEST="clang-format git ccache nginx-light php8.2-fpm varnish curl nghttp2-client wrk
   python3 python3-pytest python3-pytest-xdist python3-h2 python3-websockets python3-requests
   python3-zmq python3-protobuf chromium
   clang libclang-rt-14-dev procps psmisc iproute2
-  pebble certbot python3-cryptography uidmap nats-server valgrind php8.2-sqlite3"
+  pebble certbot python3-cryptography uidmap nats-server valgrind php8.2-sqlite3
+  php-illuminate-queue php-illuminate-database php-illuminate-events"
 # The Debian package and its test in a fresh Debian 12 booted by podman
 # with systemd (ops/package.sh, ops/package-test.sh); the pod test
 # (ops/pod-test.sh): `podman kube play` builds its pause image around
