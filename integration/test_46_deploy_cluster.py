@@ -492,6 +492,9 @@ def test_a_quorum_switches_without_a_node_that_does_not_answer(cluster):
 MARK = """<?php
 file_put_contents('storage/marks', $argv[1] . ' ' . trim(file_get_contents('VERSION')) . "\\n", FILE_APPEND);
 echo "marked ", $argv[1], "\\n";
+if (file_exists('FAIL')) {
+    exit(4);
+}
 """
 
 
@@ -519,3 +522,12 @@ def test_before_switch_runs_once_and_after_switch_on_every_node(cluster):
     for s in c.nodes[1:]:
         log = s.vc("releases", "hooked", "--log", check=True).stdout
         assert "marked after" in log and "marked before" not in log, log
+    # A failing migration: no node switches, none runs its after_switch.
+    write_app(app, "h2")
+    open(os.path.join(app, "FAIL"), "w").close()
+    r = c.nodes[0].vc("deploy", "hooked", app, "--key", "alice", timeout=120)
+    assert r.returncode != 0 and "before_switch" in r.stderr and "exit 4" in r.stderr, r.stdout + r.stderr
+    assert all(get_host(s, "hooked.test")[1].startswith("h1 h1") for s in c.nodes), \
+        [get_host(s, "hooked.test") for s in c.nodes]
+    assert marks("web1") == ["before h1", "after h1", "before h2"], marks("web1")
+    assert marks("web2") == ["after h1"] and marks("web3") == ["after h1"], (marks("web2"), marks("web3"))
