@@ -57,10 +57,14 @@
 #define VC_DB_CACHE_SOFT "cache_soft"
 #define VC_CACHE_META_SOFT_TAGS "soft_tags" /* rows in cache_soft */
 #define VC_CACHE_META_SOFT_ALL "soft_all"   /* ms of the last soft purge of everything */
-/* Nonzero: no entry answers (a node of a cluster that may have missed
- * purges: until vc-mesh has replayed them, docs/cluster.md). Read by the
- * fronts of a cluster's node only. */
-#define VC_CACHE_META_HELD "held"
+/* A cluster's node: its entries answer only while vc_boot_ms() is before
+ * this lease (ms). vc-mesh renews it each heartbeat while the node is
+ * linked, and sets 0 (held) when it may have missed purges, until it has
+ * replayed them (docs/cluster.md). A front checks it at every lookup, so a
+ * node whose processes stood still (a pause, a stall, SIGSTOP) answers
+ * nothing from its cache when it wakes, before vc-mesh has even run.
+ * Read by the fronts of a cluster's node only. */
+#define VC_CACHE_META_LEASE "lease"
 
 #define VC_CACHE_ENTRY_MAGIC 0x32454356u /* "VCE2": an older entry is a miss */
 #define VC_CACHE_KEY_MAX 511             /* LMDB's key limit: a longer URL is not cached */

@@ -68,6 +68,9 @@ uint64_t vc_now_us(void);
 uint64_t vc_mono_ms(void);
 /* The wall clock in ms since the epoch (what the cache's entries keep). */
 int64_t vc_wall_ms(void);
+/* CLOCK_BOOTTIME in ms: as the monotonic clock, one for every process of
+ * the machine, and counting a suspend too (the cache's lease, vc_cache.h). */
+uint64_t vc_boot_ms(void);
 
 /* Parses "5m", "30s", "2h", "1d", "1500ms" into milliseconds; -1 on error. */
 int64_t vc_parse_duration_ms(const char *s);

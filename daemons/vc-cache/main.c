@@ -176,17 +176,23 @@ static void on_replay(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_ok(reply, "replayed: %ld", n);
 }
 
-/* hold on|off: vc-mesh holds this node's cache while it may have missed
- * other nodes' purges, and lets it answer once it has replayed them. */
+/* hold on | hold until BOOT_MS: vc-mesh holds this node's cache while it
+ * may have missed other nodes' purges, and once it has replayed them
+ * leases it out, renewing the lease each heartbeat it is linked
+ * (VC_CACHE_META_LEASE): a lease not renewed lapses by itself. */
 static void on_hold(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
 {
     cache_t *c = arg;
     int on = cmd->n_args == 1 && !strcmp(cmd->args[0], "on");
-    if (cmd->n_args != 1 || (!on && strcmp(cmd->args[0], "off"))) {
-        vc_reply_fail(reply, "hold: expected on or off");
+    char *end = NULL;
+    unsigned long long until =
+        cmd->n_args == 2 && !strcmp(cmd->args[0], "until") ? strtoull(cmd->args[1], &end, 10) : 0;
+    /* A lease runs an hour at most: a deadline further off is a mistake. */
+    if (!on && (until == 0 || *end || until > vc_boot_ms() + 3600 * 1000ULL)) {
+        vc_reply_fail(reply, "hold: expected \"on\", or \"until\" and a CLOCK_BOOTTIME deadline in ms within an hour");
         return;
     }
-    int r = on == c->held ? 0 : cache_store_hold(c->cs, on);
+    int r = cache_store_lease(c->cs, on ? 0 : (uint64_t)until);
     if (r < 0) {
         vc_reply_fail(reply, "hold failed: %s", vc_strerror(r));
         return;
@@ -276,7 +282,10 @@ static const vc_verb_t verbs[] = {
     {"stats", "", "as status", on_status},
     {"purge", "url|prefix|tag|site VALUE | all [soft]", "drop entries; answered once no front reads them", on_purge},
     {"replay", "ORIGIN ID KIND VALUE SOFT [HOST...]", "a purge another node did (vc-mesh)", on_replay},
-    {"hold", "on|off", "no entry answers while held (vc-mesh, until it has replayed purges)", on_hold},
+    {"hold", "on|until BOOT_MS",
+     "no entry answers while held, nor past its lease (vc-mesh: held until it has replayed purges, then leased each "
+     "heartbeat)",
+     on_hold},
     {"show", "URL", "what is stored for a URL, a record a variant", on_show},
     {"check", "", "whether the cache's databases agree", on_check},
     {"reload", "", "take the stored configuration's cache settings", on_reload},
@@ -367,7 +376,7 @@ int main(int argc, char **argv)
         return 1;
     /* A node starting may have missed purges: held until vc-mesh says. */
     c.held = c.cluster.out != NULL;
-    if (c.held && cache_store_hold(c.cs, 1) < 0)
+    if (c.held && cache_store_lease(c.cs, 0) < 0)
         vc_log(VC_LOG_ERR, "cluster", "could not hold the cache until vc-mesh has replayed purges");
     vc_daemon_ready(&c.d);
 

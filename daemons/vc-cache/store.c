@@ -572,17 +572,16 @@ int cache_store_touch(cache_store_t *cs, const ProtobufCBinaryData *keys, size_t
     return r;
 }
 
-static int hold_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
+static int lease_txn(MDB_txn *txn, MDB_dbi dbi, void *arg)
 {
     dbs_t d;
     delta_t x;
     int r = store_begin(txn, dbi, &d, &x);
-    return r < 0 ? r : meta_put(txn, &d, VC_CACHE_META_HELD, *(const uint64_t *)arg);
+    return r < 0 ? r : meta_put(txn, &d, VC_CACHE_META_LEASE, *(const uint64_t *)arg);
 }
 
-int cache_store_hold(cache_store_t *cs, int held)
+int cache_store_lease(cache_store_t *cs, uint64_t until_ms)
 {
     VC_CHECK_OBJ(cs, CACHE_STORE_MAGIC);
-    uint64_t v = held != 0;
-    return vc_store_write(cs->st, VC_DB_CACHE, hold_txn, &v);
+    return vc_store_write(cs->st, VC_DB_CACHE, lease_txn, &until_ms);
 }

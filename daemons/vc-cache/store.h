@@ -46,8 +46,9 @@ long cache_store_purge(cache_store_t *cs, purge_kind_t kind, const char *value, 
 long cache_store_purge_hosts(cache_store_t *cs, purge_kind_t kind, const char *value, int soft, char *const *hosts,
                              size_t nhosts);
 
-/* Holds the cache (no front answers from it) or lets it answer again. */
-int cache_store_hold(cache_store_t *cs, int held);
+/* The cache's lease (VC_CACHE_META_LEASE): its fronts answer from it
+ * until vc_boot_ms() reaches until_ms; 0 holds it. */
+int cache_store_lease(cache_store_t *cs, uint64_t until_ms);
 
 /* A slice of the background work: soft purges by tag applied to their
  * entries (purge.c). Called about once a second. 0, or a negative error. */

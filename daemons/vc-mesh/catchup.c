@@ -14,9 +14,14 @@
  *    cluster.purge_keep), or it never read the stream, the cache is
  *    dropped first: nothing can say which pages are out of date;
  *  - cut off from NATS past cluster.suspect_after, it is held again until
- *    the link is back and the stream replayed.
+ *    the link is back and the stream replayed;
+ *  - while it answers, it does so on a lease (VC_CACHE_META_LEASE) that
+ *    ends suspect_after past the last heartbeat the cluster stored,
+ *    renewed each heartbeat: the fronts check it at every hit, so a node
+ *    whose processes all stood still (a VM paused, a stall) answers
+ *    nothing from its cache when it wakes, before vc-mesh has run again.
  * So a node serves a page another node purged for at most suspect_after
- * plus a heartbeat's tick after the purge, cut off or not.
+ * plus a heartbeat's tick after the purge, cut off, paused or not.
  */
 #include "mesh.h"
 #include "vc_log.h"
@@ -24,10 +29,8 @@
 
 #include <stdio.h>
 
-/* How often the consumer's progress is asked while catching up, and how
- * often a caught-up node says so again (vc-cache may have restarted, held). */
+/* How often the consumer's progress is asked while catching up. */
 #define CATCHUP_POLL_MS 200
-#define RELEASE_AGAIN_MS 2000
 /* A marker that has not come back by then is put again (it may have been
  * lost with a leader). */
 #define MARK_AGAIN_MS 3000
@@ -60,13 +63,18 @@ void catchup_before_consumer(mesh_t *m)
         jsStreamInfo_Destroy(si);
 }
 
+/* on: held. Else leased: the lease ends cluster.suspect_after after this
+ * node's last heartbeat the cluster stored, as a hold would come then. */
 static int hold(mesh_t *m, int on)
 {
-    char err[256];
-    const char *arg = on ? "on" : "off";
-    const char *why = mesh_call(m, "vc-cache", "hold", &arg, 1, MESH_CACHE_TIMEOUT_MS, err, sizeof(err));
+    char err[256], until[24];
+    uint64_t since_beat = m->beat_ok_ms ? vc_mono_ms() - m->beat_ok_ms : 0;
+    snprintf(until, sizeof(until), "%llu",
+             (unsigned long long)(vc_boot_ms() - since_beat + (uint64_t)m->cfg->suspect_ms));
+    const char *args[2] = {on ? "on" : "until", until};
+    const char *why = mesh_call(m, "vc-cache", "hold", args, on ? 1 : 2, MESH_CACHE_TIMEOUT_MS, err, sizeof(err));
     if (why) {
-        vc_log(VC_LOG_WARN, "catchup", "vc-cache did not take hold %s: %s", arg, why);
+        vc_log(VC_LOG_WARN, "catchup", "vc-cache did not take hold %s: %s", args[0], why);
         return -1;
     }
     if (m->held != on)
@@ -111,7 +119,9 @@ void catchup_tick(mesh_t *m)
     }
     if (!m->connected || !m->ready || now < m->next_catchup_ms)
         return;
-    m->next_catchup_ms = now + (m->held ? CATCHUP_POLL_MS : RELEASE_AGAIN_MS);
+    /* Held: its progress asked often. Leased: the lease renewed each
+     * heartbeat (it lapses suspect_after past the last heartbeat stored). */
+    m->next_catchup_ms = now + (m->held ? CATCHUP_POLL_MS : (uint64_t)m->cfg->heartbeat_ms);
     if (m->held && !m->mark_seen && (m->mark[0] == '\0' || now - m->mark_ms >= MARK_AGAIN_MS)) {
         purges_mark(m);
         m->mark_ms = now;

@@ -168,8 +168,8 @@ int cache_lookup_for(h2o_req_t *req, const char *key, size_t klen, vc_cache_entr
     if (txn == NULL)
         return 0;
     *epoch = meta_in(txn, VC_CACHE_META_EPOCH);
-    if (front_cache.clustered && meta_in(txn, VC_CACHE_META_HELD))
-        return 0; /* purges from other nodes may be missing: all misses */
+    if (front_cache.clustered && meta_in(txn, VC_CACHE_META_LEASE) <= vc_boot_ms())
+        return 0; /* held, or its lease lapsed: purges from other nodes may be missing, all misses */
     if (!get_entry(txn, key, klen, e))
         return 0;
     if (e->status != 0)
