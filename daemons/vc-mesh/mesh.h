@@ -112,8 +112,11 @@ typedef struct mesh {
     uint64_t next_hooks_ms;    /* monotonic: when to tell vc-bus again */
     uint64_t next_bus_warn_ms; /* monotonic: vc-bus not answering is said this often */
     uint64_t next_metrics_ms, metrics_failed;
-    natsMsg **resend; /* purges the stream did not take (a leader moving): sent again each tick */
+    natsMsg **resend; /* purges the stream did not take (a leader moving): sent again every 2 s */
     size_t nresend, capresend;
+    uint64_t next_resend_ms; /* monotonic */
+    int resending;           /* an episode of refusals: logged at its start and at its end */
+    uint64_t resent;         /* sends again in this episode */
     uint64_t purges_sent, purges_applied, purges_failed, purges_skipped, malformed, reconnects;
     int64_t replay_lag_ms; /* age of the last purge applied when it was applied */
     int held;              /* this node's cache held (vc-cache starts so) */

@@ -148,6 +148,9 @@ void purges_heard(mesh_t *m, natsMsg *msg)
 /* Purges waiting to be sent again, at most: past it the oldest goes (a
  * stream that refuses this long is down; the others' caches are held). */
 #define RESEND_MAX 10000
+/* How often they are sent again: a stream with no leader takes seconds
+ * to elect one, and a refusal comes back after each send. */
+#define RESEND_EVERY_MS 2000
 
 void purges_refused(mesh_t *m, natsMsg *msg)
 {
@@ -160,8 +163,15 @@ void purges_refused(mesh_t *m, natsMsg *msg)
         m->nresend--;
         m->purges_failed++;
     }
-    if (m->nresend == 0)
-        vc_log(VC_LOG_WARN, "purges", "the purge stream did not take a purge; sending it again");
+    /* Said once an episode: each send again comes back refused until the
+     * stream has a leader. */
+    if (!m->resending) {
+        vc_log(VC_LOG_WARN, "purges", "the purge stream did not take a purge; sending it again every %d ms",
+               RESEND_EVERY_MS);
+        m->resending = 1;
+        m->resent = 0;
+        m->next_resend_ms = vc_mono_ms() + RESEND_EVERY_MS;
+    }
     VC_GROW(m->resend, m->capresend, m->nresend + 1, 16);
     m->resend[m->nresend++] = msg;
 }
@@ -169,8 +179,18 @@ void purges_refused(mesh_t *m, natsMsg *msg)
 void purges_resend(mesh_t *m)
 {
     VC_CHECK_OBJ(m, MESH_MAGIC);
-    if (m->js == NULL || !m->connected)
+    uint64_t now = vc_mono_ms();
+    if (m->js == NULL || !m->connected || !m->resending || now < m->next_resend_ms)
         return;
+    m->next_resend_ms = now + RESEND_EVERY_MS;
+    if (m->nresend == 0) {
+        /* Nothing came back refused since the last round: taken. */
+        vc_log(VC_LOG_NOTICE, "purges", "the purge stream takes purges again (%llu sent again)",
+               (unsigned long long)m->resent);
+        m->resending = 0;
+        return;
+    }
+    m->resent += m->nresend;
     size_t kept = 0;
     jsPubOptions po; /* its message id is in its headers already */
     jsPubOptions_Init(&po);
