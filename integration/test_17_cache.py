@@ -695,3 +695,31 @@ def test_a_purge_of_a_site_takes_its_hosts_only(make_suite, tmp_path):
     n, _ = purge(s, "--site", "many")
     assert n == 2
     assert get(s, path, "-H", f"Host: {many[-1]}:{s.http}")[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
+
+
+def test_a_purge_from_another_node_delivered_again_is_applied_once(cache_suite):
+    """vc-mesh hands vc-cache each purge of another node (replay ORIGIN ID
+    ...); the stream may deliver one again (its ack lost with a leader):
+    applied once, so a page stored since the first is kept, also after
+    vc-cache restarts."""
+    s, id_ = cache_suite, new_id()
+    tag = f"node-{id_}"
+    path = page(id_, "Cache-Control: max-age=60", f"Surrogate-Key: {tag}")
+    stored(s, path)
+    replay = ["ctl", "vc-cache", "replay", "web9", f"17-{id_}", "tag", tag, "0"]
+    r = s.vc(*replay, check=True)
+    assert "replayed: 1" in r.stdout, r.stdout
+    assert get(s, path)[1]["cache-status"] == "Velocity; fwd=uri-miss; stored"
+    stored(s, path)
+    run = run_of(get(s, path)[2])
+    # The same purge again: nothing purged; the page stored since stays.
+    assert "already applied" in s.vc(*replay, check=True).stdout
+    code, h, body = get(s, path)
+    assert h["cache-status"].startswith("Velocity; hit") and run_of(body) == run, h
+    assert s.vc("restart", "cache").returncode == 0
+    assert wait_for(lambda: "already applied" in s.vc(*replay).stdout, timeout=10)
+    assert run_of(get(s, path)[2]) == run
+    # Another id of the same node is another purge.
+    assert "replayed: 1" in s.vc(*replay[:4], f"17b-{id_}", *replay[5:], check=True).stdout
+    st = json.loads(s.vc("ctl", "--json", "vc-cache", "status", check=True).stdout)
+    assert int(st["fields"]["purges_repeated"]) >= 1, st

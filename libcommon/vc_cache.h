@@ -55,6 +55,10 @@
 #define VC_CACHE_META_SEQ "seq" /* the last sequence number given an entry */
 #define VC_CACHE_META_EPOCH "epoch"
 #define VC_DB_CACHE_SOFT "cache_soft"
+/* vc-cache: the purges from other nodes applied here, ORIGIN "\0" ID ->
+ * u64 wall ms when applied, kept cluster.purge_keep (a purge the stream
+ * delivers again is not applied twice, across restarts too). */
+#define VC_DB_CACHE_APPLIED "cache_applied"
 #define VC_CACHE_META_SOFT_TAGS "soft_tags" /* rows in cache_soft */
 #define VC_CACHE_META_SOFT_ALL "soft_all"   /* ms of the last soft purge of everything */
 /* A cluster's node: its entries answer only while vc_boot_ms() is before

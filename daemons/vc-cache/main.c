@@ -5,12 +5,14 @@
  * and purges on command (`vc cache purge`, its control endpoint), each
  * purge announced on the bus as cache.purged with its id.
  */
+#include "applied.h"
 #include "cluster.h"
 #include "store.h"
 #include "vc_events.h"
 #include "vc_confstore.h"
 #include "vc_daemon.h"
 #include "vc_log.h"
+#include "vc_mesh.h"
 #include "vc_loop.h"
 #include "vc_proc.h"
 #include "vc_util.h"
@@ -40,7 +42,9 @@ typedef struct cache {
     uint64_t offers, malformed, purges;
     vc_zparts_t fr;
     cache_cluster_t cluster;
-    int held; /* as vc-mesh last said (it says so again every few seconds) */
+    int held;                /* as vc-mesh last said (it says so again every few seconds) */
+    uint64_t repeats;        /* purges from other nodes delivered again, not applied twice */
+    uint64_t next_forget_ms; /* monotonic: when the applied purges' records are next pruned */
 } cache_t;
 
 /* As purge_kind_t, then "site": everything on a site's hosts ("a,b"). */
@@ -150,6 +154,15 @@ static void on_replay(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         vc_reply_fail(reply, "replay: expected ORIGIN ID KIND VALUE SOFT [HOST...]");
         return;
     }
+    /* Delivered again (an ack lost on the way): applied once only. */
+    int seen = applied_seen(c->store, cmd->args[0], cmd->args[1]);
+    if (seen == 1) {
+        c->repeats++;
+        vc_log(VC_LOG_INFO, "cluster", "purge %s from node %s came again: it was applied here already", cmd->args[1],
+               cmd->args[0]);
+        vc_reply_ok(reply, "already applied");
+        return;
+    }
     char by[96];
     snprintf(by, sizeof(by), "mesh:%s", cmd->args[0]);
     int soft = strcmp(cmd->args[4], "1") == 0;
@@ -170,10 +183,17 @@ static void on_replay(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
         char id[96];
         n = run_purge(c, &a, id, sizeof(id));
     }
-    if (n < 0)
+    if (n < 0) {
         vc_reply_fail(reply, "replay failed: %s", vc_strerror((int)n));
-    else
-        vc_reply_ok(reply, "replayed: %ld", n);
+        return;
+    }
+    /* After the purge: a crash between the two applies it again at most
+     * once more, never loses it. */
+    int r = applied_note(c->store, cmd->args[0], cmd->args[1], vc_wall_ms());
+    if (r < 0)
+        vc_log(VC_LOG_WARN, "cluster", "purge %s from node %s applied, but not noted as applied: %s", cmd->args[1],
+               cmd->args[0], vc_strerror(r));
+    vc_reply_ok(reply, "replayed: %ld", n);
 }
 
 /* hold on | hold until BOOT_MS: vc-mesh holds this node's cache while it
@@ -242,6 +262,7 @@ static void on_status(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     vc_reply_field(reply, "bytes", "%llu", (unsigned long long)n.bytes);
     vc_reply_field(reply, "max_size", "%lld", (long long)cfg->max_size);
     vc_reply_field(reply, "offers", "%llu", (unsigned long long)c->offers);
+    vc_reply_field(reply, "purges_repeated", "%llu", (unsigned long long)c->repeats);
     vc_reply_field(reply, "stored", "%llu", (unsigned long long)n.stored);
     vc_reply_field(reply, "refused", "%llu", (unsigned long long)n.refused);
     vc_reply_field(reply, "malformed", "%llu", (unsigned long long)c->malformed);
@@ -340,6 +361,14 @@ static void maintain(void *arg)
 {
     cache_t *c = arg;
     cache_store_maintain(c->cs);
+    /* The applied purges are kept as long as the stream keeps a purge. */
+    uint64_t now = vc_mono_ms();
+    if (c->cluster.out && now >= c->next_forget_ms) {
+        c->next_forget_ms = now + 60000;
+        long n = applied_forget(c->store, vc_wall_ms() - vc_mesh_settings_of(c->d.cfg)->purge_keep_ms);
+        if (n < 0)
+            vc_log(VC_LOG_WARN, "cluster", "the applied purges' records could not be pruned: %s", vc_strerror((int)n));
+    }
     mdb_env_sync(vc_store_env(c->store), 1);
 }
 
