@@ -352,6 +352,14 @@ def test_scale_and_workers_commands(make_suite):
         return [e["fields"]["workers"] for e in scaled][-2:]
     assert counts(s.events_of("php.pool.scaled", lambda e: counts(e) == ["5", "1"])) == ["5", "1"]
     assert requests.get(s.url("/hello.php")).status_code == 200
+    # A reload keeps the size scale set: the configuration's sizing did
+    # not change (the panel's "Reload pool" dropped it back to 2).
+    assert s.vc("scale", "3").returncode == 0
+    gen = php_status(s)["status"]["generation"]
+    assert s.vc("reload").returncode == 0
+    assert wait_for(lambda: php_status(s)["status"]["generation"] != gen and
+                    len([w for w in php_status(s)["workers"] if w["state"] != "retired"]) == 3, timeout=20)
+    assert wait_for(lambda: len(php_status(s)["workers"]) == 3), php_status(s)["workers"]
 
 
 

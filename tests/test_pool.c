@@ -44,5 +44,10 @@ int main(void)
     pool_size_set(&p, 7);
     CHECK(p.target == 7 && !p.dynamic);
     CHECK(pool_size_tick(&p, 0, 7, 50, 0, 99999) == 0);
+    /* A reload with the same sizing keeps it; another sizing replaces it. */
+    CHECK(pool_size_reconfigure(&p, &cfg) == 1 && p.target == 7 && !p.dynamic);
+    cfg.php.workers = 5;
+    CHECK(pool_size_reconfigure(&p, &cfg) == 0 && p.target == 5 && !p.scaled);
+    CHECK(pool_size_reconfigure(&p, &cfg) == 0 && p.target == 5);
     return vc_test_result("pool");
 }

@@ -1,6 +1,8 @@
 #include "pool.h"
+#include "vc_log.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Requests waiting this long with no idle worker: grow. */
@@ -23,6 +25,13 @@ long pool_mem_available_kib(void)
     return kib;
 }
 
+static void sizing_of(const vc_config_t *cfg, int64_t out[3])
+{
+    out[0] = cfg->php.workers;
+    out[1] = cfg->php.min_workers;
+    out[2] = cfg->php.max_workers;
+}
+
 void pool_size_init(pool_size_t *p, const vc_config_t *cfg)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -39,12 +48,30 @@ void pool_size_init(pool_size_t *p, const vc_config_t *cfg)
     }
     p->target = p->min;
     p->pressure_since_ms = p->idle_since_ms = 0;
+    p->scaled = 0;
+    sizing_of(cfg, p->scaled_under);
 }
 
 void pool_size_set(pool_size_t *p, int64_t n)
 {
     p->dynamic = p->automatic = 0;
     p->min = p->max = p->target = n;
+    p->scaled = 1;
+}
+
+int pool_size_reconfigure(pool_size_t *p, const vc_config_t *cfg)
+{
+    int64_t now[3];
+    sizing_of(cfg, now);
+    if (p->scaled && memcmp(now, p->scaled_under, sizeof(now)) == 0)
+        return 1;
+    int64_t n = p->target;
+    int scaled = p->scaled;
+    pool_size_init(p, cfg);
+    if (scaled)
+        vc_log(VC_LOG_NOTICE, "pool",
+               "the configuration's pool size changed: it replaces the %lld workers vc scale set", (long long)n);
+    return 0;
 }
 
 int pool_size_tick(pool_size_t *p, int idle, int busy, size_t queued, long pss_kib, uint64_t now)

@@ -25,7 +25,7 @@ void broker_new_generation(broker_t *d, unsigned gen, const vc_config_t *cfg)
 {
     VC_CHECK_OBJ(d, BROKER_MAGIC);
     if (d->cfg != cfg && gen != UINT_MAX)
-        pool_size_init(&d->size, cfg);
+        pool_size_reconfigure(&d->size, cfg);
     d->gen = gen;
     d->cfg = cfg;
     d->queue.max = (size_t)cfg->php.queue_limit;
