@@ -98,6 +98,15 @@ static const struct spec site_specs[] = {
      "the key that signs Mercure publishers' JWTs"},
     {"site.mercure_subscriber_key", T_STR, S(mercure_subscriber_key), 0, 0,
      "the key that signs Mercure subscribers' JWTs"},
+    {"site.socketio.path", T_STR, S(socketio_path), 0, 0,
+     "where Socket.IO clients connect (\"/socket.io/\"; none: off; WebSocket transport only, for now)"},
+    {"site.socketio.namespaces", T_LIST, S(socketio_namespaces), 0, 0, "the namespaces clients may join ([]: \"/\")"},
+    {"site.socketio.ping_interval", T_DURATION, S(socketio_ping_interval_ms), 1000, 3600 * 1000,
+     "how often the server pings each client"},
+    {"site.socketio.ping_timeout", T_DURATION, S(socketio_ping_timeout_ms), 1000, 3600 * 1000,
+     "a client that has not answered a ping by then is closed"},
+    {"site.socketio.max_payload", T_SIZE, S(socketio_max_payload), 1024, 64 << 20,
+     "the largest message a client may send (larger: closed, 1009)"},
 };
 
 /* Environment variables and the settings they set. */
@@ -283,6 +292,9 @@ void vc_site_defaults(vc_site_t *s)
     s->htaccess = 1;
     s->keep_releases = 5;
     s->schedule_timeout_ms = 3600 * 1000;
+    s->socketio_ping_interval_ms = 25000; /* socket.io 4.8's defaults */
+    s->socketio_ping_timeout_ms = 20000;
+    s->socketio_max_payload = 1000000;
 }
 
 static void site_fini(vc_site_t *s)
@@ -298,6 +310,8 @@ static void site_fini(vc_site_t *s)
     free(s->canonical_host);
     free(s->mercure_publisher_key);
     free(s->mercure_subscriber_key);
+    free(s->socketio_path);
+    vc_config_free_list(&s->socketio_namespaces, &s->nsocketio_namespaces);
     vc_config_free_list(&s->redirects, &s->nredirects);
     vc_config_free_list(&s->entry_scripts, &s->nentry_scripts);
     vc_config_free_list(&s->cache_rules, &s->ncache_rules);

@@ -104,8 +104,15 @@ typedef struct vc_site {
     size_t nrealtime_webhooks;
     char *mercure_publisher_key;  /* HS256 key of publishers' JWTs; default: the first app's secret */
     char *mercure_subscriber_key; /* and of subscribers' (private updates) */
-    char *canonical_host;         /* other hosts of the site redirect here (www/bare) */
-    char **redirects;             /* "FROM TO [CODE]": exact path redirects */
+    /* Socket.IO (docs/socketio.md): its path, NULL: off; the namespaces a
+     * client may join (none: "/"); the ping each interval, the pong's wait,
+     * the largest message. */
+    char *socketio_path;
+    char **socketio_namespaces;
+    size_t nsocketio_namespaces;
+    int64_t socketio_ping_interval_ms, socketio_ping_timeout_ms, socketio_max_payload;
+    char *canonical_host; /* other hosts of the site redirect here (www/bare) */
+    char **redirects;     /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;
     char **error_pages; /* "CODE PATH": pages for the front's own errors */
     size_t nerror_pages;

@@ -60,6 +60,8 @@ int vc_config_check_link_keys(struct ctx *c, vc_config_t *cfg)
 /* A shared secret a guess could find is no secret: the length of a
  * Pusher secret (20) is more than this. */
 #define SECRET_MIN 16
+/* A Socket.IO namespace's length, as vc-front reads one (SIO_NSP_MAX). */
+#define SIO_NSP_MAX_CONFIG 256
 
 /* "*", or "http[s]://HOST[:PORT]" with no path: what a browser sends. */
 static int is_origin(const char *o)
@@ -70,11 +72,34 @@ static int is_origin(const char *o)
     return h && *h && *h != ':' && strpbrk(h, "/?#@ ") == NULL && h[strlen(h) - 1] != ':';
 }
 
+/* A site's Socket.IO path ("/socket.io/": a path of its own, as socket.io
+ * matches it) and namespaces ("/", "/chat"). */
+static int check_socketio(struct ctx *c, const vc_site_t *s)
+{
+    const char *p = s->socketio_path;
+    if (p && (p[0] != '/' || strlen(p) < 2 || p[strlen(p) - 1] != '/' || strlen(p) > 200 || strpbrk(p, "?#% \t")))
+        return vc_config_fail(c, s->line,
+                              "site \"%s\": socketio.path: \"%s\" is not a path that starts and ends with \"/\" "
+                              "(\"/socket.io/\")",
+                              s->name, p);
+    for (size_t k = 0; k < s->nsocketio_namespaces; k++) {
+        const char *n = s->socketio_namespaces[k];
+        if (n[0] != '/' || strlen(n) > SIO_NSP_MAX_CONFIG || strpbrk(n, ", \t?#"))
+            return vc_config_fail(c, s->line,
+                                  "site \"%s\": socketio.namespaces: \"%s\" is not a namespace (\"/\" or \"/chat\": a "
+                                  "slash, then no comma or space, 256 characters at most)",
+                                  s->name, n);
+    }
+    return 0;
+}
+
 int vc_config_check_realtime(struct ctx *c, vc_config_t *cfg)
 {
     for (size_t i = 0; i < cfg->nsites; i++) {
         const vc_site_t *s = &cfg->sites[i];
         c->file = s->source;
+        if (check_socketio(c, s) < 0)
+            return -1;
         for (size_t r = 0; r < s->nrealtime_origins; r++)
             if (!is_origin(s->realtime_origins[r]))
                 return vc_config_fail(

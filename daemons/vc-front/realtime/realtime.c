@@ -223,6 +223,10 @@ static int take(const seam_request_t *r, void *state)
         return 0;
     if (h2o_memis(path.base, path.len, H2O_STRLIT("/.well-known/mercure")))
         return mercure_take(r->f, rs, req);
+    /* Everything under the path is engine.io's, as the reference has it. */
+    const char *sio = rs->site->conf->socketio_path;
+    if (sio && path.len >= strlen(sio) && memcmp(path.base, sio, strlen(sio)) == 0)
+        return socketio_take(r->f, rs, req, origin_allowed(rs->site->conf, req));
     if (rs->napps == 0)
         return 0;
     if (memcmp(path.base, "/app/", 5) == 0 && ws_is_upgrade(req)) {
@@ -294,6 +298,7 @@ static void tick(front_t *f)
     rooms_tick();
     pusher_tick(f);
     mercure_tick(f);
+    socketio_tick();
     publish_metrics(f);
 }
 
@@ -303,6 +308,7 @@ static void stop(front_t *f)
     if (f->settings->realtime) {
         pusher_going_away();
         mercure_going_away();
+        socketio_going_away();
     }
 }
 

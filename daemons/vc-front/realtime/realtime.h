@@ -65,6 +65,12 @@ void mercure_php_publish(rt_site_t *rs, const Vc__Publish *p);
 void mercure_tick(front_t *f);
 void mercure_going_away(void);
 
+/* Socket.IO (socketio.c): a request under the site's socketio.path;
+ * origin_ok: whether its page may connect (as for the Pusher protocol). */
+int socketio_take(front_t *f, rt_site_t *rs, h2o_req_t *req, int origin_ok);
+void socketio_tick(void); /* pings, their timeouts, the connect timeout */
+void socketio_going_away(void);
+
 /* The HTTP API (pusher_api.c): rest is the path after "/apps/ID". */
 int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest);
 

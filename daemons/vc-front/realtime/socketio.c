@@ -1,0 +1,311 @@
+/*
+ * Socket.IO at a site's socketio.path (docs/socketio.md): Engine.IO v4 over
+ * WebSocket, and Socket.IO v5's namespaces on it, as socket.io 4.8 answers
+ * a client that has no event handler: a CONNECT to a namespace the site
+ * lists is accepted with the socket's id, to another refused with
+ * "Invalid namespace"; the server pings each pingInterval and closes a
+ * connection whose pong does not come within pingTimeout; a packet the
+ * reference would not read, or one in a state it does not accept (an
+ * event on a namespace not joined, text while a binary packet's
+ * attachments are awaited), closes the connection as it does.
+ *
+ * Long-polling, the upgrade from it, handlers in PHP and rooms are not
+ * here yet: a polling request is answered as the reference answers it
+ * when configured with transports: ["websocket"] (400, "Transport
+ * unknown"), so a client must be given that option.
+ */
+#include "realtime.h"
+#include "sio_wire.h"
+#include "vc_log.h"
+#include "vc_util.h"
+#include "ws_conn.h"
+
+#include <sodium.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* With no namespace joined this long, the reference closes (its
+ * connectTimeout). */
+#define CONNECT_TIMEOUT_MS 45000
+/* Namespaces one connection may join. */
+#define MAX_NSPS 32
+
+typedef struct sio_nsp {
+    char name[SIO_NSP_MAX + 1];
+    char id[24]; /* the socket's id in it */
+} sio_nsp_t;
+
+typedef struct sio_conn sio_conn_t;
+struct sio_conn {
+    ws_conn_t *ws;
+    const vc_site_t *conf;
+    char sid[24];
+    uint64_t opened_ms, ping_sent_ms, next_ping_ms; /* monotonic; ping_sent_ms 0: none out */
+    sio_nsp_t nsps[MAX_NSPS];
+    size_t nnsps;
+    unsigned awaiting; /* attachments of a binary packet still to come */
+    sio_conn_t *prev, *next;
+};
+
+static sio_conn_t *conns;
+
+/* base64id's form, as engine.io and socket.io make ids: 15 random bytes,
+ * base64 with "-" and "_". */
+static void new_id(char out[24])
+{
+    unsigned char raw[15];
+    randombytes_buf(raw, sizeof(raw));
+    sodium_bin2base64(out, 24, raw, sizeof(raw), sodium_base64_VARIANT_URLSAFE);
+}
+
+static void send_packet(sio_conn_t *c, int eio_type, const char *data, size_t len)
+{
+    char *text = vc_malloc(len + 1);
+    text[0] = (char)('0' + eio_type);
+    memcpy(text + 1, data, len);
+    ws_send_text(c->ws, text, len + 1);
+    free(text);
+}
+
+static void send_sio(sio_conn_t *c, int type, const char *nsp, const char *json)
+{
+    size_t len;
+    char *text = sio_encode(type, 0, nsp, 0, 0, json, json ? strlen(json) : 0, &len);
+    send_packet(c, EIO_MESSAGE, text, len);
+    free(text);
+}
+
+static int nsp_listed(const vc_site_t *s, const char *nsp)
+{
+    if (s->nsocketio_namespaces == 0)
+        return strcmp(nsp, "/") == 0;
+    for (size_t i = 0; i < s->nsocketio_namespaces; i++)
+        if (strcmp(s->socketio_namespaces[i], nsp) == 0)
+            return 1;
+    return 0;
+}
+
+static sio_nsp_t *joined(sio_conn_t *c, const char *nsp)
+{
+    for (size_t i = 0; i < c->nnsps; i++)
+        if (strcmp(c->nsps[i].name, nsp) == 0)
+            return &c->nsps[i];
+    return NULL;
+}
+
+/* What the reference closes the whole connection for. */
+static int close_for(sio_conn_t *c, const char *why)
+{
+    vc_log(VC_LOG_DEBUG, "socketio", "closing %s: %s", c->sid, why);
+    ws_close(c->ws, VC_WS_CLOSE_NORMAL, "");
+    return 1;
+}
+
+static int on_sio(sio_conn_t *c, const char *text, size_t len)
+{
+    sio_packet_t p;
+    char why[64];
+    if (sio_decode(text, len, &p, why, sizeof(why)) != 0)
+        return close_for(c, why);
+    sio_nsp_t *n = joined(c, p.nsp);
+    int rc = 0;
+    if (n == NULL && p.type == SIO_CONNECT) {
+        if (!nsp_listed(c->conf, p.nsp)) {
+            send_sio(c, SIO_CONNECT_ERROR, p.nsp, "{\"message\":\"Invalid namespace\"}");
+        } else if (c->nnsps == MAX_NSPS) {
+            send_sio(c, SIO_CONNECT_ERROR, p.nsp, "{\"message\":\"Too many namespaces on one connection\"}");
+        } else {
+            n = &c->nsps[c->nnsps++];
+            snprintf(n->name, sizeof(n->name), "%s", p.nsp);
+            new_id(n->id);
+            char json[48];
+            snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", n->id);
+            send_sio(c, SIO_CONNECT, p.nsp, json);
+        }
+    } else if (n && p.type == SIO_DISCONNECT) {
+        *n = c->nsps[--c->nnsps];
+    } else if (n && p.type != SIO_CONNECT && p.type != SIO_CONNECT_ERROR) {
+        /* An event or an ack with no handler to take it, as the reference
+         * with no listener: nothing. A binary one's attachments follow. */
+        if (p.type == SIO_BINARY_EVENT || p.type == SIO_BINARY_ACK)
+            c->awaiting = p.attachments;
+    } else {
+        rc = close_for(c, "a packet this state does not take");
+    }
+    sio_packet_clear(&p);
+    return rc;
+}
+
+static int on_message(ws_conn_t *ws, const vc_ws_message_t *m)
+{
+    sio_conn_t *c = ws_data(ws);
+    if (m->opcode == VC_WS_OP_BINARY) { /* a binary packet's attachment */
+        if (c->awaiting == 0)
+            return close_for(c, "binary data with no binary packet awaiting it");
+        c->awaiting--;
+        return 0;
+    }
+    eio_packet_t p;
+    uint8_t none[1];
+    if (eio_decode((const char *)m->data, m->len, &p, none, 0) != 0 || p.binary)
+        return close_for(c, "not an Engine.IO packet");
+    switch (p.type) {
+    case EIO_PONG:
+        c->ping_sent_ms = 0;
+        c->next_ping_ms = vc_mono_ms() + (uint64_t)c->conf->socketio_ping_interval_ms;
+        return 0;
+    case EIO_PING: /* a client's probe ("2probe") is answered in kind */
+        send_packet(c, EIO_PONG, p.data, p.len);
+        return 0;
+    case EIO_MESSAGE:
+        if (c->awaiting)
+            return close_for(c, "text while a binary packet's attachments are awaited");
+        return on_sio(c, p.data, p.len);
+    case EIO_CLOSE: return close_for(c, "the client closed");
+    case EIO_OPEN: return close_for(c, "an open packet from a client");
+    default: return 0; /* upgrade and noop: nothing to do on WebSocket */
+    }
+}
+
+static void on_open(ws_conn_t *ws)
+{
+    sio_conn_t *c = ws_data(ws);
+    char open[256];
+    int n = snprintf(open, sizeof(open),
+                     "{\"sid\":\"%s\",\"upgrades\":[],\"pingInterval\":%lld,\"pingTimeout\":%lld,\"maxPayload\":%lld}",
+                     c->sid, (long long)c->conf->socketio_ping_interval_ms,
+                     (long long)c->conf->socketio_ping_timeout_ms, (long long)c->conf->socketio_max_payload);
+    send_packet(c, EIO_OPEN, open, (size_t)n);
+    c->opened_ms = vc_mono_ms();
+    c->next_ping_ms = c->opened_ms + (uint64_t)c->conf->socketio_ping_interval_ms;
+}
+
+static void on_closed(ws_conn_t *ws)
+{
+    sio_conn_t *c = ws_data(ws);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    free(c);
+}
+
+static const ws_callbacks_t callbacks = {.on_message = on_message, .on_closed = on_closed, .on_open = on_open};
+
+/* The query parameter name's value (undecoded: these are short tokens),
+ * or NULL. */
+static const char *query_param(h2o_req_t *req, const char *name, char *buf, size_t cap)
+{
+    if (req->query_at == SIZE_MAX)
+        return NULL;
+    const char *q = req->path.base + req->query_at + 1, *end = req->path.base + req->path.len;
+    size_t nl = strlen(name);
+    while (q < end) {
+        const char *amp = memchr(q, '&', (size_t)(end - q)), *stop = amp ? amp : end;
+        if ((size_t)(stop - q) > nl && memcmp(q, name, nl) == 0 && q[nl] == '=') {
+            size_t vl = (size_t)(stop - q) - nl - 1;
+            if (vl >= cap)
+                vl = cap - 1;
+            memcpy(buf, q + nl + 1, vl);
+            buf[vl] = '\0';
+            return buf;
+        }
+        q = stop + 1;
+    }
+    return NULL;
+}
+
+/* engine.io's error codes and messages (its Server.errors). */
+enum { E_TRANSPORT, E_SID, E_METHOD, E_BAD, E_FORBIDDEN, E_PROTOCOL };
+static const char *const messages[] = {"Transport unknown", "Session ID unknown", "Bad handshake method",
+                                       "Bad request",       "Forbidden",          "Unsupported protocol version"};
+
+/* As the reference refuses: a WebSocket handshake with a plain 400 and the
+ * message; any other request with JSON, 403 for Forbidden. */
+static int refuse(h2o_req_t *req, int upgrade, int code)
+{
+    const char *msg = messages[code];
+    if (upgrade) {
+        req->res.status = 400;
+        req->res.reason = "Bad Request";
+        h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, H2O_STRLIT("text/html"));
+        h2o_send_inline(req, msg, strlen(msg));
+        return 1;
+    }
+    char body[96];
+    int n = snprintf(body, sizeof(body), "{\"code\":%d,\"message\":\"%s\"}", code, msg);
+    req->res.status = code == E_FORBIDDEN ? 403 : 400;
+    req->res.reason = code == E_FORBIDDEN ? "Forbidden" : "Bad Request";
+    h2o_add_header(&req->pool, &req->res.headers, H2O_TOKEN_CONTENT_TYPE, NULL, H2O_STRLIT("application/json"));
+    h2o_send_inline(req, body, (size_t)n);
+    return 1;
+}
+
+int socketio_take(front_t *f, rt_site_t *rs, h2o_req_t *req, int origin_ok)
+{
+    VC_CHECK_OBJ(f, FRONT_MAGIC);
+    const vc_site_t *s = rs->site->conf;
+    char transport[16], eio[8], sid[32];
+    int upgrade = ws_is_upgrade(req);
+    /* In the reference's order (engine.io's verify, then its handshake). */
+    const char *t = query_param(req, "transport", transport, sizeof(transport));
+    if (t == NULL || strcmp(t, "websocket") != 0)
+        return refuse(req, upgrade, E_TRANSPORT); /* polling: not taken here yet */
+    if (query_param(req, "sid", sid, sizeof(sid)) && sid[0])
+        return refuse(req, upgrade, E_SID); /* no polling session to upgrade */
+    if (!h2o_memis(req->method.base, req->method.len, H2O_STRLIT("GET")))
+        return refuse(req, upgrade, E_METHOD);
+    if (!upgrade)
+        return refuse(req, upgrade, E_BAD);
+    if (!origin_ok)
+        return refuse(req, upgrade, E_FORBIDDEN);
+    const char *v = query_param(req, "EIO", eio, sizeof(eio));
+    if (v == NULL || strcmp(v, "4") != 0)
+        return refuse(req, upgrade, E_PROTOCOL);
+    sio_conn_t *c = vc_calloc(1, sizeof(*c));
+    c->conf = s;
+    new_id(c->sid);
+    ws_options_t opt = {
+        .limits = {.max_frame = (size_t)s->socketio_max_payload, .max_message = (size_t)s->socketio_max_payload},
+        .max_queue = (size_t)f->settings->realtime_max_queue,
+    };
+    int status;
+    const char *why;
+    c->ws = ws_upgrade(f, req, &callbacks, &opt, c, &status, &why);
+    if (c->ws == NULL) {
+        free(c);
+        return refuse(req, 1, E_BAD);
+    }
+    c->next = conns;
+    if (conns)
+        conns->prev = c;
+    conns = c;
+    return 1;
+}
+
+void socketio_tick(void)
+{
+    uint64_t now = vc_mono_ms();
+    for (sio_conn_t *c = conns; c; c = c->next) {
+        if (ws_closing(c->ws) || c->opened_ms == 0)
+            continue;
+        if (c->nnsps == 0 && now - c->opened_ms >= CONNECT_TIMEOUT_MS) {
+            close_for(c, "no namespace joined within the connect timeout");
+        } else if (c->ping_sent_ms && now - c->ping_sent_ms >= (uint64_t)c->conf->socketio_ping_timeout_ms) {
+            rt_stats.connections_cut++;
+            close_for(c, "ping timeout");
+        } else if (c->ping_sent_ms == 0 && now >= c->next_ping_ms) {
+            send_packet(c, EIO_PING, "", 0);
+            c->ping_sent_ms = now;
+        }
+    }
+}
+
+void socketio_going_away(void)
+{
+    for (sio_conn_t *c = conns; c; c = c->next)
+        ws_close(c->ws, VC_WS_CLOSE_GOING_AWAY, "the server is restarting");
+}

@@ -1,0 +1,292 @@
+"""Socket.IO in the front (docs/socketio.md), against socket.io 4.8 (npm,
+started by the test) with the same settings, side by side: socket.io-client
+4.8 joins namespaces over WebSocket on both and stays through several
+pings; a namespace neither serves is refused with the same message; and at
+the wire, the same requests get the same answers: the handshake's refusals
+(status, type and body), the open packet, CONNECT and CONNECT_ERROR
+packets, the server's pings and the close of a client that stops answering
+them, and a close for each packet the reference does not take."""
+import json
+import os
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import Suite, free_port
+from wsclient import OP_CLOSE, OP_TEXT, Conn, frame
+
+NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
+PATH = "/socket.io/"
+SETTINGS = {"path": PATH, "namespaces": ["/", "/chat"], "pingInterval": 1000, "pingTimeout": 1000,
+            "maxPayload": 100000}
+
+pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory):
+    """(the suite's port, the reference's port)."""
+    d = tmp_path_factory.mktemp("sio")
+    (d / "www").mkdir()
+    (d / "www" / "index.php").write_text("<?php echo 'app';\n")
+    (d / "etc" / "sites-enabled").mkdir(parents=True)
+    (d / "etc" / "vc.conf").write_text("\n")
+    (d / "etc" / "sites-enabled" / "app.conf").write_text(
+        'site: { default = true; root = "%s";\n'
+        '  socketio: { path = "%s"; namespaces = ["/", "/chat"]; ping_interval = "1s"; ping_timeout = "1s";\n'
+        '              max_payload = 100000; }; };\n' % (d / "www", PATH))
+    s = Suite(root="", conf=str(d / "etc")).start()
+    ref = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "sio_reference.mjs"), json.dumps(SETTINGS)],
+                           cwd=NODE_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        line = ref.stdout.readline()
+        assert line.startswith("listening "), line
+        yield s, int(line.split()[1])
+    finally:
+        ref.stdin.close()
+        try:
+            ref.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            ref.kill()
+            ref.wait()
+        s.stop()
+        s.cleanup()
+
+
+def client(port, namespaces, stay_ms):
+    r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_client.mjs"),
+                        json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "namespaces": namespaces,
+                                    "stayMs": stay_ms})],
+                       cwd=NODE_DIR, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    return [json.loads(line) for line in r.stdout.splitlines()]
+
+
+def test_socketio_client_joins_namespaces_and_stays_through_pings_as_with_the_reference(pair):
+    ours, ref = pair
+    # 3.5 s: three pings of 1 s answered (the client answers them itself).
+    got = {name: client(port, ["/", "/chat", "/nope"], 3500) for name, port in (("ours", ours.http), ("ref", ref))}
+    for name, events in got.items():
+        by = {(e["ev"], e["nsp"]): e for e in events}
+        assert ("connect", "/") in by and ("connect", "/chat") in by, (name, events)
+        assert len(by[("connect", "/")]["id"]) == 20 and by[("connect", "/")]["id"] != by[("connect", "/chat")]["id"]
+        assert by[("connect_error", "/nope")]["message"] == "Invalid namespace", (name, events)
+        assert by[("end", "/")]["connected"] and by[("end", "/chat")]["connected"], (name, events)
+        assert ("disconnect", "/") not in by, (name, events)
+
+
+def raw(port, query, method="GET", upgrade=True):
+    """(status, content type, body) of one request, as a client sends it."""
+    if upgrade:
+        c = Conn("127.0.0.1", port, PATH + query)
+        try:
+            head = c.head.lower()
+            ctype = next((line.split(":", 1)[1].strip() for line in head.split("\r\n")
+                          if line.startswith("content-type:")), "")
+            body = c.buf
+            if c.status != 101:
+                c.sock.settimeout(2)
+                try:
+                    while True:
+                        more = c.sock.recv(65536)
+                        if not more:
+                            break
+                        body += more
+                except OSError:
+                    pass
+            return c.status, ctype.split(";")[0], body.decode(errors="replace")
+        finally:
+            c.close()
+    r = subprocess.run(["curl", "-s", "-X", method, "-o", "-", "-w", "\n%{http_code} %{content_type}",
+                        f"http://127.0.0.1:{port}{PATH}{query}"], capture_output=True, text=True, timeout=20)
+    body, _, tail = r.stdout.rpartition("\n")
+    code, _, ctype = tail.partition(" ")
+    return int(code), ctype.split(";")[0], body
+
+
+CASES = [
+    ("?EIO=4&transport=polling", "GET", False),
+    ("?EIO=4", "GET", False),
+    ("?EIO=4&transport=carrier-pigeon", "GET", False),
+    ("?EIO=4&transport=websocket", "GET", False),
+    ("?EIO=4&transport=websocket", "POST", False),
+    ("?EIO=4&transport=polling&sid=AAAAAAAAAAAAAAAAAAAA", "GET", False),
+    ("?EIO=3&transport=websocket", "GET", True),
+    ("?transport=websocket", "GET", True),
+    ("?EIO=4&transport=polling", "GET", True),
+    ("?EIO=4&transport=websocket&sid=AAAAAAAAAAAAAAAAAAAA", "GET", True),
+]
+
+
+# Where the front answers otherwise, and why. engine.io 6.6 checks the
+# protocol's version only once the WebSocket library has accepted the
+# upgrade: the reference answers 101, then writes its "HTTP/1.1 400"
+# refusal onto the upgraded socket, which a client reads as a broken
+# frame. The front refuses before the upgrade, with the same status and
+# message; either way the client gets no connection.
+LATE_REFUSAL = {"?EIO=3&transport=websocket", "?transport=websocket"}
+
+
+@pytest.mark.parametrize("query,method,upgrade", CASES)
+def test_a_refused_handshake_is_answered_as_the_reference_answers_it(pair, query, method, upgrade):
+    ours, ref = pair
+    mine, theirs = raw(ours.http, query, method, upgrade), raw(ref, query, method, upgrade)
+    assert mine[0] in (400, 403), mine
+    if query in LATE_REFUSAL:
+        assert mine == (400, "text/html", "Unsupported protocol version"), mine
+        assert theirs[0] == 101, theirs
+        return
+    assert mine == theirs, (mine, theirs)
+
+
+def opened(port):
+    c = Conn("127.0.0.1", port, PATH + "?EIO=4&transport=websocket")
+    assert c.status == 101, c.head
+    fin, op, payload = c.recv_frame()
+    assert op == OP_TEXT and payload[:1] == b"0", payload
+    return c, json.loads(payload[1:])
+
+
+def text(c):
+    """The next text message, as text (the server's pings included)."""
+    while True:
+        fin, op, payload = c.recv_frame()
+        if op == OP_TEXT:
+            return payload.decode()
+        assert op != OP_CLOSE, payload
+
+
+def test_the_open_packet_and_namespace_packets_match_the_references(pair):
+    ours, ref = pair
+    seen = {}
+    for name, port in (("ours", ours.http), ("ref", ref)):
+        c, info = opened(port)
+        try:
+            out = {"open": {k: v for k, v in info.items() if k != "sid"}, "sid": len(info["sid"])}
+            c.send(frame(OP_TEXT, "40"))
+            out["connect"] = text(c)
+            c.send(frame(OP_TEXT, "40/chat,{\"token\":\"x\"}"))
+            out["chat"] = text(c)
+            c.send(frame(OP_TEXT, "40/nope,"))
+            out["nope"] = text(c)
+            # An event with no handler: nothing comes back, not even its ack.
+            c.send(frame(OP_TEXT, "42[\"hello\",1]"))
+            c.send(frame(OP_TEXT, "421[\"hello\"]"))
+            # The server's ping, answered; the connection stays.
+            out["ping"] = text(c)
+            c.send(frame(OP_TEXT, "3"))
+            out["ping again"] = text(c)
+            c.send(frame(OP_TEXT, "41/chat,"))
+            seen[name] = out
+        finally:
+            c.close()
+    for k in ("connect", "chat"):
+        for name in seen:
+            prefix = "40{\"sid\":\"" if k == "connect" else "40/chat,{\"sid\":\""
+            assert seen[name][k].startswith(prefix) and len(seen[name][k]) == len(prefix) + 22, seen[name][k]
+            seen[name][k] = "id"
+    assert seen["ours"] == seen["ref"], seen
+    assert seen["ours"]["open"] == {"upgrades": [], "pingInterval": 1000, "pingTimeout": 1000, "maxPayload": 100000}
+    assert seen["ours"]["nope"] == "44/nope,{\"message\":\"Invalid namespace\"}"
+
+
+BREAKERS = [
+    "4x",                 # no Socket.IO packet
+    "7",                  # no Engine.IO packet
+    "42/chat,[\"a\"]",    # an event on a namespace not joined
+    "40",                 # a CONNECT to a namespace already joined
+    "44{}",               # a CONNECT_ERROR from a client
+    "42[\"disconnect\"]",  # a name the protocol keeps
+]
+
+
+@pytest.mark.parametrize("packet", BREAKERS)
+def test_a_packet_the_reference_closes_for_closes_the_connection(pair, packet):
+    ours, ref = pair
+    for port in (ours.http, ref):
+        c, info = opened(port)
+        try:
+            c.send(frame(OP_TEXT, "40"))
+            assert text(c).startswith("40{")
+            c.send(frame(OP_TEXT, packet))
+            c.sock.settimeout(3)
+            closed = False
+            try:
+                while True:
+                    fin, op, payload = c.recv_frame()
+                    if op == OP_CLOSE:
+                        closed = True
+                        break
+                    assert payload == b"2", payload  # only a ping may come first
+            except (EOFError, ConnectionResetError):
+                closed = True
+            assert closed, (port, packet)
+        finally:
+            c.close()
+
+
+def test_a_client_that_stops_answering_pings_is_closed(pair):
+    ours, ref = pair
+    took = {}
+    for name, port in (("ours", ours.http), ("ref", ref)):
+        c, info = opened(port)
+        try:
+            c.send(frame(OP_TEXT, "40"))
+            assert text(c).startswith("40{")
+            t0 = time.monotonic()
+            assert text(c) == "2"  # pinged after pingInterval; never answered
+            c.sock.settimeout(10)
+            try:
+                while True:
+                    fin, op, payload = c.recv_frame()
+                    if op == OP_CLOSE:
+                        break
+            except (EOFError, ConnectionResetError):
+                pass
+            took[name] = time.monotonic() - t0
+        finally:
+            c.close()
+    # pingInterval then pingTimeout (1 s each; ours ticks each second).
+    assert 1.5 <= took["ref"] <= 3.5 and 1.5 <= took["ours"] <= 4.0, took
+
+
+def test_a_page_of_another_site_may_not_connect(pair):
+    """As for the Pusher protocol: a browser's page elsewhere must not use
+    a visitor's cookies here (cross-site WebSocket hijacking)."""
+    ours, _ = pair
+    c = Conn("127.0.0.1", ours.http, PATH + "?EIO=4&transport=websocket", headers={"Origin": "https://evil.example"})
+    try:
+        assert c.status == 400, c.head
+        body = c.buf
+        while b"Forbidden" not in body:
+            more = c.sock.recv(4096)
+            if not more:
+                break
+            body += more
+        assert body == b"Forbidden", body
+    finally:
+        c.close()
+    c = Conn("127.0.0.1", ours.http, PATH + "?EIO=4&transport=websocket",
+             headers={"Origin": f"http://127.0.0.1:{ours.http}"})
+    try:
+        assert c.status == 101, c.head
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("body,why", [
+    ('socketio: { path = "socket.io"; };', r'socketio.path: "socket.io" is not a path'),
+    ('socketio: { path = "/socket.io/"; namespaces = ["chat"]; };', r'socketio.namespaces: "chat" is not a namespace'),
+    ('socketio: { path = "/socket.io/"; namespaces = ["/a,b"]; };', r'"/a,b" is not a namespace'),
+    ('socketio: { path = "/socket.io/"; ping_interval = "10ms"; };', r"socketio.ping_interval"),
+    ('socketio: { path = "/socket.io/"; max_payload = 10; };', r"socketio.max_payload"),
+    ('socketio: { path = "/socket.io/"; handler = "x.php"; };', r"socketio.handler"),
+])
+def test_bad_socketio_settings_are_refused_with_their_file_and_line(make_suite, tmp_path, body, why):
+    import re
+    from conftest import configtest_site
+    r = configtest_site(make_suite, tmp_path, f'default = true; root = "{tmp_path}"; {body}')
+    assert r.returncode != 0 and re.search(why, r.stderr), r.stderr
+    assert "x.conf:2" in r.stderr, r.stderr
