@@ -76,8 +76,10 @@ def mutations(seed, count):
 
 
 def read(cmd, texts, cwd=None):
+    # node with the sanitized run's preload would not start.
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
     r = subprocess.run(cmd, input="".join(json.dumps(t) + "\n" for t in texts), capture_output=True, text=True,
-                       timeout=120, cwd=cwd)
+                       timeout=120, cwd=cwd, env=env if cwd else None)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) == len(texts), (len(lines), len(texts), r.stderr)

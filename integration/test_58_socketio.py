@@ -23,6 +23,8 @@ SETTINGS = {"path": PATH, "namespaces": ["/", "/chat"], "pingInterval": 1000, "p
             "maxPayload": 100000}
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+# node with the sanitized run's preload would not start.
+NODE_ENV = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +41,7 @@ def pair(tmp_path_factory):
         '              max_payload = 100000; }; };\n' % (d / "www", PATH))
     s = Suite(root="", conf=str(d / "etc")).start()
     ref = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "sio_reference.mjs"), json.dumps(SETTINGS)],
-                           cwd=NODE_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                           cwd=NODE_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=NODE_ENV)
     try:
         line = ref.stdout.readline()
         assert line.startswith("listening "), line
@@ -59,7 +61,7 @@ def client(port, namespaces, stay_ms):
     r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_client.mjs"),
                         json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "namespaces": namespaces,
                                     "stayMs": stay_ms})],
-                       cwd=NODE_DIR, capture_output=True, text=True, timeout=60)
+                       cwd=NODE_DIR, capture_output=True, text=True, timeout=60, env=NODE_ENV)
     assert r.returncode == 0, r.stderr
     return [json.loads(line) for line in r.stdout.splitlines()]
 
