@@ -312,8 +312,8 @@ def test_releases_rolled_back_from_the_panel(tmp_path):
     os.chmod(tmp_path, 0o755)
     srv, app = tmp_path / "srv", tmp_path / "app"
     (app / "public").mkdir(parents=True)
-    site = 'site: { hosts = ["deploy.test"]; default = true; root = "%s/current/public"; deploy_to = "%s"; };\n' % (
-        srv, srv)
+    site = ('site: { hosts = ["deploy.test"]; default = true; root = "%s/current/public"; deploy_to = "%s";\n'
+            '  deploy_hooks: { build = ["echo <b>built</b> by the hook"]; }; };\n' % (srv, srv))
     s = panel_suite(root="", sites={"deploy": site}, env={"VC_KEYS": str(tmp_path / "keys")},
                     conf_extra='deploy: { allowed_bases = ["%s"]; };' % tmp_path).start()
     try:
@@ -339,6 +339,14 @@ def test_releases_rolled_back_from_the_panel(tmp_path):
         got = c.get("/api/cluster/releases").json()["sites"][0]["releases"]
         assert got[0]["state"] == "current" and got[1]["bad"] == "yes"
         assert audited(s, "deploy.rollback", "deploy")
+        # Each release's log: what its hooks printed, for a viewer too;
+        # only a site's name and a release's id are taken.
+        v = viewer(s, c, "logviewer")
+        r = v.get(f"/api/cluster/releases/log?site=deploy&release={got[1]['id']}")
+        assert r.status_code == 200 and "<b>built</b> by the hook" in r.json()["log"], r.text
+        assert v.get("/api/cluster/releases/log?site=deploy&release=../x").status_code == 400
+        assert v.get("/api/cluster/releases/log?site=../deploy&release=" + got[1]["id"]).status_code == 400
+        assert v.get("/api/cluster/releases/log?site=deploy&release=20990101-000000.000-aaaaaa").status_code == 404
     finally:
         s.stop()
         s.cleanup()

@@ -74,7 +74,7 @@ Object.assign(loaders, {
       const t = document.createElement("table");
       t.id = "releases-" + site.site;
       const head = t.createTHead().insertRow();
-      for (const name of ["Release", "State", "Bad", "Made", "Message", "Nodes", "Actions"]) {
+      for (const name of ["Release", "State", "Bad", "Made", "Message", "Nodes", "Log", "Actions"]) {
         const th = document.createElement("th");
         th.scope = "col"; th.textContent = name;
         if (name === "Actions") th.className = "admin-only";
@@ -83,7 +83,10 @@ Object.assign(loaders, {
       t.createTBody();
       list.append(h, t);
       fillTable(t.id, site.releases, ["id", "state", "bad", (tr, x) => cell(tr, when(x.created)), "message",
-        (tr, x) => cell(tr, x.nodes || ""), (tr, x) => {
+        (tr, x) => cell(tr, x.nodes || ""),
+        (tr, x) => cell(tr, "").append(button("Log", "The log of release " + x.id + " of site " + site.site,
+          () => showReleaseLog(site.site, x.id))),
+        (tr, x) => {
           const td = cell(tr, "");
           td.className = "admin-only";
           if (x.state !== "current" && x.bad !== "yes") {
@@ -104,6 +107,15 @@ Object.assign(loaders, {
     $("terminal-state").textContent = state.term ? "Open." : "";
   },
 });
+
+// What a release's hooks printed (build, before and after the switch).
+async function showReleaseLog(site, id) {
+  const r = await api("GET", "/api/cluster/releases/log?site=" + encodeURIComponent(site) +
+    "&release=" + encodeURIComponent(id));
+  $("release-log-h").textContent = "Log of release " + id + " of site " + site;
+  $("release-log").textContent = r.ok ? (r.data.log || "(nothing: this release ran no hooks)") : r.data.error;
+  $("release-log-h").hidden = $("release-log").hidden = false;
+}
 
 async function certAction(path, body) {
   const r = await api("POST", path, body);

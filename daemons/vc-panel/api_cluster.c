@@ -41,6 +41,28 @@ static void releases(preq_t *r)
     http_json(r, 200, json_pack("{s:b,s:o}", "running", running, "sites", sites));
 }
 
+/* GET /api/cluster/releases/log?site=SITE&release=ID: what its hooks
+ * printed (build, before_switch, after_switch) as this node keeps it. */
+static void release_log(preq_t *r)
+{
+    char site[64], release[VC_RELEASE_ID_MAX + 1];
+    size_t q = strlen(r->query);
+    if (form_query(r->query, q, "site", site, sizeof(site)) <= 0 || !form_name_ok(site) ||
+        form_query(r->query, q, "release", release, sizeof(release)) <= 0 || !vc_release_id_ok(release)) {
+        http_error(r, 400, "?site=SITE&release=RELEASE");
+        return;
+    }
+    const char *args[] = {site, release, ""}; /* "": read, not append */
+    Vc__Reply *rep = api_call(r, "ctl-vc-fed", "release-log", args, 3, API_CALL_MS);
+    if (rep == NULL)
+        return;
+    if (rep->ok)
+        http_json(r, 200, json_pack("{s:s,s:s,s:s}", "site", site, "release", release, "log", rep->message));
+    else
+        http_error(r, 404, "%s", rep->message);
+    vc__reply__free_unpacked(rep, NULL);
+}
+
 /* {"site", "release": optional}: back to the previous release (or the one
  * named) on every node; the one left is marked bad. */
 static void rollback(preq_t *r)
@@ -60,6 +82,7 @@ static void rollback(preq_t *r)
 const route_t api_cluster_routes[] = {
     {"GET", "/api/cluster/nodes", ACCESS_VIEWER, nodes},
     {"GET", "/api/cluster/releases", ACCESS_VIEWER, releases},
+    {"GET", "/api/cluster/releases/log", ACCESS_VIEWER, release_log},
     {"POST", "/api/cluster/rollback", ACCESS_ADMIN, rollback},
 };
 /* clang-format on */
