@@ -313,7 +313,7 @@ def test_releases_rolled_back_from_the_panel(tmp_path):
     srv, app = tmp_path / "srv", tmp_path / "app"
     (app / "public").mkdir(parents=True)
     site = ('site: { hosts = ["deploy.test"]; default = true; root = "%s/current/public"; deploy_to = "%s";\n'
-            '  deploy_hooks: { build = ["echo <b>built</b> by the hook"]; }; };\n' % (srv, srv))
+            '  deploy_hooks: { build = ["echo \x27<b>built</b> by the hook\x27"]; }; };\n' % (srv, srv))
     s = panel_suite(root="", sites={"deploy": site}, env={"VC_KEYS": str(tmp_path / "keys")},
                     conf_extra='deploy: { allowed_bases = ["%s"]; };' % tmp_path).start()
     try:
