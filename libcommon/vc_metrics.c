@@ -39,6 +39,21 @@ int vc_metrics_publish(const vc_config_t *cfg, const char *daemon, const char *t
     return r;
 }
 
+int vc_metrics_publish_from(const vc_config_t *cfg, const char *daemon, void (*write)(FILE *out, const void *arg),
+                            const void *arg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    if (out == NULL)
+        return -errno;
+    write(out, arg);
+    fclose(out);
+    int r = vc_metrics_publish(cfg, daemon, buf, len);
+    free(buf);
+    return r;
+}
+
 static void append_file(int dfd, const char *name, FILE *out)
 {
     int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);

@@ -16,6 +16,9 @@
 
 /* Writes daemon's metrics: 0, or -errno. */
 int vc_metrics_publish(const vc_config_t *cfg, const char *daemon, const char *text, size_t len);
+/* The same, of what write() prints (given arg). */
+int vc_metrics_publish_from(const vc_config_t *cfg, const char *daemon, void (*write)(FILE *out, const void *arg),
+                            const void *arg);
 /* Appends to out every daemon's fresh metrics. */
 void vc_metrics_gather(const vc_config_t *cfg, FILE *out);
 

@@ -141,8 +141,9 @@ static void label(FILE *out, const char *v)
     }
 }
 
-static void write_all(const work_metrics_t *w, FILE *out)
+static void write_all(FILE *out, const void *arg)
 {
+    const work_metrics_t *w = arg;
     static const struct {
         const char *name, *help, *label;
         int schedule;
@@ -179,17 +180,9 @@ void work_metrics_tick(work_metrics_t *w, const vc_config_t *cfg)
     if (now < w->next_ms)
         return;
     w->next_ms = now + 1000;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    if (out == NULL)
-        return;
-    write_all(w, out);
-    fclose(out);
-    int r = vc_metrics_publish(cfg, "vc-bus", buf, len);
+    int r = vc_metrics_publish_from(cfg, "vc-bus", write_all, w);
     if (r < 0 && w->failed++ == 0)
         vc_log(VC_LOG_WARN, "metrics", "the background work's metrics could not be written: %s", vc_strerror(r));
-    free(buf);
 }
 
 void work_metrics_free(work_metrics_t **pw)

@@ -44,8 +44,9 @@ static const char *head(FILE *out, int which)
     return metrics[which].name;
 }
 
-static void write_all(const mesh_t *m, FILE *out)
+static void write_all(FILE *out, const void *arg)
 {
+    const mesh_t *m = arg;
     const char *node = m->cfg->node;
     static const char *const states[] = {"up", "suspect", "gone"};
     size_t count[3] = {0};
@@ -83,15 +84,7 @@ void metrics_tick(mesh_t *m)
     if (now < m->next_metrics_ms)
         return;
     m->next_metrics_ms = now + EVERY_MS;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *out = open_memstream(&buf, &len);
-    if (out == NULL)
-        return;
-    write_all(m, out);
-    fclose(out);
-    int r = vc_metrics_publish(m->d.cfg, "vc-mesh", buf, len);
+    int r = vc_metrics_publish_from(m->d.cfg, "vc-mesh", write_all, m);
     if (r < 0 && m->metrics_failed++ == 0)
         vc_log(VC_LOG_WARN, "metrics", "the metrics could not be written: %s", vc_strerror(r));
-    free(buf);
 }
