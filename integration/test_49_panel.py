@@ -415,3 +415,18 @@ def test_the_panel_under_the_privilege_model():
     finally:
         s.stop()
         s.cleanup()
+
+
+def test_the_pages_files_are_revalidated_with_a_tag_and_the_server_is_not_named(ps):
+    """The panel's own files: asked again at each load (no-cache), answered
+    304 while unchanged (an ETag); no answer says which server it is."""
+    code, head, body = curl("-k", ps.panel + "/panel.js")
+    h = {k.lower(): v for k, v in (line.split(": ", 1) for line in head.splitlines()[1:] if ": " in line)}
+    assert code == 200 and body and h["cache-control"] == "no-cache" and h["etag"].startswith('"'), h
+    assert "server" not in h, h
+    code, head2, body2 = curl("-k", "-H", f"If-None-Match: {h['etag']}", ps.panel + "/panel.js")
+    assert code == 304 and body2 == b"", head2
+    code, _, _ = curl("-k", "-H", 'If-None-Match: "other"', ps.panel + "/panel.js")
+    assert code == 200
+    code, head3, _ = curl("-k", ps.panel + "/api/me")
+    assert "server:" not in head3.lower(), head3

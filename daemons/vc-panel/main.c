@@ -298,6 +298,7 @@ int main(int argc, char **argv)
 
     h2o_config_init(&p.gc);
     p.gc.max_request_entity_size = 65536;
+    p.gc.server_name = h2o_iovec_init(H2O_STRLIT("")); /* no "Server: h2o/2.2.5": nothing to tell a prober */
     h2o_hostconf_t *host = h2o_config_register_host(&p.gc, h2o_iovec_init(H2O_STRLIT("vc-panel")), 65535);
     http_register(&p, host);
     h2o_context_init(&p.ctx, h2o_evloop_create(), &p.gc);
