@@ -190,7 +190,9 @@ int sio_decode(const char *s, size_t n, sio_packet_t *p, char *why, size_t wlen)
         double count = 0;
         if (dash >= n || !js_number(s + start, dash - start, &count))
             FAIL("illegal attachments");
-        if (count < 1 || count != (double)(uint64_t)count)
+        /* Not an integer, or below 1 (a double this large is an integer,
+         * and too many: never converted). */
+        if (count < 1 || (count < 1e15 && count != (double)(uint64_t)count))
             FAIL("illegal attachments");
         if (count > SIO_ATTACHMENTS_MAX)
             FAIL("too many attachments");
