@@ -51,6 +51,10 @@ def test_first_sign_in_forces_a_new_password_then_totp_enrolment(ui):
     sign_in(b, "admin", "a first password from vc")
     b("waitVisible", "#change-form")
     assert not b("visible", "#nav")  # nothing else until it is changed
+    # The account is in the form, for a password manager to save the new
+    # password under.
+    assert b("eval", "[document.getElementById('change-user').value, "
+                     "document.getElementById('change-user').autocomplete]") == ["admin", "username"]
     no_violations(b, "password change")
     change_password(b, "a first password from vc", PASSWORD)
     b("waitVisible", "#dashboard")
@@ -122,7 +126,11 @@ def test_pools_scale_from_the_page_and_the_table_follows(ui):
     b("select", "#scale-pool", "default")
     b("fill", "#scale-workers", str(want))
     b("click", "#scale-form button[type=submit]")
-    b("waitText", "#notice", "")
+    assert b("waitFn", "document.getElementById('notice').textContent !== ''", 10000)
+    # The notice is the pools page's: another page starts without it.
+    b("goto", s.panel + "/#cache")
+    assert b("waitFn", "document.getElementById('notice').textContent === ''", 5000)
+    b("goto", s.panel + "/#pools")
     assert b("waitFn", "(async () => { location.hash = '#sites'; location.hash = '#pools'; "
                        "await new Promise(r => setTimeout(r, 300)); "
                        f"return document.querySelectorAll('#pools-list table.workers tbody tr').length === {want}; }})()",

@@ -86,6 +86,7 @@ function signedIn(me) {
   document.body.classList.toggle("viewer", me.role !== "admin");
   document.body.classList.toggle("terminal", !!me.terminal);
   $("who").textContent = me.user + " (" + me.role + ")";
+  $("change-user").value = me.user;
   $("signout").hidden = false;
   $("nav").hidden = me.must_change;
 }
@@ -381,6 +382,7 @@ on("signout", "click", async () => {
   $("signout").hidden = true;
   $("nav").hidden = true;
   $("who").textContent = "";
+  notice("");
   show("signin");
 });
 
@@ -449,6 +451,7 @@ on("totp-form", "submit", async (ev) => {
   loaders.account();
 });
 
-window.addEventListener("hashchange", route);
+// A notice is about the page it was given on: another page starts without it.
+window.addEventListener("hashchange", () => { notice(""); route(); });
 // Once every script (ops.js too) has added its pages.
 document.addEventListener("DOMContentLoaded", route);
