@@ -140,6 +140,7 @@ def test_a_viewer_reads_but_every_change_is_refused(ps, adm):
     for path, body in [("/api/pools/scale", {"pool": "default", "workers": 1}),
                        ("/api/cache/purge", {"kind": "tag", "value": "x"}), ("/api/reload", {}),
                        ("/api/users/add", {"user": "eve", "role": "admin"}),
+                       ("/api/users/role", {"user": "vera", "role": "admin"}),
                        ("/api/users/totp-reset", {"user": "admin"}),
                        ("/api/sites/save", {"name": "x", "text": "site: {};"}),
                        ("/api/sites/enable", {"name": "x", "enabled": True})]:
@@ -147,6 +148,24 @@ def test_a_viewer_reads_but_every_change_is_refused(ps, adm):
         assert r.status_code == 403 and r.json()["error"] == "a viewer may not change anything", (path, r.text)
     assert v.get("/api/users").status_code == 403
     assert v.get("/api/sites/file?name=x").status_code == 403  # a site file may hold an app's secret
+    # A viewer made an admin: only with the admin's password again (a
+    # step-up); the change ends vera's sessions, and she signs in anew as
+    # an admin. The last admin is not made a viewer.
+    r = adm.post("/api/users/role", {"user": "vera", "role": "admin"})
+    assert r.status_code in (401, 403) and "password" in r.json()["error"], r.text
+    r = adm.post("/api/users/role", adm.step_up({"user": "vera", "role": "admin"}))
+    assert r.status_code == 200 and r.json()["role"] == "admin", r.text
+    assert v.get("/api/sites").status_code == 401
+    v.login("vera", "vera's own long password")
+    assert v.get("/api/users").status_code == 200
+    assert adm.post("/api/users/role", {"user": "vera", "role": "viewer"}).status_code == 200
+    assert adm.post("/api/users/role", {"user": "admin", "role": "viewer"}).status_code == 409
+    assert adm.post("/api/users/role", {"user": "vera", "role": "root"}).status_code == 400
+    assert adm.post("/api/users/role", {"user": "../vera", "role": "viewer"}).status_code == 400
+    assert adm.post("/api/users/role", {"user": "nobody-here", "role": "viewer"}).status_code == 404
+    v = Client(ps)
+    v.login("vera", "vera's own long password")
+    assert v.get("/api/users").status_code == 403
     # Taking a role away takes effect at once: removed, vera is out.
     assert adm.post("/api/users/remove", {"user": "vera"}).status_code == 200
     assert v.get("/api/sites").status_code == 401

@@ -276,6 +276,11 @@ def test_users_page_and_a_viewers_change_refused_in_the_browser(ui):
     b("click", "#stepup-form button[type=submit]")
     b("waitText", "#user-password", "Password for vic")
     first = b("text", "#user-password").rsplit(": ", 1)[1].strip()
+    # Each other user's row offers a role change and a removal, under axe.
+    b("waitText", "#users-table", "vic")
+    assert b("eval", "[...document.querySelectorAll('#users-table button')].map(x => x.getAttribute('aria-label'))"
+                     ".filter(l => l && l.includes('vic')).sort()") == ["Make vic an admin", "Remove the user vic"]
+    no_violations(b, "users, with another user")
     sign_in(b, "vic", first)
     change_password(b, first, "vic's own long password")
     b("waitVisible", "#nav")

@@ -117,6 +117,19 @@ def test_resetting_ones_own_totp_is_a_step_up_anothers_is_not(roles):
     assert adm.post("/api/users/totp-reset", {"user": "vivian"}).status_code == 200
 
 
+def test_making_an_admin_is_a_step_up_making_a_viewer_is_not(roles):
+    s, adm, v = roles
+    r = adm.post("/api/users/role", {"user": "vivian", "role": "admin"})
+    assert r.status_code == 403 and r.json()["need"] == "step_up", r.text
+    r = adm.post("/api/users/role", adm.step_up({"user": "vivian", "role": "admin"}))
+    assert r.status_code == 200, r.text
+    assert adm.post("/api/users/role", {"user": "vivian", "role": "viewer"}).status_code == 200
+    # Her sessions ended with each change: she signs in again, a viewer.
+    assert v.get("/api/users").status_code == 401
+    v.login("vivian", "vivian's own long password")
+    assert v.get("/api/users").status_code == 403 and v.get("/api/sites").status_code == 200
+
+
 def test_a_stolen_session_cannot_reset_its_totp_enrol_its_own_and_open_a_terminal(roles):
     """The review's way in: an admin session alone, without the password
     or a code. With TOTP on, the password alone is not enough either; the

@@ -240,10 +240,26 @@ const loaders = {
     fillTable("users-table", r.data.users, ["user", "role", (tr, u) => cell(tr, u.totp ? "on" : "off"),
       (tr, u) => {
         const td = cell(tr, "");
+        const own = state.me && u.user === state.me.user;
+        if (!own) {
+          const other = u.role === "admin" ? "viewer" : "admin";
+          td.append(button("Make " + other, "Make " + u.user + " an " + other, async () => {
+            // Making an admin asks for the password and a code again.
+            const s = other === "admin" ? await stepUp("Make " + u.user + " an admin") : {};
+            if (!s) return;
+            const x = await api("POST", "/api/users/role", { user: u.user, role: other, ...s });
+            notice(x.ok ? u.user + " is now " + (other === "admin" ? "an admin" : "a viewer") + "." : x.data.error);
+            loaders.users();
+          }), " ", button("Remove", "Remove the user " + u.user, async () => {
+            if (!confirm("Remove the user " + u.user + "? Their sessions end now.")) return;
+            const x = await api("POST", "/api/users/remove", { user: u.user });
+            notice(x.ok ? u.user + " is removed." : x.data.error);
+            loaders.users();
+          }), " ");
+        }
         if (!u.totp) return;
         td.appendChild(button("Reset two-factor", "Reset two-factor sign-in of " + u.user, async () => {
           // One's own asks for the password and a code again.
-          const own = state.me && u.user === state.me.user;
           const s = own ? await stepUp("Reset your own two-factor sign-in") : {};
           if (!s) return;
           const x = await api("POST", "/api/users/totp-reset", { user: u.user, ...s });

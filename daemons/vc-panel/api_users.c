@@ -89,6 +89,64 @@ static void remove_user(preq_t *r)
     http_json(r, 200, json_pack("{s:b}", "ok", 1));
 }
 
+/* How many admins there are. */
+static size_t admins(panel_t *p)
+{
+    json_t *all = records_all(p->store, PANEL_DB_USERS);
+    const char *name;
+    json_t *rec;
+    size_t n = 0;
+    json_object_foreach(all, name, rec)
+    {
+        n += json_is_string(json_object_get(rec, "role")) &&
+             !strcmp(json_string_value(json_object_get(rec, "role")), "admin");
+    }
+    json_decref(all);
+    return n;
+}
+
+/* {user, role}: a viewer made an admin is a step-up, as adding one is; the
+ * last admin stays one. The user's sessions end: the next sign-in has the
+ * new role. */
+static void set_role(preq_t *r)
+{
+    const char *user = named_user(r), *role = form_str(r->body, "role", 16);
+    if (user == NULL)
+        return;
+    if (role == NULL || (strcmp(role, "admin") != 0 && strcmp(role, "viewer") != 0)) {
+        http_error(r, 400, "a role is admin or viewer");
+        return;
+    }
+    json_t *rec = users_get(r->p, user);
+    if (rec == NULL) {
+        http_error(r, 404, "no user %s", user);
+        return;
+    }
+    const char *now = json_string_value(json_object_get(rec, "role"));
+    if (now && strcmp(now, role) == 0) {
+        json_decref(rec);
+        http_json(r, 200, json_pack("{s:s,s:s}", "user", user, "role", role));
+        return;
+    }
+    if (strcmp(role, "admin") == 0 && !step_up(r, "user.role")) {
+        json_decref(rec);
+        return;
+    }
+    if (now && strcmp(now, "admin") == 0 && admins(r->p) <= 1) {
+        json_decref(rec);
+        http_error(r, 409, "%s is the last admin: make another admin first", user);
+        return;
+    }
+    json_object_set_new(rec, "role", json_string(role));
+    users_put(r->p, user, rec);
+    json_decref(rec);
+    sessions_drop_user(r->p, user, NULL);
+    char target[96];
+    snprintf(target, sizeof(target), "%s to %s", user, role);
+    audit_record(r, "user.role", target, "ok");
+    http_json(r, 200, json_pack("{s:s,s:s}", "user", user, "role", role));
+}
+
 /* Another's: an admin's. One's own: a step-up too, or a stolen session
  * would reset it, enrol a TOTP of its own, and open a terminal. */
 static void totp_reset(preq_t *r)
@@ -136,6 +194,7 @@ const route_t api_users_routes[] = {
     {"GET", "/api/users", ACCESS_ADMIN, list},
     {"POST", "/api/users/add", ACCESS_STEP_UP, add},
     {"POST", "/api/users/remove", ACCESS_ADMIN, remove_user},
+    {"POST", "/api/users/role", ACCESS_ADMIN, set_role},
     {"POST", "/api/users/totp-reset", ACCESS_ADMIN, totp_reset},
     {"GET", "/api/audit", ACCESS_VIEWER, audit_log},
 };
