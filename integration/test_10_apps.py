@@ -360,7 +360,11 @@ def wordpress():
 def test_wordpress_pages_match_php_fpm(wordpress):
     ours, ref, db = wordpress
     db.reset("wp", "wp", "wp")
-    a = wordpress_walk(ours.http)
+    try:
+        a = wordpress_walk(ours.http)
+    except AssertionError as e:
+        # The suite's own account of it (a worker that died says why there).
+        raise AssertionError(f"{e}\n--- the suite's log:\n{ours.logs()[-6000:]}") from e
     db.reset("wp", "wp", "wp")
     b = wordpress_walk(ref.http)
     assert_same_pages(a, b, (ours.http, ref.http, ours.https, ref.https), WORDPRESS_SUBS)
