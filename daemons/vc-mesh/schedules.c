@@ -17,7 +17,8 @@
  * (mesh.schedule.lost) and the minute goes ahead here. A run's end
  * (php.schedule.finished or .failed from its pool) marks it done; a run
  * older than its site's schedule_timeout and a minute is taken as over
- * (its pool stopped it then), whatever the key says.
+ * (its pool stopped it then), whatever the key says (with no timeout, a
+ * run on a node that is up is never taken as over).
  *
  * Only one node tries for an entry: its home, the node (up or suspect in
  * the roster, serving the site) that ranks first for the entry's key by a
@@ -167,7 +168,7 @@ static int take(mesh_t *m, const mesh_entry_t *e, long long minute)
     if (known && h.minute >= minute) {
         count(m, SCHED_ELSEWHERE); /* taken already (by this node or another) */
     } else if (known && h.running && strcmp(h.node, me) != 0 && roster_node_up(m, h.node) &&
-               now - h.started_ms < e->timeout_ms + 60000) {
+               (e->timeout_ms == 0 || now - h.started_ms < e->timeout_ms + 60000)) {
         count(m, SCHED_SKIPPED);
         vc_log(VC_LOG_WARN, "schedule", "%s/%s skipped minute %lld: its run of minute %lld still runs on node %s",
                e->site, e->name, minute, h.minute, h.node);
