@@ -96,7 +96,12 @@ static void lent_exited(broker_t *d, worker_t *w, const char *how, int clean, in
     x.timed_out = s.timed_out || w->timed_out;
     x.idempotent = (int)s.idempotent;
     x.retries = (int)s.retries;
-    x.recycled = w->recycle || (x.finishing && d->cfg->php.max_requests > 0);
+    /* At max_requests: its last answer was final (the board may already
+     * have moved on from "finishing" when the exit is seen: its count
+     * says it too, the broker's relayed requests and the front's on the
+     * lent connection, as status counts them). */
+    int64_t limit = d->cfg->php.max_requests;
+    x.recycled = w->recycle || (limit > 0 && (x.finishing || w->served + s.served >= (uint64_t)limit));
     if (w->front_said) {
         report_lent(d, &x, w->front_outcome);
         return;
