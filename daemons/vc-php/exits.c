@@ -36,6 +36,20 @@ static void note_crash(broker_t *d)
     }
 }
 
+/* Whether, by now, the front's board says the worker's last answer was
+ * final (php.max_requests): a worker that reached its limit on a lent
+ * connection gives it back as "finishing" just before it exits, and the
+ * zygote's word of the exit may come first. */
+static int finished_at_limit(broker_t *d, const lost_t *x)
+{
+    vc_board_t *b = d->cfg->php.max_requests > 0 && x->slot >= 0 ? fronts_board(d->fronts, x->fid) : NULL;
+    if (b == NULL)
+        return 0;
+    vc_board_slot_t s;
+    vc_board_read(&b->slot[x->slot], &s);
+    return s.state == VC_BOARD_FINISHING;
+}
+
 /* A lent worker died. Its front answers its client and says how (a
  * GiveBack with lost set): only the front knows whether the answer was in
  * the link when the worker died. The exit is reported once both the
@@ -68,7 +82,8 @@ static void report_lent(broker_t *d, const lost_t *x, Vc__Outcome outcome)
         if (x->own_fault)
             note_crash(d);
     } else {
-        vc_bus_publish(d->bus, x->recycled ? VC_EVENT(PHP_WORKER_RECYCLED) : VC_EVENT(PHP_WORKER_EXITED),
+        int recycled = x->recycled || finished_at_limit(d, x);
+        vc_bus_publish(d->bus, recycled ? VC_EVENT(PHP_WORKER_RECYCLED) : VC_EVENT(PHP_WORKER_EXITED),
                        VC__SEVERITY__INFO, "pid", pidstr, "status", x->how, NULL);
     }
 }
