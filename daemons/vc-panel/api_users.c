@@ -41,15 +41,24 @@ static const char *named_user(preq_t *r)
     return user;
 }
 
+/* The user and the role named in the body, checked: NULL after answering
+ * 400. */
+static const char *named_user_and_role(preq_t *r, const char **role)
+{
+    const char *user = named_user(r);
+    *role = form_str(r->body, "role", 16);
+    if (user && (*role == NULL || (strcmp(*role, "admin") != 0 && strcmp(*role, "viewer") != 0))) {
+        http_error(r, 400, "a role is admin or viewer");
+        return NULL;
+    }
+    return user;
+}
+
 static void add(preq_t *r)
 {
-    const char *user = named_user(r), *role = form_str(r->body, "role", 16);
+    const char *role, *user = named_user_and_role(r, &role);
     if (user == NULL)
         return;
-    if (role == NULL || (strcmp(role, "admin") != 0 && strcmp(role, "viewer") != 0)) {
-        http_error(r, 400, "a role is admin or viewer");
-        return;
-    }
     json_t *old = users_get(r->p, user);
     json_decref(old);
     if (old) {
@@ -110,13 +119,9 @@ static size_t admins(panel_t *p)
  * new role. */
 static void set_role(preq_t *r)
 {
-    const char *user = named_user(r), *role = form_str(r->body, "role", 16);
+    const char *role, *user = named_user_and_role(r, &role);
     if (user == NULL)
         return;
-    if (role == NULL || (strcmp(role, "admin") != 0 && strcmp(role, "viewer") != 0)) {
-        http_error(r, 400, "a role is admin or viewer");
-        return;
-    }
     json_t *rec = users_get(r->p, user);
     if (rec == NULL) {
         http_error(r, 404, "no user %s", user);
