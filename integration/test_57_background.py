@@ -327,7 +327,10 @@ def test_an_illuminate_queue_worker_runs_each_job_once_stops_after_its_job_and_r
     s = suite_with(tmp_path, app, 'background: { laravel: { command = "php worker.php"; processes = 2; }; };')
     try:
         s.start()
-        assert get(s, "/push.php?from=1&count=30&ms=50") == b"pushed 30\n"
+        # Both workers polling before the jobs come: one started late on a
+        # loaded machine could otherwise find every job already taken.
+        assert wait_for(lambda: len(set(re.findall(r"worker (\d+) ready", s.logs()))) == 2, timeout=30), s.logs()
+        assert get(s, "/push.php?from=1&count=30&ms=100") == b"pushed 30\n"
         assert wait_for(lambda: len([n for n, r in laravel_jobs(app).items() if ("done", 1) in
                                      [(k, a) for k, a, _ in r]]) == 30, timeout=30), laravel_jobs(app)
         done = laravel_jobs(app)
