@@ -71,7 +71,9 @@ ZEND_FUNCTION(vc_publish)
     if (list) {
         zval z;
         ZVAL_ARR(&z, list);
-        if (php_json_encode(&json, &z, PHP_JSON_UNESCAPED_SLASHES | PHP_JSON_UNESCAPED_UNICODE) == FAILURE) {
+        /* NAN and INF are written 0 with only the error code set. */
+        if (php_json_encode(&json, &z, PHP_JSON_UNESCAPED_SLASHES | PHP_JSON_UNESCAPED_UNICODE) == FAILURE ||
+            JSON_G(error_code) != PHP_JSON_ERROR_NONE) {
             smart_str_free(&json);
             zend_argument_value_error(3, "could not be encoded as JSON");
             RETURN_THROWS();
