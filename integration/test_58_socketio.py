@@ -15,6 +15,7 @@ import time
 import pytest
 
 from conftest import Suite, free_port
+from mesh import wait_until as wait_for
 from wsclient import OP_CLOSE, OP_TEXT, Conn, frame
 
 NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
@@ -33,6 +34,7 @@ def pair(tmp_path_factory):
     d = tmp_path_factory.mktemp("sio")
     (d / "www").mkdir()
     (d / "www" / "index.php").write_text("<?php echo 'app';\n")
+    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "socketio", "op.php"), d / "www")
     (d / "etc" / "sites-enabled").mkdir(parents=True)
     (d / "etc" / "vc.conf").write_text("\n")
     (d / "etc" / "sites-enabled" / "app.conf").write_text(
@@ -77,6 +79,128 @@ def test_socketio_client_joins_namespaces_and_stays_through_pings_as_with_the_re
         assert by[("connect_error", "/nope")]["message"] == "Invalid namespace", (name, events)
         assert by[("end", "/")]["connected"] and by[("end", "/chat")]["connected"], (name, events)
         assert ("disconnect", "/") not in by, (name, events)
+
+
+def scenario(port, clients, steps):
+    r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_scenario.mjs"),
+                        json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "clients": clients,
+                                    "opUrl": f"http://127.0.0.1:{port}/op.php", "steps": steps})],
+                       cwd=NODE_DIR, capture_output=True, text=True, timeout=120, env=NODE_ENV)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = json.loads(r.stdout)
+    # Socket ids differ from run to run: each is written as its holder's name.
+    names = {v: k for k, v in out["ids"].items()}
+    return {k: [[names.get(x, x) if isinstance(x, str) else x for x in e] for e in v]
+            for k, v in out["events"].items()}
+
+
+ARGS = ["é ✓ \u2028", None, 1.5, -7, 2**40, [1, [2, {}]], {"a": {"b": True}, "": ""}, "/slash"]
+ROOM_STEPS = [
+    {"op": "join", "to": "$A", "rooms": ["r1"]},
+    {"op": "join", "to": "$B", "rooms": ["r1", "r2"]},
+    {"op": "emit", "event": "to r1", "args": ARGS, "to": "r1"},
+    {"op": "emit", "event": "to r1 and r2, once each", "to": ["r1", "r2"]},
+    {"op": "emit", "event": "r1 but not r2", "to": "r1", "except": "r2"},
+    {"op": "emit", "event": "all but C", "except": "$C"},
+    {"op": "emit", "event": "chat", "nsp": "/chat", "args": [1]},
+    {"op": "leave", "to": "$B", "rooms": ["r1"]},
+    {"op": "emit", "event": "r1 after B left", "to": "r1"},
+    {"op": "join", "to": "r2", "rooms": ["r3"]},
+    {"op": "emit", "event": "r3", "to": "r3"},
+    {"op": "emit", "event": "to C's id", "to": "$C"},
+    {"op": "emit", "event": "nobody", "to": "empty-room"},
+    {"op": "disconnect", "to": "$B"},
+    {"op": "emit", "event": "after B went"},
+    {"op": "disconnect", "to": "$D", "nsp": "/chat", "close": True},
+    {"op": "emit", "event": "chat after D went", "nsp": "/chat"},
+]
+
+
+def test_rooms_emits_joins_leaves_and_disconnects_from_php_reach_the_sockets_the_reference_reaches(pair):
+    """vc_socketio_*() from a PHP request, and socket.io's server API on
+    the reference, for the same steps: each socket gets the same events,
+    with the same arguments, in the same order, and the same disconnects."""
+    ours, ref = pair
+    clients = {"A": ["/", "/chat"], "B": ["/"], "C": ["/"], "D": ["/chat"]}
+    mine, theirs = scenario(ours.http, clients, ROOM_STEPS), scenario(ref, clients, ROOM_STEPS)
+    assert mine == theirs, (mine, theirs)
+    # What the steps say, so that both being wrong alike does not pass.
+    got = {k: [e[0] for e in v if e[0] != "mark"] for k, v in mine.items()}
+    assert got["A /"] == ["to r1", "to r1 and r2, once each", "r1 but not r2", "all but C", "r1 after B left",
+                          "after B went"], got
+    assert got["B /"] == ["to r1", "to r1 and r2, once each", "all but C", "r3", "(disconnect)"], got
+    assert got["C /"] == ["to C's id", "after B went"], got
+    assert got["D /chat"] == ["chat", "(disconnect)"] and got["A /chat"] == ["chat", "chat after D went"], got
+    assert [e for e in mine["A /"] if e[0] != "mark"][0] == ["to r1"] + ARGS and mine["B /"][-1] == ["(disconnect)", "io server disconnect"]
+
+
+def site_conf(d, name, extra):
+    (d / name).mkdir()
+    for f in ("op.php", "bad_args.php"):
+        shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "socketio", f), d / name)
+    return 'site: { %s root = "%s"; socketio: { path = "%s"; namespaces = ["/", "/chat"]; }; };\n' % (
+        extra, d / name, PATH)
+
+
+def op(port, host, body):
+    r = subprocess.run(["curl", "-sS", "-H", f"Host: {host}", "--data-binary", json.dumps(body),
+                        f"http://127.0.0.1:{port}/op.php"], capture_output=True, text=True, timeout=20)
+    return r.stdout.strip()
+
+
+def test_another_sites_php_reaches_none_of_this_sites_sockets_and_bad_arguments_are_refused(tmp_path):
+    """Each site's PHP reaches its own sockets only: the front names the
+    site a worker's operation is for (a pool cannot say another), so site
+    b's emit to every socket of "/" and its disconnect of a's socket by id
+    reach nothing of a. A namespace the site does not serve is dropped and
+    logged; arguments vc_socketio_*() cannot take are a ValueError."""
+    etc = tmp_path / "etc"
+    (etc / "sites-enabled").mkdir(parents=True)
+    (etc / "vc.conf").write_text("\n")
+    (etc / "sites-enabled" / "a.conf").write_text(site_conf(tmp_path, "a", 'default = true; hosts = ["a.test"];'))
+    (etc / "sites-enabled" / "b.conf").write_text(site_conf(tmp_path, "b", 'hosts = ["b.test"];'))
+    s = Suite(root="", conf=str(etc)).start()
+    try:
+        c = Conn("127.0.0.1", s.http, PATH + "?EIO=4&transport=websocket", headers={"Host": "a.test"})
+        assert c.status == 101, c.head
+        assert text(c).startswith("0{")
+        c.send(frame(OP_TEXT, "40"))
+        sid = json.loads(text(c)[2:])["sid"]
+        assert op(s.http, "b.test", {"op": "emit", "event": "from b"}) == "ok"
+        assert op(s.http, "b.test", {"op": "emit", "event": "from b to a's id", "to": sid}) == "ok"
+        assert op(s.http, "b.test", {"op": "disconnect", "to": sid, "close": True}) == "ok"
+        assert op(s.http, "a.test", {"op": "emit", "event": "nope", "nsp": "/nope"}) == "ok"
+        assert op(s.http, "a.test", {"op": "emit", "event": "from a", "to": sid}) == "ok"
+        # In the bus's order: had any of b's reached a, it came first.
+        got = text(c)
+        while got == "2":  # a ping
+            c.send(frame(OP_TEXT, "3"))
+            got = text(c)
+        assert got == '42["from a"]', got
+        c.close()
+        assert wait_for(lambda: 'for namespace "/nope" dropped: the site serves no such namespace' in s.logs())
+        r = subprocess.run(["curl", "-sS", "-H", "Host: a.test", f"http://127.0.0.1:{s.http}/bad_args.php"],
+                           capture_output=True, text=True, timeout=20)
+        lines = r.stdout.splitlines()
+        assert len(lines) == 17, r.stdout
+        # No rooms to join is nothing to do, as socket.io's socketsJoin([]).
+        assert lines.pop(13) == "returned true", r.stdout
+        assert all(line.startswith("ValueError: ") for line in lines), r.stdout
+        assert 'vc_socketio_emit(): Argument #1 ($event) must be 1 to 200 bytes' in lines[0], lines
+        assert lines[1] == 'ValueError: vc_socketio_emit(): Argument #1 ($event) "disconnect" is a reserved event name'
+        assert "Argument #2 ($args) must be a list" in lines[2]
+        assert all("Argument #3 ($to) must name rooms" in x for x in lines[3:7]), lines
+        assert "Argument #3 ($to) must name at most 100 rooms" in lines[7]
+        assert "Argument #4 ($except) must name rooms" in lines[8]
+        assert all("Argument #5 ($namespace) must be a namespace" in x for x in lines[9:11]), lines
+        assert "Argument #2 ($args) could not be encoded as JSON" in lines[11]
+        assert "Argument #2 ($args) must be at most 1 MiB as JSON" in lines[12]
+        assert "vc_socketio_join(): Argument #2 ($rooms) must name rooms" in lines[13]
+        assert "vc_socketio_leave(): Argument #3 ($namespace) must be a namespace" in lines[14]
+        assert "vc_socketio_disconnect(): Argument #1 ($to) must name rooms" in lines[15]
+    finally:
+        s.stop()
+        s.cleanup()
 
 
 def raw(port, query, method="GET", upgrade=True):

@@ -7,6 +7,7 @@
 #include "wall_notes.h"
 #include "cache_purge.h"
 #include "publish.h"
+#include "socketio_api.h"
 #include "pool_ini.h"
 #include "worker_mode.h"
 #include "vc_log.h"
@@ -320,6 +321,10 @@ static const zend_function_entry functions[] = {
     ZEND_FE(vc_cache_purge_tags, arginfo_vc_cache_purge_tags)
     ZEND_FE(vc_publish, arginfo_vc_publish)
     ZEND_FE(vc_mercure_publish, arginfo_vc_mercure_publish)
+    ZEND_FE(vc_socketio_emit, arginfo_vc_socketio_emit)
+    ZEND_FE(vc_socketio_join, arginfo_vc_socketio_join)
+    ZEND_FE(vc_socketio_leave, arginfo_vc_socketio_leave)
+    ZEND_FE(vc_socketio_disconnect, arginfo_vc_socketio_disconnect)
     ZEND_FE_END
 };
 /* clang-format on */

@@ -16,6 +16,24 @@ const io = new Server(http, {
   serveClient: false,
 });
 for (const nsp of opts.namespaces) io.of(nsp);
+// POST /op.php: what the suite's PHP does with vc_socketio_*()
+// (integration/fixtures/socketio/op.php), done with socket.io's server API.
+http.on("request", (req, res) => {
+  if (req.url !== "/op.php") return;
+  let body = "";
+  req.on("data", (c) => (body += c));
+  req.on("end", () => {
+    const o = JSON.parse(body);
+    let b = io.of(o.nsp || "/");
+    if (o.to !== undefined && !(Array.isArray(o.to) && o.to.length === 0)) b = b.in(o.to);
+    if (o.except !== undefined) b = b.except(o.except);
+    if (o.op === "emit") b.emit(o.event, ...(o.args || []));
+    else if (o.op === "join") b.socketsJoin(o.rooms);
+    else if (o.op === "leave") b.socketsLeave(o.rooms);
+    else if (o.op === "disconnect") b.disconnectSockets(!!o.close);
+    res.end("ok");
+  });
+});
 http.listen(0, "127.0.0.1", () => console.log(`listening ${http.address().port}`));
 process.stdin.on("end", () => process.exit(0));
 process.stdin.resume();

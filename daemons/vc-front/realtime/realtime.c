@@ -11,6 +11,7 @@
 #include "vc_events.h"
 #include "core/handler.h"
 #include "rooms.h"
+#include "sio_rooms.h"
 #include "core/seam.h"
 #include "vc_bus.h"
 #include "vc_ctl.h"
@@ -90,6 +91,10 @@ static void php_publish(const char *site, const Vc__Publish *p)
     for (size_t i = 0; site && i < nsites && rs == NULL; i++)
         if (strcmp(sites[i]->site->conf->name, site) == 0)
             rs = sites[i];
+    if (rs && p->sio) { /* vc_socketio_*() */
+        socketio_php_publish(rs, p->sio);
+        return;
+    }
     if (rs && p->n_topics > 0) { /* vc_mercure_publish() */
         mercure_php_publish(rs, p);
         return;
@@ -385,6 +390,19 @@ static uint64_t refused_now(void)
     return rt_stats.subscribe_refused + rt_stats.client_events_refused + rt_stats.api_refused;
 }
 
+static uint64_t sio_sockets_now(void)
+{
+    size_t rooms;
+    return sio_rooms_sockets(&rooms);
+}
+
+static uint64_t sio_rooms_now(void)
+{
+    size_t rooms;
+    sio_rooms_sockets(&rooms);
+    return rooms;
+}
+
 static const seam_counter_t counters[] = {
     {"vc_front_realtime_connections", "realtime_connections", "WebSocket (Pusher protocol) connections open now.", 1, 0,
      &rt_stats.connections, NULL, 0},
@@ -408,6 +426,13 @@ static const seam_counter_t counters[] = {
      "Subscriptions, client events and API calls refused (authorisation, limits, signatures).", 0, 0, NULL, refused_now,
      0},
     {NULL, "realtime_api_calls", NULL, 0, 0, &rt_stats.api_calls, NULL, 0},
+    {"vc_front_socketio_sockets", "socketio_sockets", "Socket.IO sockets (a connection's namespaces) open now.", 1, 0,
+     NULL, sio_sockets_now, 0},
+    {"vc_front_socketio_rooms", "socketio_rooms", "Socket.IO rooms with a socket in this front (its id's included).", 1,
+     0, NULL, sio_rooms_now, 0},
+    {"vc_front_socketio_operations_total", "socketio_operations",
+     "Socket.IO operations (emit, join, leave, disconnect) applied to this front's sockets.", 0, 0, NULL,
+     sio_rooms_applied, 0},
 };
 
 static const seam_backend_t realtime = {

@@ -70,6 +70,8 @@ void mercure_going_away(void);
 int socketio_take(front_t *f, rt_site_t *rs, h2o_req_t *req, int origin_ok);
 void socketio_tick(void); /* pings, their timeouts, the connect timeout */
 void socketio_going_away(void);
+/* vc_socketio_*() from a request of the site: checked, then to the bus. */
+void socketio_php_publish(rt_site_t *rs, const Vc__SioOp *op);
 
 /* The HTTP API (pusher_api.c): rest is the path after "/apps/ID". */
 int pusher_api_take(front_t *f, rt_site_t *rs, h2o_req_t *req, const vc_rt_app_t *app, h2o_iovec_t rest);

@@ -9,12 +9,16 @@
  * event on a namespace not joined, text while a binary packet's
  * attachments are awaited), closes the connection as it does.
  *
- * Long-polling, the upgrade from it, handlers in PHP and rooms are not
- * here yet: a polling request is answered as the reference answers it
- * when configured with transports: ["websocket"] (400, "Transport
- * unknown"), so a client must be given that option.
+ * Each socket (a connection's namespace) is in rooms (sio_rooms.h), which
+ * PHP's vc_socketio_*() reach on every front and node.
+ *
+ * Long-polling, the upgrade from it and handlers in PHP are not here yet:
+ * a polling request is answered as the reference answers it when
+ * configured with transports: ["websocket"] (400, "Transport unknown"),
+ * so a client must be given that option.
  */
 #include "realtime.h"
+#include "sio_rooms.h"
 #include "sio_wire.h"
 #include "vc_log.h"
 #include "vc_util.h"
@@ -33,7 +37,7 @@
 
 typedef struct sio_nsp {
     char name[SIO_NSP_MAX + 1];
-    char id[24]; /* the socket's id in it */
+    sio_socket_t *sock; /* its id and rooms */
 } sio_nsp_t;
 
 typedef struct sio_conn sio_conn_t;
@@ -94,6 +98,13 @@ static sio_nsp_t *joined(sio_conn_t *c, const char *nsp)
     return NULL;
 }
 
+/* The socket leaves the namespace: out of its rooms, and out of c. */
+static void nsp_leave(sio_conn_t *c, sio_nsp_t *n)
+{
+    sio_socket_free(n->sock);
+    *n = c->nsps[--c->nnsps];
+}
+
 /* What the reference closes the whole connection for. */
 static int close_for(sio_conn_t *c, const char *why)
 {
@@ -118,13 +129,14 @@ static int on_sio(sio_conn_t *c, const char *text, size_t len)
         } else {
             n = &c->nsps[c->nnsps++];
             snprintf(n->name, sizeof(n->name), "%s", p.nsp);
-            new_id(n->id);
-            char json[48];
-            snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", n->id);
+            char id[24], json[48];
+            new_id(id);
+            n->sock = sio_socket_new(c->conf->name, p.nsp, id, c);
+            snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", id);
             send_sio(c, SIO_CONNECT, p.nsp, json);
         }
     } else if (n && p.type == SIO_DISCONNECT) {
-        *n = c->nsps[--c->nnsps];
+        nsp_leave(c, n);
     } else if (n && p.type != SIO_CONNECT && p.type != SIO_CONNECT_ERROR) {
         /* An event or an ack with no handler to take it, as the reference
          * with no listener: nothing. A binary one's attachments follow. */
@@ -184,6 +196,8 @@ static void on_open(ws_conn_t *ws)
 static void on_closed(ws_conn_t *ws)
 {
     sio_conn_t *c = ws_data(ws);
+    while (c->nnsps)
+        nsp_leave(c, &c->nsps[c->nnsps - 1]);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -192,6 +206,30 @@ static void on_closed(ws_conn_t *ws)
         c->next->prev = c->prev;
     free(c);
 }
+
+/* What an operation from the bus does (sio_rooms.h). */
+static void sock_send(sio_socket_t *s, ws_out_t *frame)
+{
+    sio_conn_t *c = s->owner;
+    ws_send(c->ws, frame);
+}
+
+static void sock_disconnect(sio_socket_t *s, int close)
+{
+    sio_conn_t *c = s->owner;
+    for (size_t i = 0; i < c->nnsps; i++)
+        if (c->nsps[i].sock == s) {
+            /* As socket.disconnect(close): the client reads "io server
+             * disconnect" for that namespace. */
+            send_sio(c, SIO_DISCONNECT, c->nsps[i].name, NULL);
+            nsp_leave(c, &c->nsps[i]);
+            break;
+        }
+    if (close)
+        close_for(c, "disconnected with close by the application");
+}
+
+static const sio_socket_ops_t sock_ops = {.send = sock_send, .disconnect = sock_disconnect};
 
 static const ws_callbacks_t callbacks = {.on_message = on_message, .on_closed = on_closed, .on_open = on_open};
 
@@ -247,6 +285,7 @@ static int refuse(h2o_req_t *req, int upgrade, int code)
 int socketio_take(front_t *f, rt_site_t *rs, h2o_req_t *req, int origin_ok)
 {
     VC_CHECK_OBJ(f, FRONT_MAGIC);
+    sio_rooms_init(&sock_ops);
     const vc_site_t *s = rs->site->conf;
     char transport[16], eio[8], sid[32];
     int upgrade = ws_is_upgrade(req);
@@ -288,6 +327,7 @@ int socketio_take(front_t *f, rt_site_t *rs, h2o_req_t *req, int origin_ok)
 
 void socketio_tick(void)
 {
+    sio_rooms_tick();
     uint64_t now = vc_mono_ms();
     for (sio_conn_t *c = conns; c; c = c->next) {
         if (ws_closing(c->ws) || c->opened_ms == 0)
@@ -308,4 +348,51 @@ void socketio_going_away(void)
 {
     for (sio_conn_t *c = conns; c; c = c->next)
         ws_close(c->ws, VC_WS_CLOSE_GOING_AWAY, "the server is restarting");
+}
+
+/* A room name as vc_socketio_*() checks it: the worker is the site's
+ * own, but what it sends is read as outside input. */
+static int rooms_ok(char **rooms, size_t n)
+{
+    if (n > 100)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(rooms[i]);
+        if (len == 0 || len > 512 || vc_ws_utf8_feed(0, (const uint8_t *)rooms[i], len) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+void socketio_php_publish(rt_site_t *rs, const Vc__SioOp *op)
+{
+    const vc_site_t *s = rs->site->conf;
+    const char *why = NULL;
+    size_t plen = strlen(op->packet);
+    if (s->socketio_path == NULL)
+        why = "the site takes no Socket.IO clients (site.socketio)";
+    else if (!nsp_listed(s, op->nsp))
+        why = "the site serves no such namespace (site.socketio.namespaces)";
+    else if (!rooms_ok(op->rooms, op->n_rooms) || !rooms_ok(op->except, op->n_except) ||
+             !rooms_ok(op->join, op->n_join) || !rooms_ok(op->leave, op->n_leave))
+        why = "a room's name is not 1 to 512 bytes of UTF-8, or more than 100 are named";
+    else if (plen && (op->packet[0] != '[' || op->packet[plen - 1] != ']' ||
+                      vc_ws_utf8_feed(0, (const uint8_t *)op->packet, plen) != 0))
+        why = "the event is not a JSON array of UTF-8";
+    if (why) {
+        vc_log(VC_LOG_NOTICE, "socketio", "vc_socketio_*() for namespace \"%.256s\" dropped: %s", op->nsp, why);
+        return;
+    }
+    Vc__SioOp out = *op;
+    char *packet = NULL;
+    if (plen) { /* [EVENT, ...ARGS] written as the namespace's EVENT packet */
+        size_t len;
+        packet = sio_encode(SIO_EVENT, 0, op->nsp, 0, 0, op->packet, plen, &len);
+        out.packet = packet;
+    }
+    if (sio_rooms_publish(s->name, &out) == 0)
+        rt_stats.php_published++;
+    else
+        rt_stats.publish_dropped++;
+    free(packet);
 }

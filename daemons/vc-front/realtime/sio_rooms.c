@@ -1,0 +1,258 @@
+#include "sio_rooms.h"
+#include "rooms.h"
+#include "vc_log.h"
+#include "vc_names.h"
+#include "vc_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Buckets of the spaces' table and of each space's rooms (powers of two):
+ * every socket is in a room of its own, so a space's table holds a room a
+ * socket at least. */
+#define SPACE_BUCKETS 256
+#define ROOM_BUCKETS 4096
+/* Rooms one socket may be in: socket.io sets none, but a front's memory
+ * is bounded per connection. */
+#define ROOMS_PER_SOCKET 1024
+
+struct sio_room {
+    vc_named_t named;
+    sio_socket_t **socks;
+    size_t n, cap;
+};
+
+struct sio_space {
+    vc_named_t named; /* "~sio:SITE:NSP": its room on the bus */
+    rt_sub_t sub;     /* in that room while a socket of it is here */
+    vc_names_t rooms;
+    sio_socket_t **all;
+    size_t n, cap;
+};
+
+static struct {
+    const sio_socket_ops_t *ops;
+    vc_names_t spaces;
+    size_t sockets, rooms;
+    uint64_t gen, applied;
+} hub;
+
+void sio_rooms_init(const sio_socket_ops_t *ops)
+{
+    hub.ops = ops;
+    if (hub.spaces.keys.buckets == NULL)
+        vc_names_init(&hub.spaces, SPACE_BUCKETS);
+}
+
+static void space_name(char *out, size_t cap, const char *site, const char *nsp)
+{
+    snprintf(out, cap, "~sio:%s:%s", site, nsp);
+}
+
+/* rooms.c hands the space's messages here. */
+static void apply(sio_space_t *sp, const Vc__SioOp *op);
+
+static void on_bus(rt_sub_t *s, const Vc__RoomMessage *m, ws_out_t **frame)
+{
+    (void)frame; /* the frame is made once in apply, for every socket */
+    if (m->sio)
+        apply(VC_CONTAINER(s, sio_space_t, sub), m->sio);
+}
+
+static const rt_sub_ops_t bus_ops = {.deliver = on_bus};
+
+sio_socket_t *sio_socket_new(const char *site, const char *nsp, const char *id, void *owner)
+{
+    char name[600];
+    space_name(name, sizeof(name), site, nsp);
+    int made;
+    sio_space_t *sp = vc_names_get(&hub.spaces, name, sizeof(*sp), &made);
+    if (made) {
+        vc_names_init(&sp->rooms, ROOM_BUCKETS);
+        sp->sub.ops = &bus_ops;
+        rooms_join(name, &sp->sub);
+    }
+    sio_socket_t *s = vc_calloc(1, sizeof(*s));
+    s->space = sp;
+    snprintf(s->id, sizeof(s->id), "%s", id);
+    s->owner = owner;
+    VC_GROW(sp->all, sp->cap, sp->n + 1, 16);
+    s->all_index = sp->n;
+    sp->all[sp->n++] = s;
+    hub.sockets++;
+    sio_socket_join(s, id);
+    return s;
+}
+
+int sio_socket_join(sio_socket_t *s, const char *room)
+{
+    for (size_t i = 0; i < s->nin; i++)
+        if (strcmp(s->in[i].room->named.name, room) == 0)
+            return 0; /* a Set, as socket.io's */
+    if (s->nin == ROOMS_PER_SOCKET)
+        return -1;
+    int made;
+    sio_room_t *r = vc_names_get(&s->space->rooms, room, sizeof(*r), &made);
+    hub.rooms += made;
+    VC_GROW(r->socks, r->cap, r->n + 1, 4);
+    VC_GROW(s->in, s->capin, s->nin + 1, 2);
+    s->in[s->nin++] = (sio_in_t){r, r->n};
+    r->socks[r->n++] = s;
+    return 0;
+}
+
+/* Takes s out of the room of its k-th entry. */
+static void leave_at(sio_socket_t *s, size_t k)
+{
+    sio_room_t *r = s->in[k].room;
+    size_t at = s->in[k].index;
+    sio_socket_t *last = r->socks[--r->n];
+    r->socks[at] = last;
+    if (last != s)
+        for (size_t i = 0; i < last->nin; i++)
+            if (last->in[i].room == r) {
+                last->in[i].index = at;
+                break;
+            }
+    s->in[k] = s->in[--s->nin];
+    if (r->n == 0) {
+        free(r->socks);
+        vc_names_remove(&s->space->rooms, r);
+        hub.rooms--;
+    }
+}
+
+void sio_socket_leave(sio_socket_t *s, const char *room)
+{
+    for (size_t i = 0; i < s->nin; i++)
+        if (strcmp(s->in[i].room->named.name, room) == 0) {
+            leave_at(s, i);
+            return;
+        }
+}
+
+void sio_socket_free(sio_socket_t *s)
+{
+    if (s == NULL)
+        return;
+    while (s->nin)
+        leave_at(s, s->nin - 1);
+    free(s->in);
+    sio_space_t *sp = s->space;
+    sio_socket_t *last = sp->all[--sp->n];
+    sp->all[s->all_index] = last;
+    last->all_index = s->all_index;
+    hub.sockets--;
+    free(s);
+    /* An empty space stays until the next tick: this may run while the
+     * bus's message for it is being delivered (rooms.c walks the room's
+     * subscribers then), and a socket may come back to it by then. */
+}
+
+static int drop_if_empty(void *entry, void *arg)
+{
+    (void)arg;
+    sio_space_t *sp = entry;
+    if (sp->n == 0) {
+        rooms_leave(&sp->sub);
+        free(sp->all);
+        vc_names_fini(&sp->rooms, NULL);
+        vc_names_remove(&hub.spaces, sp);
+    }
+    return 0;
+}
+
+void sio_rooms_tick(void)
+{
+    if (hub.spaces.keys.buckets)
+        vc_names_each(&hub.spaces, drop_if_empty, NULL);
+}
+
+/* Sets every socket of the named rooms' mark to gen; with out, gathers
+ * those not marked before (each once). */
+static void mark_rooms(sio_space_t *sp, char **names, size_t n, uint64_t gen, sio_socket_t ***out, size_t *nout,
+                       size_t *cap)
+{
+    for (size_t i = 0; i < n; i++) {
+        sio_room_t *r = vc_names_find(&sp->rooms, names[i]);
+        for (size_t k = 0; r && k < r->n; k++) {
+            sio_socket_t *s = r->socks[k];
+            if (s->mark == gen)
+                continue;
+            s->mark = gen;
+            if (out) {
+                VC_GROW(*out, *cap, *nout + 1, 16);
+                (*out)[(*nout)++] = s;
+            }
+        }
+    }
+}
+
+static void apply(sio_space_t *sp, const Vc__SioOp *op)
+{
+    uint64_t gen = ++hub.gen;
+    /* Those excepted are marked first, so the selection passes them by. */
+    mark_rooms(sp, op->except, op->n_except, gen, NULL, NULL, NULL);
+    sio_socket_t **sel = NULL;
+    size_t n = 0, cap = 0;
+    if (op->n_rooms) {
+        mark_rooms(sp, op->rooms, op->n_rooms, gen, &sel, &n, &cap);
+    } else {
+        for (size_t i = 0; i < sp->n; i++)
+            if (sp->all[i]->mark != gen) {
+                VC_GROW(sel, cap, n + 1, 16);
+                sel[n++] = sp->all[i];
+            }
+    }
+    /* The selection is taken before anything changes: joins, leaves and
+     * disconnects below do not move who was chosen. A disconnect frees
+     * its socket and the space with the last one, so it comes last. */
+    ws_out_t *frame = NULL;
+    if (op->packet[0] && n) {
+        size_t len = strlen(op->packet);
+        char *text = vc_malloc(len + 1);
+        text[0] = '4'; /* an Engine.IO message */
+        memcpy(text + 1, op->packet, len);
+        frame = ws_out_new(VC_WS_OP_TEXT, text, len + 1);
+        free(text);
+    }
+    for (size_t i = 0; i < n; i++) {
+        sio_socket_t *s = sel[i];
+        if (frame)
+            hub.ops->send(s, frame);
+        for (size_t k = 0; k < op->n_join; k++)
+            if (sio_socket_join(s, op->join[k]) != 0)
+                vc_log(VC_LOG_NOTICE, "socketio", "socket %s is in %d rooms: it joins no more", s->id,
+                       ROOMS_PER_SOCKET);
+        for (size_t k = 0; k < op->n_leave; k++)
+            sio_socket_leave(s, op->leave[k]);
+    }
+    ws_out_unref(frame);
+    if (op->disconnect)
+        for (size_t i = 0; i < n; i++)
+            hub.ops->disconnect(sel[i], op->close);
+    free(sel);
+    hub.applied++;
+}
+
+int sio_rooms_publish(const char *site, const Vc__SioOp *op)
+{
+    char name[600];
+    space_name(name, sizeof(name), site, op->nsp);
+    Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
+    m.room = name;
+    m.sio = (Vc__SioOp *)op;
+    m.time_ms = vc_wall_ms();
+    return rooms_publish(&m);
+}
+
+size_t sio_rooms_sockets(size_t *rooms)
+{
+    *rooms = hub.rooms;
+    return hub.sockets;
+}
+
+uint64_t sio_rooms_applied(void)
+{
+    return hub.applied;
+}
