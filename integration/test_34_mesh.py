@@ -36,7 +36,8 @@ def hooks():
 
 @pytest.fixture(scope="module")
 def cluster(hooks):
-    c = Cluster(3, extra_site=f'realtime_webhooks = ["{hooks.url()}"];', panel_on=0).start()
+    c = Cluster(3, extra_site=f'realtime_webhooks = ["{hooks.url()}"]; socketio: {{ path = "/socket.io/"; }};',
+                panel_on=0).start()
     try:
         assert wait_until(lambda: all(c.all_up(i, NAMES) for i in range(3)), timeout=30), \
             [c.roster(i) for i in range(3)]
@@ -559,3 +560,55 @@ def test_a_mercure_subscriber_on_one_node_gets_an_update_published_on_another(cl
         assert ev is not None and ev["data"] == "shipped" and ev["id"] == update_id, ev
     finally:
         sub.close()
+
+
+def sio_connect(node):
+    """A Socket.IO client of "/" on node over WebSocket: (connection, its socket id)."""
+    from wsclient import OP_TEXT, Conn, frame
+    c = Conn("127.0.0.1", node.http, "/socket.io/?EIO=4&transport=websocket", headers={"Host": HOST})
+    assert c.status == 101, c.head
+    assert sio_text(c).startswith("0{")
+    c.send(frame(OP_TEXT, "40"))
+    got = sio_text(c)
+    assert got.startswith("40{"), got
+    return c, json.loads(got[2:])["sid"]
+
+
+def sio_text(c):
+    """The next Socket.IO text, the server's pings answered."""
+    from wsclient import OP_TEXT, frame
+    while True:
+        fin, op, payload = c.recv_frame()
+        if payload == b"2":
+            c.send(frame(OP_TEXT, "3"))
+        elif op == OP_TEXT:
+            return payload.decode()
+
+
+def sio_op(node, body):
+    r = requests.post(node.url("/sio_op.php"), data=json.dumps(body), headers={"Host": HOST}, timeout=10)
+    assert r.text.strip() == "ok", r.text
+
+
+def test_socketio_emits_and_joins_from_php_on_one_node_reach_sockets_on_every_node_once(cluster):
+    """vc_socketio_*() on node 1 for sockets held by nodes 2 and 3 (and 1),
+    each node's front in two processes: an emit to the namespace reaches
+    each socket once, a join of node 3's socket by its id takes effect
+    there, and an emit to that room reaches it alone. Each client reads
+    until a mark sent after, so what should not come would have come
+    first."""
+    clients = [sio_connect(node) for node in cluster.nodes]
+    try:
+        sio_op(cluster.nodes[0], {"op": "emit", "event": "hello", "args": ["web1"]})
+        sio_op(cluster.nodes[0], {"op": "join", "to": clients[2][1], "rooms": ["r3"]})
+        sio_op(cluster.nodes[0], {"op": "emit", "event": "to r3", "to": "r3"})
+        sio_op(cluster.nodes[0], {"op": "emit", "event": "mark"})
+        for i, (c, sid) in enumerate(clients):
+            seen = []
+            while not seen or seen[-1] != '42["mark"]':
+                seen.append(sio_text(c))
+            want = ['42["hello","web1"]'] + (['42["to r3"]'] if i == 2 else []) + ['42["mark"]']
+            assert seen == want, (i, seen)
+    finally:
+        for c, _ in clients:
+            c.close()

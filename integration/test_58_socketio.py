@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from conftest import Suite, free_port
+from conftest import FIXTURES, Suite, free_port
 from mesh import wait_until as wait_for
 from wsclient import OP_CLOSE, OP_TEXT, Conn, frame
 
@@ -34,7 +34,7 @@ def pair(tmp_path_factory):
     d = tmp_path_factory.mktemp("sio")
     (d / "www").mkdir()
     (d / "www" / "index.php").write_text("<?php echo 'app';\n")
-    shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "socketio", "op.php"), d / "www")
+    shutil.copy(os.path.join(FIXTURES, "docroot", "sio_op.php"), d / "www")
     (d / "etc" / "sites-enabled").mkdir(parents=True)
     (d / "etc" / "vc.conf").write_text("\n")
     (d / "etc" / "sites-enabled" / "app.conf").write_text(
@@ -84,7 +84,7 @@ def test_socketio_client_joins_namespaces_and_stays_through_pings_as_with_the_re
 def scenario(port, clients, steps):
     r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_scenario.mjs"),
                         json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "clients": clients,
-                                    "opUrl": f"http://127.0.0.1:{port}/op.php", "steps": steps})],
+                                    "opUrl": f"http://127.0.0.1:{port}/sio_op.php", "steps": steps})],
                        cwd=NODE_DIR, capture_output=True, text=True, timeout=120, env=NODE_ENV)
     assert r.returncode == 0, r.stdout + r.stderr
     out = json.loads(r.stdout)
@@ -136,15 +136,15 @@ def test_rooms_emits_joins_leaves_and_disconnects_from_php_reach_the_sockets_the
 
 def site_conf(d, name, extra):
     (d / name).mkdir()
-    for f in ("op.php", "bad_args.php"):
-        shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "socketio", f), d / name)
+    for f in ("sio_op.php", "sio_bad_args.php"):
+        shutil.copy(os.path.join(FIXTURES, "docroot", f), d / name)
     return 'site: { %s root = "%s"; socketio: { path = "%s"; namespaces = ["/", "/chat"]; }; };\n' % (
         extra, d / name, PATH)
 
 
 def op(port, host, body):
     r = subprocess.run(["curl", "-sS", "-H", f"Host: {host}", "--data-binary", json.dumps(body),
-                        f"http://127.0.0.1:{port}/op.php"], capture_output=True, text=True, timeout=20)
+                        f"http://127.0.0.1:{port}/sio_op.php"], capture_output=True, text=True, timeout=20)
     return r.stdout.strip()
 
 
@@ -179,7 +179,7 @@ def test_another_sites_php_reaches_none_of_this_sites_sockets_and_bad_arguments_
         assert got == '42["from a"]', got
         c.close()
         assert wait_for(lambda: 'for namespace "/nope" dropped: the site serves no such namespace' in s.logs())
-        r = subprocess.run(["curl", "-sS", "-H", "Host: a.test", f"http://127.0.0.1:{s.http}/bad_args.php"],
+        r = subprocess.run(["curl", "-sS", "-H", "Host: a.test", f"http://127.0.0.1:{s.http}/sio_bad_args.php"],
                            capture_output=True, text=True, timeout=20)
         lines = r.stdout.splitlines()
         assert len(lines) == 17, r.stdout

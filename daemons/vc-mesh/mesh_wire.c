@@ -84,6 +84,26 @@ Vc__MeshPurge *mesh_purge_read(const void *data, size_t len, char *why, size_t w
     return NULL;
 }
 
+/* Rooms named in a Socket.IO operation: as a front takes them from PHP
+ * (daemons/vc-front/realtime/socketio.c). */
+static int sio_rooms_ok(char *const *v, size_t n)
+{
+    if (n > MESH_SIO_ROOMS_MAX)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (strnlen(v[i], MESH_SIO_ROOM_MAX + 1) > MESH_SIO_ROOM_MAX)
+            return 0;
+    return 1;
+}
+
+static int sio_op_ok(const Vc__SioOp *op)
+{
+    return strnlen(op->nsp, MESH_ROOM_MAX + 1) <= MESH_ROOM_MAX &&
+           strnlen(op->packet, MESH_ROOM_DATA_MAX + 1024) <= MESH_ROOM_DATA_MAX + 1023 &&
+           sio_rooms_ok(op->rooms, op->n_rooms) && sio_rooms_ok(op->except, op->n_except) &&
+           sio_rooms_ok(op->join, op->n_join) && sio_rooms_ok(op->leave, op->n_leave);
+}
+
 Vc__RoomMessage *mesh_room_read(const void *data, size_t len, char *why, size_t wlen)
 {
     Vc__RoomMessage *m = vc__room_message__unpack(NULL, len, data);
@@ -104,6 +124,8 @@ Vc__RoomMessage *mesh_room_read(const void *data, size_t len, char *why, size_t 
         bad = "a presence member's change without a user, or too long";
     else if (m->member && m->occupancy)
         bad = "both a member's change and a room's";
+    else if (m->sio && !sio_op_ok(m->sio))
+        bad = "a Socket.IO operation with a field too long, or too many rooms";
     if (bad == NULL)
         return m;
     snprintf(why, wlen, "%s", bad);

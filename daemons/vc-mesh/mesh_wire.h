@@ -24,6 +24,8 @@
 #define MESH_ROOM_MAX 256            /* a room's or an event's name */
 #define MESH_ROOM_DATA_MAX (1 << 20) /* as vc-bus's */
 #define MESH_ROOM_TOPICS_MAX 64
+#define MESH_SIO_ROOMS_MAX 100    /* rooms named by one Socket.IO operation */
+#define MESH_SIO_ROOM_MAX 512     /* a Socket.IO room's name */
 #define MESH_CERT_MAX (64 * 1024) /* a chain */
 #define MESH_KEY_MAX (16 * 1024)  /* a private key, or an answer */
 #define MESH_SITE_MAX 300         /* a site's name, or "on-demand/" and a host */

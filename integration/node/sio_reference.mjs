@@ -16,10 +16,10 @@ const io = new Server(http, {
   serveClient: false,
 });
 for (const nsp of opts.namespaces) io.of(nsp);
-// POST /op.php: what the suite's PHP does with vc_socketio_*()
-// (integration/fixtures/socketio/op.php), done with socket.io's server API.
+// POST /sio_op.php: what the suite's PHP does with vc_socketio_*()
+// (integration/fixtures/docroot/sio_op.php), done with socket.io's server API.
 http.on("request", (req, res) => {
-  if (req.url !== "/op.php") return;
+  if (req.url !== "/sio_op.php") return;
   let body = "";
   req.on("data", (c) => (body += c));
   req.on("end", () => {

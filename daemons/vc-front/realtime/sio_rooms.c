@@ -4,6 +4,7 @@
 #include "vc_names.h"
 #include "vc_util.h"
 
+#include <sodium.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +24,7 @@ struct sio_room {
 };
 
 struct sio_space {
-    vc_named_t named; /* "~sio:SITE:NSP": its room on the bus */
+    vc_named_t named; /* "~sio:HASH": its room on the bus */
     rt_sub_t sub;     /* in that room while a socket of it is here */
     vc_names_t rooms;
     sio_socket_t **all;
@@ -44,9 +45,20 @@ void sio_rooms_init(const sio_socket_ops_t *ops)
         vc_names_init(&hub.spaces, SPACE_BUCKETS);
 }
 
+/* "~sio:" and 32 hex digits of a hash of the site's name and the
+ * namespace: a room's name on the bus and between nodes is bounded (256
+ * bytes), and a namespace may be 256 long by itself. */
 static void space_name(char *out, size_t cap, const char *site, const char *nsp)
 {
-    snprintf(out, cap, "~sio:%s:%s", site, nsp);
+    unsigned char h[16];
+    crypto_generichash_state st;
+    crypto_generichash_init(&st, NULL, 0, sizeof(h));
+    crypto_generichash_update(&st, (const unsigned char *)site, strlen(site) + 1); /* its NUL parts the two */
+    crypto_generichash_update(&st, (const unsigned char *)nsp, strlen(nsp));
+    crypto_generichash_final(&st, h, sizeof(h));
+    char hex[sizeof(h) * 2 + 1];
+    sodium_bin2hex(hex, sizeof(hex), h, sizeof(h));
+    snprintf(out, cap, "~sio:%s", hex);
 }
 
 /* rooms.c hands the space's messages here. */
@@ -63,7 +75,7 @@ static const rt_sub_ops_t bus_ops = {.deliver = on_bus};
 
 sio_socket_t *sio_socket_new(const char *site, const char *nsp, const char *id, void *owner)
 {
-    char name[600];
+    char name[48];
     space_name(name, sizeof(name), site, nsp);
     int made;
     sio_space_t *sp = vc_names_get(&hub.spaces, name, sizeof(*sp), &made);
@@ -237,7 +249,7 @@ static void apply(sio_space_t *sp, const Vc__SioOp *op)
 
 int sio_rooms_publish(const char *site, const Vc__SioOp *op)
 {
-    char name[600];
+    char name[48];
     space_name(name, sizeof(name), site, op->nsp);
     Vc__RoomMessage m = VC__ROOM_MESSAGE__INIT;
     m.room = name;

@@ -5,7 +5,8 @@
  * emit, socketsJoin, socketsLeave or disconnectSockets).
  *
  * An operation is never applied where it is made: it goes to the bus in
- * the room "~sio:SITE:NSP" ('~' is in no Pusher app id), which every front
+ * the room "~sio:HASH" (of the site's name and the namespace; '~' is in
+ * no Pusher app id), which every front
  * process holding a socket of that namespace is in (rooms.h), and through
  * vc-mesh to every node; each applies it to the sockets it holds, as
  * socket.io's Redis adapter does. A socket is in the room of its own id
