@@ -408,7 +408,9 @@ def test_a_page_of_another_site_may_not_connect(pair):
     ('socketio: { path = "/socket.io/"; namespaces = ["/a,b"]; };', r'"/a,b" is not a namespace'),
     ('socketio: { path = "/socket.io/"; ping_interval = "10ms"; };', r"socketio.ping_interval"),
     ('socketio: { path = "/socket.io/"; max_payload = 10; };', r"socketio.max_payload"),
-    ('socketio: { path = "/socket.io/"; handler = "x.php"; };', r"socketio.handler"),
+    ('socketio: { path = "/socket.io/"; handler = "../x.php"; };', r'socketio.handler: "\.\./x\.php" is not'),
+    ('socketio: { path = "/socket.io/"; handler = "/x.txt"; };', r'socketio.handler: "/x\.txt" is not'),
+    ('socketio: { handler = "x.php"; };', r'socketio.handler: "x\.php" is not'),
 ])
 def test_bad_socketio_settings_are_refused_with_their_file_and_line(make_suite, tmp_path, body, why):
     import re

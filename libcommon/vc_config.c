@@ -107,6 +107,9 @@ static const struct spec site_specs[] = {
      "a client that has not answered a ping by then is closed"},
     {"site.socketio.max_payload", T_SIZE, S(socketio_max_payload), 1024, 64 << 20,
      "the largest message a client may send (larger: closed, 1009)"},
+    {"site.socketio.handler", T_STR, S(socketio_handler), 0, 0,
+     "the PHP script that handles connects, events and disconnects (\"/socket.php\", the site's URL path; none: "
+     "no handler)"},
 };
 
 /* Environment variables and the settings they set. */
@@ -311,6 +314,7 @@ static void site_fini(vc_site_t *s)
     free(s->mercure_publisher_key);
     free(s->mercure_subscriber_key);
     free(s->socketio_path);
+    free(s->socketio_handler);
     vc_config_free_list(&s->socketio_namespaces, &s->nsocketio_namespaces);
     vc_config_free_list(&s->redirects, &s->nredirects);
     vc_config_free_list(&s->entry_scripts, &s->nentry_scripts);

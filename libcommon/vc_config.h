@@ -106,8 +106,9 @@ typedef struct vc_site {
     char *mercure_subscriber_key; /* and of subscribers' (private updates) */
     /* Socket.IO (docs/socketio.md): its path, NULL: off; the namespaces a
      * client may join (none: "/"); the ping each interval, the pong's wait,
-     * the largest message. */
+     * the largest message; the handler's URL path (NULL: none). */
     char *socketio_path;
+    char *socketio_handler;
     char **socketio_namespaces;
     size_t nsocketio_namespaces;
     int64_t socketio_ping_interval_ms, socketio_ping_timeout_ms, socketio_max_payload;

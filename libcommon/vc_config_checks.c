@@ -82,6 +82,14 @@ static int check_socketio(struct ctx *c, const vc_site_t *s)
                               "site \"%s\": socketio.path: \"%s\" is not a path that starts and ends with \"/\" "
                               "(\"/socket.io/\")",
                               s->name, p);
+    const char *h = s->socketio_handler;
+    /* "socket.php" is "/socket.php": a URL path of the site either way. */
+    if (h && (p == NULL || strlen(h) < 5 || strlen(h) > 200 || strcmp(h + strlen(h) - 4, ".php") != 0 || h[0] == '.' ||
+              strstr(h, "/.") || strstr(h, "//") || strpbrk(h, "?#% \t\\")))
+        return vc_config_fail(c, s->line,
+                              "site \"%s\": socketio.handler: \"%s\" is not a PHP script's path in the site "
+                              "(\"/socket.php\": no part starting with a dot, ending in .php; with socketio.path)",
+                              s->name, h);
     for (size_t k = 0; k < s->nsocketio_namespaces; k++) {
         const char *n = s->socketio_namespaces[k];
         if (n[0] != '/' || strlen(n) > SIO_NSP_MAX_CONFIG || strpbrk(n, ", \t?#"))

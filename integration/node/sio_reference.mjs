@@ -15,7 +15,40 @@ const io = new Server(http, {
   maxHttpBufferSize: opts.maxPayload,
   serveClient: false,
 });
-for (const nsp of opts.namespaces) io.of(nsp);
+// With opts.handlers, what integration/fixtures/docroot/sio_handler.php
+// does for the suite, as socket.io's middleware and listeners.
+for (const nsp of opts.namespaces) {
+  const space = io.of(nsp);
+  if (!opts.handlers) continue;
+  space.use((socket, next) => {
+    const token = socket.handshake.auth.token;
+    if (token !== "secret") {
+      const err = new Error("not authorized");
+      err.data = { token: token ?? null };
+      return next(err);
+    }
+    socket.join("lobby");
+    const cookie = /(?:^|; )user=([^;]*)/.exec(socket.handshake.headers.cookie || "");
+    socket.emit("welcome", "hello", cookie ? cookie[1] : null, socket.handshake.query.room ?? null,
+      socket.handshake.address.replace(/^::ffff:/, ""));
+    next();
+  });
+  space.on("connection", (socket) => {
+    const acked = (fn) => (...args) => {
+      const ack = typeof args[args.length - 1] === "function" ? args.pop() : null;
+      fn(ack || (() => {}), ...args);
+    };
+    socket.on("say", acked((ack, ...args) => {
+      socket.to("lobby").emit("said", ...args);
+      ack("ok", args.length);
+    }));
+    socket.on("echo", acked((ack, ...args) => ack(...args)));
+    socket.on("one", acked((ack) => ack(42)));
+    socket.on("nothing", acked((ack) => ack()));
+    socket.on("fail", () => {});
+    socket.on("disconnect", (reason) => space.to("lobby").emit("left", reason));
+  });
+}
 // POST /sio_op.php: what the suite's PHP does with vc_socketio_*()
 // (integration/fixtures/docroot/sio_op.php), done with socket.io's server API.
 http.on("request", (req, res) => {

@@ -39,18 +39,27 @@ static const char *protocol_of(h2o_req_t *req)
 }
 
 /* The site's parameters, what a .htaccess's rewrite rules set (rw may be
- * NULL), as Apache hands them to PHP, and its php_value settings. */
+ * NULL), as Apache hands them to PHP, what the front set on a request of
+ * its own (h2o's env: VC_SOCKETIO on a Socket.IO handler's; no client
+ * request has any), and its php_value settings. */
 static void params_of(const site_rt_t *s, h2o_req_t *req, const htaccess_rewritten_t *rw, Vc__RequestHead *head)
 {
-    size_t extra = rw ? rw->nvars : 0;
-    Vc__Header *params = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header) * (SEAM_PHP_PARAMS + extra));
-    Vc__Header **pp = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header *) * (SEAM_PHP_PARAMS + extra));
+    size_t vars = rw ? rw->nvars : 0, env = req->env.size / 2;
+    Vc__Header *params = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header) * (SEAM_PHP_PARAMS + vars + env));
+    Vc__Header **pp = h2o_mem_alloc_pool(&req->pool, sizeof(Vc__Header *) * (SEAM_PHP_PARAMS + vars + env));
     size_t n = seam_php_params(s, params, pp);
-    for (size_t i = 0; i < extra; i++, n++) {
+    for (size_t i = 0; i < vars; i++, n++) {
         vc__header__init(&params[n]);
         params[n].name = (char *)rw->names[i];
         params[n].value.data = (uint8_t *)rw->values[i];
         params[n].value.len = strlen(rw->values[i]);
+        pp[n] = &params[n];
+    }
+    for (size_t i = 0; i < env; i++, n++) {
+        vc__header__init(&params[n]);
+        params[n].name = pool_str(&req->pool, req->env.entries[2 * i].base, req->env.entries[2 * i].len);
+        params[n].value.data = (uint8_t *)req->env.entries[2 * i + 1].base;
+        params[n].value.len = req->env.entries[2 * i + 1].len;
         pp[n] = &params[n];
     }
     head->params = pp;
@@ -179,10 +188,27 @@ static int site_init(front_t *f, site_rt_t *s, void **state)
     return 0;
 }
 
+/* Whether route runs the site's Socket.IO handler for a client's own
+ * request: only the front's calls (sio_handler.h, which set VC_SOCKETIO)
+ * may, so that nobody posts it a made-up event. Judged on the script the
+ * route resolved to, after any rewrite. */
+static int handler_from_outside(const seam_request_t *r)
+{
+    const char *h = r->site->conf->socketio_handler;
+    if (h == NULL || h2o_req_getenv(r->req, H2O_STRLIT("VC_SOCKETIO"), 0) != NULL)
+        return 0;
+    const char *name = r->route->script_name;
+    if (h[0] != '/' && name[0] == '/')
+        name++; /* "socket.php" names "/socket.php" */
+    return strcmp(name, h) == 0;
+}
+
 static int take(const seam_request_t *r, void *state)
 {
     if (r->kind != ROUTE_PHP)
         return 0;
+    if (handler_from_outside(r))
+        return front_send_error(r->f, r->site, r->req, 404, "Not Found\n");
     htaccess_respond_attach(r);
     to_php(r->f, r->site, pools[*(const size_t *)state], r->req, r->route, r->rewritten);
     return 1;

@@ -11,6 +11,7 @@
 #include "vc_events.h"
 #include "core/handler.h"
 #include "rooms.h"
+#include "sio_handler.h"
 #include "sio_rooms.h"
 #include "core/seam.h"
 #include "vc_bus.h"
@@ -403,6 +404,20 @@ static uint64_t sio_rooms_now(void)
     return rooms;
 }
 
+static uint64_t sio_calls_now(void)
+{
+    uint64_t calls, failed;
+    sio_handler_counts(&calls, &failed);
+    return calls;
+}
+
+static uint64_t sio_failed_now(void)
+{
+    uint64_t calls, failed;
+    sio_handler_counts(&calls, &failed);
+    return failed;
+}
+
 static const seam_counter_t counters[] = {
     {"vc_front_realtime_connections", "realtime_connections", "WebSocket (Pusher protocol) connections open now.", 1, 0,
      &rt_stats.connections, NULL, 0},
@@ -433,6 +448,10 @@ static const seam_counter_t counters[] = {
     {"vc_front_socketio_operations_total", "socketio_operations",
      "Socket.IO operations (emit, join, leave, disconnect) applied to this front's sockets.", 0, 0, NULL,
      sio_rooms_applied, 0},
+    {"vc_front_socketio_handler_calls_total", "socketio_handler_calls",
+     "Socket.IO handler calls (connect, event, disconnect) made to PHP.", 0, 0, NULL, sio_calls_now, 0},
+    {"vc_front_socketio_handler_failed_total", "socketio_handler_failed",
+     "Socket.IO handler calls PHP did not answer with a 2xx.", 0, 0, NULL, sio_failed_now, 0},
 };
 
 static const seam_backend_t realtime = {

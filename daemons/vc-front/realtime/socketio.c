@@ -18,6 +18,7 @@
  * so a client must be given that option.
  */
 #include "realtime.h"
+#include "sio_handler.h"
 #include "sio_rooms.h"
 #include "sio_wire.h"
 #include "vc_log.h"
@@ -34,11 +35,29 @@
 #define CONNECT_TIMEOUT_MS 45000
 /* Namespaces one connection may join. */
 #define MAX_NSPS 32
+/* Handler calls one connection may have waiting: a client that sends
+ * faster than its handler answers is closed, not queued without end. */
+#define MAX_JOBS 64
 
 typedef struct sio_nsp {
     char name[SIO_NSP_MAX + 1];
     sio_socket_t *sock; /* its id and rooms */
+    int pending;        /* its connect handler has not answered yet */
 } sio_nsp_t;
+
+enum { JOB_CONNECT, JOB_EVENT, JOB_DISCONNECT };
+static const char *const job_kinds[] = {"connect", "event", "disconnect"};
+
+/* A handler call waiting its turn: one runs at a time per connection, so
+ * a socket's events reach PHP in the order they were sent. */
+typedef struct sio_job {
+    int kind;
+    char id[24]; /* the socket's: found again by it when answered */
+    char *body;  /* the handler's JSON */
+    int has_ack;
+    uint64_t ack;
+    struct sio_job *next;
+} sio_job_t;
 
 typedef struct sio_conn sio_conn_t;
 struct sio_conn {
@@ -48,7 +67,12 @@ struct sio_conn {
     uint64_t opened_ms, ping_sent_ms, next_ping_ms; /* monotonic; ping_sent_ms 0: none out */
     sio_nsp_t nsps[MAX_NSPS];
     size_t nnsps;
-    unsigned awaiting; /* attachments of a binary packet still to come */
+    unsigned awaiting;   /* attachments of a binary packet still to come */
+    sio_handshake_t *hs; /* NULL: the site has no handler */
+    sio_job_t *jobs, *jobs_tail, *running;
+    size_t njobs;
+    sio_call_t *call;   /* running's */
+    const char *reason; /* why it closes, as socket.io says it to a disconnect handler */
     sio_conn_t *prev, *next;
 };
 
@@ -98,19 +122,209 @@ static sio_nsp_t *joined(sio_conn_t *c, const char *nsp)
     return NULL;
 }
 
-/* The socket leaves the namespace: out of its rooms, and out of c. */
-static void nsp_leave(sio_conn_t *c, sio_nsp_t *n)
+static sio_nsp_t *by_id(sio_conn_t *c, const char *id)
 {
-    sio_socket_free(n->sock);
-    *n = c->nsps[--c->nnsps];
+    for (size_t i = 0; i < c->nnsps; i++)
+        if (strcmp(c->nsps[i].sock->id, id) == 0)
+            return &c->nsps[i];
+    return NULL;
 }
 
-/* What the reference closes the whole connection for. */
-static int close_for(sio_conn_t *c, const char *why)
+/* What the reference closes the whole connection for; reason as socket.io
+ * tells a disconnect handler. */
+static int close_as(sio_conn_t *c, const char *reason, const char *why)
 {
     vc_log(VC_LOG_DEBUG, "socketio", "closing %s: %s", c->sid, why);
+    if (c->reason == NULL)
+        c->reason = reason;
     ws_close(c->ws, VC_WS_CLOSE_NORMAL, "");
     return 1;
+}
+
+static int close_for(sio_conn_t *c, const char *why)
+{
+    return close_as(c, "parse error", why);
+}
+
+static void run_next(sio_conn_t *c);
+
+static void job_free(sio_job_t *j)
+{
+    if (j) {
+        free(j->body);
+        free(j);
+    }
+}
+
+/* Queues a handler call (body taken); 0, or -1 (and the connection
+ * closed) if too many wait. */
+static int job_add(sio_conn_t *c, int kind, const char *id, json_t *body, const sio_packet_t *p)
+{
+    char *text = json_dumps(body, JSON_COMPACT | JSON_ENCODE_ANY);
+    json_decref(body);
+    if (c->njobs == MAX_JOBS || text == NULL) {
+        free(text);
+        close_as(c, "forced server close", "its handler calls are too far behind");
+        return -1;
+    }
+    sio_job_t *j = vc_calloc(1, sizeof(*j));
+    j->kind = kind;
+    snprintf(j->id, sizeof(j->id), "%s", id);
+    j->body = text;
+    if (p && p->has_id) {
+        j->has_ack = 1;
+        j->ack = p->id_nan ? SIO_ID_NAN : p->id;
+    }
+    if (c->jobs_tail)
+        c->jobs_tail->next = j;
+    else
+        c->jobs = j;
+    c->jobs_tail = j;
+    c->njobs++;
+    run_next(c);
+    return 0;
+}
+
+static json_t *disconnect_json(const sio_nsp_t *n, const char *reason)
+{
+    return json_pack("{s:s, s:s, s:s, s:s}", "type", "disconnect", "socket", n->sock->id, "namespace", n->name,
+                     "reason", reason);
+}
+
+static char *disconnect_body(const sio_nsp_t *n, const char *reason)
+{
+    json_t *j = disconnect_json(n, reason);
+    char *text = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return text;
+}
+
+/* The socket leaves the namespace: out of its rooms, and out of c; its
+ * disconnect handler runs (reason NULL: it never connected). */
+static void nsp_leave(sio_conn_t *c, sio_nsp_t *n, const char *reason)
+{
+    json_t *bye = reason && c->hs && !n->pending ? disconnect_json(n, reason) : NULL;
+    char id[24];
+    snprintf(id, sizeof(id), "%s", n->sock->id);
+    sio_socket_free(n->sock);
+    *n = c->nsps[--c->nnsps];
+    /* Queued once n is gone: a handler may answer at once, and its answer
+     * may move the other namespaces in c->nsps. */
+    if (bye)
+        job_add(c, JOB_DISCONNECT, id, bye, NULL);
+}
+
+/* The connect handler's word: 2xx lets the socket in; anything else
+ * refuses it with the handler's {"message", "data"}, as a socket.io
+ * middleware's next(err) does. */
+static void connect_answered(sio_conn_t *c, sio_nsp_t *n, int status, const char *body, size_t len)
+{
+    if (status >= 200 && status <= 299) {
+        n->pending = 0;
+        char json[48];
+        snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", n->sock->id);
+        send_sio(c, SIO_CONNECT, n->name, json);
+        return;
+    }
+    json_t *answer = json_loadb(body, len, 0, NULL), *err = json_object();
+    json_t *msg = json_object_get(answer, "message");
+    if (!json_is_string(msg) && status != 401 && status != 403)
+        vc_log(VC_LOG_NOTICE, "socketio", "%s's handler answered %d to a connect: refused", c->conf->name, status);
+    json_object_set_new(err, "message",
+                        json_is_string(msg)              ? json_incref(msg)
+                        : status == 401 || status == 403 ? json_string("Forbidden")
+                                                         : json_string("Handler failed"));
+    if (json_object_get(answer, "data"))
+        json_object_set(err, "data", json_object_get(answer, "data"));
+    char *text = json_dumps(err, JSON_COMPACT);
+    send_sio(c, SIO_CONNECT_ERROR, n->name, text);
+    free(text);
+    json_decref(err);
+    json_decref(answer);
+    nsp_leave(c, n, NULL);
+}
+
+/* An event handler's answer is the ack's arguments: a JSON array as it
+ * is, any other JSON value as the one argument, nothing as none. */
+static void ack_answered(sio_conn_t *c, sio_nsp_t *n, const sio_job_t *j, int status, const char *body, size_t len)
+{
+    if (status < 200 || status > 299) {
+        vc_log(VC_LOG_NOTICE, "socketio", "%s's handler answered %d to an event: no ack", c->conf->name, status);
+        return;
+    }
+    size_t at = 0;
+    while (at < len && strchr(" \t\r\n", body[at]))
+        at++;
+    json_error_t e;
+    json_t *v = at < len ? json_loadb(body + at, len - at, JSON_DECODE_ANY, &e) : json_array();
+    if (v == NULL) {
+        vc_log(VC_LOG_NOTICE, "socketio", "%s's handler answered an event with no JSON: no ack", c->conf->name);
+        return;
+    }
+    char *args;
+    if (json_is_array(v)) {
+        args = json_dumps(v, JSON_COMPACT);
+    } else {
+        json_t *one = json_pack("[O]", v);
+        args = json_dumps(one, JSON_COMPACT | JSON_ENCODE_ANY);
+        json_decref(one);
+    }
+    json_decref(v);
+    size_t plen;
+    char *packet = sio_encode(SIO_ACK, 0, n->name, 1, j->ack, args, strlen(args), &plen);
+    send_packet(c, EIO_MESSAGE, packet, plen);
+    free(packet);
+    free(args);
+}
+
+static void on_answer(void *owner, int status, const char *body, size_t len)
+{
+    sio_conn_t *c = owner;
+    sio_job_t *j = c->running;
+    c->running = NULL;
+    sio_nsp_t *n = by_id(c, j->id);
+    if (n && j->kind == JOB_CONNECT && n->pending)
+        connect_answered(c, n, status, body, len);
+    else if (n && j->kind == JOB_EVENT && j->has_ack && !n->pending)
+        ack_answered(c, n, j, status, body, len);
+    else if (j->kind == JOB_DISCONNECT && (status < 200 || status > 299))
+        vc_log(VC_LOG_NOTICE, "socketio", "%s's handler answered %d to a disconnect", c->conf->name, status);
+    job_free(j);
+    run_next(c);
+}
+
+static void run_next(sio_conn_t *c)
+{
+    if (c->running || c->jobs == NULL || ws_closing(c->ws))
+        return;
+    sio_job_t *j = c->jobs;
+    c->jobs = j->next;
+    if (c->jobs == NULL)
+        c->jobs_tail = NULL;
+    c->njobs--;
+    c->running = j;
+    char *body = j->body;
+    j->body = NULL;
+    sio_call(c->hs, job_kinds[j->kind], body, on_answer, c, &c->call);
+}
+
+/* The connection is gone: what waited still reaches the handler, with no
+ * one to answer (events, then each namespace's disconnect), each on its
+ * own; the call running is let finish unheard. */
+static void jobs_after_close(sio_conn_t *c)
+{
+    if (c->call)
+        sio_call_forget(c->call);
+    job_free(c->running);
+    for (sio_job_t *j = c->jobs, *next; j; j = next) {
+        next = j->next;
+        if (j->kind != JOB_CONNECT) {
+            sio_call(c->hs, job_kinds[j->kind], j->body, NULL, NULL, NULL);
+            j->body = NULL;
+        }
+        job_free(j);
+    }
+    c->jobs = c->jobs_tail = c->running = NULL;
 }
 
 static int on_sio(sio_conn_t *c, const char *text, size_t len)
@@ -129,19 +343,43 @@ static int on_sio(sio_conn_t *c, const char *text, size_t len)
         } else {
             n = &c->nsps[c->nnsps++];
             snprintf(n->name, sizeof(n->name), "%s", p.nsp);
-            char id[24], json[48];
+            char id[24];
             new_id(id);
+            /* In its rooms from now: the connect handler may join it to
+             * others, and what they carry reaches it (the client keeps
+             * it until the CONNECT, as socket.io's does). */
             n->sock = sio_socket_new(c->conf->name, p.nsp, id, c);
-            snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", id);
-            send_sio(c, SIO_CONNECT, p.nsp, json);
+            n->pending = c->hs != NULL;
+            if (n->pending) {
+                job_add(c, JOB_CONNECT, id,
+                        json_pack("{s:s, s:s, s:s, s:O?}", "type", "connect", "socket", id, "namespace", p.nsp, "auth",
+                                  p.data),
+                        NULL);
+            } else {
+                char json[48];
+                snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", id);
+                send_sio(c, SIO_CONNECT, p.nsp, json);
+            }
         }
-    } else if (n && p.type == SIO_DISCONNECT) {
-        nsp_leave(c, n);
-    } else if (n && p.type != SIO_CONNECT && p.type != SIO_CONNECT_ERROR) {
-        /* An event or an ack with no handler to take it, as the reference
-         * with no listener: nothing. A binary one's attachments follow. */
-        if (p.type == SIO_BINARY_EVENT || p.type == SIO_BINARY_ACK)
+    } else if (n && !n->pending && p.type == SIO_DISCONNECT) {
+        nsp_leave(c, n, "client namespace disconnect");
+    } else if (n && !n->pending && p.type != SIO_CONNECT && p.type != SIO_CONNECT_ERROR) {
+        /* A binary packet's attachments follow; binary events do not
+         * reach PHP yet. An event goes to the handler (if there is one:
+         * else, as the reference with no listener, nothing); an ack from
+         * a client answers nothing the server asked. */
+        if (p.type == SIO_BINARY_EVENT || p.type == SIO_BINARY_ACK) {
             c->awaiting = p.attachments;
+        } else if (p.type == SIO_EVENT && c->hs) {
+            json_t *args = json_array();
+            for (size_t i = 1; i < json_array_size(p.data); i++)
+                json_array_append(args, json_array_get(p.data, i));
+            rc =
+                job_add(c, JOB_EVENT, n->sock->id,
+                        json_pack("{s:s, s:s, s:s, s:O, s:o, s:b}", "type", "event", "socket", n->sock->id, "namespace",
+                                  p.nsp, "event", json_array_get(p.data, 0), "args", args, "ack", p.has_id),
+                        &p) != 0;
+        }
     } else {
         rc = close_for(c, "a packet this state does not take");
     }
@@ -174,7 +412,7 @@ static int on_message(ws_conn_t *ws, const vc_ws_message_t *m)
         if (c->awaiting)
             return close_for(c, "text while a binary packet's attachments are awaited");
         return on_sio(c, p.data, p.len);
-    case EIO_CLOSE: return close_for(c, "the client closed");
+    case EIO_CLOSE: return close_as(c, "transport close", "the client closed");
     case EIO_OPEN: return close_for(c, "an open packet from a client");
     default: return 0; /* upgrade and noop: nothing to do on WebSocket */
     }
@@ -196,8 +434,18 @@ static void on_open(ws_conn_t *ws)
 static void on_closed(ws_conn_t *ws)
 {
     sio_conn_t *c = ws_data(ws);
-    while (c->nnsps)
-        nsp_leave(c, &c->nsps[c->nnsps - 1]);
+    /* What waited for a handler goes on without the connection, then
+     * each namespace's disconnect, in that order of sending. */
+    if (c->hs)
+        jobs_after_close(c);
+    const char *reason = c->reason ? c->reason : "transport close";
+    while (c->nnsps) {
+        sio_nsp_t *n = &c->nsps[c->nnsps - 1];
+        if (c->hs && !n->pending)
+            sio_call(c->hs, "disconnect", disconnect_body(n, reason), NULL, NULL, NULL);
+        nsp_leave(c, n, NULL);
+    }
+    sio_handshake_unref(c->hs);
     if (c->prev)
         c->prev->next = c->next;
     else
@@ -222,11 +470,11 @@ static void sock_disconnect(sio_socket_t *s, int close)
             /* As socket.disconnect(close): the client reads "io server
              * disconnect" for that namespace. */
             send_sio(c, SIO_DISCONNECT, c->nsps[i].name, NULL);
-            nsp_leave(c, &c->nsps[i]);
+            nsp_leave(c, &c->nsps[i], close ? NULL : "server namespace disconnect");
             break;
         }
     if (close)
-        close_for(c, "disconnected with close by the application");
+        close_as(c, "forced server close", "disconnected with close by the application");
 }
 
 static const sio_socket_ops_t sock_ops = {.send = sock_send, .disconnect = sock_disconnect};
@@ -307,6 +555,11 @@ int socketio_take(front_t *f, rt_site_t *rs, h2o_req_t *req, int origin_ok)
     sio_conn_t *c = vc_calloc(1, sizeof(*c));
     c->conf = s;
     new_id(c->sid);
+    if (s->socketio_handler) {
+        char path[256];
+        snprintf(path, sizeof(path), "%s%s", s->socketio_handler[0] == '/' ? "" : "/", s->socketio_handler);
+        c->hs = sio_handshake_keep(req, path);
+    }
     ws_options_t opt = {
         .limits = {.max_frame = (size_t)s->socketio_max_payload, .max_message = (size_t)s->socketio_max_payload},
         .max_queue = (size_t)f->settings->realtime_max_queue,
@@ -315,6 +568,7 @@ int socketio_take(front_t *f, rt_site_t *rs, h2o_req_t *req, int origin_ok)
     const char *why;
     c->ws = ws_upgrade(f, req, &callbacks, &opt, c, &status, &why);
     if (c->ws == NULL) {
+        sio_handshake_unref(c->hs);
         free(c);
         return refuse(req, 1, E_BAD);
     }
@@ -336,7 +590,7 @@ void socketio_tick(void)
             close_for(c, "no namespace joined within the connect timeout");
         } else if (c->ping_sent_ms && now - c->ping_sent_ms >= (uint64_t)c->conf->socketio_ping_timeout_ms) {
             rt_stats.connections_cut++;
-            close_for(c, "ping timeout");
+            close_as(c, "ping timeout", "ping timeout");
         } else if (c->ping_sent_ms == 0 && now >= c->next_ping_ms) {
             send_packet(c, EIO_PING, "", 0);
             c->ping_sent_ms = now;
