@@ -8,6 +8,7 @@ packets, the server's pings and the close of a client that stops answering
 them, and a close for each packet the reference does not take."""
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -59,19 +60,26 @@ def pair(tmp_path_factory):
         s.cleanup()
 
 
-def client(port, namespaces, stay_ms):
+# socket.io-client's transports: WebSocket only, polling only, and its
+# default (polling, then the upgrade to WebSocket).
+TRANSPORTS = [["websocket"], ["polling"], ["polling", "websocket"]]
+
+
+def client(port, namespaces, stay_ms, transports):
     r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_client.mjs"),
                         json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "namespaces": namespaces,
-                                    "stayMs": stay_ms})],
+                                    "stayMs": stay_ms, "transports": transports})],
                        cwd=NODE_DIR, capture_output=True, text=True, timeout=60, env=NODE_ENV)
     assert r.returncode == 0, r.stderr
     return [json.loads(line) for line in r.stdout.splitlines()]
 
 
-def test_socketio_client_joins_namespaces_and_stays_through_pings_as_with_the_reference(pair):
+@pytest.mark.parametrize("transports", TRANSPORTS, ids="+".join)
+def test_socketio_client_joins_namespaces_and_stays_through_pings_as_with_the_reference(pair, transports):
     ours, ref = pair
     # 3.5 s: three pings of 1 s answered (the client answers them itself).
-    got = {name: client(port, ["/", "/chat", "/nope"], 3500) for name, port in (("ours", ours.http), ("ref", ref))}
+    got = {name: client(port, ["/", "/chat", "/nope"], 3500, transports)
+           for name, port in (("ours", ours.http), ("ref", ref))}
     for name, events in got.items():
         by = {(e["ev"], e["nsp"]): e for e in events}
         assert ("connect", "/") in by and ("connect", "/chat") in by, (name, events)
@@ -79,11 +87,13 @@ def test_socketio_client_joins_namespaces_and_stays_through_pings_as_with_the_re
         assert by[("connect_error", "/nope")]["message"] == "Invalid namespace", (name, events)
         assert by[("end", "/")]["connected"] and by[("end", "/chat")]["connected"], (name, events)
         assert ("disconnect", "/") not in by, (name, events)
+        assert by[("end", "/")]["transport"] == transports[-1], (name, events)  # upgraded, if it may
 
 
-def scenario(port, clients, steps):
+def scenario(port, clients, steps, transports=("websocket",)):
     r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_scenario.mjs"),
                         json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "clients": clients,
+                                    "transports": list(transports),
                                     "opUrl": f"http://127.0.0.1:{port}/sio_op.php", "steps": steps})],
                        cwd=NODE_DIR, capture_output=True, text=True, timeout=120, env=NODE_ENV)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -116,13 +126,15 @@ ROOM_STEPS = [
 ]
 
 
-def test_rooms_emits_joins_leaves_and_disconnects_from_php_reach_the_sockets_the_reference_reaches(pair):
+@pytest.mark.parametrize("transports", TRANSPORTS, ids="+".join)
+def test_rooms_emits_joins_leaves_and_disconnects_from_php_reach_the_sockets_the_reference_reaches(pair, transports):
     """vc_socketio_*() from a PHP request, and socket.io's server API on
     the reference, for the same steps: each socket gets the same events,
     with the same arguments, in the same order, and the same disconnects."""
     ours, ref = pair
     clients = {"A": ["/", "/chat"], "B": ["/"], "C": ["/"], "D": ["/chat"]}
-    mine, theirs = scenario(ours.http, clients, ROOM_STEPS), scenario(ref, clients, ROOM_STEPS)
+    mine, theirs = (scenario(ours.http, clients, ROOM_STEPS, transports),
+                    scenario(ref, clients, ROOM_STEPS, transports))
     assert mine == theirs, (mine, theirs)
     # What the steps say, so that both being wrong alike does not pass.
     got = {k: [e[0] for e in v if e[0] != "mark"] for k, v in mine.items()}
@@ -253,12 +265,30 @@ CASES = [
 # frame. The front refuses before the upgrade, with the same status and
 # message; either way the client gets no connection.
 LATE_REFUSAL = {"?EIO=3&transport=websocket", "?transport=websocket"}
+# And a WebSocket handshake that names polling: the reference upgrades it
+# (101), then closes it at once (polling takes no upgrade); the front
+# refuses it before, 400 "Bad request".
+UPGRADE_TO_POLLING = ("?EIO=4&transport=polling", "GET", True)
+
+
+# Handshakes both take: polling's (an Upgrade header on it changes nothing).
+OPENED = {"?EIO=4&transport=polling"}
 
 
 @pytest.mark.parametrize("query,method,upgrade", CASES)
-def test_a_refused_handshake_is_answered_as_the_reference_answers_it(pair, query, method, upgrade):
+def test_a_handshake_is_answered_as_the_reference_answers_it(pair, query, method, upgrade):
     ours, ref = pair
     mine, theirs = raw(ours.http, query, method, upgrade), raw(ref, query, method, upgrade)
+    if (query, method, upgrade) == UPGRADE_TO_POLLING:
+        assert mine == (400, "text/html", "Bad request") and theirs[0] == 101, (mine, theirs)
+        return
+    if query in OPENED:  # the open packet, the session's id aside
+        def opened(r):
+            body = r[2][r[2].index("0{"):r[2].index("}") + 1]
+            return r[0], r[1], re.sub(r'"sid":"[A-Za-z0-9_-]{20}"', '"sid":"S"', body)
+        assert opened(mine) == opened(theirs), (mine, theirs)
+        assert opened(mine)[2].startswith('0{"sid":"S","upgrades":["websocket"]'), mine
+        return
     assert mine[0] in (400, 403), mine
     if query in LATE_REFUSAL:
         assert mine == (400, "text/html", "Unsupported protocol version"), mine
@@ -418,3 +448,60 @@ def test_bad_socketio_settings_are_refused_with_their_file_and_line(make_suite, 
     r = configtest_site(make_suite, tmp_path, f'default = true; root = "{tmp_path}"; {body}')
     assert r.returncode != 0 and re.search(why, r.stderr), r.stderr
     assert "x.conf:2" in r.stderr, r.stderr
+
+
+def http(port, method, query, body=None, timeout=10):
+    """(status, content type, body) of one plain HTTP request."""
+    import http.client
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    try:
+        conn.request(method, PATH + query, body=body)
+        r = conn.getresponse()
+        return r.status, r.getheader("Content-Type") or "", r.read().decode()
+    finally:
+        conn.close()
+
+
+def polling_wire(port):
+    """What one polling session sees, step by step, ids written as "ID"."""
+    import threading
+    ids = lambda r: (r[0], r[1], re.sub(r'"sid":"[A-Za-z0-9_-]{20}"', '"sid":"ID"', r[2]))  # noqa: E731
+    seen = {}
+    opened = http(port, "GET", "?EIO=4&transport=polling")
+    sid = json.loads(opened[2][1:])["sid"]
+    q = f"?EIO=4&transport=polling&sid={sid}"
+    seen["open"] = ids(opened)
+    seen["post two connects"] = http(port, "POST", q, "40\x1e40/chat,{\"token\":1}")
+    seen["get both answers"] = ids(http(port, "GET", q))
+    seen["post an event"] = http(port, "POST", q, "42[\"x\",1]")
+    seen["put"] = http(port, "PUT", q)
+    # Two GETs at once, with nothing to send: whichever comes first is
+    # held, the other overlaps it.
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(http(port, "GET", q))) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(15)
+    seen["two gets at once"] = sorted(got)
+    seen["after"] = http(port, "GET", q)
+    # A body over maxPayload.
+    sid = json.loads(http(port, "GET", "?EIO=4&transport=polling")[2][1:])["sid"]
+    q = f"?EIO=4&transport=polling&sid={sid}"
+    seen["post too large"] = http(port, "POST", q, "4" + "x" * SETTINGS["maxPayload"])
+    seen["after too large"] = http(port, "GET", q)
+    return seen
+
+
+def test_polling_bodies_and_statuses_are_the_references(pair):
+    """Engine.IO's long-polling at the wire, on both: the open packet, a
+    POST of two packets joined by the record separator ("ok"), a GET that
+    takes both answers at once, another method (500), a second GET while
+    one is held (400, and the session ends: the held one gets the close
+    packet), a body over maxPayload (413, the session ends)."""
+    ours, ref = pair
+    mine, theirs = polling_wire(ours.http), polling_wire(ref)
+    assert mine == theirs, (mine, theirs)
+    assert mine["get both answers"][2] == '40{"sid":"ID"}\x1e40/chat,{"sid":"ID"}', mine
+    assert mine["two gets at once"] == [(200, "text/plain; charset=UTF-8", "1"), (400, "", "")], mine
+    assert mine["post too large"][0] == 413, mine

@@ -99,7 +99,7 @@ static const struct spec site_specs[] = {
     {"site.mercure_subscriber_key", T_STR, S(mercure_subscriber_key), 0, 0,
      "the key that signs Mercure subscribers' JWTs"},
     {"site.socketio.path", T_STR, S(socketio_path), 0, 0,
-     "where Socket.IO clients connect (\"/socket.io/\"; none: off; WebSocket transport only, for now)"},
+     "where Socket.IO clients connect (\"/socket.io/\"; none: off)"},
     {"site.socketio.namespaces", T_LIST, S(socketio_namespaces), 0, 0, "the namespaces clients may join ([]: \"/\")"},
     {"site.socketio.ping_interval", T_DURATION, S(socketio_ping_interval_ms), 1000, 3600 * 1000,
      "how often the server pings each client"},

@@ -13,7 +13,7 @@ const log = (who, x) => (seen[who] = seen[who] || []).push(x);
 
 function client(who, token, user) {
   const s = io(o.url, {
-    path: o.path, transports: ["websocket"], reconnection: false, forceNew: true,
+    path: o.path, transports: o.transports || ["websocket"], reconnection: false, forceNew: true,
     auth: token ? { token } : {}, query: { room: `room-of-${who}` },
     extraHeaders: { cookie: `user=${user}; other=1` },
   });

@@ -10,7 +10,7 @@ const say = (x) => console.log(JSON.stringify(x));
 const sockets = o.namespaces.map((nsp) => {
   const s = io(o.url + (nsp === "/" ? "" : nsp), {
     path: o.path,
-    transports: ["websocket"],
+    transports: o.transports || ["websocket"],
     reconnection: false,
     forceNew: true,
     auth: o.auth || {},
@@ -22,7 +22,7 @@ const sockets = o.namespaces.map((nsp) => {
 });
 setTimeout(() => {
   for (const [nsp, s] of sockets) {
-    say({ ev: "end", nsp, connected: s.connected });
+    say({ ev: "end", nsp, connected: s.connected, transport: s.io.engine.transport.name });
     s.off("disconnect"); // its own close is not news
     s.close();
   }

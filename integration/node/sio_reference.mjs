@@ -1,7 +1,7 @@
 // socket.io 4.8 as the reference the front's Socket.IO is compared with:
 // a server with no event handler, its namespaces, ping and payload
-// settings from argv[2] (JSON), WebSocket transport only (as the front's
-// for now). Prints "listening PORT", then runs until stdin closes.
+// settings from argv[2] (JSON), both transports (polling, and WebSocket
+// to upgrade to or start with). Prints "listening PORT", then runs until stdin closes.
 import { createServer } from "node:http";
 import { Server } from "socket.io";
 
@@ -9,7 +9,6 @@ const opts = JSON.parse(process.argv[2]);
 const http = createServer();
 const io = new Server(http, {
   path: opts.path,
-  transports: ["websocket"],
   pingInterval: opts.pingInterval,
   pingTimeout: opts.pingTimeout,
   maxHttpBufferSize: opts.maxPayload,

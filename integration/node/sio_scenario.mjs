@@ -41,7 +41,7 @@ for (const [name, list] of Object.entries(o.clients)) {
     nsps.add(nsp);
     const key = `${name} ${nsp}`;
     const s = io(o.url + (nsp === "/" ? "" : nsp), {
-      path: o.path, transports: ["websocket"], reconnection: false, forceNew: true,
+      path: o.path, transports: o.transports || ["websocket"], reconnection: false, forceNew: true,
     });
     s.marks = [];
     s.onAny((ev, ...args) => {

@@ -47,6 +47,14 @@ void ws_out_unref(ws_out_t *o)
         free(o);
 }
 
+const uint8_t *ws_out_payload(const ws_out_t *o, size_t *len)
+{
+    size_t head = 2, n = o->data[1] & 0x7f;
+    head += n == 126 ? 2 : n == 127 ? 8 : 0;
+    *len = o->len - head;
+    return o->data + head;
+}
+
 void *ws_data(const ws_conn_t *c)
 {
     return c->data;

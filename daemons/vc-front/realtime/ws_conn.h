@@ -25,6 +25,8 @@ typedef struct ws_out {
 /* One frame of opcode with payload; one reference, the caller's. */
 ws_out_t *ws_out_new(int opcode, const void *payload, size_t len);
 void ws_out_unref(ws_out_t *o);
+/* Its payload, past the (unmasked) header. */
+const uint8_t *ws_out_payload(const ws_out_t *o, size_t *len);
 
 typedef struct ws_callbacks {
     /* A whole text or binary message. Returns non-zero if it closed the
