@@ -1,6 +1,6 @@
 /*
  * vc rooms: the realtime rooms of every front process (who is subscribed
- * where), and vc rooms apps: each site's realtime apps (docs/REALTIME.md).
+ * where, Socket.IO's namespaces and rooms after), and vc rooms apps: each site's realtime apps (docs/REALTIME.md).
  */
 #include "cli.h"
 #include "vc_ctl.h"
@@ -46,13 +46,65 @@ typedef struct room_row {
     unsigned long long subscribers, members;
 } room_row_t;
 
+/* Socket.IO's rooms, summed over the fronts: "" is the namespace's every
+ * socket. */
+typedef struct sio_row {
+    char *site, *nsp, *room;
+    unsigned long long sockets;
+} sio_row_t;
+
+static void sio_rows_add(sio_row_t **rows, size_t *n, const Vc__Reply *f)
+{
+    for (size_t k = 0; k < f->n_records; k++) {
+        const char *site = vc_record_get(f->records[k], "site"), *nsp = vc_record_get(f->records[k], "namespace");
+        const char *room = vc_record_get(f->records[k], "room"), *sockets = vc_record_get(f->records[k], "sockets");
+        if (site == NULL || nsp == NULL || room == NULL)
+            continue;
+        size_t j = 0;
+        while (j < *n &&
+               (strcmp((*rows)[j].site, site) || strcmp((*rows)[j].nsp, nsp) || strcmp((*rows)[j].room, room)))
+            j++;
+        if (j == *n) {
+            *rows = vc_realloc(*rows, (*n + 1) * sizeof(**rows));
+            (*rows)[(*n)++] = (sio_row_t){.site = vc_strdup(site), .nsp = vc_strdup(nsp), .room = vc_strdup(room)};
+        }
+        (*rows)[j].sockets += sockets ? strtoull(sockets, NULL, 10) : 0;
+    }
+}
+
+static void sio_rows_print(sio_row_t *rows, size_t n, int json)
+{
+    if (!json && n)
+        printf("\n%-16s %-20s %-30s %8s\n", "SOCKET.IO SITE", "NAMESPACE", "ROOM (\"\": EVERY SOCKET)", "SOCKETS");
+    for (size_t j = 0; j < n; j++) {
+        if (json) {
+            /* A room's name is any text a site's PHP gave: escaped. */
+            printf("{\"socketio\":true,\"site\":\"");
+            vc_json_escape(stdout, rows[j].site, strlen(rows[j].site));
+            printf("\",\"namespace\":\"");
+            vc_json_escape(stdout, rows[j].nsp, strlen(rows[j].nsp));
+            printf("\",\"room\":\"");
+            vc_json_escape(stdout, rows[j].room, strlen(rows[j].room));
+            printf("\",\"sockets\":%llu}\n", rows[j].sockets);
+        } else {
+            printf("%-16s %-20s %-30s %8llu\n", rows[j].site, rows[j].nsp, *rows[j].room ? rows[j].room : "\"\"",
+                   rows[j].sockets);
+        }
+        free(rows[j].site);
+        free(rows[j].nsp);
+        free(rows[j].room);
+    }
+    free(rows);
+}
+
 static int list(void *zctx, const vc_config_t *cfg, int json)
 {
     Vc__Reply *sup = NULL;
     if (cli_call(zctx, cfg, "vc", "status", NULL, 0, &sup) < 0)
         return 1;
     room_row_t *rows = NULL;
-    size_t n = 0;
+    size_t n = 0, nsio = 0;
+    sio_row_t *sio = NULL;
     for (size_t i = 0; i < sup->n_records; i++) {
         const char *name = vc_record_get(sup->records[i], "daemon");
         Vc__Reply *f = NULL;
@@ -76,6 +128,11 @@ static int list(void *zctx, const vc_config_t *cfg, int json)
             rows[j].members += members ? strtoull(members, NULL, 10) : 0;
         }
         vc__reply__free_unpacked(f, NULL);
+        f = NULL;
+        if (cli_call(zctx, cfg, name, "socketio", NULL, 0, &f) == 0) {
+            sio_rows_add(&sio, &nsio, f);
+            vc__reply__free_unpacked(f, NULL);
+        }
     }
     vc__reply__free_unpacked(sup, NULL);
     if (!json)
@@ -89,6 +146,7 @@ static int list(void *zctx, const vc_config_t *cfg, int json)
         free(rows[j].room);
     }
     free(rows);
+    sio_rows_print(sio, nsio, json);
     return 0;
 }
 

@@ -505,3 +505,31 @@ def test_polling_bodies_and_statuses_are_the_references(pair):
     assert mine["get both answers"][2] == '40{"sid":"ID"}\x1e40/chat,{"sid":"ID"}', mine
     assert mine["two gets at once"] == [(200, "text/plain; charset=UTF-8", "1"), (400, "", "")], mine
     assert mine["post too large"][0] == 413, mine
+
+
+def test_vc_rooms_lists_socketio_namespaces_and_rooms(pair):
+    """`vc rooms` shows each namespace's sockets and each room's (names of
+    any text, escaped in --json), summed over the front processes; a
+    socket's own room is not listed."""
+    ours, _ = pair
+    conns = []
+    try:
+        for nsp in ("/", "/", "/chat"):
+            c, _info = opened(ours.http)
+            c.send(frame(OP_TEXT, "40" if nsp == "/" else f"40{nsp},"))
+            conns.append((c, json.loads(text(c).split(",", 1)[-1] if nsp != "/" else text(c)[2:])["sid"]))
+        room = 'quote " and \\ ✓'
+        r = subprocess.run(["curl", "-sS", "--data-binary", json.dumps({"op": "join", "to": conns[0][1], "rooms": [room]}),
+                            f"http://127.0.0.1:{ours.http}/sio_op.php"], capture_output=True, text=True, timeout=20)
+        assert r.stdout.strip() == "ok", r.stdout
+
+        def rows():
+            out = ours.vc("rooms", "--json", check=True).stdout
+            return sorted((r["namespace"], r["room"], r["sockets"]) for r in map(json.loads, out.splitlines())
+                          if r.get("socketio") and r["site"] == "app")
+        assert wait_for(lambda: rows() == [("/", "", 2), ("/", room, 1), ("/chat", "", 1)]), rows()
+        plain = ours.vc("rooms", check=True).stdout
+        assert "SOCKET.IO SITE" in plain and "~sio:" not in plain, plain
+    finally:
+        for c, _ in conns:
+            c.close()

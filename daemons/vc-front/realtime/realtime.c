@@ -326,6 +326,8 @@ static int add_room(rt_room_t *r, void *arg)
     Vc__Reply *reply = arg;
     if (reply->n_records >= ROOMS_LISTED)
         return 1;
+    if (strncmp(rooms_name(r), "~sio:", 5) == 0)
+        return 0; /* a Socket.IO namespace's carrier: `socketio` lists its rooms */
     size_t members;
     rooms_members(r, &members);
     Vc__Record *rec = vc_reply_record(reply);
@@ -363,8 +365,32 @@ static void on_rooms(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
     rooms_each(add_room, reply);
 }
 
+static int add_sio_room(const char *site, const char *nsp, const char *room, size_t sockets, void *arg)
+{
+    Vc__Reply *reply = arg;
+    if (reply->n_records >= ROOMS_LISTED)
+        return 1;
+    Vc__Record *rec = vc_reply_record(reply);
+    vc_record_field(rec, "site", "%s", site);
+    vc_record_field(rec, "namespace", "%s", nsp);
+    vc_record_field(rec, "room", "%s", room);
+    vc_record_field(rec, "sockets", "%zu", sockets);
+    return 0;
+}
+
+/* `vc rooms`: Socket.IO's namespaces here (room "") and their rooms. */
+static void on_socketio(void *arg, const Vc__Command *cmd, Vc__Reply *reply)
+{
+    (void)arg;
+    (void)cmd;
+    size_t rooms, sockets = sio_rooms_sockets(&rooms);
+    vc_reply_ok(reply, "%zu sockets", sockets);
+    sio_rooms_each(add_sio_room, reply);
+}
+
 static const vc_verb_t verbs[] = {
     {"rooms", "[ROOM]", "this front's rooms and their subscribers, or one room's presence members", on_rooms},
+    {"socketio", "", "this front's Socket.IO namespaces and rooms, with their sockets", on_socketio},
 };
 
 static uint64_t rooms_now(void)

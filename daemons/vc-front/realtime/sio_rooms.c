@@ -21,10 +21,12 @@ struct sio_room {
     vc_named_t named;
     sio_socket_t **socks;
     size_t n, cap;
+    int own; /* a socket's own, its id's */
 };
 
 struct sio_space {
     vc_named_t named; /* "~sio:HASH": its room on the bus */
+    char *site, *nsp; /* what the hash is of, for the rooms' listing */
     rt_sub_t sub;     /* in that room while a socket of it is here */
     vc_names_t rooms;
     sio_socket_t **all;
@@ -80,6 +82,8 @@ sio_socket_t *sio_socket_new(const char *site, const char *nsp, const char *id, 
     int made;
     sio_space_t *sp = vc_names_get(&hub.spaces, name, sizeof(*sp), &made);
     if (made) {
+        sp->site = vc_strdup(site);
+        sp->nsp = vc_strdup(nsp);
         vc_names_init(&sp->rooms, ROOM_BUCKETS);
         sp->sub.ops = &bus_ops;
         rooms_join(name, &sp->sub);
@@ -93,6 +97,7 @@ sio_socket_t *sio_socket_new(const char *site, const char *nsp, const char *id, 
     sp->all[sp->n++] = s;
     hub.sockets++;
     sio_socket_join(s, id);
+    ((sio_room_t *)vc_names_find(&sp->rooms, id))->own = 1;
     return s;
 }
 
@@ -167,6 +172,8 @@ static int drop_if_empty(void *entry, void *arg)
     sio_space_t *sp = entry;
     if (sp->n == 0) {
         rooms_leave(&sp->sub);
+        free(sp->site);
+        free(sp->nsp);
         free(sp->all);
         vc_names_fini(&sp->rooms, NULL);
         vc_names_remove(&hub.spaces, sp);
@@ -267,4 +274,37 @@ size_t sio_rooms_sockets(size_t *rooms)
 uint64_t sio_rooms_applied(void)
 {
     return hub.applied;
+}
+
+typedef struct each_arg {
+    sio_space_t *sp;
+    sio_rooms_cb cb;
+    void *arg;
+} each_arg_t;
+
+static int each_room(void *entry, void *arg)
+{
+    sio_room_t *r = entry;
+    each_arg_t *e = arg;
+    return r->own ? 0 : e->cb(e->sp->site, e->sp->nsp, r->named.name, r->n, e->arg);
+}
+
+static int each_space(void *entry, void *arg)
+{
+    sio_space_t *sp = entry;
+    each_arg_t *e = arg;
+    if (sp->n == 0)
+        return 0;
+    if (e->cb(sp->site, sp->nsp, "", sp->n, e->arg))
+        return 1;
+    each_arg_t inner = {sp, e->cb, e->arg};
+    vc_names_each(&sp->rooms, each_room, &inner);
+    return 0;
+}
+
+void sio_rooms_each(sio_rooms_cb cb, void *arg)
+{
+    each_arg_t e = {NULL, cb, arg};
+    if (hub.spaces.keys.buckets)
+        vc_names_each(&hub.spaces, each_space, &e);
 }

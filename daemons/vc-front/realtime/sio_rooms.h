@@ -67,6 +67,11 @@ void sio_rooms_tick(void);
 
 /* Sockets and rooms held here, for status. */
 size_t sio_rooms_sockets(size_t *rooms);
+/* Each namespace with sockets here (room "", sockets: all of its), then
+ * each room of it but the sockets' own; stops when cb returns non-zero. */
+typedef int (*sio_rooms_cb)(const char *site, const char *nsp, const char *room, size_t sockets, void *arg);
+void sio_rooms_each(sio_rooms_cb cb, void *arg);
+
 /* Operations applied here since start. */
 uint64_t sio_rooms_applied(void);
 
