@@ -37,7 +37,9 @@ def pair(tmp_path_factory):
     (d / "www" / "index.php").write_text("<?php echo 'app';\n")
     shutil.copy(os.path.join(FIXTURES, "docroot", "sio_op.php"), d / "www")
     (d / "etc" / "sites-enabled").mkdir(parents=True)
-    (d / "etc" / "vc.conf").write_text("\n")
+    # A thousand polling clients from one address hold more connections
+    # than the front lets one address have (1,024).
+    (d / "etc" / "vc.conf").write_text("front: { max_connections_per_address = 10000; };\n")
     (d / "etc" / "sites-enabled" / "app.conf").write_text(
         'site: { default = true; root = "%s";\n'
         '  socketio: { path = "%s"; namespaces = ["/", "/chat"]; ping_interval = "1s"; ping_timeout = "1s";\n'
@@ -533,3 +535,19 @@ def test_vc_rooms_lists_socketio_namespaces_and_rooms(pair):
     finally:
         for c, _ in conns:
             c.close()
+
+
+@pytest.mark.parametrize("transports", [["websocket"], ["polling", "websocket"]], ids="+".join)
+def test_a_thousand_clients_each_get_an_emit_once_as_with_the_reference(pair, transports):
+    """1,000 socket.io-client sockets, each on its own connection: two emits
+    from PHP (the reference: its server API) reach every one once, in
+    order, on both."""
+    ours, ref = pair
+    for port in (ours.http, ref):
+        r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_many.mjs"),
+                            json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "n": 1000,
+                                        "transports": transports, "opUrl": f"http://127.0.0.1:{port}/sio_op.php"})],
+                           cwd=NODE_DIR, capture_output=True, text=True, timeout=180, env=NODE_ENV)
+        assert r.returncode == 0, r.stderr[-2000:]
+        out = json.loads(r.stdout)
+        assert out["connected"] == 1000 and out["exact"] == 1000, (port == ref, out)
