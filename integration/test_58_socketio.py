@@ -15,50 +15,15 @@ import time
 
 import pytest
 
-from conftest import FIXTURES, Suite, free_port
+from conftest import FIXTURES, Suite
+from sio_pair import NODE_DIR, NODE_ENV, PATH, pair_of
 from mesh import wait_until as wait_for
 from wsclient import OP_CLOSE, OP_TEXT, Conn, frame
 
-NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
-PATH = "/socket.io/"
 SETTINGS = {"path": PATH, "namespaces": ["/", "/chat"], "pingInterval": 1000, "pingTimeout": 1000,
             "maxPayload": 100000}
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-# node with the sanitized run's preload would not start.
-NODE_ENV = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
-
-
-def pair_of(d, settings, vc_conf=""):
-    """The suite and socket.io 4.8 with the same settings, side by side:
-    yields (the suite, the reference's port)."""
-    (d / "www").mkdir()
-    (d / "www" / "index.php").write_text("<?php echo 'app';\n")
-    shutil.copy(os.path.join(FIXTURES, "docroot", "sio_op.php"), d / "www")
-    (d / "etc" / "sites-enabled").mkdir(parents=True)
-    (d / "etc" / "vc.conf").write_text(vc_conf + "\n")
-    (d / "etc" / "sites-enabled" / "app.conf").write_text(
-        'site: { default = true; root = "%s";\n'
-        '  socketio: { path = "%s"; namespaces = %s; ping_interval = "%dms"; ping_timeout = "%dms";\n'
-        '              max_payload = %d; }; };\n' % (d / "www", PATH, json.dumps(settings["namespaces"]),
-                                                      settings["pingInterval"], settings["pingTimeout"],
-                                                      settings["maxPayload"]))
-    s = Suite(root="", conf=str(d / "etc")).start()
-    ref = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "sio_reference.mjs"), json.dumps(settings)],
-                           cwd=NODE_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=NODE_ENV)
-    try:
-        line = ref.stdout.readline()
-        assert line.startswith("listening "), line
-        yield s, int(line.split()[1])
-    finally:
-        ref.stdin.close()
-        try:
-            ref.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            ref.kill()
-            ref.wait()
-        s.stop()
-        s.cleanup()
 
 
 @pytest.fixture(scope="module")

@@ -11,46 +11,20 @@ import subprocess
 
 import pytest
 
-from conftest import FIXTURES, Suite
+from conftest import Suite
 from mesh import wait_until as wait_for
+from sio_pair import NODE_DIR, NODE_ENV, PATH, pair_of
 
-NODE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
-PATH = "/socket.io/"
 SETTINGS = {"path": PATH, "namespaces": ["/"], "pingInterval": 25000, "pingTimeout": 20000, "maxPayload": 1000000,
             "handlers": True}
 
 pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
-NODE_ENV = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS", "UBSAN_OPTIONS")}
 
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory):
     """(the suite, the reference's port)."""
-    d = tmp_path_factory.mktemp("sioh")
-    (d / "www").mkdir()
-    for f in ("sio_handler.php", "sio_op.php"):
-        shutil.copy(os.path.join(FIXTURES, "docroot", f), d / "www")
-    (d / "etc" / "sites-enabled").mkdir(parents=True)
-    (d / "etc" / "vc.conf").write_text("\n")
-    (d / "etc" / "sites-enabled" / "app.conf").write_text(
-        'site: { default = true; root = "%s";\n'
-        '  socketio: { path = "%s"; handler = "sio_handler.php"; }; };\n' % (d / "www", PATH))
-    s = Suite(root="", conf=str(d / "etc")).start()
-    ref = subprocess.Popen([shutil.which("node"), os.path.join(NODE_DIR, "sio_reference.mjs"), json.dumps(SETTINGS)],
-                           cwd=NODE_DIR, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=NODE_ENV)
-    try:
-        line = ref.stdout.readline()
-        assert line.startswith("listening "), line
-        yield s, int(line.split()[1])
-    finally:
-        ref.stdin.close()
-        try:
-            ref.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            ref.kill()
-            ref.wait()
-        s.stop()
-        s.cleanup()
+    yield from pair_of(tmp_path_factory.mktemp("sioh"), SETTINGS)
 
 
 def chat(port, transports):

@@ -39,13 +39,18 @@ static int channel_ok(const zend_string *c)
     return 1;
 }
 
-static int utf8_ok(const zend_string *s)
+int publish_utf8_ok(const char *s, size_t n)
 {
     size_t at = 0;
     zend_result status = SUCCESS;
-    while (at < ZSTR_LEN(s) && status == SUCCESS)
-        php_next_utf8_char((const unsigned char *)ZSTR_VAL(s), ZSTR_LEN(s), &at, &status);
+    while (at < n && status == SUCCESS)
+        php_next_utf8_char((const unsigned char *)s, n, &at, &status);
     return status == SUCCESS;
+}
+
+static int utf8_ok(const zend_string *s)
+{
+    return publish_utf8_ok(ZSTR_VAL(s), ZSTR_LEN(s));
 }
 
 ZEND_FUNCTION(vc_publish)

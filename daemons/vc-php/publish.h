@@ -8,6 +8,9 @@
 
 ZEND_FUNCTION(vc_publish);
 
+/* Whether s (n bytes) is well-formed UTF-8, as PHP reads it. */
+int publish_utf8_ok(const char *s, size_t n);
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_vc_publish, 0, 3, _IS_BOOL, 0)
 ZEND_ARG_TYPE_INFO(0, channel, IS_STRING, 0)
 ZEND_ARG_TYPE_INFO(0, event, IS_STRING, 0)

@@ -19,6 +19,7 @@
  * is no request to send from (a worker script's boot, a CLI script).
  */
 #include "socketio_api.h"
+#include "publish.h"
 #include "sapi.h"
 
 #include <ext/json/php_json.h>
@@ -33,28 +34,19 @@
 #define NSP_MAX_LEN 256    /* as the front's reader */
 #define LIST_MAX 100       /* rooms in one call */
 
-static int utf8_ok(const char *s, size_t n)
-{
-    size_t at = 0;
-    zend_result status = SUCCESS;
-    while (at < n && status == SUCCESS)
-        php_next_utf8_char((const unsigned char *)s, n, &at, &status);
-    return status == SUCCESS;
-}
-
 /* A namespace as socket.io's parser reads one: "/" then no ",". */
 static int nsp_ok(const zend_string *n)
 {
     return ZSTR_LEN(n) >= 1 && ZSTR_LEN(n) <= NSP_MAX_LEN && ZSTR_VAL(n)[0] == '/' &&
            !memchr(ZSTR_VAL(n), ',', ZSTR_LEN(n)) && !memchr(ZSTR_VAL(n), 0, ZSTR_LEN(n)) &&
-           utf8_ok(ZSTR_VAL(n), ZSTR_LEN(n));
+           publish_utf8_ok(ZSTR_VAL(n), ZSTR_LEN(n));
 }
 
 /* A room's name: 1 to 512 bytes of UTF-8 without NUL. */
 static int room_ok(const zend_string *r)
 {
     return ZSTR_LEN(r) >= 1 && ZSTR_LEN(r) <= NAME_MAX_LEN && !memchr(ZSTR_VAL(r), 0, ZSTR_LEN(r)) &&
-           utf8_ok(ZSTR_VAL(r), ZSTR_LEN(r));
+           publish_utf8_ok(ZSTR_VAL(r), ZSTR_LEN(r));
 }
 
 /* Rooms from a string or an array of strings into an emalloc'd array (*n
@@ -129,7 +121,7 @@ ZEND_FUNCTION(vc_socketio_emit)
     Z_PARAM_STR(nsp)
     ZEND_PARSE_PARAMETERS_END();
     if (ZSTR_LEN(event) == 0 || ZSTR_LEN(event) > 200 || memchr(ZSTR_VAL(event), 0, ZSTR_LEN(event)) ||
-        !utf8_ok(ZSTR_VAL(event), ZSTR_LEN(event))) {
+        !publish_utf8_ok(ZSTR_VAL(event), ZSTR_LEN(event))) {
         zend_argument_value_error(1, "must be 1 to 200 bytes of UTF-8, without NUL");
         RETURN_THROWS();
     }
