@@ -93,9 +93,9 @@ static void room(const uint8_t *data, size_t size)
         (m->member->user_id[0] == '\0' || strlen(m->member->user_id) > 128 || strlen(m->member->info) > 4096))
         abort();
     /* A Socket.IO operation names at most 100 rooms, each bounded. */
-    if (m->sio && (m->sio->n_rooms > MESH_SIO_ROOMS_MAX || m->sio->n_join > MESH_SIO_ROOMS_MAX ||
-                   (m->sio->n_rooms && strlen(m->sio->rooms[0]) > MESH_SIO_ROOM_MAX) ||
-                   strlen(m->sio->nsp) > MESH_ROOM_MAX))
+    if (m->sio &&
+        (m->sio->n_rooms > MESH_SIO_ROOMS_MAX || m->sio->n_join > MESH_SIO_ROOMS_MAX ||
+         (m->sio->n_rooms && strlen(m->sio->rooms[0]) > MESH_SIO_ROOM_MAX) || strlen(m->sio->nsp) > MESH_ROOM_MAX))
         abort();
     vc__room_message__free_unpacked(m, NULL);
 }
