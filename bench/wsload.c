@@ -12,6 +12,11 @@
  *
  *   wsload HOST PORT KEY CHANNEL N
  *
+ * With KEY "sio:PATH" (sio:/socket.io/) the clients speak Socket.IO
+ * instead (Engine.IO 4 over WebSocket, bench/socketio): each joins the
+ * namespace "/", answers the server's pings, and an event is
+ * 42["m",MICROSECONDS].
+ *
  * C rather than Python: 10,000 sockets read by an interpreter measure
  * the interpreter (a fan-out's last delivery waited for the client to
  * parse the 9,999 before it).
@@ -64,14 +69,48 @@ static void send_text(int fd, const char *text)
         perror("write");
 }
 
+static int sio; /* Socket.IO, not the Pusher protocol */
 static uint64_t *lat;
 static size_t nlat, caplat;
 static uint64_t first_us, last_us;
 static int nclients;
 
+static void record(uint64_t t)
+{
+    uint64_t now = now_us();
+    if (nlat == caplat) {
+        caplat = caplat ? caplat * 2 : 1 << 20;
+        lat = realloc(lat, caplat * sizeof(*lat));
+    }
+    lat[nlat++] = now > t ? now - t : 0;
+    if (!first_us)
+        first_us = now;
+    last_us = now;
+    if (nlat % (size_t)nclients == 0) {
+        printf("got %zu\n", nlat);
+        fflush(stdout);
+    }
+}
+
+/* Engine.IO's open packet, the namespace's CONNECT, pings, events. */
+static void on_sio_text(client_t *c, const char *p, size_t n)
+{
+    if (n >= 1 && p[0] == '0') {
+        send_text(c->fd, "40");
+    } else if (n >= 3 && memcmp(p, "40{", 3) == 0) {
+        c->state = 3;
+    } else if (n == 1 && p[0] == '2') {
+        send_text(c->fd, "3");
+    } else if (n > 7 && memcmp(p, "42[\"m\",", 7) == 0) {
+        record(strtoull(p + 7, NULL, 10));
+    }
+}
+
 static void on_text(client_t *c, const char *p, size_t n, const char *channel)
 {
-    if (memmem(p, n, "pusher:connection_established", 29)) {
+    if (sio) {
+        on_sio_text(c, p, n);
+    } else if (memmem(p, n, "pusher:connection_established", 29)) {
         char sub[256];
         snprintf(sub, sizeof(sub), "{\"event\":\"pusher:subscribe\",\"data\":{\"channel\":\"%s\"}}", channel);
         send_text(c->fd, sub);
@@ -81,21 +120,8 @@ static void on_text(client_t *c, const char *p, size_t n, const char *channel)
         send_text(c->fd, "{\"event\":\"pusher:pong\",\"data\":{}}");
     } else {
         const char *m = memmem(p, n, "\"event\":\"m-", 11);
-        if (m) {
-            uint64_t t = strtoull(m + 11, NULL, 10), now = now_us();
-            if (nlat == caplat) {
-                caplat = caplat ? caplat * 2 : 1 << 20;
-                lat = realloc(lat, caplat * sizeof(*lat));
-            }
-            lat[nlat++] = now > t ? now - t : 0;
-            if (!first_us)
-                first_us = now;
-            last_us = now;
-            if (nlat % (size_t)nclients == 0) {
-                printf("got %zu\n", nlat);
-                fflush(stdout);
-            }
-        }
+        if (m)
+            record(strtoull(m + 11, NULL, 10));
     }
 }
 
@@ -173,11 +199,16 @@ int main(int argc, char **argv)
     int ep = epoll_create1(0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     inet_pton(AF_INET, host, &sa.sin_addr);
-    char req[512];
+    char req[512], target[256];
+    sio = strncmp(key, "sio:", 4) == 0;
+    if (sio)
+        snprintf(target, sizeof(target), "%s?EIO=4&transport=websocket", key + 4);
+    else
+        snprintf(target, sizeof(target), "/app/%s?protocol=7&client=wsload", key);
     snprintf(req, sizeof(req),
-             "GET /app/%s?protocol=7&client=wsload HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
+             "GET %s HTTP/1.1\r\nHost: %s:%d\r\nUpgrade: websocket\r\n"
              "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n",
-             key, host, port);
+             target, host, port);
     int subscribed = 0, ready_said = 0, opened = 0;
     struct epoll_event evs[256];
     fcntl(0, F_SETFL, O_NONBLOCK);

@@ -22,7 +22,7 @@
 #define MAX_JOBS 64
 
 typedef struct sio_nsp {
-    char name[SIO_NSP_MAX + 1];
+    char *name;         /* malloc'd: most connections join one short namespace */
     sio_socket_t *sock; /* its id and rooms */
     int pending;        /* its connect handler has not answered yet */
 } sio_nsp_t;
@@ -53,8 +53,8 @@ struct sio_conn {
     int ping_out;             /* a ping is waiting for its pong */
     h2o_timeout_entry_t ping; /* the next ping, or (ping_out) the pong's deadline */
     h2o_loop_t *loop;
-    sio_nsp_t nsps[MAX_NSPS];
-    size_t nnsps;
+    sio_nsp_t *nsps; /* grown as joined, up to MAX_NSPS */
+    size_t nnsps, capnsps;
     unsigned awaiting;   /* attachments of a binary packet still to come */
     sio_handshake_t *hs; /* NULL: the site has no handler */
     sio_job_t *jobs, *jobs_tail, *running;

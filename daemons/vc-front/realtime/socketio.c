@@ -171,6 +171,7 @@ void sio_nsp_leave(sio_conn_t *c, sio_nsp_t *n, const char *reason)
     char id[24];
     snprintf(id, sizeof(id), "%s", n->sock->id);
     sio_socket_free(n->sock);
+    free(n->name);
     *n = c->nsps[--c->nnsps];
     /* Queued once n is gone: a handler may answer at once, and its answer
      * may move the other namespaces in c->nsps. */
@@ -192,8 +193,9 @@ static int on_sio(sio_conn_t *c, const char *text, size_t len)
         } else if (c->nnsps == MAX_NSPS) {
             sio_send_sio(c, SIO_CONNECT_ERROR, p.nsp, "{\"message\":\"Too many namespaces on one connection\"}");
         } else {
+            VC_GROW(c->nsps, c->capnsps, c->nnsps + 1, 1);
             n = &c->nsps[c->nnsps++];
-            snprintf(n->name, sizeof(n->name), "%s", p.nsp);
+            n->name = vc_strdup(p.nsp);
             char id[24];
             new_id(id);
             /* In its rooms from now: the connect handler may join it to
@@ -420,6 +422,7 @@ static void session_free(sio_conn_t *c)
             sio_call(c->hs, "disconnect", sio_disconnect_body(n, reason), NULL, NULL, NULL);
         sio_nsp_leave(c, n, NULL);
     }
+    free(c->nsps);
     sio_handshake_unref(c->hs);
     sio_poll_free(c->poll);
     if (h2o_timeout_is_linked(&c->ping))
