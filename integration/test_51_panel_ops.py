@@ -69,7 +69,7 @@ def ops(tmp_path_factory):
     err.write_text("an old line\n")
     os.chmod(err, 0o644)
     rt = ('site: { hosts = ["rt.test"]; root = "%s";\n'
-          '  realtime_apps = ["4242 rtkey oldsecret0123456789"];\n'
+          '  realtime_apps = ["4242 rtkey oldsecret0123456789"]; socketio: { path = "/socket.io/"; };\n'
           '  realtime_webhooks = ["http://127.0.0.1:9/hook member_added"]; };\n' % d)
     main = 'site: { hosts = ["main.test"]; default = true; root = "%s"; };\n' % DOCROOT
     # A sitemap of cacheable pages of the main site, served by a site of its own.
@@ -168,6 +168,18 @@ def test_realtime_apps_show_the_secret_on_demand_and_rotate_it_with_a_confirmati
     assert apps[("rt", "4242")]["kept"] == "site file"
     assert "secret" not in json.dumps(got["apps"])  # not in the list
     assert {"site": "rt", "webhook": "http://127.0.0.1:9/hook member_added"} in got["webhooks"]
+    # Socket.IO's namespaces, with their sockets, summed over the fronts.
+    from wsclient import OP_TEXT, Conn, frame
+    sio = Conn("127.0.0.1", ops.http, "/socket.io/?EIO=4&transport=websocket", headers={"Host": "rt.test"})
+    try:
+        assert sio.status == 101, sio.head
+        sio.recv_frame()
+        sio.send(frame(OP_TEXT, "40"))
+        assert sio.recv_frame()[2].startswith(b"40{")
+        assert wait_until(lambda: {"site": "rt", "namespace": "/", "room": "", "sockets": 1}
+                          in c.get("/api/realtime").json()["socketio"]), c.get("/api/realtime").json()
+    finally:
+        sio.close()
     # On demand, audited.
     r = c.post("/api/realtime/secret", c.step_up({"site": "rt", "id": "4242"}))
     assert r.json()["secret"] == "oldsecret0123456789"

@@ -54,6 +54,8 @@ Object.assign(loaders, {
       const td = cell(tr, "");
       if (room.members > 0) td.append(button("Members", "Members of " + room.room, () => showMembers(room.room)));
     }]);
+    fillTable("sio-table", r.data.socketio, ["site", "namespace",
+      (tr, row) => cell(tr, row.room === "" ? "(every socket of the namespace)" : row.room), "sockets"]);
   },
 
   async cluster() {

@@ -2,8 +2,9 @@
  * Realtime: each site's apps (id and key; the secret only on an admin's
  * demand, audited, and rotated once the admin typed the app's id back),
  * its webhooks, and the rooms of every front with a presence room's
- * members. Rooms and members come from the fronts' "rooms" verb; apps
- * and webhooks from the configuration in force.
+ * members, and Socket.IO's namespaces and rooms with their sockets. Rooms
+ * and members come from the fronts' "rooms" verb, Socket.IO's from their
+ * "socketio" verb; apps and webhooks from the configuration in force.
  *
  * A rotation writes where the app is kept: a site file's "ID KEY SECRET"
  * through the supervisor's site-put (configtest, undone if refused,
@@ -51,8 +52,9 @@ static json_t *app_row(const char *site, const vc_rt_app_t *app, const char *kep
     return json_pack("{s:s,s:s,s:s,s:s}", "site", site, "id", app->id, "key", app->key, "kept", kept);
 }
 
-/* The fronts' replies to "rooms" (with a room: its members), each to cb. */
-static void each_front(preq_t *r, const char *room, void (*cb)(const Vc__Reply *rep, json_t *acc), json_t *acc)
+/* The fronts' replies to verb (with arg, if not NULL), each to cb. */
+static void each_front(preq_t *r, const char *verb, const char *arg, void (*cb)(const Vc__Reply *rep, json_t *acc),
+                       json_t *acc)
 {
     Vc__Reply *sup = NULL;
     if (panel_call(r->p, "ctl-vc", "status", NULL, 0, API_CALL_MS, &sup) < 0)
@@ -63,8 +65,8 @@ static void each_front(preq_t *r, const char *room, void (*cb)(const Vc__Reply *
             continue;
         char *ep = vc_asprintf("ctl-%s", name);
         Vc__Reply *f = NULL;
-        const char *args[] = {room};
-        if (panel_call(r->p, ep, "rooms", args, room ? 1 : 0, API_CALL_MS, &f) == 0) {
+        const char *args[] = {arg};
+        if (panel_call(r->p, ep, verb, args, arg ? 1 : 0, API_CALL_MS, &f) == 0) {
             cb(f, acc);
             vc__reply__free_unpacked(f, NULL);
         }
@@ -107,6 +109,28 @@ static void add_members(const Vc__Reply *f, json_t *acc)
     add_rows(f, acc, "user_id", counts, VC_ARRAY_SIZE(counts));
 }
 
+/* Socket.IO's rows, summed over the fronts by site, namespace and room
+ * (room "": the namespace's every socket). */
+static void add_sio(const Vc__Reply *f, json_t *acc)
+{
+    for (size_t k = 0; k < f->n_records; k++) {
+        const char *site = vc_record_get(f->records[k], "site"), *nsp = vc_record_get(f->records[k], "namespace");
+        const char *room = vc_record_get(f->records[k], "room"), *n = vc_record_get(f->records[k], "sockets");
+        if (site == NULL || nsp == NULL || room == NULL)
+            continue;
+        char *key = vc_asprintf("%s\n%s\n%s", site, nsp, room);
+        json_t *row = json_object_get(acc, key);
+        if (row == NULL) {
+            row =
+                json_pack("{s:s,s:s,s:s,s:I}", "site", site, "namespace", nsp, "room", room, "sockets", (json_int_t)0);
+            json_object_set_new(acc, key, row);
+        }
+        json_int_t was = json_integer_value(json_object_get(row, "sockets"));
+        json_object_set_new(row, "sockets", json_integer(was + (n ? strtoll(n, NULL, 10) : 0)));
+        free(key);
+    }
+}
+
 static json_t *values(json_t *by_name)
 {
     json_t *list = json_array(), *v;
@@ -131,9 +155,12 @@ static void overview(preq_t *r)
         for (size_t k = 0; k < s->nrealtime_webhooks; k++)
             json_array_append_new(hooks, json_pack("{s:s,s:s}", "site", s->name, "webhook", s->realtime_webhooks[k]));
     }
-    json_t *rooms = json_object();
-    each_front(r, NULL, add_rooms, rooms);
-    http_json(r, 200, json_pack("{s:o,s:o,s:o}", "apps", apps, "webhooks", hooks, "rooms", values(rooms)));
+    json_t *rooms = json_object(), *sio = json_object();
+    each_front(r, "rooms", NULL, add_rooms, rooms);
+    each_front(r, "socketio", NULL, add_sio, sio);
+    http_json(r, 200,
+              json_pack("{s:o,s:o,s:o,s:o}", "apps", apps, "webhooks", hooks, "rooms", values(rooms), "socketio",
+                        values(sio)));
 }
 
 /* GET /api/realtime/members?room=NAME: a presence room's members, summed
@@ -146,7 +173,7 @@ static void members(preq_t *r)
         return;
     }
     json_t *by_user = json_object();
-    each_front(r, room, add_members, by_user);
+    each_front(r, "rooms", room, add_members, by_user);
     http_json(r, 200, json_pack("{s:s,s:o}", "room", room, "members", values(by_user)));
 }
 
