@@ -23,6 +23,8 @@ def pair_of(d, settings, vc_conf=""):
     for f in ("sio_op.php", "sio_handler.php"):
         shutil.copy(os.path.join(FIXTURES, "docroot", f), d / "www")
     handler = 'handler = "sio_handler.php"; ' if settings.get("handlers") else ""
+    if settings.get("recovery"):
+        handler += 'recovery = "%dms"; ' % settings["recovery"]
     (d / "etc" / "sites-enabled").mkdir(parents=True)
     (d / "etc" / "vc.conf").write_text(vc_conf + "\n")
     (d / "etc" / "sites-enabled" / "app.conf").write_text(

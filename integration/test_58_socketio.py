@@ -531,3 +531,26 @@ def test_a_thousand_clients_each_get_an_emit_once_as_with_the_reference(crowd_pa
         assert r.returncode == 0, r.stderr[-2000:]
         out = json.loads(r.stdout)
         assert out["connected"] == 1000 and out["exact"] == 1000, (port == ref, out)
+
+
+@pytest.fixture(scope="module")
+def recovery_pair(tmp_path_factory):
+    """Connection state recovery on, for 2 minutes (socket.io's default)."""
+    yield from pair_of(tmp_path_factory.mktemp("sio-rec"), dict(SETTINGS, recovery=120000))
+
+
+@pytest.mark.parametrize("transports", TRANSPORTS, ids="+".join)
+def test_a_client_cut_off_comes_back_with_its_id_rooms_and_what_it_missed_as_with_the_reference(recovery_pair,
+                                                                                               transports):
+    ours, ref = recovery_pair
+    got = {}
+    for name, port in (("ours", ours.http), ("ref", ref)):
+        r = subprocess.run([shutil.which("node"), os.path.join(NODE_DIR, "sio_recover.mjs"),
+                            json.dumps({"url": f"http://127.0.0.1:{port}", "path": PATH, "transports": transports,
+                                        "opUrl": f"http://127.0.0.1:{port}/sio_op.php"})],
+                           cwd=NODE_DIR, capture_output=True, text=True, timeout=60, env=NODE_ENV)
+        assert r.returncode == 0, (name, r.stdout + r.stderr)
+        got[name] = json.loads(r.stdout)
+    assert got["ours"] == got["ref"], got
+    assert got["ours"]["recovered"] is True and got["ours"]["sameId"] is True, got
+    assert got["ours"]["seen"] == [["before", "x"], ["while away", 1], ["to everyone", 2], ["after", 4]], got

@@ -107,6 +107,8 @@ static const struct spec site_specs[] = {
      "a client that has not answered a ping by then is closed"},
     {"site.socketio.max_payload", T_SIZE, S(socketio_max_payload), 1024, 64 << 20,
      "the largest message a client may send (larger: closed, 1009)"},
+    {"site.socketio.recovery", T_DURATION, S(socketio_recovery_ms), 0, 24 * 3600 * 1000,
+     "how long a socket cut off keeps its id, rooms and missed events for its client to come back (0: off)"},
     {"site.socketio.handler", T_STR, S(socketio_handler), 0, 0,
      "the PHP script that handles connects, events and disconnects (\"/socket.php\", the site's URL path; none: "
      "no handler)"},

@@ -112,6 +112,7 @@ typedef struct vc_site {
     char **socketio_namespaces;
     size_t nsocketio_namespaces;
     int64_t socketio_ping_interval_ms, socketio_ping_timeout_ms, socketio_max_payload;
+    int64_t socketio_recovery_ms; /* connection state recovery's window; 0: off */
     char *canonical_host; /* other hosts of the site redirect here (www/bare) */
     char **redirects;     /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;

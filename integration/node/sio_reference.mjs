@@ -12,6 +12,7 @@ const io = new Server(http, {
   pingInterval: opts.pingInterval,
   pingTimeout: opts.pingTimeout,
   maxHttpBufferSize: opts.maxPayload,
+  connectionStateRecovery: opts.recovery ? { maxDisconnectionDuration: opts.recovery, skipMiddlewares: true } : undefined,
   serveClient: false,
 });
 // With opts.handlers, what integration/fixtures/docroot/sio_handler.php

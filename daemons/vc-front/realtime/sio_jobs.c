@@ -72,9 +72,7 @@ static void connect_answered(sio_conn_t *c, sio_nsp_t *n, int status, const char
 {
     if (status >= 200 && status <= 299) {
         n->pending = 0;
-        char json[48];
-        snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", n->sock->id);
-        sio_send_sio(c, SIO_CONNECT, n->name, json);
+        sio_send_connect(c, n);
         return;
     }
     json_t *answer = json_loadb(body, len, 0, NULL), *err = json_object();

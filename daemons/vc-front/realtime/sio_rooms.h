@@ -33,6 +33,7 @@ typedef struct sio_in {
 typedef struct sio_socket {
     sio_space_t *space;
     char id[24];
+    char pid[24]; /* its private id, for recovery ("" if the site has none) */
     void *owner;  /* socketio.c's connection */
     sio_in_t *in; /* the rooms it is in */
     size_t nin, capin;
@@ -51,12 +52,30 @@ typedef struct sio_socket_ops {
 
 void sio_rooms_init(const sio_socket_ops_t *ops);
 
-/* A socket of site's nsp, in the room of its id. */
-sio_socket_t *sio_socket_new(const char *site, const char *nsp, const char *id, void *owner);
+/* A socket of site's nsp, in the room of its id; recovery_ms: the site's
+ * socketio.recovery (a private id is made for it then). */
+sio_socket_t *sio_socket_new(const char *site, const char *nsp, const char *id, void *owner, int64_t recovery_ms);
 void sio_socket_free(sio_socket_t *s);
 /* 0, or -1 if the socket is in as many rooms as one may be. */
 int sio_socket_join(sio_socket_t *s, const char *room);
 void sio_socket_leave(sio_socket_t *s, const char *room);
+
+/* Connection state recovery (socket.io's, v4.6): while a namespace's
+ * site has socketio.recovery, each emit carries its offset (the bus's id
+ * of the operation) as a last argument and is kept that long; a socket
+ * cut off is kept by its private id (its id and rooms), and a client
+ * coming back with that id and the last offset it saw gets its socket
+ * again and what it missed. In this front process only: a client that
+ * comes back to another connects anew.
+ *
+ * sio_socket_keep keeps s (before it is freed) until until_ms.
+ * sio_socket_restore makes the socket kept under pid again (for owner),
+ * or NULL if there is none, or offset is no longer kept (too old): then
+ * the client connects anew, as socket.io's would. sio_socket_replay sends
+ * it what came after offset that would have reached it. */
+void sio_socket_keep(sio_socket_t *s, uint64_t until_ms);
+sio_socket_t *sio_socket_restore(const char *site, const char *nsp, const char *pid, const char *offset, void *owner);
+void sio_socket_replay(sio_socket_t *s, const char *offset);
 
 /* Sends op (its packet already the text a client reads) to the bus for
  * site's sockets on every front. 0, or -1 if it was dropped. */

@@ -74,6 +74,8 @@ int sio_close_as(sio_conn_t *c, const char *reason, const char *why);
 int sio_close_for(sio_conn_t *c, const char *why);
 /* Whether the site serves the namespace. */
 int sio_nsp_listed(const vc_site_t *s, const char *nsp);
+/* The CONNECT that lets n's socket in (with its private id for recovery). */
+void sio_send_connect(sio_conn_t *c, const sio_nsp_t *n);
 /* The namespace whose socket has that id, or NULL. */
 sio_nsp_t *sio_by_id(sio_conn_t *c, const char *id);
 /* The socket leaves the namespace: out of its rooms, and out of c; its

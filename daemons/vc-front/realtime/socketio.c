@@ -163,6 +163,18 @@ int sio_close_for(sio_conn_t *c, const char *why)
     return sio_close_as(c, "parse error", why);
 }
 
+/* The CONNECT that lets n's socket in: its id, and its private id when
+ * the site has recovery. */
+void sio_send_connect(sio_conn_t *c, const sio_nsp_t *n)
+{
+    char json[96];
+    if (n->sock->pid[0])
+        snprintf(json, sizeof(json), "{\"sid\":\"%s\",\"pid\":\"%s\"}", n->sock->id, n->sock->pid);
+    else
+        snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", n->sock->id);
+    sio_send_sio(c, SIO_CONNECT, n->name, json);
+}
+
 /* The socket leaves the namespace: out of its rooms, and out of c; its
  * disconnect handler runs (reason NULL: it never connected). */
 void sio_nsp_leave(sio_conn_t *c, sio_nsp_t *n, const char *reason)
@@ -196,12 +208,27 @@ static int on_sio(sio_conn_t *c, const char *text, size_t len)
             VC_GROW(c->nsps, c->capnsps, c->nnsps + 1, 1);
             n = &c->nsps[c->nnsps++];
             n->name = vc_strdup(p.nsp);
+            /* A client back within the recovery window gets its socket
+             * again (its id, its rooms) and what it missed, and no
+             * connect handler runs: socket.io's skipMiddlewares. */
+            json_t *pid = json_object_get(p.data, "pid"), *offset = json_object_get(p.data, "offset");
+            n->sock =
+                c->conf->socketio_recovery_ms > 0 && json_is_string(pid) && json_is_string(offset)
+                    ? sio_socket_restore(c->conf->name, p.nsp, json_string_value(pid), json_string_value(offset), c)
+                    : NULL;
+            if (n->sock) {
+                n->pending = 0;
+                sio_send_connect(c, n);
+                sio_socket_replay(n->sock, json_string_value(offset));
+                sio_packet_clear(&p);
+                return 0;
+            }
             char id[24];
             new_id(id);
             /* In its rooms from now: the connect handler may join it to
              * others, and what they carry reaches it (the client keeps
              * it until the CONNECT, as socket.io's does). */
-            n->sock = sio_socket_new(c->conf->name, p.nsp, id, c);
+            n->sock = sio_socket_new(c->conf->name, p.nsp, id, c, c->conf->socketio_recovery_ms);
             n->pending = c->hs != NULL;
             if (n->pending) {
                 sio_job_add(c, JOB_CONNECT, id,
@@ -209,9 +236,7 @@ static int on_sio(sio_conn_t *c, const char *text, size_t len)
                                       "auth", p.data),
                             NULL);
             } else {
-                char json[48];
-                snprintf(json, sizeof(json), "{\"sid\":\"%s\"}", id);
-                sio_send_sio(c, SIO_CONNECT, p.nsp, json);
+                sio_send_connect(c, n);
             }
         }
     } else if (n && !n->pending && p.type == SIO_DISCONNECT) {
@@ -400,6 +425,15 @@ static int session_end(sio_conn_t *c, const char *reason, uint16_t code, const c
         return 1;
     vc_log(VC_LOG_DEBUG, "socketio", "closing %s: %s", c->sid, why);
     c->ended = 1;
+    /* socket.io keeps a socket for recovery when its connection was lost,
+     * not when it broke the protocol (nor when a namespace was left on
+     * purpose: that is no end of the session). Kept now, not when the
+     * session is freed (a polling one at the next tick): its client may
+     * be back before. */
+    if (c->conf->socketio_recovery_ms > 0 && strcmp(c->reason, "parse error") != 0)
+        for (size_t i = 0; i < c->nnsps; i++)
+            if (!c->nsps[i].pending)
+                sio_socket_keep(c->nsps[i].sock, vc_mono_ms() + (uint64_t)c->conf->socketio_recovery_ms);
     if (c->poll)
         sio_poll_push(c->poll, "1", 1);
     if (c->ws)
