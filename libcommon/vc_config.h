@@ -113,8 +113,8 @@ typedef struct vc_site {
     size_t nsocketio_namespaces;
     int64_t socketio_ping_interval_ms, socketio_ping_timeout_ms, socketio_max_payload;
     int64_t socketio_recovery_ms; /* connection state recovery's window; 0: off */
-    char *canonical_host; /* other hosts of the site redirect here (www/bare) */
-    char **redirects;     /* "FROM TO [CODE]": exact path redirects */
+    char *canonical_host;         /* other hosts of the site redirect here (www/bare) */
+    char **redirects;             /* "FROM TO [CODE]": exact path redirects */
     size_t nredirects;
     char **error_pages; /* "CODE PATH": pages for the front's own errors */
     size_t nerror_pages;
