@@ -64,7 +64,10 @@ def work_metric(s, name, labels):
 
 
 def pool_generation(s):
-    return [d for d in s.status()["daemons"] if d["daemon"] == "vc-php"][0]["status"]["generation"]
+    # vc status exits 1 while a reloaded pool has no worker yet (unhealthy),
+    # and prints its JSON all the same: the generation is read either way.
+    r = s.vc("status", "--json")
+    return [d for d in json.loads(r.stdout)["daemons"] if d["daemon"] == "vc-php"][0]["status"]["generation"]
 
 
 def running_pids(s, name):
